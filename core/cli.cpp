@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+#include "core/cli.h"
+
+#include "core/builtins.h"
+#include "core/ledger.h"
+#include "core/preset.h"
+#include "core/report.h"
+#include "core/validate.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace memledger {
+
+namespace {
+
+const char *kUsage =
+    "usage: memledger-cli COMMAND ...\n"
+    "\n"
+    "  eval PRESET [--set section.key=value]... [--format table|json|csv|markdown]\n"
+    "      the per-rank memory ledger of a preset\n"
+    "  check PRESET [--set section.key=value]... [--format table|json]\n"
+    "      exit 0 if every pipeline rank fits the device, 3 if one does not\n"
+    "  presets\n"
+    "      list the built-in presets (models, hardware, scenarios)\n"
+    "\n"
+    "PRESET is a preset file, or the name of a built-in scenario.\n"
+    "Exit codes: 0 fits / done, 3 does not fit (check), 2 bad input.\n";
+
+struct Options {
+    std::string command;
+    std::string preset;
+    std::vector<std::string> sets;
+    std::string format = "table";
+};
+
+bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
+{
+    if (args.empty()) {
+        err << kUsage;
+        return false;
+    }
+    o.command = args[0];
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        const auto value = [&](const std::string &flag, std::string &dst) {
+            if (a.rfind(flag + "=", 0) == 0) {
+                dst = a.substr(flag.size() + 1);
+                return true;
+            }
+            if (a == flag) {
+                if (i + 1 >= args.size()) {
+                    err << "memledger-cli: " << flag << " needs a value\n";
+                    return false;
+                }
+                dst = args[++i];
+                return true;
+            }
+            return false;
+        };
+        std::string v;
+        if (a == "--set" || a.rfind("--set=", 0) == 0) {
+            if (!value("--set", v))
+                return false;
+            o.sets.push_back(v);
+        } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
+            if (!value("--format", o.format))
+                return false;
+        } else if (!a.empty() && a[0] == '-') {
+            err << "memledger-cli: unknown option " << a << "\n" << kUsage;
+            return false;
+        } else if (o.preset.empty()) {
+            o.preset = a;
+        } else {
+            err << "memledger-cli: unexpected argument " << a << "\n";
+            return false;
+        }
+    }
+    return true;
+}
+
+bool readText(const std::string &preset, std::string &text, std::ostream &err)
+{
+    std::ifstream in(preset, std::ios::binary);
+    if (in) {
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        text = ss.str();
+        return true;
+    }
+    if (const BuiltinPreset *b = findBuiltin("scenarios", preset)) {
+        text = std::string(b->text);
+        return true;
+    }
+    err << preset << ": cannot read the file (and no built-in scenario has that name)\n";
+    return false;
+}
+
+// Loads, applies --set, validates. Prints every problem; returns nullopt on errors.
+std::optional<Config> load(const Options &o, std::ostream &err)
+{
+    std::string text;
+    if (!readText(o.preset, text, err))
+        return std::nullopt;
+    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded()) {
+        // Re-run through the loader for its line/column message.
+        for (const Problem &p : presetFromText(text, o.preset).problems)
+            err << p.toString() << "\n";
+        return std::nullopt;
+    }
+    Problems problems;
+    for (const std::string &s : o.sets) {
+        Problems p = applyOverride(doc, s);
+        problems.insert(problems.end(), p.begin(), p.end());
+    }
+    if (!problems.empty()) {
+        for (const Problem &p : problems)
+            err << "--set " << p.toString() << "\n";
+        return std::nullopt;
+    }
+    LoadResult loaded = presetFromJson(doc);
+    if (!loaded.config) {
+        for (const Problem &p : loaded.problems)
+            err << p.toString() << "\n";
+        return std::nullopt;
+    }
+    const Problems issues = validate(*loaded.config);
+    bool bad = false;
+    for (const Problem &p : issues) {
+        if (p.isError()) {
+            err << p.toString() << "\n";
+            bad = true;
+        }
+    }
+    if (bad)
+        return std::nullopt;
+    return loaded.config;
+}
+
+int listPresets(std::ostream &out)
+{
+    for (const char *kind : {"models", "hardware", "scenarios"}) {
+        out << kind << ":\n";
+        for (const std::string &n : builtinNames(kind))
+            out << "  " << n << "\n";
+    }
+    return kExitOk;
+}
+
+int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+        out << kUsage;
+        return kExitOk;
+    }
+    Options o;
+    if (!parse(args, o, err))
+        return kExitUsage;
+    if (o.command == "presets")
+        return listPresets(out);
+    if (o.command != "eval" && o.command != "check") {
+        err << "memledger-cli: unknown command \"" << o.command << "\"\n" << kUsage;
+        return kExitUsage;
+    }
+    if (o.preset.empty()) {
+        err << "memledger-cli: " << o.command << " needs a PRESET\n" << kUsage;
+        return kExitUsage;
+    }
+    const bool check = o.command == "check";
+    if (o.format != "table" && o.format != "json" && o.format != "csv" && o.format != "markdown") {
+        err << "--format: expected table, json, csv or markdown, got \"" << o.format << "\"\n";
+        return kExitUsage;
+    }
+    const std::optional<Config> config = load(o, err);
+    if (!config)
+        return kExitBadInput;
+    const Ledger ledger = computeLedger(*config);
+    for (const Problem &p : ledger.warnings)
+        err << "warning: " << p.toString() << "\n";
+
+    if (o.format == "json")
+        out << ledgerToJson(*config, ledger).dump(2) << "\n";
+    else if (o.format == "csv")
+        out << ledgerToCsv(ledger);
+    else if (o.format == "markdown")
+        out << ledgerToMarkdown(*config, ledger);
+    else if (!check)
+        out << ledgerToTable(*config, ledger);
+
+    if (check) {
+        const RankLedger &worst = ledger.ranks[static_cast<std::size_t>(ledger.peak_rank)];
+        (o.format == "table" ? out : err) << "worst rank " << worst.pipeline_rank << ": " << formatGB(static_cast<double>(worst.device_total_bytes))
+                                          << " of " << formatGB(static_cast<double>(ledger.capacity_bytes)) << " — "
+                                          << (ledger.fits() ? "fits" : "does not fit") << "\n";
+        return ledger.fits() ? kExitOk : kExitDoesNotFit;
+    }
+    return kExitOk;
+}
+
+} // namespace
+
+int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    try {
+        return run(args, out, err);
+    } catch (const std::exception &e) {
+        err << "memledger-cli: internal error: " << e.what() << "\n";
+    } catch (...) {
+        err << "memledger-cli: internal error\n";
+    }
+    return kExitBadInput;
+}
+
+} // namespace memledger

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+#include "core/config.h"
+
+namespace memledger {
+
+bool ModelConfig::isMoeLayer(std::int64_t layer) const
+{
+    if (num_experts <= 0)
+        return false;
+    if (!moe_layer_pattern.empty())
+        return layer < static_cast<std::int64_t>(moe_layer_pattern.size()) && moe_layer_pattern[layer] != 0;
+    if (layer < first_k_dense_replace)
+        return false;
+    const std::int64_t freq = moe_layer_freq > 0 ? moe_layer_freq : 1;
+    return (layer - first_k_dense_replace) % freq == 0;
+}
+
+PipelineSchedule ParallelismConfig::schedule() const
+{
+    if (pipeline_schedule)
+        return *pipeline_schedule;
+    return virtual_pipeline_model_parallel_size > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+}
+
+std::int64_t Config::globalBatch() const
+{
+    if (training.global_batch_size > 0)
+        return training.global_batch_size;
+    return training.micro_batch_size * parallelism.data_parallel_size * parallelism.pipeline_model_parallel_size;
+}
+
+std::int64_t Config::microBatches() const
+{
+    const std::int64_t per = training.micro_batch_size * parallelism.data_parallel_size;
+    return per > 0 ? globalBatch() / per : 0;
+}
+
+std::string_view normalizationName(Normalization n)
+{
+    return n == Normalization::RMSNorm ? "RMSNorm" : "LayerNorm";
+}
+
+std::string_view positionEmbeddingName(PositionEmbedding p)
+{
+    switch (p) {
+    case PositionEmbedding::LearnedAbsolute: return "learned_absolute";
+    case PositionEmbedding::Rope: return "rope";
+    case PositionEmbedding::None: return "none";
+    }
+    return "rope";
+}
+
+std::string_view optimizerName(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::Adam: return "adam";
+    case Optimizer::AdamW: return "adamw";
+    case Optimizer::SGD: return "sgd";
+    case Optimizer::Adafactor: return "adafactor";
+    case Optimizer::Adam8bit: return "adam8bit";
+    }
+    return "adam";
+}
+
+std::string_view scheduleName(PipelineSchedule s)
+{
+    switch (s) {
+    case PipelineSchedule::GPipe: return "gpipe";
+    case PipelineSchedule::OneFOneB: return "1f1b";
+    case PipelineSchedule::Interleaved: return "interleaved";
+    }
+    return "1f1b";
+}
+
+std::string_view granularityName(RecomputeGranularity g)
+{
+    switch (g) {
+    case RecomputeGranularity::None: return "none";
+    case RecomputeGranularity::Selective: return "selective";
+    case RecomputeGranularity::Full: return "full";
+    }
+    return "none";
+}
+
+std::string_view methodName(RecomputeMethod m)
+{
+    return m == RecomputeMethod::Block ? "block" : "uniform";
+}
+
+std::string_view dropoutMaskName(DropoutMaskDtype d)
+{
+    return d == DropoutMaskDtype::Activation ? "activation" : "bool";
+}
+
+std::string_view normStatsName(NormStatsDtype n)
+{
+    switch (n) {
+    case NormStatsDtype::FP32: return "fp32";
+    case NormStatsDtype::Activation: return "activation";
+    case NormStatsDtype::None: return "none";
+    }
+    return "fp32";
+}
+
+std::string_view spLinearSavesName(SpLinearSaves s)
+{
+    return s == SpLinearSaves::Gathered ? "gathered" : "shard";
+}
+
+std::string_view offloadName(OffloadTarget o)
+{
+    switch (o) {
+    case OffloadTarget::None: return "none";
+    case OffloadTarget::CPU: return "cpu";
+    case OffloadTarget::NVMe: return "nvme";
+    }
+    return "none";
+}
+
+} // namespace memledger

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+#include "core/ledger.h"
+
+#include "core/activations.h"
+#include "core/parameters.h"
+#include "core/schedule.h"
+#include "core/validate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace memledger {
+
+std::string_view categoryKey(Category c)
+{
+    switch (c) {
+    case Category::Weights: return "weights";
+    case Category::Gradients: return "gradients";
+    case Category::OptimizerStates: return "optimizer_states";
+    case Category::Activations: return "activations";
+    case Category::Communication: return "communication";
+    case Category::Runtime: return "runtime";
+    }
+    return "runtime";
+}
+
+std::string_view categoryLabel(Category c)
+{
+    switch (c) {
+    case Category::Weights: return "Weights";
+    case Category::Gradients: return "Gradients";
+    case Category::OptimizerStates: return "Optimizer states";
+    case Category::Activations: return "Activations";
+    case Category::Communication: return "Communication";
+    case Category::Runtime: return "Runtime";
+    }
+    return "Runtime";
+}
+
+std::string_view placementName(Placement p)
+{
+    switch (p) {
+    case Placement::Device: return "device";
+    case Placement::Host: return "host";
+    case Placement::NVMe: return "nvme";
+    }
+    return "device";
+}
+
+bool Ledger::fits() const
+{
+    return std::all_of(ranks.begin(), ranks.end(), [](const RankLedger &r) { return r.fits; });
+}
+
+namespace {
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b)
+{
+    return b > 0 ? (a + b - 1) / b : a;
+}
+
+std::string num(std::int64_t v)
+{
+    return formatThousands(v);
+}
+
+std::string dec(double v)
+{
+    char buf[32];
+    if (std::floor(v) == v)
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+Placement placementOf(OffloadTarget t)
+{
+    return t == OffloadTarget::CPU ? Placement::Host : (t == OffloadTarget::NVMe ? Placement::NVMe : Placement::Device);
+}
+
+// Bytes per parameter of each model-state category, derived from precision
+// and optimizer choices, with the words that explain them.
+struct StateBytes {
+    int weight = 2;
+    int grad = 4;
+    int master = 4;
+    double states = 8;       // per parameter (Adafactor: per factored element)
+    bool factored = false;   // Adafactor: states scale with rows + cols, not rows * cols
+    std::string weightWhy, gradWhy, optWhy;
+};
+
+StateBytes stateBytes(const TrainingConfig &tr)
+{
+    StateBytes sb;
+    sb.weight = dtypeBytes(tr.params_dtype);
+    sb.grad = dtypeBytes(tr.main_grads_dtype);
+    sb.master = tr.main_params_fp32 && tr.params_dtype != Dtype::FP32 ? 4 : 0;
+    sb.weightWhy = std::to_string(sb.weight) + " B (" + std::string(dtypeName(tr.params_dtype)) + ")";
+    sb.gradWhy = std::to_string(sb.grad) + " B (" + std::string(dtypeName(tr.main_grads_dtype)) + " main_grads)";
+    const bool eightBit = tr.optimizer == Optimizer::Adam8bit;
+    const Dtype defaultState = eightBit ? Dtype::INT8 : Dtype::FP32;
+    const int m1 = dtypeBytes(tr.exp_avg_dtype.value_or(defaultState));
+    const int m2 = dtypeBytes(tr.exp_avg_sq_dtype.value_or(defaultState));
+    std::string masterWhy = sb.master ? "4 B fp32 master weights + " : "";
+    switch (tr.optimizer) {
+    case Optimizer::Adam:
+    case Optimizer::AdamW:
+        sb.states = m1 + m2;
+        sb.optWhy = masterWhy + std::to_string(m1) + " B exp_avg + " + std::to_string(m2) + " B exp_avg_sq";
+        break;
+    case Optimizer::Adam8bit:
+        // bitsandbytes keeps one fp32 absmax per 2048-element block of each state.
+        sb.states = m1 + m2 + 2.0 * 4.0 / 2048.0;
+        sb.optWhy = masterWhy + std::to_string(m1) + " B + " + std::to_string(m2)
+            + " B quantized moments + 2 fp32 block scales per 2048 elements (bitsandbytes)";
+        break;
+    case Optimizer::SGD:
+        sb.states = m1;
+        sb.optWhy = masterWhy + std::to_string(m1) + " B momentum";
+        break;
+    case Optimizer::Adafactor:
+        sb.states = 4;
+        sb.factored = true;
+        sb.optWhy = masterWhy + "4 B fp32 factored second moment per row and column of each matrix (no momentum)";
+        break;
+    }
+    return sb;
+}
+
+class RankBuilder {
+public:
+    explicit RankBuilder(RankLedger &rank) : m_rank(rank) { }
+
+    void add(Category c, Placement where, std::string label, Bytes bytes, std::string formula, std::string note = {})
+    {
+        if (bytes <= 0)
+            return;
+        m_rank.entries.push_back({c, where, std::move(label), bytes, std::move(formula), std::move(note)});
+        const int i = static_cast<int>(c);
+        if (where == Placement::Device)
+            m_rank.device[i] += bytes;
+        else
+            m_rank.host[i] += bytes;
+    }
+
+private:
+    RankLedger &m_rank;
+};
+
+struct Context {
+    const Config &c;
+    std::int64_t t, p, v, d, cp, e, etp, m, dp, edp, layersPerChunk;
+    StateBytes sb;
+    LayerParams denseLayer, moeLayer;
+    EmbeddingParams emb;
+    LayerActivations denseAct, moeAct;
+    StageActivations stageAct;
+};
+
+// Weights, gradients and optimizer states of one parameter group.
+void addModelStates(RankBuilder &rb, const Context &x, const std::string &what, const ParamCount &pc,
+                    std::int64_t group, const std::string &groupName)
+{
+    if (pc.params <= 0)
+        return;
+    const int zero = x.c.parallelism.zero_stage;
+    const std::string shard = " / " + num(group) + " (ZeRO-" + std::to_string(zero) + " over " + groupName + ")";
+    const auto sharded = [&](int fromStage) { return zero >= fromStage && group > 1; };
+    const std::string params = num(pc.params) + " params";
+
+    const Bytes w = ceilDiv(pc.params * x.sb.weight, sharded(3) ? group : 1);
+    const OffloadTarget po = x.c.strategy.param_offload;
+    rb.add(Category::Weights, placementOf(po), what, w,
+           params + " × " + x.sb.weightWhy + (sharded(3) ? shard : ""),
+           po != OffloadTarget::None ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used" : "");
+
+    const Bytes g = ceilDiv(pc.params * x.sb.grad, sharded(2) ? group : 1);
+    rb.add(Category::Gradients, Placement::Device, what, g, params + " × " + x.sb.gradWhy + (sharded(2) ? shard : ""));
+
+    const double perParam = x.sb.master + (x.sb.factored ? 0.0 : x.sb.states);
+    double optimizer = static_cast<double>(pc.params) * perParam;
+    std::string formula = params + " × " + x.sb.optWhy;
+    if (x.sb.factored) {
+        optimizer += static_cast<double>(pc.factoredState) * x.sb.states;
+        formula = params + " × " + std::to_string(x.sb.master) + " B master + " + num(pc.factoredState)
+            + " row/column elements × 4 B (Adafactor)";
+    }
+    const Bytes o = ceilDiv(static_cast<Bytes>(std::llround(optimizer)), sharded(1) ? group : 1);
+    const OffloadTarget oo = x.c.strategy.optimizer_offload;
+    rb.add(Category::OptimizerStates, placementOf(oo), what, o, formula + (sharded(1) ? shard : ""),
+           oo != OffloadTarget::None ? "optimizer offloaded: the update runs on the CPU (ZeRO-Offload); gradients stream out, "
+                                       "updated weights stream back"
+                                     : "");
+}
+
+std::string granularityText(const StrategyConfig &s)
+{
+    switch (s.recompute_granularity) {
+    case RecomputeGranularity::None: return "all saved tensors kept";
+    case RecomputeGranularity::Selective: return "selective recompute: attention core dropped";
+    case RecomputeGranularity::Full: return "full recompute";
+    }
+    return "";
+}
+
+void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::int64_t r)
+{
+    const Config &c = x.c;
+    const StrategyConfig &st = c.strategy;
+    const bool full = st.recompute_granularity == RecomputeGranularity::Full;
+    const std::int64_t n = st.recompute_num_layers;
+    Bytes stored = 0;         // all chunk-micro-batches on the rank
+    Bytes storedOneEach = 0;  // one micro-batch of each chunk, for the per-layer figure
+    Bytes workingSet = 0;     // full recompute: one group re-materialised in backward
+    std::int64_t inFlightTotal = 0;
+    for (std::int64_t k = 0; k < x.v; ++k) {
+        const std::int64_t stage = k * x.p + r;
+        const std::int64_t first = stage * x.layersPerChunk;
+        const std::int64_t inFlight = inFlightOfChunk(c.parallelism, x.m, r, k);
+        inFlightTotal += inFlight;
+        Bytes chunk = 0;
+        Bytes groupFull = 0;
+        for (std::int64_t i = 0; i < x.layersPerChunk; ++i) {
+            const LayerActivations &la = c.model.isMoeLayer(first + i) ? x.moeAct : x.denseAct;
+            if (!full) {
+                chunk += la.stored(st.recompute_granularity);
+                continue;
+            }
+            if (st.recompute_method == RecomputeMethod::Uniform) {
+                // Groups of n layers keep only the group's input.
+                if (i % n == 0) {
+                    chunk += la.checkpoint;
+                    groupFull = 0;
+                }
+                groupFull += la.total;
+                workingSet = std::max(workingSet, groupFull);
+            } else {
+                // Block: the first n layers of each chunk are recomputed, the rest store everything.
+                chunk += i < n ? la.checkpoint : la.total;
+                if (i < n)
+                    workingSet = std::max(workingSet, la.total);
+            }
+        }
+        stored += chunk * inFlight;
+        storedOneEach += chunk;
+    }
+    rank.in_flight_chunks = inFlightTotal;
+    rank.in_flight_microbatches = static_cast<double>(inFlightTotal) / static_cast<double>(x.v);
+    rank.layer_activation_bytes = rank.layers > 0 ? storedOneEach / rank.layers : 0;
+
+    const std::string perLayer = formatGB(static_cast<double>(rank.layer_activation_bytes));
+    std::string formula = dec(rank.in_flight_microbatches) + " in-flight micro-batches × " + num(rank.layers)
+        + " layers × " + perLayer + " per layer (" + granularityText(st) + ")";
+    if (x.v > 1)
+        formula = num(inFlightTotal) + " in-flight chunk-micro-batches × " + num(x.layersPerChunk) + " layers × "
+            + perLayer + " per layer (" + granularityText(st) + "; " + dec(rank.in_flight_microbatches)
+            + " stage-micro-batches)";
+    rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, formula);
+    if (full)
+        rb.add(Category::Activations, Placement::Device, "Recompute working set", workingSet,
+               "one " + std::string(st.recompute_method == RecomputeMethod::Uniform ? "group of " + num(n) + " layer(s)" : "layer")
+                   + " re-materialised for its backward, one micro-batch",
+               "full recompute keeps each group's input and rebuilds the group's activations during its backward");
+
+    if (r == 0) {
+        const std::int64_t inFlight = inFlightOfChunk(c.parallelism, x.m, 0, 0);
+        for (const SavedTensor &s : x.stageAct.first)
+            rb.add(Category::Activations, Placement::Device, "Embedding: " + s.name, s.bytes * inFlight,
+                   num(inFlight) + " micro-batches × (" + s.formula + ")");
+    }
+    if (r == x.p - 1) {
+        const std::int64_t inFlight = inFlightOfChunk(c.parallelism, x.m, r, x.v - 1);
+        Bytes lastBytes = 0;
+        std::string parts;
+        for (const SavedTensor &s : x.stageAct.last) {
+            lastBytes += s.bytes;
+            parts += (parts.empty() ? "" : " + ") + s.name + " " + s.formula;
+        }
+        rb.add(Category::Activations, Placement::Device, "Output layer and loss", lastBytes * inFlight,
+               num(inFlight) + " micro-batch(es) × (" + parts + ")",
+               "the loss keeps the fp32 softmax of the vocabulary-parallel logits (Megatron cross entropy)");
+    }
+}
+
+void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x, std::int64_t moeLayers,
+                      const ParamCount &denseOnRank, const ParamCount &expertOnRank)
+{
+    const Config &c = x.c;
+    const int zero = c.parallelism.zero_stage;
+    // Gradient reduction: one bucket in flight (PyTorch DDP copies into buckets;
+    // Megatron reduces in place but NCCL still stages a bucket's worth).
+    if (x.dp > 1 || x.edp > 1) {
+        const std::int64_t elems = std::min<std::int64_t>(c.strategy.ddp_bucket_size, denseOnRank.params + expertOnRank.params);
+        rb.add(Category::Communication, Placement::Device, "Gradient reduction bucket", elems * x.sb.grad,
+               num(elems) + " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × " + x.sb.gradWhy);
+    }
+    if (zero >= 3 && rank.layers > 0) {
+        // The layer being computed and the one prefetched, gathered over the data-parallel group.
+        const LayerParams &lp = moeLayers > 0 ? x.moeLayer : x.denseLayer;
+        const std::int64_t gathered = 2 * (lp.dense.params + lp.expert.params);
+        rb.add(Category::Communication, Placement::Device, "ZeRO-3 gathered parameters", gathered * x.sb.weight,
+               "2 layers (current + prefetch) × " + num(lp.dense.params + lp.expert.params) + " params × " + x.sb.weightWhy);
+    }
+    if (moeLayers > 0 && x.e > 1) {
+        const ModelConfig &m = c.model;
+        const std::int64_t A = activationBytes(c);
+        const bool sp = c.parallelism.sequence_parallel && x.t > 1;
+        const std::int64_t tokens = c.training.seq_length / x.cp * c.training.micro_batch_size / (sp ? x.t : 1);
+        const std::int64_t copies = tokens * m.moe_router_topk;
+        const Bytes send = copies * m.hidden_size * A;
+        Bytes recv = 0;
+        std::string recvWhy;
+        if (c.strategy.moe_expert_capacity_factor > 0) {
+            recv = static_cast<Bytes>(std::ceil(c.strategy.moe_expert_capacity_factor * static_cast<double>(copies))) * m.hidden_size * A;
+            recvWhy = "capacity factor " + dec(c.strategy.moe_expert_capacity_factor) + " × " + num(copies) + " token copies";
+        } else {
+            const std::int64_t local = m.num_experts / x.e;
+            const std::int64_t worst = x.e * tokens * std::min(m.moe_router_topk, local);
+            recv = worst * m.hidden_size * A;
+            recvWhy = "worst case: all " + num(x.e) + " ranks send every token to this rank's " + num(local)
+                + " experts (" + num(worst) + " copies)";
+        }
+        rb.add(Category::Communication, Placement::Device, "MoE all-to-all buffers", send + recv,
+               "send " + num(copies) + " token copies (s·b/c" + std::string(sp ? "/t" : "") + "·k) × h × " + std::to_string(A)
+                   + " B + receive " + recvWhy + " × h × " + std::to_string(A) + " B",
+               c.strategy.moe_expert_capacity_factor > 0 ? "static shapes from the capacity factor"
+                                                          : "dropless routing: receive buffer sized for the worst case");
+    }
+}
+
+} // namespace
+
+Ledger computeLedger(const Config &c)
+{
+    const ParallelismConfig &par = c.parallelism;
+    Context x{c,
+              par.tensor_model_parallel_size,
+              par.pipeline_model_parallel_size,
+              par.virtual_pipeline_model_parallel_size,
+              par.data_parallel_size,
+              par.context_parallel_size,
+              par.expert_model_parallel_size,
+              par.expertTensorParallel(),
+              c.microBatches(),
+              0, 0, 0, stateBytes(c.training), {}, {}, {}, {}, {}, {}};
+    x.dp = x.d * x.cp;
+    x.edp = c.model.isMoe() ? std::max<std::int64_t>(1, x.t * x.cp * x.d / (x.etp * x.e)) : 1;
+    x.layersPerChunk = c.model.num_layers / (x.p * x.v);
+    x.denseLayer = layerParams(c.model, false, x.t, x.e, x.etp);
+    x.moeLayer = c.model.isMoe() ? layerParams(c.model, true, x.t, x.e, x.etp) : x.denseLayer;
+    x.emb = embeddingParams(c.model, c.training.seq_length, x.t, x.p);
+    x.denseAct = layerActivations(c, false);
+    x.moeAct = c.model.isMoe() ? layerActivations(c, true) : x.denseAct;
+    x.stageAct = stageActivations(c);
+
+    Ledger ledger;
+    ledger.total_parameters = totalParameters(c);
+    ledger.gpus = par.gpus();
+    ledger.micro_batches = x.m;
+    ledger.capacity_bytes = c.hardware.hbm_bytes;
+    ledger.usable_bytes = c.hardware.usableBytes();
+    for (const Problem &pr : validate(c))
+        if (!pr.isError())
+            ledger.warnings.push_back(pr);
+
+    ledger.ranks.resize(static_cast<std::size_t>(x.p));
+    for (std::int64_t r = 0; r < x.p; ++r) {
+        RankLedger &rank = ledger.ranks[static_cast<std::size_t>(r)];
+        rank.pipeline_rank = static_cast<int>(r);
+        RankBuilder rb(rank);
+
+        ParamCount layersDense, layersExpert, firstStage, lastStage;
+        std::int64_t moeLayers = 0;
+        for (std::int64_t k = 0; k < x.v; ++k) {
+            const std::int64_t first = (k * x.p + r) * x.layersPerChunk;
+            for (std::int64_t i = 0; i < x.layersPerChunk; ++i) {
+                const bool moe = c.model.isMoeLayer(first + i);
+                moeLayers += moe;
+                const LayerParams &lp = moe ? x.moeLayer : x.denseLayer;
+                layersDense += lp.dense;
+                layersExpert += lp.expert;
+            }
+        }
+        rank.layers = x.layersPerChunk * x.v;
+        if (r == 0) {
+            firstStage += x.emb.word;
+            firstStage += x.emb.position;
+        }
+        if (r == x.p - 1) {
+            lastStage += x.emb.output;
+            lastStage += x.emb.finalNorm;
+        }
+        rank.parameters = layersDense.params + layersExpert.params + firstStage.params + lastStage.params;
+
+        const std::string dpName = x.cp > 1 ? "d·c" : "d";
+        addModelStates(rb, x, "Transformer layers", layersDense, x.dp, dpName);
+        addModelStates(rb, x, "Routed experts", layersExpert, x.edp, "the expert-data-parallel group");
+        addModelStates(rb, x, "Embeddings", firstStage, x.dp, dpName);
+        addModelStates(rb, x, "Output layer and final norm", lastStage, x.dp, dpName);
+
+        addActivations(rb, rank, x, r);
+        ParamCount denseOnRank = layersDense;
+        denseOnRank += firstStage;
+        denseOnRank += lastStage;
+        addCommunication(rb, rank, x, moeLayers, denseOnRank, layersExpert);
+
+        rb.add(Category::Runtime, Placement::Device, "Runtime reserve", c.hardware.runtime_reserve_bytes,
+               "hardware.runtime_reserve_bytes = " + formatGB(static_cast<double>(c.hardware.runtime_reserve_bytes)),
+               "CUDA context, cuBLAS/NCCL workspaces and allocator slack (seed 000 budgets 2 GB)");
+
+        for (int i = 0; i < kCategoryCount; ++i) {
+            rank.device_total_bytes += rank.device[i];
+            rank.host_total_bytes += rank.host[i];
+        }
+        rank.fits = rank.device_total_bytes <= c.hardware.hbm_bytes;
+        if (rank.device_total_bytes > ledger.peak_bytes) {
+            ledger.peak_bytes = rank.device_total_bytes;
+            ledger.peak_rank = rank.pipeline_rank;
+        }
+        if (c.hardware.host_bytes > 0 && rank.host_total_bytes > c.hardware.host_bytes)
+            ledger.warnings.push_back({"hardware.host_bytes",
+                                       "rank " + std::to_string(r) + " needs " + formatGB(static_cast<double>(rank.host_total_bytes))
+                                           + " of host memory, more than the " + formatGB(static_cast<double>(c.hardware.host_bytes))
+                                           + " per GPU",
+                                       "offload to NVMe or shard with ZeRO", Problem::Severity::Warning});
+    }
+
+    // The choices in force, in words (DESIGN.md: every number explains itself).
+    const StrategyConfig &st = c.strategy;
+    const int A = activationBytes(c);
+    ledger.choices.push_back("Activations are " + std::to_string(A) + "-byte elements; dropout masks are "
+                             + (st.dropout_mask_dtype == DropoutMaskDtype::Bool
+                                    ? "1-byte bool (dropout_mask_dtype = bool, as fused dropout kernels save)"
+                                    : std::to_string(A) + "-byte (dropout_mask_dtype = activation, as PyTorch's unfused dropout saves)")
+                             + ".");
+    ledger.choices.push_back(
+        std::string("Norm statistics: ")
+        + (st.norm_stats_dtype == NormStatsDtype::None
+               ? "not counted (norm_stats_dtype = none, as Korthikanti et al.'s formulas)."
+               : (st.norm_stats_dtype == NormStatsDtype::FP32 ? "fp32" : "activation-dtype")
+                   + std::string(c.model.normalization == Normalization::LayerNorm ? " mean and rstd" : " rstd")
+                   + " per token (norm_stats_dtype = " + std::string(normStatsName(st.norm_stats_dtype)) + ")."));
+    ledger.choices.push_back(st.flash_attention
+                                 ? "Attention: FlashAttention; the s×s scores are never stored, only an fp32 log-sum-exp per row."
+                                 : "Attention: unfused; softmax output" + std::string(c.model.attention_dropout > 0 ? ", dropout mask and dropout output" : "")
+                                     + " are stored per head (the 5as²b term).");
+    if (par.sequence_parallel && x.t > 1)
+        ledger.choices.push_back(st.sp_linear_saves == SpLinearSaves::Shard
+                                     ? "Sequence parallel: linears save their sequence-sharded input and all-gather it again in backward (sp_linear_saves = shard, as Megatron)."
+                                     : "Sequence parallel: linears save their all-gathered input (sp_linear_saves = gathered).");
+    ledger.choices.push_back("Recompute: " + std::string(granularityName(st.recompute_granularity))
+                             + (st.recompute_granularity == RecomputeGranularity::Full
+                                    ? " (" + std::string(methodName(st.recompute_method)) + ", " + num(st.recompute_num_layers) + " layer(s))"
+                                    : "")
+                             + ".");
+    ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over " + num(x.p) + " stage(s) with "
+                             + num(x.m) + " micro-batches per iteration"
+                             + (par.schedule() == PipelineSchedule::OneFOneB ? "; rank r holds min(p − r, m) of them." : "."));
+    ledger.choices.push_back("Gradients: " + x.sb.gradWhy + " per parameter; optimizer: " + x.sb.optWhy + ".");
+    if (c.model.isMoe())
+        ledger.choices.push_back("MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)
+                                 + " copies per token); all-to-all buffers are sized for "
+                                 + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
+    return ledger;
+}
+
+} // namespace memledger

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config.h"
+
+#include <cstdint>
+
+namespace memledger {
+
+// Parameter counts, from the matrices of each module, so that sharding by
+// tensor and expert parallelism follows Megatron's layout: column/row-parallel
+// weights split by t, norms, row-parallel biases, routers and MLA
+// down-projections replicated, experts split over e (and ETP).
+struct ParamCount {
+    std::int64_t params = 0;          // elements
+    std::int64_t factoredState = 0;   // Adafactor's second moment: rows+cols per matrix, full size per vector
+
+    ParamCount &operator+=(const ParamCount &o)
+    {
+        params += o.params;
+        factoredState += o.factoredState;
+        return *this;
+    }
+    ParamCount scaled(std::int64_t k) const { return {params * k, factoredState * k}; }
+};
+
+// Vocabulary padded as Megatron does: to a multiple of make_vocab_size_divisible_by * t.
+std::int64_t paddedVocab(const ModelConfig &model, std::int64_t t);
+
+// One transformer layer on one tensor-parallel rank (t = 1: the whole layer).
+struct LayerParams {
+    ParamCount dense;   // attention, norms, dense MLP or router + shared experts: data-parallel over d*c
+    ParamCount expert;  // routed experts held by this rank: data-parallel over the expert-data group
+};
+LayerParams layerParams(const ModelConfig &model, bool moeLayer, std::int64_t t, std::int64_t e, std::int64_t etp);
+
+struct EmbeddingParams {
+    ParamCount word;      // padded vocab x h / t, first stage
+    ParamCount position;  // learned absolute positions, first stage, replicated
+    ParamCount output;    // output layer, last stage (a second copy when tied and p > 1)
+    ParamCount finalNorm; // last stage
+};
+EmbeddingParams embeddingParams(const ModelConfig &model, std::int64_t seqLength, std::int64_t t, std::int64_t p);
+
+// The model's parameter count: every tensor once (tied embeddings once), padded vocabulary.
+std::int64_t totalParameters(const Config &config);
+
+} // namespace memledger

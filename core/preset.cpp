@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: MIT
+#include "core/preset.h"
+
+#include "core/builtins.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace memledger {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kMaxDim = std::int64_t(1) << 24;       // 16.7 M: any single size
+constexpr std::int64_t kMaxDegree = std::int64_t(1) << 20;    // parallel degrees
+constexpr std::int64_t kMaxBytes = std::int64_t(1) << 56;     // hardware sizes
+
+std::string describe(const json &v)
+{
+    switch (v.type()) {
+    case json::value_t::string: return "string \"" + v.get<std::string>() + "\"";
+    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "a list";
+    default: return "number " + v.dump();
+    }
+}
+
+// Reads one section. The same visit functions drive Reader and Writer, so
+// the list of fields exists once.
+class Reader {
+public:
+    Reader(const json &obj, std::string section, Problems &problems)
+        : m_obj(obj), m_section(std::move(section)), m_problems(problems)
+    {
+    }
+
+    void field(const char *key, std::int64_t &v, std::int64_t lo, std::int64_t hi)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        std::int64_t x = 0;
+        if (j->is_number_integer()) {
+            x = j->get<std::int64_t>();
+        } else if (j->is_number_float() && std::isfinite(j->get<double>()) && std::floor(j->get<double>()) == j->get<double>()
+                   && std::fabs(j->get<double>()) < 9.0e18) {
+            x = static_cast<std::int64_t>(j->get<double>());
+        } else {
+            error(key, "expected an integer, got " + describe(*j));
+            return;
+        }
+        if (x < lo || x > hi) {
+            error(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + std::to_string(x),
+                  x < lo && lo >= 1 ? "sizes and degrees are positive; use 1 for none" : "");
+            return;
+        }
+        v = x;
+    }
+
+    void field(const char *key, bool &v)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        if (!j->is_boolean()) {
+            error(key, "expected true or false, got " + describe(*j));
+            return;
+        }
+        v = j->get<bool>();
+    }
+
+    void field(const char *key, double &v, double lo, double hi)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        if (!j->is_number()) {
+            error(key, "expected a number, got " + describe(*j));
+            return;
+        }
+        const double x = j->get<double>();
+        if (!std::isfinite(x) || x < lo || x > hi) {
+            char buf[128];
+            std::snprintf(buf, sizeof buf, "must be between %g and %g, got %g", lo, hi, x);
+            error(key, buf);
+            return;
+        }
+        v = x;
+    }
+
+    void field(const char *key, std::string &v)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        if (!j->is_string()) {
+            error(key, "expected a string, got " + describe(*j));
+            return;
+        }
+        v = j->get<std::string>();
+    }
+
+    template <class E>
+    void choice(const char *key, E &v, std::initializer_list<E> all, std::string_view (*name)(E))
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        std::string options;
+        for (E e : all)
+            options += (options.empty() ? "\"" : ", \"") + std::string(name(e)) + "\"";
+        if (j->is_string()) {
+            for (E e : all) {
+                if (name(e) == j->get<std::string>()) {
+                    v = e;
+                    return;
+                }
+            }
+        }
+        error(key, "expected one of " + options + ", got " + describe(*j));
+    }
+
+    template <class E>
+    void choice(const char *key, std::optional<E> &v, std::initializer_list<E> all, std::string_view (*name)(E))
+    {
+        if (!m_obj.contains(key))
+            return;
+        E e = *all.begin();
+        const std::size_t before = m_problems.size();
+        choice(key, e, all, name);
+        if (m_problems.size() == before)
+            v = e;
+    }
+
+    // main_params_dtype: "fp32" or "none".
+    void mainParams(const char *key, bool &fp32)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        if (j->is_string() && (j->get<std::string>() == "fp32" || j->get<std::string>() == "none")) {
+            fp32 = j->get<std::string>() == "fp32";
+            return;
+        }
+        error(key, "expected \"fp32\" or \"none\", got " + describe(*j));
+    }
+
+    // moe_layer_freq: an integer (every k-th layer) or Megatron's list form ([0,0,1,1,...]).
+    void layerFreq(const char *key, std::int64_t &freq, std::vector<int> &pattern)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        if (j->is_array()) {
+            std::vector<int> p;
+            for (const json &x : *j) {
+                if (!x.is_number_integer() || (x.get<std::int64_t>() != 0 && x.get<std::int64_t>() != 1)) {
+                    error(key, "a list form must hold only 0 (dense) and 1 (MoE), got " + describe(x));
+                    return;
+                }
+                p.push_back(x.get<int>());
+            }
+            pattern = std::move(p);
+            return;
+        }
+        field(key, freq, 1, kMaxDim);
+    }
+
+    void legacyDistributedOptimizer(const char *key, int &zeroStage)
+    {
+        bool on = false;
+        const std::size_t before = m_problems.size();
+        field(key, on);
+        if (m_problems.size() == before && on && zeroStage < 1)
+            zeroStage = 1;
+    }
+
+    void finish()
+    {
+        for (auto it = m_obj.begin(); it != m_obj.end(); ++it) {
+            if (!m_used.count(it.key()))
+                error(it.key().c_str(), "unknown field", "see presets/README.md for the fields of \"" + m_section + "\"");
+        }
+    }
+
+private:
+    const json *get(const char *key)
+    {
+        auto it = m_obj.find(key);
+        m_used.insert(key);
+        if (it == m_obj.end())
+            return nullptr;
+        return &*it;
+    }
+
+    void error(const char *key, std::string message, std::string suggestion = {})
+    {
+        m_problems.push_back({m_section + "." + key, std::move(message), std::move(suggestion), Problem::Severity::Error});
+    }
+
+    const json &m_obj;
+    std::string m_section;
+    Problems &m_problems;
+    std::set<std::string> m_used;
+};
+
+class Writer {
+public:
+    explicit Writer(json &obj) : m_obj(obj) { }
+    void field(const char *key, std::int64_t &v, std::int64_t, std::int64_t) { m_obj[key] = v; }
+    void field(const char *key, bool &v) { m_obj[key] = v; }
+    void field(const char *key, double &v, double, double) { m_obj[key] = v; }
+    void field(const char *key, std::string &v) { m_obj[key] = v; }
+    template <class E>
+    void choice(const char *key, E &v, std::initializer_list<E>, std::string_view (*name)(E))
+    {
+        m_obj[key] = std::string(name(v));
+    }
+    template <class E>
+    void choice(const char *key, std::optional<E> &v, std::initializer_list<E>, std::string_view (*name)(E))
+    {
+        if (v)
+            m_obj[key] = std::string(name(*v));
+    }
+    void mainParams(const char *key, bool &fp32) { m_obj[key] = fp32 ? "fp32" : "none"; }
+    void layerFreq(const char *key, std::int64_t &freq, std::vector<int> &pattern)
+    {
+        if (pattern.empty())
+            m_obj[key] = freq;
+        else
+            m_obj[key] = pattern;
+    }
+    void legacyDistributedOptimizer(const char *, int &) { }
+    void finish() { }
+
+private:
+    json &m_obj;
+};
+
+const std::initializer_list<Dtype> kParamDtypes = {Dtype::FP32, Dtype::BF16, Dtype::FP16, Dtype::FP8};
+const std::initializer_list<Dtype> kGradDtypes = {Dtype::FP32, Dtype::BF16, Dtype::FP16};
+const std::initializer_list<Dtype> kStateDtypes = {Dtype::FP32, Dtype::BF16, Dtype::FP16, Dtype::FP8, Dtype::INT8};
+const std::initializer_list<OffloadTarget> kOffloads = {OffloadTarget::None, OffloadTarget::CPU, OffloadTarget::NVMe};
+
+template <class V>
+void visit(V &v, ModelConfig &m)
+{
+    v.field("num_layers", m.num_layers, 1, 100000);
+    v.field("hidden_size", m.hidden_size, 1, kMaxDim);
+    v.field("num_attention_heads", m.num_attention_heads, 1, 65536);
+    v.field("num_query_groups", m.num_query_groups, 0, 65536);
+    v.field("kv_channels", m.kv_channels, 0, 65536);
+    v.field("ffn_hidden_size", m.ffn_hidden_size, 0, kMaxDim);
+    v.field("vocab_size", m.vocab_size, 1, kMaxDim);
+    v.field("make_vocab_size_divisible_by", m.make_vocab_size_divisible_by, 1, 65536);
+    v.field("swiglu", m.swiglu);
+    v.choice("normalization", m.normalization, {Normalization::LayerNorm, Normalization::RMSNorm}, normalizationName);
+    v.field("add_bias_linear", m.add_bias_linear);
+    v.field("add_qkv_bias", m.add_qkv_bias);
+    v.choice("position_embedding_type", m.position_embedding_type,
+             {PositionEmbedding::LearnedAbsolute, PositionEmbedding::Rope, PositionEmbedding::None}, positionEmbeddingName);
+    v.field("max_position_embeddings", m.max_position_embeddings, 0, kMaxDim);
+    v.field("untie_embeddings_and_output_weights", m.untie_embeddings_and_output_weights);
+    v.field("attention_dropout", m.attention_dropout, 0.0, 0.999);
+    v.field("hidden_dropout", m.hidden_dropout, 0.0, 0.999);
+    v.field("num_experts", m.num_experts, 0, 65536);
+    v.field("moe_router_topk", m.moe_router_topk, 1, 1024);
+    v.field("moe_ffn_hidden_size", m.moe_ffn_hidden_size, 0, kMaxDim);
+    v.field("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, 0, kMaxDim);
+    v.layerFreq("moe_layer_freq", m.moe_layer_freq, m.moe_layer_pattern);
+    v.field("first_k_dense_replace", m.first_k_dense_replace, 0, 100000);
+    v.field("multi_latent_attention", m.multi_latent_attention);
+    v.field("q_lora_rank", m.q_lora_rank, 0, kMaxDim);
+    v.field("kv_lora_rank", m.kv_lora_rank, 1, kMaxDim);
+    v.field("qk_head_dim", m.qk_head_dim, 1, 65536);
+    v.field("qk_pos_emb_head_dim", m.qk_pos_emb_head_dim, 0, 65536);
+    v.field("v_head_dim", m.v_head_dim, 1, 65536);
+    v.finish();
+}
+
+template <class V>
+void visit(V &v, TrainingConfig &t)
+{
+    v.field("seq_length", t.seq_length, 1, kMaxDim);
+    v.field("micro_batch_size", t.micro_batch_size, 1, 65536);
+    v.field("global_batch_size", t.global_batch_size, 0, std::int64_t(1) << 34);
+    v.choice("params_dtype", t.params_dtype, kParamDtypes, dtypeName);
+    v.mainParams("main_params_dtype", t.main_params_fp32);
+    v.choice("main_grads_dtype", t.main_grads_dtype, kGradDtypes, dtypeName);
+    v.choice("optimizer", t.optimizer,
+             {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit}, optimizerName);
+    v.choice("exp_avg_dtype", t.exp_avg_dtype, kStateDtypes, dtypeName);
+    v.choice("exp_avg_sq_dtype", t.exp_avg_sq_dtype, kStateDtypes, dtypeName);
+    v.finish();
+}
+
+template <class V>
+void visit(V &v, ParallelismConfig &p)
+{
+    v.field("tensor_model_parallel_size", p.tensor_model_parallel_size, 1, kMaxDegree);
+    v.field("pipeline_model_parallel_size", p.pipeline_model_parallel_size, 1, kMaxDegree);
+    v.field("virtual_pipeline_model_parallel_size", p.virtual_pipeline_model_parallel_size, 1, 1024);
+    v.field("data_parallel_size", p.data_parallel_size, 1, kMaxDegree);
+    v.field("context_parallel_size", p.context_parallel_size, 1, kMaxDegree);
+    v.field("expert_model_parallel_size", p.expert_model_parallel_size, 1, kMaxDegree);
+    v.field("expert_tensor_parallel_size", p.expert_tensor_parallel_size, 0, kMaxDegree);
+    v.field("sequence_parallel", p.sequence_parallel);
+    std::int64_t zero = p.zero_stage;
+    v.field("zero_stage", zero, 0, 3);
+    p.zero_stage = static_cast<int>(zero);
+    v.legacyDistributedOptimizer("use_distributed_optimizer", p.zero_stage);
+    v.choice("pipeline_schedule", p.pipeline_schedule,
+             {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved}, scheduleName);
+    v.finish();
+}
+
+template <class V>
+void visit(V &v, StrategyConfig &s)
+{
+    v.choice("recompute_granularity", s.recompute_granularity,
+             {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full}, granularityName);
+    v.choice("recompute_method", s.recompute_method, {RecomputeMethod::Uniform, RecomputeMethod::Block}, methodName);
+    v.field("recompute_num_layers", s.recompute_num_layers, 1, 100000);
+    v.field("flash_attention", s.flash_attention);
+    v.choice("dropout_mask_dtype", s.dropout_mask_dtype, {DropoutMaskDtype::Bool, DropoutMaskDtype::Activation},
+             dropoutMaskName);
+    v.choice("norm_stats_dtype", s.norm_stats_dtype,
+             {NormStatsDtype::FP32, NormStatsDtype::Activation, NormStatsDtype::None}, normStatsName);
+    v.choice("sp_linear_saves", s.sp_linear_saves, {SpLinearSaves::Shard, SpLinearSaves::Gathered}, spLinearSavesName);
+    v.choice("optimizer_offload", s.optimizer_offload, kOffloads, offloadName);
+    v.choice("param_offload", s.param_offload, kOffloads, offloadName);
+    v.field("moe_expert_capacity_factor", s.moe_expert_capacity_factor, 0.0, 1024.0);
+    v.field("ddp_bucket_size", s.ddp_bucket_size, 1, std::int64_t(1) << 40);
+    v.finish();
+}
+
+template <class V>
+void visit(V &v, HardwareConfig &h)
+{
+    v.field("name", h.name);
+    v.field("hbm_bytes", h.hbm_bytes, 1, kMaxBytes);
+    v.field("runtime_reserve_bytes", h.runtime_reserve_bytes, 0, kMaxBytes);
+    v.field("host_bytes", h.host_bytes, 0, kMaxBytes);
+    v.field("nvme_bytes", h.nvme_bytes, 0, kMaxBytes);
+    v.field("hbm_bytes_per_s", h.hbm_bytes_per_s, 1.0, 1e16);
+    v.field("host_link_bytes_per_s", h.host_link_bytes_per_s, 1.0, 1e16);
+    v.field("nvlink_bytes_per_s", h.nvlink_bytes_per_s, 1.0, 1e16);
+    v.field("network_bytes_per_s", h.network_bytes_per_s, 1.0, 1e16);
+    v.field("nvme_bytes_per_s", h.nvme_bytes_per_s, 1.0, 1e16);
+    v.field("peak_bf16_flops", h.peak_bf16_flops, 1.0, 1e20);
+    v.finish();
+}
+
+// Which built-in kind a section's string reference names.
+std::string_view refKind(std::string_view section)
+{
+    if (section == "model")
+        return "models";
+    if (section == "hardware")
+        return "hardware";
+    return "scenarios";
+}
+
+// The object for one section: inline, or the same section of a built-in.
+const json *resolveSection(const json &doc, const char *section, json &storage, Problems &problems, int depth)
+{
+    auto it = doc.find(section);
+    if (it == doc.end())
+        return nullptr;
+    if (it->is_object())
+        return &*it;
+    if (it->is_string()) {
+        const std::string name = it->get<std::string>();
+        const BuiltinPreset *b = findBuiltin(refKind(section), name);
+        if (!b) {
+            std::string known;
+            for (const std::string &n : builtinNames(refKind(section)))
+                known += (known.empty() ? "" : ", ") + n;
+            problems.push_back({std::string(section), "no built-in preset named \"" + name + "\"",
+                                "built-in " + std::string(refKind(section)) + ": " + known});
+            return nullptr;
+        }
+        json builtinDoc = json::parse(b->text, nullptr, false);
+        if (depth > 2 || builtinDoc.is_discarded() || !builtinDoc.contains(section)) {
+            problems.push_back({std::string(section), "built-in preset \"" + name + "\" has no " + section + " section"});
+            return nullptr;
+        }
+        Problems inner;
+        const json *resolved = resolveSection(builtinDoc, section, storage, inner, depth + 1);
+        if (resolved && resolved != &storage)
+            storage = *resolved;
+        problems.insert(problems.end(), inner.begin(), inner.end());
+        return resolved ? &storage : nullptr;
+    }
+    problems.push_back({std::string(section), "expected an object or the name of a built-in preset, got " + describe(*it)});
+    return nullptr;
+}
+
+template <class S>
+void readSection(const json &doc, const char *section, S &target, Problems &problems)
+{
+    json storage;
+    const json *obj = resolveSection(doc, section, storage, problems, 0);
+    if (!obj)
+        return;
+    Reader reader(*obj, section, problems);
+    visit(reader, target);
+}
+
+} // namespace
+
+LoadResult presetFromJson(const json &doc)
+{
+    LoadResult result;
+    Problems &problems = result.problems;
+    if (!doc.is_object()) {
+        problems.push_back({"", "a preset must be a JSON object, got " + describe(doc)});
+        return result;
+    }
+    static const std::set<std::string> kTopLevel = {"format", "version", "name", "description", "model",
+                                                    "training", "parallelism", "strategy", "hardware"};
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+        if (!kTopLevel.count(it.key()))
+            problems.push_back({it.key(), "unknown field",
+                                "a preset has format, version, name, description, model, training, parallelism, strategy and hardware"});
+    }
+    const auto format = doc.find("format");
+    if (format == doc.end() || !format->is_string() || format->get<std::string>() != "memledger-preset")
+        problems.push_back({"format", format == doc.end() ? "missing" : "expected \"memledger-preset\", got " + describe(*format),
+                            "add \"format\": \"memledger-preset\""});
+    const auto version = doc.find("version");
+    if (version == doc.end() || !version->is_number_integer())
+        problems.push_back({"version", version == doc.end() ? "missing" : "expected an integer, got " + describe(*version),
+                            "add \"version\": 1"});
+    else if (version->get<std::int64_t>() != 1)
+        problems.push_back({"version", "this MemLedger reads version 1, the file has version " + version->dump(),
+                            version->get<std::int64_t>() > 1 ? "update MemLedger" : ""});
+
+    Config config;
+    for (const char *key : {"name", "description"}) {
+        auto it = doc.find(key);
+        if (it == doc.end())
+            continue;
+        if (!it->is_string())
+            problems.push_back({key, "expected a string, got " + describe(*it)});
+        else
+            (std::string_view(key) == "name" ? config.name : config.description) = it->get<std::string>();
+    }
+    readSection(doc, "model", config.model, problems);
+    readSection(doc, "training", config.training, problems);
+    readSection(doc, "parallelism", config.parallelism, problems);
+    readSection(doc, "strategy", config.strategy, problems);
+    readSection(doc, "hardware", config.hardware, problems);
+    if (!hasErrors(problems))
+        result.config = std::move(config);
+    return result;
+}
+
+LoadResult presetFromText(std::string_view text, std::string_view origin)
+{
+    json doc;
+    try {
+        doc = json::parse(text.begin(), text.end());
+    } catch (const json::parse_error &e) {
+        LoadResult r;
+        // nlohmann's message carries line and column; strip its "[json.exception...]" prefix.
+        std::string what = e.what();
+        const auto pos = what.find("] ");
+        if (pos != std::string::npos)
+            what = what.substr(pos + 2);
+        r.problems.push_back({std::string(origin), "not valid JSON: " + what});
+        return r;
+    }
+    return presetFromJson(doc);
+}
+
+LoadResult presetFromFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        LoadResult r;
+        r.problems.push_back({path, "cannot read the file"});
+        return r;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return presetFromText(ss.str(), path);
+}
+
+json presetToJson(const Config &config)
+{
+    Config c = config;
+    json doc = json::object();
+    doc["format"] = "memledger-preset";
+    doc["version"] = 1;
+    doc["name"] = c.name;
+    doc["description"] = c.description;
+    json model = json::object(), training = json::object(), parallelism = json::object(),
+         strategy = json::object(), hardware = json::object();
+    Writer wm(model), wt(training), wp(parallelism), ws(strategy), wh(hardware);
+    visit(wm, c.model);
+    visit(wt, c.training);
+    visit(wp, c.parallelism);
+    visit(ws, c.strategy);
+    visit(wh, c.hardware);
+    doc["model"] = std::move(model);
+    doc["training"] = std::move(training);
+    doc["parallelism"] = std::move(parallelism);
+    doc["strategy"] = std::move(strategy);
+    doc["hardware"] = std::move(hardware);
+    return doc;
+}
+
+std::string presetToText(const Config &config)
+{
+    return presetToJson(config).dump(2) + "\n";
+}
+
+Problems applyOverride(json &doc, std::string_view assignment)
+{
+    Problems problems;
+    const auto eq = assignment.find('=');
+    const auto dot = assignment.find('.');
+    if (eq == std::string_view::npos || dot == std::string_view::npos || dot > eq || dot == 0 || dot + 1 == eq) {
+        problems.push_back({std::string(assignment), "expected --set section.key=value",
+                            "for example --set parallelism.tensor_model_parallel_size=8"});
+        return problems;
+    }
+    const std::string section(assignment.substr(0, dot));
+    const std::string key(assignment.substr(dot + 1, eq - dot - 1));
+    const std::string text(assignment.substr(eq + 1));
+    static const std::set<std::string> kSections = {"model", "training", "parallelism", "strategy", "hardware"};
+    if (!kSections.count(section)) {
+        problems.push_back({section, "unknown section", "one of model, training, parallelism, strategy, hardware"});
+        return problems;
+    }
+    json value = json::parse(text, nullptr, false);
+    if (value.is_discarded())
+        value = text;
+    if (!doc.is_object())
+        doc = json::object();
+    json &target = doc[section];
+    if (target.is_string()) {
+        // Expand a built-in reference so one field can be changed.
+        json storage;
+        Problems inner;
+        json wrapper = {{section, target}};
+        const json *resolved = resolveSection(wrapper, section.c_str(), storage, inner, 0);
+        if (!resolved) {
+            problems.insert(problems.end(), inner.begin(), inner.end());
+            return problems;
+        }
+        target = *resolved;
+    } else if (!target.is_object()) {
+        target = json::object();
+    }
+    target[key] = std::move(value);
+    return problems;
+}
+
+std::string writeFileAtomically(const std::string &path, std::string_view contents)
+{
+    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out)
+            return "cannot create " + tmp;
+        out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+        out.flush();
+        if (!out) {
+            out.close();
+            std::remove(tmp.c_str());
+            return "cannot write " + tmp;
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        return "cannot replace " + path;
+    }
+    return {};
+}
+
+} // namespace memledger

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config.h"
+#include "core/problem.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace memledger {
+
+// Reading and writing the preset format of DESIGN.md. Loading never throws:
+// every problem found (syntax, unknown keys, wrong types, bad values) is
+// returned at once, and no Config comes back unless there were none.
+struct LoadResult {
+    std::optional<Config> config;
+    Problems problems;
+};
+
+LoadResult presetFromJson(const nlohmann::json &doc);
+LoadResult presetFromText(std::string_view text, std::string_view origin = "preset");
+LoadResult presetFromFile(const std::string &path);
+
+nlohmann::json presetToJson(const Config &config);
+std::string presetToText(const Config &config);
+
+// `--set section.key=value`: value is parsed as JSON when it parses
+// ("8", "true", "\"bf16\"", "[0,1]"), otherwise taken as a string ("bf16").
+// Applies to the document before it is read, so the same checks run.
+Problems applyOverride(nlohmann::json &doc, std::string_view assignment);
+
+// Writes to a temporary file beside `path` and renames it over, so a failed
+// save leaves the old file intact. Returns an empty string or the reason.
+std::string writeFileAtomically(const std::string &path, std::string_view contents);
+
+} // namespace memledger

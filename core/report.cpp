@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+#include "core/report.h"
+
+#include "core/activations.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+namespace memledger {
+
+using nlohmann::json;
+
+namespace {
+
+json byCategory(const ByCategory &values)
+{
+    json o = json::object();
+    for (Category c : kCategories)
+        o[std::string(categoryKey(c))] = values[static_cast<int>(c)];
+    return o;
+}
+
+std::string gb(Bytes b)
+{
+    return formatGB(static_cast<double>(b));
+}
+
+std::string percent(double part, double whole)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+    return buf;
+}
+
+std::string inFlight(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<long long>(v)) ? "%.0f" : "%.2f", v);
+    return buf;
+}
+
+std::string parallelSummary(const Config &c)
+{
+    const ParallelismConfig &p = c.parallelism;
+    std::ostringstream s;
+    s << "t=" << p.tensor_model_parallel_size << " p=" << p.pipeline_model_parallel_size;
+    if (p.virtual_pipeline_model_parallel_size > 1)
+        s << " v=" << p.virtual_pipeline_model_parallel_size;
+    s << " d=" << p.data_parallel_size;
+    if (p.context_parallel_size > 1)
+        s << " c=" << p.context_parallel_size;
+    if (p.expert_model_parallel_size > 1)
+        s << " e=" << p.expert_model_parallel_size;
+    if (p.sequence_parallel)
+        s << " +SP";
+    if (p.zero_stage > 0)
+        s << " ZeRO-" << p.zero_stage;
+    return s.str();
+}
+
+std::string verdict(const Ledger &l)
+{
+    const RankLedger &peak = l.ranks[static_cast<std::size_t>(l.peak_rank)];
+    return "Peak: rank " + std::to_string(l.peak_rank) + " needs " + gb(l.peak_bytes) + " of " + gb(l.capacity_bytes) + " ("
+        + percent(static_cast<double>(l.peak_bytes), static_cast<double>(l.capacity_bytes)) + ") — "
+        + (peak.fits ? "fits" : "does NOT fit") + (l.fits() ? "" : "; some ranks do not fit");
+}
+
+} // namespace
+
+json ledgerToJson(const Config &config, const Ledger &l)
+{
+    json doc = json::object();
+    doc["name"] = config.name;
+    doc["total_parameters"] = l.total_parameters;
+    doc["gpus"] = l.gpus;
+    doc["micro_batches"] = l.micro_batches;
+    doc["capacity_bytes"] = l.capacity_bytes;
+    doc["usable_bytes"] = l.usable_bytes;
+    doc["peak_rank"] = l.peak_rank;
+    doc["peak_bytes"] = l.peak_bytes;
+    doc["fits"] = l.fits();
+    json ranks = json::array();
+    for (const RankLedger &r : l.ranks) {
+        json rj = json::object();
+        rj["pipeline_rank"] = r.pipeline_rank;
+        rj["parameters"] = r.parameters;
+        rj["layers"] = r.layers;
+        rj["device_bytes"] = byCategory(r.device);
+        rj["device_total_bytes"] = r.device_total_bytes;
+        rj["host_bytes"] = byCategory(r.host);
+        rj["host_total_bytes"] = r.host_total_bytes;
+        rj["fits"] = r.fits;
+        rj["in_flight_microbatches"] = r.in_flight_microbatches;
+        rj["in_flight_chunks"] = r.in_flight_chunks;
+        rj["layer_activation_bytes"] = r.layer_activation_bytes;
+        json entries = json::array();
+        for (const LedgerEntry &e : r.entries)
+            entries.push_back({{"category", categoryKey(e.category)},
+                               {"placement", placementName(e.placement)},
+                               {"label", e.label},
+                               {"bytes", e.bytes},
+                               {"formula", e.formula},
+                               {"note", e.note}});
+        rj["entries"] = std::move(entries);
+        ranks.push_back(std::move(rj));
+    }
+    doc["ranks"] = std::move(ranks);
+    json warnings = json::array();
+    for (const Problem &p : l.warnings)
+        warnings.push_back({{"path", p.path}, {"message", p.message}, {"suggestion", p.suggestion}});
+    doc["warnings"] = std::move(warnings);
+    doc["choices"] = l.choices;
+    return doc;
+}
+
+std::string ledgerToTable(const Config &config, const Ledger &l)
+{
+    std::ostringstream out;
+    out << config.name << " — " << formatThousands(l.total_parameters) << " parameters on " << l.gpus << " GPUs ("
+        << parallelSummary(config) << "), " << l.micro_batches << " micro-batches of " << config.training.micro_batch_size
+        << " × " << config.training.seq_length << " tokens\n";
+    out << config.hardware.name << ": " << gb(l.capacity_bytes) << " HBM, usable " << gb(l.usable_bytes)
+        << " after the runtime reserve\n\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "%4s %11s %11s %11s %11s %11s %10s %12s %11s %9s %5s\n", "rank", "weights", "gradients",
+                  "optimizer", "activations", "comm", "runtime", "device total", "host", "in-flight", "fits");
+    out << line;
+    for (const RankLedger &r : l.ranks) {
+        std::snprintf(line, sizeof line, "%4d %11s %11s %11s %11s %11s %10s %12s %11s %9s %5s\n", r.pipeline_rank,
+                      gb(r.device[0]).c_str(), gb(r.device[1]).c_str(), gb(r.device[2]).c_str(), gb(r.device[3]).c_str(),
+                      gb(r.device[4]).c_str(), gb(r.device[5]).c_str(), gb(r.device_total_bytes).c_str(),
+                      gb(r.host_total_bytes).c_str(), inFlight(r.in_flight_microbatches).c_str(), r.fits ? "yes" : "NO");
+        out << line;
+    }
+    out << "\n" << verdict(l) << "\n";
+    for (const Problem &p : l.warnings)
+        out << "warning: " << p.toString() << "\n";
+    return out.str();
+}
+
+std::string ledgerToCsv(const Ledger &l)
+{
+    std::ostringstream out;
+    out << "pipeline_rank";
+    for (Category c : kCategories)
+        out << "," << categoryKey(c);
+    out << ",device_total_bytes";
+    for (Category c : kCategories)
+        out << ",host_" << categoryKey(c);
+    out << ",host_total_bytes,fits,in_flight_microbatches,layer_activation_bytes\n";
+    for (const RankLedger &r : l.ranks) {
+        out << r.pipeline_rank;
+        for (Bytes b : r.device)
+            out << "," << b;
+        out << "," << r.device_total_bytes;
+        for (Bytes b : r.host)
+            out << "," << b;
+        out << "," << r.host_total_bytes << "," << (r.fits ? "true" : "false") << "," << r.in_flight_microbatches << ","
+            << r.layer_activation_bytes << "\n";
+    }
+    return out.str();
+}
+
+std::string ledgerToMarkdown(const Config &config, const Ledger &l)
+{
+    std::ostringstream out;
+    out << "# " << config.name << "\n\n";
+    if (!config.description.empty())
+        out << config.description << "\n\n";
+    out << "- Model: " << formatThousands(l.total_parameters) << " parameters, " << config.model.num_layers << " layers, h = "
+        << config.model.hidden_size << "\n";
+    out << "- Plan: " << l.gpus << " GPUs (" << parallelSummary(config) << "), " << l.micro_batches << " micro-batches of "
+        << config.training.micro_batch_size << " × " << config.training.seq_length << " tokens per iteration\n";
+    out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " (usable " << gb(l.usable_bytes) << ")\n";
+    out << "- " << verdict(l) << "\n\n";
+
+    out << "| rank |";
+    for (Category c : kCategories)
+        out << " " << categoryLabel(c) << " |";
+    out << " Device total | Host | In-flight | Fits |\n|---:|";
+    for (int i = 0; i < kCategoryCount; ++i)
+        out << "---:|";
+    out << "---:|---:|---:|:---:|\n";
+    for (const RankLedger &r : l.ranks) {
+        out << "| " << r.pipeline_rank << " |";
+        for (Bytes b : r.device)
+            out << " " << gb(b) << " |";
+        out << " **" << gb(r.device_total_bytes) << "** | " << gb(r.host_total_bytes) << " | " << inFlight(r.in_flight_microbatches)
+            << " | " << (r.fits ? "yes" : "**no**") << " |\n";
+    }
+
+    for (const RankLedger &r : l.ranks) {
+        out << "\n## Rank " << r.pipeline_rank << " — " << gb(r.device_total_bytes) << " on the device";
+        if (r.host_total_bytes > 0)
+            out << ", " << gb(r.host_total_bytes) << " on the host";
+        out << "\n\n" << formatThousands(r.parameters) << " parameters, " << r.layers << " transformer layers, "
+            << inFlight(r.in_flight_microbatches) << " micro-batches in flight at the peak.\n\n";
+        out << "| Category | Where | Entry | Bytes | How it is computed |\n|---|---|---|---:|---|\n";
+        for (const LedgerEntry &e : r.entries) {
+            out << "| " << categoryLabel(e.category) << " | " << placementName(e.placement) << " | " << e.label << " | " << gb(e.bytes)
+                << " | " << e.formula;
+            if (!e.note.empty())
+                out << " — *" << e.note << "*";
+            out << " |\n";
+        }
+    }
+
+    const auto account = [&](const char *title, const LayerActivations &la) {
+        out << "\n## " << title << "\n\nWhat autograd saves for backward in one layer, one micro-batch, on one rank "
+            << "(s = sequence, b = micro-batch, h = hidden, a = heads, t = tensor-parallel split):\n\n"
+            << "| Tensor | Bytes | Formula |\n|---|---:|---|\n";
+        for (const SavedTensor &s : la.tensors)
+            out << "| " << s.name << (s.attentionCore ? " (attention core)" : "") << " | " << gb(s.bytes) << " | " << s.formula << " |\n";
+        out << "| **total** | **" << gb(la.total) << "** | selective recompute keeps " << gb(la.total - la.attentionCore)
+            << ", full recompute keeps the input " << gb(la.checkpoint) << " |\n";
+    };
+    bool anyDense = false;
+    for (std::int64_t i = 0; i < config.model.num_layers; ++i)
+        anyDense |= !config.model.isMoeLayer(i);
+    if (anyDense)
+        account(config.model.isMoe() ? "Activations of one dense layer" : "Activations of one layer", layerActivations(config, false));
+    if (config.model.isMoe())
+        account("Activations of one MoE layer", layerActivations(config, true));
+
+    out << "\n## Choices in force\n\n";
+    for (const std::string &c : l.choices)
+        out << "- " << c << "\n";
+    if (!l.warnings.empty()) {
+        out << "\n## Warnings\n\n";
+        for (const Problem &p : l.warnings)
+            out << "- `" << p.path << "`: " << p.message << (p.suggestion.empty() ? "" : " (" + p.suggestion + ")") << "\n";
+    }
+    return out.str();
+}
+
+} // namespace memledger

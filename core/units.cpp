@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+#include "core/units.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace memledger {
+
+int dtypeBytes(Dtype d)
+{
+    switch (d) {
+    case Dtype::FP32: return 4;
+    case Dtype::BF16:
+    case Dtype::FP16: return 2;
+    case Dtype::FP8:
+    case Dtype::INT8: return 1;
+    }
+    return 4;
+}
+
+std::string_view dtypeName(Dtype d)
+{
+    switch (d) {
+    case Dtype::FP32: return "fp32";
+    case Dtype::BF16: return "bf16";
+    case Dtype::FP16: return "fp16";
+    case Dtype::FP8: return "fp8";
+    case Dtype::INT8: return "int8";
+    }
+    return "fp32";
+}
+
+std::optional<Dtype> parseDtype(std::string_view s)
+{
+    for (Dtype d : {Dtype::FP32, Dtype::BF16, Dtype::FP16, Dtype::FP8, Dtype::INT8})
+        if (dtypeName(d) == s)
+            return d;
+    return std::nullopt;
+}
+
+static std::string formatScaled(double value, const char *unit)
+{
+    char buf[64];
+    const double a = std::fabs(value);
+    const int decimals = a >= 100 ? 1 : (a >= 10 ? 2 : 3);
+    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, value, unit);
+    return buf;
+}
+
+std::string formatGB(double bytes)
+{
+    const double a = std::fabs(bytes);
+    if (a >= 1e12)
+        return formatScaled(bytes / 1e12, "TB");
+    if (a >= 1e9)
+        return formatScaled(bytes / 1e9, "GB");
+    if (a >= 1e6)
+        return formatScaled(bytes / 1e6, "MB");
+    if (a >= 1e3)
+        return formatScaled(bytes / 1e3, "kB");
+    return formatThousands(static_cast<std::int64_t>(std::llround(bytes))) + " B";
+}
+
+std::string formatGiB(double bytes)
+{
+    return formatScaled(bytes / kGiB, "GiB");
+}
+
+std::string formatThousands(std::int64_t v)
+{
+    std::string digits = std::to_string(v < 0 ? -v : v);
+    std::string out;
+    const int n = static_cast<int>(digits.size());
+    for (int i = 0; i < n; ++i) {
+        out += digits[i];
+        if ((n - i - 1) % 3 == 0 && i != n - 1)
+            out += ',';
+    }
+    return v < 0 ? "-" + out : out;
+}
+
+} // namespace memledger

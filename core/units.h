@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace memledger {
+
+// Byte counts are signed 64-bit so that differences stay well defined; the
+// validator refuses any configuration whose largest product could pass 2^62.
+using Bytes = std::int64_t;
+
+constexpr double kGB = 1e9;
+constexpr double kGiB = 1073741824.0;
+
+enum class Dtype { FP32, BF16, FP16, FP8, INT8 };
+
+int dtypeBytes(Dtype d);
+std::string_view dtypeName(Dtype d);
+std::optional<Dtype> parseDtype(std::string_view s);
+
+// "12.35 GB" (decimal, as the seeds and vendors write capacities).
+std::string formatGB(double bytes);
+// "11.50 GiB".
+std::string formatGiB(double bytes);
+// 1234567 -> "1,234,567".
+std::string formatThousands(std::int64_t v);
+
+} // namespace memledger
