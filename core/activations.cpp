@@ -20,34 +20,51 @@ struct Factor {
 
 // Collects saved tensors; each is a product of factors over a product of
 // divisors, written out symbolically and with the values substituted.
+// Without a list to fill it only sums: the ledger needs totals on every
+// slider move, the tensor-by-tensor text only when someone reads it.
 class Account {
 public:
-    explicit Account(std::vector<SavedTensor> &out) : m_out(out) { }
+    explicit Account(std::vector<SavedTensor> *out) : m_out(out) { }
 
-    void add(std::string name, std::initializer_list<Factor> num, std::initializer_list<Factor> den, bool core = false)
+    void add(std::string_view module, std::string_view tensor, std::initializer_list<Factor> num,
+             std::initializer_list<Factor> den, bool core = false)
     {
         Wide n = 1, d = 1;
+        for (const Factor &f : num)
+            n *= f.value;
+        for (const Factor &f : den)
+            d *= f.value;
+        const Bytes bytes = static_cast<Bytes>(n / d);
+        if (bytes == 0)
+            return;
+        total += bytes;
+        if (core)
+            attentionCore += bytes;
+        if (m_out)
+            m_out->push_back({std::string(module) + "." + std::string(tensor), bytes, formula(num, den), core});
+    }
+
+    Bytes total = 0;
+    Bytes attentionCore = 0;
+
+private:
+    static std::string formula(std::initializer_list<Factor> num, std::initializer_list<Factor> den)
+    {
         std::string sym, val;
         for (const Factor &f : num) {
-            n *= f.value;
             sym += (sym.empty() ? "" : "·") + std::string(f.symbol);
             val += (val.empty() ? "" : "·") + std::to_string(f.value);
         }
         for (const Factor &f : den) {
             if (f.value == 1)
                 continue;
-            d *= f.value;
             sym += "/" + std::string(f.symbol);
             val += "/" + std::to_string(f.value);
         }
-        const Bytes bytes = static_cast<Bytes>(n / d);
-        if (bytes == 0)
-            return;
-        m_out.push_back({std::move(name), bytes, sym + " = " + val, core});
+        return sym + " = " + val;
     }
 
-private:
-    std::vector<SavedTensor> &m_out;
+    std::vector<SavedTensor> *m_out;
 };
 
 struct Shape {
@@ -87,19 +104,19 @@ Shape shapeOf(const Config &c)
     return sh;
 }
 
-void addNorm(Account &acc, const Shape &x, const std::string &name, Factor width)
+void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
 {
-    acc.add(name + ".input", {x.A, x.s, x.b, width}, {x.sp});
+    acc.add(name, "input", {x.A, x.s, x.b, width}, {x.sp});
     if (x.statsSaved) {
         const Factor n{x.normStats == 2 ? "2" : "1", x.normStats};
-        acc.add(name + ".stats", {n, x.S, x.s, x.b}, {x.sp});
+        acc.add(name, "stats", {n, x.S, x.s, x.b}, {x.sp});
     }
 }
 
-void addDropoutMask(Account &acc, const Shape &x, const std::string &name, double p)
+void addDropoutMask(Account &acc, const Shape &x, std::string_view name, double p)
 {
     if (p > 0)
-        acc.add(name + ".dropout_mask", {x.M, x.s, x.b, x.h}, {x.sp});
+        acc.add(name, "dropout_mask", {x.M, x.s, x.b, x.h}, {x.sp});
 }
 
 // The attention core: QK^T, softmax, dropout, xV. Without FlashAttention the
@@ -107,21 +124,21 @@ void addDropoutMask(Account &acc, const Shape &x, const std::string &name, doubl
 void addCore(Account &acc, const Shape &x, const Config &c, Factor heads, Factor qkDim, Factor kvHeads, Factor vDim)
 {
     const double pAttn = c.model.attention_dropout;
-    acc.add("attention.q", {x.A, x.s, x.b, heads, qkDim}, {x.t});
+    acc.add("attention", "q", {x.A, x.s, x.b, heads, qkDim}, {x.t});
     if (c.strategy.flash_attention) {
-        acc.add("attention.k", {x.A, x.s, x.b, kvHeads, qkDim}, {x.t});
-        acc.add("attention.v", {x.A, x.s, x.b, kvHeads, vDim}, {x.t});
-        acc.add("attention.softmax_lse", {{"4", 4}, x.s, x.b, heads}, {x.t}, true);
+        acc.add("attention", "k", {x.A, x.s, x.b, kvHeads, qkDim}, {x.t});
+        acc.add("attention", "v", {x.A, x.s, x.b, kvHeads, vDim}, {x.t});
+        acc.add("attention", "softmax_lse", {{"4", 4}, x.s, x.b, heads}, {x.t}, true);
         return;
     }
     // Unfused attention expands grouped K/V to every head before the batched matmuls.
-    acc.add("attention.k", {x.A, x.s, x.b, heads, qkDim}, {x.t});
-    acc.add("attention.softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
+    acc.add("attention", "k", {x.A, x.s, x.b, heads, qkDim}, {x.t});
+    acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
     if (pAttn > 0) {
-        acc.add("attention.dropout_mask", {x.M, heads, x.s, x.skv, x.b}, {x.t}, true);
-        acc.add("attention.dropout_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
+        acc.add("attention", "dropout_mask", {x.M, heads, x.s, x.skv, x.b}, {x.t}, true);
+        acc.add("attention", "dropout_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
     }
-    acc.add("attention.v", {x.A, x.s, x.b, heads, vDim}, {x.t});
+    acc.add("attention", "v", {x.A, x.s, x.b, heads, vDim}, {x.t});
 }
 
 void addAttention(Account &acc, const Shape &x, const Config &c)
@@ -131,40 +148,40 @@ void addAttention(Account &acc, const Shape &x, const Config &c)
     const Factor a{"a", m.num_attention_heads};
     if (m.multi_latent_attention) {
         // Down-projections (replicated weights) see the whole hidden state.
-        acc.add("mla.down_proj.input", {x.A, x.s, x.b, x.h}, {x.lin});
+        acc.add("mla.down_proj", "input", {x.A, x.s, x.b, x.h}, {x.lin});
         if (m.q_lora_rank > 0) {
             const Factor q{"q_lora", m.q_lora_rank};
             addNorm(acc, x, "mla.q_norm", q);
-            acc.add("mla.q_up.input", {x.A, x.s, x.b, q}, {x.sp});
+            acc.add("mla.q_up", "input", {x.A, x.s, x.b, q}, {x.sp});
         }
         const Factor kv{"kv_lora", m.kv_lora_rank};
         addNorm(acc, x, "mla.kv_norm", kv);
-        acc.add("mla.kv_up.input", {x.A, x.s, x.b, kv}, {x.sp});
+        acc.add("mla.kv_up", "input", {x.A, x.s, x.b, kv}, {x.sp});
         const Factor qk{"d_qk", m.qk_head_dim + m.qk_pos_emb_head_dim};
         const Factor v{"d_v", m.v_head_dim};
         addCore(acc, x, c, a, qk, a, v);
-        acc.add("attention.proj.input", {x.A, x.s, x.b, a, v}, {x.t});
+        acc.add("attention.proj", "input", {x.A, x.s, x.b, a, v}, {x.t});
     } else {
         const Factor d{"d", m.headDim()};
         const Factor g{"g", m.queryGroups()};
-        acc.add("attention.qkv.input", {x.A, x.s, x.b, x.h}, {x.lin});
+        acc.add("attention.qkv", "input", {x.A, x.s, x.b, x.h}, {x.lin});
         addCore(acc, x, c, a, d, g, d);
         // With FlashAttention the kernel's output O is also the projection's input: one tensor.
-        acc.add("attention.proj.input", {x.A, x.s, x.b, a, d}, {x.t});
+        acc.add("attention.proj", "input", {x.A, x.s, x.b, a, d}, {x.t});
     }
     addDropoutMask(acc, x, "attention", m.hidden_dropout);
 }
 
-void addMlp(Account &acc, const Shape &x, const Config &c, const std::string &name, std::int64_t width, bool input)
+void addMlp(Account &acc, const Shape &x, const Config &c, std::string_view name, std::int64_t width, bool input)
 {
     const Factor f{"f", width};
     if (input)
-        acc.add(name + ".fc1.input", {x.A, x.s, x.b, x.h}, {x.lin});
+        acc.add(name, "fc1.input", {x.A, x.s, x.b, x.h}, {x.lin});
     if (c.model.swiglu)
-        acc.add(name + ".fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
+        acc.add(name, "fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
     else
-        acc.add(name + ".fc1.output", {x.A, x.s, x.b, f}, {x.t});          // GeLU input
-    acc.add(name + ".fc2.input", {x.A, x.s, x.b, f}, {x.t});
+        acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t});          // GeLU input
+    acc.add(name, "fc2.input", {x.A, x.s, x.b, f}, {x.t});
 }
 
 void addMoe(Account &acc, const Shape &x, const Config &c)
@@ -172,21 +189,21 @@ void addMoe(Account &acc, const Shape &x, const Config &c)
     const ModelConfig &m = c.model;
     const ParallelismConfig &par = c.parallelism;
     const std::int64_t etp = par.expertTensorParallel();
-    acc.add("moe.router.input", {x.A, x.s, x.b, x.h}, {x.lin});
-    acc.add("moe.router.probs", {{"4", 4}, x.s, x.b, {"E", m.num_experts}}, {x.sp});
+    acc.add("moe.router", "input", {x.A, x.s, x.b, x.h}, {x.lin});
+    acc.add("moe.router", "probs", {{"4", 4}, x.s, x.b, {"E", m.num_experts}}, {x.sp});
     // Balanced routing: each rank of the expert-parallel group receives as many
     // token copies (top-k) as its tokens send; ETP ranks all see them.
     const Factor k{"k", m.moe_router_topk};
     const Factor etpF{"etp", etp};
     const Factor f{"f_moe", m.moeFfn()};
-    acc.add("moe.experts.fc1.input", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
+    acc.add("moe.experts.fc1", "input", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
     if (m.swiglu)
-        acc.add("moe.experts.fc1.output", {x.A, {"2", 2}, x.s, x.b, k, etpF, f}, {x.sp, etpF});
+        acc.add("moe.experts.fc1", "output", {x.A, {"2", 2}, x.s, x.b, k, etpF, f}, {x.sp, etpF});
     else
-        acc.add("moe.experts.fc1.output", {x.A, x.s, x.b, k, etpF, f}, {x.sp, etpF});
-    acc.add("moe.experts.fc2.input", {x.A, x.s, x.b, k, etpF, f}, {x.sp, etpF});
+        acc.add("moe.experts.fc1", "output", {x.A, x.s, x.b, k, etpF, f}, {x.sp, etpF});
+    acc.add("moe.experts.fc2", "input", {x.A, x.s, x.b, k, etpF, f}, {x.sp, etpF});
     // Unpermute multiplies expert outputs by their routing probabilities: both saved.
-    acc.add("moe.experts.output", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
+    acc.add("moe.experts", "output", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
     if (m.moe_shared_expert_intermediate_size > 0)
         addMlp(acc, x, c, "moe.shared_expert", m.moe_shared_expert_intermediate_size, false);
 }
@@ -198,10 +215,10 @@ int activationBytes(const Config &config)
     return config.training.params_dtype == Dtype::FP32 ? 4 : 2;
 }
 
-LayerActivations layerActivations(const Config &config, bool moeLayer)
+LayerActivations layerActivations(const Config &config, bool moeLayer, bool listTensors)
 {
     LayerActivations la;
-    Account acc(la.tensors);
+    Account acc(listTensors ? &la.tensors : nullptr);
     const Shape x = shapeOf(config);
     addAttention(acc, x, config);
     addNorm(acc, x, "pre_mlp_norm", x.h);
@@ -210,11 +227,8 @@ LayerActivations layerActivations(const Config &config, bool moeLayer)
     else
         addMlp(acc, x, config, "mlp", config.model.ffn(), true);
     addDropoutMask(acc, x, "mlp", config.model.hidden_dropout);
-    for (const SavedTensor &st : la.tensors) {
-        la.total += st.bytes;
-        if (st.attentionCore)
-            la.attentionCore += st.bytes;
-    }
+    la.total = acc.total;
+    la.attentionCore = acc.attentionCore;
     // Full recompute keeps the layer's input (sharded along the sequence under SP).
     la.checkpoint = static_cast<Bytes>(x.A.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
     return la;
@@ -225,16 +239,16 @@ StageActivations stageActivations(const Config &config)
     StageActivations sa;
     const Shape x = shapeOf(config);
     {
-        Account acc(sa.first);
+        Account acc(&sa.first);
         addDropoutMask(acc, x, "embedding", config.model.hidden_dropout);
     }
     {
-        Account acc(sa.last);
+        Account acc(&sa.last);
         addNorm(acc, x, "final_norm", x.h);
-        acc.add("output_layer.input", {x.A, x.s, x.b, x.h}, {x.lin});
+        acc.add("output_layer", "input", {x.A, x.s, x.b, x.h}, {x.lin});
         // Megatron's vocab-parallel cross entropy keeps the fp32 softmax of the logits.
         const Factor vocab{"V", paddedVocab(config.model, x.t.value)};
-        acc.add("loss.softmax_fp32", {{"4", 4}, x.s, x.b, vocab}, {x.t});
+        acc.add("loss", "softmax_fp32", {{"4", 4}, x.s, x.b, vocab}, {x.t});
     }
     return sa;
 }

@@ -31,7 +31,8 @@ struct LayerActivations {
     }
 };
 
-LayerActivations layerActivations(const Config &config, bool moeLayer);
+// listTensors = false computes the totals only (the ledger's hot path).
+LayerActivations layerActivations(const Config &config, bool moeLayer, bool listTensors = true);
 
 // Saved outside the transformer layers, per micro-batch.
 struct StageActivations {

@@ -2,6 +2,7 @@
 #include "core/ledger.h"
 
 #include "core/activations.h"
+#include "core/modelstates.h"
 #include "core/parameters.h"
 #include "core/schedule.h"
 #include "core/validate.h"
@@ -54,11 +55,6 @@ bool Ledger::fits() const
 
 namespace {
 
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b)
-{
-    return b > 0 ? (a + b - 1) / b : a;
-}
-
 std::string num(std::int64_t v)
 {
     return formatThousands(v);
@@ -77,55 +73,6 @@ std::string dec(double v)
 Placement placementOf(OffloadTarget t)
 {
     return t == OffloadTarget::CPU ? Placement::Host : (t == OffloadTarget::NVMe ? Placement::NVMe : Placement::Device);
-}
-
-// Bytes per parameter of each model-state category, derived from precision
-// and optimizer choices, with the words that explain them.
-struct StateBytes {
-    int weight = 2;
-    int grad = 4;
-    int master = 4;
-    double states = 8;       // per parameter (Adafactor: per factored element)
-    bool factored = false;   // Adafactor: states scale with rows + cols, not rows * cols
-    std::string weightWhy, gradWhy, optWhy;
-};
-
-StateBytes stateBytes(const TrainingConfig &tr)
-{
-    StateBytes sb;
-    sb.weight = dtypeBytes(tr.params_dtype);
-    sb.grad = dtypeBytes(tr.main_grads_dtype);
-    sb.master = tr.main_params_fp32 && tr.params_dtype != Dtype::FP32 ? 4 : 0;
-    sb.weightWhy = std::to_string(sb.weight) + " B (" + std::string(dtypeName(tr.params_dtype)) + ")";
-    sb.gradWhy = std::to_string(sb.grad) + " B (" + std::string(dtypeName(tr.main_grads_dtype)) + " main_grads)";
-    const bool eightBit = tr.optimizer == Optimizer::Adam8bit;
-    const Dtype defaultState = eightBit ? Dtype::INT8 : Dtype::FP32;
-    const int m1 = dtypeBytes(tr.exp_avg_dtype.value_or(defaultState));
-    const int m2 = dtypeBytes(tr.exp_avg_sq_dtype.value_or(defaultState));
-    std::string masterWhy = sb.master ? "4 B fp32 master weights + " : "";
-    switch (tr.optimizer) {
-    case Optimizer::Adam:
-    case Optimizer::AdamW:
-        sb.states = m1 + m2;
-        sb.optWhy = masterWhy + std::to_string(m1) + " B exp_avg + " + std::to_string(m2) + " B exp_avg_sq";
-        break;
-    case Optimizer::Adam8bit:
-        // bitsandbytes keeps one fp32 absmax per 2048-element block of each state.
-        sb.states = m1 + m2 + 2.0 * 4.0 / 2048.0;
-        sb.optWhy = masterWhy + std::to_string(m1) + " B + " + std::to_string(m2)
-            + " B quantized moments + 2 fp32 block scales per 2048 elements (bitsandbytes)";
-        break;
-    case Optimizer::SGD:
-        sb.states = m1;
-        sb.optWhy = masterWhy + std::to_string(m1) + " B momentum";
-        break;
-    case Optimizer::Adafactor:
-        sb.states = 4;
-        sb.factored = true;
-        sb.optWhy = masterWhy + "4 B fp32 factored second moment per row and column of each matrix (no momentum)";
-        break;
-    }
-    return sb;
 }
 
 class RankBuilder {
@@ -165,30 +112,22 @@ void addModelStates(RankBuilder &rb, const Context &x, const std::string &what, 
     if (pc.params <= 0)
         return;
     const int zero = x.c.parallelism.zero_stage;
+    const ModelStates ms = modelStates(x.sb, pc.params, pc.factoredState, zero, group);
     const std::string shard = " / " + num(group) + " (ZeRO-" + std::to_string(zero) + " over " + groupName + ")";
-    const auto sharded = [&](int fromStage) { return zero >= fromStage && group > 1; };
+    const auto sharded = [&](int fromStage) { return zero >= fromStage && group > 1 ? shard : std::string(); };
     const std::string params = num(pc.params) + " params";
 
-    const Bytes w = ceilDiv(pc.params * x.sb.weight, sharded(3) ? group : 1);
     const OffloadTarget po = x.c.strategy.param_offload;
-    rb.add(Category::Weights, placementOf(po), what, w,
-           params + " × " + x.sb.weightWhy + (sharded(3) ? shard : ""),
+    rb.add(Category::Weights, placementOf(po), what, ms.weights, params + " × " + x.sb.weightWhy + sharded(3),
            po != OffloadTarget::None ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used" : "");
+    rb.add(Category::Gradients, Placement::Device, what, ms.gradients, params + " × " + x.sb.gradWhy + sharded(2));
 
-    const Bytes g = ceilDiv(pc.params * x.sb.grad, sharded(2) ? group : 1);
-    rb.add(Category::Gradients, Placement::Device, what, g, params + " × " + x.sb.gradWhy + (sharded(2) ? shard : ""));
-
-    const double perParam = x.sb.master + (x.sb.factored ? 0.0 : x.sb.states);
-    double optimizer = static_cast<double>(pc.params) * perParam;
     std::string formula = params + " × " + x.sb.optWhy;
-    if (x.sb.factored) {
-        optimizer += static_cast<double>(pc.factoredState) * x.sb.states;
+    if (x.sb.factored)
         formula = params + " × " + std::to_string(x.sb.master) + " B master + " + num(pc.factoredState)
             + " row/column elements × 4 B (Adafactor)";
-    }
-    const Bytes o = ceilDiv(static_cast<Bytes>(std::llround(optimizer)), sharded(1) ? group : 1);
     const OffloadTarget oo = x.c.strategy.optimizer_offload;
-    rb.add(Category::OptimizerStates, placementOf(oo), what, o, formula + (sharded(1) ? shard : ""),
+    rb.add(Category::OptimizerStates, placementOf(oo), what, ms.optimizer, formula + sharded(1),
            oo != OffloadTarget::None ? "optimizer offloaded: the update runs on the CPU (ZeRO-Offload); gradients stream out, "
                                        "updated weights stream back"
                                      : "");
@@ -350,8 +289,8 @@ Ledger computeLedger(const Config &c)
     x.denseLayer = layerParams(c.model, false, x.t, x.e, x.etp);
     x.moeLayer = c.model.isMoe() ? layerParams(c.model, true, x.t, x.e, x.etp) : x.denseLayer;
     x.emb = embeddingParams(c.model, c.training.seq_length, x.t, x.p);
-    x.denseAct = layerActivations(c, false);
-    x.moeAct = c.model.isMoe() ? layerActivations(c, true) : x.denseAct;
+    x.denseAct = layerActivations(c, false, false);
+    x.moeAct = c.model.isMoe() ? layerActivations(c, true, false) : x.denseAct;
     x.stageAct = stageActivations(c);
 
     Ledger ledger;

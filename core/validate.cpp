@@ -47,7 +47,8 @@ std::string nearestMultiples(std::int64_t n, std::int64_t k)
     return below > 0 ? str(below) + " or " + str(above) : str(above);
 }
 
-class Checker {
+class Checker
+{
 public:
     void error(std::string path, std::string message, std::string suggestion = {})
     {
@@ -58,11 +59,12 @@ public:
         m_problems.push_back({std::move(path), std::move(message), std::move(suggestion), Problem::Severity::Warning});
     }
     // `value` must divide by `by`; the suggestion names the nearest values of `field`.
-    void divisible(const std::string &path, std::int64_t value, std::int64_t by, const std::string &what,
-                   const std::string &suggestion)
+    // The suggestion is built only when needed: validation runs on every slider move.
+    template<class Suggest>
+    void divisible(const std::string &path, std::int64_t value, std::int64_t by, const char *what, Suggest suggestion)
     {
         if (by > 0 && value % by != 0)
-            error(path, what + " (" + str(value) + ") is not divisible by " + str(by), suggestion);
+            error(path, what + std::string(" (") + str(value) + ") is not divisible by " + str(by), suggestion());
     }
     bool hasProblems() const { return !m_problems.empty(); }
     Problems take() { return std::move(m_problems); }
@@ -137,15 +139,18 @@ Problems validate(const Config &c)
         const long double scores = 5 * a * s * s * b;
         const long double limit = std::ldexp(1.0L, 60);
         if (params > 1e14L)
-            ck.error(kModel + "num_layers", "about " + str(static_cast<std::int64_t>(params / 1e12L))
-                                               + " T parameters is beyond what MemLedger accounts",
+            ck.error(kModel + "num_layers",
+                     "about " + str(static_cast<std::int64_t>(params / 1e12L))
+                         + " T parameters is beyond what MemLedger accounts",
                      "models up to 100 T parameters are supported");
         if (scores * L > limit || s * b * V * 4 * 16 > limit)
-            ck.error(kTraining + "seq_length", "activations of this sequence length and micro-batch would overflow 64-bit byte counts",
+            ck.error(kTraining + "seq_length",
+                     "activations of this sequence length and micro-batch would overflow 64-bit byte counts",
                      "reduce training.seq_length or training.micro_batch_size");
         if (static_cast<long double>(t) * p * d * cp > 1e6L)
-            ck.error(kPar + "data_parallel_size", "more than a million GPUs (t·p·d·c = "
-                                                       + str(static_cast<std::int64_t>(static_cast<long double>(t) * p * d * cp)) + ")");
+            ck.error(kPar + "data_parallel_size",
+                     "more than a million GPUs (t·p·d·c = "
+                         + str(static_cast<std::int64_t>(static_cast<long double>(t) * p * d * cp)) + ")");
         // Nothing else is meaningful for sizes this large.
         if (ck.hasProblems())
             return ck.take();
@@ -155,60 +160,78 @@ Problems validate(const Config &c)
     const std::int64_t g = m.queryGroups();
     if (!m.multi_latent_attention) {
         if (m.kv_channels == 0 && m.hidden_size % m.num_attention_heads != 0)
-            ck.error(kModel + "hidden_size", "hidden_size (" + str(m.hidden_size) + ") is not divisible by num_attention_heads ("
-                                                 + str(m.num_attention_heads) + ")",
-                     "set model.kv_channels, or use hidden_size " + nearestMultiples(m.hidden_size, m.num_attention_heads));
+            ck.error(kModel + "hidden_size",
+                     "hidden_size (" + str(m.hidden_size) + ") is not divisible by num_attention_heads ("
+                         + str(m.num_attention_heads) + ")",
+                     "set model.kv_channels, or use hidden_size "
+                         + nearestMultiples(m.hidden_size, m.num_attention_heads));
         if (m.num_attention_heads % g != 0)
-            ck.error(kModel + "num_query_groups", "num_attention_heads (" + str(m.num_attention_heads)
-                                                      + ") is not divisible by num_query_groups (" + str(g) + ")",
+            ck.error(kModel + "num_query_groups",
+                     "num_attention_heads (" + str(m.num_attention_heads) + ") is not divisible by num_query_groups ("
+                         + str(g) + ")",
                      "use num_query_groups " + nearestDivisors(m.num_attention_heads, g));
     }
     if (m.position_embedding_type == PositionEmbedding::LearnedAbsolute && m.max_position_embeddings > 0
         && m.max_position_embeddings < tr.seq_length)
-        ck.error(kTraining + "seq_length", "seq_length (" + str(tr.seq_length) + ") exceeds the learned position table ("
-                                               + str(m.max_position_embeddings) + " positions)",
+        ck.error(kTraining + "seq_length",
+                 "seq_length (" + str(tr.seq_length) + ") exceeds the learned position table ("
+                     + str(m.max_position_embeddings) + " positions)",
                  "raise model.max_position_embeddings or use rotary positions");
     if (m.isMoe()) {
         if (m.moe_router_topk > m.num_experts)
-            ck.error(kModel + "moe_router_topk", "top-" + str(m.moe_router_topk) + " routing needs at least that many experts, the model has "
-                                                     + str(m.num_experts),
+            ck.error(kModel + "moe_router_topk",
+                     "top-" + str(m.moe_router_topk) + " routing needs at least that many experts, the model has "
+                         + str(m.num_experts),
                      "use moe_router_topk ≤ " + str(m.num_experts));
         if (!m.moe_layer_pattern.empty() && static_cast<std::int64_t>(m.moe_layer_pattern.size()) != m.num_layers)
-            ck.error(kModel + "moe_layer_freq", "the list has " + str(static_cast<std::int64_t>(m.moe_layer_pattern.size()))
-                                                    + " entries but the model has " + str(m.num_layers) + " layers",
+            ck.error(kModel + "moe_layer_freq",
+                     "the list has " + str(static_cast<std::int64_t>(m.moe_layer_pattern.size()))
+                         + " entries but the model has " + str(m.num_layers) + " layers",
                      "one 0 (dense) or 1 (MoE) per layer");
     }
 
     // Tensor parallelism.
     const std::string tp = kPar + "tensor_model_parallel_size";
-    ck.divisible(tp, m.num_attention_heads, t, "num_attention_heads",
-                 "use tensor_model_parallel_size " + nearestDivisors(m.num_attention_heads, t));
+    ck.divisible(tp, m.num_attention_heads, t, "num_attention_heads", [&] {
+        return std::string("use tensor_model_parallel_size " + nearestDivisors(m.num_attention_heads, t));
+    });
     if (!m.multi_latent_attention && g % t != 0)
-        ck.error(tp, "num_query_groups (" + str(g) + ") is not divisible by tensor_model_parallel_size (" + str(t) + ")",
+        ck.error(tp,
+                 "num_query_groups (" + str(g) + ") is not divisible by tensor_model_parallel_size (" + str(t) + ")",
                  "use tensor_model_parallel_size " + nearestDivisors(g, t));
-    ck.divisible(tp, m.ffn(), t, "ffn_hidden_size", "use tensor_model_parallel_size " + nearestDivisors(m.ffn(), t));
+    ck.divisible(tp, m.ffn(), t, "ffn_hidden_size",
+                 [&] { return std::string("use tensor_model_parallel_size " + nearestDivisors(m.ffn(), t)); });
     if (m.moe_shared_expert_intermediate_size > 0)
-        ck.divisible(tp, m.moe_shared_expert_intermediate_size, t, "moe_shared_expert_intermediate_size",
-                     "use tensor_model_parallel_size " + nearestDivisors(m.moe_shared_expert_intermediate_size, t));
+        ck.divisible(tp, m.moe_shared_expert_intermediate_size, t, "moe_shared_expert_intermediate_size", [&] {
+            return std::string("use tensor_model_parallel_size "
+                               + nearestDivisors(m.moe_shared_expert_intermediate_size, t));
+        });
     if (par.sequence_parallel && t > 1)
         ck.divisible(kTraining + "seq_length", tr.seq_length / cp, t, "the sequence on each context-parallel rank",
-                     "sequence parallelism splits it over t; use seq_length " + nearestMultiples(tr.seq_length, t * cp));
+                     [&] {
+                         return std::string("sequence parallelism splits it over t; use seq_length "
+                                            + nearestMultiples(tr.seq_length, t * cp));
+                     });
     if (par.sequence_parallel && t == 1)
         ck.warning(kPar + "sequence_parallel", "has no effect with tensor_model_parallel_size 1");
 
     // Pipeline parallelism.
     const std::int64_t stages = p * v;
     if (m.num_layers % stages != 0)
-        ck.error(kModel + "num_layers", "num_layers (" + str(m.num_layers) + ") is not divisible by pipeline_model_parallel_size × virtual_pipeline_model_parallel_size ("
-                                            + str(p) + " × " + str(v) + " = " + str(stages) + ")",
-                 "use num_layers " + nearestMultiples(m.num_layers, stages) + ", or a split dividing " + str(m.num_layers) + " (p·v = "
-                     + nearestDivisors(m.num_layers, stages) + ")");
+        ck.error(kModel + "num_layers",
+                 "num_layers (" + str(m.num_layers)
+                     + ") is not divisible by pipeline_model_parallel_size × virtual_pipeline_model_parallel_size ("
+                     + str(p) + " × " + str(v) + " = " + str(stages) + ")",
+                 "use num_layers " + nearestMultiples(m.num_layers, stages) + ", or a split dividing "
+                     + str(m.num_layers) + " (p·v = " + nearestDivisors(m.num_layers, stages) + ")");
     const PipelineSchedule sched = par.schedule();
     if (v > 1 && sched != PipelineSchedule::Interleaved)
-        ck.error(kPar + "pipeline_schedule", "virtual_pipeline_model_parallel_size " + str(v) + " needs the interleaved schedule",
+        ck.error(kPar + "pipeline_schedule",
+                 "virtual_pipeline_model_parallel_size " + str(v) + " needs the interleaved schedule",
                  "set pipeline_schedule to \"interleaved\" or virtual_pipeline_model_parallel_size to 1");
     if (sched == PipelineSchedule::Interleaved && v < 2)
-        ck.error(kPar + "virtual_pipeline_model_parallel_size", "the interleaved schedule needs at least 2 chunks per rank",
+        ck.error(kPar + "virtual_pipeline_model_parallel_size",
+                 "the interleaved schedule needs at least 2 chunks per rank",
                  "set virtual_pipeline_model_parallel_size to 2 or more");
     if (sched == PipelineSchedule::Interleaved && p < 2)
         ck.error(kPar + "pipeline_model_parallel_size", "the interleaved schedule needs a pipeline (p ≥ 2)",
@@ -218,25 +241,30 @@ Problems validate(const Config &c)
     const std::int64_t perIteration = tr.micro_batch_size * d;
     const std::int64_t gbs = c.globalBatch();
     if (gbs % perIteration != 0)
-        ck.error(kTraining + "global_batch_size", "global_batch_size (" + str(gbs) + ") is not divisible by micro_batch_size × data_parallel_size ("
-                                                      + str(tr.micro_batch_size) + " × " + str(d) + " = " + str(perIteration) + ")",
+        ck.error(kTraining + "global_batch_size",
+                 "global_batch_size (" + str(gbs) + ") is not divisible by micro_batch_size × data_parallel_size ("
+                     + str(tr.micro_batch_size) + " × " + str(d) + " = " + str(perIteration) + ")",
                  "use global_batch_size " + nearestMultiples(gbs, perIteration));
     const std::int64_t micro = gbs / perIteration;
     if (gbs % perIteration == 0) {
         if (sched == PipelineSchedule::Interleaved && p >= 2 && micro % p != 0)
-            ck.error(kTraining + "global_batch_size", str(micro) + " micro-batches per iteration is not a multiple of the pipeline size "
-                                                          + str(p) + " (Megatron's interleaved schedule needs it)",
+            ck.error(kTraining + "global_batch_size",
+                     str(micro) + " micro-batches per iteration is not a multiple of the pipeline size " + str(p)
+                         + " (Megatron's interleaved schedule needs it)",
                      "use global_batch_size " + nearestMultiples(gbs, perIteration * p));
         else if (micro < p)
-            ck.warning(kTraining + "global_batch_size", "only " + str(micro) + " micro-batches for " + str(p)
-                                                            + " pipeline stages: most of the pipeline idles",
+            ck.warning(kTraining + "global_batch_size",
+                       "only " + str(micro) + " micro-batches for " + str(p)
+                           + " pipeline stages: most of the pipeline idles",
                        "use global_batch_size ≥ " + str(perIteration * p));
     }
 
     // Context parallelism: causal load balancing splits the sequence into 2c chunks.
     if (cp > 1) {
-        ck.divisible(kTraining + "seq_length", tr.seq_length, 2 * cp, "seq_length",
-                     "context parallelism splits the sequence into 2·c chunks; use seq_length " + nearestMultiples(tr.seq_length, 2 * cp));
+        ck.divisible(kTraining + "seq_length", tr.seq_length, 2 * cp, "seq_length", [&] {
+            return std::string("context parallelism splits the sequence into 2·c chunks; use seq_length "
+                               + nearestMultiples(tr.seq_length, 2 * cp));
+        });
         if (!st.flash_attention)
             ck.warning(kStrategy + "flash_attention", "context parallelism runs on fused attention kernels in Megatron",
                        "turn flash_attention on");
@@ -244,19 +272,25 @@ Problems validate(const Config &c)
 
     // Expert parallelism.
     if (m.isMoe()) {
-        ck.divisible(kPar + "expert_model_parallel_size", m.num_experts, e, "num_experts",
-                     "use expert_model_parallel_size " + nearestDivisors(m.num_experts, e));
+        ck.divisible(kPar + "expert_model_parallel_size", m.num_experts, e, "num_experts", [&] {
+            return std::string("use expert_model_parallel_size " + nearestDivisors(m.num_experts, e));
+        });
         if ((t * cp * d) % (etp * e) != 0)
-            ck.error(kPar + "expert_model_parallel_size", "t·c·d (" + str(t * cp * d) + ") is not divisible by expert_tensor_parallel_size × expert_model_parallel_size ("
-                                                              + str(etp * e) + ")",
+            ck.error(kPar + "expert_model_parallel_size",
+                     "t·c·d (" + str(t * cp * d)
+                         + ") is not divisible by expert_tensor_parallel_size × expert_model_parallel_size ("
+                         + str(etp * e) + ")",
                      "the expert grid (etp·e·edp) must tile the same GPUs as t·c·d");
-        ck.divisible(kPar + "expert_tensor_parallel_size", m.moeFfn(), etp, "moe_ffn_hidden_size",
-                     "use expert_tensor_parallel_size " + nearestDivisors(m.moeFfn(), etp));
+        ck.divisible(kPar + "expert_tensor_parallel_size", m.moeFfn(), etp, "moe_ffn_hidden_size", [&] {
+            return std::string("use expert_tensor_parallel_size " + nearestDivisors(m.moeFfn(), etp));
+        });
         if (t > 1 && !par.sequence_parallel)
-            ck.error(kPar + "sequence_parallel", "MoE with tensor parallelism needs sequence parallelism (Megatron requires it)",
+            ck.error(kPar + "sequence_parallel",
+                     "MoE with tensor parallelism needs sequence parallelism (Megatron requires it)",
                      "set sequence_parallel to true");
     } else if (e > 1) {
-        ck.error(kPar + "expert_model_parallel_size", "is " + str(e) + " but the model has no experts", "use 1 for a dense model");
+        ck.error(kPar + "expert_model_parallel_size", "is " + str(e) + " but the model has no experts",
+                 "use 1 for a dense model");
     }
 
     // ZeRO and offload.
@@ -272,16 +306,19 @@ Problems validate(const Config &c)
     // Recompute.
     const std::int64_t perChunk = m.num_layers / stages;
     if (st.recompute_granularity == RecomputeGranularity::Full && perChunk > 0 && st.recompute_num_layers > perChunk)
-        ck.warning(kStrategy + "recompute_num_layers", "is " + str(st.recompute_num_layers) + " but each pipeline chunk has "
-                                                           + str(perChunk) + " layers",
+        ck.warning(kStrategy + "recompute_num_layers",
+                   "is " + str(st.recompute_num_layers) + " but each pipeline chunk has " + str(perChunk) + " layers",
                    "use at most " + str(perChunk));
 
     // Precision.
     if (tr.optimizer != Optimizer::Adam8bit
-        && ((tr.exp_avg_dtype && *tr.exp_avg_dtype == Dtype::INT8) || (tr.exp_avg_sq_dtype && *tr.exp_avg_sq_dtype == Dtype::INT8)))
-        ck.warning(kTraining + "exp_avg_dtype", "int8 optimizer states need a block-quantized optimizer", "use optimizer \"adam8bit\"");
+        && ((tr.exp_avg_dtype && *tr.exp_avg_dtype == Dtype::INT8)
+            || (tr.exp_avg_sq_dtype && *tr.exp_avg_sq_dtype == Dtype::INT8)))
+        ck.warning(kTraining + "exp_avg_dtype", "int8 optimizer states need a block-quantized optimizer",
+                   "use optimizer \"adam8bit\"");
     if (tr.params_dtype == Dtype::FP32 && tr.main_grads_dtype != Dtype::FP32)
-        ck.warning(kTraining + "main_grads_dtype", "gradients of fp32 parameters are fp32", "set main_grads_dtype to \"fp32\"");
+        ck.warning(kTraining + "main_grads_dtype", "gradients of fp32 parameters are fp32",
+                   "set main_grads_dtype to \"fp32\"");
 
     // Hardware.
     if (c.hardware.runtime_reserve_bytes >= c.hardware.hbm_bytes)

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+// memledger-cli as a user runs it: the real binary, its exit codes, stdout and stderr.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Run {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string quote(const std::string &s)
+{
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+Run cli(const std::string &args)
+{
+    static int counter = 0;
+    const std::string errPath = (std::filesystem::temp_directory_path() / ("memledger-cli-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))).string();
+    const std::string cmd = std::string(MEMLEDGER_CLI) + " " + args + " 2>" + quote(errPath);
+    Run r;
+    FILE *pipe = ::popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::array<char, 4096> buf{};
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
+        r.out.append(buf.data(), n);
+    const int status = ::pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream err(errPath);
+    r.err.assign(std::istreambuf_iterator<char>(err), {});
+    std::filesystem::remove(errPath);
+    return r;
+}
+
+std::string scenario(const std::string &name)
+{
+    return quote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
+}
+
+nlohmann::json reference()
+{
+    std::ifstream in(std::string(MEMLEDGER_TEST_DATA) + "/reference_cases.json");
+    return nlohmann::json::parse(in);
+}
+
+std::string writeTemp(const std::string &name, const std::string &text)
+{
+    const auto path = std::filesystem::temp_directory_path() / ("memledger-cli-" + std::to_string(::getpid()) + "-" + name);
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+} // namespace
+
+TEST_CASE("eval --format json carries the contract and the seed 000 figures", "[cli][reference]")
+{
+    const nlohmann::json seed = reference()["seed_000_7b"];
+    for (const nlohmann::json &plan : seed["plans"]) {
+        const std::string name = plan["preset"];
+        CAPTURE(name);
+        const Run r = cli("eval " + scenario(name) + " --format json");
+        REQUIRE(r.code == 0);
+        const nlohmann::json j = nlohmann::json::parse(r.out);
+        const nlohmann::json &rank = j["ranks"][0];
+        const double params = j["total_parameters"];
+        CHECK(params == Approx(double(seed["published_parameters"])).epsilon(0.005));
+        // Host: the offloaded optimizer, 12 bytes per parameter (84 GB at the seed's 7e9).
+        const double host = rank["host_total_bytes"];
+        CHECK((host == 0 ? 0.0 : host * 7e9 / params) / 1e9 == Approx(double(plan["cpu_gb"])).margin(0.01));
+        CHECK(rank["fits"].get<bool>() == (host > 0));
+        CHECK(j["peak_bytes"] == rank["device_total_bytes"]);
+        CHECK(rank["in_flight_microbatches"] == 1);
+        CHECK(rank["layer_activation_bytes"].is_number_integer());
+    }
+}
+
+TEST_CASE("eval reproduces Korthikanti Figure 1 with --set", "[cli][reference]")
+{
+    for (const nlohmann::json &k : reference()["korthikanti_figure1"]["cases"]) {
+        const std::string model = k["model"];
+        CAPTURE(model);
+        const std::int64_t p = k["p"], m = k["m"], b = k["b"];
+        std::string doc = R"({"format": "memledger-preset", "version": 1, "name": "fig1", "model": ")" + model + R"("})";
+        const std::string path = writeTemp(model + ".json", doc);
+        const std::string sets = " --set training.seq_length=2048 --set training.micro_batch_size=" + std::to_string(b)
+            + " --set training.global_batch_size=" + std::to_string(b * p * 8) + " --set parallelism.tensor_model_parallel_size=8"
+            + " --set parallelism.pipeline_model_parallel_size=" + std::to_string(p)
+            + " --set parallelism.virtual_pipeline_model_parallel_size=" + std::to_string(m)
+            + " --set strategy.flash_attention=false --set strategy.norm_stats_dtype=none";
+        const Run r = cli("eval " + quote(path) + sets + " --format json");
+        REQUIRE(r.code == 0);
+        const nlohmann::json j = nlohmann::json::parse(r.out);
+        // layer_activation_bytes x the layers' worth the first stage holds = Figure 1's activations.
+        const nlohmann::json &first = j["ranks"][0];
+        const double layersHeld = double(first["in_flight_chunks"]) * double(k["L"]) / double(p * m);
+        CHECK(double(first["layer_activation_bytes"]) * layersHeld / 1073741824.0 == Approx(double(k["act_tp_gib"])).epsilon(1e-9));
+        std::filesystem::remove(path);
+    }
+}
+
+TEST_CASE("The staircase through the CLI", "[cli][reference]")
+{
+    const nlohmann::json st = reference()["staircase"];
+    const Run r = cli("eval " + scenario("gpt-3-175b-64gpus-tp-only") + " --format json");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    std::vector<double> got;
+    for (const nlohmann::json &rank : j["ranks"])
+        got.push_back(rank["in_flight_microbatches"]);
+    CHECK(got == st["one_f_one_b"].get<std::vector<double>>());
+
+    const Run v2 = cli("eval " + scenario("gpt-3-175b-64gpus-tp-only")
+                       + " --set parallelism.virtual_pipeline_model_parallel_size=2 --set parallelism.pipeline_schedule=interleaved --format json");
+    REQUIRE(v2.code == 0);
+    CHECK(double(nlohmann::json::parse(v2.out)["ranks"][0]["in_flight_microbatches"]) == Approx(double(st["interleaved_rank0"])));
+}
+
+TEST_CASE("check exits 0 when every rank fits and 3 when one does not", "[cli]")
+{
+    const Run fits = cli("check " + scenario("seed-000-7b-c-offload"));
+    CHECK(fits.code == 0);
+    CHECK(fits.out.find("worst rank 0") != std::string::npos);
+    const Run overflows = cli("check " + scenario("seed-000-7b-a-plain"));
+    CHECK(overflows.code == 3);
+    CHECK(overflows.out.find("does not fit") != std::string::npos);
+    // A built-in scenario can be named instead of a file.
+    CHECK(cli("check gpt-3-175b-64gpus-tp-only").code == 3);
+    CHECK(cli("check gpt-3-175b-64gpus-tp-sp-selective").code == 0);
+}
+
+TEST_CASE("Every output format renders", "[cli]")
+{
+    const std::string preset = scenario("llama-3-70b-128xh100");
+    const Run table = cli("eval " + preset);
+    CHECK(table.code == 0);
+    CHECK(table.out.find("Peak: rank 0") != std::string::npos);
+    const Run csv = cli("eval " + preset + " --format csv");
+    CHECK(csv.code == 0);
+    CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 5); // header + 4 ranks
+    const Run md = cli("eval " + preset + " --format markdown");
+    CHECK(md.code == 0);
+    CHECK(md.out.find("| Category | Where | Entry | Bytes | How it is computed |") != std::string::npos);
+    CHECK(md.out.find("Activations of one layer") != std::string::npos);
+}
+
+TEST_CASE("Bad input exits 2 with one line per problem naming the field, never a partial result", "[cli][input]")
+{
+    struct Case {
+        std::string args;
+        std::string mentions;
+    };
+    const std::string good = scenario("llama-3-70b-128xh100");
+    const std::string malformed = writeTemp("malformed.json", "{\"format\": \"memledger-preset\", \"version\": 1, \"model\": {");
+    const std::string wrongType = writeTemp("type.json", R"({"format": "memledger-preset", "version": 1, "model": {"num_layers": "many"}})");
+    const std::string unknown = writeTemp("unknown.json", R"({"format": "memledger-preset", "version": 1, "strategy": {"recompute": "full"}})");
+    const std::vector<Case> cases = {
+        {"eval /nonexistent/plan.json", "/nonexistent/plan.json"},
+        {"eval " + quote(malformed), "not valid JSON"},
+        {"eval " + quote(wrongType), "model.num_layers"},
+        {"eval " + quote(unknown), "strategy.recompute"},
+        {"eval " + good + " --set training.micro_batch_size=-1", "training.micro_batch_size"},
+        {"eval " + good + " --set model.hidden_size=0", "model.hidden_size"},
+        {"eval " + good + " --set parallelism.tensor_model_parallel_size=3", "parallelism.tensor_model_parallel_size"},
+        {"eval " + good + " --set parallelism.pipeline_model_parallel_size=3", "model.num_layers"},
+        {"eval " + good + " --set parallelism.colour=blue", "parallelism.colour"},
+        {"eval " + good + " --set nonsense", "nonsense"},
+        {"eval " + good + " --format yaml", "--format"},
+        {"eval", "PRESET"},
+        {"frobnicate " + good, "unknown command"},
+        {"check " + good + " --set training.params_dtype=fp64", "training.params_dtype"},
+    };
+    for (const Case &c : cases) {
+        CAPTURE(c.args);
+        const Run r = cli(c.args);
+        CHECK(r.code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find(c.mentions) != std::string::npos);
+    }
+    for (const std::string &p : {malformed, wrongType, unknown})
+        std::filesystem::remove(p);
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+// The preset format: round trips, built-in references, and bad input that
+// must be refused with a message naming the field.
+#include "testutil.h"
+
+#include <cstdio>
+#include <filesystem>
+
+using namespace memledger;
+using namespace memledger::test;
+
+namespace {
+
+Problems problemsOf(const std::string &text)
+{
+    const LoadResult r = presetFromText(text, "test.json");
+    CHECK_FALSE(r.config.has_value()); // never a partial result
+    return r.problems;
+}
+
+bool mentions(const Problems &problems, const std::string &path)
+{
+    for (const Problem &p : problems)
+        if (p.path == path)
+            return true;
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("Every built-in preset loads, validates and round-trips", "[preset]")
+{
+    for (const BuiltinPreset &b : builtinPresets()) {
+        CAPTURE(b.kind, b.name);
+        const LoadResult first = presetFromText(b.text, b.name);
+        for (const Problem &p : first.problems)
+            UNSCOPED_INFO(p.toString());
+        REQUIRE(first.config.has_value());
+        CHECK(first.config->name == b.name);
+        if (b.kind == "scenarios")
+            CHECK_FALSE(hasErrors(validate(*first.config)));
+        const LoadResult second = presetFromText(presetToText(*first.config), "round trip");
+        REQUIRE(second.config.has_value());
+        CHECK(*second.config == *first.config);
+    }
+}
+
+TEST_CASE("A section may name a built-in preset", "[preset]")
+{
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = "llama-2-70b";
+    doc["hardware"] = "H200-141GB";
+    const LoadResult r = presetFromJson(doc);
+    REQUIRE(r.config.has_value());
+    CHECK(r.config->model.num_layers == 80);
+    CHECK(r.config->model.num_query_groups == 8);
+    CHECK(r.config->hardware.name == "H200-141GB");
+
+    doc["model"] = "llama-9";
+    const LoadResult bad = presetFromJson(doc);
+    CHECK_FALSE(bad.config.has_value());
+    REQUIRE(mentions(bad.problems, "model"));
+    CHECK(bad.problems[0].suggestion.find("llama-2-70b") != std::string::npos);
+}
+
+TEST_CASE("Missing fields take their defaults", "[preset]")
+{
+    const LoadResult r = presetFromText(R"({"format": "memledger-preset", "version": 1})");
+    REQUIRE(r.config.has_value());
+    CHECK(*r.config == Config{});
+}
+
+TEST_CASE("Overrides (--set) change a field before the preset is read", "[preset]")
+{
+    nlohmann::json doc = scenarioDoc("llama-3-70b-128xh100");
+    CHECK(applyOverride(doc, "parallelism.tensor_model_parallel_size=4").empty());
+    CHECK(applyOverride(doc, "training.params_dtype=fp16").empty());          // bare string
+    CHECK(applyOverride(doc, "model.num_layers=40").empty());                 // expands the built-in reference
+    CHECK(applyOverride(doc, "hardware.hbm_bytes=1000000000000").empty());
+    const LoadResult r = presetFromJson(doc);
+    REQUIRE(r.config.has_value());
+    CHECK(r.config->parallelism.tensor_model_parallel_size == 4);
+    CHECK(r.config->training.params_dtype == Dtype::FP16);
+    CHECK(r.config->model.num_layers == 40);
+    CHECK(r.config->model.hidden_size == 8192); // the rest of llama-3-70b kept
+    CHECK(r.config->hardware.hbm_bytes == 1000000000000);
+
+    CHECK(mentions(applyOverride(doc, "nonsense"), "nonsense"));
+    CHECK(mentions(applyOverride(doc, "gpu.count=8"), "gpu"));
+    CHECK(applyOverride(doc, "parallelism.tensor_model_paralel_size=4").empty());
+    CHECK(mentions(presetFromJson(doc).problems, "parallelism.tensor_model_paralel_size"));
+}
+
+TEST_CASE("Bad input is refused with a message naming the field", "[preset][input]")
+{
+    const std::string head = R"({"format": "memledger-preset", "version": 1, )";
+    SECTION("malformed and truncated JSON")
+    {
+        for (const std::string &text : {std::string("{"), std::string("{\"format\": \"memledger-preset\", \"version\": 1,"),
+                                       std::string("not json"), std::string(""), head + R"("model": {"num_layers": 32,})"}) {
+            CAPTURE(text);
+            const Problems p = problemsOf(text);
+            REQUIRE(p.size() == 1);
+            CHECK(p[0].message.rfind("not valid JSON", 0) == 0);
+        }
+    }
+    SECTION("not a preset")
+    {
+        CHECK(mentions(problemsOf("[1, 2]"), ""));
+        CHECK(mentions(problemsOf(R"({"version": 1})"), "format"));
+        CHECK(mentions(problemsOf(R"({"format": "something-else", "version": 1})"), "format"));
+        CHECK(mentions(problemsOf(R"({"format": "memledger-preset", "version": 2})"), "version"));
+        CHECK(mentions(problemsOf(R"({"format": "memledger-preset"})"), "version"));
+    }
+    SECTION("wrong types")
+    {
+        CHECK(mentions(problemsOf(head + R"("model": {"num_layers": "32"}})"), "model.num_layers"));
+        CHECK(mentions(problemsOf(head + R"("model": {"hidden_size": 4096.5}})"), "model.hidden_size"));
+        CHECK(mentions(problemsOf(head + R"("model": {"swiglu": 1}})"), "model.swiglu"));
+        CHECK(mentions(problemsOf(head + R"("training": {"params_dtype": "bf17"}})"), "training.params_dtype"));
+        CHECK(mentions(problemsOf(head + R"("parallelism": []})"), "parallelism"));
+        CHECK(mentions(problemsOf(head + R"("name": 7})"), "name"));
+        CHECK(mentions(problemsOf(head + R"("strategy": {"flash_attention": null}})"), "strategy.flash_attention"));
+    }
+    SECTION("negative, zero and out-of-range values")
+    {
+        CHECK(mentions(problemsOf(head + R"("model": {"num_layers": -1}})"), "model.num_layers"));
+        CHECK(mentions(problemsOf(head + R"("model": {"hidden_size": 0}})"), "model.hidden_size"));
+        CHECK(mentions(problemsOf(head + R"("parallelism": {"tensor_model_parallel_size": 0}})"), "parallelism.tensor_model_parallel_size"));
+        CHECK(mentions(problemsOf(head + R"("parallelism": {"zero_stage": 4}})"), "parallelism.zero_stage"));
+        CHECK(mentions(problemsOf(head + R"("model": {"attention_dropout": 1.5}})"), "model.attention_dropout"));
+        CHECK(mentions(problemsOf(head + R"("hardware": {"hbm_bytes": -80}})"), "hardware.hbm_bytes"));
+        CHECK(mentions(problemsOf(head + R"("training": {"seq_length": 1e30}})"), "training.seq_length"));
+    }
+    SECTION("unknown keys, anywhere")
+    {
+        CHECK(mentions(problemsOf(head + R"("modle": {}})"), "modle"));
+        CHECK(mentions(problemsOf(head + R"("model": {"num_layer": 32}})"), "model.num_layer"));
+        CHECK(mentions(problemsOf(head + R"("hardware": {"hbm_gb": 80}})"), "hardware.hbm_gb"));
+    }
+    SECTION("every problem at once")
+    {
+        const Problems p = problemsOf(head + R"("model": {"num_layers": "x", "hidden_size": -4, "colour": 1}, "training": {"optimizer": "lion"}})");
+        CHECK(p.size() == 4);
+    }
+}
+
+TEST_CASE("Saves are atomic: a failed save leaves the old file intact", "[preset][files]")
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("memledger-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string path = (dir / "plan.json").string();
+    const Config c = scenario("llama-3-70b-128xh100");
+    REQUIRE(writeFileAtomically(path, presetToText(c)).empty());
+    const LoadResult back = presetFromFile(path);
+    REQUIRE(back.config.has_value());
+    CHECK(*back.config == c);
+
+    // A target that cannot be replaced (a directory) fails and leaves no temporary behind.
+    const std::string blocked = (dir / "blocked").string();
+    fs::create_directories(blocked + "/inside");
+    CHECK_FALSE(writeFileAtomically(blocked, "{}").empty());
+    CHECK(fs::is_directory(blocked));
+    // A missing directory fails cleanly too, and the first file is untouched.
+    CHECK_FALSE(writeFileAtomically((dir / "no" / "such.json").string(), "{}").empty());
+    CHECK(*presetFromFile(path).config == c);
+    std::size_t files = 0;
+    for (const auto &entry : fs::directory_iterator(dir))
+        files += entry.is_regular_file();
+    CHECK(files == 1);
+    fs::remove_all(dir);
+    CHECK(mentions(presetFromFile((dir / "gone.json").string()).problems, (dir / "gone.json").string()));
+}
