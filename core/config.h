@@ -120,17 +120,18 @@ struct StrategyConfig {
     bool operator==(const StrategyConfig &) const = default;
 };
 
+// Defaults: the H100-SXM-80GB built-in (presets/hardware/H100-SXM-80GB.json).
 struct HardwareConfig {
     std::string name = "H100-SXM-80GB";
     Bytes hbm_bytes = 85899345920;        // 80 GiB
     Bytes runtime_reserve_bytes = 2000000000;
     Bytes host_bytes = 274877906944;      // 256 GiB per GPU
-    Bytes nvme_bytes = 0;
+    Bytes nvme_bytes = 3840000000000;
     double hbm_bytes_per_s = 3.35e12;
-    double host_link_bytes_per_s = 64e9;  // per direction
+    double host_link_bytes_per_s = 50e9;  // per direction, PCIe 5.0 x16 effective
     double nvlink_bytes_per_s = 450e9;    // per direction
     double network_bytes_per_s = 50e9;    // per direction
-    double nvme_bytes_per_s = 7e9;
+    double nvme_bytes_per_s = 3.5e9;
     double peak_bf16_flops = 989e12;      // dense
     Bytes usableBytes() const { return hbm_bytes - runtime_reserve_bytes; }
     bool operator==(const HardwareConfig &) const = default;

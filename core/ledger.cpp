@@ -53,6 +53,17 @@ bool Ledger::fits() const
     return std::all_of(ranks.begin(), ranks.end(), [](const RankLedger &r) { return r.fits; });
 }
 
+double shareOfRank(const RankLedger &rank, const LedgerEntry &entry)
+{
+    const Bytes total = entry.placement == Placement::Device ? rank.device_total_bytes : rank.host_total_bytes;
+    return total > 0 ? static_cast<double>(entry.bytes) / static_cast<double>(total) : 0.0;
+}
+
+double shareOfCapacity(const Ledger &ledger, const RankLedger &rank)
+{
+    return ledger.capacity_bytes > 0 ? static_cast<double>(rank.device_total_bytes) / static_cast<double>(ledger.capacity_bytes) : 0.0;
+}
+
 namespace {
 
 std::string num(std::int64_t v)

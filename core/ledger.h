@@ -69,6 +69,12 @@ struct Ledger {
     bool fits() const;
 };
 
+// An entry's share of its rank's total in the same place (device rows of the
+// device total, host and NVMe rows of the host total), and a rank's share of
+// the device capacity; 0 when the whole is 0.
+double shareOfRank(const RankLedger &rank, const LedgerEntry &entry);
+double shareOfCapacity(const Ledger &ledger, const RankLedger &rank);
+
 // The ledger of a configuration. Precondition: validate(config) has no errors.
 Ledger computeLedger(const Config &config);
 

@@ -119,3 +119,16 @@ TEST_CASE("Reports carry the contract's keys", "[report]")
     CHECK(md.find("## Choices in force") != std::string::npos);
     CHECK(ledgerToCsv(l).find("pipeline_rank,weights,gradients,optimizer_states,activations,communication,runtime") == 0);
 }
+
+TEST_CASE("Shares: an entry of its rank's total in the same place, a rank of the capacity", "[ledger]")
+{
+    const Ledger l = computeLedger(scenario("seed-000-7b-c-offload"));
+    const RankLedger &r = l.ranks[0];
+    double device = 0, host = 0;
+    for (const LedgerEntry &e : r.entries)
+        (e.placement == Placement::Device ? device : host) += shareOfRank(r, e);
+    CHECK(device == Approx(1.0));
+    CHECK(host == Approx(1.0));
+    // 59.9 GB of an 80 GiB (85.9 GB) device.
+    CHECK(shareOfCapacity(l, r) == Approx(double(r.device_total_bytes) / (80.0 * kGiB)));
+}

@@ -68,6 +68,10 @@ TEST_CASE("Missing fields take their defaults", "[preset]")
     const LoadResult r = presetFromText(R"({"format": "memledger-preset", "version": 1})");
     REQUIRE(r.config.has_value());
     CHECK(*r.config == Config{});
+    // The documented hardware default is the H100 built-in, field for field.
+    const LoadResult h100 = presetFromText(findBuiltin("hardware", "H100-SXM-80GB")->text);
+    REQUIRE(h100.config.has_value());
+    CHECK(h100.config->hardware == HardwareConfig{});
 }
 
 TEST_CASE("Overrides (--set) change a field before the preset is read", "[preset]")

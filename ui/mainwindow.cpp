@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+#include "ui/mainwindow.h"
+
+#include <QAction>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QKeySequence>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSet>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "core/units.h"
+#include "ui/document.h"
+#include "ui/ledgertablemodel.h"
+#include "ui/qtstring.h"
+
+#include <algorithm>
+
+namespace memledger::ui {
+
+namespace {
+
+QString bytesText(Bytes bytes)
+{
+    return toQString(formatGB(static_cast<double>(bytes)));
+}
+
+// 70553706496 -> "70.55 B"; the exact count goes in the tooltip.
+QString parameterCountText(std::int64_t parameters)
+{
+    const double p = static_cast<double>(parameters);
+    if (p >= 1e12)
+        return QStringLiteral("%1 T").arg(p / 1e12, 0, 'f', 2);
+    if (p >= 1e9)
+        return QStringLiteral("%1 B").arg(p / 1e9, 0, 'f', 2);
+    if (p >= 1e6)
+        return QStringLiteral("%1 M").arg(p / 1e6, 0, 'f', 1);
+    return toQString(formatThousands(parameters));
+}
+
+constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
+constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
+
+const RankLedger *findRank(const Ledger &ledger, int pipelineRank)
+{
+    const auto it = std::find_if(ledger.ranks.begin(), ledger.ranks.end(),
+                                 [&](const RankLedger &r) { return r.pipeline_rank == pipelineRank; });
+    return it == ledger.ranks.end() ? nullptr : &*it;
+}
+
+} // namespace
+
+MainWindow::MainWindow(Document *document, QWidget *parent)
+    : QMainWindow(parent)
+    , m_document(document)
+    , m_model(new LedgerTableModel(this))
+    , m_proxy(new QSortFilterProxyModel(this))
+    , m_header(new QLabel(this))
+    , m_tree(new QTreeView(this))
+    , m_problems(new QListWidget(this))
+{
+    m_header->setTextFormat(Qt::RichText);
+    m_header->setWordWrap(true);
+    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_header->setContentsMargins(4, 4, 4, 8);
+
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(LedgerTableModel::SortRole);
+    m_tree->setModel(m_proxy);
+    m_tree->setAlternatingRowColors(true);
+    m_tree->setUniformRowHeights(true);
+    m_tree->setIconSize(QSize(14, 14));
+    m_tree->header()->setSortIndicator(-1, Qt::AscendingOrder); // keep the ledger's own order until asked
+    m_tree->setSortingEnabled(true);
+    m_tree->header()->setStretchLastSection(true);
+    m_tree->header()->setMinimumSectionSize(60);
+
+    auto *problemsBox = new QWidget(this);
+    auto *problemsLayout = new QVBoxLayout(problemsBox);
+    problemsLayout->setContentsMargins(0, 4, 0, 0);
+    auto *problemsTitle = new QLabel(tr("<b>Problems and notes</b>"), problemsBox);
+    problemsLayout->addWidget(problemsTitle);
+    problemsLayout->addWidget(m_problems);
+    m_problems->setWordWrap(true);
+    m_problems->setIconSize(QSize(16, 16));
+    m_problems->setAlternatingRowColors(true);
+
+    auto *splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(m_tree);
+    splitter->addWidget(problemsBox);
+    splitter->setStretchFactor(0, 4);
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+
+    auto *central = new QWidget(this);
+    auto *layout = new QVBoxLayout(central);
+    layout->addWidget(m_header);
+    layout->addWidget(splitter, 1);
+    setCentralWidget(central);
+
+    createMenus();
+    statusBar()->showMessage(tr("Ready"));
+
+    connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
+    connect(m_document, &Document::problemsChanged, this, &MainWindow::updateProblems);
+    connect(m_document, &Document::configChanged, this, &MainWindow::updateHeader);
+
+    updateLedger();
+    updateProblems();
+}
+
+void MainWindow::createMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    quit->setMenuRole(QAction::QuitRole);
+}
+
+void MainWindow::openFile()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open preset"), QString(),
+                                                      tr("MemLedger presets (*.json);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!m_document->loadFile(path, &error)) {
+        statusBar()->showMessage(tr("Could not open %1").arg(path));
+        QMessageBox box(QMessageBox::Warning, tr("Cannot open preset"),
+                        tr("%1 could not be loaded; nothing was changed.").arg(QFileInfo(path).fileName()),
+                        QMessageBox::Ok, this);
+        // A long list of problems goes behind "Show Details" so the box stays on screen.
+        constexpr int kShownLines = 8;
+        if (error.count(QLatin1Char('\n')) >= kShownLines) {
+            box.setInformativeText(error.section(QLatin1Char('\n'), 0, kShownLines - 1) + QStringLiteral("\n…"));
+            box.setDetailedText(error);
+        } else {
+            box.setInformativeText(error);
+        }
+        box.exec();
+        return;
+    }
+    statusBar()->showMessage(tr("Opened %1").arg(path));
+}
+
+void MainWindow::updateLedger()
+{
+    m_model->setLedger(m_document->ledger());
+    m_tree->expandAll();
+    for (int column : {LedgerTableModel::CategoryColumn, LedgerTableModel::PlacementColumn,
+                       LedgerTableModel::EntryColumn, LedgerTableModel::BytesColumn, LedgerTableModel::ShareColumn}) {
+        m_tree->resizeColumnToContents(column);
+        m_tree->setColumnWidth(column, std::min(m_tree->columnWidth(column) + kColumnPadding, kMaxColumnWidth));
+    }
+    updateHeader();
+}
+
+void MainWindow::updateHeader()
+{
+    const Config &config = m_document->config();
+    const Ledger &ledger = m_document->ledger();
+    const QString name = QString::fromStdString(config.name);
+    setWindowTitle(tr("MemLedger — %1").arg(name));
+
+    QString peak;
+    if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
+        const bool fits = ledger.peak_bytes <= ledger.capacity_bytes && rank->fits;
+        peak = tr("Peak: rank %1, %2 of %3 (%4) — %5")
+                   .arg(rank->pipeline_rank)
+                   .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
+                        toQString(formatGiB(static_cast<double>(ledger.capacity_bytes))),
+                        fits ? tr("fits") : tr("does not fit"));
+        peak = fits ? peak.toHtmlEscaped()
+                    : QStringLiteral("<span style='color:#b01c1c'>%1</span>").arg(peak.toHtmlEscaped());
+    }
+    QStringList facts;
+    facts << (ledger.gpus == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(ledger.gpus));
+    facts << tr("%1 parameters").arg(parameterCountText(ledger.total_parameters));
+    facts << tr("t=%1 p=%2 d=%3")
+                 .arg(config.parallelism.tensor_model_parallel_size)
+                 .arg(config.parallelism.pipeline_model_parallel_size)
+                 .arg(config.parallelism.data_parallel_size);
+    facts << QString::fromStdString(config.hardware.name).toHtmlEscaped();
+
+    QString html
+        = QStringLiteral("<span style='font-size:large'><b>%1</b></span>&nbsp;&nbsp; %2 &nbsp;·&nbsp; <b>%3</b>")
+              .arg(name.toHtmlEscaped(), facts.join(QStringLiteral(" &nbsp;·&nbsp; ")), peak);
+    if (!config.description.empty())
+        html += QStringLiteral("<br><span style='color:#555555'>%1</span>")
+                    .arg(QString::fromStdString(config.description).toHtmlEscaped());
+    if (m_document->isStale())
+        html += QStringLiteral("<br><span style='color:#b01c1c'>%1</span>")
+                    .arg(tr("The configuration has errors (below); the ledger shown is the last valid one."));
+    m_header->setText(html);
+    m_header->setToolTip(tr("%1 parameters in total").arg(toQString(formatThousands(ledger.total_parameters))));
+}
+
+void MainWindow::updateProblems()
+{
+    m_problems->clear();
+    const QIcon errorIcon = style()->standardIcon(QStyle::SP_MessageBoxCritical);
+    const QIcon warningIcon = style()->standardIcon(QStyle::SP_MessageBoxWarning);
+    const QIcon noteIcon = style()->standardIcon(QStyle::SP_MessageBoxInformation);
+
+    // Ledger warnings repeat the validation warnings; show each line once.
+    QSet<QString> seen;
+    const auto add = [&](const Problem &problem) {
+        const QString text = QString::fromStdString(problem.toString());
+        if (seen.contains(text))
+            return;
+        seen.insert(text);
+        m_problems->addItem(new QListWidgetItem(problem.isError() ? errorIcon : warningIcon, text));
+    };
+    for (const Problem &problem : m_document->problems())
+        add(problem);
+    if (m_document->hasLedger()) {
+        for (const Problem &problem : m_document->ledger().warnings)
+            add(problem);
+        for (const std::string &choice : m_document->ledger().choices)
+            m_problems->addItem(new QListWidgetItem(noteIcon, QString::fromStdString(choice)));
+    }
+
+    const auto errors = std::count_if(m_document->problems().begin(), m_document->problems().end(),
+                                      [](const Problem &p) { return p.isError(); });
+    if (errors > 0)
+        statusBar()->showMessage(errors == 1 ? tr("1 error in the configuration")
+                                             : tr("%1 errors in the configuration").arg(errors));
+    else if (!m_document->source().isEmpty())
+        statusBar()->showMessage(tr("Showing %1").arg(m_document->source()));
+}
+
+} // namespace memledger::ui
