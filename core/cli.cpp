@@ -108,7 +108,8 @@ std::optional<Config> load(const Options &o, std::ostream &err)
     nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded()) {
         // Re-run through the loader for its line/column message.
-        for (const Problem &p : presetFromText(text, o.preset).problems)
+        const LoadResult failed = presetFromText(text, o.preset);
+        for (const Problem &p : failed.problems)
             err << p.toString() << "\n";
         return std::nullopt;
     }

@@ -133,7 +133,8 @@ void addModelStates(RankBuilder &rb, const Context &x, const std::string &what, 
            po != OffloadTarget::None ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used" : "");
     rb.add(Category::Gradients, Placement::Device, what, ms.gradients, params + " × " + x.sb.gradWhy + sharded(2));
 
-    std::string formula = params + " × " + x.sb.optWhy;
+    const bool sum = x.sb.optWhy.find(" + ") != std::string::npos;
+    std::string formula = params + " × " + (sum ? "(" + x.sb.optWhy + ")" : x.sb.optWhy);
     if (x.sb.factored)
         formula = params + " × " + std::to_string(x.sb.master) + " B master + " + num(pc.factoredState)
             + " row/column elements × 4 B (Adafactor)";
@@ -200,8 +201,8 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     rank.layer_activation_bytes = rank.layers > 0 ? storedOneEach / rank.layers : 0;
 
     const std::string perLayer = formatGB(static_cast<double>(rank.layer_activation_bytes));
-    std::string formula = dec(rank.in_flight_microbatches) + " in-flight micro-batches × " + num(rank.layers)
-        + " layers × " + perLayer + " per layer (" + granularityText(st) + ")";
+    std::string formula = countOf(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches") + " × "
+        + countOf(double(rank.layers), "layer", "layers") + " × " + perLayer + " per layer (" + granularityText(st) + ")";
     if (x.v > 1)
         formula = num(inFlightTotal) + " in-flight chunk-micro-batches × " + num(x.layersPerChunk) + " layers × "
             + perLayer + " per layer (" + granularityText(st) + "; " + dec(rank.in_flight_microbatches)
@@ -209,7 +210,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, formula);
     if (full)
         rb.add(Category::Activations, Placement::Device, "Recompute working set", workingSet,
-               "one " + std::string(st.recompute_method == RecomputeMethod::Uniform ? "group of " + num(n) + " layer(s)" : "layer")
+               "one " + std::string(st.recompute_method == RecomputeMethod::Uniform ? "group of " + countOf(double(n), "layer", "layers") : "layer")
                    + " re-materialised for its backward, one micro-batch",
                "full recompute keeps each group's input and rebuilds the group's activations during its backward");
 
@@ -228,7 +229,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
             parts += (parts.empty() ? "" : " + ") + s.name + " " + s.formula;
         }
         rb.add(Category::Activations, Placement::Device, "Output layer and loss", lastBytes * inFlight,
-               num(inFlight) + " micro-batch(es) × (" + parts + ")",
+               countOf(double(inFlight), "micro-batch", "micro-batches") + " × (" + parts + ")",
                "the loss keeps the fp32 softmax of the vocabulary-parallel logits (Megatron cross entropy)");
     }
 }
@@ -401,10 +402,10 @@ Ledger computeLedger(const Config &c)
                                      : "Sequence parallel: linears save their all-gathered input (sp_linear_saves = gathered).");
     ledger.choices.push_back("Recompute: " + std::string(granularityName(st.recompute_granularity))
                              + (st.recompute_granularity == RecomputeGranularity::Full
-                                    ? " (" + std::string(methodName(st.recompute_method)) + ", " + num(st.recompute_num_layers) + " layer(s))"
+                                    ? " (" + std::string(methodName(st.recompute_method)) + ", " + countOf(double(st.recompute_num_layers), "layer", "layers") + ")"
                                     : "")
                              + ".");
-    ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over " + num(x.p) + " stage(s) with "
+    ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over " + countOf(double(x.p), "stage", "stages") + " with "
                              + num(x.m) + " micro-batches per iteration"
                              + (par.schedule() == PipelineSchedule::OneFOneB ? "; rank r holds min(p − r, m) of them." : "."));
     ledger.choices.push_back("Gradients: " + x.sb.gradWhy + " per parameter; optimizer: " + x.sb.optWhy + ".");

@@ -119,10 +119,10 @@ json ledgerToJson(const Config &config, const Ledger &l)
 std::string ledgerToTable(const Config &config, const Ledger &l)
 {
     std::ostringstream out;
-    out << config.name << " — " << formatThousands(l.total_parameters) << " parameters on " << l.gpus << " GPUs ("
-        << parallelSummary(config) << "), " << l.micro_batches << " micro-batches of " << config.training.micro_batch_size
+    out << config.name << " — " << formatThousands(l.total_parameters) << " parameters on " << countOf(double(l.gpus), "GPU", "GPUs") << " ("
+        << parallelSummary(config) << "), " << countOf(double(l.micro_batches), "micro-batch", "micro-batches") << " of " << config.training.micro_batch_size
         << " × " << config.training.seq_length << " tokens\n";
-    out << config.hardware.name << ": " << gb(l.capacity_bytes) << " HBM, usable " << gb(l.usable_bytes)
+    out << config.hardware.name << ": " << gb(l.capacity_bytes) << " (" << formatGiB(double(l.capacity_bytes)) << ") HBM, usable " << gb(l.usable_bytes)
         << " after the runtime reserve\n\n";
     char line[512];
     std::snprintf(line, sizeof line, "%4s %11s %11s %11s %11s %11s %10s %12s %11s %9s %5s\n", "rank", "weights", "gradients",
@@ -172,9 +172,11 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
         out << config.description << "\n\n";
     out << "- Model: " << formatThousands(l.total_parameters) << " parameters, " << config.model.num_layers << " layers, h = "
         << config.model.hidden_size << "\n";
-    out << "- Plan: " << l.gpus << " GPUs (" << parallelSummary(config) << "), " << l.micro_batches << " micro-batches of "
+    out << "- Plan: " << countOf(double(l.gpus), "GPU", "GPUs") << " (" << parallelSummary(config) << "), "
+        << countOf(double(l.micro_batches), "micro-batch", "micro-batches") << " of "
         << config.training.micro_batch_size << " × " << config.training.seq_length << " tokens per iteration\n";
-    out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " (usable " << gb(l.usable_bytes) << ")\n";
+    out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " = " << formatGiB(double(l.capacity_bytes))
+        << " (usable " << gb(l.usable_bytes) << " after the runtime reserve)\n";
     out << "- " << verdict(l) << "\n\n";
 
     out << "| rank |";
@@ -197,7 +199,7 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
         if (r.host_total_bytes > 0)
             out << ", " << gb(r.host_total_bytes) << " on the host";
         out << "\n\n" << formatThousands(r.parameters) << " parameters, " << r.layers << " transformer layers, "
-            << inFlight(r.in_flight_microbatches) << " micro-batches in flight at the peak.\n\n";
+            << countOf(r.in_flight_microbatches, "micro-batch", "micro-batches") << " in flight at the peak.\n\n";
         out << "| Category | Where | Entry | Bytes | How it is computed |\n|---|---|---|---:|---|\n";
         for (const LedgerEntry &e : r.entries) {
             out << "| " << categoryLabel(e.category) << " | " << placementName(e.placement) << " | " << e.label << " | " << gb(e.bytes)

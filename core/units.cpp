@@ -66,6 +66,16 @@ std::string formatGiB(double bytes)
     return formatScaled(bytes / kGiB, "GiB");
 }
 
+std::string countOf(double n, std::string_view singular, std::string_view plural)
+{
+    char buf[32];
+    if (n == std::floor(n) && std::fabs(n) < 9e15)
+        std::snprintf(buf, sizeof buf, "%s", formatThousands(static_cast<std::int64_t>(n)).c_str());
+    else
+        std::snprintf(buf, sizeof buf, "%.2f", n);
+    return std::string(buf) + " " + std::string(n == 1 ? singular : plural);
+}
+
 std::string formatThousands(std::int64_t v)
 {
     std::string digits = std::to_string(v < 0 ? -v : v);

@@ -25,6 +25,8 @@ std::optional<Dtype> parseDtype(std::string_view s);
 std::string formatGB(double bytes);
 // "11.50 GiB".
 std::string formatGiB(double bytes);
+// "1 GPU", "8 GPUs": a count with its noun, plural unless exactly one.
+std::string countOf(double n, std::string_view singular, std::string_view plural);
 // 1234567 -> "1,234,567".
 std::string formatThousands(std::int64_t v);
 

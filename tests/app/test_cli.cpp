@@ -91,7 +91,8 @@ TEST_CASE("eval --format json carries the contract and the seed 000 figures", "[
 
 TEST_CASE("eval reproduces Korthikanti Figure 1 with --set", "[cli][reference]")
 {
-    for (const nlohmann::json &k : reference()["korthikanti_figure1"]["cases"]) {
+    const nlohmann::json cases = reference()["korthikanti_figure1"]["cases"];
+    for (const nlohmann::json &k : cases) {
         const std::string model = k["model"];
         CAPTURE(model);
         const std::int64_t p = k["p"], m = k["m"], b = k["b"];

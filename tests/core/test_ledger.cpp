@@ -2,6 +2,7 @@
 // Structural properties of the ledger that follow from how frameworks place state.
 #include "testutil.h"
 
+#include "core/activations.h"
 #include "core/report.h"
 
 using namespace memledger;
@@ -53,7 +54,8 @@ TEST_CASE("More tensor or pipeline parallelism never raises a rank's weights", "
 {
     const auto maxWeights = [](const Config &c) {
         Bytes w = 0;
-        for (const RankLedger &r : computeLedger(c).ranks)
+        const Ledger l = computeLedger(c);
+        for (const RankLedger &r : l.ranks)
             w = std::max(w, r.device[int(Category::Weights)]);
         return w;
     };
@@ -94,8 +96,8 @@ TEST_CASE("MoE all-to-all buffers: worst case is e times the balanced receive (s
     CHECK(balanced == 2 * tokenCopy);
     CHECK(worst == tokenCopy + 8 * 4096LL * 1 * 4096 * 2);
     // Experts are held once per expert-parallel group: E/e = 1 expert per GPU.
-    const RankLedger &r = computeLedger(dropless).ranks[0];
-    CHECK(modelStatesOf(r, "Routed experts") > 0);
+    const Ledger ledger = computeLedger(dropless);
+    CHECK(modelStatesOf(ledger.ranks[0], "Routed experts") > 0);
 }
 
 TEST_CASE("Reports carry the contract's keys", "[report]")
@@ -131,4 +133,60 @@ TEST_CASE("Shares: an entry of its rank's total in the same place, a rank of the
     CHECK(host == Approx(1.0));
     // 59.9 GB of an 80 GiB (85.9 GB) device.
     CHECK(shareOfCapacity(l, r) == Approx(double(r.device_total_bytes) / (80.0 * kGiB)));
+}
+
+TEST_CASE("MoE layers save per routed token: top-k copies on the expert side", "[ledger][moe][activations]")
+{
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = "mixtral-8x7b";
+    doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 8}};
+    doc["parallelism"] = {{"data_parallel_size", 8}, {"expert_model_parallel_size", 8}};
+    doc["strategy"] = {{"flash_attention", true}};
+    const LayerActivations top2 = layerActivations(configFrom(doc), true);
+    const LayerActivations top4 = layerActivations(configFrom(doc, {"model.moe_router_topk=4"}), true);
+    // Per token copy: fc1 input h, SwiGLU fc1 output 2f, fc2 input f, scaled output h; 2 bytes each.
+    const Bytes perCopy = 2 * (4096 + 2 * 14336 + 14336 + 4096);
+    CHECK(top4.total - top2.total == 2 * 4096 * perCopy);
+    // The attention half is the same as in a dense layer of the same shape.
+    const LayerActivations dense = layerActivations(configFrom(doc, {"model.num_experts=0", "parallelism.expert_model_parallel_size=1"}), false);
+    Bytes denseAttention = 0, moeAttention = 0;
+    for (const SavedTensor &t : dense.tensors)
+        denseAttention += t.name.rfind("attention", 0) == 0 || t.name.rfind("input_norm", 0) == 0 ? t.bytes : 0;
+    for (const SavedTensor &t : top2.tensors)
+        moeAttention += t.name.rfind("attention", 0) == 0 || t.name.rfind("input_norm", 0) == 0 ? t.bytes : 0;
+    CHECK(moeAttention == denseAttention);
+}
+
+TEST_CASE("Experts are sharded over e and their states over the expert-data-parallel group", "[ledger][moe]")
+{
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = "deepseek-v3";
+    doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 2048}};
+    // 61 layers on one stage, 64-way expert parallelism inside d = 128, distributed optimizer.
+    doc["parallelism"] = {{"data_parallel_size", 128}, {"expert_model_parallel_size", 64}, {"zero_stage", 1}};
+    const RankLedger r = computeLedger(configFrom(doc)).ranks[0];
+    // 58 MoE layers x 256/64 experts x 3 h f_moe (SwiGLU: gate, up, down) x 2 bytes.
+    const Bytes expertWeights = 58LL * 4 * 3 * 7168 * 2048 * 2;
+    CHECK(entryBytes(r, Category::Weights, "Routed experts") == expertWeights);
+    // Adam + master: 12 bytes, sharded over t*c*d/(etp*e) = 128/64 = 2.
+    CHECK(entryBytes(r, Category::OptimizerStates, "Routed experts") == 58LL * 4 * 3 * 7168 * 2048 * 12 / 2);
+}
+
+TEST_CASE("Full recompute: uniform groups keep one input each, block keeps the first n layers' inputs", "[ledger][recompute]")
+{
+    const auto act = [](std::vector<std::string> sets) {
+        sets.push_back("strategy.recompute_granularity=full");
+        const RankLedger r = computeLedger(scenario("gpt-3-175b-64gpus-tp-only", sets)).ranks[7];
+        return std::pair{entryBytes(r, Category::Activations, "Transformer layers"),
+                         entryBytes(r, Category::Activations, "Recompute working set")};
+    };
+    const Config c = scenario("gpt-3-175b-64gpus-tp-only");
+    const LayerActivations la = layerActivations(c, false);
+    // The last rank holds one micro-batch of 12 layers.
+    CHECK(act({}).first == 12 * la.checkpoint);
+    CHECK(act({}).second == la.total);
+    CHECK(act({"strategy.recompute_num_layers=4"}).first == 3 * la.checkpoint);
+    CHECK(act({"strategy.recompute_num_layers=4"}).second == 4 * la.total);
+    CHECK(act({"strategy.recompute_method=block", "strategy.recompute_num_layers=4"}).first == 4 * la.checkpoint + 8 * la.total);
+    CHECK(act({"strategy.recompute_method=block", "strategy.recompute_num_layers=4"}).second == la.total);
 }
