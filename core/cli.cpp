@@ -2,6 +2,7 @@
 #include "core/cli.h"
 
 #include "core/builtins.h"
+#include "core/hfimport.h"
 #include "core/ledger.h"
 #include "core/preset.h"
 #include "core/report.h"
@@ -24,8 +25,11 @@ const char *kUsage =
     "      the per-rank memory ledger of a preset\n"
     "  check PRESET [--set section.key=value]... [--format table|json]\n"
     "      exit 0 if every pipeline rank fits the device, 3 if one does not\n"
+    "  import-hf CONFIG.json [--set section.key=value]...\n"
+    "      print a preset built from a Hugging Face model config: the model\n"
+    "      section from the config, the rest defaulted; warnings on stderr\n"
     "  presets\n"
-    "      list the built-in presets (models, hardware, scenarios)\n"
+    "      list the built-in presets (models, hardware, scenarios, decks)\n"
     "\n"
     "PRESET is a preset file, or the name of a built-in scenario.\n"
     "Exit codes: 0 fits / done, 3 does not fit (check), 2 bad input.\n";
@@ -144,11 +148,56 @@ std::optional<Config> load(const Options &o, std::ostream &err)
 
 int listPresets(std::ostream &out)
 {
-    for (const char *kind : {"models", "hardware", "scenarios"}) {
+    for (const char *kind : {"models", "hardware", "scenarios", "decks"}) {
         out << kind << ":\n";
         for (const std::string &n : builtinNames(kind))
             out << "  " << n << "\n";
     }
+    return kExitOk;
+}
+
+// import-hf: the config is mapped, --set applied to the resulting preset,
+// and the preset validated before it is printed, so `eval` accepts it.
+int importHf(const Options &o, std::ostream &out, std::ostream &err)
+{
+    if (o.preset.empty()) {
+        err << "memledger-cli: import-hf needs a CONFIG.json\n" << kUsage;
+        return kExitUsage;
+    }
+    if (o.format != "table") {
+        err << "--format: import-hf prints a preset (JSON) and takes no --format\n";
+        return kExitUsage;
+    }
+    const ImportResult imported = importHfConfigFile(o.preset);
+    for (const Problem &p : imported.problems)
+        err << (p.isError() ? "" : "warning: ") << p.toString() << "\n";
+    if (!imported.config)
+        return kExitBadInput;
+    for (const std::string &note : imported.notes)
+        err << "note: " << note << "\n";
+
+    nlohmann::json doc = presetToJson(*imported.config);
+    bool bad = false;
+    for (const std::string &s : o.sets) {
+        for (const Problem &p : applyOverride(doc, s)) {
+            err << "--set " << p.toString() << "\n";
+            bad = true;
+        }
+    }
+    if (bad)
+        return kExitBadInput;
+    const LoadResult loaded = presetFromJson(doc);
+    for (const Problem &p : loaded.problems)
+        err << p.toString() << "\n";
+    if (!loaded.config)
+        return kExitBadInput;
+    for (const Problem &p : validate(*loaded.config)) {
+        err << (p.isError() ? "" : "warning: ") << p.toString() << "\n";
+        bad = bad || p.isError();
+    }
+    if (bad)
+        return kExitBadInput;
+    out << presetToText(*loaded.config);
     return kExitOk;
 }
 
@@ -163,6 +212,8 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
         return kExitUsage;
     if (o.command == "presets")
         return listPresets(out);
+    if (o.command == "import-hf")
+        return importHf(o, out, err);
     if (o.command != "eval" && o.command != "check") {
         err << "memledger-cli: unknown command \"" << o.command << "\"\n" << kUsage;
         return kExitUsage;
