@@ -4,6 +4,7 @@
 #include <QStringList>
 
 #include "core/builtins.h"
+#include "core/hfimport.h"
 #include "core/preset.h"
 #include "core/validate.h"
 #include "ui/qtstring.h"
@@ -44,7 +45,15 @@ bool Document::loadBuiltinScenario(std::string_view name, QString *error)
     return applyLoaded(presetFromText(builtin->text, name), tr("built-in: %1").arg(toQString(name)), error);
 }
 
-bool Document::applyLoaded(const LoadResult &loaded, const QString &source, QString *error)
+bool Document::importHfConfig(const QString &path, QString *error)
+{
+    ImportResult imported = importHfConfigFile(path.toStdString());
+    const Problems warnings = imported.problems; // without errors only warnings remain
+    return applyLoaded({std::move(imported.config), std::move(imported.problems)},
+                       tr("Hugging Face config %1").arg(path), error, warnings);
+}
+
+bool Document::applyLoaded(const LoadResult &loaded, const QString &source, QString *error, const Problems &sourceWarnings)
 {
     if (!loaded.config || hasErrors(loaded.problems)) {
         if (error)
@@ -60,6 +69,7 @@ bool Document::applyLoaded(const LoadResult &loaded, const QString &source, QStr
         return false;
     }
     m_source = source;
+    m_sourceWarnings = sourceWarnings;
     setConfig(*loaded.config);
     return true;
 }
@@ -68,6 +78,7 @@ void Document::setConfig(const Config &config)
 {
     m_config = config;
     m_problems = validate(config);
+    m_problems.insert(m_problems.end(), m_sourceWarnings.begin(), m_sourceWarnings.end());
     Q_EMIT configChanged(m_config);
     if (!hasErrors(m_problems)) {
         m_ledger = computeLedger(m_config);

@@ -39,9 +39,14 @@ public:
     // untouched, nothing is emitted, and `error` gets one line per problem.
     bool loadFile(const QString &path, QString *error = nullptr);
     bool loadBuiltinScenario(std::string_view name, QString *error = nullptr);
+    // Imports a Hugging Face model config (core/hfimport.h): its model with
+    // default training, parallelism and hardware. Refused like a bad preset
+    // file; the import's warnings stay among the problems until the next load.
+    bool importHfConfig(const QString &path, QString *error = nullptr);
 
     // Validates `config`; with errors the last valid ledger stays and only
-    // the problems change, otherwise the ledger is recomputed.
+    // the problems change, otherwise the ledger is recomputed. The problems
+    // are the validation's plus the warnings of the source that was loaded.
     void setConfig(const Config &config);
 
 Q_SIGNALS:
@@ -50,11 +55,12 @@ Q_SIGNALS:
     void problemsChanged(const memledger::Problems &problems);
 
 private:
-    bool applyLoaded(const LoadResult &loaded, const QString &source, QString *error);
+    bool applyLoaded(const LoadResult &loaded, const QString &source, QString *error, const Problems &sourceWarnings = {});
 
     Config m_config;
     Ledger m_ledger;
     Problems m_problems;
+    Problems m_sourceWarnings; // what loading the current source could not carry over
     bool m_hasLedger = false;
     QString m_source;
 };

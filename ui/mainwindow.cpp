@@ -50,6 +50,23 @@ QString parameterCountText(std::int64_t parameters)
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
 constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
 
+// "<file> could not be loaded; nothing was changed", a long list of problems behind "Show Details".
+void showLoadFailure(QWidget *parent, const QString &title, const QString &path, const QString &error)
+{
+    QMessageBox box(QMessageBox::Warning, title,
+                    MainWindow::tr("%1 could not be loaded; nothing was changed.").arg(QFileInfo(path).fileName()),
+                    QMessageBox::Ok, parent);
+    // A long list of problems goes behind "Show Details" so the box stays on screen.
+    constexpr int kShownLines = 8;
+    if (error.count(QLatin1Char('\n')) >= kShownLines) {
+        box.setInformativeText(error.section(QLatin1Char('\n'), 0, kShownLines - 1) + QStringLiteral("\n…"));
+        box.setDetailedText(error);
+    } else {
+        box.setInformativeText(error);
+    }
+    box.exec();
+}
+
 const RankLedger *findRank(const Ledger &ledger, int pipelineRank)
 {
     const auto it = std::find_if(ledger.ranks.begin(), ledger.ranks.end(),
@@ -122,6 +139,7 @@ void MainWindow::createMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
+    file->addAction(tr("Import &Hugging Face config…"), this, &MainWindow::importHfConfig);
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     quit->setMenuRole(QAction::QuitRole);
@@ -136,21 +154,27 @@ void MainWindow::openFile()
     QString error;
     if (!m_document->loadFile(path, &error)) {
         statusBar()->showMessage(tr("Could not open %1").arg(path));
-        QMessageBox box(QMessageBox::Warning, tr("Cannot open preset"),
-                        tr("%1 could not be loaded; nothing was changed.").arg(QFileInfo(path).fileName()),
-                        QMessageBox::Ok, this);
-        // A long list of problems goes behind "Show Details" so the box stays on screen.
-        constexpr int kShownLines = 8;
-        if (error.count(QLatin1Char('\n')) >= kShownLines) {
-            box.setInformativeText(error.section(QLatin1Char('\n'), 0, kShownLines - 1) + QStringLiteral("\n…"));
-            box.setDetailedText(error);
-        } else {
-            box.setInformativeText(error);
-        }
-        box.exec();
+        showLoadFailure(this, tr("Cannot open preset"), path, error);
         return;
     }
     statusBar()->showMessage(tr("Opened %1").arg(path));
+}
+
+void MainWindow::importHfConfig()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import Hugging Face config"), QString(),
+                                                      tr("Hugging Face configs (config.json *.json);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!m_document->importHfConfig(path, &error)) {
+        statusBar()->showMessage(tr("Could not import %1").arg(path));
+        showLoadFailure(this, tr("Cannot import Hugging Face config"), path, error);
+        return;
+    }
+    statusBar()->showMessage(m_document->problems().empty()
+                                 ? tr("Imported %1").arg(path)
+                                 : tr("Imported %1; the problems list names what the import could not carry over").arg(path));
 }
 
 void MainWindow::updateLedger()

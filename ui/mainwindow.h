@@ -23,6 +23,7 @@ public:
 private:
     void createMenus();
     void openFile();
+    void importHfConfig();
     void updateLedger();
     void updateHeader();
     void updateProblems();
