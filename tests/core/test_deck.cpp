@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+// Decks: lists of presets for talk mode. Every built-in deck loads with every
+// slide valid, and a bad deck is refused with a problem naming the slide.
+#include "testutil.h"
+
+#include "core/deck.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace memledger;
+using namespace memledger::test;
+
+namespace {
+
+Problems problemsOf(const nlohmann::json &doc)
+{
+    const DeckLoadResult r = deckFromJson(doc);
+    CHECK_FALSE(r.deck.has_value()); // never a partial deck
+    return r.problems;
+}
+
+bool mentions(const Problems &problems, const std::string &path)
+{
+    return std::any_of(problems.begin(), problems.end(), [&](const Problem &p) { return p.path == path && p.isError(); });
+}
+
+nlohmann::json deckOf(nlohmann::json slides)
+{
+    return {{"format", "memledger-deck"}, {"version", 1}, {"name", "test"}, {"description", "a test deck"}, {"slides", std::move(slides)}};
+}
+
+} // namespace
+
+TEST_CASE("Every built-in deck loads, and every slide validates and evaluates", "[deck]")
+{
+    std::size_t decks = 0;
+    for (const BuiltinPreset &b : builtinPresets()) {
+        if (b.kind != "decks")
+            continue;
+        ++decks;
+        CAPTURE(b.name);
+        const DeckLoadResult r = deckFromText(b.text, b.name);
+        for (const Problem &p : r.problems)
+            UNSCOPED_INFO(p.toString());
+        REQUIRE(r.deck.has_value());
+        CHECK_FALSE(hasErrors(r.problems));
+        CHECK(r.deck->name == b.name);
+        CHECK_FALSE(r.deck->description.empty());
+        REQUIRE(r.deck->slides.size() >= 2);
+        for (const Config &slide : r.deck->slides) {
+            CAPTURE(slide.name);
+            CHECK_FALSE(slide.description.empty());
+            CHECK_FALSE(hasErrors(validate(slide)));
+            CHECK_FALSE(computeLedger(slide).ranks.empty());
+        }
+    }
+    CHECK(decks >= 3);
+}
+
+TEST_CASE("The decks tell their stories", "[deck][reference]")
+{
+    const auto slides = [](const std::string &name) {
+        const DeckLoadResult r = deckFromText(findBuiltin("decks", name)->text, name);
+        REQUIRE(r.deck.has_value());
+        return r.deck->slides;
+    };
+    const auto peak = [](const Config &c) { return computeLedger(c).peak_bytes; };
+    SECTION("seed 000: plans A to D, in order")
+    {
+        const std::vector<Config> s = slides("seed-000");
+        REQUIRE(s.size() == 4);
+        CHECK(s[0].name == "seed-000-7b-a-plain");
+        CHECK(s[3].name == "seed-000-7b-d-both");
+        CHECK(peak(s[3]) < peak(s[2]));
+        CHECK(peak(s[2]) < peak(s[1]));
+        CHECK(peak(s[1]) < peak(s[0]));
+    }
+    SECTION("Korthikanti Figure 1: each step holds fewer activations on the first stage")
+    {
+        const std::vector<Config> s = slides("korthikanti-figure1");
+        REQUIRE(s.size() == 4);
+        CHECK_FALSE(s[0].parallelism.sequence_parallel);
+        CHECK(s[1].parallelism.sequence_parallel);
+        CHECK(s[2].strategy.recompute_granularity == RecomputeGranularity::Selective);
+        CHECK(s[3].strategy.recompute_granularity == RecomputeGranularity::Full);
+        Bytes previous = std::numeric_limits<Bytes>::max();
+        for (const Config &c : s) {
+            CAPTURE(c.name);
+            CHECK(c.model == s[0].model);
+            const Bytes act = computeLedger(c).ranks[0].device[int(Category::Activations)];
+            CHECK(act < previous);
+            previous = act;
+        }
+        CHECK_FALSE(computeLedger(s[0]).fits());
+        CHECK(computeLedger(s[2]).fits());
+    }
+    SECTION("ZeRO: stages 0 to 3, each sharding one more kind of model state")
+    {
+        const std::vector<Config> s = slides("zero-stages");
+        REQUIRE(s.size() == 4);
+        const nlohmann::json &z = referenceCases()["zero_figure1"];
+        for (int stage = 0; stage < 4; ++stage) {
+            CAPTURE(stage);
+            CHECK(s[stage].parallelism.zero_stage == stage);
+            CHECK(s[stage].parallelism.data_parallel_size == int(z["dp"]));
+            const Ledger l = computeLedger(s[stage]);
+            // Ψ within 1 % of the paper's 7.5 B, so the figure's GB carry over within 1 %.
+            CHECK(double(l.total_parameters) == Approx(double(z["parameters"])).epsilon(0.01));
+            const RankLedger &r = l.ranks[0];
+            const double states = double(r.device[int(Category::Weights)] + r.device[int(Category::Gradients)]
+                                         + r.device[int(Category::OptimizerStates)]);
+            const char *key[] = {"baseline_gb", "os_gb", "os_g_gb", "os_g_p_gb"};
+            CHECK(states / kGB == Approx(double(z[key[stage]])).epsilon(0.01));
+        }
+    }
+}
+
+TEST_CASE("Slides may be scenario names or preset objects; problems name the slide", "[deck][input]")
+{
+    SECTION("an inline slide without format or version is a preset")
+    {
+        const DeckLoadResult r = deckFromJson(deckOf({"seed-000-7b-a-plain", {{"name", "inline"}, {"model", "llama-2-7b"}}}));
+        REQUIRE(r.deck.has_value());
+        REQUIRE(r.deck->slides.size() == 2);
+        CHECK(r.deck->slides[1].name == "inline");
+        CHECK(r.deck->slides[1].model.num_layers == 32);
+    }
+    SECTION("an unknown scenario names the slide and lists the built-ins")
+    {
+        const Problems p = problemsOf(deckOf({"seed-000-7b-a-plain", "seed-000-7b-z-magic"}));
+        REQUIRE(mentions(p, "slides[1]"));
+        CHECK(p[0].message.find("seed-000-7b-z-magic") != std::string::npos);
+        CHECK(p[0].suggestion.find("seed-000-7b-a-plain") != std::string::npos);
+    }
+    SECTION("a bad field inside a slide is named with its slide")
+    {
+        nlohmann::json slide = scenarioDoc("llama-3-70b-128xh100");
+        slide["parallelism"]["tensor_model_parallel_size"] = "eight";
+        CHECK(mentions(problemsOf(deckOf({"seed-000-7b-a-plain", "seed-000-7b-b-checkpointing", "seed-000-7b-c-offload", slide})),
+                       "slides[3].parallelism.tensor_model_parallel_size"));
+        slide = scenarioDoc("llama-3-70b-128xh100");
+        slide["parallelism"]["tensor_model_parallel_size"] = 3; // loads, but cannot split 64 heads
+        CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].parallelism.tensor_model_parallel_size"));
+        slide = scenarioDoc("llama-3-70b-128xh100");
+        slide["strategy"]["recompute"] = "full";
+        CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].strategy.recompute"));
+        slide = scenarioDoc("llama-3-70b-128xh100");
+        slide["format"] = "memledger-deck";
+        CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].format"));
+    }
+    SECTION("a slide of the wrong type")
+    {
+        CHECK(mentions(problemsOf(deckOf({"seed-000-7b-a-plain", 42})), "slides[1]"));
+        CHECK(mentions(problemsOf(deckOf({nlohmann::json::array()})), "slides[0]"));
+    }
+    SECTION("every problem at once")
+    {
+        const Problems p = problemsOf(deckOf({"nope", 7, {{"model", {{"num_layers", -1}}}}}));
+        CHECK(mentions(p, "slides[0]"));
+        CHECK(mentions(p, "slides[1]"));
+        CHECK(mentions(p, "slides[2].model.num_layers"));
+    }
+}
+
+TEST_CASE("A malformed deck is refused with a message naming the field", "[deck][input]")
+{
+    const nlohmann::json good = deckOf({"seed-000-7b-a-plain"});
+    REQUIRE(deckFromJson(good).deck.has_value());
+    const auto with = [&](const std::string &key, nlohmann::json value) {
+        nlohmann::json d = good;
+        d[key] = std::move(value);
+        return problemsOf(d);
+    };
+    CHECK(mentions(with("format", "memledger-preset"), "format"));
+    CHECK(mentions(with("version", 2), "version"));
+    CHECK(mentions(with("name", 3), "name"));
+    CHECK(mentions(with("slides", "seed-000-7b-a-plain"), "slides"));
+    CHECK(mentions(with("slides", nlohmann::json::array()), "slides"));
+    CHECK(mentions(with("slide", nlohmann::json::array()), "slide")); // a typo is an unknown field
+    nlohmann::json noSlides = good;
+    noSlides.erase("slides");
+    CHECK(mentions(problemsOf(noSlides), "slides"));
+    CHECK(mentions(problemsOf(nlohmann::json::array({1, 2})), ""));
+
+    const DeckLoadResult text = deckFromText(R"({"format": "memledger-deck", "slides": [)", "talk.json");
+    CHECK_FALSE(text.deck.has_value());
+    REQUIRE(text.problems.size() == 1);
+    CHECK(text.problems[0].path == "talk.json");
+    CHECK(text.problems[0].message.rfind("not valid JSON", 0) == 0);
+    CHECK(mentions(deckFromFile("/nonexistent/talk.json").problems, "/nonexistent/talk.json"));
+}
