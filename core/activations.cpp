@@ -3,6 +3,7 @@
 
 #include "core/parameters.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <string_view>
 
@@ -232,6 +233,41 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, bool list
     // Full recompute keeps the layer's input (sharded along the sequence under SP).
     la.checkpoint = static_cast<Bytes>(x.A.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
     return la;
+}
+
+ChunkActivations chunkActivations(const Config &c, const LayerActivations &dense, const LayerActivations &moe,
+                                  std::int64_t first, std::int64_t layers)
+{
+    const StrategyConfig &st = c.strategy;
+    const bool full = st.recompute_granularity == RecomputeGranularity::Full;
+    const std::int64_t n = std::max<std::int64_t>(1, st.recompute_num_layers);
+    ChunkActivations ca;
+    ca.layerStored.reserve(static_cast<std::size_t>(layers));
+    ca.layerFull.reserve(static_cast<std::size_t>(layers));
+    ca.layerCore.reserve(static_cast<std::size_t>(layers));
+    Bytes group = 0;
+    for (std::int64_t i = 0; i < layers; ++i) {
+        const LayerActivations &la = c.model.isMoeLayer(first + i) ? moe : dense;
+        Bytes kept = la.stored(st.recompute_granularity);
+        if (full && st.recompute_method == RecomputeMethod::Uniform) {
+            // Groups of n layers keep only the group's input.
+            if (i % n == 0)
+                group = 0;
+            kept = i % n == 0 ? la.checkpoint : 0;
+            group += la.total;
+            ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, group);
+        } else if (full) {
+            // Block: the first n layers of the chunk are recomputed, the rest keep everything.
+            kept = i < n ? la.checkpoint : la.total;
+            if (i < n)
+                ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, la.total);
+        }
+        ca.stored += kept;
+        ca.layerStored.push_back(kept);
+        ca.layerFull.push_back(la.total);
+        ca.layerCore.push_back(la.attentionCore);
+    }
+    return ca;
 }
 
 StageActivations stageActivations(const Config &config)

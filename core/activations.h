@@ -41,6 +41,19 @@ struct StageActivations {
 };
 StageActivations stageActivations(const Config &config);
 
+// What one virtual chunk (layers [firstLayer, firstLayer + layers)) keeps for
+// one micro-batch under the recompute policy, and what its backward
+// re-materialises at once. Shared by the ledger and the timeline.
+struct ChunkActivations {
+    Bytes stored = 0;                // kept from the chunk's forward to its backward
+    Bytes recomputeWorkingSet = 0;   // full recompute: the largest group rebuilt at once
+    std::vector<Bytes> layerStored;  // per layer, in order
+    std::vector<Bytes> layerFull;    // per layer, everything it saves (what recompute rebuilds)
+    std::vector<Bytes> layerCore;    // per layer, the attention core (selective recompute rebuilds it)
+};
+ChunkActivations chunkActivations(const Config &config, const LayerActivations &dense, const LayerActivations &moe,
+                                  std::int64_t firstLayer, std::int64_t layers);
+
 // Bytes of one activation element: 2 for 16-bit (and FP8) training, 4 for fp32.
 int activationBytes(const Config &config);
 

@@ -6,6 +6,8 @@
 #include "core/ledger.h"
 #include "core/preset.h"
 #include "core/report.h"
+#include "core/timeline.h"
+#include "core/timelinereport.h"
 #include "core/validate.h"
 
 #include <nlohmann/json.hpp>
@@ -25,6 +27,9 @@ const char *kUsage =
     "      the per-rank memory ledger of a preset\n"
     "  check PRESET [--set section.key=value]... [--format table|json]\n"
     "      exit 0 if every pipeline rank fits the device, 3 if one does not\n"
+    "  timeline PRESET [--set section.key=value]... [--rank R] [--format json|csv]\n"
+    "      one iteration simulated per pipeline rank: peak, when, what is alive,\n"
+    "      the memory curve and every lifetime (csv: the lifetimes)\n"
     "  import-hf CONFIG.json [--set section.key=value]...\n"
     "      print a preset built from a Hugging Face model config: the model\n"
     "      section from the config, the rest defaulted; warnings on stderr\n"
@@ -39,6 +44,8 @@ struct Options {
     std::string preset;
     std::vector<std::string> sets;
     std::string format = "table";
+    bool formatGiven = false;
+    std::string rank; // timeline --rank
 };
 
 bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
@@ -72,6 +79,10 @@ bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
             o.sets.push_back(v);
         } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
             if (!value("--format", o.format))
+                return false;
+            o.formatGiven = true;
+        } else if (o.command == "timeline" && (a == "--rank" || a.rfind("--rank=", 0) == 0)) {
+            if (!value("--rank", o.rank))
                 return false;
         } else if (!a.empty() && a[0] == '-') {
             err << "memledger-cli: unknown option " << a << "\n" << kUsage;
@@ -201,6 +212,49 @@ int importHf(const Options &o, std::ostream &out, std::ostream &err)
     return kExitOk;
 }
 
+// timeline: the same loading and exit codes as eval; json by default.
+int timeline(const Options &o, std::ostream &out, std::ostream &err)
+{
+    if (o.preset.empty()) {
+        err << "memledger-cli: timeline needs a PRESET\n" << kUsage;
+        return kExitUsage;
+    }
+    const std::string format = o.formatGiven ? o.format : "json";
+    if (format != "json" && format != "csv") {
+        err << "--format: timeline prints json or csv, got \"" << format << "\"\n";
+        return kExitUsage;
+    }
+    int rank = -1;
+    if (!o.rank.empty()) {
+        std::size_t used = 0;
+        try {
+            rank = std::stoi(o.rank, &used);
+        } catch (const std::exception &) {
+            used = 0;
+        }
+        if (used != o.rank.size() || rank < 0) {
+            err << "--rank: expected a pipeline rank (0, 1, ...), got \"" << o.rank << "\"\n";
+            return kExitUsage;
+        }
+    }
+    const std::optional<Config> config = load(o, err);
+    if (!config)
+        return kExitBadInput;
+    if (rank >= config->parallelism.pipeline_model_parallel_size) {
+        err << "--rank: the plan has pipeline ranks 0 to " << config->parallelism.pipeline_model_parallel_size - 1 << ", got "
+            << rank << "\n";
+        return kExitUsage;
+    }
+    const Timeline tl = simulateIteration(*config);
+    for (const Problem &p : tl.ledger.warnings)
+        err << "warning: " << p.toString() << "\n";
+    if (format == "json")
+        out << timelineToJson(*config, tl, rank).dump(1) << "\n";
+    else
+        out << timelineToCsv(tl, rank);
+    return kExitOk;
+}
+
 int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
@@ -214,6 +268,8 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
         return listPresets(out);
     if (o.command == "import-hf")
         return importHf(o, out, err);
+    if (o.command == "timeline")
+        return timeline(o, out, err);
     if (o.command != "eval" && o.command != "check") {
         err << "memledger-cli: unknown command \"" << o.command << "\"\n" << kUsage;
         return kExitUsage;

@@ -117,4 +117,9 @@ std::string_view offloadName(OffloadTarget o)
     return "none";
 }
 
+std::string_view gradBufferName(GradBuffer g)
+{
+    return g == GradBuffer::OnDemand ? "on_demand" : "contiguous";
+}
+
 } // namespace memledger

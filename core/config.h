@@ -104,6 +104,7 @@ enum class DropoutMaskDtype { Bool, Activation };
 enum class NormStatsDtype { FP32, Activation, None };
 enum class SpLinearSaves { Shard, Gathered };
 enum class OffloadTarget { None, CPU, NVMe };
+enum class GradBuffer { Contiguous, OnDemand };
 
 struct StrategyConfig {
     RecomputeGranularity recompute_granularity = RecomputeGranularity::None;
@@ -115,6 +116,9 @@ struct StrategyConfig {
     SpLinearSaves sp_linear_saves = SpLinearSaves::Shard;
     OffloadTarget optimizer_offload = OffloadTarget::None;
     OffloadTarget param_offload = OffloadTarget::None;
+    OffloadTarget activation_offload = OffloadTarget::None; // saved activations to the host between forward and backward
+    std::int64_t activation_offload_buffers = 2;            // staging buffers on the copy stream
+    GradBuffer grad_buffer = GradBuffer::Contiguous;         // Megatron's contiguous buffer, or PyTorch's .grad at first backward
     double moe_expert_capacity_factor = 0.0;  // 0: dropless, all-to-all buffers sized for the worst case
     std::int64_t ddp_bucket_size = 40000000;  // elements per gradient-reduction bucket (Megatron)
     bool operator==(const StrategyConfig &) const = default;
@@ -162,5 +166,6 @@ std::string_view dropoutMaskName(DropoutMaskDtype);
 std::string_view normStatsName(NormStatsDtype);
 std::string_view spLinearSavesName(SpLinearSaves);
 std::string_view offloadName(OffloadTarget);
+std::string_view gradBufferName(GradBuffer);
 
 } // namespace memledger

@@ -166,35 +166,13 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     Bytes workingSet = 0;     // full recompute: one group re-materialised in backward
     std::int64_t inFlightTotal = 0;
     for (std::int64_t k = 0; k < x.v; ++k) {
-        const std::int64_t stage = k * x.p + r;
-        const std::int64_t first = stage * x.layersPerChunk;
+        const std::int64_t first = (k * x.p + r) * x.layersPerChunk;
         const std::int64_t inFlight = inFlightOfChunk(c.parallelism, x.m, r, k);
         inFlightTotal += inFlight;
-        Bytes chunk = 0;
-        Bytes groupFull = 0;
-        for (std::int64_t i = 0; i < x.layersPerChunk; ++i) {
-            const LayerActivations &la = c.model.isMoeLayer(first + i) ? x.moeAct : x.denseAct;
-            if (!full) {
-                chunk += la.stored(st.recompute_granularity);
-                continue;
-            }
-            if (st.recompute_method == RecomputeMethod::Uniform) {
-                // Groups of n layers keep only the group's input.
-                if (i % n == 0) {
-                    chunk += la.checkpoint;
-                    groupFull = 0;
-                }
-                groupFull += la.total;
-                workingSet = std::max(workingSet, groupFull);
-            } else {
-                // Block: the first n layers of each chunk are recomputed, the rest store everything.
-                chunk += i < n ? la.checkpoint : la.total;
-                if (i < n)
-                    workingSet = std::max(workingSet, la.total);
-            }
-        }
-        stored += chunk * inFlight;
-        storedOneEach += chunk;
+        const ChunkActivations ca = chunkActivations(c, x.denseAct, x.moeAct, first, x.layersPerChunk);
+        stored += ca.stored * inFlight;
+        storedOneEach += ca.stored;
+        workingSet = std::max(workingSet, ca.recomputeWorkingSet);
     }
     rank.in_flight_chunks = inFlightTotal;
     rank.in_flight_microbatches = static_cast<double>(inFlightTotal) / static_cast<double>(x.v);
@@ -207,7 +185,20 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         formula = num(inFlightTotal) + " in-flight chunk-micro-batches × " + num(x.layersPerChunk) + " layers × "
             + perLayer + " per layer (" + granularityText(st) + "; " + dec(rank.in_flight_microbatches)
             + " stage-micro-batches)";
-    rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, formula);
+    if (st.activation_offload != OffloadTarget::None && inFlightTotal > 0) {
+        // On the device: the group being computed and one per staging buffer
+        // still draining (or already prefetched); the rest waits on the host.
+        const std::int64_t onDevice = std::min<std::int64_t>(inFlightTotal, st.activation_offload_buffers + 1);
+        const Bytes device = stored * onDevice / inFlightTotal;
+        rb.add(Category::Activations, Placement::Device, "Transformer layers", device,
+               formula + " × " + num(onDevice) + "/" + num(inFlightTotal) + " on the device (1 computing + "
+                   + countOf(double(st.activation_offload_buffers), "staging buffer", "staging buffers") + ")",
+               "activation offload: saved activations go to the host after each forward and return before the backward");
+        rb.add(Category::Activations, Placement::Host, "Transformer layers (offloaded)", stored - device,
+               num(inFlightTotal - onDevice) + "/" + num(inFlightTotal) + " of " + formatGB(double(stored)));
+    } else {
+        rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, formula);
+    }
     if (full)
         rb.add(Category::Activations, Placement::Device, "Recompute working set", workingSet,
                "one " + std::string(st.recompute_method == RecomputeMethod::Uniform ? "group of " + countOf(double(n), "layer", "layers") : "layer")

@@ -339,6 +339,9 @@ void visit(V &v, StrategyConfig &s)
     v.choice("sp_linear_saves", s.sp_linear_saves, {SpLinearSaves::Shard, SpLinearSaves::Gathered}, spLinearSavesName);
     v.choice("optimizer_offload", s.optimizer_offload, kOffloads, offloadName);
     v.choice("param_offload", s.param_offload, kOffloads, offloadName);
+    v.choice("activation_offload", s.activation_offload, {OffloadTarget::None, OffloadTarget::CPU}, offloadName);
+    v.field("activation_offload_buffers", s.activation_offload_buffers, 1, 64);
+    v.choice("grad_buffer", s.grad_buffer, {GradBuffer::Contiguous, GradBuffer::OnDemand}, gradBufferName);
     v.field("moe_expert_capacity_factor", s.moe_expert_capacity_factor, 0.0, 1024.0);
     v.field("ddp_bucket_size", s.ddp_bucket_size, 1, std::int64_t(1) << 40);
     v.finish();

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config.h"
+#include "core/ledger.h"
+#include "core/schedule.h"
+#include "core/units.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memledger {
+
+// One steady-state iteration simulated per pipeline rank: the schedule's ops
+// timed by the roofline cost model with point-to-point dependencies between
+// stages, and every allocation as a lifetime. Memory is a timeline, not a
+// number (seed 001): the peak, when it happens and what is alive then come
+// out of it.
+
+enum class LifetimeKind : std::uint8_t {
+    Persistent,          // a device row of the ledger (weights, optimizer states, buffers, reserve)
+    Gradients,           // the gradient rows, whole-iteration or from the first backward
+    Activations,         // what one chunk saves for one micro-batch, forward to backward
+    RecomputeWorkingSet, // full recompute: a group rebuilt during its backward
+    AttentionRecompute,  // selective recompute: the attention core rebuilt during its layer's backward
+    BackwardWorkingSet,  // activation gradients (and score gradients) of the layer in backward
+    LossTemporaries,     // bf16 logits and their fp32 copy around the loss
+    OptimizerTemporaries // the optimizer step's scratch
+};
+
+struct Lifetime {
+    double start = 0;
+    double end = 0;
+    Bytes bytes = 0;
+    Category category = Category::Activations;
+    LifetimeKind kind = LifetimeKind::Activations;
+    std::int32_t microbatch = -1;
+    std::int32_t chunk = -1;
+    std::int32_t layer = -1;  // global layer index, for per-layer transients
+    std::int32_t entry = -1;  // index into the rank's ledger entries, for persistent rows
+    bool offloaded = false;   // an activation group's second stay, after its copy back
+};
+
+struct TimedOp {
+    PipelineOp op;
+    double start = 0;
+    double end = 0;
+    double stall = 0; // waiting for the copy stream (activation offload)
+};
+
+struct CurvePoint {
+    double time = 0;
+    Bytes bytes = 0;
+};
+
+struct AliveItem {
+    std::string label;
+    Category category = Category::Activations;
+    Bytes bytes = 0;
+};
+
+struct CopyStats {
+    double copyOutSeconds = 0;
+    double copyInSeconds = 0;
+    double stallSeconds = 0;   // compute waiting on copies
+    double overlap() const;    // share of the copy time hidden under compute
+};
+
+struct RankTimeline {
+    int pipeline_rank = 0;
+    std::vector<TimedOp> ops;
+    std::vector<Lifetime> lifetimes;
+    std::vector<CurvePoint> curve; // downsampled keeping each bucket's maximum
+    Bytes peak_bytes = 0;
+    double peak_time = 0;
+    std::vector<AliveItem> alive_at_peak; // largest first
+    std::int64_t max_alive_chunks = 0;    // activation groups alive at once: the staircase
+    double max_alive_microbatches = 0;    // the same in stage-micro-batches (chunks / v)
+    double busy_seconds = 0;              // compute time of the rank's ops
+    double pipeline_end = 0;              // end of the rank's last backward
+    double optimizer_start = 0;
+    double optimizer_end = 0;
+    double optimizer_device_s = 0;   // the update on the device
+    double optimizer_copy_out_s = 0; // optimizer offload: gradients to the host
+    double optimizer_cpu_s = 0;      //                    the CPU update
+    double optimizer_copy_in_s = 0;  //                    updated weights back
+    CopyStats copies;                // activation offload
+};
+
+struct Timeline {
+    Ledger ledger;                 // the same configuration's ledger (persistent rows, labels)
+    std::vector<RankTimeline> ranks;
+    double step_time = 0;          // seconds: the slowest rank's last op plus its optimizer step
+    double pipeline_time = 0;      // seconds until the last backward ends
+    double bubble_fraction = 0;    // idle share of the pipeline section, averaged over ranks
+    double recompute_seconds = 0;  // recompute time on the busiest rank
+    int peak_rank = 0;
+};
+
+struct TimelineOptions {
+    std::size_t curve_points = 2000; // per rank, after downsampling
+};
+
+// Precondition: validate(config) has no errors.
+Timeline simulateIteration(const Config &config, const TimelineOptions &options = {});
+
+// "Activations, chunk 0, micro-batch 3", "Weights: Transformer layers", ...
+std::string lifetimeLabel(const Timeline &timeline, const RankTimeline &rank, const Lifetime &lifetime);
+
+// Keeps at most `points` points and, within each time bucket, the highest one,
+// so that a peak is never lost (heaptrack's rule for its charts).
+std::vector<CurvePoint> downsampleKeepingMax(const std::vector<CurvePoint> &curve, std::size_t points);
+
+} // namespace memledger

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// memledger-cli timeline as a user runs it.
+#include "clirun.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace memledger::test;
+
+namespace {
+
+std::string scenarioPath(const std::string &name)
+{
+    return shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
+}
+
+} // namespace
+
+TEST_CASE("timeline --format json carries the contract's keys for every rank", "[cli][timeline]")
+{
+    const CliRun r = runCli("timeline " + scenarioPath("gpt-3-175b-64gpus-tp-only"));
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    REQUIRE(j["ranks"].size() == 8);
+    CHECK(j["step_time_s"].get<double>() > 0);
+    CHECK(j["bubble_fraction"].get<double>() > 0);
+    CHECK(j["peak_rank"] == 0);
+    for (const nlohmann::json &rank : j["ranks"]) {
+        CHECK(rank["peak_bytes"].is_number_integer());
+        CHECK(rank["peak_time"].is_number());
+        CHECK(rank["peak_bytes"].get<std::int64_t>() >= rank["ledger_device_total_bytes"].get<std::int64_t>());
+        REQUIRE_FALSE(rank["alive_at_peak"].empty());
+        for (const nlohmann::json &a : rank["alive_at_peak"])
+            CHECK((a.contains("label") && a.contains("category") && a["bytes"].is_number_integer()));
+        REQUIRE_FALSE(rank["curve"].empty());
+        CHECK(rank["curve"][0].size() == 2);
+        for (const nlohmann::json &l : rank["lifetimes"])
+            CHECK((l.contains("start") && l.contains("end") && l.contains("category") && l.contains("label") && l["bytes"].is_number_integer()));
+    }
+    // The staircase of 1F1B, as the simulation found it.
+    for (std::size_t i = 0; i < 8; ++i)
+        CHECK(j["ranks"][i]["max_alive_microbatches"] == 8 - int(i));
+}
+
+TEST_CASE("timeline --rank keeps one rank; csv lists the lifetimes", "[cli][timeline]")
+{
+    const CliRun one = runCli("timeline gpt-3-175b-64gpus-tp-only --rank 3 --format json");
+    REQUIRE(one.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(one.out);
+    REQUIRE(j["ranks"].size() == 1);
+    CHECK(j["ranks"][0]["pipeline_rank"] == 3);
+
+    const CliRun csv = runCli("timeline gpt-3-175b-64gpus-tp-only --rank=7 --format csv");
+    REQUIRE(csv.code == 0);
+    CHECK(csv.out.rfind("rank,start,end,category,label,bytes\n", 0) == 0);
+    CHECK(csv.out.find("\n7,") != std::string::npos);
+    CHECK(csv.out.find("\n6,") == std::string::npos);
+}
+
+TEST_CASE("timeline refuses bad input like eval: exit 2, the field named, nothing on stdout", "[cli][timeline][input]")
+{
+    for (const auto &[args, mentions] : std::vector<std::pair<std::string, std::string>>{
+             {"timeline", "PRESET"},
+             {"timeline gpt-3-175b-64gpus-tp-only --rank 8", "--rank"},
+             {"timeline gpt-3-175b-64gpus-tp-only --rank x", "--rank"},
+             {"timeline gpt-3-175b-64gpus-tp-only --format table", "--format"},
+             {"timeline gpt-3-175b-64gpus-tp-only --set parallelism.pipeline_model_parallel_size=5", "model.num_layers"},
+             {"timeline /no/such/file.json", "/no/such/file.json"}}) {
+        CAPTURE(args);
+        const CliRun r = runCli(args);
+        CHECK(r.code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find(mentions) != std::string::npos);
+    }
+}

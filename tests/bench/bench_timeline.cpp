@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// Timeline benchmarks (the timeline issue's target: all ranks of a 128-layer
+// model with p = 16, v = 4 and 256 micro-batches under 5 ms).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/builtins.h"
+#include "core/preset.h"
+#include "core/timeline.h"
+
+using namespace memledger;
+
+TEST_CASE("Timeline simulation", "[bench]")
+{
+    nlohmann::json doc = nlohmann::json::parse(findBuiltin("scenarios", "gpt-3-175b-64gpus-tp-sp-selective")->text);
+    for (const char *s : {"model.num_layers=128", "parallelism.pipeline_model_parallel_size=16",
+                          "parallelism.virtual_pipeline_model_parallel_size=4", "parallelism.pipeline_schedule=interleaved",
+                          "training.global_batch_size=256"})
+        applyOverride(doc, s);
+    const Config big = *presetFromJson(doc).config;
+    BENCHMARK("128 layers, p = 16, v = 4, 256 micro-batches, all ranks")
+    {
+        return simulateIteration(big).step_time;
+    };
+    applyOverride(doc, "strategy.recompute_granularity=full");
+    const Config full = *presetFromJson(doc).config;
+    BENCHMARK("the same with full recompute")
+    {
+        return simulateIteration(full).step_time;
+    };
+    const Config llama = *presetFromText(findBuiltin("scenarios", "llama-3-70b-128xh100")->text).config;
+    BENCHMARK("Llama-3-70B on 128 H100s, p = 4, 128 micro-batches")
+    {
+        return simulateIteration(llama).step_time;
+    };
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+// One iteration simulated: the staircase as an output, peaks against the
+// ledger, recompute changing lifetimes, step time and the pipeline bubble.
+#include "testutil.h"
+
+#include "core/activations.h"
+#include "core/costmodel.h"
+#include "core/timeline.h"
+
+using namespace memledger;
+using namespace memledger::test;
+
+namespace {
+
+Config pipelineConfig(const std::string &schedule, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t vocab = 32000)
+{
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = {{"num_layers", 48}, {"hidden_size", 2048}, {"num_attention_heads", 16}, {"vocab_size", vocab}};
+    doc["training"] = {{"seq_length", 2048}, {"micro_batch_size", 1}, {"global_batch_size", m}};
+    doc["parallelism"] = {{"pipeline_model_parallel_size", p}, {"virtual_pipeline_model_parallel_size", v},
+                          {"pipeline_schedule", schedule}};
+    return configFrom(doc);
+}
+
+Bytes persistentOf(const RankLedger &r)
+{
+    Bytes b = 0;
+    for (Category c : kCategories)
+        if (c != Category::Activations)
+            b += r.device[int(c)];
+    return b;
+}
+
+} // namespace
+
+TEST_CASE("The staircase is an output of the simulation and the ledger uses the same numbers", "[timeline][schedule]")
+{
+    for (const std::string schedule : {"gpipe", "1f1b", "interleaved"}) {
+        for (std::int64_t p : {2, 4, 8}) {
+            const std::int64_t v = schedule == "interleaved" ? (p == 8 ? 2 : 3) : 1;
+            for (std::int64_t m : {p, 2 * p, 3 * p}) {
+                if (48 % (p * v) != 0)
+                    continue;
+                CAPTURE(schedule, p, v, m);
+                const Timeline tl = simulateIteration(pipelineConfig(schedule, p, v, m));
+                for (const RankTimeline &rt : tl.ranks) {
+                    const RankLedger &lr = tl.ledger.ranks[std::size_t(rt.pipeline_rank)];
+                    CHECK(rt.max_alive_chunks == lr.in_flight_chunks);
+                    CHECK(rt.max_alive_microbatches == Approx(lr.in_flight_microbatches));
+                }
+            }
+        }
+    }
+    // The reference figures: 1F1B p = 8 -> [8..1]; interleaved v = 2 -> 11.5 on rank 0; GPipe -> m.
+    const Timeline f = simulateIteration(pipelineConfig("1f1b", 8, 1, 16));
+    for (const RankTimeline &rt : f.ranks)
+        CHECK(rt.max_alive_microbatches == 8 - rt.pipeline_rank);
+    CHECK(simulateIteration(pipelineConfig("interleaved", 8, 2, 16)).ranks[0].max_alive_microbatches == Approx(11.5));
+    for (const RankTimeline &rt : simulateIteration(pipelineConfig("gpipe", 4, 1, 12)).ranks)
+        CHECK(rt.max_alive_microbatches == 12);
+}
+
+TEST_CASE("The timeline's peak bounds: at least the ledger's total, at most it plus the transients", "[timeline][ledger]")
+{
+    // Relation: ledger total <= timeline peak <= ledger total + backward working set
+    // + loss temporaries + optimizer scratch, for every built-in scenario and rank.
+    for (const std::string &name : builtinNames("scenarios")) {
+        CAPTURE(name);
+        const Config c = scenario(name);
+        const Timeline tl = simulateIteration(c);
+        for (const RankTimeline &rt : tl.ranks) {
+            CAPTURE(rt.pipeline_rank);
+            const RankLedger &lr = tl.ledger.ranks[std::size_t(rt.pipeline_rank)];
+            Bytes transients = 0;
+            for (const Lifetime &l : rt.lifetimes)
+                if (l.kind == LifetimeKind::BackwardWorkingSet || l.kind == LifetimeKind::LossTemporaries
+                    || l.kind == LifetimeKind::OptimizerTemporaries)
+                    transients = std::max(transients, l.bytes);
+            CHECK(rt.peak_bytes >= lr.device_total_bytes);
+            CHECK(rt.peak_bytes <= lr.device_total_bytes + 3 * transients);
+            CHECK(rt.peak_bytes >= persistentOf(lr));
+            // The curve is downsampled keeping maxima: its top is the peak.
+            Bytes top = 0;
+            for (const CurvePoint &pt : rt.curve)
+                top = std::max(top, pt.bytes);
+            CHECK(top == rt.peak_bytes);
+            CHECK(rt.curve.size() <= 2001);
+            // What is alive at the peak adds up to the peak.
+            Bytes alive = 0;
+            for (const AliveItem &a : rt.alive_at_peak)
+                alive += a.bytes;
+            CHECK(alive == rt.peak_bytes);
+        }
+    }
+}
+
+TEST_CASE("GPT-3 on p = 8: rank 0 holds the most and peaks when its warm-up ends", "[timeline]")
+{
+    const Timeline tl = simulateIteration(scenario("gpt-3-175b-64gpus-tp-only"));
+    CHECK(tl.peak_rank == 0);
+    const RankTimeline &r0 = tl.ranks[0];
+    // The warm-up is 7 forwards, then the 8th; the peak is at the first backward.
+    const TimedOp &firstBackward = r0.ops[8];
+    REQUIRE(firstBackward.op.kind == OpKind::Backward);
+    CHECK(r0.peak_time >= r0.ops[7].start);
+    CHECK(r0.peak_time <= firstBackward.end);
+    REQUIRE_FALSE(r0.alive_at_peak.empty());
+    CHECK(r0.alive_at_peak[0].label == "Saved activations of 8 micro-batches (0–7)");
+}
+
+TEST_CASE("Full recompute: the backward peak is the checkpoints, one layer rebuilt and its working set", "[timeline][recompute]")
+{
+    const Config c = scenario("seed-000-7b-b-checkpointing");
+    const Timeline tl = simulateIteration(c);
+    const RankTimeline &r = tl.ranks[0];
+    const RankLedger &lr = tl.ledger.ranks[0];
+    const LayerActivations la = layerActivations(c, false);
+    Bytes group = 0, bws = 0;
+    for (const Lifetime &l : r.lifetimes) {
+        if (l.kind == LifetimeKind::Activations)
+            group = l.bytes;
+        if (l.kind == LifetimeKind::BackwardWorkingSet)
+            bws = l.bytes;
+    }
+    // Checkpoints (32 x 2sbh) and the loss's saved fp32 softmax stay; one layer is rebuilt at a time.
+    CHECK(r.peak_bytes == persistentOf(lr) + group + la.total + bws);
+    const TimedOp &backward = r.ops.back();
+    CHECK(backward.op.kind == OpKind::Backward);
+    CHECK(r.peak_time >= backward.start);
+    CHECK(r.peak_time < backward.end);
+    std::size_t rebuilt = 0;
+    for (const Lifetime &l : r.lifetimes)
+        rebuilt += l.kind == LifetimeKind::RecomputeWorkingSet;
+    CHECK(rebuilt == 32);
+}
+
+TEST_CASE("Selective recompute: the attention core reappears during its layer's backward", "[timeline][recompute]")
+{
+    const Config c = scenario("gpt-3-175b-64gpus-tp-sp-selective");
+    const Timeline tl = simulateIteration(c);
+    const RankTimeline &r = tl.ranks[3];
+    const LayerActivations la = layerActivations(c, false);
+    std::size_t cores = 0;
+    for (const Lifetime &l : r.lifetimes) {
+        if (l.kind != LifetimeKind::AttentionRecompute)
+            continue;
+        ++cores;
+        CHECK(l.bytes == la.attentionCore);
+        // Inside the backward of the same micro-batch.
+        bool inside = false;
+        for (const TimedOp &op : r.ops)
+            inside |= op.op.kind == OpKind::Backward && op.op.microbatch == l.microbatch && op.start <= l.start && l.end <= op.end + 1e-12;
+        CHECK(inside);
+    }
+    CHECK(cores == std::size_t(12 * 64)); // 12 layers x 64 micro-batches
+}
+
+TEST_CASE("Recompute adds its FLOPs to the step: full recompute is about one more forward", "[timeline][cost]")
+{
+    const auto step = [](const std::string &g) {
+        return simulateIteration(scenario("gpt-3-175b-64gpus-tp-sp-selective", {"strategy.recompute_granularity=" + g}));
+    };
+    const Timeline none = step("none"), sel = step("selective"), full = step("full");
+    // Seeds 000/001: forward F, backward 2F, full recompute one more F: about +33 %.
+    CHECK(full.step_time / none.step_time == Approx(4.0 / 3.0).epsilon(0.05));
+    CHECK(sel.step_time > none.step_time);
+    CHECK(sel.step_time / none.step_time < 1.10);
+    // The difference is the recomputed time, spent inside the backwards.
+    CHECK(full.recompute_seconds > 0);
+    CHECK(full.pipeline_time - none.pipeline_time == Approx(full.recompute_seconds).epsilon(0.15));
+}
+
+TEST_CASE("1F1B bubble: (p - 1) / (m + p - 1) of the pipeline (Narayanan et al. 2021)", "[timeline][cost]")
+{
+    // Balanced stages: a small vocabulary keeps the output layer off the last stage's time.
+    for (std::int64_t m : {8, 16, 32}) {
+        const Timeline tl = simulateIteration(pipelineConfig("1f1b", 4, 1, m, 128));
+        CHECK(tl.bubble_fraction == Approx(3.0 / double(m + 3)).margin(0.02));
+    }
+    // GPipe idles the same, interleaving shrinks it by about v.
+    const double f = simulateIteration(pipelineConfig("1f1b", 4, 1, 8)).bubble_fraction;
+    const double i = simulateIteration(pipelineConfig("interleaved", 4, 2, 8)).bubble_fraction;
+    CHECK(i < f);
+}
+
+TEST_CASE("Gradients from the first backward when the preset says so", "[timeline]")
+{
+    const Timeline contiguous = simulateIteration(scenario("seed-000-7b-a-plain"));
+    const Timeline onDemand = simulateIteration(scenario("seed-000-7b-a-plain", {"strategy.grad_buffer=on_demand"}));
+    const auto gradientsAt = [](const RankTimeline &r, double t) {
+        Bytes b = 0;
+        for (const Lifetime &l : r.lifetimes)
+            if (l.kind == LifetimeKind::Gradients && l.start <= t && t < l.end)
+                b += l.bytes;
+        return b;
+    };
+    const RankTimeline &c = contiguous.ranks[0], &d = onDemand.ranks[0];
+    const double inForward = c.ops[0].end / 2, inBackward = (c.ops[1].start + c.ops[1].end) / 2;
+    CHECK(gradientsAt(c, inForward) == contiguous.ledger.ranks[0].device[int(Category::Gradients)]);
+    CHECK(gradientsAt(d, inForward) == 0);
+    CHECK(gradientsAt(d, inBackward) == gradientsAt(c, inBackward));
+    CHECK(d.peak_bytes <= c.peak_bytes);
+}
+
+TEST_CASE("Downsampling keeps each bucket's maximum", "[timeline]")
+{
+    std::vector<CurvePoint> curve;
+    for (int i = 0; i < 10000; ++i)
+        curve.push_back({double(i), Bytes(i % 100)});
+    curve[7777].bytes = 1000000; // a one-sample spike
+    const std::vector<CurvePoint> small = downsampleKeepingMax(curve, 100);
+    CHECK(small.size() <= 101);
+    Bytes top = 0;
+    double when = 0;
+    for (const CurvePoint &p : small)
+        if (p.bytes > top) {
+            top = p.bytes;
+            when = p.time;
+        }
+    CHECK(top == 1000000);
+    CHECK(when == 7777);
+    CHECK(downsampleKeepingMax(curve, 20000).size() == curve.size());
+}
