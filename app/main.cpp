@@ -2,6 +2,7 @@
 // memledger: the GUI. Thin: arguments, QApplication, Document, MainWindow.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QImageWriter>
 #include <QPixmap>
 
@@ -30,6 +31,7 @@ int main(int argc, char *argv[])
     QApplication::setApplicationName(QStringLiteral("memledger"));
     QApplication::setApplicationDisplayName(QStringLiteral("MemLedger"));
     QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/memledger/memledger.svg")));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(
