@@ -2,6 +2,7 @@
 #include "core/preset.h"
 
 #include "core/builtins.h"
+#include "core/jsontext.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,7 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,14 +25,7 @@ constexpr std::int64_t kMaxBytes = std::int64_t(1) << 56;     // hardware sizes
 
 std::string describe(const json &v)
 {
-    switch (v.type()) {
-    case json::value_t::string: return "string \"" + v.get<std::string>() + "\"";
-    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "a list";
-    default: return "number " + v.dump();
-    }
+    return describeJson(v);
 }
 
 // Reads one section. The same visit functions drive Reader and Writer, so
@@ -471,33 +464,16 @@ LoadResult presetFromJson(const json &doc)
 
 LoadResult presetFromText(std::string_view text, std::string_view origin)
 {
-    json doc;
-    try {
-        doc = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error &e) {
-        LoadResult r;
-        // nlohmann's message carries line and column; strip its "[json.exception...]" prefix.
-        std::string what = e.what();
-        const auto pos = what.find("] ");
-        if (pos != std::string::npos)
-            what = what.substr(pos + 2);
-        r.problems.push_back({std::string(origin), "not valid JSON: " + what});
-        return r;
-    }
-    return presetFromJson(doc);
+    LoadResult r;
+    const std::optional<json> doc = parseJsonText(text, origin, r.problems);
+    return doc ? presetFromJson(*doc) : r;
 }
 
 LoadResult presetFromFile(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        LoadResult r;
-        r.problems.push_back({path, "cannot read the file"});
-        return r;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return presetFromText(ss.str(), path);
+    LoadResult r;
+    const std::optional<std::string> text = readTextFile(path, r.problems);
+    return text ? presetFromText(*text, path) : r;
 }
 
 json presetToJson(const Config &config)

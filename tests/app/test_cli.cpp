@@ -1,55 +1,21 @@
 // SPDX-License-Identifier: MIT
 // memledger-cli as a user runs it: the real binary, its exit codes, stdout and stderr.
-#include <catch2/catch.hpp>
+#include "clirun.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
+
+using namespace memledger::test;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string quote(const std::string &s)
-{
-    std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-Run cli(const std::string &args)
-{
-    static int counter = 0;
-    const std::string errPath = (std::filesystem::temp_directory_path() / ("memledger-cli-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))).string();
-    const std::string cmd = std::string(MEMLEDGER_CLI) + " " + args + " 2>" + quote(errPath);
-    Run r;
-    FILE *pipe = ::popen(cmd.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
-        r.out.append(buf.data(), n);
-    const int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(errPath);
-    r.err.assign(std::istreambuf_iterator<char>(err), {});
-    std::filesystem::remove(errPath);
-    return r;
-}
-
 std::string scenario(const std::string &name)
 {
-    return quote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
+    return shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
 }
 
 nlohmann::json reference()
@@ -60,7 +26,7 @@ nlohmann::json reference()
 
 std::string writeTemp(const std::string &name, const std::string &text)
 {
-    const auto path = std::filesystem::temp_directory_path() / ("memledger-cli-" + std::to_string(::getpid()) + "-" + name);
+    const auto path = tempPath(name);
     std::ofstream(path) << text;
     return path.string();
 }
@@ -73,7 +39,7 @@ TEST_CASE("eval --format json carries the contract and the seed 000 figures", "[
     for (const nlohmann::json &plan : seed["plans"]) {
         const std::string name = plan["preset"];
         CAPTURE(name);
-        const Run r = cli("eval " + scenario(name) + " --format json");
+        const CliRun r = runCli("eval " + scenario(name) + " --format json");
         REQUIRE(r.code == 0);
         const nlohmann::json j = nlohmann::json::parse(r.out);
         const nlohmann::json &rank = j["ranks"][0];
@@ -103,7 +69,7 @@ TEST_CASE("eval reproduces Korthikanti Figure 1 with --set", "[cli][reference]")
             + " --set parallelism.pipeline_model_parallel_size=" + std::to_string(p)
             + " --set parallelism.virtual_pipeline_model_parallel_size=" + std::to_string(m)
             + " --set strategy.flash_attention=false --set strategy.norm_stats_dtype=none";
-        const Run r = cli("eval " + quote(path) + sets + " --format json");
+        const CliRun r = runCli("eval " + shellQuote(path) + sets + " --format json");
         REQUIRE(r.code == 0);
         const nlohmann::json j = nlohmann::json::parse(r.out);
         // layer_activation_bytes x the layers' worth the first stage holds = Figure 1's activations.
@@ -117,7 +83,7 @@ TEST_CASE("eval reproduces Korthikanti Figure 1 with --set", "[cli][reference]")
 TEST_CASE("The staircase through the CLI", "[cli][reference]")
 {
     const nlohmann::json st = reference()["staircase"];
-    const Run r = cli("eval " + scenario("gpt-3-175b-64gpus-tp-only") + " --format json");
+    const CliRun r = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-only") + " --format json");
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     std::vector<double> got;
@@ -125,7 +91,7 @@ TEST_CASE("The staircase through the CLI", "[cli][reference]")
         got.push_back(rank["in_flight_microbatches"]);
     CHECK(got == st["one_f_one_b"].get<std::vector<double>>());
 
-    const Run v2 = cli("eval " + scenario("gpt-3-175b-64gpus-tp-only")
+    const CliRun v2 = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-only")
                        + " --set parallelism.virtual_pipeline_model_parallel_size=2 --set parallelism.pipeline_schedule=interleaved --format json");
     REQUIRE(v2.code == 0);
     CHECK(double(nlohmann::json::parse(v2.out)["ranks"][0]["in_flight_microbatches"]) == Approx(double(st["interleaved_rank0"])));
@@ -133,27 +99,27 @@ TEST_CASE("The staircase through the CLI", "[cli][reference]")
 
 TEST_CASE("check exits 0 when every rank fits and 3 when one does not", "[cli]")
 {
-    const Run fits = cli("check " + scenario("seed-000-7b-c-offload"));
+    const CliRun fits = runCli("check " + scenario("seed-000-7b-c-offload"));
     CHECK(fits.code == 0);
     CHECK(fits.out.find("worst rank 0") != std::string::npos);
-    const Run overflows = cli("check " + scenario("seed-000-7b-a-plain"));
+    const CliRun overflows = runCli("check " + scenario("seed-000-7b-a-plain"));
     CHECK(overflows.code == 3);
     CHECK(overflows.out.find("does not fit") != std::string::npos);
     // A built-in scenario can be named instead of a file.
-    CHECK(cli("check gpt-3-175b-64gpus-tp-only").code == 3);
-    CHECK(cli("check gpt-3-175b-64gpus-tp-sp-selective").code == 0);
+    CHECK(runCli("check gpt-3-175b-64gpus-tp-only").code == 3);
+    CHECK(runCli("check gpt-3-175b-64gpus-tp-sp-selective").code == 0);
 }
 
 TEST_CASE("Every output format renders", "[cli]")
 {
     const std::string preset = scenario("llama-3-70b-128xh100");
-    const Run table = cli("eval " + preset);
+    const CliRun table = runCli("eval " + preset);
     CHECK(table.code == 0);
     CHECK(table.out.find("Peak: rank 0") != std::string::npos);
-    const Run csv = cli("eval " + preset + " --format csv");
+    const CliRun csv = runCli("eval " + preset + " --format csv");
     CHECK(csv.code == 0);
     CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 5); // header + 4 ranks
-    const Run md = cli("eval " + preset + " --format markdown");
+    const CliRun md = runCli("eval " + preset + " --format markdown");
     CHECK(md.code == 0);
     CHECK(md.out.find("| Category | Where | Entry | Bytes | How it is computed |") != std::string::npos);
     CHECK(md.out.find("Activations of one layer") != std::string::npos);
@@ -171,9 +137,9 @@ TEST_CASE("Bad input exits 2 with one line per problem naming the field, never a
     const std::string unknown = writeTemp("unknown.json", R"({"format": "memledger-preset", "version": 1, "strategy": {"recompute": "full"}})");
     const std::vector<Case> cases = {
         {"eval /nonexistent/plan.json", "/nonexistent/plan.json"},
-        {"eval " + quote(malformed), "not valid JSON"},
-        {"eval " + quote(wrongType), "model.num_layers"},
-        {"eval " + quote(unknown), "strategy.recompute"},
+        {"eval " + shellQuote(malformed), "not valid JSON"},
+        {"eval " + shellQuote(wrongType), "model.num_layers"},
+        {"eval " + shellQuote(unknown), "strategy.recompute"},
         {"eval " + good + " --set training.micro_batch_size=-1", "training.micro_batch_size"},
         {"eval " + good + " --set model.hidden_size=0", "model.hidden_size"},
         {"eval " + good + " --set parallelism.tensor_model_parallel_size=3", "parallelism.tensor_model_parallel_size"},
@@ -187,7 +153,7 @@ TEST_CASE("Bad input exits 2 with one line per problem naming the field, never a
     };
     for (const Case &c : cases) {
         CAPTURE(c.args);
-        const Run r = cli(c.args);
+        const CliRun r = runCli(c.args);
         CHECK(r.code == 2);
         CHECK(r.out.empty());
         CHECK(r.err.find(c.mentions) != std::string::npos);
