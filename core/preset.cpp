@@ -508,8 +508,17 @@ std::string presetToText(const Config &config)
 Problems applyOverride(json &doc, std::string_view assignment)
 {
     Problems problems;
+    static const std::set<std::string> kSections = {"model", "training", "parallelism", "strategy", "hardware"};
     const auto eq = assignment.find('=');
     const auto dot = assignment.find('.');
+    // "--set hardware=H200-141GB": a whole section replaced by a built-in's name.
+    if (eq != std::string_view::npos && (dot == std::string_view::npos || dot > eq)
+        && kSections.count(std::string(assignment.substr(0, eq)))) {
+        if (!doc.is_object())
+            doc = json::object();
+        doc[std::string(assignment.substr(0, eq))] = std::string(assignment.substr(eq + 1));
+        return problems;
+    }
     if (eq == std::string_view::npos || dot == std::string_view::npos || dot > eq || dot == 0 || dot + 1 == eq) {
         problems.push_back({std::string(assignment), "expected --set section.key=value",
                             "for example --set parallelism.tensor_model_parallel_size=8"});
@@ -518,7 +527,6 @@ Problems applyOverride(json &doc, std::string_view assignment)
     const std::string section(assignment.substr(0, dot));
     const std::string key(assignment.substr(dot + 1, eq - dot - 1));
     const std::string text(assignment.substr(eq + 1));
-    static const std::set<std::string> kSections = {"model", "training", "parallelism", "strategy", "hardware"};
     if (!kSections.count(section)) {
         problems.push_back({section, "unknown section", "one of model, training, parallelism, strategy, hardware"});
         return problems;

@@ -29,6 +29,7 @@ std::string presetToText(const Config &config);
 
 // `--set section.key=value`: value is parsed as JSON when it parses
 // ("8", "true", "\"bf16\"", "[0,1]"), otherwise taken as a string ("bf16").
+// `--set hardware=H200-141GB` replaces a whole section by a built-in's name.
 // Applies to the document before it is read, so the same checks run.
 Problems applyOverride(nlohmann::json &doc, std::string_view assignment);
 

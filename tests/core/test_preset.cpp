@@ -91,6 +91,15 @@ TEST_CASE("Overrides (--set) change a field before the preset is read", "[preset
     CHECK(r.config->model.hidden_size == 8192); // the rest of llama-3-70b kept
     CHECK(r.config->hardware.hbm_bytes == 1000000000000);
 
+    // A whole section by a built-in's name.
+    CHECK(applyOverride(doc, "hardware=H200-141GB").empty());
+    const LoadResult h200 = presetFromJson(doc);
+    REQUIRE(h200.config.has_value());
+    CHECK(h200.config->hardware.name == "H200-141GB");
+    CHECK(applyOverride(doc, "hardware=H300").empty());
+    CHECK(mentions(presetFromJson(doc).problems, "hardware"));
+    CHECK(applyOverride(doc, "hardware=H100-SXM-80GB").empty());
+
     CHECK(mentions(applyOverride(doc, "nonsense"), "nonsense"));
     CHECK(mentions(applyOverride(doc, "gpu.count=8"), "gpu"));
     CHECK(applyOverride(doc, "parallelism.tensor_model_paralel_size=4").empty());
