@@ -26,7 +26,9 @@ std::optional<json> parseJsonText(std::string_view text, std::string_view origin
 {
     try {
         return json::parse(text.begin(), text.end());
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) {
+        // Not only parse_error: a number literal beyond double's range
+        // ("1e999999") throws out_of_range (found by fuzz_preset).
         // nlohmann's message carries line and column; strip its "[json.exception...]" prefix.
         std::string what = e.what();
         const auto pos = what.find("] ");

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// The code paths the fuzz targets drive, shared with the Catch2 test that
+// replays tests/data/fuzz-regressions/, so that a crash found by a fuzzer
+// stays a test in the normal and ASan builds. Each returns an empty string,
+// or the invariant a result broke (a crash is the other way to fail).
+#pragma once
+
+#include "core/deck.h"
+#include "core/hfimport.h"
+#include "core/ledger.h"
+#include "core/preset.h"
+#include "core/report.h"
+#include "core/timeline.h"
+#include "core/validate.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+namespace memledger::fuzz {
+
+// Byte counts are never negative and totals are the sum of their rows.
+inline std::string ledgerInvariants(const Ledger &ledger)
+{
+    for (const RankLedger &rank : ledger.ranks) {
+        ByCategory device{}, host{};
+        for (const LedgerEntry &e : rank.entries) {
+            if (e.bytes < 0)
+                return "negative entry: " + e.label;
+            (e.placement == Placement::Device ? device : host)[static_cast<std::size_t>(e.category)] += e.bytes;
+        }
+        if (device != rank.device || host != rank.host)
+            return "category sums differ from the entries";
+        Bytes d = 0, h = 0;
+        for (int i = 0; i < kCategoryCount; ++i) {
+            d += rank.device[static_cast<std::size_t>(i)];
+            h += rank.host[static_cast<std::size_t>(i)];
+        }
+        if (d != rank.device_total_bytes || h != rank.host_total_bytes)
+            return "rank totals differ from the sum of their rows";
+    }
+    return {};
+}
+
+// Timelines are simulated only when small, so that executions stay fast:
+// their cost grows with ranks × micro-batches × layers.
+inline bool smallEnoughForTimeline(const Config &c)
+{
+    const std::int64_t p = c.parallelism.pipeline_model_parallel_size;
+    const std::int64_t m = c.microBatches();
+    return p <= 16 && m <= 64 && c.model.num_layers <= 128 && p * m * c.model.num_layers <= 8192;
+}
+
+inline std::string timelineInvariants(const Timeline &tl)
+{
+    for (const RankTimeline &r : tl.ranks) {
+        Bytes top = 0;
+        for (const CurvePoint &pt : r.curve) {
+            if (pt.bytes < 0 || !std::isfinite(pt.time))
+                return "bad curve point";
+            top = std::max(top, pt.bytes);
+        }
+        if (!r.curve.empty() && top != r.peak_bytes)
+            return "peak differs from the curve's maximum";
+        if (!std::isfinite(r.peak_time) || !std::isfinite(r.busy_seconds))
+            return "non-finite time";
+    }
+    if (!std::isfinite(tl.step_time) || !std::isfinite(tl.bubble_fraction))
+        return "non-finite step time";
+    return {};
+}
+
+// Preset loader, then (when it loads) validator, ledger, reports and timeline.
+inline std::string runPreset(std::string_view text)
+{
+    const LoadResult loaded = presetFromText(text, "fuzz");
+    if (!loaded.config)
+        return {};
+    const Config &c = *loaded.config;
+    // A loaded preset writes back to the same configuration.
+    const LoadResult again = presetFromText(presetToText(c), "round-trip");
+    if (!again.config || !(*again.config == c))
+        return "preset does not round-trip";
+    if (hasErrors(validate(c)))
+        return {};
+    const Ledger ledger = computeLedger(c);
+    if (std::string bad = ledgerInvariants(ledger); !bad.empty())
+        return bad;
+    (void)ledgerToJson(c, ledger).dump();
+    (void)ledgerToCsv(ledger);
+    if (!smallEnoughForTimeline(c))
+        return {};
+    return timelineInvariants(simulateIteration(c, {200}));
+}
+
+// Hugging Face importer; an imported config goes through the preset path.
+inline std::string runHfImport(std::string_view text)
+{
+    const ImportResult imported = importHfConfigText(text, "fuzz");
+    if (!imported.config)
+        return {};
+    if (hasErrors(validate(*imported.config)))
+        return {};
+    return ledgerInvariants(computeLedger(*imported.config));
+}
+
+// Deck loader; every slide of a loaded deck is a valid configuration.
+inline std::string runDeck(std::string_view text)
+{
+    const DeckLoadResult loaded = deckFromText(text, "fuzz");
+    if (!loaded.deck)
+        return {};
+    for (const Config &slide : loaded.deck->slides) {
+        if (hasErrors(validate(slide)))
+            return "a deck slide with validation errors loaded";
+        if (std::string bad = ledgerInvariants(computeLedger(slide)); !bad.empty())
+            return bad;
+    }
+    return {};
+}
+
+} // namespace memledger::fuzz

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the fuzz preset and runs each libFuzzer target for SECONDS (default
+# 60), one after the other (one core each; the machines are shared).
+# Usage: tests/fuzz/run.sh [SECONDS] [extra libFuzzer flags, e.g. -runs=1000000]
+# Seeds are copied at run time from presets/ and tests/data (no duplicated
+# files); what a target learns stays in build/fuzz/corpus/<target>, and any
+# crashing input is written to build/fuzz/crashes/ -- copy it into
+# tests/data/fuzz-regressions/<target>/ so the Catch2 suite replays it.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+seconds="${1:-60}"
+shift || true
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+
+mkdir -p build/fuzz/crashes
+status=0
+for target in preset hfimport deck; do
+    corpus="build/fuzz/corpus/$target"
+    mkdir -p "$corpus"
+    # Every JSON file of presets/ and tests/data seeds every target: a deck
+    # slide is a preset, and a preset is a malformed HF config worth trying.
+    find presets tests/data -name '*.json' -exec cp -n {} "$corpus"/ \;
+    echo "== fuzz_$target for ${seconds}s"
+    if ! build/fuzz/tests/fuzz/fuzz_"$target" "$corpus" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 -artifact_prefix="build/fuzz/crashes/$target-" "$@"; then
+        echo "fuzz_$target found a problem: see build/fuzz/crashes/" >&2
+        status=1
+    fi
+done
+exit "$status"
