@@ -7,6 +7,7 @@
 #include <QPixmap>
 
 #include "core/builtins.h"
+#include "ui/benchui.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 
@@ -44,8 +45,13 @@ int main(int argc, char *argv[])
     const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
                                               QStringLiteral("Save a PNG of the main window to FILE and exit."),
                                               QStringLiteral("FILE"));
+    const QCommandLineOption benchOption(QStringLiteral("bench-ui"),
+                                         QStringLiteral("Move every control N times offscreen, print the "
+                                                        "slider-to-repaint p50 and p99, and exit."),
+                                         QStringLiteral("N"));
     parser.addOption(presetOption);
     parser.addOption(screenshotOption);
+    parser.addOption(benchOption);
     parser.process(app);
     if (!parser.positionalArguments().isEmpty()) {
         printError(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().constFirst()));
@@ -65,6 +71,20 @@ int main(int argc, char *argv[])
     }
 
     memledger::ui::MainWindow window(&document);
+    if (parser.isSet(benchOption)) {
+        bool ok = false;
+        const int moves = parser.value(benchOption).toInt(&ok);
+        if (!ok || moves < 1) {
+            printError(QStringLiteral("--bench-ui needs a positive number of moves"));
+            return kExitBadInput;
+        }
+        window.setAttribute(Qt::WA_DontShowOnScreen);
+        window.resize(kScreenshotWidth, kScreenshotHeight);
+        window.show();
+        QApplication::processEvents();
+        std::printf("%s\n", qPrintable(memledger::ui::benchSliders(window, moves)));
+        return 0;
+    }
     if (parser.isSet(screenshotOption)) {
         const QString path = parser.value(screenshotOption);
         window.setAttribute(Qt::WA_DontShowOnScreen);

@@ -66,6 +66,27 @@ std::string formatGiB(double bytes)
     return formatScaled(bytes / kGiB, "GiB");
 }
 
+double niceCeiling(double value)
+{
+    if (!(value > 0) || !std::isfinite(value))
+        return 1.0;
+    const double decade = std::pow(10.0, std::floor(std::log10(value)));
+    for (double step : {1.0, 2.0, 5.0, 10.0})
+        if (step * decade >= value * (1 - 1e-12))
+            return step * decade;
+    return 10.0 * decade;
+}
+
+NiceAxis niceAxis(double value)
+{
+    NiceAxis axis;
+    if (!(value > 0) || !std::isfinite(value))
+        return axis;
+    axis.step = niceCeiling(value / 6.0);
+    axis.max = std::ceil(value / axis.step * (1 - 1e-12)) * axis.step;
+    return axis;
+}
+
 std::string countOf(double n, std::string_view singular, std::string_view plural)
 {
     char buf[32];

@@ -25,6 +25,17 @@ std::optional<Dtype> parseDtype(std::string_view s);
 std::string formatGB(double bytes);
 // "11.50 GiB".
 std::string formatGiB(double bytes);
+// The smallest 1, 2 or 5 x 10^k at or above `value` (a chart axis's top).
+double niceCeiling(double value);
+
+// A value axis from 0 that holds `value`: ticks every 1, 2 or 5 x 10^k, about six of them.
+struct NiceAxis {
+    double max = 1;
+    double step = 1;
+    int ticks() const { return static_cast<int>(max / step + 0.5) + 1; }
+};
+NiceAxis niceAxis(double value);
+
 // "1 GPU", "8 GPUs": a count with its noun, plural unless exactly one.
 std::string countOf(double n, std::string_view singular, std::string_view plural);
 // 1234567 -> "1,234,567".

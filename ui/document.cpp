@@ -2,6 +2,9 @@
 #include "ui/document.h"
 
 #include <QStringList>
+#include <QTimer>
+#include <QUndoCommand>
+#include <QUndoStack>
 
 #include "core/builtins.h"
 #include "core/hfimport.h"
@@ -23,10 +26,44 @@ QString problemsText(const Problems &problems, bool errorsOnly)
     return lines.join(QLatin1Char('\n'));
 }
 
+// One edit: the configurations before and after. Consecutive edits from one
+// control (the same merge id) merge, so a slider drag is one undo step
+// (Qt's undo framework example, commands.cpp).
+class EditCommand : public QUndoCommand
+{
+public:
+    EditCommand(Document *document, Config before, Config after, const QString &text, int mergeId)
+        : QUndoCommand(text)
+        , m_document(document)
+        , m_before(std::move(before))
+        , m_after(std::move(after))
+        , m_mergeId(mergeId)
+    {
+    }
+
+    void undo() override { m_document->applyDeferred(m_before); }
+    void redo() override { m_document->applyDeferred(m_after); }
+    int id() const override { return m_mergeId; }
+    bool mergeWith(const QUndoCommand *other) override
+    {
+        if (other->id() != id())
+            return false;
+        m_after = static_cast<const EditCommand *>(other)->m_after;
+        return true;
+    }
+
+private:
+    Document *m_document;
+    Config m_before;
+    Config m_after;
+    int m_mergeId;
+};
+
 } // namespace
 
 Document::Document(QObject *parent)
     : QObject(parent)
+    , m_undo(new QUndoStack(this))
 { }
 
 bool Document::loadFile(const QString &path, QString *error)
@@ -70,8 +107,28 @@ bool Document::applyLoaded(const LoadResult &loaded, const QString &source, QStr
     }
     m_source = source;
     m_sourceWarnings = sourceWarnings;
+    m_undo->clear(); // a new document starts a new history
     setConfig(*loaded.config);
     return true;
+}
+
+void Document::edit(const Config &config, const QString &text, int mergeId)
+{
+    if (config == m_config)
+        return;
+    m_undo->push(new EditCommand(this, m_config, config, text, mergeId));
+}
+
+void Document::applyDeferred(const Config &config)
+{
+    m_config = config;
+    if (m_pending)
+        return;
+    m_pending = true;
+    QTimer::singleShot(0, this, [this] {
+        m_pending = false;
+        setConfig(m_config);
+    });
 }
 
 void Document::setConfig(const Config &config)
@@ -80,12 +137,20 @@ void Document::setConfig(const Config &config)
     m_problems = validate(config);
     m_problems.insert(m_problems.end(), m_sourceWarnings.begin(), m_sourceWarnings.end());
     Q_EMIT configChanged(m_config);
-    if (!hasErrors(m_problems)) {
-        m_ledger = computeLedger(m_config);
-        m_hasLedger = true;
-        Q_EMIT ledgerChanged(m_ledger);
-    }
+    if (!hasErrors(m_problems))
+        recompute();
     Q_EMIT problemsChanged(m_problems);
+}
+
+void Document::recompute()
+{
+    // The timeline computes the ledger of the same configuration: one pass.
+    m_timeline = simulateIteration(m_config);
+    m_ledger = m_timeline.ledger;
+    m_hasLedger = true;
+    ++m_recomputes;
+    Q_EMIT ledgerChanged(m_ledger);
+    Q_EMIT timelineChanged(m_timeline);
 }
 
 } // namespace memledger::ui

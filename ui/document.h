@@ -4,9 +4,12 @@
 #include <QObject>
 #include <QString>
 
+class QUndoStack;
+
 #include "core/config.h"
 #include "core/ledger.h"
 #include "core/problem.h"
+#include "core/timeline.h"
 
 #include <string_view>
 
@@ -27,6 +30,12 @@ public:
 
     const Config &config() const { return m_config; }
     const Ledger &ledger() const { return m_ledger; }
+    // The iteration simulated for the same configuration as ledger().
+    const Timeline &timeline() const { return m_timeline; }
+    // Every edit is one undo step; one slider drag merges into one step.
+    QUndoStack *undoStack() const { return m_undo; }
+    // How many times the ledger and timeline were recomputed (for tests and the bench).
+    int recomputeCount() const { return m_recomputes; }
     const Problems &problems() const { return m_problems; }
     // False until a valid configuration has been set.
     bool hasLedger() const { return m_hasLedger; }
@@ -49,16 +58,30 @@ public:
     // are the validation's plus the warnings of the source that was loaded.
     void setConfig(const Config &config);
 
+    // A user's edit: pushed on the undo stack (edits with the same `mergeId`
+    // in a row, such as one slider drag, merge into one step) and applied at
+    // the next event-loop pass, so a burst of changes recomputes once.
+    void edit(const Config &config, const QString &text, int mergeId = -1);
+    // Applies a configuration at the next event-loop pass (undo/redo use it).
+    void applyDeferred(const Config &config);
+
 Q_SIGNALS:
     void configChanged(const memledger::Config &config);
     void ledgerChanged(const memledger::Ledger &ledger);
+    void timelineChanged(const memledger::Timeline &timeline);
     void problemsChanged(const memledger::Problems &problems);
 
 private:
     bool applyLoaded(const LoadResult &loaded, const QString &source, QString *error, const Problems &sourceWarnings = {});
 
+    void recompute();
+
     Config m_config;
     Ledger m_ledger;
+    Timeline m_timeline;
+    QUndoStack *m_undo;
+    bool m_pending = false;
+    int m_recomputes = 0;
     Problems m_problems;
     Problems m_sourceWarnings; // what loading the current source could not carry over
     bool m_hasLedger = false;

@@ -2,6 +2,10 @@
 #include "ui/mainwindow.h"
 
 #include <QAction>
+#include <QDockWidget>
+#include <QScrollArea>
+#include <QTabWidget>
+#include <QUndoStack>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -19,8 +23,11 @@
 #include <QVBoxLayout>
 
 #include "core/units.h"
+#include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/ledgertablemodel.h"
+#include "ui/memorybarschart.h"
+#include "ui/staircasechart.h"
 #include "ui/qtstring.h"
 
 #include <algorithm>
@@ -47,6 +54,8 @@ QString parameterCountText(std::int64_t parameters)
     return toQString(formatThousands(parameters));
 }
 
+constexpr int kMemoryTab = 0;
+constexpr int kLedgerTab = 1;
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
 constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
 
@@ -84,6 +93,10 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_header(new QLabel(this))
     , m_tree(new QTreeView(this))
     , m_problems(new QListWidget(this))
+    , m_controls(new ControlPanel(document, this))
+    , m_bars(new MemoryBarsChart(this))
+    , m_staircase(new StaircaseChart(this))
+    , m_views(new QTabWidget(this))
 {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
@@ -111,8 +124,20 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_problems->setIconSize(QSize(16, 16));
     m_problems->setAlternatingRowColors(true);
 
+    // Memory: the bars per rank beside the staircase.
+    auto *charts = new QSplitter(Qt::Horizontal, this);
+    charts->addWidget(m_bars);
+    charts->addWidget(m_staircase);
+    charts->setStretchFactor(0, 3);
+    charts->setStretchFactor(1, 2);
+    charts->setChildrenCollapsible(false);
+    m_views->insertTab(kMemoryTab, charts, tr("&Memory"));
+    m_views->insertTab(kLedgerTab, m_tree, tr("&Ledger"));
+    connect(m_views, &QTabWidget::currentChanged, this, &MainWindow::refreshCurrentView);
+
+    // The problems stay visible under every view: an invalid edit is explained there.
     auto *splitter = new QSplitter(Qt::Vertical, this);
-    splitter->addWidget(m_tree);
+    splitter->addWidget(m_views);
     splitter->addWidget(problemsBox);
     splitter->setStretchFactor(0, 4);
     splitter->setStretchFactor(1, 1);
@@ -123,6 +148,17 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     layout->addWidget(m_header);
     layout->addWidget(splitter, 1);
     setCentralWidget(central);
+
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(m_controls);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(m_controls->sizeHint().width() + 24);
+    auto *dock = new QDockWidget(tr("Plan"), this);
+    dock->setObjectName(QStringLiteral("plan"));
+    dock->setWidget(scroll);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     createMenus();
     statusBar()->showMessage(tr("Ready"));
@@ -143,6 +179,13 @@ void MainWindow::createMenus()
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     quit->setMenuRole(QAction::QuitRole);
+    QMenu *editMenu = menuBar()->addMenu(tr("&Edit"));
+    QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction *redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    editMenu->addAction(undo);
+    editMenu->addAction(redo);
 }
 
 void MainWindow::openFile()
@@ -179,6 +222,24 @@ void MainWindow::importHfConfig()
 
 void MainWindow::updateLedger()
 {
+    // Only the visible view is refreshed on every edit; a hidden one catches up
+    // when its tab is shown (a slider drag must stay inside one frame).
+    m_stale = {true, true};
+    refreshCurrentView();
+    updateHeader();
+}
+
+void MainWindow::refreshCurrentView()
+{
+    const int tab = m_views->currentIndex();
+    if (tab < 0 || tab >= static_cast<int>(m_stale.size()) || !m_stale[static_cast<std::size_t>(tab)])
+        return;
+    m_stale[static_cast<std::size_t>(tab)] = false;
+    if (tab == kMemoryTab) {
+        m_bars->setLedger(m_document->ledger());
+        m_staircase->setLedger(m_document->ledger());
+        return;
+    }
     m_model->setLedger(m_document->ledger());
     m_tree->expandAll();
     for (int column : {LedgerTableModel::CategoryColumn, LedgerTableModel::PlacementColumn,
@@ -186,7 +247,6 @@ void MainWindow::updateLedger()
         m_tree->resizeColumnToContents(column);
         m_tree->setColumnWidth(column, std::min(m_tree->columnWidth(column) + kColumnPadding, kMaxColumnWidth));
     }
-    updateHeader();
 }
 
 void MainWindow::updateHeader()

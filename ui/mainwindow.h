@@ -3,15 +3,21 @@
 
 #include <QMainWindow>
 
+#include <array>
+
 class QLabel;
 class QListWidget;
 class QSortFilterProxyModel;
+class QTabWidget;
 class QTreeView;
 
 namespace memledger::ui {
 
+class ControlPanel;
 class Document;
 class LedgerTableModel;
+class MemoryBarsChart;
+class StaircaseChart;
 
 // Composes the views over one Document; holds no state of its own.
 class MainWindow : public QMainWindow
@@ -20,11 +26,17 @@ class MainWindow : public QMainWindow
 public:
     explicit MainWindow(Document *document, QWidget *parent = nullptr);
 
+    ControlPanel *controlPanel() const { return m_controls; }
+    MemoryBarsChart *memoryBars() const { return m_bars; }
+    StaircaseChart *staircase() const { return m_staircase; }
+    QTabWidget *views() const { return m_views; }
+
 private:
     void createMenus();
     void openFile();
     void importHfConfig();
     void updateLedger();
+    void refreshCurrentView();
     void updateHeader();
     void updateProblems();
 
@@ -34,6 +46,11 @@ private:
     QLabel *m_header;
     QTreeView *m_tree;
     QListWidget *m_problems;
+    ControlPanel *m_controls;
+    MemoryBarsChart *m_bars;
+    StaircaseChart *m_staircase;
+    QTabWidget *m_views;
+    std::array<bool, 2> m_stale{true, true}; // per tab: the ledger changed since it was drawn
 };
 
 } // namespace memledger::ui

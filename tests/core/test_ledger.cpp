@@ -4,6 +4,7 @@
 
 #include "core/activations.h"
 #include "core/report.h"
+#include "core/stats.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -189,4 +190,34 @@ TEST_CASE("Full recompute: uniform groups keep one input each, block keeps the f
     CHECK(act({"strategy.recompute_num_layers=4"}).second == 4 * la.total);
     CHECK(act({"strategy.recompute_method=block", "strategy.recompute_num_layers=4"}).first == 4 * la.checkpoint + 8 * la.total);
     CHECK(act({"strategy.recompute_method=block", "strategy.recompute_num_layers=4"}).second == la.total);
+}
+
+TEST_CASE("Chart axes end at a 1-2-5 ceiling", "[units]")
+{
+    const auto [value, ceiling] = GENERATE(table<double, double>(
+        {{0.7, 1.0}, {1.0, 1.0}, {1.2, 2.0}, {3.0, 5.0}, {5.0, 5.0}, {7.5, 10.0}, {85.9, 100.0}, {101.0, 200.0}, {0.0, 1.0}}));
+    CHECK(niceCeiling(value) == Approx(ceiling));
+}
+
+TEST_CASE("Chart value axes hold the value with 1-2-5 ticks", "[units]")
+{
+    const auto [value, max, step] = GENERATE(table<double, double, double>(
+        {{85.9, 100.0, 20.0}, {140.0, 150.0, 50.0}, {45.1, 50.0, 10.0}, {8.0, 8.0, 2.0}, {1200.0, 1200.0, 200.0}}));
+    const NiceAxis axis = niceAxis(value);
+    CHECK(axis.max == Approx(max));
+    CHECK(axis.step == Approx(step));
+    CHECK(axis.max >= value);
+}
+
+TEST_CASE("Percentiles by nearest rank", "[units]")
+{
+    std::vector<double> samples;
+    for (int i = 100; i >= 1; --i)
+        samples.push_back(double(i));
+    CHECK(percentile(samples, 0.50) == 50);
+    CHECK(percentile(samples, 0.99) == 99);
+    CHECK(percentile(samples, 1.0) == 100);
+    CHECK(percentile(samples, 0.0) == 1);
+    CHECK(percentile({}, 0.5) == 0);
+    CHECK(percentile({7.0}, 0.99) == 7);
 }

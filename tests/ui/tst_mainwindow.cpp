@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <QImage>
 #include <QPixmap>
+#include <QTabWidget>
 #include <QTreeView>
 
 #include "catchqt.h"
@@ -17,6 +18,8 @@ TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindo
 
     const auto *tree = window.findChild<QTreeView *>();
     REQUIRE(tree != nullptr);
+    // Views off screen catch up when their tab is shown.
+    window.views()->setCurrentWidget(const_cast<QTreeView *>(tree));
     CHECK(tree->model()->rowCount() == static_cast<int>(document.ledger().ranks.size()));
 
     window.resize(1200, 800);

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// The explorer's interaction: controls edit the document, a burst of changes
+// recomputes once, every view follows, invalid edits keep the last valid
+// charts, and undo restores.
+#include <QApplication>
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStackedBarSeries>
+#include <QUndoStack>
+
+#include "core/builtins.h"
+#include "ui/controlpanel.h"
+#include "ui/document.h"
+#include "ui/mainwindow.h"
+#include "ui/memorybarschart.h"
+#include "ui/staircasechart.h"
+
+#include <catch2/catch.hpp>
+
+using namespace memledger;
+using namespace memledger::ui;
+
+namespace {
+
+int barCount(MemoryBarsChart *chart)
+{
+    const auto series = chart->chart()->series();
+    for (QAbstractSeries *s : series)
+        if (auto *bars = qobject_cast<QStackedBarSeries *>(s))
+            return bars->barSets().front()->count();
+    return -1;
+}
+
+QSpinBox *pipelineSpin(MainWindow &window)
+{
+    // The panel's spin boxes in order: t, p, v, d, c, e, ...
+    int seen = 0;
+    for (QWidget *w : window.controlPanel()->controls())
+        if (auto *spin = qobject_cast<QSpinBox *>(w))
+            if (seen++ == 1)
+                return spin;
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("A burst of control changes recomputes once and every view follows", "[ui][controls]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    QSpinBox *p = pipelineSpin(window);
+    REQUIRE(p != nullptr);
+    REQUIRE(p->value() == 4);
+    CHECK(barCount(window.memoryBars()) == 4);
+
+    QSignalSpy ledgers(&document, &Document::ledgerChanged);
+    const int before = document.recomputeCount();
+    p->setValue(2);
+    p->setValue(8); // within one event-loop pass: one recompute
+    CHECK(document.recomputeCount() == before);
+    QApplication::processEvents();
+    CHECK(document.recomputeCount() == before + 1);
+    CHECK(ledgers.count() == 1);
+    CHECK(document.ledger().ranks.size() == 8);
+    CHECK(barCount(window.memoryBars()) == 8);
+    CHECK(document.timeline().ranks.size() == 8);
+    // One drag of one control is one undo step.
+    CHECK(document.undoStack()->count() == 1);
+}
+
+TEST_CASE("An invalid edit is explained and the last valid charts stay", "[ui][controls]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    QSpinBox *p = pipelineSpin(window);
+    const Bytes peak = document.ledger().peak_bytes;
+    p->setValue(3); // 80 layers do not split over 3 stages
+    QApplication::processEvents();
+    CHECK(document.isStale());
+    bool named = false;
+    for (const Problem &problem : document.problems())
+        named |= problem.path == "model.num_layers" && !problem.suggestion.empty();
+    CHECK(named);
+    CHECK(document.ledger().peak_bytes == peak);
+    CHECK(document.ledger().ranks.size() == 4);
+    CHECK(barCount(window.memoryBars()) == 4);
+}
+
+TEST_CASE("Undo restores the previous configuration and the controls follow", "[ui][controls]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    QSpinBox *p = pipelineSpin(window);
+    const Config original = document.config();
+    p->setValue(8);
+    QApplication::processEvents();
+    CHECK(document.config().parallelism.pipeline_model_parallel_size == 8);
+    document.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(document.config() == original);
+    CHECK(p->value() == 4);
+    CHECK(document.ledger().ranks.size() == 4);
+    document.undoStack()->redo();
+    QApplication::processEvents();
+    CHECK(p->value() == 8);
+    CHECK(document.ledger().ranks.size() == 8);
+}
+
+TEST_CASE("Hovering a bar segment names its entries and bytes", "[ui][charts]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    const QString text = window.memoryBars()->segmentText(0, Category::Activations);
+    CHECK(text.contains(QStringLiteral("Rank 0")));
+    CHECK(text.contains(QStringLiteral("Transformer layers")));
+    CHECK(text.contains(QStringLiteral("22.48 GB")));
+}

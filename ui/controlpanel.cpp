@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+#include "ui/controlpanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "core/builtins.h"
+#include "core/preset.h"
+#include "ui/document.h"
+#include "ui/qtstring.h"
+
+#include <cmath>
+
+namespace memledger::ui {
+
+namespace {
+
+// Sequence lengths on a log scale: 2^9 = 512 ... 2^20 = 1M tokens.
+constexpr int kMinLog2Sequence = 9;
+constexpr int kMaxLog2Sequence = 20;
+
+QString tokensText(std::int64_t tokens)
+{
+    if (tokens >= 1 << 20 && tokens % (1 << 20) == 0)
+        return QStringLiteral("%1M").arg(tokens >> 20);
+    if (tokens >= 1024 && tokens % 1024 == 0)
+        return QStringLiteral("%1K").arg(tokens / 1024);
+    return QString::number(tokens);
+}
+
+} // namespace
+
+ControlPanel::ControlPanel(Document *document, QWidget *parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_gpus(new QLabel(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+
+    QFormLayout *what = addGroup(tr("Model and hardware"));
+    addPresetPicker(what, tr("Model"), "models");
+    addPresetPicker(what, tr("GPU"), "hardware");
+
+    QFormLayout *par = addGroup(tr("Parallelism"));
+    addSpin(par, tr("Tensor (t)"), 1, 1024, [](const Config &c) { return c.parallelism.tensor_model_parallel_size; },
+            [](Config &c, std::int64_t v) { c.parallelism.tensor_model_parallel_size = v; },
+            tr("splits heads, query groups and the MLP width"));
+    addSpin(par, tr("Pipeline (p)"), 1, 1024, [](const Config &c) { return c.parallelism.pipeline_model_parallel_size; },
+            [](Config &c, std::int64_t v) { c.parallelism.pipeline_model_parallel_size = v; }, tr("splits the layers into stages"));
+    addSpin(par, tr("Virtual stages (v)"), 1, 64,
+            [](const Config &c) { return c.parallelism.virtual_pipeline_model_parallel_size; },
+            [](Config &c, std::int64_t v) {
+                c.parallelism.virtual_pipeline_model_parallel_size = v;
+                c.parallelism.pipeline_schedule.reset(); // interleaved exactly when v > 1
+            },
+            tr("layer chunks per pipeline rank (interleaved 1F1B)"));
+    addSpin(par, tr("Data (d)"), 1, 1 << 17, [](const Config &c) { return c.parallelism.data_parallel_size; },
+            [](Config &c, std::int64_t v) { c.parallelism.data_parallel_size = v; });
+    addSpin(par, tr("Context (c)"), 1, 1024, [](const Config &c) { return c.parallelism.context_parallel_size; },
+            [](Config &c, std::int64_t v) { c.parallelism.context_parallel_size = v; }, tr("splits the sequence"));
+    addSpin(par, tr("Expert (e)"), 1, 1024, [](const Config &c) { return c.parallelism.expert_model_parallel_size; },
+            [](Config &c, std::int64_t v) { c.parallelism.expert_model_parallel_size = v; }, tr("splits the experts"));
+    addCheck(par, tr("Sequence parallel"), [](const Config &c) { return std::int64_t(c.parallelism.sequence_parallel); },
+             [](Config &c, std::int64_t v) { c.parallelism.sequence_parallel = v != 0; });
+    addCombo(par, tr("ZeRO stage"), {tr("0 — replicated"), tr("1 — optimizer states"), tr("2 — + gradients"), tr("3 — + weights")},
+             [](const Config &c) { return std::int64_t(c.parallelism.zero_stage); },
+             [](Config &c, std::int64_t v) { c.parallelism.zero_stage = int(v); });
+    addCombo(par, tr("Schedule"), {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B")},
+             [](const Config &c) { return std::int64_t(c.parallelism.schedule()); },
+             [](Config &c, std::int64_t v) { c.parallelism.pipeline_schedule = PipelineSchedule(v); });
+    par->addRow(tr("GPUs"), m_gpus);
+
+    QFormLayout *training = addGroup(tr("Batch and precision"));
+    addSpin(training, tr("Micro-batch (b)"), 1, 4096, [](const Config &c) { return c.training.micro_batch_size; },
+            [](Config &c, std::int64_t v) { c.training.micro_batch_size = v; });
+    addSequenceSlider(training);
+    addSpin(training, tr("Global batch"), 0, 1 << 24, [](const Config &c) { return c.training.global_batch_size; },
+            [](Config &c, std::int64_t v) { c.training.global_batch_size = v; }, tr("0: b × d × p, one pipeline fill"));
+    addCombo(training, tr("Weights"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8")},
+             [](const Config &c) { return std::int64_t(c.training.params_dtype); },
+             [](Config &c, std::int64_t v) { c.training.params_dtype = Dtype(v); });
+    addCombo(training, tr("Gradients"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
+             [](const Config &c) { return std::int64_t(c.training.main_grads_dtype); },
+             [](Config &c, std::int64_t v) { c.training.main_grads_dtype = Dtype(v); });
+
+    QFormLayout *memory = addGroup(tr("Recompute and offload"));
+    addCombo(memory, tr("Recompute"), {tr("none"), tr("selective"), tr("full")},
+             [](const Config &c) { return std::int64_t(c.strategy.recompute_granularity); },
+             [](Config &c, std::int64_t v) { c.strategy.recompute_granularity = RecomputeGranularity(v); });
+    addCombo(memory, tr("Method"), {tr("uniform"), tr("block")},
+             [](const Config &c) { return std::int64_t(c.strategy.recompute_method); },
+             [](Config &c, std::int64_t v) { c.strategy.recompute_method = RecomputeMethod(v); });
+    addSpin(memory, tr("Recompute layers"), 1, 1000, [](const Config &c) { return c.strategy.recompute_num_layers; },
+            [](Config &c, std::int64_t v) { c.strategy.recompute_num_layers = v; });
+    addCheck(memory, tr("FlashAttention"), [](const Config &c) { return std::int64_t(c.strategy.flash_attention); },
+             [](Config &c, std::int64_t v) { c.strategy.flash_attention = v != 0; });
+    addCombo(memory, tr("Optimizer offload"), {tr("none"), tr("CPU"), tr("NVMe")},
+             [](const Config &c) { return std::int64_t(c.strategy.optimizer_offload); },
+             [](Config &c, std::int64_t v) { c.strategy.optimizer_offload = OffloadTarget(v); });
+    addCombo(memory, tr("Parameter offload"), {tr("none"), tr("CPU"), tr("NVMe")},
+             [](const Config &c) { return std::int64_t(c.strategy.param_offload); },
+             [](Config &c, std::int64_t v) { c.strategy.param_offload = OffloadTarget(v); });
+    addCombo(memory, tr("Activation offload"), {tr("none"), tr("CPU")},
+             [](const Config &c) { return std::int64_t(c.strategy.activation_offload); },
+             [](Config &c, std::int64_t v) { c.strategy.activation_offload = OffloadTarget(v); });
+    layout->addStretch(1);
+
+    connect(m_document, &Document::configChanged, this, &ControlPanel::syncFromConfig);
+    syncFromConfig();
+}
+
+QFormLayout *ControlPanel::addGroup(const QString &title)
+{
+    auto *box = new QGroupBox(title, this);
+    auto *form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    static_cast<QVBoxLayout *>(layout())->addWidget(box);
+    return form;
+}
+
+void ControlPanel::edit(const QString &what, int mergeId, const Setter &set)
+{
+    Config c = m_document->config();
+    set(c);
+    m_document->edit(c, what, mergeId);
+}
+
+void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int max, GetInt get, SetInt set, const QString &tip)
+{
+    auto *spin = new QSpinBox(this);
+    spin->setRange(min, max);
+    spin->setToolTip(tip);
+    if (min == 0)
+        spin->setSpecialValueText(tr("auto"));
+    form->addRow(label, spin);
+    const int id = static_cast<int>(m_controls.size());
+    m_controls.push_back(spin);
+    connect(spin, &QSpinBox::valueChanged, this,
+            [this, label, id, set](int v) { edit(tr("Set %1 to %2").arg(label).arg(v), id, [&](Config &c) { set(c, v); }); });
+    m_syncs.push_back([spin, get](const Config &c) {
+        const QSignalBlocker block(spin);
+        spin->setValue(static_cast<int>(get(c)));
+    });
+}
+
+void ControlPanel::addCombo(QFormLayout *form, const QString &label, const QStringList &items, GetInt get, SetInt set,
+                            const QString &tip)
+{
+    auto *combo = new QComboBox(this);
+    combo->addItems(items);
+    combo->setToolTip(tip);
+    form->addRow(label, combo);
+    const int id = static_cast<int>(m_controls.size());
+    m_controls.push_back(combo);
+    connect(combo, &QComboBox::activated, this, [this, label, id, set, combo](int index) {
+        edit(tr("Set %1 to %2").arg(label, combo->itemText(index)), id, [&](Config &c) { set(c, index); });
+    });
+    m_syncs.push_back([combo, get](const Config &c) {
+        const QSignalBlocker block(combo);
+        combo->setCurrentIndex(static_cast<int>(get(c)));
+    });
+}
+
+void ControlPanel::addCheck(QFormLayout *form, const QString &label, GetInt get, SetInt set, const QString &tip)
+{
+    auto *check = new QCheckBox(this);
+    check->setToolTip(tip);
+    form->addRow(label, check);
+    const int id = static_cast<int>(m_controls.size());
+    m_controls.push_back(check);
+    connect(check, &QCheckBox::toggled, this, [this, label, id, set](bool on) {
+        edit(on ? tr("Turn on %1").arg(label) : tr("Turn off %1").arg(label), id, [&](Config &c) { set(c, on ? 1 : 0); });
+    });
+    m_syncs.push_back([check, get](const Config &c) {
+        const QSignalBlocker block(check);
+        check->setChecked(get(c) != 0);
+    });
+}
+
+void ControlPanel::addSequenceSlider(QFormLayout *form)
+{
+    auto *row = new QWidget(this);
+    auto *h = new QHBoxLayout(row);
+    h->setContentsMargins(0, 0, 0, 0);
+    auto *slider = new QSlider(Qt::Horizontal, row);
+    slider->setRange(kMinLog2Sequence, kMaxLog2Sequence);
+    slider->setPageStep(1);
+    slider->setTickPosition(QSlider::TicksBelow);
+    slider->setToolTip(tr("sequence length, 512 to 1M tokens (log scale)"));
+    auto *value = new QLabel(row);
+    value->setMinimumWidth(value->fontMetrics().horizontalAdvance(QStringLiteral("1024K")));
+    h->addWidget(slider, 1);
+    h->addWidget(value);
+    form->addRow(tr("Sequence (s)"), row);
+    const int id = static_cast<int>(m_controls.size());
+    m_controls.push_back(slider);
+    connect(slider, &QSlider::valueChanged, this, [this, id](int log2) {
+        const std::int64_t tokens = std::int64_t(1) << log2;
+        edit(tr("Set the sequence length to %1").arg(tokensText(tokens)), id, [&](Config &c) { c.training.seq_length = tokens; });
+    });
+    m_syncs.push_back([slider, value](const Config &c) {
+        const QSignalBlocker block(slider);
+        const std::int64_t s = c.training.seq_length;
+        slider->setValue(std::clamp(static_cast<int>(std::lround(std::log2(double(s)))), kMinLog2Sequence, kMaxLog2Sequence));
+        value->setText(tokensText(s));
+    });
+}
+
+void ControlPanel::addPresetPicker(QFormLayout *form, const QString &label, const char *kind)
+{
+    auto *combo = new QComboBox(this);
+    // Parsed once: the picker follows every edit and must stay cheap.
+    std::vector<Config> builtins;
+    for (const std::string &n : builtinNames(kind)) {
+        const LoadResult loaded = presetFromText(findBuiltin(kind, n)->text, n);
+        if (!loaded.config)
+            continue;
+        combo->addItem(QString::fromStdString(n));
+        builtins.push_back(*loaded.config);
+    }
+    combo->addItem(tr("(from the preset)"));
+    form->addRow(label, combo);
+    const bool models = std::string_view(kind) == "models";
+    const int id = static_cast<int>(m_controls.size());
+    m_controls.push_back(combo);
+    connect(combo, &QComboBox::activated, this, [this, combo, builtins, models, label, id](int index) {
+        if (index < 0 || index >= static_cast<int>(builtins.size()))
+            return;
+        const Config &b = builtins[static_cast<std::size_t>(index)];
+        edit(tr("Use %1 %2").arg(label, combo->itemText(index)), id, [&](Config &c) {
+            if (models)
+                c.model = b.model;
+            else
+                c.hardware = b.hardware;
+        });
+    });
+    // Show the built-in the configuration matches, or "(from the preset)".
+    m_syncs.push_back([combo, builtins, models](const Config &c) {
+        const QSignalBlocker block(combo);
+        int match = static_cast<int>(builtins.size());
+        for (std::size_t i = 0; i < builtins.size(); ++i) {
+            if (models ? builtins[i].model == c.model : builtins[i].hardware == c.hardware) {
+                match = static_cast<int>(i);
+                break;
+            }
+        }
+        combo->setCurrentIndex(match);
+    });
+}
+
+void ControlPanel::syncFromConfig()
+{
+    const Config &c = m_document->config();
+    for (const auto &sync : m_syncs)
+        sync(c);
+    const ParallelismConfig &p = c.parallelism;
+    m_gpus->setText(tr("<b>%1</b> = t·p·d·c = %2·%3·%4·%5")
+                        .arg(p.gpus())
+                        .arg(p.tensor_model_parallel_size)
+                        .arg(p.pipeline_model_parallel_size)
+                        .arg(p.data_parallel_size)
+                        .arg(p.context_parallel_size));
+}
+
+} // namespace memledger::ui

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+#include "ui/memorybarschart.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QCursor>
+#include <QLineSeries>
+#include <QPen>
+#include <QStackedBarSeries>
+#include <QToolTip>
+#include <QValueAxis>
+
+#include "core/units.h"
+#include "ui/categorycolors.h"
+#include "ui/qtstring.h"
+
+namespace memledger::ui {
+
+namespace {
+
+QString gb(Bytes bytes)
+{
+    return toQString(formatGB(static_cast<double>(bytes)));
+}
+
+} // namespace
+
+MemoryBarsChart::MemoryBarsChart(QWidget *parent)
+    : QChartView(parent)
+    , m_series(new QStackedBarSeries)
+    , m_capacity(new QLineSeries)
+    , m_usable(new QLineSeries)
+    , m_axisX(new QBarCategoryAxis)
+    , m_axisY(new QValueAxis)
+{
+    auto *chart = new QChart;
+    chart->setTitle(tr("Device memory per pipeline rank"));
+    // On the right the category names fit unelided, in the bars' bottom-up order.
+    chart->legend()->setAlignment(Qt::AlignRight);
+    for (Category c : kCategories) {
+        auto *set = new QBarSet(toQString(categoryLabel(c)));
+        set->setColor(categoryColor(c));
+        set->setBorderColor(categoryColor(c).darker(115));
+        m_sets[static_cast<std::size_t>(c)] = set;
+        m_series->append(set);
+    }
+    m_series->setBarWidth(0.7);
+    chart->addSeries(m_series);
+
+    // Lines last, so their legend markers stay after the categories (STYLE.md, Qt Charts pitfalls).
+    m_capacity->setName(tr("Capacity"));
+    m_capacity->setPen(QPen(QColor(0x20, 0x20, 0x20), 2.0));
+    m_usable->setName(tr("Usable"));
+    m_usable->setObjectName(QStringLiteral("usable")); // capacity minus the runtime reserve
+    m_usable->setPen(QPen(QColor(0xb0, 0x1c, 0x1c), 2.0, Qt::DashLine));
+    chart->addSeries(m_capacity);
+    chart->addSeries(m_usable);
+
+    m_axisY->setTitleText(tr("GB"));
+    m_axisY->setLabelFormat(QStringLiteral("%.0f"));
+    m_axisX->setTitleText(tr("pipeline rank"));
+    chart->addAxis(m_axisX, Qt::AlignBottom);
+    chart->addAxis(m_axisY, Qt::AlignLeft);
+    for (QAbstractSeries *s : {static_cast<QAbstractSeries *>(m_series), static_cast<QAbstractSeries *>(m_capacity),
+                               static_cast<QAbstractSeries *>(m_usable)}) {
+        s->attachAxis(m_axisX);
+        s->attachAxis(m_axisY);
+    }
+    setChart(chart);
+    setRenderHint(QPainter::Antialiasing);
+    connect(m_series, &QStackedBarSeries::hovered, this, &MemoryBarsChart::showSegmentTip);
+}
+
+void MemoryBarsChart::setLedger(const Ledger &ledger)
+{
+    m_ledger = ledger;
+    const int ranks = static_cast<int>(ledger.ranks.size());
+    QStringList categories;
+    for (const RankLedger &r : ledger.ranks)
+        categories << QStringLiteral("r%1").arg(r.pipeline_rank);
+    // Replace each set's values in one call (value-by-value updates relayout every time).
+    for (Category c : kCategories) {
+        QList<qreal> values;
+        values.reserve(ranks);
+        for (const RankLedger &r : ledger.ranks)
+            values << static_cast<double>(r.device[static_cast<std::size_t>(c)]) / kGB;
+        QBarSet *set = m_sets[static_cast<std::size_t>(c)];
+        if (set->count() > 0)
+            set->remove(0, set->count());
+        set->append(values);
+    }
+    if (m_axisX->categories() != categories)
+        m_axisX->setCategories(categories);
+
+    const double left = -0.5, right = ranks - 0.5;
+    const double capacity = static_cast<double>(ledger.capacity_bytes) / kGB;
+    const double usable = static_cast<double>(ledger.usable_bytes) / kGB;
+    m_capacity->replace(QList<QPointF>{{left, capacity}, {right, capacity}});
+    m_usable->replace(QList<QPointF>{{left, usable}, {right, usable}});
+
+    const NiceAxis axis = niceAxis(std::max(static_cast<double>(ledger.peak_bytes), static_cast<double>(ledger.capacity_bytes)) / kGB * 1.04);
+    m_axisY->setRange(0, axis.max);
+    m_axisY->setTickCount(axis.ticks());
+    chart()->setTitle(ledger.fits() ? tr("Device memory per pipeline rank — every rank fits")
+                                    : tr("Device memory per pipeline rank — rank %1 does NOT fit").arg(ledger.peak_rank));
+}
+
+QString MemoryBarsChart::segmentText(int rank, Category category) const
+{
+    if (rank < 0 || rank >= static_cast<int>(m_ledger.ranks.size()))
+        return {};
+    const RankLedger &r = m_ledger.ranks[static_cast<std::size_t>(rank)];
+    QString text = tr("<b>Rank %1 · %2: %3</b>")
+                       .arg(r.pipeline_rank)
+                       .arg(toQString(categoryLabel(category)), gb(r.device[static_cast<std::size_t>(category)]));
+    for (const LedgerEntry &e : r.entries) {
+        if (e.category != category || e.placement != Placement::Device)
+            continue;
+        text += QStringLiteral("<br>%1 — %2<br><span style='color:#555555'>%3</span>")
+                    .arg(toQString(e.label).toHtmlEscaped(), gb(e.bytes), toQString(e.formula).toHtmlEscaped());
+    }
+    text += tr("<br>Rank total %1 of %2").arg(gb(r.device_total_bytes), gb(m_ledger.capacity_bytes));
+    return text;
+}
+
+void MemoryBarsChart::showSegmentTip(bool on, int index, QBarSet *set)
+{
+    if (!on) {
+        QToolTip::hideText();
+        return;
+    }
+    for (Category c : kCategories)
+        if (m_sets[static_cast<std::size_t>(c)] == set)
+            QToolTip::showText(QCursor::pos(), segmentText(index, c), this);
+}
+
+} // namespace memledger::ui

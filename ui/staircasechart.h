@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <QChartView>
+
+#include "core/ledger.h"
+
+class QBarCategoryAxis;
+class QBarSet;
+class QBarSeries;
+class QLineSeries;
+class QValueAxis;
+
+namespace memledger::ui {
+
+// The activation staircase: saved activations per pipeline rank as bars and
+// the micro-batches in flight at each rank's peak as a line, so GPipe's flat
+// wall, 1F1B's descending steps and interleaving's taller first step show.
+class StaircaseChart : public QChartView
+{
+    Q_OBJECT
+public:
+    explicit StaircaseChart(QWidget *parent = nullptr);
+    void setLedger(const Ledger &ledger);
+
+private:
+    QBarSeries *m_series;
+    QBarSet *m_activations;
+    QLineSeries *m_inFlight;
+    QBarCategoryAxis *m_axisX;
+    QValueAxis *m_axisBytes;
+    QValueAxis *m_axisCount;
+};
+
+} // namespace memledger::ui
