@@ -22,9 +22,12 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include "core/builtins.h"
+#include "core/report.h"
 #include "core/units.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
+#include "ui/exporter.h"
 #include "ui/ledgertablemodel.h"
 #include "ui/memorybarschart.h"
 #include "ui/staircasechart.h"
@@ -176,6 +179,24 @@ void MainWindow::createMenus()
     QMenu *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
     file->addAction(tr("Import &Hugging Face config…"), this, &MainWindow::importHfConfig);
+    QMenu *scenarios = file->addMenu(tr("Open &built-in scenario"));
+    for (const std::string &name : builtinNames("scenarios")) {
+        scenarios->addAction(QString::fromStdString(name), this, [this, name] {
+            QString error;
+            if (!m_document->loadBuiltinScenario(name, &error))
+                showLoadFailure(this, tr("Cannot open scenario"), QString::fromStdString(name), error);
+        });
+    }
+    file->addSeparator();
+    QMenu *exports = file->addMenu(tr("&Export"));
+    exports->addAction(tr("Memory chart as PNG or SVG…"), this, [this] { exportChart(m_bars, tr("Device memory per pipeline rank")); });
+    exports->addAction(tr("Staircase as PNG or SVG…"), this, [this] { exportChart(m_staircase, tr("Activation staircase")); });
+    exports->addAction(tr("Ledger as CSV…"), this, [this] {
+        exportLedgerText(tr("CSV (*.csv)"), QStringLiteral("csv"), ledgerToCsv(m_document->ledger()));
+    });
+    exports->addAction(tr("Ledger as Markdown…"), this, [this] {
+        exportLedgerText(tr("Markdown (*.md)"), QStringLiteral("md"), ledgerToMarkdown(m_document->config(), m_document->ledger()));
+    });
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     quit->setMenuRole(QAction::QuitRole);
@@ -186,6 +207,38 @@ void MainWindow::createMenus()
     redo->setShortcut(QKeySequence::Redo);
     editMenu->addAction(undo);
     editMenu->addAction(redo);
+}
+
+void MainWindow::exportChart(QWidget *chart, const QString &title)
+{
+    QString filter;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(title), QString(),
+                                                      tr("PNG image (*.png);;SVG drawing (*.svg)"), &filter);
+    if (path.isEmpty())
+        return;
+    QString error;
+    const bool svg = path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive);
+    const bool ok = svg ? exportSvg(chart, path, title, &error) : exportImage(chart, path, &error);
+    if (!ok) {
+        QMessageBox::warning(this, tr("Export failed"), tr("%1 could not be written: %2").arg(path, error));
+        return;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(path));
+}
+
+void MainWindow::exportLedgerText(const QString &filter, const QString &suffix, const std::string &text)
+{
+    QString path = QFileDialog::getSaveFileName(this, tr("Export the ledger"), QString(), filter);
+    if (path.isEmpty())
+        return;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QLatin1Char('.') + suffix;
+    QString error;
+    if (!exportText(text, path, &error)) {
+        QMessageBox::warning(this, tr("Export failed"), tr("%1 could not be written: %2").arg(path, error));
+        return;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(path));
 }
 
 void MainWindow::openFile()

@@ -4,6 +4,7 @@
 #include <QMainWindow>
 
 #include <array>
+#include <string>
 
 class QLabel;
 class QListWidget;
@@ -35,6 +36,8 @@ private:
     void createMenus();
     void openFile();
     void importHfConfig();
+    void exportChart(QWidget *chart, const QString &title);
+    void exportLedgerText(const QString &filter, const QString &suffix, const std::string &text);
     void updateLedger();
     void refreshCurrentView();
     void updateHeader();

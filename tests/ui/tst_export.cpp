@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// Exports: a non-empty PNG, a valid SVG with real shapes, CSV and Markdown text.
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+
+#include "core/builtins.h"
+#include "core/report.h"
+#include "ui/document.h"
+#include "ui/exporter.h"
+#include "ui/mainwindow.h"
+#include "ui/memorybarschart.h"
+
+#include <catch2/catch.hpp>
+
+using namespace memledger;
+using namespace memledger::ui;
+
+TEST_CASE("Charts export to PNG and SVG, the ledger to CSV and Markdown", "[ui][export]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.memoryBars()->resize(800, 500);
+    QTemporaryDir dir;
+    REQUIRE(dir.isValid());
+
+    QString error;
+    const QString png = dir.filePath(QStringLiteral("bars.png"));
+    REQUIRE(exportImage(window.memoryBars(), png, &error));
+    const QImage image(png);
+    CHECK_FALSE(image.isNull());
+    CHECK(image.size() == window.memoryBars()->size());
+    CHECK(image.width() > 100);
+
+    const QString svg = dir.filePath(QStringLiteral("bars.svg"));
+    REQUIRE(exportSvg(window.memoryBars(), svg, QStringLiteral("Device memory"), &error));
+    QFile file(svg);
+    REQUIRE(file.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&file);
+    int shapes = 0, texts = 0;
+    bool rootIsSvg = false;
+    while (!xml.atEnd()) {
+        if (xml.readNext() != QXmlStreamReader::StartElement)
+            continue;
+        if (xml.name() == QStringLiteral("svg"))
+            rootIsSvg = true;
+        shapes += xml.name() == QStringLiteral("path") || xml.name() == QStringLiteral("rect") || xml.name() == QStringLiteral("polyline");
+        texts += xml.name() == QStringLiteral("text");
+        CHECK(xml.name() != QStringLiteral("image")); // vector, not an embedded raster
+    }
+    CHECK_FALSE(xml.hasError());
+    CHECK(rootIsSvg);
+    CHECK(shapes > 10);
+    CHECK(texts > 5);
+
+    const QString csv = dir.filePath(QStringLiteral("ledger.csv"));
+    REQUIRE(exportText(ledgerToCsv(document.ledger()), csv, &error));
+    QFile csvFile(csv);
+    REQUIRE(csvFile.open(QIODevice::ReadOnly));
+    CHECK(csvFile.readAll().startsWith("pipeline_rank,weights,"));
+
+    // A target that cannot be written is refused with a reason.
+    CHECK_FALSE(exportText("x", dir.filePath(QStringLiteral("missing/dir/ledger.md")), &error));
+    CHECK_FALSE(error.isEmpty());
+    CHECK_FALSE(exportImage(window.memoryBars(), dir.filePath(QStringLiteral("missing/dir/bars.png")), &error));
+}
