@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 
 #include "core/builtins.h"
+#include "core/deck.h"
 #include "core/report.h"
 #include "core/units.h"
 #include "ui/controlpanel.h"
@@ -31,6 +32,7 @@
 #include "ui/ledgertablemodel.h"
 #include "ui/memorybarschart.h"
 #include "ui/staircasechart.h"
+#include "ui/talkmode.h"
 #include "ui/qtstring.h"
 
 #include <algorithm>
@@ -100,6 +102,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_bars(new MemoryBarsChart(this))
     , m_staircase(new StaircaseChart(this))
     , m_views(new QTabWidget(this))
+    , m_planDock(new QDockWidget(tr("Plan"), this))
+    , m_talk(nullptr)
 {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
@@ -157,11 +161,14 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     scroll->setWidgetResizable(true);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setMinimumWidth(m_controls->sizeHint().width() + 24);
-    auto *dock = new QDockWidget(tr("Plan"), this);
-    dock->setObjectName(QStringLiteral("plan"));
-    dock->setWidget(scroll);
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    m_planDock->setObjectName(QStringLiteral("plan"));
+    m_planDock->setWidget(scroll);
+    m_planDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, m_planDock);
+    m_talk = new TalkMode(this, m_planDock, m_document, this);
+    connect(m_talk, &TalkMode::slideChanged, this, [this](int slide, int count) {
+        statusBar()->showMessage(tr("Talk mode: slide %1 of %2 — arrows step, Esc leaves").arg(slide + 1).arg(count));
+    });
 
     createMenus();
     statusBar()->showMessage(tr("Ready"));
@@ -200,6 +207,30 @@ void MainWindow::createMenus()
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     quit->setMenuRole(QAction::QuitRole);
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_planDock->toggleViewAction());
+    QMenu *talk = view->addMenu(tr("&Talk mode"));
+    for (const std::string &name : builtinNames("decks")) {
+        talk->addAction(tr("Deck: %1").arg(QString::fromStdString(name)), this, [this, name] {
+            const DeckLoadResult loaded = deckFromText(findBuiltin("decks", name)->text, name);
+            if (loaded.deck)
+                m_talk->start(*loaded.deck);
+        });
+    }
+    talk->addAction(tr("Open a deck file…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open deck"), QString(), tr("MemLedger decks (*.json)"));
+        if (path.isEmpty())
+            return;
+        const DeckLoadResult loaded = deckFromFile(path.toStdString());
+        if (!loaded.deck) {
+            QStringList lines;
+            for (const Problem &p : loaded.problems)
+                lines << QString::fromStdString(p.toString());
+            showLoadFailure(this, tr("Cannot open deck"), path, lines.join(QLatin1Char('\n')));
+            return;
+        }
+        m_talk->start(*loaded.deck);
+    });
     QMenu *editMenu = menuBar()->addMenu(tr("&Edit"));
     QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);

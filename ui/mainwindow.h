@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+class QDockWidget;
 class QLabel;
 class QListWidget;
 class QSortFilterProxyModel;
@@ -19,6 +20,7 @@ class Document;
 class LedgerTableModel;
 class MemoryBarsChart;
 class StaircaseChart;
+class TalkMode;
 
 // Composes the views over one Document; holds no state of its own.
 class MainWindow : public QMainWindow
@@ -31,6 +33,7 @@ public:
     MemoryBarsChart *memoryBars() const { return m_bars; }
     StaircaseChart *staircase() const { return m_staircase; }
     QTabWidget *views() const { return m_views; }
+    TalkMode *talkMode() const { return m_talk; }
 
 private:
     void createMenus();
@@ -53,6 +56,8 @@ private:
     MemoryBarsChart *m_bars;
     StaircaseChart *m_staircase;
     QTabWidget *m_views;
+    QDockWidget *m_planDock;
+    TalkMode *m_talk;
     std::array<bool, 2> m_stale{true, true}; // per tab: the ledger changed since it was drawn
 };
 
