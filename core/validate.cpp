@@ -3,6 +3,7 @@
 
 #include "core/parameters.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -134,19 +135,48 @@ Problems validate(const Config &c)
         const long double s = tr.seq_length, b = tr.micro_batch_size, h = m.hidden_size, a = m.num_attention_heads;
         const long double L = m.num_layers, V = m.vocab_size;
         const long double f = std::max<std::int64_t>(m.ffn(), m.moeFfn());
-        const long double E = std::max<std::int64_t>(1, m.num_experts);
-        const long double params = L * (4 * h * h + 3 * h * f * E) + 2 * V * h;
+        const long double k = m.isMoe() ? m.moe_router_topk : 1;
+        // Parameters per layer from the real shapes, so that the 100 T limit
+        // means 100 T: attention from the head dimensions (kv_channels and the
+        // MLA dimensions are free of hidden_size: 65536 heads of 65536
+        // channels are 2^56 parameters per layer, which 4·h² missed), the
+        // feed-forward from swiglu's 3 or 2 matrices (counting 3 refused
+        // dense models of 64 to 100 T).
+        const long double g = m.queryGroups(), dk = static_cast<long double>(m.headDim());
+        long double attention = 2 * h * a * dk + 2 * h * g * dk;
+        if (m.multi_latent_attention) {
+            const long double ql = m.q_lora_rank, kvl = m.kv_lora_rank;
+            const long double qk = m.qk_head_dim + m.qk_pos_emb_head_dim, vd = m.v_head_dim;
+            attention = (ql > 0 ? h * ql + ql * a * qk : h * a * qk) + h * (kvl + m.qk_pos_emb_head_dim)
+                + kvl * a * (m.qk_head_dim + vd) + a * vd * h;
+        }
+        const long double mats = m.swiglu ? 3 : 2;
+        const long double dense = mats * h * m.ffn();
+        const long double moe = m.isMoe()
+            ? m.num_experts * (mats * h * m.moeFfn() + h) + mats * h * m.moe_shared_expert_intermediate_size
+            : 0;
+        const long double params = L * (attention + std::max(dense, moe) + 4 * h) + 2 * V * h;
         const long double scores = 5 * a * s * s * b;
         const long double limit = std::ldexp(1.0L, 60);
+        // Saved activations of the busiest rank: GPipe keeps all m micro-batches
+        // of its L/p layers; 1F1B and interleaving keep at most 2p stage-micro-
+        // batches, so 2L layer-micro-batches. (Bounding one micro-batch only let
+        // a GPipe plan with 2^34 micro-batches overflow its activation rows.)
+        const long double p_ = p, micro = std::max<long double>(1, static_cast<long double>(c.globalBatch()) / (b * d));
+        const bool gpipe = par.schedule() == PipelineSchedule::GPipe;
+        const long double layerMicrobatches = gpipe ? std::ceil(L / p_) * micro : 2 * L;
+        const long double inFlight = gpipe ? micro : std::min(micro, 2 * p_);
+        const long double perLayer = s * b * (80 * h + 10 * a * s + 16 * k * f + 16 * f);
         if (params > 1e14L)
             ck.error(kModel + "num_layers",
                      "about " + str(static_cast<std::int64_t>(params / 1e12L))
                          + " T parameters is beyond what MemLedger accounts",
                      "models up to 100 T parameters are supported");
-        if (scores * L > limit || s * b * V * 4 * 16 > limit)
+        if (scores * L > limit || s * b * V * 4 * 16 * inFlight > limit || perLayer * layerMicrobatches > limit
+            || static_cast<long double>(e) * s * b * k * h * 4 > limit)
             ck.error(kTraining + "seq_length",
                      "activations of this sequence length and micro-batch would overflow 64-bit byte counts",
-                     "reduce training.seq_length or training.micro_batch_size");
+                     "reduce training.seq_length, training.micro_batch_size or the micro-batches in flight");
         if (static_cast<long double>(t) * p * d * cp > 1e6L)
             ck.error(kPar + "data_parallel_size",
                      "more than a million GPUs (t·p·d·c = "
