@@ -4,6 +4,8 @@
 #include "core/builtins.h"
 #include "core/hfimport.h"
 #include "core/ledger.h"
+#include "core/planner/search.h"
+#include "core/planner/searchreport.h"
 #include "core/preset.h"
 #include "core/report.h"
 #include "core/timeline.h"
@@ -30,6 +32,9 @@ const char *kUsage =
     "  timeline PRESET [--set section.key=value]... [--rank R] [--format json|csv]\n"
     "      one iteration simulated per pipeline rank: peak, when, what is alive,\n"
     "      the memory curve and every lifetime (csv: the lifetimes)\n"
+    "  search PRESET --gpus N [--top K] [--margin F] [--set ...] [--format table|json]\n"
+    "      the fastest plans (t, p, v, d, c, e, micro-batch, ZeRO, recompute,\n"
+    "      optimizer offload) for N GPUs whose peak stays under F × HBM (0.8)\n"
     "  import-hf CONFIG.json [--set section.key=value]...\n"
     "      print a preset built from a Hugging Face model config: the model\n"
     "      section from the config, the rest defaulted; warnings on stderr\n"
@@ -46,6 +51,7 @@ struct Options {
     std::string format = "table";
     bool formatGiven = false;
     std::string rank; // timeline --rank
+    std::string gpus, top, margin; // search
 };
 
 bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
@@ -83,6 +89,15 @@ bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
             o.formatGiven = true;
         } else if (o.command == "timeline" && (a == "--rank" || a.rfind("--rank=", 0) == 0)) {
             if (!value("--rank", o.rank))
+                return false;
+        } else if (o.command == "search" && (a == "--gpus" || a.rfind("--gpus=", 0) == 0)) {
+            if (!value("--gpus", o.gpus))
+                return false;
+        } else if (o.command == "search" && (a == "--top" || a.rfind("--top=", 0) == 0)) {
+            if (!value("--top", o.top))
+                return false;
+        } else if (o.command == "search" && (a == "--margin" || a.rfind("--margin=", 0) == 0)) {
+            if (!value("--margin", o.margin))
                 return false;
         } else if (!a.empty() && a[0] == '-') {
             err << "memledger-cli: unknown option " << a << "\n" << kUsage;
@@ -255,6 +270,88 @@ int timeline(const Options &o, std::ostream &out, std::ostream &err)
     return kExitOk;
 }
 
+// A whole-string integer or number, or nullopt.
+std::optional<long long> integerOf(const std::string &text)
+{
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception &) {
+        return std::nullopt;
+    }
+    return used == text.size() ? std::optional<long long>(v) : std::nullopt;
+}
+
+std::optional<double> numberOf(const std::string &text)
+{
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception &) {
+        return std::nullopt;
+    }
+    return used == text.size() ? std::optional<double>(v) : std::nullopt;
+}
+
+// search: the preset gives the model, hardware, sequence and global batch;
+// its parallelism and strategy are what the search replaces.
+int search(const Options &o, std::ostream &out, std::ostream &err)
+{
+    if (o.preset.empty()) {
+        err << "memledger-cli: search needs a PRESET\n" << kUsage;
+        return kExitUsage;
+    }
+    if (o.format != "table" && o.format != "json") {
+        err << "--format: search prints table or json, got \"" << o.format << "\"\n";
+        return kExitUsage;
+    }
+    SearchOptions opt;
+    bool bad = false;
+    if (o.gpus.empty()) {
+        err << "--gpus: search needs the number of GPUs (--gpus N)\n";
+        bad = true;
+    } else if (const auto g = integerOf(o.gpus)) {
+        opt.gpus = *g;
+    } else {
+        err << "--gpus: expected a whole number of GPUs, got \"" << o.gpus << "\"\n";
+        bad = true;
+    }
+    if (!o.top.empty()) {
+        if (const auto k = integerOf(o.top); k && *k <= 1000000)
+            opt.top = static_cast<int>(*k);
+        else {
+            err << "--top: expected a whole number of plans, got \"" << o.top << "\"\n";
+            bad = true;
+        }
+    }
+    if (!o.margin.empty()) {
+        if (const auto f = numberOf(o.margin))
+            opt.margin = *f;
+        else {
+            err << "--margin: expected a fraction such as 0.8, got \"" << o.margin << "\"\n";
+            bad = true;
+        }
+    }
+    if (!bad)
+        for (const Problem &p : checkSearchOptions(opt)) {
+            err << p.toString() << "\n";
+            bad = true;
+        }
+    if (bad)
+        return kExitUsage;
+    const std::optional<Config> config = load(o, err);
+    if (!config)
+        return kExitBadInput;
+    const SearchResult result = searchPlans(*config, opt);
+    if (o.format == "json")
+        out << searchToJson(result, opt).dump(1) << "\n";
+    else
+        out << searchToTable(result, opt);
+    return kExitOk;
+}
+
 int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
@@ -270,6 +367,8 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
         return importHf(o, out, err);
     if (o.command == "timeline")
         return timeline(o, out, err);
+    if (o.command == "search")
+        return search(o, out, err);
     if (o.command != "eval" && o.command != "check") {
         err << "memledger-cli: unknown command \"" << o.command << "\"\n" << kUsage;
         return kExitUsage;

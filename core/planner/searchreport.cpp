@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#include "core/planner/searchreport.h"
+
+#include "core/preset.h"
+#include "core/report.h"
+#include "core/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace memledger {
+
+namespace {
+
+nlohmann::json timeToJson(const StepTime &t)
+{
+    return {{"compute", t.compute},       {"recompute", t.recompute},       {"bubble", t.bubble},
+            {"tensor_comm", t.tensorComm}, {"context_comm", t.contextComm}, {"data_comm_exposed", t.dataComm},
+            {"pipeline_comm", t.pipelineComm}, {"optimizer", t.optimizer}, {"total", t.total}};
+}
+
+} // namespace
+
+nlohmann::json searchToJson(const SearchResult &r, const SearchOptions &o)
+{
+    nlohmann::json plans = nlohmann::json::array();
+    for (const SearchPlan &p : r.plans) {
+        plans.push_back({{"preset", presetToJson(p.config)},
+                         {"peak_bytes", p.ledger.peak_bytes},
+                         {"step_time_s", p.time.total},
+                         {"fits", p.ledger.fits() && p.ledger.peak_bytes <= r.limitBytes},
+                         {"step_time", timeToJson(p.time)},
+                         {"ledger", ledgerToJson(p.config, p.ledger)}});
+    }
+    return {{"plans", plans},
+            {"candidates", r.candidates},
+            {"seconds", r.seconds},
+            {"gpus", o.gpus},
+            {"margin", o.margin},
+            {"limit_bytes", r.limitBytes},
+            {"pruned_by_bound", r.prunedByBound},
+            {"ledgers_run", r.ledgersRun},
+            {"notes", r.notes}};
+}
+
+std::string searchToTable(const SearchResult &r, const SearchOptions &o)
+{
+    std::string out;
+    char line[256];
+    std::snprintf(line, sizeof line, "%lld candidate plans on %lld GPUs in %.3f s; limit %s (%.0f %% of HBM)\n",
+                  static_cast<long long>(r.candidates), static_cast<long long>(o.gpus), r.seconds,
+                  formatGB(static_cast<double>(r.limitBytes)).c_str(), o.margin * 100);
+    out += line;
+    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-8s %10s %10s\n", "#", "t", "p", "v", "d", "c",
+                  "e", "mbs", "zero", "recompute", "offload", "peak", "step (s)");
+    out += line;
+    int k = 0;
+    for (const SearchPlan &p : r.plans) {
+        const ParallelismConfig &par = p.config.parallelism;
+        std::snprintf(line, sizeof line, "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-8s %10s %10.3f\n", ++k,
+                      static_cast<long long>(par.tensor_model_parallel_size),
+                      static_cast<long long>(par.pipeline_model_parallel_size),
+                      static_cast<long long>(par.virtual_pipeline_model_parallel_size),
+                      static_cast<long long>(par.data_parallel_size), static_cast<long long>(par.context_parallel_size),
+                      static_cast<long long>(par.expert_model_parallel_size),
+                      static_cast<long long>(p.config.training.micro_batch_size), par.zero_stage,
+                      std::string(granularityName(p.config.strategy.recompute_granularity)).c_str(),
+                      std::string(offloadName(p.config.strategy.optimizer_offload)).c_str(),
+                      formatGB(static_cast<double>(p.ledger.peak_bytes)).c_str(), p.time.total);
+        out += line;
+    }
+    for (const std::string &n : r.notes)
+        out += "note: " + n + "\n";
+    return out;
+}
+
+} // namespace memledger

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// memledger-cli search as a user runs it: the DESIGN.md contract, plans that
+// `eval` accepts, and exit 2 naming the option for bad input.
+#include "clirun.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace memledger::test;
+
+namespace {
+
+const char *kSevenB = R"({"format": "memledger-preset", "version": 1, "name": "7b-search",
+  "model": "llama-2-7b", "hardware": "H100-SXM-80GB",
+  "training": {"seq_length": 4096, "global_batch_size": 256},
+  "strategy": {"flash_attention": true}})";
+
+} // namespace
+
+TEST_CASE("search --format json: plans best first, each a preset eval accepts", "[cli][search]")
+{
+    const TempFile preset("search-7b.json", kSevenB);
+    const CliRun r = runCli("search " + preset.quoted() + " --gpus 8 --top 4 --format json");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["candidates"].get<std::int64_t>() > 1000);
+    CHECK(j["seconds"].is_number());
+    REQUIRE(j["plans"].size() == 4);
+    const std::int64_t limit = j["limit_bytes"];
+    double previous = 0;
+    for (const nlohmann::json &plan : j["plans"]) {
+        CHECK(plan["fits"] == true);
+        CHECK(plan["peak_bytes"].get<std::int64_t>() <= limit);
+        CHECK(plan["step_time_s"].get<double>() >= previous);
+        previous = plan["step_time_s"];
+        // The preset round-trips through eval with the same peak.
+        const TempFile again("search-plan.json", plan["preset"].dump());
+        const CliRun e = runCli("eval " + again.quoted() + " --format json");
+        REQUIRE(e.code == 0);
+        CHECK(nlohmann::json::parse(e.out)["peak_bytes"] == plan["peak_bytes"]);
+    }
+    const nlohmann::json &best = j["plans"][0]["preset"]["parallelism"];
+    CHECK(best["data_parallel_size"] == 8);
+}
+
+TEST_CASE("search --margin tightens the limit; table format lists the plans", "[cli][search]")
+{
+    const TempFile preset("search-7b-margin.json", kSevenB);
+    const CliRun loose = runCli("search " + preset.quoted() + " --gpus 8 --top 1 --format json");
+    const CliRun tight = runCli("search " + preset.quoted() + " --gpus=8 --top=1 --margin=0.5 --format json");
+    REQUIRE(loose.code == 0);
+    REQUIRE(tight.code == 0);
+    const auto a = nlohmann::json::parse(loose.out), b = nlohmann::json::parse(tight.out);
+    CHECK(b["limit_bytes"].get<std::int64_t>() < a["limit_bytes"].get<std::int64_t>());
+    REQUIRE(b["plans"].size() == 1);
+    CHECK(b["plans"][0]["peak_bytes"].get<std::int64_t>() <= b["limit_bytes"].get<std::int64_t>());
+
+    const CliRun table = runCli("search " + preset.quoted() + " --gpus 8 --top 3");
+    REQUIRE(table.code == 0);
+    CHECK(table.out.find("candidate plans on 8 GPUs") != std::string::npos);
+    CHECK(table.out.find("step (s)") != std::string::npos);
+}
+
+TEST_CASE("search: bad input exits 2 and names the option", "[cli][search]")
+{
+    const TempFile preset("search-7b-bad.json", kSevenB);
+    const auto expect = [&](const std::string &args, const std::string &named) {
+        const CliRun r = runCli("search " + preset.quoted() + " " + args);
+        INFO(args << " → " << r.err);
+        CHECK(r.code == 2);
+        CHECK(r.err.find(named) != std::string::npos);
+        CHECK(r.out.empty());
+    };
+    expect("", "--gpus");
+    expect("--gpus eight", "--gpus");
+    expect("--gpus 0", "--gpus");
+    expect("--gpus 8 --top 0", "--top");
+    expect("--gpus 8 --margin 1.5", "--margin");
+    expect("--gpus 8 --margin lots", "--margin");
+    expect("--gpus 8 --format csv", "--format");
+    expect("--gpus 8 --set training.seq_length=-1", "training.seq_length");
+    expect("--gpus", "--gpus");
+}
+
+TEST_CASE("search: nothing fits is an answer, not an error", "[cli][search]")
+{
+    const TempFile preset("search-70b.json", R"({"format": "memledger-preset", "version": 1, "name": "70b",
+      "model": "llama-2-70b", "hardware": "H100-SXM-80GB", "training": {"global_batch_size": 8}})");
+    const CliRun r = runCli("search " + preset.quoted() + " --gpus 1 --format json");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["plans"].empty());
+    CHECK_FALSE(j["notes"].empty());
+}
