@@ -77,6 +77,11 @@ double niceCeiling(double value)
     return 10.0 * decade;
 }
 
+int NiceAxis::decimals() const
+{
+    return step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+}
+
 NiceAxis niceAxis(double value)
 {
     NiceAxis axis;

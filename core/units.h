@@ -33,6 +33,8 @@ struct NiceAxis {
     double max = 1;
     double step = 1;
     int ticks() const { return static_cast<int>(max / step + 0.5) + 1; }
+    // Decimals that tell the tick labels apart (0 for steps of 1 or more).
+    int decimals() const;
 };
 NiceAxis niceAxis(double value);
 

@@ -142,6 +142,23 @@ void Document::setConfig(const Config &config)
     Q_EMIT problemsChanged(m_problems);
 }
 
+bool Document::pinCurrent()
+{
+    if (!m_hasLedger || isStale())
+        return false;
+    if (static_cast<int>(m_pins.size()) >= kMaxPins)
+        m_pins.erase(m_pins.begin());
+    m_pins.push_back({QString::fromStdString(m_config.name), m_config, m_ledger});
+    Q_EMIT pinsChanged();
+    return true;
+}
+
+void Document::clearPins()
+{
+    m_pins.clear();
+    Q_EMIT pinsChanged();
+}
+
 void Document::recompute()
 {
     // The timeline computes the ledger of the same configuration: one pass.

@@ -12,6 +12,7 @@ class QUndoStack;
 #include "core/timeline.h"
 
 #include <string_view>
+#include <vector>
 
 namespace memledger {
 struct LoadResult;
@@ -34,6 +35,18 @@ public:
     const Timeline &timeline() const { return m_timeline; }
     // Every edit is one undo step; one slider drag merges into one step.
     QUndoStack *undoStack() const { return m_undo; }
+    // Compare mode: up to kMaxPins plans pinned beside the current one.
+    struct Pin {
+        QString name;
+        Config config;
+        Ledger ledger;
+    };
+    static constexpr int kMaxPins = 4;
+    const std::vector<Pin> &pins() const { return m_pins; }
+    // Pins the current plan (the oldest pin makes room when full); false without a valid ledger.
+    bool pinCurrent();
+    void clearPins();
+
     // How many times the ledger and timeline were recomputed (for tests and the bench).
     int recomputeCount() const { return m_recomputes; }
     const Problems &problems() const { return m_problems; }
@@ -69,6 +82,7 @@ Q_SIGNALS:
     void configChanged(const memledger::Config &config);
     void ledgerChanged(const memledger::Ledger &ledger);
     void timelineChanged(const memledger::Timeline &timeline);
+    void pinsChanged();
     void problemsChanged(const memledger::Problems &problems);
 
 private:
@@ -82,6 +96,7 @@ private:
     QUndoStack *m_undo;
     bool m_pending = false;
     int m_recomputes = 0;
+    std::vector<Pin> m_pins;
     Problems m_problems;
     Problems m_sourceWarnings; // what loading the current source could not carry over
     bool m_hasLedger = false;

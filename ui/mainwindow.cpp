@@ -176,6 +176,13 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
     connect(m_document, &Document::problemsChanged, this, &MainWindow::updateProblems);
     connect(m_document, &Document::configChanged, this, &MainWindow::updateHeader);
+    connect(m_document, &Document::pinsChanged, this, [this] {
+        std::vector<MemoryBarsChart::Compared> plans;
+        for (const Document::Pin &pin : m_document->pins())
+            plans.push_back({pin.name, pin.ledger});
+        m_bars->setComparison(plans);
+        m_views->setCurrentIndex(kMemoryTab);
+    });
 
     updateLedger();
     updateProblems();
@@ -209,6 +216,10 @@ void MainWindow::createMenus()
     quit->setMenuRole(QAction::QuitRole);
     QMenu *view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_planDock->toggleViewAction());
+    QAction *pin = view->addAction(tr("&Pin the current plan for comparison"), m_document, &Document::pinCurrent);
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    view->addAction(tr("&Clear pinned plans"), m_document, &Document::clearPins);
+    view->addSeparator();
     QMenu *talk = view->addMenu(tr("&Talk mode"));
     for (const std::string &name : builtinNames("decks")) {
         talk->addAction(tr("Deck: %1").arg(QString::fromStdString(name)), this, [this, name] {

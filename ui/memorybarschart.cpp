@@ -74,42 +74,87 @@ MemoryBarsChart::MemoryBarsChart(QWidget *parent)
 void MemoryBarsChart::setLedger(const Ledger &ledger)
 {
     m_ledger = ledger;
-    const int ranks = static_cast<int>(ledger.ranks.size());
-    QStringList categories;
-    for (const RankLedger &r : ledger.ranks)
-        categories << QStringLiteral("r%1").arg(r.pipeline_rank);
+    if (!m_compared.empty()) {
+        setComparison(m_compared);
+        return;
+    }
+    std::vector<const RankLedger *> bars;
+    QStringList labels;
+    for (const RankLedger &r : m_ledger.ranks) {
+        bars.push_back(&r);
+        labels << QStringLiteral("r%1").arg(r.pipeline_rank);
+    }
+    fill(bars, labels, m_ledger);
+    m_axisX->setTitleText(tr("pipeline rank"));
+    chart()->setTitle(m_ledger.fits() ? tr("Device memory per pipeline rank — every rank fits")
+                                      : tr("Device memory per pipeline rank — rank %1 does NOT fit").arg(m_ledger.peak_rank));
+}
+
+void MemoryBarsChart::setComparison(const std::vector<Compared> &plans)
+{
+    m_compared = plans;
+    if (m_compared.empty()) {
+        setLedger(m_ledger);
+        return;
+    }
+    std::vector<const RankLedger *> bars;
+    QStringList labels, legend;
+    // Short unique labels (QBarCategoryAxis drops duplicates and elides long
+    // ones); the axis title says which plan each letter is.
+    int n = 0;
+    for (const Compared &c : m_compared) {
+        if (c.ledger.ranks.empty())
+            continue;
+        const QString letter = QString(QChar(u'A' + n++));
+        bars.push_back(&c.ledger.ranks[static_cast<std::size_t>(c.ledger.peak_rank)]);
+        labels << letter;
+        legend << QStringLiteral("%1 = %2").arg(letter, c.name);
+    }
+    if (!m_ledger.ranks.empty()) {
+        bars.push_back(&m_ledger.ranks[static_cast<std::size_t>(m_ledger.peak_rank)]);
+        labels << tr("now");
+    }
+    fill(bars, labels, m_ledger);
+    m_axisX->setTitleText(legend.join(QStringLiteral("   ")));
+    chart()->setTitle(tr("Compare: the fullest GPU of each plan"));
+}
+
+void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QStringList &labels, const Ledger &reference)
+{
+    m_bars = bars;
     // Replace each set's values in one call (value-by-value updates relayout every time).
+    double top = static_cast<double>(reference.capacity_bytes);
+    for (const RankLedger *r : bars)
+        top = std::max(top, static_cast<double>(r->device_total_bytes));
     for (Category c : kCategories) {
         QList<qreal> values;
-        values.reserve(ranks);
-        for (const RankLedger &r : ledger.ranks)
-            values << static_cast<double>(r.device[static_cast<std::size_t>(c)]) / kGB;
+        values.reserve(static_cast<int>(bars.size()));
+        for (const RankLedger *r : bars)
+            values << static_cast<double>(r->device[static_cast<std::size_t>(c)]) / kGB;
         QBarSet *set = m_sets[static_cast<std::size_t>(c)];
         if (set->count() > 0)
             set->remove(0, set->count());
         set->append(values);
     }
-    if (m_axisX->categories() != categories)
-        m_axisX->setCategories(categories);
+    if (m_axisX->categories() != labels)
+        m_axisX->setCategories(labels);
 
-    const double left = -0.5, right = ranks - 0.5;
-    const double capacity = static_cast<double>(ledger.capacity_bytes) / kGB;
-    const double usable = static_cast<double>(ledger.usable_bytes) / kGB;
+    const double left = -0.5, right = static_cast<double>(bars.size()) - 0.5;
+    const double capacity = static_cast<double>(reference.capacity_bytes) / kGB;
+    const double usable = static_cast<double>(reference.usable_bytes) / kGB;
     m_capacity->replace(QList<QPointF>{{left, capacity}, {right, capacity}});
     m_usable->replace(QList<QPointF>{{left, usable}, {right, usable}});
-
-    const NiceAxis axis = niceAxis(std::max(static_cast<double>(ledger.peak_bytes), static_cast<double>(ledger.capacity_bytes)) / kGB * 1.04);
+    const NiceAxis axis = niceAxis(top / kGB * 1.04);
     m_axisY->setRange(0, axis.max);
     m_axisY->setTickCount(axis.ticks());
-    chart()->setTitle(ledger.fits() ? tr("Device memory per pipeline rank — every rank fits")
-                                    : tr("Device memory per pipeline rank — rank %1 does NOT fit").arg(ledger.peak_rank));
+    m_axisY->setLabelFormat(QStringLiteral("%.%1f").arg(axis.decimals()));
 }
 
-QString MemoryBarsChart::segmentText(int rank, Category category) const
+QString MemoryBarsChart::segmentText(int bar, Category category) const
 {
-    if (rank < 0 || rank >= static_cast<int>(m_ledger.ranks.size()))
+    if (bar < 0 || bar >= static_cast<int>(m_bars.size()))
         return {};
-    const RankLedger &r = m_ledger.ranks[static_cast<std::size_t>(rank)];
+    const RankLedger &r = *m_bars[static_cast<std::size_t>(bar)];
     QString text = tr("<b>Rank %1 · %2: %3</b>")
                        .arg(r.pipeline_rank)
                        .arg(toQString(categoryLabel(category)), gb(r.device[static_cast<std::size_t>(category)]));
@@ -119,7 +164,7 @@ QString MemoryBarsChart::segmentText(int rank, Category category) const
         text += QStringLiteral("<br>%1 — %2<br><span style='color:#555555'>%3</span>")
                     .arg(toQString(e.label).toHtmlEscaped(), gb(e.bytes), toQString(e.formula).toHtmlEscaped());
     }
-    text += tr("<br>Rank total %1 of %2").arg(gb(r.device_total_bytes), gb(m_ledger.capacity_bytes));
+    text += tr("<br>Rank total %1").arg(gb(r.device_total_bytes));
     return text;
 }
 

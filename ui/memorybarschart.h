@@ -6,6 +6,7 @@
 #include "core/ledger.h"
 
 #include <array>
+#include <vector>
 
 class QBarCategoryAxis;
 class QBarSet;
@@ -25,13 +26,25 @@ public:
     explicit MemoryBarsChart(QWidget *parent = nullptr);
 
     void setLedger(const Ledger &ledger);
-    // The text a hover over `category` of `rank` shows (tests use it).
-    QString segmentText(int rank, Category category) const;
+    // Compare mode: one bar per plan (its peak rank), the current plan last,
+    // as in seed 000's table of plans A-D. An empty list returns to the ranks.
+    struct Compared {
+        QString name;
+        Ledger ledger;
+    };
+    void setComparison(const std::vector<Compared> &plans);
+    bool isComparing() const { return !m_compared.empty(); }
+    // The text a hover over `category` of bar `bar` shows (tests use it).
+    QString segmentText(int bar, Category category) const;
 
 private:
     void showSegmentTip(bool on, int index, QBarSet *set);
 
+    void fill(const std::vector<const RankLedger *> &bars, const QStringList &labels, const Ledger &reference);
+
     Ledger m_ledger;
+    std::vector<Compared> m_compared;
+    std::vector<const RankLedger *> m_bars; // what each bar shows (into m_ledger or m_compared)
     QStackedBarSeries *m_series;
     std::array<QBarSet *, kCategoryCount> m_sets{};
     QLineSeries *m_capacity;

@@ -75,9 +75,11 @@ void StaircaseChart::setLedger(const Ledger &ledger)
     const NiceAxis b = niceAxis(maxBytes * 1.04);
     m_axisBytes->setRange(0, b.max);
     m_axisBytes->setTickCount(b.ticks());
+    m_axisBytes->setLabelFormat(QStringLiteral("%.%1f").arg(b.decimals()));
     const NiceAxis n = niceAxis(maxCount * 1.04);
     m_axisCount->setRange(0, n.max);
     m_axisCount->setTickCount(n.ticks());
+    m_axisCount->setLabelFormat(QStringLiteral("%.%1f").arg(n.decimals()));
 }
 
 } // namespace memledger::ui

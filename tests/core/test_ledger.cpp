@@ -209,6 +209,14 @@ TEST_CASE("Chart value axes hold the value with 1-2-5 ticks", "[units]")
     CHECK(axis.max >= value);
 }
 
+TEST_CASE("Tick labels get the decimals their step needs", "[units]")
+{
+    CHECK(niceAxis(85.9).decimals() == 0);
+    CHECK(niceAxis(2.6).decimals() == 1);  // step 0.5
+    CHECK(niceAxis(0.26).decimals() == 2); // step 0.05
+    CHECK(niceAxis(1.04).decimals() == 1); // step 0.2
+}
+
 TEST_CASE("Percentiles by nearest rank", "[units]")
 {
     std::vector<double> samples;

@@ -122,3 +122,25 @@ TEST_CASE("Hovering a bar segment names its entries and bytes", "[ui][charts]")
     CHECK(text.contains(QStringLiteral("Transformer layers")));
     CHECK(text.contains(QStringLiteral("22.48 GB")));
 }
+
+TEST_CASE("Compare: pinned plans stand beside the current one, as seed 000's plans A-D", "[ui][charts]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
+    MainWindow window(&document);
+    REQUIRE(document.pinCurrent());
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-b-checkpointing"));
+    REQUIRE(document.pinCurrent());
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-c-offload"));
+    REQUIRE(document.pinCurrent());
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-d-both"));
+    QApplication::processEvents();
+    CHECK(window.memoryBars()->isComparing());
+    CHECK(barCount(window.memoryBars()) == 4); // A, B, C pinned + the current D
+    // Each bar is its plan's peak rank: A's activations, D's are small.
+    CHECK(window.memoryBars()->segmentText(0, Category::OptimizerStates).contains(QStringLiteral("Optimizer states")));
+    CHECK(window.memoryBars()->segmentText(3, Category::OptimizerStates).contains(QStringLiteral("0 B")));
+    document.clearPins();
+    CHECK_FALSE(window.memoryBars()->isComparing());
+    CHECK(barCount(window.memoryBars()) == 1);
+}
