@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+#include "core/planner/tensorplan.h"
+
+#include "core/activations.h"
+#include "core/costmodel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace memledger {
+
+namespace {
+
+enum Node {
+    kInput, kQkvInput, kQkv, kSoftmax, kCoreMask, kCoreDropout, kProjInput, kHiddenMask, kMlpNormInput,
+    kFc1Input, kFc1Output, kFc2Input, kMlpMask, kNodeCount
+};
+
+const char *kNodeNames[kNodeCount] = {
+    "input_norm.input",          "attention.qkv.input",   "attention.q,k,v",    "attention.softmax_output",
+    "attention.dropout_mask",    "attention.dropout_output", "attention.proj.input", "attention.hidden_dropout_mask",
+    "pre_mlp_norm.input",        "mlp.fc1.input",         "mlp.fc1.output",     "mlp.fc2.input",
+    "mlp.dropout_mask"};
+
+// Which graph node a row of layerActivations belongs to.
+int nodeOf(const SavedTensor &s)
+{
+    const std::string &n = s.name;
+    if (n.rfind("input_norm.", 0) == 0)
+        return kInput;
+    if (n == "attention.qkv.input")
+        return kQkvInput;
+    if (n == "attention.q" || n == "attention.k" || n == "attention.v")
+        return kQkv;
+    if (n == "attention.softmax_output" || n == "attention.softmax_lse")
+        return kSoftmax;
+    if (n == "attention.dropout_mask")
+        return s.attentionCore ? kCoreMask : kHiddenMask;
+    if (n == "attention.dropout_output")
+        return kCoreDropout;
+    if (n == "attention.proj.input")
+        return kProjInput;
+    if (n.rfind("pre_mlp_norm.", 0) == 0)
+        return kMlpNormInput;
+    if (n == "mlp.fc1.input")
+        return kFc1Input;
+    if (n == "mlp.fc1.output")
+        return kFc1Output;
+    if (n == "mlp.fc2.input")
+        return kFc2Input;
+    if (n == "mlp.dropout_mask")
+        return kMlpMask;
+    return kInput; // anything else (other layer kinds) stays with the checkpoint
+}
+
+double opSeconds(const LayerGraph &g, const TensorNode &n, TensorCost cost)
+{
+    const double compute = n.flops / g.peakFlops;
+    return cost == TensorCost::Flops ? compute : std::max(compute, n.bytesMoved / g.hbmBytesPerS);
+}
+
+} // namespace
+
+Bytes LayerGraph::total() const
+{
+    Bytes t = 0;
+    for (const TensorNode &n : nodes)
+        t += n.bytes;
+    return t;
+}
+
+LayerGraph layerGraph(const Config &config)
+{
+    LayerGraph g;
+    g.nodes.resize(kNodeCount);
+    for (int k = 0; k < kNodeCount; ++k)
+        g.nodes[static_cast<std::size_t>(k)].name = kNodeNames[k];
+    const LayerActivations la = layerActivations(config, false, true);
+    for (const SavedTensor &s : la.tensors) {
+        TensorNode &n = g.nodes[static_cast<std::size_t>(nodeOf(s))];
+        n.bytes += s.bytes;
+        n.attentionCore = n.attentionCore || s.attentionCore;
+    }
+    const ModelConfig &m = config.model;
+    const ParallelismConfig &par = config.parallelism;
+    const double A = activationBytes(config);
+    const double M = config.strategy.dropout_mask_dtype == DropoutMaskDtype::Bool ? 1.0 : A;
+    const double W = dtypeBytes(config.training.params_dtype);
+    const double t = double(par.tensor_model_parallel_size);
+    const double h = double(m.hidden_size), d = double(m.headDim());
+    const double T = double(config.training.seq_length) / double(par.context_parallel_size) * double(config.training.micro_batch_size);
+    auto B = [&](int k) { return double(g.nodes[static_cast<std::size_t>(k)].bytes); };
+    auto set = [&](int k, double flops, double moved, std::vector<int> deps) {
+        TensorNode &n = g.nodes[static_cast<std::size_t>(k)];
+        n.flops = flops;
+        n.bytesMoved = moved;
+        n.deps = std::move(deps);
+    };
+    const double qkvWidth = B(kQkv) / A / T; // elements of q, k and v per token on this rank
+    // Norms: a handful of FLOPs per element, read input, write output.
+    set(kQkvInput, 8 * B(kQkvInput) / A, B(kInput) + B(kQkvInput), {kInput});
+    set(kQkv, 2 * h * B(kQkv) / A, B(kQkvInput) + h * qkvWidth * W + B(kQkv), {kQkvInput});
+    // QK^T (2d FLOPs per score) and the softmax: scores written, read, probabilities written.
+    const double scores = B(kCoreDropout) > 0 ? B(kCoreDropout) / A : B(kSoftmax) / A;
+    set(kSoftmax, 2 * d * scores + 5 * scores, B(kQkv) * 2.0 / 3.0 + 3 * B(kSoftmax), {kQkv});
+    set(kCoreMask, B(kCoreMask) / M, B(kCoreMask), {});
+    set(kCoreDropout, B(kCoreDropout) / A, B(kSoftmax) + B(kCoreMask) + B(kCoreDropout), {kSoftmax, kCoreMask});
+    // Probabilities × V.
+    set(kProjInput, 2 * d * scores, (B(kCoreDropout) > 0 ? B(kCoreDropout) : B(kSoftmax)) + B(kQkv) / 3.0 + B(kProjInput),
+        {kCoreDropout, kSoftmax, kQkv});
+    set(kHiddenMask, B(kHiddenMask) / M, B(kHiddenMask), {});
+    // Output projection, dropout and the residual add give the MLP norm's input.
+    set(kMlpNormInput, 2 * h * B(kProjInput) / A + 3 * T * h,
+        B(kProjInput) + h * h / t * W + B(kHiddenMask) + B(kInput) + B(kMlpNormInput), {kProjInput, kHiddenMask, kInput});
+    set(kFc1Input, 8 * B(kFc1Input) / A, B(kMlpNormInput) + B(kFc1Input), {kMlpNormInput});
+    const double fc1Width = B(kFc1Output) / A / T;
+    set(kFc1Output, 2 * h * B(kFc1Output) / A, B(kFc1Input) + h * fc1Width * W + B(kFc1Output), {kFc1Input});
+    set(kFc2Input, 8 * B(kFc1Output) / A, B(kFc1Output) + B(kFc2Input), {kFc1Output});
+    set(kMlpMask, B(kMlpMask) / M, B(kMlpMask), {});
+
+    const CostModel cm = costModel(config);
+    g.forwardFlops = cm.dense.forward.flops;
+    g.backwardFlops = cm.dense.backward.flops;
+    g.forwardSeconds = cm.dense.forward.seconds;
+    g.backwardSeconds = cm.dense.backward.seconds;
+    g.peakFlops = config.hardware.peak_bf16_flops;
+    g.hbmBytesPerS = config.hardware.hbm_bytes_per_s;
+    g.linkBytesPerS = config.hardware.host_link_bytes_per_s;
+    return g;
+}
+
+double offloadStall(double bytes, double linkBytesPerS, double forward, double backward)
+{
+    if (bytes <= 0)
+        return 0;
+    const double copy = bytes / linkBytesPerS;
+    return std::max(0.0, copy - forward) + std::max(0.0, copy - backward);
+}
+
+namespace {
+
+double layerSeconds(const LayerGraph &g, TensorCost cost)
+{
+    return cost == TensorCost::Flops ? (g.forwardFlops + g.backwardFlops) / g.peakFlops : g.forwardSeconds + g.backwardSeconds;
+}
+
+} // namespace
+
+TensorPlan evaluateTensorPlan(const LayerGraph &g, const std::vector<Fate> &fates, TensorCost cost)
+{
+    TensorPlan p;
+    p.fates = fates;
+    p.fates.resize(g.nodes.size(), Fate::Store);
+    p.fates[0] = Fate::Store;
+    for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+        const TensorNode &n = g.nodes[k];
+        switch (p.fates[k]) {
+        case Fate::Store: p.deviceBytes += n.bytes; break;
+        case Fate::Recompute: p.recomputeSeconds += opSeconds(g, n, cost); break;
+        case Fate::Offload: p.offloadedBytes += n.bytes; break;
+        }
+    }
+    p.stallSeconds = offloadStall(double(p.offloadedBytes), g.linkBytesPerS, g.forwardSeconds, g.backwardSeconds);
+    p.overhead = (p.recomputeSeconds + p.stallSeconds) / layerSeconds(g, cost);
+    return p;
+}
+
+std::vector<Fate> selectivePlan(const LayerGraph &g)
+{
+    std::vector<Fate> f(g.nodes.size(), Fate::Store);
+    for (std::size_t k = 1; k < g.nodes.size(); ++k)
+        if (g.nodes[k].attentionCore)
+            f[k] = Fate::Recompute;
+    return f;
+}
+
+std::vector<TensorPlan> tensorFrontier(const LayerGraph &g, TensorCost cost, bool allowOffload)
+{
+    // Tensors of zero bytes (no dropout, FlashAttention's scores) have no choice.
+    std::vector<std::size_t> free;
+    for (std::size_t k = 1; k < g.nodes.size(); ++k)
+        if (g.nodes[k].bytes > 0)
+            free.push_back(k);
+    const int radix = allowOffload ? 3 : 2;
+    std::vector<double> rec(g.nodes.size());
+    for (std::size_t k = 0; k < g.nodes.size(); ++k)
+        rec[k] = opSeconds(g, g.nodes[k], cost);
+    const double layer = layerSeconds(g, cost);
+    Bytes all = g.total();
+
+    struct Point {
+        Bytes device;
+        double overhead;
+        std::uint64_t code;
+    };
+    std::vector<Point> points;
+    std::uint64_t count = 1;
+    for (std::size_t i = 0; i < free.size(); ++i)
+        count *= static_cast<std::uint64_t>(radix);
+    points.reserve(static_cast<std::size_t>(count));
+    for (std::uint64_t code = 0; code < count; ++code) {
+        Bytes device = all, off = 0;
+        double r = 0;
+        std::uint64_t c = code;
+        for (std::size_t i = 0; i < free.size(); ++i, c /= static_cast<std::uint64_t>(radix)) {
+            const int fate = static_cast<int>(c % static_cast<std::uint64_t>(radix));
+            const std::size_t k = free[i];
+            if (fate == 1) {
+                device -= g.nodes[k].bytes;
+                r += rec[k];
+            } else if (fate == 2) {
+                device -= g.nodes[k].bytes;
+                off += g.nodes[k].bytes;
+            }
+        }
+        const double stall = offloadStall(double(off), g.linkBytesPerS, g.forwardSeconds, g.backwardSeconds);
+        points.push_back({device, (r + stall) / layer, code});
+    }
+    std::stable_sort(points.begin(), points.end(), [](const Point &a, const Point &b) {
+        return a.device != b.device ? a.device < b.device : a.overhead < b.overhead;
+    });
+    std::vector<TensorPlan> out;
+    double best = INFINITY;
+    for (const Point &p : points) {
+        if (!(p.overhead < best))
+            continue;
+        best = p.overhead;
+        std::vector<Fate> fates(g.nodes.size(), Fate::Store);
+        std::uint64_t c = p.code;
+        for (std::size_t i = 0; i < free.size(); ++i, c /= static_cast<std::uint64_t>(radix))
+            fates[free[i]] = static_cast<Fate>(c % static_cast<std::uint64_t>(radix));
+        out.push_back(evaluateTensorPlan(g, fates, cost));
+    }
+    return out;
+}
+
+} // namespace memledger

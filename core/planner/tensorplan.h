@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config.h"
+#include "core/units.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memledger {
+
+// Store, recompute or offload, per saved tensor of one transformer layer
+// (seed 002 §3.3, §4.3; issue 6). The tensors are the rows of
+// layerActivations grouped into the 13 of a Megatron GPT layer; node 0, the
+// layer input with its norm statistics, is the checkpoint and always stored,
+// so 12 tensors are free: 2^12 store/recompute plans, 3^12 with offload.
+//
+// Recompute: a tensor not stored is rebuilt from its dependencies in the
+// backward, once; a dependency that is itself recomputed is rebuilt once too
+// and shared, so a plan's recompute is the sum of its recomputed tensors' own
+// ops (dropout masks regenerate from the saved RNG state). Offload: the tensor
+// goes to the host after the forward and returns for the backward over
+// hardware.host_link_bytes_per_s; the copy-out hides under the layer's forward
+// and the copy-in under its backward, and only the excess stalls compute
+// (reference section 6: 150 MB over 25 GB/s against a 5 ms forward stalls 1 ms).
+enum class Fate : std::uint8_t { Store, Recompute, Offload };
+
+struct TensorNode {
+    std::string name;        // "attention.softmax_output"
+    Bytes bytes = 0;         // as saved, one micro-batch on one rank
+    double flops = 0;        // to recompute it from its dependencies
+    double bytesMoved = 0;   // HBM traffic of that recompute (inputs read, output written, weights)
+    std::vector<int> deps;   // nodes it is computed from (empty: the layer input or an RNG mask)
+    bool attentionCore = false; // what Megatron's selective recompute drops
+};
+
+struct LayerGraph {
+    std::vector<TensorNode> nodes; // nodes[0] is the layer input: always stored
+    double forwardFlops = 0, backwardFlops = 0;
+    double forwardSeconds = 0, backwardSeconds = 0; // roofline
+    double peakFlops = 0, hbmBytesPerS = 0, linkBytesPerS = 0;
+    Bytes total() const;
+};
+
+// The dense layer of the configured model (GPT/Llama blocks; MoE and MLA
+// layers are not modelled here).
+LayerGraph layerGraph(const Config &config);
+
+enum class TensorCost {
+    Flops,    // recompute priced by its FLOPs, as if every op ran at peak
+    Roofline, // max(FLOPs / peak, bytes / HBM bandwidth) per op, on the configured device
+};
+
+struct TensorPlan {
+    std::vector<Fate> fates;     // one per node; fates[0] is Store
+    Bytes deviceBytes = 0;       // kept on the device from forward to backward
+    Bytes offloadedBytes = 0;
+    double recomputeSeconds = 0; // under the cost model (FLOPs model: FLOPs / peak)
+    double stallSeconds = 0;     // offload copies not hidden under compute
+    double overhead = 0;         // (recompute + stall) / the layer's forward + backward under the same model
+};
+
+// Seconds of compute stalled by copying `bytes` out during a forward of
+// `forward` seconds and back during a backward of `backward` seconds.
+double offloadStall(double bytes, double linkBytesPerS, double forward, double backward);
+
+TensorPlan evaluateTensorPlan(const LayerGraph &graph, const std::vector<Fate> &fates, TensorCost cost);
+
+// The Pareto frontier of device bytes against overhead, fewest bytes first
+// (each point the first plan found in enumeration order). With allowOffload
+// false: the 2^(k) store/recompute plans of seed 002 §3.3.
+std::vector<TensorPlan> tensorFrontier(const LayerGraph &graph, TensorCost cost, bool allowOffload);
+
+// Megatron's selective recompute as a plan: the attention core recomputed, the rest stored.
+std::vector<Fate> selectivePlan(const LayerGraph &graph);
+
+} // namespace memledger
