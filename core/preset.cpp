@@ -8,10 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <set>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace memledger {
 
@@ -553,28 +550,6 @@ Problems applyOverride(json &doc, std::string_view assignment)
     }
     target[key] = std::move(value);
     return problems;
-}
-
-std::string writeFileAtomically(const std::string &path, std::string_view contents)
-{
-    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out)
-            return "cannot create " + tmp;
-        out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-        out.flush();
-        if (!out) {
-            out.close();
-            std::remove(tmp.c_str());
-            return "cannot write " + tmp;
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        return "cannot replace " + path;
-    }
-    return {};
 }
 
 } // namespace memledger

@@ -33,8 +33,9 @@ std::string presetToText(const Config &config);
 // Applies to the document before it is read, so the same checks run.
 Problems applyOverride(nlohmann::json &doc, std::string_view assignment);
 
-// Writes to a temporary file beside `path` and renames it over, so a failed
-// save leaves the old file intact. Returns an empty string or the reason.
+// Writes to a temporary file beside `path`, flushes it to the device and
+// renames it over, so a failed save leaves the old file intact and no
+// temporary behind. Returns an empty string or the reason (core/atomicfile.cpp).
 std::string writeFileAtomically(const std::string &path, std::string_view contents);
 
 } // namespace memledger
