@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+#include "core/gantt.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <queue>
+#include <tuple>
+#include <utility>
+
+namespace memledger {
+
+namespace {
+
+std::string printf1(const char *format, double value)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, value);
+    return buf;
+}
+
+// Decimals that show a 1-2-5 step exactly: 0.5 -> 1, 20 -> 0, 0.05 -> 2.
+int decimalsFor(double step)
+{
+    if (step <= 0)
+        return 0;
+    return std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6);
+}
+
+std::string fixed(double value, int decimals)
+{
+    if (std::fabs(value) < 0.5 * std::pow(10.0, -decimals))
+        value = 0; // no "-0"
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+    return buf;
+}
+
+} // namespace
+
+// ---- axes ------------------------------------------------------------------
+
+TimeAxis TimeAxis::over(double start, double end, double x0, double x1)
+{
+    TimeAxis a;
+    a.start = start;
+    a.end = std::max(end, start);
+    a.t0 = a.start;
+    a.t1 = a.end;
+    a.x0 = x0;
+    a.x1 = x1;
+    return a;
+}
+
+double TimeAxis::toX(double t) const
+{
+    if (t1 <= t0)
+        return x0;
+    return x0 + (t - t0) * (x1 - x0) / (t1 - t0);
+}
+
+double TimeAxis::toTime(double x) const
+{
+    if (x1 == x0)
+        return t0;
+    return t0 + (x - x0) * (t1 - t0) / (x1 - x0);
+}
+
+double TimeAxis::minSpan() const
+{
+    return std::max((end - start) * 1e-6, 1e-12);
+}
+
+void TimeAxis::setPixels(double left, double right)
+{
+    x0 = left;
+    x1 = right;
+}
+
+void TimeAxis::reset()
+{
+    t0 = start;
+    t1 = end;
+}
+
+void TimeAxis::zoomAround(double time, double factor)
+{
+    const double span = t1 - t0;
+    if (!(factor > 0) || span <= 0)
+        return;
+    const double whole = end - start;
+    const double newSpan = std::clamp(span / factor, std::min(minSpan(), whole), whole);
+    const double fraction = (time - t0) / span;
+    double a = time - fraction * newSpan;
+    a = std::clamp(a, start, end - newSpan);
+    t0 = a;
+    t1 = a + newSpan;
+}
+
+void TimeAxis::pan(double dx)
+{
+    const double span = t1 - t0;
+    if (x1 == x0 || span <= 0)
+        return;
+    const double a = std::clamp(t0 - dx * span / (x1 - x0), start, end - span);
+    t0 = a;
+    t1 = a + span;
+}
+
+double ValueAxis::toY(double v) const
+{
+    if (v1 == v0)
+        return y0;
+    return y0 + (v - v0) * (y1 - y0) / (v1 - v0);
+}
+
+double ValueAxis::toValue(double y) const
+{
+    if (y1 == y0)
+        return v0;
+    return v0 + (y - y0) * (v1 - v0) / (y1 - y0);
+}
+
+// ---- ticks and labels ------------------------------------------------------
+
+double niceStep(double range, int maxTicks)
+{
+    if (!(range > 0))
+        return 1;
+    const double raw = range / std::max(maxTicks, 1);
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0})
+        if (m * magnitude >= raw * (1 - 1e-9))
+            return m * magnitude;
+    return 10 * magnitude;
+}
+
+std::vector<Tick> timeTicks(double t0, double t1, int maxTicks)
+{
+    std::vector<Tick> ticks;
+    if (!(t1 > t0))
+        return ticks;
+    const double step = niceStep(t1 - t0, maxTicks);
+    // Seconds once the window reaches a second and steps are tenths or more; milliseconds otherwise.
+    const bool seconds = step >= 0.1 * (1 - 1e-9) && t1 >= 1 - 1e-9;
+    const double unit = seconds ? 1.0 : 1e-3;
+    const int decimals = decimalsFor(step / unit);
+    const char *suffix = seconds ? " s" : " ms";
+    for (double k = std::ceil(t0 / step - 1e-6); k * step <= t1 + step * 1e-6; k += 1) {
+        const double v = k * step;
+        ticks.push_back({v, fixed(v / unit, decimals) + suffix});
+    }
+    return ticks;
+}
+
+std::vector<Tick> bytesTicks(double top, int maxTicks)
+{
+    if (!(top > 0))
+        top = kGB;
+    const double step = niceStep(top, maxTicks);
+    const int decimals = decimalsFor(step / kGB);
+    std::vector<Tick> ticks;
+    const auto count = static_cast<long>(std::ceil(top / step - 1e-9));
+    for (long k = 0; k <= count; ++k) {
+        const double v = double(k) * step;
+        ticks.push_back({v, fixed(v / kGB, decimals) + " GB"});
+    }
+    return ticks;
+}
+
+std::string formatMilliseconds(double seconds)
+{
+    return printf1("%.1f ms", seconds * 1e3);
+}
+
+std::string formatSeconds(double seconds)
+{
+    const double a = std::fabs(seconds);
+    if (a >= 0.1 || a == 0)
+        return printf1("%.2f s", seconds);
+    if (a >= 1e-3)
+        return printf1("%.1f ms", seconds * 1e3);
+    return printf1("%.0f µs", seconds * 1e6);
+}
+
+std::string peakLabel(const RankTimeline &rank)
+{
+    return "peak " + formatGB(double(rank.peak_bytes)) + " at " + formatSeconds(rank.peak_time);
+}
+
+// ---- rows ------------------------------------------------------------------
+
+std::vector<int> packRows(const std::vector<Span> &spans)
+{
+    std::vector<std::size_t> order(spans.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return spans[a].start < spans[b].start; });
+
+    using Busy = std::pair<double, int>; // (end, row)
+    std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
+    std::priority_queue<int, std::vector<int>, std::greater<>> free;
+    int rows = 0;
+    std::vector<int> rowOf(spans.size(), 0);
+    for (std::size_t i : order) {
+        while (!busy.empty() && busy.top().first <= spans[i].start) {
+            free.push(busy.top().second);
+            busy.pop();
+        }
+        int row = rows;
+        if (!free.empty()) {
+            row = free.top();
+            free.pop();
+        } else {
+            ++rows;
+        }
+        rowOf[i] = row;
+        busy.push({std::max(spans[i].end, spans[i].start), row});
+    }
+    return rowOf;
+}
+
+bool isPersistent(LifetimeKind kind)
+{
+    return kind == LifetimeKind::Persistent || kind == LifetimeKind::Gradients;
+}
+
+bool isTransient(LifetimeKind kind)
+{
+    return !isPersistent(kind) && kind != LifetimeKind::Activations;
+}
+
+std::string_view rowSectionLabel(RowSection section)
+{
+    switch (section) {
+    case RowSection::Persistent:
+        return "Persistent";
+    case RowSection::Activations:
+        return "Activations";
+    case RowSection::Transients:
+        return "Transients";
+    }
+    return "";
+}
+
+GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode mode)
+{
+    const auto &ls = rank.lifetimes;
+    GanttRows out;
+    out.rowOf.assign(ls.size(), 0);
+
+    std::vector<std::size_t> persistent;
+    for (std::size_t i = 0; i < ls.size(); ++i)
+        if (isPersistent(ls[i].kind))
+            persistent.push_back(i);
+    std::stable_sort(persistent.begin(), persistent.end(), [&](std::size_t a, std::size_t b) {
+        return std::make_tuple(int(ls[a].category), -ls[a].bytes) < std::make_tuple(int(ls[b].category), -ls[b].bytes);
+    });
+    for (std::size_t i : persistent) {
+        out.rowOf[i] = int(out.rows.size());
+        out.rows.push_back({RowSection::Persistent, lifetimeLabel(timeline, rank, ls[i])});
+    }
+
+    const auto appendPacked = [&](const std::vector<std::size_t> &members, RowSection section) {
+        std::vector<Span> spans;
+        for (std::size_t i : members)
+            spans.push_back({ls[i].start, ls[i].end});
+        const std::vector<int> packed = packRows(spans);
+        const int base = int(out.rows.size());
+        int count = 0;
+        for (std::size_t k = 0; k < members.size(); ++k) {
+            out.rowOf[members[k]] = base + packed[k];
+            count = std::max(count, packed[k] + 1);
+        }
+        for (int r = 0; r < count; ++r)
+            out.rows.push_back({section, ""});
+    };
+
+    if (mode == RowMode::Packed) {
+        std::vector<std::size_t> rest;
+        for (std::size_t i = 0; i < ls.size(); ++i)
+            if (!isPersistent(ls[i].kind))
+                rest.push_back(i);
+        appendPacked(rest, RowSection::Activations);
+        return out;
+    }
+
+    // One row per (chunk, micro-batch), in order of the group's first allocation.
+    bool chunked = false;
+    std::map<std::pair<int, int>, std::vector<std::size_t>> groups;
+    std::vector<std::size_t> transients;
+    for (std::size_t i = 0; i < ls.size(); ++i) {
+        if (ls[i].kind == LifetimeKind::Activations) {
+            groups[{ls[i].chunk, ls[i].microbatch}].push_back(i);
+            chunked = chunked || ls[i].chunk > 0;
+        } else if (isTransient(ls[i].kind)) {
+            transients.push_back(i);
+        }
+    }
+    std::vector<std::pair<double, std::pair<int, int>>> order;
+    for (const auto &[key, members] : groups) {
+        double first = ls[members.front()].start;
+        for (std::size_t i : members)
+            first = std::min(first, ls[i].start);
+        order.push_back({first, key});
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (const auto &[first, key] : order) {
+        const int row = int(out.rows.size());
+        for (std::size_t i : groups[key])
+            out.rowOf[i] = row;
+        std::string label = "mb " + std::to_string(key.second);
+        if (chunked)
+            label += " c" + std::to_string(key.first);
+        out.rows.push_back({RowSection::Activations, std::move(label)});
+    }
+    appendPacked(transients, RowSection::Transients);
+    return out;
+}
+
+// ---- phases ----------------------------------------------------------------
+
+std::string_view phaseLabel(PhaseKind kind)
+{
+    switch (kind) {
+    case PhaseKind::Forward:
+        return "Forward";
+    case PhaseKind::Backward:
+        return "Backward";
+    case PhaseKind::Optimizer:
+        return "Optimizer step";
+    }
+    return "";
+}
+
+std::vector<Phase> phasesOf(const RankTimeline &rank)
+{
+    std::vector<Phase> phases;
+    phases.reserve(rank.ops.size() + 1);
+    for (const TimedOp &op : rank.ops)
+        phases.push_back({op.start, op.end, op.op.kind == OpKind::Forward ? PhaseKind::Forward : PhaseKind::Backward,
+                          op.op.microbatch, op.op.chunk});
+    if (rank.optimizer_end > rank.optimizer_start)
+        phases.push_back({rank.optimizer_start, rank.optimizer_end, PhaseKind::Optimizer, -1, -1});
+    return phases;
+}
+
+// ---- layout ----------------------------------------------------------------
+
+GanttFrame ganttFrame(double width, double height, double lineHeight, double gutterWidth)
+{
+    GanttFrame f;
+    const double top = 1.8 * lineHeight;    // legend
+    const double bottom = 1.8 * lineHeight; // time axis labels
+    const double right = std::max(lineHeight, 8.0);
+    const double gap = 1.2 * lineHeight;    // between curve and rows (the peak label may sit there)
+    const double plotWidth = std::max(width - gutterWidth - right, 1.0);
+    const double available = std::max(height - top - bottom - gap, 2.0);
+    const double curveHeight = std::round(0.36 * available);
+    f.curveArea = {gutterWidth, top, plotWidth, curveHeight};
+    f.rowsArea = {gutterWidth, top + curveHeight + gap, plotWidth, available - curveHeight};
+    f.maxTimeTicks = std::max(2, static_cast<int>(plotWidth / (6.5 * lineHeight)));
+    f.maxBytesTicks = std::max(1, static_cast<int>(curveHeight / (2.0 * lineHeight)));
+    f.maxRowHeight = std::round(1.6 * lineHeight);
+    return f;
+}
+
+Bytes curveBytesAt(const std::vector<CurvePoint> &curve, double t)
+{
+    const auto it = std::upper_bound(curve.begin(), curve.end(), t,
+                                     [](double time, const CurvePoint &p) { return time < p.time; });
+    return it == curve.begin() ? 0 : std::prev(it)->bytes;
+}
+
+double iterationEnd(const Timeline &timeline, const RankTimeline &rank)
+{
+    double end = std::max({timeline.step_time, rank.optimizer_end, rank.pipeline_end});
+    for (const Lifetime &l : rank.lifetimes)
+        end = std::max(end, l.end);
+    for (const TimedOp &op : rank.ops)
+        end = std::max(end, op.end);
+    if (!rank.curve.empty())
+        end = std::max(end, rank.curve.back().time);
+    return end > 0 ? end : 1.0;
+}
+
+std::vector<double> rowHeights(const GanttRows &rows, double height, double maxRowHeight)
+{
+    const std::size_t n = rows.rows.size();
+    std::vector<double> heights(n, maxRowHeight);
+    if (n == 0 || double(n) * maxRowHeight <= height)
+        return heights;
+    std::array<std::size_t, 3> count{};
+    for (const GanttRow &r : rows.rows)
+        ++count[std::size_t(r.section)];
+    const double even = height / double(n);
+    std::array<double, 3> h{even, even, even};
+    const std::array<double, 3> share{0.3, 0.0, 0.1};
+    double used = 0;
+    for (std::size_t s : {std::size_t(0), std::size_t(2)}) {
+        if (count[s] == 0)
+            continue;
+        h[s] = std::clamp(share[s] * height / double(count[s]), even, maxRowHeight);
+        used += h[s] * double(count[s]);
+    }
+    if (count[1] > 0)
+        h[1] = std::max(height - used, 0.0) / double(count[1]);
+    else if (used < height) // no activation rows: the others share everything
+        for (std::size_t s : {std::size_t(0), std::size_t(2)})
+            h[s] = std::min(maxRowHeight, h[s] * height / used);
+    for (std::size_t r = 0; r < n; ++r)
+        heights[r] = h[std::size_t(rows.rows[r].section)];
+    return heights;
+}
+
+GanttGeometry layoutGantt(const Timeline &timeline, const RankTimeline &rank, const GanttRows &rows,
+                          const std::vector<Phase> &phases, const TimeAxis &axis, const GanttFrame &frame)
+{
+    GanttGeometry g;
+    const GanttRect &ca = frame.curveArea;
+    const GanttRect &ra = frame.rowsArea;
+
+    // Bytes axis: zero to a tick at or above the larger of peak and capacity.
+    const double top = double(std::max(rank.peak_bytes, timeline.ledger.capacity_bytes));
+    const std::vector<Tick> bt = bytesTicks(top, frame.maxBytesTicks);
+    const ValueAxis values{0, bt.back().value, ca.bottom(), ca.y};
+    for (const Tick &t : bt)
+        g.bytesTicks.push_back({values.toY(t.value), t.label});
+    g.capacityY = values.toY(double(timeline.ledger.capacity_bytes));
+    g.usableY = values.toY(double(timeline.ledger.usable_bytes));
+
+    for (const Tick &t : timeTicks(axis.t0, axis.t1, frame.maxTimeTicks))
+        g.timeTicks.push_back({axis.toX(t.value), t.label});
+
+    // The memory curve as a step line: each point's bytes hold until the next point.
+    const auto &c = rank.curve;
+    if (!c.empty()) {
+        std::size_t i = 0;
+        while (i + 1 < c.size() && c[i + 1].time <= axis.t0)
+            ++i;
+        double y = values.toY(double(c[i].bytes));
+        g.curve.push_back({axis.toX(std::max(c[i].time, axis.t0)), y});
+        for (++i; i < c.size() && c[i].time <= axis.t1; ++i) {
+            const double x = axis.toX(c[i].time);
+            g.curve.push_back({x, y});
+            y = values.toY(double(c[i].bytes));
+            g.curve.push_back({x, y});
+        }
+        g.curve.push_back({axis.toX(std::min(axis.t1, axis.end)), y});
+        g.curveFill = g.curve;
+        g.curveFill.push_back({g.curve.back().x, ca.bottom()});
+        g.curveFill.push_back({g.curve.front().x, ca.bottom()});
+    }
+    g.peak = {axis.toX(rank.peak_time), values.toY(double(rank.peak_bytes))};
+    g.peakVisible = rank.peak_time >= axis.t0 && rank.peak_time <= axis.t1;
+
+    // Rows.
+    const std::size_t n = rows.rows.size();
+    g.rowHeight = rowHeights(rows, ra.h, frame.maxRowHeight);
+    g.sectionTop.assign(3, -1);
+    double y = ra.y;
+    for (std::size_t r = 0; r < n; ++r) {
+        g.rowTop.push_back(y);
+        y += g.rowHeight[r];
+        double &s = g.sectionTop[std::size_t(rows.rows[r].section)];
+        if (s < 0)
+            s = g.rowTop.back();
+    }
+    g.bars.resize(rank.lifetimes.size());
+    for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
+        const Lifetime &l = rank.lifetimes[i];
+        if (l.end < axis.t0 || l.start > axis.t1 || i >= rows.rowOf.size())
+            continue;
+        const double x = axis.toX(std::max(l.start, axis.t0));
+        const double r = axis.toX(std::min(l.end, axis.t1));
+        const auto row = std::size_t(rows.rowOf[i]);
+        const double gap = g.rowHeight[row] >= 3 ? 1 : 0;
+        // A pixel off the end of bars wider than 3 px, so back-to-back lifetimes in a row
+        // (one layer's recompute after another's) stay apart.
+        const double endGap = !isPersistent(l.kind) && r - x >= 3 ? 1 : 0;
+        g.bars[i] = {x, g.rowTop[row] + gap, std::max(r - x - endGap, 1.0), std::max(g.rowHeight[row] - gap, 1.0)};
+    }
+
+    g.phases.resize(phases.size());
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+        const Phase &p = phases[i];
+        if (p.end < axis.t0 || p.start > axis.t1)
+            continue;
+        const double x = axis.toX(std::max(p.start, axis.t0));
+        const double r = axis.toX(std::min(p.end, axis.t1));
+        g.phases[i] = {x, ca.y, std::max(r - x, 1.0), ra.bottom() - ca.y};
+    }
+    return g;
+}
+
+int itemAt(const std::vector<GanttRect> &rects, double x, double y)
+{
+    for (std::size_t i = rects.size(); i-- > 0;)
+        if (!rects[i].isEmpty() && rects[i].contains(x, y))
+            return int(i);
+    return -1;
+}
+
+} // namespace memledger
