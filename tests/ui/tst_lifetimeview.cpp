@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+#include <QApplication>
+#include <QImage>
+#include <QPainter>
+#include <QSignalSpy>
+#include <QWheelEvent>
+
+#include "catchqt.h"
+#include "core/builtins.h"
+#include "core/gantt.h"
+#include "core/preset.h"
+#include "core/timeline.h"
+#include "core/units.h"
+#include "ui/lifetimeview.h"
+#include "ui/qtstring.h"
+
+#include <optional>
+
+using memledger::ui::LifetimeView;
+using namespace memledger;
+
+namespace {
+
+Timeline scenarioTimeline(std::string_view name)
+{
+    const BuiltinPreset *preset = findBuiltin("scenarios", name);
+    REQUIRE(preset != nullptr);
+    const LoadResult loaded = presetFromText(preset->text);
+    REQUIRE(loaded.config.has_value());
+    return simulateIteration(*loaded.config);
+}
+
+// Pixels in `area` that differ from the top-left background pixel of the image.
+int paintedPixels(const QImage &image, const QRectF &area)
+{
+    const QRgb background = image.pixel(0, image.height() - 1);
+    int painted = 0;
+    const QRect r = area.toAlignedRect().intersected(image.rect());
+    for (int y = r.top(); y <= r.bottom(); ++y)
+        for (int x = r.left(); x <= r.right(); ++x)
+            painted += image.pixel(x, y) != background;
+    return painted;
+}
+
+} // namespace
+
+TEST_CASE("The lifetime view renders the curve and the rows offscreen", "[ui][lifetimes]")
+{
+    LifetimeView view;
+    view.setTimeline(scenarioTimeline("seed-000-7b-b-checkpointing"));
+    view.resize(1400, 600);
+    QImage image(view.size(), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    view.render(&image);
+
+    const QRectF curve = view.curveArea();
+    const QRectF rows = view.rowsArea();
+    REQUIRE_FALSE(curve.isEmpty());
+    REQUIRE_FALSE(rows.isEmpty());
+    CHECK(curve.bottom() < rows.top());
+    CHECK(paintedPixels(image, curve) > int(curve.width() * curve.height() / 20));
+    CHECK(paintedPixels(image, rows) > int(rows.width() * rows.height() / 20));
+}
+
+TEST_CASE("Hovering a lifetime names it with its bytes and interval", "[ui][lifetimes]")
+{
+    LifetimeView view;
+    const Timeline tl = scenarioTimeline("seed-000-7b-b-checkpointing");
+    view.setTimeline(tl);
+    view.resize(1400, 600);
+
+    const RankTimeline &rank = tl.ranks.front();
+    std::optional<std::size_t> weights, activations;
+    for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
+        if (!weights && rank.lifetimes[i].category == Category::Weights)
+            weights = i;
+        if (!activations && rank.lifetimes[i].kind == LifetimeKind::Activations)
+            activations = i;
+    }
+    REQUIRE(weights);
+    REQUIRE(activations);
+    for (std::size_t i : {*weights, *activations}) {
+        const Lifetime &l = rank.lifetimes[i];
+        const QRectF bar = view.barRect(int(i));
+        REQUIRE_FALSE(bar.isEmpty());
+        const QString tip = view.toolTipAt(bar.center());
+        CHECK(tip.contains(ui::toQString(lifetimeLabel(tl, rank, l))));
+        CHECK(tip.contains(ui::toQString(formatGB(double(l.bytes)))));
+        CHECK(tip.contains(ui::toQString(formatMilliseconds(l.start))));
+        CHECK(tip.contains(ui::toQString(formatMilliseconds(l.end))));
+    }
+    // Over the curve: the memory in use; outside everything: nothing.
+    CHECK(view.toolTipAt(view.curveArea().center()).contains(QStringLiteral(" GB in use at ")));
+    CHECK(view.toolTipAt(QPointF(1, 599)).isEmpty());
+}
+
+TEST_CASE("Zooming and panning change the visible window, double-click resets", "[ui][lifetimes]")
+{
+    LifetimeView view;
+    view.setTimeline(scenarioTimeline("gpt-3-175b-64gpus-tp-only"));
+    view.resize(1400, 600);
+    QSignalSpy spy(&view, &LifetimeView::visibleWindowChanged);
+
+    const double whole = view.timeAxis().visibleSpan();
+    const QRectF rows = view.rowsArea();
+    const QPointF at(rows.left() + rows.width() * 0.3, rows.center().y());
+    const double timeAt = view.timeAxis().toTime(at.x());
+
+    QWheelEvent wheel(at, view.mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(&view, &wheel);
+    CHECK(spy.count() == 1);
+    CHECK(view.timeAxis().visibleSpan() < whole);
+    CHECK(view.timeAxis().toX(timeAt) == Approx(at.x()));
+    CHECK(view.timeAxis().isZoomed());
+
+    const double t0 = view.timeAxis().t0;
+    view.zoomAround(timeAt, 2.0);
+    CHECK(view.timeAxis().visibleSpan() < whole / 2);
+    CHECK(view.timeAxis().t0 > t0);
+
+    // Still renders when zoomed in.
+    QImage image(view.size(), QImage::Format_ARGB32);
+    view.render(&image);
+    CHECK(paintedPixels(image, view.rowsArea()) > 0);
+
+    view.resetZoom();
+    CHECK_FALSE(view.timeAxis().isZoomed());
+    CHECK(view.timeAxis().visibleSpan() == Approx(whole));
+
+    // Another rank keeps working; an out-of-range rank is clamped.
+    view.setRank(1000);
+    CHECK(view.rank() == int(view.timeline().ranks.size()) - 1);
+}

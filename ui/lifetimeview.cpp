@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: MIT
+#include "ui/lifetimeview.h"
+
+#include <QEvent>
+#include <QFontMetricsF>
+#include <QHelpEvent>
+#include <QImage>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPaintEvent>
+#include <QPalette>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include "core/units.h"
+#include "ui/categorycolors.h"
+#include "ui/qtstring.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace memledger::ui {
+
+namespace {
+
+constexpr double kWheelZoomPerNotch = 1.25;
+constexpr int kPhaseKinds = 3;
+
+QRectF toQRect(const GanttRect &r)
+{
+    return {r.x, r.y, r.w, r.h};
+}
+
+// The phases are shaded in a neutral tint over the view's background, so the
+// category colours of the bars stay the only strong colours.
+QColor phaseColour(PhaseKind kind, const QPalette &palette)
+{
+    QColor c = kind == PhaseKind::Optimizer ? categoryColor(Category::OptimizerStates) : palette.color(QPalette::Text);
+    switch (kind) {
+    case PhaseKind::Forward:
+        c.setAlpha(18);
+        break;
+    case PhaseKind::Backward:
+        c.setAlpha(40);
+        break;
+    case PhaseKind::Optimizer:
+        c.setAlpha(60);
+        break;
+    }
+    return c;
+}
+
+QColor curveColour(const QPalette &palette)
+{
+    return palette.color(QPalette::Text);
+}
+
+const QColor kCapacityColour(0xc0, 0x1c, 0x1c);
+const QColor kUsableColour(0xd0, 0x7a, 0x00);
+
+} // namespace
+
+LifetimeView::LifetimeView(QWidget *parent)
+    : QWidget(parent)
+{
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setFocusPolicy(Qt::WheelFocus);
+}
+
+QSize LifetimeView::sizeHint() const
+{
+    return {1000, 560};
+}
+
+QSize LifetimeView::minimumSizeHint() const
+{
+    return {320, 240};
+}
+
+const RankTimeline *LifetimeView::currentRank() const
+{
+    if (m_rank < 0 || std::size_t(m_rank) >= m_timeline.ranks.size())
+        return nullptr;
+    return &m_timeline.ranks[std::size_t(m_rank)];
+}
+
+void LifetimeView::setTimeline(const Timeline &timeline)
+{
+    const bool sameShape = currentRank() && m_rank < int(timeline.ranks.size());
+    const TimeAxis previous = m_axis;
+    m_timeline = timeline;
+    m_rank = std::clamp(m_rank, 0, std::max(0, int(m_timeline.ranks.size()) - 1));
+    rebuildRows();
+    // A live edit keeps the user's zoom where it still lies inside the new iteration.
+    if (sameShape && previous.isZoomed() && previous.t1 <= m_axis.end) {
+        m_axis.t0 = previous.t0;
+        m_axis.t1 = previous.t1;
+    }
+    invalidate();
+}
+
+void LifetimeView::setRank(int rank)
+{
+    rank = std::clamp(rank, 0, std::max(0, int(m_timeline.ranks.size()) - 1));
+    if (rank == m_rank && !m_rows.rowOf.empty())
+        return;
+    m_rank = rank;
+    rebuildRows();
+    invalidate();
+}
+
+void LifetimeView::setRowMode(RowMode mode)
+{
+    if (mode == m_rowMode)
+        return;
+    m_rowMode = mode;
+    rebuildRows();
+    invalidate();
+}
+
+void LifetimeView::rebuildRows()
+{
+    const RankTimeline *rank = currentRank();
+    if (!rank) {
+        m_rows = {};
+        m_phases.clear();
+        m_axis = TimeAxis::over(0, 1, m_axis.x0, m_axis.x1);
+        return;
+    }
+    m_rows = ganttRows(m_timeline, *rank, m_rowMode);
+    m_phases = phasesOf(*rank);
+    m_axis = TimeAxis::over(0, iterationEnd(m_timeline, *rank), m_axis.x0, m_axis.x1);
+}
+
+void LifetimeView::zoomAround(double time, double factor)
+{
+    ensureLayout();
+    const double t0 = m_axis.t0, t1 = m_axis.t1;
+    m_axis.zoomAround(time, factor);
+    if (m_axis.t0 != t0 || m_axis.t1 != t1) {
+        invalidate();
+        Q_EMIT visibleWindowChanged(m_axis.t0, m_axis.t1);
+    }
+}
+
+void LifetimeView::resetZoom()
+{
+    m_axis.reset();
+    invalidate();
+    Q_EMIT visibleWindowChanged(m_axis.t0, m_axis.t1);
+}
+
+void LifetimeView::invalidate()
+{
+    m_valid = false;
+    update();
+}
+
+QColor LifetimeView::barColour(const Lifetime &l) const
+{
+    if (l.offloaded) // the second stay, after the copy back from the host
+        return categoryColor(l.category, Placement::Host);
+    if (isTransient(l.kind))
+        return categoryColor(l.category).darker(135);
+    return categoryColor(l.category);
+}
+
+void LifetimeView::ensureLayout() const
+{
+    if (m_valid)
+        return;
+    m_valid = true;
+    const QFontMetricsF fm(font());
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetricsF boldFm(bold);
+    double gutter = std::max(fm.horizontalAdvance(QStringLiteral("888 GB")), fm.horizontalAdvance(QStringLiteral("mb 188 c8")));
+    for (const RowSection s : {RowSection::Persistent, RowSection::Activations, RowSection::Transients})
+        gutter = std::max(gutter, boldFm.horizontalAdvance(toQString(rowSectionLabel(s))));
+    gutter += fm.height() * 0.8;
+    m_frame = ganttFrame(width(), height(), fm.height(), gutter);
+    auto &axis = const_cast<TimeAxis &>(m_axis);
+    axis.setPixels(m_frame.rowsArea.x, m_frame.rowsArea.right());
+
+    m_bars.clear();
+    m_curve.clear();
+    m_curveFill.clear();
+    const RankTimeline *rank = currentRank();
+    if (!rank) {
+        m_geometry = {};
+        return;
+    }
+    m_geometry = layoutGantt(m_timeline, *rank, m_rows, m_phases, m_axis, m_frame);
+
+    // One batch of rects per colour: a few drawRects calls for thousands of bars.
+    for (std::size_t i = 0; i < rank->lifetimes.size(); ++i) {
+        const GanttRect &r = m_geometry.bars[i];
+        if (r.isEmpty())
+            continue;
+        const QColor c = barColour(rank->lifetimes[i]);
+        auto it = std::find_if(m_bars.begin(), m_bars.end(), [&](const ColouredRects &b) { return b.colour == c; });
+        if (it == m_bars.end()) {
+            m_bars.push_back({c, {}});
+            it = std::prev(m_bars.end());
+        }
+        it->rects.append(toQRect(r));
+    }
+    // The phases as two one-pixel-high strips, stretched over the rows (full strength)
+    // and over the curve (half strength, so that its fill stays legible): two blits
+    // instead of a thousand translucent fills.
+    const int stripWidth = std::max(1, int(std::ceil(m_frame.rowsArea.w)));
+    for (int half = 0; half < 2; ++half) {
+        QImage &strip = half ? m_phaseStripCurve : m_phaseStrip;
+        strip = QImage(stripWidth, 1, QImage::Format_ARGB32_Premultiplied);
+        strip.fill(Qt::transparent);
+        QPainter sp(&strip);
+        sp.setPen(Qt::NoPen);
+        sp.translate(-m_frame.rowsArea.x, 0);
+        for (std::size_t i = 0; i < m_phases.size(); ++i) {
+            const GanttRect &r = m_geometry.phases[i];
+            if (r.isEmpty())
+                continue;
+            QColor c = phaseColour(m_phases[i].kind, palette());
+            if (half)
+                c.setAlpha(c.alpha() / 2);
+            sp.fillRect(QRectF(r.x, 0, r.w, 1), c);
+        }
+    }
+
+    m_curve.reserve(qsizetype(m_geometry.curve.size()));
+    for (const GanttPoint &pt : m_geometry.curve)
+        m_curve.append({pt.x, pt.y});
+    for (const GanttPoint &pt : m_geometry.curveFill)
+        m_curveFill.append({pt.x, pt.y});
+}
+
+QRectF LifetimeView::barRect(int index) const
+{
+    ensureLayout();
+    if (index < 0 || std::size_t(index) >= m_geometry.bars.size())
+        return {};
+    return toQRect(m_geometry.bars[std::size_t(index)]);
+}
+
+QRectF LifetimeView::curveArea() const
+{
+    ensureLayout();
+    return toQRect(m_frame.curveArea);
+}
+
+QRectF LifetimeView::rowsArea() const
+{
+    ensureLayout();
+    return toQRect(m_frame.rowsArea);
+}
+
+QString LifetimeView::toolTipAt(const QPointF &pos) const
+{
+    ensureLayout();
+    const RankTimeline *rank = currentRank();
+    if (!rank)
+        return {};
+    const int hit = itemAt(m_geometry.bars, pos.x(), pos.y());
+    if (hit >= 0) {
+        const Lifetime &l = rank->lifetimes[std::size_t(hit)];
+        return toQString(lifetimeLabel(m_timeline, *rank, l)) + QLatin1Char('\n') + toQString(formatGB(double(l.bytes)))
+            + QLatin1Char('\n') + toQString(formatMilliseconds(l.start)) + QStringLiteral(" – ")
+            + toQString(formatMilliseconds(l.end)) + QStringLiteral(" (") + toQString(formatMilliseconds(l.end - l.start))
+            + QLatin1Char(')');
+    }
+    if (m_frame.curveArea.contains(pos.x(), pos.y())) {
+        const double t = m_axis.toTime(pos.x());
+        return toQString(formatGB(double(curveBytesAt(rank->curve, t)))) + QStringLiteral(" in use at ")
+            + toQString(formatMilliseconds(t));
+    }
+    return {};
+}
+
+bool LifetimeView::event(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(event);
+        const QString text = toolTipAt(help->pos());
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(help->globalPos(), text, this);
+        return true;
+    }
+    return QWidget::event(event);
+}
+
+void LifetimeView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    m_valid = false;
+}
+
+void LifetimeView::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange)
+        invalidate();
+}
+
+void LifetimeView::wheelEvent(QWheelEvent *event)
+{
+    const double notches = event->angleDelta().y() / 120.0;
+    if (notches == 0) {
+        event->ignore();
+        return;
+    }
+    ensureLayout();
+    zoomAround(m_axis.toTime(event->position().x()), std::pow(kWheelZoomPerNotch, notches));
+    event->accept();
+}
+
+void LifetimeView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton) {
+        m_dragging = true;
+        m_dragX = event->position().x();
+        setCursor(Qt::ClosedHandCursor);
+    }
+    QWidget::mousePressEvent(event);
+}
+
+void LifetimeView::mouseMoveEvent(QMouseEvent *event)
+{
+    if (m_dragging && (event->buttons() & Qt::LeftButton)) {
+        ensureLayout();
+        const double x = event->position().x();
+        const double t0 = m_axis.t0;
+        m_axis.pan(x - m_dragX);
+        m_dragX = x;
+        if (m_axis.t0 != t0) {
+            invalidate();
+            Q_EMIT visibleWindowChanged(m_axis.t0, m_axis.t1);
+        }
+    }
+    QWidget::mouseMoveEvent(event);
+}
+
+void LifetimeView::mouseReleaseEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton && m_dragging) {
+        m_dragging = false;
+        unsetCursor();
+    }
+    QWidget::mouseReleaseEvent(event);
+}
+
+void LifetimeView::mouseDoubleClickEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton)
+        resetZoom();
+    QWidget::mouseDoubleClickEvent(event);
+}
+
+// ---- painting ----------------------------------------------------------------
+
+void LifetimeView::paintEvent(QPaintEvent *)
+{
+    ensureLayout();
+    QPainter p(this);
+    p.fillRect(rect(), palette().color(QPalette::Base));
+    const RankTimeline *rank = currentRank();
+    if (!rank) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, tr("No timeline yet"));
+        return;
+    }
+    // Phases behind everything, over both areas.
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(Qt::NoPen);
+    const GanttRect &ca = m_frame.curveArea;
+    const GanttRect &ra = m_frame.rowsArea;
+    p.drawImage(QRectF(ra.x, ca.bottom(), m_phaseStrip.width(), ra.bottom() - ca.bottom()), m_phaseStrip);
+    p.drawImage(QRectF(ca.x, ca.y, m_phaseStripCurve.width(), ca.h), m_phaseStripCurve);
+    paintAxis(p);
+    paintCurve(p);
+    paintRows(p);
+    paintLegend(p);
+}
+
+void LifetimeView::paintAxis(QPainter &p) const
+{
+    const QFontMetricsF fm(font());
+    const QColor text = palette().color(QPalette::Text);
+    QColor grid = text;
+    grid.setAlpha(40);
+    const GanttRect &ca = m_frame.curveArea;
+    const GanttRect &ra = m_frame.rowsArea;
+
+    // Time grid through both areas, labels under the rows; a label that would
+    // run into the previous one is skipped.
+    double lastRight = -1e9;
+    for (const PositionedTick &t : m_geometry.timeTicks) {
+        p.setPen(grid);
+        p.drawLine(QPointF(t.pos, ca.y), QPointF(t.pos, ra.bottom()));
+        p.setPen(text);
+        p.drawLine(QPointF(t.pos, ra.bottom()), QPointF(t.pos, ra.bottom() + fm.height() * 0.3));
+        const QString label = toQString(t.label);
+        const double w = fm.horizontalAdvance(label);
+        const double left = std::clamp(t.pos - w / 2, ra.x - fm.height(), double(width()) - w - 2);
+        if (left < lastRight + fm.height() * 0.5)
+            continue;
+        p.drawText(QPointF(left, ra.bottom() + fm.height() * 0.3 + fm.ascent()), label);
+        lastRight = left + w;
+    }
+    p.setPen(text);
+    p.drawLine(QPointF(ra.x, ra.bottom()), QPointF(ra.right(), ra.bottom()));
+    if (m_axis.isZoomed()) {
+        const QString hint = tr("zoomed: double-click to reset");
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(QPointF(ra.right() - fm.horizontalAdvance(hint), height() - fm.descent() - 1), hint);
+    }
+
+    // Bytes grid and labels in the gutter.
+    for (const PositionedTick &t : m_geometry.bytesTicks) {
+        p.setPen(grid);
+        p.drawLine(QPointF(ca.x, t.pos), QPointF(ca.right(), t.pos));
+        p.setPen(text);
+        const QString label = toQString(t.label);
+        p.drawText(QPointF(ca.x - fm.horizontalAdvance(label) - fm.height() * 0.4, t.pos + fm.ascent() / 2 - 1), label);
+    }
+}
+
+void LifetimeView::paintCurve(QPainter &p) const
+{
+    const QFontMetricsF fm(font());
+    const GanttRect &ca = m_frame.curveArea;
+    const RankTimeline &rank = *currentRank();
+    p.save();
+    p.setClipRect(QRectF(ca.x, ca.y - fm.height(), ca.w, ca.h + fm.height() * 2));
+
+    QColor fill = curveColour(palette());
+    fill.setAlpha(22);
+    p.setPen(Qt::NoPen);
+    p.setBrush(fill);
+    p.drawPolygon(m_curveFill);
+    p.setPen(QPen(curveColour(palette()), 1.5));
+    p.setBrush(Qt::NoBrush);
+    p.drawPolyline(m_curve);
+
+    // Capacity and usable lines, labelled at the right end (left end when the peak label is there).
+    const QString capacity = tr("capacity %1").arg(toQString(formatGB(double(m_timeline.ledger.capacity_bytes))));
+    const QString usable = tr("usable %1").arg(toQString(formatGB(double(m_timeline.ledger.usable_bytes))));
+    const QString peak = toQString(peakLabel(rank));
+    const double pad = fm.height() * 0.3;
+
+    // Peak label beside the dot: right of it if it fits, else left; above the dot, or below when at the top.
+    QRectF peakRect(0, 0, fm.horizontalAdvance(peak), fm.height());
+    if (m_geometry.peakVisible) {
+        const double px = m_geometry.peak.x, py = m_geometry.peak.y;
+        peakRect.moveLeft(px + pad + peakRect.width() < ca.right() ? px + pad : px - pad - peakRect.width());
+        peakRect.moveBottom(py - pad);
+        if (peakRect.top() < ca.y - fm.height() * 0.2)
+            peakRect.moveTop(py + pad);
+    }
+    const auto labelLine = [&](double y, const QColor &colour, const QString &label, bool above) {
+        p.setPen(QPen(colour, 1.5, Qt::DashLine));
+        p.drawLine(QPointF(ca.x, y), QPointF(ca.right(), y));
+        const double w = fm.horizontalAdvance(label);
+        QRectF r(ca.right() - w - pad, above ? y - fm.height() : y + 1, w, fm.height());
+        if (m_geometry.peakVisible && r.intersects(peakRect))
+            r.moveLeft(ca.x + pad);
+        p.fillRect(r.adjusted(-2, 0, 2, 0), palette().color(QPalette::Base));
+        p.setPen(colour);
+        p.drawText(r, Qt::AlignCenter, label);
+    };
+    const bool sameLine = std::abs(m_geometry.capacityY - m_geometry.usableY) < 0.5;
+    labelLine(m_geometry.capacityY, kCapacityColour, capacity, true);
+    if (!sameLine)
+        labelLine(m_geometry.usableY, kUsableColour, usable, false);
+
+    if (m_geometry.peakVisible) {
+        p.setRenderHint(QPainter::Antialiasing, true);
+        const bool fits = rank.peak_bytes <= m_timeline.ledger.usable_bytes;
+        const QColor dot = fits ? curveColour(palette()) : kCapacityColour;
+        p.setPen(QPen(palette().color(QPalette::Base), 1.5));
+        p.setBrush(dot);
+        const double radius = std::max(3.5, fm.height() * 0.28);
+        p.drawEllipse(QPointF(m_geometry.peak.x, m_geometry.peak.y), radius, radius);
+        p.setRenderHint(QPainter::Antialiasing, false);
+        QFont bold = font();
+        bold.setBold(true);
+        p.setFont(bold);
+        QRectF r = peakRect;
+        r.setWidth(QFontMetricsF(bold).horizontalAdvance(peak));
+        p.fillRect(r.adjusted(-2, 0, 2, 0), palette().color(QPalette::Base));
+        p.setPen(dot);
+        p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, peak);
+        p.setFont(font());
+    }
+    p.restore();
+    p.setPen(palette().color(QPalette::Text));
+    p.drawLine(QPointF(ca.x, ca.bottom()), QPointF(ca.right(), ca.bottom()));
+}
+
+void LifetimeView::paintRows(QPainter &p) const
+{
+    const QFontMetricsF fm(font());
+    const GanttRect &ra = m_frame.rowsArea;
+    const RankTimeline &rank = *currentRank();
+    const QColor text = palette().color(QPalette::Text);
+    const QColor muted = palette().color(QPalette::PlaceholderText);
+
+    // Phase labels ("F3", "B3", "Opt") in the strip between curve and rows, where they fit.
+    p.setPen(muted);
+    const double stripBottom = ra.y - fm.height() * 0.15;
+    for (std::size_t i = 0; i < m_phases.size(); ++i) {
+        const GanttRect &r = m_geometry.phases[i];
+        if (r.isEmpty())
+            continue;
+        const Phase &ph = m_phases[i];
+        QString label = ph.kind == PhaseKind::Optimizer ? tr("Opt")
+                                                       : (ph.kind == PhaseKind::Forward ? QStringLiteral("F") : QStringLiteral("B"))
+                + QString::number(ph.microbatch);
+        if (ph.chunk > 0 && ph.kind != PhaseKind::Optimizer)
+            label += QStringLiteral(".") + QString::number(ph.chunk);
+        if (fm.horizontalAdvance(label) + 4 > r.w)
+            continue;
+        p.drawText(QRectF(r.x, stripBottom - fm.height(), r.w, fm.height()), Qt::AlignCenter, label);
+    }
+
+    p.save();
+    p.setClipRect(QRectF(ra.x, ra.y, ra.w + 1, ra.h + 1));
+    p.setPen(Qt::NoPen);
+    for (const ColouredRects &b : m_bars) {
+        p.setBrush(b.colour);
+        p.drawRects(b.rects);
+    }
+    // Persistent rows carry their ledger label inside the bar; the font shrinks to a
+    // slightly thinner row, and thinner rows go unlabelled (their tooltip names them).
+    QFont barFont = font();
+    QFontMetricsF barFm = fm;
+    const auto barRowHeight = [&] {
+        for (std::size_t i = 0; i < rank.lifetimes.size(); ++i)
+            if (isPersistent(rank.lifetimes[i].kind) && !m_geometry.bars[i].isEmpty())
+                return m_geometry.bars[i].h;
+        return 0.0;
+    }();
+    if (barRowHeight < fm.height() && barRowHeight >= 0.7 * fm.height()) {
+        barFont.setPixelSize(std::max(1, int(barRowHeight * 0.8)));
+        barFm = QFontMetricsF(barFont);
+    }
+    if (barRowHeight >= 0.7 * fm.height()) {
+        p.setFont(barFont);
+        p.setPen(Qt::white);
+        for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
+            const GanttRect &r = m_geometry.bars[i];
+            if (r.isEmpty() || !isPersistent(rank.lifetimes[i].kind) || r.w < fm.height() * 3)
+                continue;
+            const QString label = barFm.elidedText(
+                toQString(m_rows.rows[std::size_t(m_rows.rowOf[i])].label) + QStringLiteral(" · ")
+                    + toQString(formatGB(double(rank.lifetimes[i].bytes))),
+                Qt::ElideRight, r.w - fm.height() * 0.6);
+            p.drawText(QRectF(r.x + fm.height() * 0.3, r.y, r.w, r.h), Qt::AlignLeft | Qt::AlignVCenter, label);
+        }
+        p.setFont(font());
+    }
+    p.restore();
+
+    // Gutter: section names with a separator, and row labels where rows are tall enough
+    // (every k-th row when they are thinner than text), never over a section name.
+    double rowH = 0;
+    for (std::size_t r = 0; r < m_rows.rows.size() && rowH == 0; ++r)
+        if (m_rows.rows[r].section == RowSection::Activations)
+            rowH = m_geometry.rowHeight[r];
+    const double every = rowH > 0 ? std::ceil(fm.height() * 1.1 / rowH) : 1;
+    std::vector<QRectF> sectionLabels;
+    QFont bold = font();
+    bold.setBold(true);
+    for (std::size_t s = 0; s < m_geometry.sectionTop.size(); ++s) {
+        const double top = m_geometry.sectionTop[s];
+        if (top < 0)
+            continue;
+        QColor sep = text;
+        sep.setAlpha(90);
+        p.setPen(sep);
+        if (top > ra.y + 0.5)
+            p.drawLine(QPointF(0, top), QPointF(ra.right(), top));
+        // A section thinner than text keeps its name inside the rows area.
+        const QRectF label(fm.height() * 0.3, std::min(top, ra.bottom() - fm.height()), ra.x, fm.height());
+        const bool overlaps = std::any_of(sectionLabels.begin(), sectionLabels.end(),
+                                          [&](const QRectF &r) { return r.intersects(label); });
+        if (overlaps)
+            continue;
+        p.setFont(bold);
+        p.setPen(text);
+        p.drawText(label, Qt::AlignLeft | Qt::AlignTop, toQString(rowSectionLabel(RowSection(s))));
+        p.setFont(font());
+        sectionLabels.push_back(label);
+    }
+    p.setPen(muted);
+    int sinceLabel = int(every);
+    for (std::size_t r = 0; r < m_rows.rows.size(); ++r) {
+        const GanttRow &row = m_rows.rows[r];
+        if (row.section != RowSection::Activations || row.label.empty())
+            continue;
+        if (++sinceLabel < int(every))
+            continue;
+        const QString label = toQString(row.label);
+        const double w = fm.horizontalAdvance(label);
+        const QRectF where(ra.x - w - fm.height() * 0.4, m_geometry.rowTop[r] + rowH / 2 - fm.height() / 2, w,
+                           fm.height());
+        if (where.bottom() > ra.bottom() + 1
+            || std::any_of(sectionLabels.begin(), sectionLabels.end(),
+                           [&](const QRectF &s) { return s.intersects(where); }))
+            continue;
+        sinceLabel = 0;
+        p.drawText(where, Qt::AlignRight | Qt::AlignVCenter, label);
+    }
+}
+
+void LifetimeView::paintLegend(QPainter &p) const
+{
+    const QFontMetricsF fm(font());
+    const RankTimeline &rank = *currentRank();
+    const double box = std::round(fm.height() * 0.7);
+    const double baseline = fm.height() * 0.25 + fm.ascent();
+    double x = fm.height() * 0.3;
+
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(palette().color(QPalette::Text));
+    const QString title = tr("Rank %1").arg(rank.pipeline_rank);
+    p.drawText(QPointF(x, baseline), title);
+    p.setFont(font());
+    x = std::max(x + QFontMetricsF(bold).horizontalAdvance(title) + fm.height(), m_frame.curveArea.x);
+
+    const auto entry = [&](const QColor &fill, const QString &label) {
+        const QRectF swatch(x, baseline - fm.ascent() / 2 - box / 2 + 1, box, box);
+        p.setPen(QPen(palette().color(QPalette::Mid), 1));
+        p.setBrush(fill);
+        p.drawRect(swatch);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QPointF(x + box + fm.height() * 0.3, baseline), label);
+        x += box + fm.height() * 0.3 + fm.horizontalAdvance(label) + fm.height();
+    };
+    std::array<bool, kCategoryCount> present{};
+    bool transients = false;
+    for (const Lifetime &l : rank.lifetimes) {
+        present[std::size_t(l.category)] = true;
+        transients = transients || (isTransient(l.kind) && l.category == Category::Activations);
+    }
+    for (Category c : kCategories)
+        if (present[std::size_t(c)])
+            entry(categoryColor(c), toQString(categoryLabel(c)));
+    if (transients)
+        entry(categoryColor(Category::Activations).darker(135), tr("Transient activations"));
+    x += fm.height();
+    for (int k = 0; k < kPhaseKinds; ++k) {
+        // Drawn over the background like in the plot (the legend strip is unshaded).
+        const QColor shade = phaseColour(PhaseKind(k), palette());
+        entry(shade, toQString(phaseLabel(PhaseKind(k))));
+    }
+}
+
+} // namespace memledger::ui

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <QColor>
+#include <QImage>
+#include <QPolygonF>
+#include <QRectF>
+#include <QVector>
+#include <QWidget>
+
+#include "core/gantt.h"
+#include "core/timeline.h"
+
+#include <vector>
+
+namespace memledger::ui {
+
+// The lifetimes of one pipeline rank on one time axis: the rank's memory
+// curve on top (capacity and usable lines, the peak marked), the lifetimes as
+// gantt rows below, forward / backward / optimizer phases shaded across both.
+// Wheel zooms around the cursor, dragging pans, a double-click resets; hovering
+// a bar names it. All geometry comes from core/gantt.h and is cached until
+// the data, the size, the font or the visible window change.
+class LifetimeView : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit LifetimeView(QWidget *parent = nullptr);
+
+    void setTimeline(const Timeline &timeline);
+    const Timeline &timeline() const { return m_timeline; }
+    // Clamped to the timeline's ranks; the visible window resets.
+    void setRank(int rank);
+    int rank() const { return m_rank; }
+    void setRowMode(RowMode mode);
+    RowMode rowMode() const { return m_rowMode; }
+
+    const TimeAxis &timeAxis() const { return m_axis; }
+    // factor > 1 zooms in, keeping `time` at its pixel.
+    void zoomAround(double time, double factor);
+    void resetZoom();
+
+    // What hovering at `pos` shows: a lifetime (label, bytes, start, end), or the
+    // memory in use at that time over the curve; empty elsewhere.
+    QString toolTipAt(const QPointF &pos) const;
+    // Where lifetime `index` of the rank is drawn (empty when out of view).
+    QRectF barRect(int index) const;
+    QRectF curveArea() const;
+    QRectF rowsArea() const;
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+Q_SIGNALS:
+    void visibleWindowChanged(double t0, double t1);
+
+protected:
+    bool event(QEvent *event) override;
+    void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void changeEvent(QEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override;
+
+private:
+    struct ColouredRects {
+        QColor colour;
+        QVector<QRectF> rects;
+    };
+
+    const RankTimeline *currentRank() const;
+    void rebuildRows();
+    void invalidate();
+    void ensureLayout() const;
+    QColor barColour(const Lifetime &lifetime) const;
+    void paintLegend(QPainter &p) const;
+    void paintCurve(QPainter &p) const;
+    void paintRows(QPainter &p) const;
+    void paintAxis(QPainter &p) const;
+
+    Timeline m_timeline;
+    int m_rank = 0;
+    RowMode m_rowMode = RowMode::Groups;
+    GanttRows m_rows;
+    std::vector<Phase> m_phases;
+    TimeAxis m_axis;
+    bool m_dragging = false;
+    double m_dragX = 0;
+
+    // The paint cache, rebuilt by ensureLayout() after invalidate().
+    mutable bool m_valid = false;
+    mutable GanttFrame m_frame;
+    mutable GanttGeometry m_geometry;
+    mutable std::vector<ColouredRects> m_bars;
+    mutable QImage m_phaseStrip;
+    mutable QImage m_phaseStripCurve;
+    mutable QPolygonF m_curve;
+    mutable QPolygonF m_curveFill;
+};
+
+} // namespace memledger::ui
