@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/document.h"
 
+#include <QSaveFile>
 #include <QStringList>
 #include <QTimer>
 #include <QUndoCommand>
@@ -69,6 +70,25 @@ Document::Document(QObject *parent)
 bool Document::loadFile(const QString &path, QString *error)
 {
     return applyLoaded(presetFromFile(path.toStdString()), path, error);
+}
+
+bool Document::saveFile(const QString &path, QString *error)
+{
+    const std::string text = presetToText(m_config);
+    QSaveFile file(path);
+    // Unbuffered, so that a write the disk refuses fails here: Qt 6.4's
+    // commit() ignores a failed flush of its write buffer and renames the
+    // truncated temporary over the old file (tst_documentsave caught it with
+    // EFBIG). A short write or a failed commit discards the temporary; the
+    // old file is only ever replaced by rename.
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered)
+        || file.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size())
+        || !file.commit()) {
+        if (error)
+            *error = tr("Cannot save %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
 }
 
 bool Document::loadBuiltinScenario(std::string_view name, QString *error)

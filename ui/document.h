@@ -60,6 +60,10 @@ public:
     // Loads, validates and applies a preset file. On failure the document is
     // untouched, nothing is emitted, and `error` gets one line per problem.
     bool loadFile(const QString &path, QString *error = nullptr);
+    // Writes the current configuration as a preset through QSaveFile (a
+    // temporary beside `path`, flushed and renamed over it), so a failed save
+    // leaves the old file intact. The document itself never changes here.
+    bool saveFile(const QString &path, QString *error = nullptr);
     bool loadBuiltinScenario(std::string_view name, QString *error = nullptr);
     // Imports a Hugging Face model config (core/hfimport.h): its model with
     // default training, parallelism and hardware. Refused like a bad preset
