@@ -12,6 +12,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 seconds="${1:-60}"
 shift || true
 
+if ! command -v clang++ >/dev/null; then
+    echo "error: the fuzz preset needs clang++ and libFuzzer: apt-get install clang libclang-rt-14-dev" >&2
+    exit 1
+fi
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 
