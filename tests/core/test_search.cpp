@@ -48,18 +48,33 @@ TEST_CASE("search: every plan fits, is valid, and comes sorted", "[search]")
     }
 }
 
-TEST_CASE("search: the lower bound is exact for dense models (equals the ledger's peak)", "[search]")
+TEST_CASE("search: the pruning bound equals the ledger's peak for dense models, never exceeds it for MoE", "[search]")
 {
-    // Without full recompute's working set and MoE buffers, every ledger term is in the bound.
+    // Dense layers: every ledger term is in the bound (model states, stored
+    // activations, full recompute's one-layer working set, embedding and loss
+    // activations, the gradient bucket, ZeRO-3's gathered layers, the reserve).
     SearchOptions opt;
     opt.gpus = 16;
-    opt.top = 30;
-    const SearchResult r = searchPlans(llama7bOnH100(512), opt);
-    REQUIRE(!r.plans.empty());
-    for (const SearchPlan &p : r.plans)
-        if (p.config.strategy.recompute_granularity != RecomputeGranularity::Full)
-            CHECK(p.estimateBytes == p.ledger.peak_bytes);
-    CHECK(r.rejectedByLedger == 0);
+    opt.top = 300;
+    const SearchResult dense = searchPlans(llama7bOnH100(512), opt);
+    REQUIRE(dense.plans.size() == 300);
+    for (const SearchPlan &p : dense.plans)
+        CHECK(p.estimateBytes == p.ledger.peak_bytes);
+    CHECK(dense.rejectedByLedger == 0);
+
+    // MoE: the all-to-all buffers are left out, so the bound is below the peak.
+    nlohmann::json doc = test::emptyDoc();
+    doc["model"] = "mixtral-8x7b";
+    doc["hardware"] = "H100-SXM-80GB";
+    doc["training"] = {{"seq_length", 4096}, {"global_batch_size", 256}};
+    opt.gpus = 32;
+    opt.top = 100;
+    const SearchResult moe = searchPlans(test::configFrom(doc), opt);
+    REQUIRE(!moe.plans.empty());
+    for (const SearchPlan &p : moe.plans) {
+        CHECK(p.estimateBytes <= p.ledger.peak_bytes);
+        CHECK(p.ledger.peak_bytes <= moe.limitBytes);
+    }
 }
 
 TEST_CASE("search: 8 H100s and a 7B model, the plan an engineer would pick", "[search]")
