@@ -429,7 +429,7 @@ GanttGeometry layoutGantt(const Timeline &timeline, const RankTimeline &rank, co
     // Bytes axis: zero to a tick at or above the larger of peak and capacity.
     const double top = double(std::max(rank.peak_bytes, timeline.ledger.capacity_bytes));
     const std::vector<Tick> bt = bytesTicks(top, frame.maxBytesTicks);
-    const ValueAxis values{0, bt.back().value, ca.bottom(), ca.y};
+    const ValueAxis values = bytesAxis(timeline, rank, ca, frame.maxBytesTicks);
     for (const Tick &t : bt)
         g.bytesTicks.push_back({values.toY(t.value), t.label});
     g.capacityY = values.toY(double(timeline.ledger.capacity_bytes));
@@ -497,6 +497,174 @@ GanttGeometry layoutGantt(const Timeline &timeline, const RankTimeline &rank, co
         g.phases[i] = {x, ca.y, std::max(r - x, 1.0), ra.bottom() - ca.y};
     }
     return g;
+}
+
+ValueAxis bytesAxis(const Timeline &timeline, const RankTimeline &rank, const GanttRect &area, int maxTicks)
+{
+    const double top = double(std::max(rank.peak_bytes, timeline.ledger.capacity_bytes));
+    return {0, bytesTicks(top, maxTicks).back().value, area.bottom(), area.y};
+}
+
+GanttFrame bandsFrame(double width, double height, double lineHeight, double gutterWidth)
+{
+    GanttFrame f = ganttFrame(width, height, lineHeight, gutterWidth);
+    f.curveArea.h = f.rowsArea.bottom() - f.curveArea.y;
+    f.rowsArea = {f.curveArea.x, f.curveArea.bottom(), f.curveArea.w, 0};
+    f.maxBytesTicks = std::max(1, static_cast<int>(f.curveArea.h / (2.6 * lineHeight)));
+    return f;
+}
+
+std::vector<std::vector<BandStep>> stackBands(const RankTimeline &rank)
+{
+    const auto &ls = rank.lifetimes;
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < ls.size(); ++i)
+        if (ls[i].end > ls[i].start)
+            order.push_back(i);
+    // Persistent rows first (by category, larger first), then by allocation time.
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const bool pa = isPersistent(ls[a].kind), pb = isPersistent(ls[b].kind);
+        if (pa != pb)
+            return pa;
+        if (pa)
+            return std::make_tuple(int(ls[a].category), -ls[a].bytes) < std::make_tuple(int(ls[b].category), -ls[b].bytes);
+        return ls[a].start < ls[b].start;
+    });
+    std::vector<std::size_t> rankInStack(ls.size(), 0);
+    for (std::size_t k = 0; k < order.size(); ++k)
+        rankInStack[order[k]] = k;
+
+    std::vector<double> times;
+    for (std::size_t i : order) {
+        times.push_back(ls[i].start);
+        times.push_back(ls[i].end);
+    }
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+
+    // Starts in time order; the alive set kept in stack order.
+    std::vector<std::size_t> byStart = order;
+    std::stable_sort(byStart.begin(), byStart.end(), [&](std::size_t a, std::size_t b) { return ls[a].start < ls[b].start; });
+    std::vector<std::vector<BandStep>> bands(ls.size());
+    std::vector<std::size_t> alive;
+    std::size_t next = 0;
+    for (double t : times) {
+        alive.erase(std::remove_if(alive.begin(), alive.end(), [&](std::size_t i) { return ls[i].end <= t; }), alive.end());
+        bool added = false;
+        for (; next < byStart.size() && ls[byStart[next]].start <= t; ++next) {
+            alive.push_back(byStart[next]);
+            added = true;
+        }
+        if (added)
+            std::sort(alive.begin(), alive.end(), [&](std::size_t a, std::size_t b) { return rankInStack[a] < rankInStack[b]; });
+        double offset = 0;
+        for (std::size_t i : alive) {
+            auto &steps = bands[i];
+            if (steps.empty() || steps.back().offset != offset)
+                steps.push_back({t, offset});
+            offset += double(ls[i].bytes);
+        }
+    }
+    return bands;
+}
+
+namespace {
+
+double offsetAt(const std::vector<BandStep> &steps, double t)
+{
+    const auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                                     [](double time, const BandStep &s) { return time < s.time; });
+    return it == steps.begin() ? steps.front().offset : std::prev(it)->offset;
+}
+
+} // namespace
+
+int bandAt(const RankTimeline &rank, const std::vector<std::vector<BandStep>> &bands, double t, double bytes)
+{
+    for (std::size_t i = 0; i < bands.size() && i < rank.lifetimes.size(); ++i) {
+        const Lifetime &l = rank.lifetimes[i];
+        if (bands[i].empty() || t < l.start || t >= l.end)
+            continue;
+        const double o = offsetAt(bands[i], t);
+        if (bytes >= o && bytes < o + double(l.bytes))
+            return int(i);
+    }
+    return -1;
+}
+
+namespace {
+
+using BandSegment = std::pair<std::pair<double, double>, double>; // ([from, to), offset)
+
+// A band's segments inside the window. A segment narrower than half a pixel hands
+// its span to the next one: invisible, and it keeps thousands of bands to a few
+// segments per pixel column.
+std::vector<BandSegment> bandSegments(const Lifetime &l, const std::vector<BandStep> &steps, const TimeAxis &axis)
+{
+    std::vector<BandSegment> segments;
+    const double a = std::max(l.start, axis.t0), b = std::min(l.end, axis.t1);
+    if (steps.empty() || a >= b)
+        return segments;
+    double carried = -1;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+        double from = std::max(steps[k].time, a);
+        const double to = std::min(k + 1 < steps.size() ? steps[k + 1].time : l.end, b);
+        if (to <= from)
+            continue;
+        if (carried >= 0)
+            from = carried;
+        const bool last = k + 1 >= steps.size() || steps[k + 1].time >= b;
+        if (!last && axis.toX(to) - axis.toX(from) < 0.5) {
+            carried = from;
+            continue;
+        }
+        carried = -1;
+        segments.push_back({{from, to}, steps[k].offset});
+    }
+    return segments;
+}
+
+} // namespace
+
+std::vector<std::vector<GanttPoint>> bandPolygons(const RankTimeline &rank,
+                                                  const std::vector<std::vector<BandStep>> &bands,
+                                                  const TimeAxis &axis, const ValueAxis &values)
+{
+    std::vector<std::vector<GanttPoint>> polygons(bands.size());
+    for (std::size_t i = 0; i < bands.size() && i < rank.lifetimes.size(); ++i) {
+        const Lifetime &l = rank.lifetimes[i];
+        const std::vector<BandSegment> segments = bandSegments(l, bands[i], axis);
+        auto &poly = polygons[i];
+        for (const auto &[span, offset] : segments) {
+            const double y = values.toY(offset);
+            poly.push_back({axis.toX(span.first), y});
+            poly.push_back({axis.toX(span.second), y});
+        }
+        for (auto it = segments.rbegin(); it != segments.rend(); ++it) {
+            const double y = values.toY(it->second + double(l.bytes));
+            poly.push_back({axis.toX(it->first.second), y});
+            poly.push_back({axis.toX(it->first.first), y});
+        }
+    }
+    return polygons;
+}
+
+std::vector<std::vector<GanttRect>> bandRects(const RankTimeline &rank, const std::vector<std::vector<BandStep>> &bands,
+                                              const TimeAxis &axis, const ValueAxis &values)
+{
+    std::vector<std::vector<GanttRect>> rects(bands.size());
+    for (std::size_t i = 0; i < bands.size() && i < rank.lifetimes.size(); ++i) {
+        const Lifetime &l = rank.lifetimes[i];
+        for (const auto &[span, offset] : bandSegments(l, bands[i], axis)) {
+            const double x = axis.toX(span.first), r = axis.toX(span.second);
+            const double bottom = values.toY(offset), top = values.toY(offset + double(l.bytes));
+            const double h = std::abs(bottom - top);
+            // A pixel between stacked bands three pixels or taller keeps neighbours of one colour apart.
+            const double gap = h >= 3 ? 1 : 0;
+            rects[i].push_back({x, std::min(top, bottom) + gap, std::max(r - x, 1.0), std::max(h - gap, 0.5)});
+        }
+    }
+    return rects;
 }
 
 int itemAt(const std::vector<GanttRect> &rects, double x, double y)

@@ -182,6 +182,39 @@ struct GanttGeometry {
 GanttGeometry layoutGantt(const Timeline &timeline, const RankTimeline &rank, const GanttRows &rows,
                           const std::vector<Phase> &phases, const TimeAxis &axis, const GanttFrame &frame);
 
+// ---- stacked bands (PyTorch memory_viz's "active memory timeline") ----------
+
+// Where a lifetime sits in the stack: from `time` on, `offset` bytes lie below it.
+struct BandStep {
+    double time = 0;
+    double offset = 0;
+};
+
+// Per lifetime (indexed like rank.lifetimes) the steps of its band's bottom edge;
+// persistent rows at the bottom, then every other lifetime in order of
+// allocation, so that a band drops when one below it is freed and the top edge
+// is the rank's memory. Lifetimes of zero duration get no steps.
+std::vector<std::vector<BandStep>> stackBands(const RankTimeline &rank);
+
+// The lifetime whose band covers `bytes` at time t, or -1.
+int bandAt(const RankTimeline &rank, const std::vector<std::vector<BandStep>> &bands, double t, double bytes);
+
+// The bytes axis of the curve (0 to a tick at or above peak and capacity) over `area`.
+ValueAxis bytesAxis(const Timeline &timeline, const RankTimeline &rank, const GanttRect &area, int maxTicks);
+
+// Each band as a closed polygon in pixels, clipped to the visible window; empty out of view.
+std::vector<std::vector<GanttPoint>> bandPolygons(const RankTimeline &rank,
+                                                  const std::vector<std::vector<BandStep>> &bands,
+                                                  const TimeAxis &axis, const ValueAxis &values);
+
+// The same as axis-aligned rects (one per step of the band), a pixel apart vertically
+// where bands are three pixels or taller: what a painter fills fastest.
+std::vector<std::vector<GanttRect>> bandRects(const RankTimeline &rank, const std::vector<std::vector<BandStep>> &bands,
+                                              const TimeAxis &axis, const ValueAxis &values);
+
+// The bands mode's frame: one plot area where the gantt has curve and rows.
+GanttFrame bandsFrame(double width, double height, double lineHeight, double gutterWidth);
+
 // The last (topmost) rect containing (x, y), or -1.
 int itemAt(const std::vector<GanttRect> &rects, double x, double y);
 

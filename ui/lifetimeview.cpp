@@ -111,6 +111,14 @@ void LifetimeView::setRank(int rank)
     invalidate();
 }
 
+void LifetimeView::setMode(Mode mode)
+{
+    if (mode == m_mode)
+        return;
+    m_mode = mode;
+    invalidate();
+}
+
 void LifetimeView::setRowMode(RowMode mode)
 {
     if (mode == m_rowMode)
@@ -125,11 +133,13 @@ void LifetimeView::rebuildRows()
     const RankTimeline *rank = currentRank();
     if (!rank) {
         m_rows = {};
+        m_bands.clear();
         m_phases.clear();
         m_axis = TimeAxis::over(0, 1, m_axis.x0, m_axis.x1);
         return;
     }
     m_rows = ganttRows(m_timeline, *rank, m_rowMode);
+    m_bands = stackBands(*rank);
     m_phases = phasesOf(*rank);
     m_axis = TimeAxis::over(0, iterationEnd(m_timeline, *rank), m_axis.x0, m_axis.x1);
 }
@@ -180,19 +190,38 @@ void LifetimeView::ensureLayout() const
     for (const RowSection s : {RowSection::Persistent, RowSection::Activations, RowSection::Transients})
         gutter = std::max(gutter, boldFm.horizontalAdvance(toQString(rowSectionLabel(s))));
     gutter += fm.height() * 0.8;
-    m_frame = ganttFrame(width(), height(), fm.height(), gutter);
+    const bool bands = m_mode == Mode::Bands;
+    m_frame = bands ? bandsFrame(width(), height(), fm.height(), gutter) : ganttFrame(width(), height(), fm.height(), gutter);
     auto &axis = const_cast<TimeAxis &>(m_axis);
     axis.setPixels(m_frame.rowsArea.x, m_frame.rowsArea.right());
 
     m_bars.clear();
     m_curve.clear();
     m_curveFill.clear();
+    m_bandRects.clear();
     const RankTimeline *rank = currentRank();
     if (!rank) {
         m_geometry = {};
         return;
     }
-    m_geometry = layoutGantt(m_timeline, *rank, m_rows, m_phases, m_axis, m_frame);
+    m_geometry = layoutGantt(m_timeline, *rank, bands ? GanttRows{} : m_rows, m_phases, m_axis, m_frame);
+    m_values = bytesAxis(m_timeline, *rank, m_frame.curveArea, m_frame.maxBytesTicks);
+    if (bands) {
+        // One batch of rects per colour: a handful of drawRects for thousands of bands.
+        const auto rects = bandRects(*rank, m_bands, m_axis, m_values);
+        for (std::size_t i = 0; i < rects.size(); ++i) {
+            if (rects[i].empty())
+                continue;
+            const QColor c = barColour(rank->lifetimes[i]);
+            auto it = std::find_if(m_bandRects.begin(), m_bandRects.end(), [&](const ColouredRects &b) { return b.colour == c; });
+            if (it == m_bandRects.end()) {
+                m_bandRects.push_back({c, {}});
+                it = std::prev(m_bandRects.end());
+            }
+            for (const GanttRect &r : rects[i])
+                it->rects.append(toQRect(r));
+        }
+    }
 
     // One batch of rects per colour: a few drawRects calls for thousands of bars.
     for (std::size_t i = 0; i < rank->lifetimes.size(); ++i) {
@@ -262,7 +291,11 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
     const RankTimeline *rank = currentRank();
     if (!rank)
         return {};
-    const int hit = itemAt(m_geometry.bars, pos.x(), pos.y());
+    const int hit = m_mode == Mode::Bands
+        ? (m_frame.curveArea.contains(pos.x(), pos.y())
+               ? bandAt(*rank, m_bands, m_axis.toTime(pos.x()), m_values.toValue(pos.y()))
+               : -1)
+        : itemAt(m_geometry.bars, pos.x(), pos.y());
     if (hit >= 0) {
         const Lifetime &l = rank->lifetimes[std::size_t(hit)];
         return toQString(lifetimeLabel(m_timeline, *rank, l)) + QLatin1Char('\n') + toQString(formatGB(double(l.bytes)))
@@ -380,8 +413,16 @@ void LifetimeView::paintEvent(QPaintEvent *)
     p.drawImage(QRectF(ra.x, ca.bottom(), m_phaseStrip.width(), ra.bottom() - ca.bottom()), m_phaseStrip);
     p.drawImage(QRectF(ca.x, ca.y, m_phaseStripCurve.width(), ca.h), m_phaseStripCurve);
     paintAxis(p);
+    if (m_mode == Mode::Bands) {
+        p.setPen(Qt::NoPen);
+        for (const ColouredRects &b : m_bandRects) {
+            p.setBrush(b.colour);
+            p.drawRects(b.rects);
+        }
+    }
     paintCurve(p);
-    paintRows(p);
+    if (m_mode == Mode::Gantt)
+        paintRows(p);
     paintLegend(p);
 }
 
@@ -436,11 +477,13 @@ void LifetimeView::paintCurve(QPainter &p) const
     p.save();
     p.setClipRect(QRectF(ca.x, ca.y - fm.height(), ca.w, ca.h + fm.height() * 2));
 
-    QColor fill = curveColour(palette());
-    fill.setAlpha(22);
-    p.setPen(Qt::NoPen);
-    p.setBrush(fill);
-    p.drawPolygon(m_curveFill);
+    if (m_mode == Mode::Gantt) {
+        QColor fill = curveColour(palette());
+        fill.setAlpha(22);
+        p.setPen(Qt::NoPen);
+        p.setBrush(fill);
+        p.drawPolygon(m_curveFill);
+    }
     p.setPen(QPen(curveColour(palette()), 1.5));
     p.setBrush(Qt::NoBrush);
     p.drawPolyline(m_curve);
@@ -461,7 +504,7 @@ void LifetimeView::paintCurve(QPainter &p) const
             peakRect.moveTop(py + pad);
     }
     const auto labelLine = [&](double y, const QColor &colour, const QString &label, bool above) {
-        p.setPen(QPen(colour, 1.5, Qt::DashLine));
+        p.setPen(QPen(colour, 2, Qt::DashLine));
         p.drawLine(QPointF(ca.x, y), QPointF(ca.right(), y));
         const double w = fm.horizontalAdvance(label);
         QRectF r(ca.right() - w - pad, above ? y - fm.height() : y + 1, w, fm.height());

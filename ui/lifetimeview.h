@@ -25,6 +25,10 @@ class LifetimeView : public QWidget
 {
     Q_OBJECT
 public:
+    // Gantt: the curve above one row per tensor group. Bands: every lifetime
+    // stacked as a band whose height is its bytes, so the top edge is the memory.
+    enum class Mode { Gantt, Bands };
+
     explicit LifetimeView(QWidget *parent = nullptr);
 
     void setTimeline(const Timeline &timeline);
@@ -32,6 +36,8 @@ public:
     // Clamped to the timeline's ranks; the visible window resets.
     void setRank(int rank);
     int rank() const { return m_rank; }
+    void setMode(Mode mode);
+    Mode mode() const { return m_mode; }
     void setRowMode(RowMode mode);
     RowMode rowMode() const { return m_rowMode; }
 
@@ -83,7 +89,9 @@ private:
 
     Timeline m_timeline;
     int m_rank = 0;
+    Mode m_mode = Mode::Gantt;
     RowMode m_rowMode = RowMode::Groups;
+    std::vector<std::vector<BandStep>> m_bands;
     GanttRows m_rows;
     std::vector<Phase> m_phases;
     TimeAxis m_axis;
@@ -99,6 +107,8 @@ private:
     mutable QImage m_phaseStripCurve;
     mutable QPolygonF m_curve;
     mutable QPolygonF m_curveFill;
+    mutable ValueAxis m_values;
+    mutable std::vector<ColouredRects> m_bandRects;
 };
 
 } // namespace memledger::ui

@@ -289,3 +289,46 @@ TEST_CASE("Row heights: all rows full height when they fit, persistent rows kept
     CHECK(tight[10] == Approx((400 - 100) / 60.0)); // activations share the rest
     CHECK(tight[10] < tight.front());
 }
+
+TEST_CASE("Stacked bands: a band drops when one below it is freed and the top edge is the memory", "[gantt][bands]")
+{
+    RankTimeline r;
+    auto add = [&](double s, double e, Bytes b, LifetimeKind k) {
+        Lifetime l;
+        l.start = s;
+        l.end = e;
+        l.bytes = b;
+        l.kind = k;
+        r.lifetimes.push_back(l);
+    };
+    add(1, 4, 10, LifetimeKind::Activations);  // 0: allocated first, freed at 4
+    add(2, 6, 5, LifetimeKind::Activations);   // 1: sits on 0, drops at 4
+    add(0, 8, 100, LifetimeKind::Persistent);  // 2: at the bottom throughout
+    add(3, 3, 7, LifetimeKind::Activations);   // 3: zero duration, no band
+    const auto bands = stackBands(r);
+    REQUIRE(bands.size() == 4);
+    CHECK(bands[2].size() == 1);
+    CHECK(bands[2][0].offset == 0);
+    REQUIRE(bands[0].size() == 1);
+    CHECK(bands[0][0].offset == 100);
+    REQUIRE(bands[1].size() == 2);
+    CHECK(bands[1][0].time == 2);
+    CHECK(bands[1][0].offset == 110);
+    CHECK(bands[1][1].time == 4);
+    CHECK(bands[1][1].offset == 100);
+    CHECK(bands[3].empty());
+
+    const auto [t, bytes, hit] = GENERATE(table<double, double, int>({
+        {0.5, 50, 2}, {2.5, 105, 0}, {2.5, 112, 1}, {5, 102, 1}, {5, 112, -1}, {9, 1, -1},
+    }));
+    CHECK(bandAt(r, bands, t, bytes) == hit);
+
+    const TimeAxis axis = TimeAxis::over(0, 8, 0, 80);
+    const ValueAxis values{0, 200, 200, 0};
+    const auto polys = bandPolygons(r, bands, axis, values);
+    REQUIRE(polys[1].size() == 8); // two segments: bottom 2 x 2 points, top 2 x 2 points
+    CHECK(polys[1][0].x == Approx(20));
+    CHECK(polys[1][0].y == Approx(90));
+    CHECK(polys[1][3].y == Approx(100)); // dropped by 10 bytes at t = 4
+    CHECK(polys[3].empty());
+}

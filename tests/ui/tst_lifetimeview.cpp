@@ -132,3 +132,33 @@ TEST_CASE("Zooming and panning change the visible window, double-click resets", 
     view.setRank(1000);
     CHECK(view.rank() == int(view.timeline().ranks.size()) - 1);
 }
+
+TEST_CASE("Bands mode stacks the lifetimes under the curve and names the band under the cursor", "[ui][lifetimes]")
+{
+    LifetimeView view;
+    const Timeline tl = scenarioTimeline("seed-000-7b-b-checkpointing");
+    view.setTimeline(tl);
+    view.setMode(LifetimeView::Mode::Bands);
+    view.resize(1400, 600);
+    QImage image(view.size(), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    view.render(&image);
+    const QRectF plot = view.curveArea();
+    CHECK(plot.height() > 300); // one plot area over the whole height
+    CHECK(paintedPixels(image, plot) > int(plot.width() * plot.height() / 4));
+
+    // The bottom band is the largest weights row, allocated for the whole iteration.
+    const RankTimeline &rank = tl.ranks.front();
+    std::optional<std::size_t> bottom;
+    for (std::size_t i = 0; i < rank.lifetimes.size(); ++i)
+        if (rank.lifetimes[i].category == Category::Weights && isPersistent(rank.lifetimes[i].kind)
+            && (!bottom || rank.lifetimes[i].bytes > rank.lifetimes[*bottom].bytes))
+            bottom = i;
+    REQUIRE(bottom);
+    const QString tip = view.toolTipAt(QPointF(plot.center().x(), plot.bottom() - 2));
+    CHECK(tip.contains(ui::toQString(lifetimeLabel(tl, rank, rank.lifetimes[*bottom]))));
+    CHECK(tip.contains(ui::toQString(formatGB(double(rank.lifetimes[*bottom].bytes)))));
+
+    view.setMode(LifetimeView::Mode::Gantt);
+    CHECK(view.curveArea().height() < plot.height());
+}
