@@ -27,10 +27,10 @@ struct Prefix {
     double recompute(int i, int j) const { return j - 1 > i ? cost[j - 1] - cost[i] : 0.0; } // layers i+1..j-1
 };
 
-// Segment (i, j]'s memory given the kept checkpoint bytes up to x(i).
+// Segment (i, j]'s memory given the kept checkpoint bytes up to x(i) (chain.h).
 double segmentMemory(const Chain &c, const Prefix &pre, double kept, int i, int j)
 {
-    return kept + pre.outputs(i, j) + c.size[j];
+    return kept + pre.outputs(i, j) + std::max(c.size[i], c.size[i + 1]);
 }
 
 double totalCost(const Chain &c)

@@ -21,16 +21,26 @@ namespace memledger {
 // Memory model (units of the sizes): while segment (i, j] runs its backward
 // the device holds
 //     every checkpoint up to and including x(i), x(0) counted
-//   + the segment's outputs x(i+1)..x(j)
-//   + the gradient flowing in, the size of x(j).
+//   + the segment's outputs x(i+1)..x(j), all rematerialised
+//   + one gradient buffer of max(size x(i), size x(i+1)): the segment's
+//     backward ends at its first layer, whose output gradient and input
+//     gradient have those sizes.
 // Checkpoints after x(i) are already released, which is why later segments
 // should be shorter. The peak is the largest segment. Recompute is the sum of
-// the recomputed layers' costs. These conventions are the ones under which the
-// figures of seed 002 §2 (reference section 5) come out: √n on a 16-layer
-// unit chain 9 / 12, n = 1024 65 units and 1.97n forward steps, the recursive
-// scheme 13 units and 5.5n, the min-memory optimum [1,5,4,3,2,1], the
-// non-uniform chain's √n 27 / 36, its optimum recompute 5 at memory 27, and
-// Chen's greedy at B = 2 reaching 38 (tests/data/chain_cases.json).
+// the recomputed layers' costs.
+//
+// Why these conventions: they are the ones, among the variants tried (the
+// input counted or not; the gradient sized as x(j), x(i), x(i+1), the largest
+// in the segment or the chain, one or two gradients; x(j) counted or not),
+// under which every figure of seed 002 §2 (reference section 5) comes out at
+// once: √n on a 16-layer unit chain 9 / 12 and the frontier's 9 at memory 9;
+// n = 1024 65 units and 1.97n forward steps; the recursive scheme 13 units
+// and 5.5n; the min-memory optimum [1,5,4,3,2,1]; the non-uniform chain's √n
+// 27 / 36, the optimum's recompute 5 at memory 27 and memory 15 at recompute
+// 36; Chen's greedy at B = 2 reaching 38 (tests/data/chain_cases.json). On
+// unit chains the buffer is 1 whichever way it is sized; only the
+// non-uniform chain's "memory 15" separates max(x(i), x(i+1)) from x(j)
+// (which gives 14) and from the segment's largest gradient (16).
 struct Chain {
     std::vector<double> size; // size[l]: bytes (or units) of x(l), l = 0..n
     std::vector<double> cost; // cost[l - 1]: recompute cost of layer l, l = 1..n
