@@ -453,11 +453,6 @@ void LifetimeView::paintAxis(QPainter &p) const
     }
     p.setPen(text);
     p.drawLine(QPointF(ra.x, ra.bottom()), QPointF(ra.right(), ra.bottom()));
-    if (m_axis.isZoomed()) {
-        const QString hint = tr("zoomed: double-click to reset");
-        p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(QPointF(ra.right() - fm.horizontalAdvance(hint), height() - fm.descent() - 1), hint);
-    }
 
     // Bytes grid and labels in the gutter.
     for (const PositionedTick &t : m_geometry.bytesTicks) {
@@ -484,7 +479,7 @@ void LifetimeView::paintCurve(QPainter &p) const
         p.setBrush(fill);
         p.drawPolygon(m_curveFill);
     }
-    p.setPen(QPen(curveColour(palette()), 1.5));
+    p.setPen(QPen(curveColour(palette()), 2));
     p.setBrush(Qt::NoBrush);
     p.drawPolyline(m_curve);
 
@@ -701,6 +696,15 @@ void LifetimeView::paintLegend(QPainter &p) const
         // Drawn over the background like in the plot (the legend strip is unshaded).
         const QColor shade = phaseColour(PhaseKind(k), palette());
         entry(shade, toQString(phaseLabel(PhaseKind(k))));
+    }
+    // At the right end of the legend line, when there is room for it.
+    if (m_axis.isZoomed()) {
+        const QString hint = tr("zoomed: double-click to reset");
+        const double left = m_frame.curveArea.right() - fm.horizontalAdvance(hint);
+        if (left > x) {
+            p.setPen(palette().color(QPalette::PlaceholderText));
+            p.drawText(QPointF(left, baseline), hint);
+        }
     }
 }
 
