@@ -43,6 +43,7 @@ TEST_CASE("Plan search throughput", "[bench]")
 {
     report("Llama-3-70B, 8 K tokens, GB 1024", searchBase("llama-3-70b", 1024, 8192), 1024);
     report("Llama-3.1-405B, 8 K tokens, GB 2048", searchBase("llama-3.1-405b", 2048, 8192), 16384);
+    report("Llama-3-70B, 4 K tokens, GB 65536", searchBase("llama-3-70b", 65536, 4096), 16384);
     report("Mixtral-8x22B, 4 K tokens, GB 1536", searchBase("mixtral-8x22b", 1536, 4096), 3072);
     const Config base = searchBase("llama-3-70b", 1024, 8192);
     SearchOptions opt;
