@@ -159,17 +159,36 @@ std::vector<Tick> timeTicks(double t0, double t1, int maxTicks)
 
 std::vector<Tick> bytesTicks(double top, int maxTicks)
 {
-    if (!(top > 0))
-        top = kGB;
-    const double step = niceStep(top, maxTicks);
+    return bytesTicksBetween(0, top > 0 ? top : kGB, maxTicks);
+}
+
+std::vector<Tick> bytesTicksBetween(double lo, double hi, int maxTicks)
+{
+    if (!(hi > lo))
+        hi = lo + kGB;
+    const double step = niceStep(hi - lo, maxTicks);
     const int decimals = decimalsFor(step / kGB);
     std::vector<Tick> ticks;
-    const auto count = static_cast<long>(std::ceil(top / step - 1e-9));
-    for (long k = 0; k <= count; ++k) {
+    const auto first = static_cast<long>(std::floor(lo / step + 1e-9));
+    const auto last = static_cast<long>(std::ceil(hi / step - 1e-9));
+    for (long k = first; k <= std::max(last, first + 1); ++k) {
         const double v = double(k) * step;
         ticks.push_back({v, fixed(v / kGB, decimals) + " GB"});
     }
     return ticks;
+}
+
+std::pair<double, double> curveRange(const std::vector<CurvePoint> &curve, double t0, double t1)
+{
+    if (curve.empty())
+        return {0, 0};
+    double lo = double(curveBytesAt(curve, t0)), hi = lo;
+    for (const CurvePoint &p : curve)
+        if (p.time > t0 && p.time < t1) {
+            lo = std::min(lo, double(p.bytes));
+            hi = std::max(hi, double(p.bytes));
+        }
+    return {lo, hi};
 }
 
 std::string formatMilliseconds(double seconds)
@@ -426,10 +445,8 @@ GanttGeometry layoutGantt(const Timeline &timeline, const RankTimeline &rank, co
     const GanttRect &ca = frame.curveArea;
     const GanttRect &ra = frame.rowsArea;
 
-    // Bytes axis: zero to a tick at or above the larger of peak and capacity.
-    const double top = double(std::max(rank.peak_bytes, timeline.ledger.capacity_bytes));
-    const std::vector<Tick> bt = bytesTicks(top, frame.maxBytesTicks);
-    const ValueAxis values = bytesAxis(timeline, rank, ca, frame.maxBytesTicks);
+    const std::vector<Tick> bt = viewBytesTicks(timeline, rank, axis, frame);
+    const ValueAxis values = bytesAxis(bt, ca);
     for (const Tick &t : bt)
         g.bytesTicks.push_back({values.toY(t.value), t.label});
     g.capacityY = values.toY(double(timeline.ledger.capacity_bytes));
@@ -499,10 +516,20 @@ GanttGeometry layoutGantt(const Timeline &timeline, const RankTimeline &rank, co
     return g;
 }
 
-ValueAxis bytesAxis(const Timeline &timeline, const RankTimeline &rank, const GanttRect &area, int maxTicks)
+std::vector<Tick> viewBytesTicks(const Timeline &timeline, const RankTimeline &rank, const TimeAxis &axis,
+                                 const GanttFrame &frame)
 {
-    const double top = double(std::max(rank.peak_bytes, timeline.ledger.capacity_bytes));
-    return {0, bytesTicks(top, maxTicks).back().value, area.bottom(), area.y};
+    if (frame.fitBytes && !rank.curve.empty()) {
+        auto [lo, hi] = curveRange(rank.curve, axis.t0, axis.t1);
+        const double pad = std::max((hi - lo) * 0.05, hi * 1e-3);
+        return bytesTicksBetween(std::max(lo - pad, 0.0), hi + pad, frame.maxBytesTicks);
+    }
+    return bytesTicks(double(std::max(rank.peak_bytes, timeline.ledger.capacity_bytes)), frame.maxBytesTicks);
+}
+
+ValueAxis bytesAxis(const std::vector<Tick> &ticks, const GanttRect &area)
+{
+    return {ticks.front().value, ticks.back().value, area.bottom(), area.y};
 }
 
 GanttFrame bandsFrame(double width, double height, double lineHeight, double gutterWidth)

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace memledger {
@@ -83,6 +84,12 @@ std::vector<Tick> timeTicks(double t0, double t1, int maxTicks);
 // Ticks 0, step, ... up to the first multiple >= top (bytes), labelled in GB ("20 GB").
 std::vector<Tick> bytesTicks(double top, int maxTicks);
 
+// Ticks at a 1-2-5 step from the multiple at or below lo to the one at or above hi, in GB.
+std::vector<Tick> bytesTicksBetween(double lo, double hi, int maxTicks);
+// The lowest and highest bytes of a step curve over [t0, t1): the value holding at t0
+// included, a point at t1 (the drop at the end of the iteration) not.
+std::pair<double, double> curveRange(const std::vector<CurvePoint> &curve, double t0, double t1);
+
 // "838.4 ms" (tooltips).
 std::string formatMilliseconds(double seconds);
 // "0.84 s", "12.5 ms": two or three significant figures.
@@ -146,6 +153,7 @@ struct GanttFrame {
     int maxTimeTicks = 10;
     int maxBytesTicks = 5;
     double maxRowHeight = 24; // rows never grow taller than this
+    bool fitBytes = false;    // bytes axis fitted to the visible curve instead of zero..max(peak, capacity)
 };
 
 // Row heights: every row maxRowHeight when they all fit; otherwise the
@@ -199,8 +207,12 @@ std::vector<std::vector<BandStep>> stackBands(const RankTimeline &rank);
 // The lifetime whose band covers `bytes` at time t, or -1.
 int bandAt(const RankTimeline &rank, const std::vector<std::vector<BandStep>> &bands, double t, double bytes);
 
-// The bytes axis of the curve (0 to a tick at or above peak and capacity) over `area`.
-ValueAxis bytesAxis(const Timeline &timeline, const RankTimeline &rank, const GanttRect &area, int maxTicks);
+// The bytes ticks of the view: zero to a tick at or above peak and capacity, or with
+// frame.fitBytes the visible part of the curve between two ticks (small spikes show).
+std::vector<Tick> viewBytesTicks(const Timeline &timeline, const RankTimeline &rank, const TimeAxis &axis,
+                                 const GanttFrame &frame);
+// Those ticks' range over `area`.
+ValueAxis bytesAxis(const std::vector<Tick> &ticks, const GanttRect &area);
 
 // Each band as a closed polygon in pixels, clipped to the visible window; empty out of view.
 std::vector<std::vector<GanttPoint>> bandPolygons(const RankTimeline &rank,

@@ -119,6 +119,14 @@ void LifetimeView::setMode(Mode mode)
     invalidate();
 }
 
+void LifetimeView::setFitBytes(bool fit)
+{
+    if (fit == m_fitBytes)
+        return;
+    m_fitBytes = fit;
+    invalidate();
+}
+
 void LifetimeView::setRowMode(RowMode mode)
 {
     if (mode == m_rowMode)
@@ -192,6 +200,7 @@ void LifetimeView::ensureLayout() const
     gutter += fm.height() * 0.8;
     const bool bands = m_mode == Mode::Bands;
     m_frame = bands ? bandsFrame(width(), height(), fm.height(), gutter) : ganttFrame(width(), height(), fm.height(), gutter);
+    m_frame.fitBytes = m_fitBytes && !bands; // bands stack from zero
     auto &axis = const_cast<TimeAxis &>(m_axis);
     axis.setPixels(m_frame.rowsArea.x, m_frame.rowsArea.right());
 
@@ -205,7 +214,7 @@ void LifetimeView::ensureLayout() const
         return;
     }
     m_geometry = layoutGantt(m_timeline, *rank, bands ? GanttRows{} : m_rows, m_phases, m_axis, m_frame);
-    m_values = bytesAxis(m_timeline, *rank, m_frame.curveArea, m_frame.maxBytesTicks);
+    m_values = bytesAxis(viewBytesTicks(m_timeline, *rank, m_axis, m_frame), m_frame.curveArea);
     if (bands) {
         // One batch of rects per colour: a handful of drawRects for thousands of bands.
         const auto rects = bandRects(*rank, m_bands, m_axis, m_values);
@@ -470,7 +479,7 @@ void LifetimeView::paintCurve(QPainter &p) const
     const GanttRect &ca = m_frame.curveArea;
     const RankTimeline &rank = *currentRank();
     p.save();
-    p.setClipRect(QRectF(ca.x, ca.y - fm.height(), ca.w, ca.h + fm.height() * 2));
+    p.setClipRect(QRectF(ca.x, ca.y, ca.w + 1, ca.h + 1));
 
     if (m_mode == Mode::Gantt) {
         QColor fill = curveColour(palette());
@@ -499,6 +508,8 @@ void LifetimeView::paintCurve(QPainter &p) const
             peakRect.moveTop(py + pad);
     }
     const auto labelLine = [&](double y, const QColor &colour, const QString &label, bool above) {
+        if (y < ca.y || y > ca.bottom()) // off a fitted axis
+            return;
         p.setPen(QPen(colour, 2, Qt::DashLine));
         p.drawLine(QPointF(ca.x, y), QPointF(ca.right(), y));
         const double w = fm.horizontalAdvance(label);
@@ -509,6 +520,8 @@ void LifetimeView::paintCurve(QPainter &p) const
         p.setPen(colour);
         p.drawText(r, Qt::AlignCenter, label);
     };
+    // Labels may reach a little above and below the area.
+    p.setClipRect(QRectF(ca.x, ca.y - fm.height(), ca.w, ca.h + fm.height() * 2));
     const bool sameLine = std::abs(m_geometry.capacityY - m_geometry.usableY) < 0.5;
     labelLine(m_geometry.capacityY, kCapacityColour, capacity, true);
     if (!sameLine)

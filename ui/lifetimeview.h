@@ -38,6 +38,10 @@ public:
     int rank() const { return m_rank; }
     void setMode(Mode mode);
     Mode mode() const { return m_mode; }
+    // The curve's bytes axis fitted to the visible curve (gantt mode), so that
+    // spikes of a few hundred MB on a 100 GB rank show; off: zero to capacity.
+    void setFitBytes(bool fit);
+    bool fitBytes() const { return m_fitBytes; }
     void setRowMode(RowMode mode);
     RowMode rowMode() const { return m_rowMode; }
 
@@ -90,6 +94,7 @@ private:
     Timeline m_timeline;
     int m_rank = 0;
     Mode m_mode = Mode::Gantt;
+    bool m_fitBytes = false;
     RowMode m_rowMode = RowMode::Groups;
     std::vector<std::vector<BandStep>> m_bands;
     GanttRows m_rows;

@@ -332,3 +332,34 @@ TEST_CASE("Stacked bands: a band drops when one below it is freed and the top ed
     CHECK(polys[1][3].y == Approx(100)); // dropped by 10 bytes at t = 4
     CHECK(polys[3].empty());
 }
+
+TEST_CASE("A fitted bytes axis spans the visible curve between two ticks", "[gantt][ticks]")
+{
+    using Labels = std::vector<std::string>;
+    Labels got;
+    for (const Tick &t : bytesTicksBetween(110.9e9, 112.1e9, 4))
+        got.push_back(t.label);
+    CHECK(got == Labels{"110.5 GB", "111.0 GB", "111.5 GB", "112.0 GB", "112.5 GB"});
+
+    const std::vector<CurvePoint> curve = {{0, 10}, {1, 30}, {2, 20}, {3, 50}, {4, 5}};
+    CHECK(curveRange(curve, 0, 4) == std::pair<double, double>(10, 50)); // the drop at t1 is not visible
+    CHECK(curveRange(curve, 0, 4.5) == std::pair<double, double>(5, 50));
+    CHECK(curveRange(curve, 1.5, 2.5) == std::pair<double, double>(20, 30)); // 30 holds at 1.5
+    CHECK(curveRange(curve, 0.5, 0.9) == std::pair<double, double>(10, 10));
+
+    RankTimeline r;
+    r.curve = {{0, 100'000'000'000}, {1, 100'300'000'000}, {2, 100'000'000'000}};
+    r.peak_bytes = 100'300'000'000;
+    Timeline tl;
+    tl.ledger.capacity_bytes = 80'000'000'000;
+    GanttFrame frame;
+    frame.maxBytesTicks = 4;
+    const TimeAxis axis = TimeAxis::over(0, 3, 0, 300);
+    CHECK(viewBytesTicks(tl, r, axis, frame).front().value == 0);
+    frame.fitBytes = true;
+    const std::vector<Tick> fitted = viewBytesTicks(tl, r, axis, frame);
+    CHECK(fitted.front().value > 99e9);
+    CHECK(fitted.front().value <= 100e9);
+    CHECK(fitted.back().value >= 100.3e9);
+    CHECK(fitted.back().value < 101e9);
+}

@@ -162,3 +162,17 @@ TEST_CASE("Bands mode stacks the lifetimes under the curve and names the band un
     view.setMode(LifetimeView::Mode::Gantt);
     CHECK(view.curveArea().height() < plot.height());
 }
+
+TEST_CASE("A fitted bytes axis still paints the curve and keeps hovering working", "[ui][lifetimes]")
+{
+    LifetimeView view;
+    view.setTimeline(scenarioTimeline("seed-000-7b-b-checkpointing"));
+    view.resize(1400, 600);
+    view.setFitBytes(true);
+    CHECK(view.fitBytes());
+    QImage image(view.size(), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    view.render(&image);
+    CHECK(paintedPixels(image, view.curveArea()) > 0);
+    CHECK(view.toolTipAt(view.curveArea().center()).contains(QStringLiteral(" GB in use at ")));
+}
