@@ -47,6 +47,7 @@ struct TimeAxis {
     double toX(double t) const;
     double toTime(double x) const;
     double visibleSpan() const { return t1 - t0; }
+    double centre() const { return (t0 + t1) / 2; }
     // The narrowest window zooming reaches: a millionth of the iteration.
     double minSpan() const;
     bool isZoomed() const { return t0 > start || t1 < end; }

@@ -4,6 +4,7 @@
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QImage>
 #include <QMouseEvent>
 #include <QPainter>
@@ -312,6 +313,20 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
             + toQString(formatMilliseconds(l.end)) + QStringLiteral(" (") + toQString(formatMilliseconds(l.end - l.start))
             + QLatin1Char(')');
     }
+    if (m_mode == Mode::Gantt && pos.y() >= m_frame.curveArea.bottom() && pos.y() < m_frame.rowsArea.y) {
+        const int phase = itemAt(m_geometry.phases, pos.x(), pos.y());
+        if (phase >= 0) {
+            const Phase &ph = m_phases[std::size_t(phase)];
+            QString text = toQString(phaseLabel(ph.kind));
+            if (ph.kind != PhaseKind::Optimizer) {
+                text += tr(", micro-batch %1").arg(ph.microbatch);
+                if (ph.chunk > 0)
+                    text += tr(", chunk %1").arg(ph.chunk);
+            }
+            return text + QLatin1Char('\n') + toQString(formatMilliseconds(ph.start)) + QStringLiteral(" – ")
+                + toQString(formatMilliseconds(ph.end));
+        }
+    }
     if (m_frame.curveArea.contains(pos.x(), pos.y())) {
         const double t = m_axis.toTime(pos.x());
         return toQString(formatGB(double(curveBytesAt(rank->curve, t)))) + QStringLiteral(" in use at ")
@@ -399,6 +414,42 @@ void LifetimeView::mouseDoubleClickEvent(QMouseEvent *event)
     if (event->button() == Qt::LeftButton)
         resetZoom();
     QWidget::mouseDoubleClickEvent(event);
+}
+
+void LifetimeView::keyPressEvent(QKeyEvent *event)
+{
+    constexpr double kKeyZoom = 1.5;
+    constexpr double kKeyPanShare = 0.2; // of the plot width
+    ensureLayout();
+    const double middle = m_axis.centre();
+    const double t0 = m_axis.t0, t1 = m_axis.t1;
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        m_axis.zoomAround(middle, kKeyZoom);
+        break;
+    case Qt::Key_Minus:
+        m_axis.zoomAround(middle, 1 / kKeyZoom);
+        break;
+    case Qt::Key_Left:
+        m_axis.pan(kKeyPanShare * (m_axis.x1 - m_axis.x0));
+        break;
+    case Qt::Key_Right:
+        m_axis.pan(-kKeyPanShare * (m_axis.x1 - m_axis.x0));
+        break;
+    case Qt::Key_0:
+    case Qt::Key_Home:
+        m_axis.reset();
+        break;
+    default:
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    event->accept();
+    if (m_axis.t0 != t0 || m_axis.t1 != t1) {
+        invalidate();
+        Q_EMIT visibleWindowChanged(m_axis.t0, m_axis.t1);
+    }
 }
 
 // ---- painting ----------------------------------------------------------------

@@ -50,8 +50,9 @@ public:
     void zoomAround(double time, double factor);
     void resetZoom();
 
-    // What hovering at `pos` shows: a lifetime (label, bytes, start, end), or the
-    // memory in use at that time over the curve; empty elsewhere.
+    // What hovering at `pos` shows: a lifetime (label, bytes, start, end), the
+    // memory in use at that time over the curve, or the op over the phase strip;
+    // empty elsewhere.
     QString toolTipAt(const QPointF &pos) const;
     // Where lifetime `index` of the rank is drawn (empty when out of view).
     QRectF barRect(int index) const;
@@ -74,6 +75,7 @@ protected:
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
     void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
 
 private:
     struct ColouredRects {

@@ -3,6 +3,7 @@
 #include <QImage>
 #include <QPainter>
 #include <QSignalSpy>
+#include <QTest>
 #include <QWheelEvent>
 
 #include "catchqt.h"
@@ -175,4 +176,29 @@ TEST_CASE("A fitted bytes axis still paints the curve and keeps hovering working
     view.render(&image);
     CHECK(paintedPixels(image, view.curveArea()) > 0);
     CHECK(view.toolTipAt(view.curveArea().center()).contains(QStringLiteral(" GB in use at ")));
+}
+
+TEST_CASE("Keys zoom, pan and reset; the phase strip names the op", "[ui][lifetimes]")
+{
+    LifetimeView view;
+    const Timeline tl = scenarioTimeline("seed-000-7b-b-checkpointing");
+    view.setTimeline(tl);
+    view.resize(1400, 600);
+    const double whole = view.timeAxis().visibleSpan();
+    QTest::keyClick(&view, Qt::Key_Plus);
+    CHECK(view.timeAxis().visibleSpan() < whole);
+    const double t0 = view.timeAxis().t0;
+    QTest::keyClick(&view, Qt::Key_Right);
+    CHECK(view.timeAxis().t0 > t0);
+    QTest::keyClick(&view, Qt::Key_0);
+    CHECK_FALSE(view.timeAxis().isZoomed());
+
+    // Between the curve and the rows: the op at that time.
+    const RankTimeline &rank = tl.ranks.front();
+    REQUIRE_FALSE(rank.ops.empty());
+    const TimedOp &op = rank.ops.front();
+    const double x = view.timeAxis().toX((op.start + op.end) / 2);
+    const QString tip = view.toolTipAt(QPointF(x, (view.curveArea().bottom() + view.rowsArea().top()) / 2));
+    CHECK(tip.contains(QStringLiteral("micro-batch %1").arg(op.op.microbatch)));
+    CHECK(tip.contains(ui::toQString(formatMilliseconds(op.start))));
 }
