@@ -60,6 +60,12 @@ QColor curveColour(const QPalette &palette)
 const QColor kCapacityColour(0xc0, 0x1c, 0x1c);
 const QColor kUsableColour(0xd0, 0x7a, 0x00);
 
+// The warning colours, lifted on a dark background so their labels keep their contrast.
+QColor onBackground(const QColor &colour, const QPalette &palette)
+{
+    return palette.color(QPalette::Base).lightness() < 128 ? colour.lighter(160) : colour;
+}
+
 } // namespace
 
 LifetimeView::LifetimeView(QWidget *parent)
@@ -574,14 +580,14 @@ void LifetimeView::paintCurve(QPainter &p) const
     // Labels may reach a little above and below the area.
     p.setClipRect(QRectF(ca.x, ca.y - fm.height(), ca.w, ca.h + fm.height() * 2));
     const bool sameLine = std::abs(m_geometry.capacityY - m_geometry.usableY) < 0.5;
-    labelLine(m_geometry.capacityY, kCapacityColour, capacity, true);
+    labelLine(m_geometry.capacityY, onBackground(kCapacityColour, palette()), capacity, true);
     if (!sameLine)
-        labelLine(m_geometry.usableY, kUsableColour, usable, false);
+        labelLine(m_geometry.usableY, onBackground(kUsableColour, palette()), usable, false);
 
     if (m_geometry.peakVisible) {
         p.setRenderHint(QPainter::Antialiasing, true);
         const bool fits = rank.peak_bytes <= m_timeline.ledger.usable_bytes;
-        const QColor dot = fits ? curveColour(palette()) : kCapacityColour;
+        const QColor dot = fits ? curveColour(palette()) : onBackground(kCapacityColour, palette());
         p.setPen(QPen(palette().color(QPalette::Base), 1.5));
         p.setBrush(dot);
         const double radius = std::max(3.5, fm.height() * 0.28);
