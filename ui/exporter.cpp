@@ -15,8 +15,10 @@ bool exportImage(QWidget *widget, const QString &path, QString *error)
 {
     const QImage image = widget->grab().toImage();
     // Through QSaveFile: a failed write leaves the old image in place.
+    // Unbuffered: Qt 6.4's commit() ignores a failed flush of its buffer
+    // (see Document::saveFile).
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered)) {
         if (error)
             *error = file.errorString();
         return false;
@@ -41,7 +43,7 @@ bool exportImage(QWidget *widget, const QString &path, QString *error)
 bool exportSvg(QWidget *widget, const QString &path, const QString &title, QString *error)
 {
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered)) {
         if (error)
             *error = file.errorString();
         return false;
@@ -56,7 +58,7 @@ bool exportSvg(QWidget *widget, const QString &path, const QString &title, QStri
         QPainter painter(&generator);
         widget->render(&painter);
     }
-    if (!file.commit()) {
+    if (file.error() != QFileDevice::NoError || !file.commit()) {
         if (error)
             *error = file.errorString();
         return false;

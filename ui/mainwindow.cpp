@@ -2,12 +2,18 @@
 #include "ui/mainwindow.h"
 
 #include <QAction>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QSettings>
+#include <QSpinBox>
 #include <QDockWidget>
 #include <QScrollArea>
 #include <QTabWidget>
 #include <QUndoStack>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeySequence>
 #include <QLabel>
@@ -15,6 +21,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSet>
+#include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
@@ -30,6 +37,7 @@
 #include "ui/document.h"
 #include "ui/exporter.h"
 #include "ui/ledgertablemodel.h"
+#include "ui/lifetimeview.h"
 #include "ui/memorybarschart.h"
 #include "ui/staircasechart.h"
 #include "ui/talkmode.h"
@@ -60,7 +68,10 @@ QString parameterCountText(std::int64_t parameters)
 }
 
 constexpr int kMemoryTab = 0;
-constexpr int kLedgerTab = 1;
+constexpr int kLifetimesTab = 1;
+constexpr int kLedgerTab = 2;
+constexpr int kMaxRecentFiles = 8;
+const QString kRecentFilesKey = QStringLiteral("recentFiles");
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
 constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
 
@@ -104,6 +115,9 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_views(new QTabWidget(this))
     , m_planDock(new QDockWidget(tr("Plan"), this))
     , m_talk(nullptr)
+    , m_lifetimes(new LifetimeView(this))
+    , m_lifetimesPage(new QWidget(this))
+    , m_rankSpin(new QSpinBox(this))
 {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
@@ -138,7 +152,29 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     charts->setStretchFactor(0, 3);
     charts->setStretchFactor(1, 2);
     charts->setChildrenCollapsible(false);
+    // Lifetimes: one rank's memory curve over its gantt, with the rank and mode pickers.
+    auto *lifetimesBar = new QHBoxLayout;
+    lifetimesBar->addWidget(new QLabel(tr("Rank"), m_lifetimesPage));
+    lifetimesBar->addWidget(m_rankSpin);
+    auto *mode = new QComboBox(m_lifetimesPage);
+    mode->addItems({tr("Gantt rows"), tr("Stacked bands")});
+    lifetimesBar->addWidget(mode);
+    auto *fit = new QCheckBox(tr("Fit the bytes axis to the view"), m_lifetimesPage);
+    fit->setChecked(m_lifetimes->fitBytes());
+    lifetimesBar->addWidget(fit);
+    lifetimesBar->addStretch(1);
+    auto *lifetimesLayout = new QVBoxLayout(m_lifetimesPage);
+    lifetimesLayout->setContentsMargins(4, 4, 4, 4);
+    lifetimesLayout->addLayout(lifetimesBar);
+    lifetimesLayout->addWidget(m_lifetimes, 1);
+    connect(m_rankSpin, &QSpinBox::valueChanged, m_lifetimes, &LifetimeView::setRank);
+    connect(mode, &QComboBox::currentIndexChanged, this, [this](int index) {
+        m_lifetimes->setMode(index == 0 ? LifetimeView::Mode::Gantt : LifetimeView::Mode::Bands);
+    });
+    connect(fit, &QCheckBox::toggled, m_lifetimes, &LifetimeView::setFitBytes);
+
     m_views->insertTab(kMemoryTab, charts, tr("&Memory"));
+    m_views->insertTab(kLifetimesTab, m_lifetimesPage, tr("L&ifetimes"));
     m_views->insertTab(kLedgerTab, m_tree, tr("&Ledger"));
     connect(m_views, &QTabWidget::currentChanged, this, &MainWindow::refreshCurrentView);
 
@@ -192,13 +228,21 @@ void MainWindow::createMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    updateRecentMenu();
+    file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
+    file->addAction(tr("Save &as…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
     file->addAction(tr("Import &Hugging Face config…"), this, &MainWindow::importHfConfig);
     QMenu *scenarios = file->addMenu(tr("Open &built-in scenario"));
     for (const std::string &name : builtinNames("scenarios")) {
         scenarios->addAction(QString::fromStdString(name), this, [this, name] {
+            if (!maybeSave())
+                return;
             QString error;
             if (!m_document->loadBuiltinScenario(name, &error))
                 showLoadFailure(this, tr("Cannot open scenario"), QString::fromStdString(name), error);
+            else
+                m_filePath.clear();
         });
     }
     file->addSeparator();
@@ -285,21 +329,112 @@ void MainWindow::exportLedgerText(const QString &filter, const QString &suffix, 
 
 void MainWindow::openFile()
 {
+    if (!maybeSave())
+        return;
     const QString path = QFileDialog::getOpenFileName(this, tr("Open preset"), QString(),
                                                       tr("MemLedger presets (*.json);;All files (*)"));
-    if (path.isEmpty())
-        return;
+    if (!path.isEmpty())
+        openPath(path);
+}
+
+bool MainWindow::openPath(const QString &path)
+{
     QString error;
     if (!m_document->loadFile(path, &error)) {
         statusBar()->showMessage(tr("Could not open %1").arg(path));
         showLoadFailure(this, tr("Cannot open preset"), path, error);
-        return;
+        return false;
     }
+    setFilePath(path);
     statusBar()->showMessage(tr("Opened %1").arg(path));
+    return true;
+}
+
+bool MainWindow::save()
+{
+    return m_filePath.isEmpty() ? saveAs() : saveTo(m_filePath);
+}
+
+bool MainWindow::saveAs()
+{
+    QString suggested = m_filePath;
+    if (suggested.isEmpty())
+        suggested = QString::fromStdString(m_document->config().name) + QStringLiteral(".json");
+    QString path = QFileDialog::getSaveFileName(this, tr("Save preset"), suggested, tr("MemLedger presets (*.json)"));
+    if (path.isEmpty())
+        return false;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QStringLiteral(".json");
+    return saveTo(path);
+}
+
+bool MainWindow::saveTo(const QString &path)
+{
+    QString error;
+    if (!m_document->saveFile(path, &error)) {
+        QMessageBox::warning(this, tr("Save failed"), tr("%1\nThe file on disk was left as it was.").arg(error));
+        return false;
+    }
+    m_document->undoStack()->setClean();
+    setFilePath(path);
+    statusBar()->showMessage(tr("Saved %1").arg(path));
+    return true;
+}
+
+bool MainWindow::maybeSave()
+{
+    if (m_document->undoStack()->isClean())
+        return true;
+    const auto answer = QMessageBox::question(this, tr("Unsaved changes"),
+                                              tr("The plan has changes that are not saved. Save them first?"),
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Save)
+        return save();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (maybeSave())
+        event->accept();
+    else
+        event->ignore();
+}
+
+void MainWindow::setFilePath(const QString &path)
+{
+    m_filePath = path;
+    if (path.isEmpty())
+        return;
+    QSettings settings;
+    QStringList recent = settings.value(kRecentFilesKey).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecentFiles)
+        recent.removeLast();
+    settings.setValue(kRecentFilesKey, recent);
+    updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu()
+{
+    if (!m_recentMenu)
+        return;
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(kRecentFilesKey).toStringList();
+    for (const QString &path : recent) {
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
+            if (maybeSave())
+                openPath(path);
+        })->setToolTip(path);
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::importHfConfig()
 {
+    if (!maybeSave())
+        return;
     const QString path = QFileDialog::getOpenFileName(this, tr("Import Hugging Face config"), QString(),
                                                       tr("Hugging Face configs (config.json *.json);;All files (*)"));
     if (path.isEmpty())
@@ -310,6 +445,7 @@ void MainWindow::importHfConfig()
         showLoadFailure(this, tr("Cannot import Hugging Face config"), path, error);
         return;
     }
+    m_filePath.clear(); // Save must not write a preset over the config.json
     statusBar()->showMessage(m_document->problems().empty()
                                  ? tr("Imported %1").arg(path)
                                  : tr("Imported %1; the problems list names what the import could not carry over").arg(path));
@@ -319,7 +455,7 @@ void MainWindow::updateLedger()
 {
     // Only the visible view is refreshed on every edit; a hidden one catches up
     // when its tab is shown (a slider drag must stay inside one frame).
-    m_stale = {true, true};
+    m_stale = {true, true, true};
     refreshCurrentView();
     updateHeader();
 }
@@ -333,6 +469,19 @@ void MainWindow::refreshCurrentView()
     if (tab == kMemoryTab) {
         m_bars->setLedger(m_document->ledger());
         m_staircase->setLedger(m_document->ledger());
+        return;
+    }
+    if (tab == kLifetimesTab) {
+        const Timeline &timeline = m_document->timeline();
+        const int ranks = static_cast<int>(timeline.ranks.size());
+        const bool sameRanks = m_rankSpin->maximum() == ranks - 1;
+        m_lifetimes->setTimeline(timeline);
+        const QSignalBlocker block(m_rankSpin);
+        m_rankSpin->setRange(0, std::max(0, ranks - 1));
+        // A new plan opens on its fullest rank; an edit keeps the rank in view.
+        const int rank = sameRanks ? m_rankSpin->value() : timeline.peak_rank;
+        m_rankSpin->setValue(rank);
+        m_lifetimes->setRank(rank);
         return;
     }
     m_model->setLedger(m_document->ledger());

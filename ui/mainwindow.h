@@ -6,10 +6,13 @@
 #include <array>
 #include <string>
 
+class QCloseEvent;
 class QDockWidget;
+class QMenu;
 class QLabel;
 class QListWidget;
 class QSortFilterProxyModel;
+class QSpinBox;
 class QTabWidget;
 class QTreeView;
 
@@ -19,6 +22,7 @@ class ControlPanel;
 class Document;
 class LedgerTableModel;
 class MemoryBarsChart;
+class LifetimeView;
 class StaircaseChart;
 class TalkMode;
 
@@ -34,8 +38,23 @@ public:
     StaircaseChart *staircase() const { return m_staircase; }
     QTabWidget *views() const { return m_views; }
     TalkMode *talkMode() const { return m_talk; }
+    LifetimeView *lifetimes() const { return m_lifetimes; }
+    // The preset file the plan was opened from or saved to; empty for a built-in.
+    QString filePath() const { return m_filePath; }
+    bool save();
+    bool saveAs();
+    // Opens a preset file (errors in a message box, the plan untouched).
+    bool openPath(const QString &path);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
 
 private:
+    // With unsaved edits, asks to save, discard or cancel; true to go on.
+    bool maybeSave();
+    bool saveTo(const QString &path);
+    void setFilePath(const QString &path);
+    void updateRecentMenu();
     void createMenus();
     void openFile();
     void importHfConfig();
@@ -58,7 +77,12 @@ private:
     QTabWidget *m_views;
     QDockWidget *m_planDock;
     TalkMode *m_talk;
-    std::array<bool, 2> m_stale{true, true}; // per tab: the ledger changed since it was drawn
+    LifetimeView *m_lifetimes;
+    QWidget *m_lifetimesPage;
+    QSpinBox *m_rankSpin;
+    QMenu *m_recentMenu = nullptr;
+    QString m_filePath;
+    std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
 };
 
 } // namespace memledger::ui

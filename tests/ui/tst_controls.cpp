@@ -9,9 +9,12 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStackedBarSeries>
+#include <QTemporaryDir>
 #include <QUndoStack>
+#include <QFile>
 
 #include "core/builtins.h"
+#include "core/preset.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
@@ -143,4 +146,31 @@ TEST_CASE("Compare: pinned plans stand beside the current one, as seed 000's pla
     document.clearPins();
     CHECK_FALSE(window.memoryBars()->isComparing());
     CHECK(barCount(window.memoryBars()) == 1);
+}
+
+TEST_CASE("Save writes the edited plan over its file and marks it clean", "[ui][files]")
+{
+    QTemporaryDir dir;
+    REQUIRE(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("plan.json"));
+    {
+        QFile f(path);
+        REQUIRE(f.open(QIODevice::WriteOnly));
+        f.write(findBuiltin("scenarios", "llama-3-70b-128xh100")->text.data());
+    }
+    Document document;
+    MainWindow window(&document);
+    REQUIRE(window.openPath(path));
+    CHECK(window.filePath() == path);
+    CHECK(document.undoStack()->isClean());
+    QSpinBox *p = pipelineSpin(window);
+    p->setValue(8);
+    QApplication::processEvents();
+    CHECK_FALSE(document.undoStack()->isClean());
+    REQUIRE(window.save());
+    CHECK(document.undoStack()->isClean());
+    const LoadResult back = presetFromFile(path.toStdString());
+    REQUIRE(back.config.has_value());
+    CHECK(back.config->parallelism.pipeline_model_parallel_size == 8);
+    CHECK(*back.config == document.config());
 }
