@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/search.h"
 
+#include "core/planner/tensorplan.h"
+
 #include "core/activations.h"
 #include "core/costmodel.h"
 #include "core/modelstates.h"
@@ -135,14 +137,14 @@ struct Candidate {
     double time = 0;
     Bytes bound = 0;
     std::int32_t t, p, v, d, c, e, mbs;
-    std::int8_t zero, recompute, offload, sp;
+    std::int8_t zero, recompute, offload, sp; // offload: bit 0 optimizer (CPU-Adam), bit 1 activations
 };
 
-// Ties in estimated time go to the simpler plan: less sharding, less
-// recompute, no offload, shallower pipeline, narrower tensor split, larger micro-batch.
+// Ties in estimated time go to the simpler plan: no offload, less sharding,
+// less recompute, shallower pipeline, narrower tensor split, larger micro-batch.
 auto rankKey(const Candidate &x)
 {
-    return std::make_tuple(x.time, x.zero, x.recompute, x.offload, x.p, x.t, x.c, x.v, x.e, -x.mbs, x.sp);
+    return std::make_tuple(x.time, x.offload, x.zero, x.recompute, x.p, x.t, x.c, x.v, x.e, -x.mbs, x.sp);
 }
 
 Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch)
@@ -163,13 +165,13 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     cfg.strategy.recompute_granularity = kGranularities[static_cast<std::size_t>(x.recompute)];
     cfg.strategy.recompute_method = RecomputeMethod::Uniform;
     cfg.strategy.recompute_num_layers = 1;
-    cfg.strategy.optimizer_offload = x.offload ? OffloadTarget::CPU : OffloadTarget::None;
+    cfg.strategy.optimizer_offload = (x.offload & 1) ? OffloadTarget::CPU : OffloadTarget::None;
     cfg.strategy.param_offload = OffloadTarget::None;
-    cfg.strategy.activation_offload = OffloadTarget::None;
+    cfg.strategy.activation_offload = (x.offload & 2) ? OffloadTarget::CPU : OffloadTarget::None;
     cfg.name = base.name + " t" + std::to_string(x.t) + " p" + std::to_string(x.p) + (x.v > 1 ? " v" + std::to_string(x.v) : "")
         + " d" + std::to_string(x.d) + (x.c > 1 ? " c" + std::to_string(x.c) : "") + (x.e > 1 ? " e" + std::to_string(x.e) : "")
         + " b" + std::to_string(x.mbs) + " zero" + std::to_string(x.zero) + " " + std::string(granularityName(cfg.strategy.recompute_granularity))
-        + (x.offload ? " cpu-adam" : "");
+        + ((x.offload & 1) ? " cpu-adam" : "") + ((x.offload & 2) ? " act-offload" : "");
     return cfg;
 }
 
@@ -180,6 +182,8 @@ struct StepInputs {
     double paramsOnRank;   // before ZeRO: what the data-parallel group reduces
     double gradBytes, weightBytes, optimizerBytesPerParam;
     bool full, zero3, offload, sharded;
+    bool activationOffload = false;
+    double offloadBytes = 0; // saved activations of one micro-batch on the rank
 };
 
 StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
@@ -211,8 +215,10 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
         st.optimizer = shard * (in.gradBytes + in.weightBytes) / hw.host_link_bytes_per_s + shard * kCpuAdamSecondsPerParam;
     else
         st.optimizer = shard * (2.0 * in.optimizerBytesPerParam + in.gradBytes + in.weightBytes) / hw.hbm_bytes_per_s;
+    if (in.activationOffload)
+        st.activationOffload = m * offloadStall(in.offloadBytes, hw.host_link_bytes_per_s, Lr * in.forward, Lr * in.backward);
     st.total = st.compute + st.recompute + st.tensorComm + st.contextComm + st.bubble + st.pipelineComm + st.dataComm
-        + st.optimizer;
+        + st.optimizer + st.activationOffload;
     return st;
 }
 
@@ -260,6 +266,8 @@ StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
                   sh.tpBytes, sh.kvBytes, sh.p2pBytes, paramsOnLastRank(c), double(sb.grad), double(sb.weight),
                   sb.optimizerPerParam(), c.strategy.recompute_granularity == RecomputeGranularity::Full,
                   par.zero_stage >= 3, c.strategy.optimizer_offload != OffloadTarget::None, par.zero_stage >= 1};
+    in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
+    in.offloadBytes = double(sh.storedDense[static_cast<std::size_t>(g)]) * in.layersOnRank;
     return stepTime(in, c.hardware);
 }
 
@@ -291,6 +299,7 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
 
     std::vector<Candidate> kept;
     ParallelismConfig par;
+    const std::int64_t buffers = base.strategy.activation_offload_buffers;
     for (std::int64_t t : divisorsOf(N, opt.gpusPerNode)) {
         if (heads % t || groups % t || model.ffn() % t
             || (model.moe_shared_expert_intermediate_size > 0 && model.moe_shared_expert_intermediate_size % t))
@@ -389,15 +398,15 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                 inFlightFirst[0] = inFlightOfChunk(par, m, 0, 0);
                                 inFlightLast[1] = inFlightOfChunk(par, m, p - 1, v - 1);
                                 for (int g = 0; g < kRecomputeChoices; ++g) {
-                                    std::array<Bytes, 2> acts{};
+                                    std::array<Bytes, 2> acts{}, layerActs{};
                                     for (int w = 0; w < 2; ++w) {
                                         // Chunks may mix layer kinds: the smaller kind bounds every layer.
                                         const std::size_t gi = static_cast<std::size_t>(g);
                                         const Bytes perLayer = rp[w].moeLayers == 0 ? sh.storedDense[gi]
                                             : rp[w].moeLayers == rp[w].layers       ? sh.storedMoe[gi]
                                                                                     : std::min(sh.storedDense[gi], sh.storedMoe[gi]);
-                                        acts[w] = perLayer * Lc * inFlight[w]
-                                            + (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes;
+                                        layerActs[w] = perLayer * Lc * inFlight[w];
+                                        acts[w] = (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes;
                                         if (rankIds[w] == 0)
                                             acts[w] += sh.firstStage * inFlightFirst[0];
                                         if (rankIds[w] == p - 1)
@@ -408,17 +417,28 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                                   sh.recompute[static_cast<std::size_t>(g)], sh.outForward, sh.outBackward,
                                                   sh.tpBytes, sh.kvBytes, sh.p2pBytes, paramsLast, double(sb.grad),
                                                   double(sb.weight), sb.optimizerPerParam(), g == 2, false, false, false};
+                                    in.offloadBytes = double(sh.storedDense[static_cast<std::size_t>(g)]) * double(L / p);
+                                    // Activation offload keeps the group computing and one per staging buffer (as the ledger).
+                                    std::array<Bytes, 2> offloadedActs{};
+                                    for (int w = 0; w < 2; ++w) {
+                                        const std::int64_t onDevice = std::min<std::int64_t>(inFlight[w], buffers + 1);
+                                        offloadedActs[w] = inFlight[w] > 0 ? layerActs[w] * onDevice / inFlight[w] : 0;
+                                    }
                                     for (int z = 0; z < 4; ++z)
-                                        for (int off = 0; off < 2; ++off) {
+                                        for (int off = 0; off < 4; ++off) {
                                             ++res.candidates;
-                                            const Bytes bound = std::max(states[0][z][off] + acts[0], states[1][z][off] + acts[1]);
+                                            const int opt1 = off & 1;
+                                            const std::array<Bytes, 2> layer = (off & 2) ? offloadedActs : layerActs;
+                                            const Bytes bound = std::max(states[0][z][opt1] + acts[0] + layer[0],
+                                                                         states[1][z][opt1] + acts[1] + layer[1]);
                                             if (bound > limit) {
                                                 ++res.prunedByBound;
                                                 continue;
                                             }
                                             in.zero3 = z >= 3;
                                             in.sharded = z >= 1;
-                                            in.offload = off == 1;
+                                            in.offload = opt1 == 1;
+                                            in.activationOffload = (off & 2) != 0;
                                             Candidate x;
                                             x.time = stepTime(in, base.hardware).total;
                                             x.bound = bound;

@@ -12,7 +12,7 @@ namespace memledger {
 
 // "Find plans that fit" (issue 6): every split of a GPU count into t, p, v, d,
 // c, e with every micro-batch size, ZeRO stage, recompute choice and
-// optimizer-offload choice, for one model, device and global batch.
+// offload choice (none, CPU optimizer, activations to the host, both), for one model, device and global batch.
 struct SearchOptions {
     std::int64_t gpus = 8;
     int top = 10;
@@ -33,7 +33,9 @@ Problems checkSearchOptions(const SearchOptions &options);
 // times (Narayanan et al. 2021); data-parallel gradient reduction (ring
 // all-reduce volume, ×1.5 with ZeRO-3's extra parameter gather) hidden only
 // under the backward of the last micro-batch; pipeline sends; the optimizer
-// step (device HBM streaming, or CPU-Adam plus host-link copies).
+// step (device HBM streaming, or CPU-Adam plus host-link copies); activation
+// offload stalls where a micro-batch's saved activations take longer to cross
+// the host link than the stage's forward (out) or backward (in) lasts.
 struct StepTime {
     double compute = 0;    // forward + backward of all micro-batches on the busiest stage
     double recompute = 0;
@@ -43,6 +45,7 @@ struct StepTime {
     double dataComm = 0;   // the exposed part
     double pipelineComm = 0;
     double optimizer = 0;
+    double activationOffload = 0; // stalls
     double total = 0;
 };
 

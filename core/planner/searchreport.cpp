@@ -17,7 +17,14 @@ nlohmann::json timeToJson(const StepTime &t)
 {
     return {{"compute", t.compute},       {"recompute", t.recompute},       {"bubble", t.bubble},
             {"tensor_comm", t.tensorComm}, {"context_comm", t.contextComm}, {"data_comm_exposed", t.dataComm},
-            {"pipeline_comm", t.pipelineComm}, {"optimizer", t.optimizer}, {"total", t.total}};
+            {"pipeline_comm", t.pipelineComm}, {"optimizer", t.optimizer},
+            {"activation_offload", t.activationOffload}, {"total", t.total}};
+}
+
+std::string offloadText(const StrategyConfig &s)
+{
+    const bool o = s.optimizer_offload != OffloadTarget::None, a = s.activation_offload != OffloadTarget::None;
+    return o && a ? "opt+act" : o ? "optimizer" : a ? "acts" : "none";
 }
 
 } // namespace
@@ -52,13 +59,13 @@ std::string searchToTable(const SearchResult &r, const SearchOptions &o)
                   static_cast<long long>(r.candidates), static_cast<long long>(o.gpus), r.seconds,
                   formatGB(static_cast<double>(r.limitBytes)).c_str(), o.margin * 100);
     out += line;
-    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-8s %10s %10s\n", "#", "t", "p", "v", "d", "c",
+    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %10s %10s\n", "#", "t", "p", "v", "d", "c",
                   "e", "mbs", "zero", "recompute", "offload", "peak", "step (s)");
     out += line;
     int k = 0;
     for (const SearchPlan &p : r.plans) {
         const ParallelismConfig &par = p.config.parallelism;
-        std::snprintf(line, sizeof line, "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-8s %10s %10.3f\n", ++k,
+        std::snprintf(line, sizeof line, "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %10s %10.3f\n", ++k,
                       static_cast<long long>(par.tensor_model_parallel_size),
                       static_cast<long long>(par.pipeline_model_parallel_size),
                       static_cast<long long>(par.virtual_pipeline_model_parallel_size),
@@ -66,7 +73,7 @@ std::string searchToTable(const SearchResult &r, const SearchOptions &o)
                       static_cast<long long>(par.expert_model_parallel_size),
                       static_cast<long long>(p.config.training.micro_batch_size), par.zero_stage,
                       std::string(granularityName(p.config.strategy.recompute_granularity)).c_str(),
-                      std::string(offloadName(p.config.strategy.optimizer_offload)).c_str(),
+                      offloadText(p.config.strategy).c_str(),
                       formatGB(static_cast<double>(p.ledger.peak_bytes)).c_str(), p.time.total);
         out += line;
     }

@@ -62,6 +62,23 @@ TEST_CASE("search: the pruning bound equals the ledger's peak for dense models, 
         CHECK(p.estimateBytes == p.ledger.peak_bytes);
     CHECK(dense.rejectedByLedger == 0);
 
+    // Activation offload keeps 1 + staging-buffer groups on the device, in the bound as in the ledger.
+    nlohmann::json big = test::emptyDoc();
+    big["model"] = "llama-3-70b";
+    big["hardware"] = "H100-SXM-80GB";
+    big["training"] = {{"seq_length", 8192}, {"global_batch_size", 512}};
+    SearchOptions many;
+    many.gpus = 64;
+    many.top = 3000;
+    const SearchResult r70 = searchPlans(test::configFrom(big), many);
+    int offloaded = 0;
+    for (const SearchPlan &p : r70.plans)
+        if (p.config.strategy.activation_offload != OffloadTarget::None) {
+            ++offloaded;
+            CHECK(p.estimateBytes == p.ledger.peak_bytes);
+        }
+    CHECK(offloaded > 100);
+
     // MoE: the all-to-all buffers are left out, so the bound is below the peak.
     nlohmann::json doc = test::emptyDoc();
     doc["model"] = "mixtral-8x7b";
