@@ -18,9 +18,10 @@ namespace memledger::ui {
 // The lifetimes of one pipeline rank on one time axis: the rank's memory
 // curve on top (capacity and usable lines, the peak marked), the lifetimes as
 // gantt rows below, forward / backward / optimizer phases shaded across both.
-// Wheel zooms around the cursor, dragging pans, a double-click resets; hovering
-// a bar names it. All geometry comes from core/gantt.h and is cached until
-// the data, the size, the font or the visible window change.
+// Wheel zooms around the cursor, dragging pans, a double-click resets (keys:
+// + and - zoom, arrows pan, 0 resets); hovering a bar or band names it. All
+// geometry comes from core/gantt.h and is cached until the data, the mode, the
+// size, the font or the visible window change.
 class LifetimeView : public QWidget
 {
     Q_OBJECT
