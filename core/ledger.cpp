@@ -302,6 +302,7 @@ Ledger computeLedger(const Config &c)
     ledger.micro_batches = x.m;
     ledger.capacity_bytes = c.hardware.hbm_bytes;
     ledger.usable_bytes = c.hardware.usableBytes();
+    ledger.host_capacity_bytes = c.hardware.host_bytes;
     for (const Problem &pr : validate(c))
         if (!pr.isError())
             ledger.warnings.push_back(pr);

@@ -63,6 +63,7 @@ struct Ledger {
     Bytes peak_bytes = 0;
     Bytes capacity_bytes = 0;
     Bytes usable_bytes = 0;            // capacity minus the runtime reserve
+    Bytes host_capacity_bytes = 0;     // host memory per GPU (offload targets)
     Problems warnings;                 // non-fatal remarks (validation warnings and ledger notes)
     std::vector<std::string> choices;  // one line per implementation choice in force
 

@@ -91,6 +91,14 @@ bool Document::saveFile(const QString &path, QString *error)
     return true;
 }
 
+void Document::newPlan()
+{
+    m_source = tr("new plan");
+    m_sourceWarnings.clear();
+    m_undo->clear();
+    setConfig(Config{});
+}
+
 bool Document::loadBuiltinScenario(std::string_view name, QString *error)
 {
     const BuiltinPreset *builtin = findBuiltin("scenarios", name);

@@ -110,7 +110,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_tree(new QTreeView(this))
     , m_problems(new QListWidget(this))
     , m_controls(new ControlPanel(document, this))
-    , m_bars(new MemoryBarsChart(this))
+    , m_bars(new MemoryBarsChart(Placement::Device, this))
+    , m_hostBars(new MemoryBarsChart(Placement::Host, this))
     , m_staircase(new StaircaseChart(this))
     , m_views(new QTabWidget(this))
     , m_planDock(new QDockWidget(tr("Plan"), this))
@@ -148,7 +149,11 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     // Memory: the bars per rank beside the staircase.
     auto *charts = new QSplitter(Qt::Horizontal, this);
     charts->addWidget(m_bars);
-    charts->addWidget(m_staircase);
+    auto *side = new QSplitter(Qt::Vertical, this);
+    side->addWidget(m_staircase);
+    side->addWidget(m_hostBars);
+    side->setChildrenCollapsible(false);
+    charts->addWidget(side);
     charts->setStretchFactor(0, 3);
     charts->setStretchFactor(1, 2);
     charts->setChildrenCollapsible(false);
@@ -227,6 +232,12 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
 void MainWindow::createMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&New"), QKeySequence::New, this, [this] {
+        if (!maybeSave())
+            return;
+        m_document->newPlan();
+        m_filePath.clear();
+    });
     file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     updateRecentMenu();
@@ -469,6 +480,7 @@ void MainWindow::refreshCurrentView()
     if (tab == kMemoryTab) {
         m_bars->setLedger(m_document->ledger());
         m_staircase->setLedger(m_document->ledger());
+        m_hostBars->setLedger(m_document->ledger());
         return;
     }
     if (tab == kLifetimesTab) {

@@ -35,6 +35,7 @@ public:
 
     ControlPanel *controlPanel() const { return m_controls; }
     MemoryBarsChart *memoryBars() const { return m_bars; }
+    MemoryBarsChart *hostBars() const { return m_hostBars; }
     StaircaseChart *staircase() const { return m_staircase; }
     QTabWidget *views() const { return m_views; }
     TalkMode *talkMode() const { return m_talk; }
@@ -73,6 +74,7 @@ private:
     QListWidget *m_problems;
     ControlPanel *m_controls;
     MemoryBarsChart *m_bars;
+    MemoryBarsChart *m_hostBars;
     StaircaseChart *m_staircase;
     QTabWidget *m_views;
     QDockWidget *m_planDock;

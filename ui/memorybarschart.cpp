@@ -25,8 +25,9 @@ QString gb(Bytes bytes)
 
 } // namespace
 
-MemoryBarsChart::MemoryBarsChart(QWidget *parent)
+MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     : QChartView(parent)
+    , m_placement(placement)
     , m_series(new QStackedBarSeries)
     , m_capacity(new QLineSeries)
     , m_usable(new QLineSeries)
@@ -34,12 +35,12 @@ MemoryBarsChart::MemoryBarsChart(QWidget *parent)
     , m_axisY(new QValueAxis)
 {
     auto *chart = new QChart;
-    chart->setTitle(tr("Device memory per pipeline rank"));
+    chart->setTitle(title(true));
     // On the right the category names fit unelided, in the bars' bottom-up order.
     chart->legend()->setAlignment(Qt::AlignRight);
     for (Category c : kCategories) {
         auto *set = new QBarSet(toQString(categoryLabel(c)));
-        set->setColor(categoryColor(c));
+        set->setColor(categoryColor(c, m_placement));
         set->setBorderColor(categoryColor(c).darker(115));
         m_sets[static_cast<std::size_t>(c)] = set;
         m_series->append(set);
@@ -55,6 +56,9 @@ MemoryBarsChart::MemoryBarsChart(QWidget *parent)
     m_usable->setPen(QPen(QColor(0xb0, 0x1c, 0x1c), 2.0, Qt::DashLine));
     chart->addSeries(m_capacity);
     chart->addSeries(m_usable);
+    m_usable->setVisible(m_placement == Placement::Device);
+    if (m_placement != Placement::Device)
+        m_capacity->setName(tr("Host memory per GPU"));
 
     m_axisY->setTitleText(tr("GB"));
     m_axisY->setLabelFormat(QStringLiteral("%.0f"));
@@ -86,8 +90,10 @@ void MemoryBarsChart::setLedger(const Ledger &ledger)
     }
     fill(bars, labels, m_ledger);
     m_axisX->setTitleText(tr("pipeline rank"));
-    chart()->setTitle(m_ledger.fits() ? tr("Device memory per pipeline rank — every rank fits")
-                                      : tr("Device memory per pipeline rank — rank %1 does NOT fit").arg(m_ledger.peak_rank));
+    bool fits = true;
+    for (const RankLedger &r : m_ledger.ranks)
+        fits &= m_placement == Placement::Device ? r.fits : r.host_total_bytes <= m_ledger.host_capacity_bytes;
+    chart()->setTitle(title(fits));
 }
 
 void MemoryBarsChart::setComparison(const std::vector<Compared> &plans)
@@ -123,14 +129,16 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
 {
     m_bars = bars;
     // Replace each set's values in one call (value-by-value updates relayout every time).
-    double top = static_cast<double>(reference.capacity_bytes);
+    const bool device = m_placement == Placement::Device;
+    const Bytes capacityBytes = device ? reference.capacity_bytes : reference.host_capacity_bytes;
+    double top = static_cast<double>(capacityBytes);
     for (const RankLedger *r : bars)
-        top = std::max(top, static_cast<double>(r->device_total_bytes));
+        top = std::max(top, static_cast<double>(device ? r->device_total_bytes : r->host_total_bytes));
     for (Category c : kCategories) {
         QList<qreal> values;
         values.reserve(static_cast<int>(bars.size()));
         for (const RankLedger *r : bars)
-            values << static_cast<double>(r->device[static_cast<std::size_t>(c)]) / kGB;
+            values << static_cast<double>(shown(*r, c)) / kGB;
         QBarSet *set = m_sets[static_cast<std::size_t>(c)];
         if (set->count() > 0)
             set->remove(0, set->count());
@@ -140,7 +148,7 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
         m_axisX->setCategories(labels);
 
     const double left = -0.5, right = static_cast<double>(bars.size()) - 0.5;
-    const double capacity = static_cast<double>(reference.capacity_bytes) / kGB;
+    const double capacity = static_cast<double>(capacityBytes) / kGB;
     const double usable = static_cast<double>(reference.usable_bytes) / kGB;
     m_capacity->replace(QList<QPointF>{{left, capacity}, {right, capacity}});
     m_usable->replace(QList<QPointF>{{left, usable}, {right, usable}});
@@ -157,15 +165,29 @@ QString MemoryBarsChart::segmentText(int bar, Category category) const
     const RankLedger &r = *m_bars[static_cast<std::size_t>(bar)];
     QString text = tr("<b>Rank %1 · %2: %3</b>")
                        .arg(r.pipeline_rank)
-                       .arg(toQString(categoryLabel(category)), gb(r.device[static_cast<std::size_t>(category)]));
+                       .arg(toQString(categoryLabel(category)), gb(shown(r, category)));
     for (const LedgerEntry &e : r.entries) {
-        if (e.category != category || e.placement != Placement::Device)
+        if (e.category != category || (e.placement == Placement::Device) != (m_placement == Placement::Device))
             continue;
         text += QStringLiteral("<br>%1 — %2<br><span style='color:#555555'>%3</span>")
                     .arg(toQString(e.label).toHtmlEscaped(), gb(e.bytes), toQString(e.formula).toHtmlEscaped());
     }
-    text += tr("<br>Rank total %1").arg(gb(r.device_total_bytes));
+    text += tr("<br>Rank total %1").arg(gb(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes));
     return text;
+}
+
+Bytes MemoryBarsChart::shown(const RankLedger &rank, Category category) const
+{
+    const std::size_t i = static_cast<std::size_t>(category);
+    return m_placement == Placement::Device ? rank.device[i] : rank.host[i];
+}
+
+QString MemoryBarsChart::title(bool fits) const
+{
+    if (m_placement != Placement::Device)
+        return fits ? tr("Host memory per pipeline rank (offloaded)") : tr("Host memory per pipeline rank — over the host's memory");
+    return fits ? tr("Device memory per pipeline rank — every rank fits")
+                : tr("Device memory per pipeline rank — rank %1 does NOT fit").arg(m_ledger.peak_rank);
 }
 
 void MemoryBarsChart::showSegmentTip(bool on, int index, QBarSet *set)

@@ -23,7 +23,9 @@ class MemoryBarsChart : public QChartView
 {
     Q_OBJECT
 public:
-    explicit MemoryBarsChart(QWidget *parent = nullptr);
+    // Device bytes against the HBM capacity and usable lines, or host bytes
+    // (offloaded rows, in the lighter hues) against the host memory per GPU.
+    explicit MemoryBarsChart(Placement placement = Placement::Device, QWidget *parent = nullptr);
 
     void setLedger(const Ledger &ledger);
     // Compare mode: one bar per plan (its peak rank), the current plan last,
@@ -42,6 +44,10 @@ private:
 
     void fill(const std::vector<const RankLedger *> &bars, const QStringList &labels, const Ledger &reference);
 
+    Bytes shown(const RankLedger &rank, Category category) const;
+    QString title(bool fits) const;
+
+    Placement m_placement;
     Ledger m_ledger;
     std::vector<Compared> m_compared;
     std::vector<const RankLedger *> m_bars; // what each bar shows (into m_ledger or m_compared)

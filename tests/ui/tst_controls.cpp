@@ -174,3 +174,14 @@ TEST_CASE("Save writes the edited plan over its file and marks it clean", "[ui][
     CHECK(back.config->parallelism.pipeline_model_parallel_size == 8);
     CHECK(*back.config == document.config());
 }
+
+TEST_CASE("Host memory has its own bars: the offloaded optimizer of seed 000's plan C", "[ui][charts]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-c-offload"));
+    MainWindow window(&document);
+    const QString host = window.hostBars()->segmentText(0, Category::OptimizerStates);
+    CHECK(host.contains(QStringLiteral("80.86 GB")));
+    CHECK(host.contains(QStringLiteral("Transformer layers")));
+    CHECK(window.memoryBars()->segmentText(0, Category::OptimizerStates).contains(QStringLiteral("0 B")));
+}

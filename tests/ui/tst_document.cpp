@@ -2,6 +2,7 @@
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QUndoStack>
 
 #include "catchqt.h"
 #include "core/builtins.h"
@@ -88,4 +89,15 @@ TEST_CASE("An invalid configuration keeps the last valid ledger", "[ui][document
     CHECK(document.config() == broken);
     CHECK(document.ledger().peak_bytes == peakBefore);
     CHECK(memledger::hasErrors(document.problems()));
+}
+
+TEST_CASE("New starts from the documented defaults with a fresh history", "[ui][document]")
+{
+    memledger::ui::Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    document.newPlan();
+    CHECK(document.config() == memledger::Config{});
+    CHECK(document.hasLedger());
+    CHECK_FALSE(document.isStale());
+    CHECK(document.undoStack()->count() == 0);
 }
