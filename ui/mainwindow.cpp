@@ -41,6 +41,7 @@
 #include "ui/memorybarschart.h"
 #include "ui/staircasechart.h"
 #include "ui/talkmode.h"
+#include "ui/theme.h"
 #include "ui/qtstring.h"
 
 #include <algorithm>
@@ -225,6 +226,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         m_views->setCurrentIndex(kMemoryTab);
     });
 
+    if (QSettings().value(QStringLiteral("darkPalette"), false).toBool())
+        setDark(true);
     updateLedger();
     updateProblems();
 }
@@ -271,6 +274,10 @@ void MainWindow::createMenus()
     quit->setMenuRole(QAction::QuitRole);
     QMenu *view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_planDock->toggleViewAction());
+    QAction *dark = view->addAction(tr("&Dark palette"));
+    dark->setCheckable(true);
+    dark->setChecked(QSettings().value(QStringLiteral("darkPalette"), false).toBool());
+    connect(dark, &QAction::toggled, this, &MainWindow::setDark);
     QAction *pin = view->addAction(tr("&Pin the current plan for comparison"), m_document, &Document::pinCurrent);
     pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
     view->addAction(tr("&Clear pinned plans"), m_document, &Document::clearPins);
@@ -304,6 +311,16 @@ void MainWindow::createMenus()
     redo->setShortcut(QKeySequence::Redo);
     editMenu->addAction(undo);
     editMenu->addAction(redo);
+}
+
+void MainWindow::setDark(bool dark)
+{
+    applyPalette(dark);
+    for (MemoryBarsChart *bars : {m_bars, m_hostBars})
+        bars->setDark(dark);
+    m_staircase->setDark(dark);
+    QSettings().setValue(QStringLiteral("darkPalette"), dark);
+    updateHeader(); // its colours come from the palette
 }
 
 void MainWindow::exportChart(QWidget *chart, const QString &title)
@@ -536,8 +553,8 @@ void MainWindow::updateHeader()
         = QStringLiteral("<span style='font-size:large'><b>%1</b></span>&nbsp;&nbsp; %2 &nbsp;·&nbsp; <b>%3</b>")
               .arg(name.toHtmlEscaped(), facts.join(QStringLiteral(" &nbsp;·&nbsp; ")), peak);
     if (!config.description.empty())
-        html += QStringLiteral("<br><span style='color:#555555'>%1</span>")
-                    .arg(QString::fromStdString(config.description).toHtmlEscaped());
+        html += QStringLiteral("<br><span style='color:%1'>%2</span>")
+                    .arg(palette().color(QPalette::PlaceholderText).name(), QString::fromStdString(config.description).toHtmlEscaped());
     if (m_document->isStale())
         html += QStringLiteral("<br><span style='color:#b01c1c'>%1</span>")
                     .arg(tr("The configuration has errors (below); the ledger shown is the last valid one."));

@@ -46,6 +46,8 @@ public:
     bool saveAs();
     // Opens a preset file (errors in a message box, the plan untouched).
     bool openPath(const QString &path);
+    // Light or dark palette for the window and the charts (remembered).
+    void setDark(bool dark);
 
 protected:
     void closeEvent(QCloseEvent *event) override;

@@ -176,6 +176,25 @@ QString MemoryBarsChart::segmentText(int bar, Category category) const
     return text;
 }
 
+void MemoryBarsChart::setDark(bool dark)
+{
+    // A theme resets every series' colours: put the fixed palette back.
+    chart()->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    recolor();
+}
+
+void MemoryBarsChart::recolor()
+{
+    const bool dark = chart()->theme() == QChart::ChartThemeDark;
+    for (Category c : kCategories) {
+        QBarSet *set = m_sets[static_cast<std::size_t>(c)];
+        set->setColor(categoryColor(c, m_placement));
+        set->setBorderColor(categoryColor(c).darker(115));
+    }
+    m_capacity->setPen(QPen(dark ? QColor(0xe8, 0xe8, 0xe8) : QColor(0x20, 0x20, 0x20), 2.0));
+    m_usable->setPen(QPen(dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c), 2.0, Qt::DashLine));
+}
+
 Bytes MemoryBarsChart::shown(const RankLedger &rank, Category category) const
 {
     const std::size_t i = static_cast<std::size_t>(category);

@@ -28,6 +28,8 @@ public:
     explicit MemoryBarsChart(Placement placement = Placement::Device, QWidget *parent = nullptr);
 
     void setLedger(const Ledger &ledger);
+    // Qt Charts' dark or light theme, with the category colours kept.
+    void setDark(bool dark);
     // Compare mode: one bar per plan (its peak rank), the current plan last,
     // as in seed 000's table of plans A-D. An empty list returns to the ranks.
     struct Compared {
@@ -40,6 +42,7 @@ public:
     QString segmentText(int bar, Category category) const;
 
 private:
+    void recolor();
     void showSegmentTip(bool on, int index, QBarSet *set);
 
     void fill(const std::vector<const RankLedger *> &bars, const QStringList &labels, const Ledger &reference);

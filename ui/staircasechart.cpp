@@ -52,6 +52,20 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     setRenderHint(QPainter::Antialiasing);
 }
 
+void StaircaseChart::setDark(bool dark)
+{
+    chart()->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    recolor();
+}
+
+void StaircaseChart::recolor()
+{
+    const bool dark = chart()->theme() == QChart::ChartThemeDark;
+    m_activations->setColor(categoryColor(Category::Activations));
+    m_activations->setBorderColor(categoryColor(Category::Activations).darker(115));
+    m_inFlight->setPen(QPen(dark ? QColor(0xe8, 0xe8, 0xe8) : QColor(0x20, 0x20, 0x20), 2.5));
+}
+
 void StaircaseChart::setLedger(const Ledger &ledger)
 {
     QStringList categories;

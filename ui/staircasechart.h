@@ -22,8 +22,11 @@ class StaircaseChart : public QChartView
 public:
     explicit StaircaseChart(QWidget *parent = nullptr);
     void setLedger(const Ledger &ledger);
+    // Qt Charts' dark or light theme, with the category colours kept.
+    void setDark(bool dark);
 
 private:
+    void recolor();
     QBarSeries *m_series;
     QBarSet *m_activations;
     QLineSeries *m_inFlight;
