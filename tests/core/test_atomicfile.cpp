@@ -5,6 +5,7 @@
 // byte for byte and no temporary behind. Tests run as root, where chmod
 // blocks nothing, hence /proc (read-only for root too) and fd-level faults.
 #include "testutil.h"
+#include "filesizelimit.h"
 
 #include "core/atomicfile.h"
 
@@ -62,24 +63,6 @@ struct WriterOverride {
     ~WriterOverride() { setFileWriterForTesting(previous); }
 };
 
-// RLIMIT_FSIZE makes the kernel refuse writes past `bytes` (EFBIG), root or not.
-struct FileSizeLimit {
-    rlimit previous{};
-    void (*handler)(int);
-    explicit FileSizeLimit(rlim_t bytes)
-    {
-        handler = std::signal(SIGXFSZ, SIG_IGN); // EFBIG instead of the default kill
-        REQUIRE(::getrlimit(RLIMIT_FSIZE, &previous) == 0);
-        rlimit small = previous;
-        small.rlim_cur = bytes;
-        REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-    }
-    ~FileSizeLimit()
-    {
-        ::setrlimit(RLIMIT_FSIZE, &previous);
-        std::signal(SIGXFSZ, handler);
-    }
-};
 
 } // namespace
 

@@ -10,18 +10,7 @@
 
 using memledger::ui::Document;
 
-namespace {
-
-QString writeFile(const QTemporaryDir &dir, const QString &name, const QByteArray &contents)
-{
-    const QString path = dir.filePath(name);
-    QFile file(path);
-    REQUIRE(file.open(QIODevice::WriteOnly));
-    REQUIRE(file.write(contents) == contents.size());
-    return path;
-}
-
-} // namespace
+using memledger::test::writeFile;
 
 TEST_CASE("Document loads the default scenario", "[ui][document]")
 {

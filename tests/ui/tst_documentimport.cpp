@@ -14,16 +14,10 @@
 
 using memledger::ui::Document;
 
+using memledger::test::writeFile;
+
 namespace {
 
-QString writeFile(const QTemporaryDir &dir, const QString &name, const QByteArray &contents)
-{
-    const QString path = dir.filePath(name);
-    QFile file(path);
-    REQUIRE(file.open(QIODevice::WriteOnly));
-    REQUIRE(file.write(contents) == contents.size());
-    return path;
-}
 
 const QByteArray kMistral = QByteArrayLiteral(R"({
   "architectures": ["MistralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,

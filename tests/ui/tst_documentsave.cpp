@@ -12,11 +12,14 @@
 #include <sys/resource.h>
 
 #include "catchqt.h"
+#include "../core/filesizelimit.h"
 #include "core/builtins.h"
 #include "core/preset.h"
 #include "ui/document.h"
 
 using memledger::ui::Document;
+
+using memledger::test::FileSizeLimit;
 
 namespace {
 
@@ -40,23 +43,6 @@ struct Spies {
 };
 
 // The kernel refuses writes past `bytes` (EFBIG) while this lives.
-struct FileSizeLimit {
-    rlimit previous{};
-    void (*handler)(int);
-    explicit FileSizeLimit(rlim_t bytes)
-    {
-        handler = std::signal(SIGXFSZ, SIG_IGN);
-        REQUIRE(::getrlimit(RLIMIT_FSIZE, &previous) == 0);
-        rlimit small = previous;
-        small.rlim_cur = bytes;
-        REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-    }
-    ~FileSizeLimit()
-    {
-        ::setrlimit(RLIMIT_FSIZE, &previous);
-        std::signal(SIGXFSZ, handler);
-    }
-};
 
 } // namespace
 
