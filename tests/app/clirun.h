@@ -57,6 +57,17 @@ inline CliRun runCli(const std::string &args)
     return r;
 }
 
+// Bad input is refused the same way by every command: exit 2, nothing on
+// stdout, and stderr naming the field or option (`mentions`).
+inline void checkRefused(const std::string &args, const std::string &mentions)
+{
+    CAPTURE(args);
+    const CliRun r = runCli(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(mentions) != std::string::npos);
+}
+
 // A file that removes itself at the end of the test.
 class TempFile {
 public:

@@ -64,11 +64,6 @@ TEST_CASE("timeline refuses bad input like eval: exit 2, the field named, nothin
              {"timeline gpt-3-175b-64gpus-tp-only --rank x", "--rank"},
              {"timeline gpt-3-175b-64gpus-tp-only --format table", "--format"},
              {"timeline gpt-3-175b-64gpus-tp-only --set parallelism.pipeline_model_parallel_size=5", "model.num_layers"},
-             {"timeline /no/such/file.json", "/no/such/file.json"}}) {
-        CAPTURE(args);
-        const CliRun r = runCli(args);
-        CHECK(r.code == 2);
-        CHECK(r.out.empty());
-        CHECK(r.err.find(mentions) != std::string::npos);
-    }
+             {"timeline /no/such/file.json", "/no/such/file.json"}})
+        checkRefused(args, mentions);
 }
