@@ -203,8 +203,15 @@ Bytes MemoryBarsChart::shown(const RankLedger &rank, Category category) const
 
 QString MemoryBarsChart::title(bool fits) const
 {
-    if (m_placement != Placement::Device)
+    if (m_placement != Placement::Device) {
+        // An empty chart says why it is empty.
+        bool any = false;
+        for (const RankLedger &r : m_ledger.ranks)
+            any |= r.host_total_bytes > 0;
+        if (!any)
+            return tr("Host memory per pipeline rank — nothing offloaded");
         return fits ? tr("Host memory per pipeline rank (offloaded)") : tr("Host memory per pipeline rank — over the host's memory");
+    }
     return fits ? tr("Device memory per pipeline rank — every rank fits")
                 : tr("Device memory per pipeline rank — rank %1 does NOT fit").arg(m_ledger.peak_rank);
 }
