@@ -139,6 +139,7 @@ void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int
     auto *spin = new QSpinBox(this);
     spin->setRange(min, max);
     spin->setToolTip(tip);
+    spin->setAccessibleName(label);
     if (min == 0)
         spin->setSpecialValueText(tr("auto"));
     form->addRow(label, spin);
@@ -158,6 +159,7 @@ void ControlPanel::addCombo(QFormLayout *form, const QString &label, const QStri
     auto *combo = new QComboBox(this);
     combo->addItems(items);
     combo->setToolTip(tip);
+    combo->setAccessibleName(label);
     form->addRow(label, combo);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(combo);
@@ -174,6 +176,7 @@ void ControlPanel::addCheck(QFormLayout *form, const QString &label, GetInt get,
 {
     auto *check = new QCheckBox(this);
     check->setToolTip(tip);
+    check->setAccessibleName(label);
     form->addRow(label, check);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(check);
@@ -196,8 +199,10 @@ void ControlPanel::addSequenceSlider(QFormLayout *form)
     slider->setPageStep(1);
     slider->setTickPosition(QSlider::TicksBelow);
     slider->setToolTip(tr("sequence length, 512 to 1M tokens (log scale)"));
+    slider->setAccessibleName(tr("Sequence (s)"));
     auto *value = new QLabel(row);
-    value->setMinimumWidth(value->fontMetrics().horizontalAdvance(QStringLiteral("1024K")));
+    // A fixed size: a new length repaints the label without relayouting the panel.
+    value->setFixedSize(value->fontMetrics().horizontalAdvance(QStringLiteral("1024K")), value->fontMetrics().height());
     h->addWidget(slider, 1);
     h->addWidget(value);
     form->addRow(tr("Sequence (s)"), row);
@@ -218,6 +223,7 @@ void ControlPanel::addSequenceSlider(QFormLayout *form)
 void ControlPanel::addPresetPicker(QFormLayout *form, const QString &label, const char *kind)
 {
     auto *combo = new QComboBox(this);
+    combo->setAccessibleName(label);
     // Parsed once: the picker follows every edit and must stay cheap.
     std::vector<Config> builtins;
     for (const std::string &n : builtinNames(kind)) {

@@ -39,6 +39,7 @@
 #include "ui/ledgertablemodel.h"
 #include "ui/lifetimeview.h"
 #include "ui/memorybarschart.h"
+#include "ui/planheader.h"
 #include "ui/staircasechart.h"
 #include "ui/talkmode.h"
 #include "ui/theme.h"
@@ -107,7 +108,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_document(document)
     , m_model(new LedgerTableModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
-    , m_header(new QLabel(this))
+    , m_header(new PlanHeader(this))
     , m_tree(new QTreeView(this))
     , m_problems(new QListWidget(this))
     , m_controls(new ControlPanel(document, this))
@@ -121,11 +122,6 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_lifetimesPage(new QWidget(this))
     , m_rankSpin(new QSpinBox(this))
 {
-    m_header->setTextFormat(Qt::RichText);
-    m_header->setWordWrap(true);
-    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_header->setContentsMargins(4, 4, 4, 8);
-
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(LedgerTableModel::SortRole);
     m_tree->setModel(m_proxy);
@@ -549,17 +545,17 @@ void MainWindow::updateHeader()
                  .arg(config.parallelism.data_parallel_size);
     facts << QString::fromStdString(config.hardware.name).toHtmlEscaped();
 
-    QString html
+    const QString title
         = QStringLiteral("<span style='font-size:large'><b>%1</b></span>&nbsp;&nbsp; %2 &nbsp;·&nbsp; <b>%3</b>")
               .arg(name.toHtmlEscaped(), facts.join(QStringLiteral(" &nbsp;·&nbsp; ")), peak);
-    if (!config.description.empty())
-        html += QStringLiteral("<br><span style='color:%1'>%2</span>")
-                    .arg(palette().color(QPalette::PlaceholderText).name(), QString::fromStdString(config.description).toHtmlEscaped());
+    // One detail line, so an invalid edit does not push the charts down.
     if (m_document->isStale())
-        html += QStringLiteral("<br><span style='color:#b01c1c'>%1</span>")
-                    .arg(tr("The configuration has errors (below); the ledger shown is the last valid one."));
-    m_header->setText(html);
-    m_header->setToolTip(tr("%1 parameters in total").arg(toQString(formatThousands(ledger.total_parameters))));
+        m_header->setContent(title, tr("The configuration has errors (below); the ledger shown is the last valid one."), true);
+    else
+        m_header->setContent(title, QString::fromStdString(config.description), false);
+    // The detail line is elided; the tooltip has it whole.
+    m_header->setToolTip(tr("%1\n%2 parameters in total")
+                             .arg(QString::fromStdString(config.description), toQString(formatThousands(ledger.total_parameters))));
 }
 
 void MainWindow::updateProblems()

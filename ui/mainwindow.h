@@ -22,6 +22,7 @@ class ControlPanel;
 class Document;
 class LedgerTableModel;
 class MemoryBarsChart;
+class PlanHeader;
 class LifetimeView;
 class StaircaseChart;
 class TalkMode;
@@ -71,7 +72,7 @@ private:
     Document *m_document;
     LedgerTableModel *m_model;
     QSortFilterProxyModel *m_proxy;
-    QLabel *m_header;
+    PlanHeader *m_header;
     QTreeView *m_tree;
     QListWidget *m_problems;
     ControlPanel *m_controls;

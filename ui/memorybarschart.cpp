@@ -12,6 +12,7 @@
 
 #include "core/units.h"
 #include "ui/categorycolors.h"
+#include "ui/chartupdate.h"
 #include "ui/qtstring.h"
 
 namespace memledger::ui {
@@ -89,11 +90,11 @@ void MemoryBarsChart::setLedger(const Ledger &ledger)
         labels << QStringLiteral("r%1").arg(r.pipeline_rank);
     }
     fill(bars, labels, m_ledger);
-    m_axisX->setTitleText(tr("pipeline rank"));
+    setAxisTitle(m_axisX, tr("pipeline rank"));
     bool fits = true;
     for (const RankLedger &r : m_ledger.ranks)
         fits &= m_placement == Placement::Device ? r.fits : r.host_total_bytes <= m_ledger.host_capacity_bytes;
-    chart()->setTitle(title(fits));
+    setChartTitle(chart(), title(fits));
 }
 
 void MemoryBarsChart::setComparison(const std::vector<Compared> &plans)
@@ -121,14 +122,13 @@ void MemoryBarsChart::setComparison(const std::vector<Compared> &plans)
         labels << tr("now");
     }
     fill(bars, labels, m_ledger);
-    m_axisX->setTitleText(legend.join(QStringLiteral("   ")));
-    chart()->setTitle(tr("Compare: the fullest GPU of each plan"));
+    setAxisTitle(m_axisX, legend.join(QStringLiteral("   ")));
+    setChartTitle(chart(), tr("Compare: the fullest GPU of each plan"));
 }
 
 void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QStringList &labels, const Ledger &reference)
 {
     m_bars = bars;
-    // Replace each set's values in one call (value-by-value updates relayout every time).
     const bool device = m_placement == Placement::Device;
     const Bytes capacityBytes = device ? reference.capacity_bytes : reference.host_capacity_bytes;
     double top = static_cast<double>(capacityBytes);
@@ -139,10 +139,7 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
         values.reserve(static_cast<int>(bars.size()));
         for (const RankLedger *r : bars)
             values << static_cast<double>(shown(*r, c)) / kGB;
-        QBarSet *set = m_sets[static_cast<std::size_t>(c)];
-        if (set->count() > 0)
-            set->remove(0, set->count());
-        set->append(values);
+        setBarValues(m_sets[static_cast<std::size_t>(c)], values);
     }
     if (m_axisX->categories() != labels)
         m_axisX->setCategories(labels);
@@ -150,12 +147,9 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
     const double left = -0.5, right = static_cast<double>(bars.size()) - 0.5;
     const double capacity = static_cast<double>(capacityBytes) / kGB;
     const double usable = static_cast<double>(reference.usable_bytes) / kGB;
-    m_capacity->replace(QList<QPointF>{{left, capacity}, {right, capacity}});
-    m_usable->replace(QList<QPointF>{{left, usable}, {right, usable}});
-    const NiceAxis axis = niceAxis(top / kGB * 1.04);
-    m_axisY->setRange(0, axis.max);
-    m_axisY->setTickCount(axis.ticks());
-    m_axisY->setLabelFormat(QStringLiteral("%.%1f").arg(axis.decimals()));
+    setPoints(m_capacity, {{left, capacity}, {right, capacity}});
+    setPoints(m_usable, {{left, usable}, {right, usable}});
+    setNiceRange(m_axisY, niceAxis(top / kGB * 1.04));
 }
 
 QString MemoryBarsChart::segmentText(int bar, Category category) const

@@ -10,6 +10,7 @@
 
 #include "core/units.h"
 #include "ui/categorycolors.h"
+#include "ui/chartupdate.h"
 
 namespace memledger::ui {
 
@@ -80,20 +81,12 @@ void StaircaseChart::setLedger(const Ledger &ledger)
         maxBytes = std::max(maxBytes, gb);
         maxCount = std::max(maxCount, r.in_flight_microbatches);
     }
-    if (m_activations->count() > 0)
-        m_activations->remove(0, m_activations->count());
-    m_activations->append(bytes);
+    setBarValues(m_activations, bytes);
     if (m_axisX->categories() != categories)
         m_axisX->setCategories(categories);
-    m_inFlight->replace(inFlight);
-    const NiceAxis b = niceAxis(maxBytes * 1.04);
-    m_axisBytes->setRange(0, b.max);
-    m_axisBytes->setTickCount(b.ticks());
-    m_axisBytes->setLabelFormat(QStringLiteral("%.%1f").arg(b.decimals()));
-    const NiceAxis n = niceAxis(maxCount * 1.04);
-    m_axisCount->setRange(0, n.max);
-    m_axisCount->setTickCount(n.ticks());
-    m_axisCount->setLabelFormat(QStringLiteral("%.%1f").arg(n.decimals()));
+    setPoints(m_inFlight, inFlight);
+    setNiceRange(m_axisBytes, niceAxis(maxBytes * 1.04));
+    setNiceRange(m_axisCount, niceAxis(maxCount * 1.04));
 }
 
 } // namespace memledger::ui

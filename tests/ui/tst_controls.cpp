@@ -75,6 +75,31 @@ TEST_CASE("A burst of control changes recomputes once and every view follows", "
     CHECK(document.undoStack()->count() == 1);
 }
 
+TEST_CASE("An edit that keeps the ranks updates every bar in place to the new ledger", "[ui][controls][charts]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    QStackedBarSeries *series = nullptr;
+    for (QAbstractSeries *s : window.memoryBars()->chart()->series())
+        if (auto *bars = qobject_cast<QStackedBarSeries *>(s))
+            series = bars;
+    REQUIRE(series != nullptr);
+    const QList<QBarSet *> sets = series->barSets();
+    REQUIRE(sets.size() == kCategoryCount);
+    const QList<QBarSet *> before = sets;
+
+    Config config = document.config();
+    config.training.seq_length *= 2; // every rank's activations double; the ranks stay
+    document.edit(config, QStringLiteral("longer sequence"));
+    QApplication::processEvents();
+    REQUIRE(document.ledger().ranks.size() == 4);
+    CHECK(series->barSets() == before); // updated in place, not rebuilt
+    for (int c = 0; c < kCategoryCount; ++c)
+        for (int r = 0; r < 4; ++r)
+            CHECK(sets[c]->at(r) == Approx(static_cast<double>(document.ledger().ranks[std::size_t(r)].device[std::size_t(c)]) / kGB));
+}
+
 TEST_CASE("An invalid edit is explained and the last valid charts stay", "[ui][controls]")
 {
     Document document;

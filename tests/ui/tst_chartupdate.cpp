@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// The cheap chart setters: a value that did not change must not reach Qt
+// Charts, whose setters relayout or repaint even for an equal value.
+#include <QBarSet>
+#include <QChart>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QValueAxis>
+
+#include "ui/chartupdate.h"
+
+#include <catch2/catch.hpp>
+
+using namespace memledger;
+using namespace memledger::ui;
+
+TEST_CASE("setNiceRange touches the axis only when the nice range changes", "[ui][charts]")
+{
+    QValueAxis axis;
+    QSignalSpy formats(&axis, &QValueAxis::labelFormatChanged);
+    QSignalSpy ticks(&axis, &QValueAxis::tickCountChanged);
+    QSignalSpy ranges(&axis, &QValueAxis::rangeChanged);
+    const NiceAxis nice = niceAxis(73.0); // 0..80 by 10 (units.h)
+    setNiceRange(&axis, nice);
+    CHECK(axis.max() == nice.max);
+    CHECK(axis.tickCount() == nice.ticks());
+    CHECK(axis.labelFormat() == QStringLiteral("%.%1f").arg(nice.decimals()));
+    const int f = int(formats.count()), t = int(ticks.count()), r = int(ranges.count());
+    setNiceRange(&axis, niceAxis(74.0)); // the same nice axis
+    CHECK(formats.count() == f);
+    CHECK(ticks.count() == t);
+    CHECK(ranges.count() == r);
+    setNiceRange(&axis, niceAxis(0.73)); // a new one: 0..0.8, one decimal
+    CHECK(axis.max() == Approx(niceAxis(0.73).max));
+    CHECK(axis.labelFormat() == QStringLiteral("%.1f"));
+}
+
+TEST_CASE("setBarValues replaces only changed values and rebuilds on a new count", "[ui][charts]")
+{
+    QBarSet set(QStringLiteral("s"));
+    setBarValues(&set, {1.0, 2.0, 3.0});
+    REQUIRE(set.count() == 3);
+    QSignalSpy changed(&set, &QBarSet::valueChanged);
+    setBarValues(&set, {1.0, 5.0, 3.0});
+    CHECK(changed.count() == 1);
+    CHECK(changed.front().front().toInt() == 1);
+    CHECK(set.at(1) == 5.0);
+    setBarValues(&set, {1.0, 5.0, 3.0});
+    CHECK(changed.count() == 1);
+    setBarValues(&set, {4.0, 4.0});
+    CHECK(set.count() == 2);
+    CHECK(set.at(0) == 4.0);
+    CHECK(set.at(1) == 4.0);
+}
+
+TEST_CASE("setPoints and the title setters skip equal values", "[ui][charts]")
+{
+    QLineSeries series;
+    QSignalSpy replaced(&series, &QXYSeries::pointsReplaced);
+    setPoints(&series, {{0, 1}, {1, 1}});
+    setPoints(&series, {{0, 1}, {1, 1}});
+    CHECK(replaced.count() == 1);
+    QChart chart;
+    setChartTitle(&chart, QStringLiteral("Device memory"));
+    CHECK(chart.title() == QStringLiteral("Device memory"));
+    QValueAxis axis;
+    QSignalSpy titles(&axis, &QAbstractAxis::titleTextChanged);
+    setAxisTitle(&axis, QStringLiteral("GB"));
+    setAxisTitle(&axis, QStringLiteral("GB"));
+    CHECK(titles.count() == 1);
+}

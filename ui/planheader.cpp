@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+#include "ui/planheader.h"
+
+#include <QAbstractTextDocumentLayout>
+#include <QColor>
+#include <QEvent>
+#include <QPainter>
+
+#include <cmath>
+
+namespace memledger::ui {
+
+namespace {
+constexpr int kMargin = 4;
+constexpr int kBottomMargin = 8;
+} // namespace
+
+PlanHeader::PlanHeader(QWidget *parent)
+    : QWidget(parent)
+{
+    QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    policy.setHeightForWidth(true);
+    setSizePolicy(policy);
+    m_document.setDocumentMargin(0);
+    m_document.setDefaultFont(font());
+}
+
+void PlanHeader::setContent(const QString &titleHtml, const QString &detail, bool detailIsError)
+{
+    if (titleHtml == m_html && detail == m_detail && detailIsError == m_detailIsError)
+        return;
+    if (titleHtml != m_html) {
+        m_html = titleHtml;
+        m_document.setHtml(titleHtml);
+        const int before = m_textHeight;
+        m_textHeight = textHeight(width());
+        if (m_textHeight != before)
+            updateGeometry(); // the only relayout: the first line wraps differently
+    }
+    m_detail = detail;
+    m_detailIsError = detailIsError;
+    setAccessibleName(plainText());
+    update();
+}
+
+QString PlanHeader::plainText() const
+{
+    return m_detail.isEmpty() ? m_document.toPlainText() : m_document.toPlainText() + QLatin1Char('\n') + m_detail;
+}
+
+int PlanHeader::textHeight(int width) const
+{
+    const qreal textWidth = std::max(1, width - 2 * kMargin);
+    if (m_document.textWidth() != textWidth)
+        m_document.setTextWidth(textWidth);
+    return static_cast<int>(std::ceil(m_document.size().height()));
+}
+
+bool PlanHeader::hasHeightForWidth() const
+{
+    return true;
+}
+
+int PlanHeader::heightForWidth(int width) const
+{
+    const int height = textHeight(width) + fontMetrics().height() + kMargin + kBottomMargin;
+    textHeight(this->width()); // leave the document laid out for painting
+    return height;
+}
+
+QSize PlanHeader::sizeHint() const
+{
+    const int ideal = static_cast<int>(std::ceil(m_document.idealWidth())) + 2 * kMargin;
+    return {ideal, heightForWidth(width() > 0 ? width() : ideal)};
+}
+
+QSize PlanHeader::minimumSizeHint() const
+{
+    return {0, sizeHint().height()};
+}
+
+void PlanHeader::paintEvent(QPaintEvent *)
+{
+    QPainter painter(this);
+    painter.translate(kMargin, kMargin);
+    QAbstractTextDocumentLayout::PaintContext context;
+    context.palette = palette();
+    context.clip = QRectF(0, 0, width() - 2 * kMargin, m_textHeight);
+    m_document.documentLayout()->draw(&painter, context);
+    if (m_detail.isEmpty())
+        return;
+    // Red for refusal, the placeholder grey for the description.
+    painter.setPen(m_detailIsError ? QColor(0xb0, 0x1c, 0x1c) : palette().color(QPalette::PlaceholderText));
+    const QRect line(0, m_textHeight, width() - 2 * kMargin, fontMetrics().height());
+    painter.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, fontMetrics().elidedText(m_detail, Qt::ElideRight, line.width()));
+}
+
+void PlanHeader::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    m_textHeight = textHeight(width()); // the layout asked heightForWidth already
+}
+
+void PlanHeader::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) {
+        m_document.setDefaultFont(font());
+        m_textHeight = textHeight(width());
+        updateGeometry();
+        update();
+    }
+}
+
+} // namespace memledger::ui

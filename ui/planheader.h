@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <QTextDocument>
+#include <QWidget>
+
+namespace memledger::ui {
+
+// The lines above the views: the plan's name, its facts and its peak (rich
+// text), then one line of detail, the description or, in red, why the
+// configuration is refused (elided to the width). A
+// word-wrapped QLabel lays its text out three or four times per change (size
+// hint, height for width, paint) and relayouts the whole window each time;
+// this widget lays the text out once per change and asks for a new geometry
+// only when the first line wraps differently, so a slider drag repaints the
+// header without moving the charts below it. The detail line never wraps, so
+// an invalid edit does not push the charts down either.
+class PlanHeader : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit PlanHeader(QWidget *parent = nullptr);
+
+    void setContent(const QString &titleHtml, const QString &detail, bool detailIsError);
+    // The text as shown, without markup (tests, accessibility).
+    QString plainText() const;
+    bool hasHeightForWidth() const override;
+    int heightForWidth(int width) const override;
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    // Lays the first line(s) out at `width` and returns their height.
+    int textHeight(int width) const;
+
+    QString m_html;
+    QString m_detail;
+    bool m_detailIsError = false;
+    mutable QTextDocument m_document; // laid out at the widget's width, except inside heightForWidth
+
+    int m_textHeight = 0;
+};
+
+} // namespace memledger::ui
