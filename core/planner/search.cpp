@@ -14,6 +14,8 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <string>
 #include <tuple>
@@ -245,6 +247,288 @@ double paramsOnLastRank(const Config &c)
     return params;
 }
 
+
+// ---- Verdicts: why each value of each dimension is or is not in the answer.
+
+constexpr std::size_t kDims = kSearchDimensions.size();
+
+std::size_t dimIndex(SearchDimension d)
+{
+    return static_cast<std::size_t>(d);
+}
+
+// Rules that skipped a value, as bits: set on the value the rule tested and on
+// every value of the enclosing loops, so a value that no plan has can say
+// which rules ruled out every split with it.
+constexpr std::uint32_t kTGpus = 1u << 0;      // t does not divide N
+constexpr std::uint32_t kTNode = 1u << 1;      // t beyond the NVLink node
+constexpr std::uint32_t kTHeads = 1u << 2;
+constexpr std::uint32_t kTGroups = 1u << 3;
+constexpr std::uint32_t kTFfn = 1u << 4;
+constexpr std::uint32_t kTSharedFfn = 1u << 5;
+constexpr std::uint32_t kTExpertFfn = 1u << 6; // the expert FFN does not divide by the expert tensor-parallel size
+constexpr std::uint32_t kCGpus = 1u << 7;      // t × c does not divide N
+constexpr std::uint32_t kCNode = 1u << 8;      // t × c beyond the node
+constexpr std::uint32_t kCSeq = 1u << 9;       // s not a multiple of 2c
+constexpr std::uint32_t kPGpus = 1u << 10;     // t × c × p does not divide N
+constexpr std::uint32_t kPLayers = 1u << 11;   // p does not divide L
+constexpr std::uint32_t kEGroup = 1u << 12;    // t × c × d not a multiple of etp × e
+constexpr std::uint32_t kVNeedsP = 1u << 13;   // interleaving with p = 1
+constexpr std::uint32_t kVLayers = 1u << 14;   // p × v does not divide L
+constexpr std::uint32_t kSpRule = 1u << 15;    // MoE with t > 1 needs sequence parallelism, and t | s / c
+constexpr std::uint32_t kBatch = 1u << 16;     // micro-batch × d does not divide the global batch
+constexpr std::uint32_t kInterleaveBatch = 1u << 17; // interleaving needs the micro-batches per replica to be a multiple of p
+
+// Per value of a dimension: the candidate with the least bound, the fastest
+// one within the limit, and the rules that skipped it.
+struct Slot {
+    Candidate least{};
+    Candidate fastest{};
+    std::uint32_t why = 0;
+    Slot()
+    {
+        least.bound = std::numeric_limits<Bytes>::max();
+        fastest.time = std::numeric_limits<double>::infinity();
+    }
+    bool tried() const { return least.bound != std::numeric_limits<Bytes>::max(); }
+    bool kept() const { return fastest.time != std::numeric_limits<double>::infinity(); }
+    void fold(const Candidate &leastIn, const Candidate &fastestIn)
+    {
+        if (leastIn.bound < least.bound)
+            least = leastIn;
+        if (fastestIn.time < fastest.time)
+            fastest = fastestIn;
+    }
+};
+
+struct Domain {
+    std::vector<std::int64_t> values;
+    std::vector<Slot> slots;
+    void set(std::vector<std::int64_t> v)
+    {
+        values = std::move(v);
+        slots.assign(values.size(), Slot{});
+    }
+    std::size_t indexOf(std::int64_t v) const
+    {
+        return static_cast<std::size_t>(std::find(values.begin(), values.end(), v) - values.begin());
+    }
+};
+
+std::vector<std::int64_t> allDivisors(std::int64_t n)
+{
+    std::vector<std::int64_t> low, high;
+    for (std::int64_t k = 1; k * k <= n; ++k)
+        if (n % k == 0) {
+            low.push_back(k);
+            if (k != n / k)
+                high.push_back(n / k);
+        }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    return low;
+}
+
+// Every degree up to the NVLink node (those that do not divide N included, so
+// the answer says why t = 3 is out), then the first divisor of N beyond it.
+std::vector<std::int64_t> upToNode(std::int64_t n, std::int64_t node)
+{
+    std::vector<std::int64_t> out;
+    for (std::int64_t k = 1; k <= std::min(n, node); ++k)
+        out.push_back(k);
+    for (std::int64_t k : allDivisors(n))
+        if (k > node) {
+            out.push_back(k);
+            break;
+        }
+    return out;
+}
+
+std::int64_t valueOf(const Candidate &x, SearchDimension d)
+{
+    switch (d) {
+    case SearchDimension::T: return x.t;
+    case SearchDimension::P: return x.p;
+    case SearchDimension::V: return x.v;
+    case SearchDimension::D: return x.d;
+    case SearchDimension::C: return x.c;
+    case SearchDimension::E: return x.e;
+    case SearchDimension::MicroBatch: return x.mbs;
+    case SearchDimension::ZeroStage: return x.zero;
+    case SearchDimension::Recompute: return x.recompute;
+    case SearchDimension::Offload: return x.offload;
+    }
+    return 0;
+}
+
+
+std::string labelOf(SearchDimension d, std::int64_t v)
+{
+    if (d == SearchDimension::Recompute)
+        return std::string(granularityName(static_cast<RecomputeGranularity>(v)));
+    if (d == SearchDimension::Offload) {
+        constexpr std::array<const char *, 4> names = {"none", "optimizer", "activations", "optimizer+activations"};
+        return names[static_cast<std::size_t>(v & 3)];
+    }
+    return std::to_string(v);
+}
+
+// The value in a sentence: "t = 3", "micro-batch 4", "ZeRO 1", "full recompute".
+std::string phraseOf(SearchDimension d, std::int64_t v)
+{
+    switch (d) {
+    case SearchDimension::MicroBatch: return "micro-batch " + std::to_string(v);
+    case SearchDimension::ZeroStage: return "ZeRO " + std::to_string(v);
+    case SearchDimension::Recompute: {
+        constexpr std::array<const char *, 3> names = {"no recompute", "selective recompute", "full recompute"};
+        return names[static_cast<std::size_t>(std::clamp<std::int64_t>(v, 0, 2))];
+    }
+    case SearchDimension::Offload: {
+        constexpr std::array<const char *, 4> names = {"no offload", "the optimizer on the CPU",
+                                                       "activations offloaded to the host",
+                                                       "the optimizer on the CPU and activations on the host"};
+        return names[static_cast<std::size_t>(v & 3)];
+    }
+    default: return std::string(dimensionName(d)) + " = " + std::to_string(v);
+    }
+}
+
+// "a", "a or b", "a, b or c".
+std::string orList(const std::vector<std::string> &items)
+{
+    std::string out;
+    for (std::size_t k = 0; k < items.size(); ++k) {
+        if (k > 0)
+            out += k + 1 == items.size() ? " or " : ", ";
+        out += items[k];
+    }
+    return out;
+}
+
+std::string joined(const std::vector<std::string> &items, const char *sep)
+{
+    std::string out;
+    for (std::size_t k = 0; k < items.size(); ++k)
+        out += (k > 0 ? sep : "") + items[k];
+    return out;
+}
+
+// Formats bytes rounded down to the digits formatGB shows, so "needs at least"
+// never overstates the bound.
+std::string floorGB(Bytes bytes)
+{
+    const double a = static_cast<double>(bytes);
+    double quantum = 1;
+    for (const double unit : {1e12, 1e9, 1e6, 1e3})
+        if (a >= unit) {
+            quantum = unit * (a >= 100 * unit ? 0.1 : a >= 10 * unit ? 0.01 : 0.001);
+            break;
+        }
+    return formatGB(std::floor(a / quantum) * quantum);
+}
+
+// 0.8 -> "80 %", 0.825 -> "82.5 %".
+std::string percentOf(double fraction)
+{
+    char text[32];
+    const double pct = fraction * 100.0;
+    std::snprintf(text, sizeof text, std::fabs(pct - std::round(pct)) < 1e-9 ? "%.0f %%" : "%.1f %%", pct);
+    return text;
+}
+
+struct Facts {
+    std::int64_t N, G, L, s, GB, heads, groups, ffn, sharedFfn, moeFfn, etp;
+    bool moe, etpFixed;
+};
+
+// Why no valid plan has this value, from the rules that skipped it.
+std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t why, const Facts &f)
+{
+    const std::string it = phraseOf(d, v), N = std::to_string(f.N), G = std::to_string(f.G);
+    const std::string L = std::to_string(f.L), GB = std::to_string(f.GB);
+    std::vector<std::string> own, other;
+    if (d == SearchDimension::T) {
+        std::vector<std::string> divides;
+        if (why & kTHeads)
+            divides.push_back("the " + std::to_string(f.heads) + " attention heads");
+        if ((why & kTGroups) && f.groups != f.heads)
+            divides.push_back("the " + std::to_string(f.groups) + " query groups");
+        if (why & kTFfn)
+            divides.push_back("the FFN width of " + std::to_string(f.ffn));
+        if (why & kTSharedFfn)
+            divides.push_back("the shared-expert FFN width of " + std::to_string(f.sharedFfn));
+        if ((why & kTExpertFfn) && !f.etpFixed)
+            divides.push_back("the expert FFN width of " + std::to_string(f.moeFfn));
+        if (why & kTGpus)
+            divides.push_back("the " + N + " GPUs");
+        if (!divides.empty())
+            own.push_back(it + " does not divide " + orList(divides));
+        if ((why & kTExpertFfn) && f.etpFixed)
+            own.push_back("the expert FFN width of " + std::to_string(f.moeFfn) + " does not divide by the expert tensor-parallel size "
+                          + std::to_string(f.etp));
+        if (why & kTNode)
+            own.push_back(it + " leaves the " + G + "-GPU NVLink node");
+    }
+    if (d == SearchDimension::C) {
+        if ((why & kCGpus) && f.N % v)
+            own.push_back(it + " does not divide the " + N + " GPUs");
+        if ((why & kCNode) && v > f.G)
+            own.push_back(it + " leaves the " + G + "-GPU NVLink node");
+        if (why & kCSeq)
+            own.push_back("the " + std::to_string(f.s) + "-token sequence does not split into 2c = " + std::to_string(2 * v)
+                          + " chunks");
+    }
+    if (d == SearchDimension::P && (why & kPLayers))
+        own.push_back(it + " does not divide the " + L + " layers");
+    if (d == SearchDimension::D && (why & kBatch) && f.GB % v)
+        own.push_back(it + " does not divide the global batch of " + GB + " sequences");
+    if (d == SearchDimension::V && (why & kVNeedsP)) {
+        // p = 1 cannot interleave; say what ruled out every p > 1 as well.
+        std::vector<std::string> withP;
+        if (why & kVLayers)
+            withP.push_back("p × " + std::to_string(v) + " does not divide the " + L + " layers");
+        if (why & kInterleaveBatch)
+            withP.push_back("the micro-batches per replica are not a multiple of p");
+        if (!(why & ~(kVNeedsP | kVLayers | kInterleaveBatch)))
+            return withP.empty() ? it + " interleaves pipeline stages, which needs p > 1"
+                                 : it + " needs p > 1, and for every p > 1 here " + orList(withP);
+    }
+    if (d == SearchDimension::MicroBatch && (why & kBatch))
+        own.push_back(it + " does not divide the global batch per data-parallel replica (" + GB + " / d)");
+    if (!own.empty())
+        return joined(own, "; ");
+
+    if ((why & kCGpus) && !(d == SearchDimension::C && f.N % v))
+        other.push_back("t × c does not divide the " + N + " GPUs");
+    if ((why & kCNode) && !(d == SearchDimension::C && v > f.G))
+        other.push_back("t × c leaves the " + G + "-GPU NVLink node");
+    if ((why & kCSeq) && d != SearchDimension::C)
+        other.push_back("the " + std::to_string(f.s) + "-token sequence does not split into 2 × c chunks");
+    if (why & kPGpus)
+        other.push_back("t × c × p does not divide the " + N + " GPUs");
+    if ((why & kPLayers) && d != SearchDimension::P)
+        other.push_back("p does not divide the " + L + " layers");
+    if (why & kEGroup)
+        other.push_back("t × c × d is not a multiple of the expert tensor-parallel size × e");
+    if (why & kVNeedsP)
+        other.push_back("interleaving needs p > 1");
+    if (why & kVLayers)
+        other.push_back("p × v does not divide the " + L + " layers");
+    if (why & kSpRule)
+        other.push_back("an MoE model with t > 1 needs sequence parallelism, which needs t to divide the sequence per context rank");
+    if ((why & kBatch) && d != SearchDimension::MicroBatch && !(d == SearchDimension::D && f.GB % v))
+        other.push_back("micro-batch × d does not divide the global batch of " + GB);
+    if (why & kInterleaveBatch)
+        other.push_back("interleaving needs the micro-batches per replica to be a multiple of p");
+    if (!other.empty() || !own.empty()) {
+        own.insert(own.end(), other.begin(), other.end());
+        return "no valid plan has " + it + ": every split with it breaks a rule (" + joined(own, "; ") + ")";
+    }
+    if (d == SearchDimension::D)
+        return it + " leaves " + std::to_string(f.N / v) + " GPUs per replica, and no valid t × c × p makes that "
+               "(t × c within the " + G + "-GPU node, p dividing the " + L + " layers)";
+    return "no valid split of the " + N + " GPUs reaches " + it;
+}
+
 } // namespace
 
 StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
@@ -271,6 +555,74 @@ StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
     return stepTime(in, c.hardware);
 }
 
+std::array<StepTimePart, 9> stepTimeParts(const StepTime &t)
+{
+    return {{{"compute", t.compute},
+             {"recompute", t.recompute},
+             {"bubble", t.bubble},
+             {"tensor_comm", t.tensorComm},
+             {"context_comm", t.contextComm},
+             {"data_comm_exposed", t.dataComm},
+             {"pipeline_comm", t.pipelineComm},
+             {"optimizer", t.optimizer},
+             {"activation_offload", t.activationOffload}}};
+}
+
+StepTimePart largestStepTimePart(const StepTime &time)
+{
+    const auto parts = stepTimeParts(time);
+    return *std::max_element(parts.begin(), parts.end(),
+                             [](const StepTimePart &a, const StepTimePart &b) { return a.seconds < b.seconds; });
+}
+
+std::string_view dimensionName(SearchDimension d)
+{
+    constexpr std::array<std::string_view, kDims> names = {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage",
+                                                           "recompute_granularity", "offload"};
+    return names[dimIndex(d)];
+}
+
+std::string_view dimensionTitle(SearchDimension d)
+{
+    constexpr std::array<std::string_view, kDims> titles = {
+        "tensor-parallel degree", "pipeline-parallel degree", "virtual pipeline chunks per rank", "data-parallel degree",
+        "context-parallel degree", "expert-parallel degree", "micro-batch size", "ZeRO stage", "activation recompute",
+        "offload"};
+    return titles[dimIndex(d)];
+}
+
+std::int64_t dimensionValue(const Config &c, SearchDimension d)
+{
+    const ParallelismConfig &par = c.parallelism;
+    switch (d) {
+    case SearchDimension::T: return par.tensor_model_parallel_size;
+    case SearchDimension::P: return par.pipeline_model_parallel_size;
+    case SearchDimension::V: return par.virtual_pipeline_model_parallel_size;
+    case SearchDimension::D: return par.data_parallel_size;
+    case SearchDimension::C: return par.context_parallel_size;
+    case SearchDimension::E: return par.expert_model_parallel_size;
+    case SearchDimension::MicroBatch: return c.training.micro_batch_size;
+    case SearchDimension::ZeroStage: return par.zero_stage;
+    case SearchDimension::Recompute: return static_cast<std::int64_t>(c.strategy.recompute_granularity);
+    case SearchDimension::Offload:
+        return (c.strategy.optimizer_offload != OffloadTarget::None ? 1 : 0)
+            | (c.strategy.activation_offload != OffloadTarget::None ? 2 : 0);
+    }
+    return 0;
+}
+
+std::string_view verdictKindName(VerdictKind k)
+{
+    switch (k) {
+    case VerdictKind::InTop: return "top";
+    case VerdictKind::Structural: return "structural";
+    case VerdictKind::Memory: return "memory";
+    case VerdictKind::Slower: return "slower";
+    case VerdictKind::Ledger: return "ledger";
+    }
+    return "structural";
+}
+
 SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
 {
     const auto started = std::chrono::steady_clock::now();
@@ -278,6 +630,7 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
     const Config &base = baseIn;
     const ModelConfig &model = base.model;
     const std::int64_t N = opt.gpus, L = model.num_layers, s = base.training.seq_length;
+    const std::int64_t G = opt.gpusPerNode;
     const std::int64_t GB = base.globalBatch();
     const std::int64_t heads = model.num_attention_heads, groups = model.queryGroups();
     const StateBytes sb = stateBytes(base.training);
@@ -297,34 +650,104 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
         return it->second;
     };
 
+    // The values each dimension takes (or is refused), each with its slot.
+    std::array<Domain, kDims> dom;
+    auto domain = [&](SearchDimension d) -> Domain & { return dom[dimIndex(d)]; };
+    domain(SearchDimension::T).set(upToNode(N, G));
+    domain(SearchDimension::C).set(upToNode(N, G));
+    domain(SearchDimension::P).set(divisorsOf(N, L));
+    domain(SearchDimension::D).set(allDivisors(N));
+    domain(SearchDimension::E).set(model.isMoe() ? divisorsOf(model.num_experts, N) : std::vector<std::int64_t>{1});
+    {
+        std::vector<std::int64_t> v, mbs;
+        for (std::int64_t k = 1; k <= std::max<std::int64_t>(1, opt.maxVirtual); ++k)
+            v.push_back(k);
+        for (std::int64_t k = 1; k <= opt.maxMicroBatch; k *= 2)
+            mbs.push_back(k);
+        domain(SearchDimension::V).set(v);
+        domain(SearchDimension::MicroBatch).set(mbs);
+        domain(SearchDimension::ZeroStage).set({0, 1, 2, 3});
+        domain(SearchDimension::Recompute).set({0, 1, 2});
+        domain(SearchDimension::Offload).set({0, 1, 2, 3});
+    }
+    // The loops from the outside in; `at` holds the index of each one's current value.
+    constexpr std::array<SearchDimension, 7> loops = {SearchDimension::T, SearchDimension::C, SearchDimension::P,
+                                                      SearchDimension::D, SearchDimension::E, SearchDimension::V,
+                                                      SearchDimension::MicroBatch};
+    std::array<std::size_t, kDims> at{};
+    auto refuse = [&](std::size_t depth, std::uint32_t why) {
+        for (std::size_t k = 0; k < depth; ++k)
+            dom[dimIndex(loops[k])].slots[at[dimIndex(loops[k])]].why |= why;
+    };
+    Slot *zeroSlots = domain(SearchDimension::ZeroStage).slots.data();
+    Slot *recomputeSlots = domain(SearchDimension::Recompute).slots.data();
+    Slot *offloadSlots = domain(SearchDimension::Offload).slots.data();
+
     std::vector<Candidate> kept;
     ParallelismConfig par;
     const std::int64_t buffers = base.strategy.activation_offload_buffers;
-    for (std::int64_t t : divisorsOf(N, opt.gpusPerNode)) {
-        if (heads % t || groups % t || model.ffn() % t
-            || (model.moe_shared_expert_intermediate_size > 0 && model.moe_shared_expert_intermediate_size % t))
+    const std::int64_t etpFixed = base.parallelism.expert_tensor_parallel_size;
+    const std::vector<std::int64_t> &tValues = domain(SearchDimension::T).values;
+    for (std::size_t ti = 0; ti < tValues.size(); ++ti) {
+        const std::int64_t t = tValues[ti];
+        at[dimIndex(SearchDimension::T)] = ti;
+        const std::int64_t etp = etpFixed > 0 ? etpFixed : t;
+        std::uint32_t tWhy = (N % t ? kTGpus : 0) | (t > G ? kTNode : 0) | (heads % t ? kTHeads : 0) | (groups % t ? kTGroups : 0)
+            | (model.ffn() % t ? kTFfn : 0)
+            | (model.moe_shared_expert_intermediate_size > 0 && model.moe_shared_expert_intermediate_size % t ? kTSharedFfn : 0)
+            | (model.isMoe() && model.moeFfn() % etp ? kTExpertFfn : 0);
+        if (tWhy) {
+            refuse(1, tWhy);
             continue;
-        const std::int64_t etp = base.parallelism.expert_tensor_parallel_size > 0 ? base.parallelism.expert_tensor_parallel_size : t;
-        if (model.isMoe() && model.moeFfn() % etp)
-            continue;
+        }
         const LayerParams lpDense = layerParams(model, false, t, 1, etp);
-        for (std::int64_t c : divisorsOf(N / t, opt.gpusPerNode / t > 0 ? opt.gpusPerNode / t : 1)) {
-            if (c > 1 && s % (2 * c))
+        const std::vector<std::int64_t> &cValues = domain(SearchDimension::C).values;
+        for (std::size_t ci = 0; ci < cValues.size(); ++ci) {
+            const std::int64_t c = cValues[ci];
+            at[dimIndex(SearchDimension::C)] = ci;
+            const std::uint32_t cWhy = ((N / t) % c ? kCGpus : 0) | (t * c > G ? kCNode : 0) | (c > 1 && s % (2 * c) ? kCSeq : 0);
+            if (cWhy) {
+                refuse(2, cWhy);
                 continue;
-            for (std::int64_t p : divisorsOf(N / (t * c), L)) {
-                if (L % p)
+            }
+            const std::vector<std::int64_t> &pValues = domain(SearchDimension::P).values;
+            for (std::size_t pi = 0; pi < pValues.size(); ++pi) {
+                const std::int64_t p = pValues[pi];
+                at[dimIndex(SearchDimension::P)] = pi;
+                if ((N / (t * c)) % p) {
+                    refuse(3, kPGpus);
                     continue;
+                }
                 const std::int64_t d = N / (t * c * p);
+                at[dimIndex(SearchDimension::D)] = domain(SearchDimension::D).indexOf(d);
+                if (L % p) {
+                    refuse(4, kPLayers);
+                    continue;
+                }
                 const std::int64_t dp = d * c;
                 const EmbeddingParams emb = embeddingParams(model, s, t, p);
-                for (std::int64_t e : model.isMoe() ? divisorsOf(model.num_experts, t * c * d) : std::vector<std::int64_t>{1}) {
-                    if (model.isMoe() && (t * c * d) % (etp * e))
+                const std::vector<std::int64_t> &eValues = domain(SearchDimension::E).values;
+                for (std::size_t ei = 0; ei < eValues.size(); ++ei) {
+                    const std::int64_t e = eValues[ei];
+                    at[dimIndex(SearchDimension::E)] = ei;
+                    if (model.isMoe() && (e > t * c * d || (t * c * d) % (etp * e))) {
+                        refuse(5, kEGroup);
                         continue;
+                    }
                     const LayerParams lpMoe = model.isMoe() ? layerParams(model, true, t, e, etp) : lpDense;
                     const std::int64_t edp = model.isMoe() ? std::max<std::int64_t>(1, t * c * d / (etp * e)) : 1;
-                    for (std::int64_t v = 1; v <= (p > 1 ? opt.maxVirtual : 1); ++v) {
-                        if (L % (p * v))
+                    const std::vector<std::int64_t> &vValues = domain(SearchDimension::V).values;
+                    for (std::size_t vi = 0; vi < vValues.size(); ++vi) {
+                        const std::int64_t v = vValues[vi];
+                        at[dimIndex(SearchDimension::V)] = vi;
+                        if (v > 1 && p == 1) {
+                            refuse(6, kVNeedsP);
                             continue;
+                        }
+                        if (L % (p * v)) {
+                            refuse(6, kVLayers);
+                            continue;
+                        }
                         const std::int64_t Lc = L / (p * v);
                         // Parameters and layer kinds of the first and last rank.
                         struct RankParams {
@@ -374,16 +797,23 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                         const double paramsLast = double(rp[1].dense.params + rp[1].expert.params + rp[1].stage.params);
                         for (int spi = 0; spi < (t > 1 ? 2 : 1); ++spi) {
                             const bool sp = spi == 1;
-                            if (sp && (s / c) % t)
+                            if ((sp && (s / c) % t) || (model.isMoe() && t > 1 && !sp)) {
+                                refuse(6, kSpRule);
                                 continue;
-                            if (model.isMoe() && t > 1 && !sp)
-                                continue;
-                            for (std::int64_t mbs = 1; mbs <= opt.maxMicroBatch; mbs *= 2) {
-                                if (GB % (mbs * d))
+                            }
+                            const std::vector<std::int64_t> &mbsValues = domain(SearchDimension::MicroBatch).values;
+                            for (std::size_t bi = 0; bi < mbsValues.size(); ++bi) {
+                                const std::int64_t mbs = mbsValues[bi];
+                                at[dimIndex(SearchDimension::MicroBatch)] = bi;
+                                if (GB % (mbs * d)) {
+                                    refuse(7, kBatch);
                                     continue;
+                                }
                                 const std::int64_t m = GB / (mbs * d);
-                                if (v > 1 && m % p)
+                                if (v > 1 && m % p) {
+                                    refuse(7, kInterleaveBatch);
                                     continue;
+                                }
                                 const Shape &sh = shapeFor(t, c, sp, mbs);
                                 par.tensor_model_parallel_size = t;
                                 par.pipeline_model_parallel_size = p;
@@ -397,6 +827,12 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                         inFlight[w] += inFlightOfChunk(par, m, rankIds[w], k);
                                 inFlightFirst[0] = inFlightOfChunk(par, m, 0, 0);
                                 inFlightLast[1] = inFlightOfChunk(par, m, p - 1, v - 1);
+                                Candidate x{};
+                                x.t = int(t), x.p = int(p), x.v = int(v), x.d = int(d), x.c = int(c), x.e = int(e);
+                                x.mbs = int(mbs);
+                                x.sp = std::int8_t(sp);
+                                // This loop's least bound and fastest plan, folded into the outer dimensions' slots below.
+                                Slot here;
                                 for (int g = 0; g < kRecomputeChoices; ++g) {
                                     std::array<Bytes, 2> acts{}, layerActs{};
                                     for (int w = 0; w < 2; ++w) {
@@ -424,13 +860,29 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                         const std::int64_t onDevice = std::min<std::int64_t>(inFlight[w], buffers + 1);
                                         offloadedActs[w] = inFlight[w] > 0 ? layerActs[w] * onDevice / inFlight[w] : 0;
                                     }
-                                    for (int z = 0; z < 4; ++z)
+                                    x.recompute = std::int8_t(g);
+                                    Slot &rs = recomputeSlots[g];
+                                    for (int z = 0; z < 4; ++z) {
+                                        x.zero = std::int8_t(z);
+                                        Slot &zs = zeroSlots[z];
                                         for (int off = 0; off < 4; ++off) {
                                             ++res.candidates;
                                             const int opt1 = off & 1;
                                             const std::array<Bytes, 2> layer = (off & 2) ? offloadedActs : layerActs;
                                             const Bytes bound = std::max(states[0][z][opt1] + acts[0] + layer[0],
                                                                          states[1][z][opt1] + acts[1] + layer[1]);
+                                            x.offload = std::int8_t(off);
+                                            x.bound = bound;
+                                            x.time = std::numeric_limits<double>::infinity();
+                                            Slot &os = offloadSlots[off];
+                                            if (bound < here.least.bound)
+                                                here.least = x;
+                                            if (bound < zs.least.bound)
+                                                zs.least = x;
+                                            if (bound < rs.least.bound)
+                                                rs.least = x;
+                                            if (bound < os.least.bound)
+                                                os.least = x;
                                             if (bound > limit) {
                                                 ++res.prunedByBound;
                                                 continue;
@@ -439,16 +891,21 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                             in.sharded = z >= 1;
                                             in.offload = opt1 == 1;
                                             in.activationOffload = (off & 2) != 0;
-                                            Candidate x;
                                             x.time = stepTime(in, base.hardware).total;
-                                            x.bound = bound;
-                                            x.t = int(t), x.p = int(p), x.v = int(v), x.d = int(d), x.c = int(c), x.e = int(e);
-                                            x.mbs = int(mbs);
-                                            x.zero = std::int8_t(z), x.recompute = std::int8_t(g), x.offload = std::int8_t(off);
-                                            x.sp = std::int8_t(sp);
                                             kept.push_back(x);
+                                            if (x.time < here.fastest.time)
+                                                here.fastest = x;
+                                            if (x.time < zs.fastest.time)
+                                                zs.fastest = x;
+                                            if (x.time < rs.fastest.time)
+                                                rs.fastest = x;
+                                            if (x.time < os.fastest.time)
+                                                os.fastest = x;
                                         }
+                                    }
                                 }
+                                for (const SearchDimension dim : loops)
+                                    dom[dimIndex(dim)].slots[at[dimIndex(dim)]].fold(here.least, here.fastest);
                             }
                         }
                     }
@@ -460,28 +917,47 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
     // Fastest first; confirm each with the ledger until `top` fit.
     auto slower = [](const Candidate &a, const Candidate &b) { return rankKey(a) > rankKey(b); };
     std::make_heap(kept.begin(), kept.end(), slower);
+    double bestTime = 0; // the search's own estimate for the best plan, against which verdicts say "slower"
+    auto keyOf = [](const Candidate &x) {
+        return std::make_tuple(x.t, x.p, x.v, x.d, x.c, x.e, x.mbs, int(x.zero), int(x.recompute), int(x.offload), int(x.sp));
+    };
+    // Candidates already put to the ledger (the fastest plan of several values is often the same one).
+    std::map<decltype(keyOf(Candidate{})), bool> confirmed;
+    // The configuration of a candidate when it is valid and its ledger stays under the limit.
+    auto confirm = [&](const Candidate &x) -> std::optional<std::pair<Config, Ledger>> {
+        Config cfg = configOf(base, x, GB);
+        const auto known = confirmed.find(keyOf(x));
+        if (known != confirmed.end() && !known->second)
+            return std::nullopt;
+        Ledger ledger;
+        if (known == confirmed.end()) {
+            ++res.ledgersRun;
+            bool ok = !hasErrors(validate(cfg));
+            if (ok) {
+                ledger = computeLedger(cfg);
+                ok = ledger.peak_bytes <= limit;
+            }
+            confirmed.emplace(keyOf(x), ok);
+            if (!ok)
+                return std::nullopt;
+        }
+        return std::make_pair(std::move(cfg), std::move(ledger));
+    };
     while (!kept.empty() && static_cast<int>(res.plans.size()) < opt.top) {
         std::pop_heap(kept.begin(), kept.end(), slower);
         const Candidate x = kept.back();
         kept.pop_back();
-        Config cfg = configOf(base, x, GB);
-        bool invalid = false;
-        for (const Problem &pr : validate(cfg))
-            invalid = invalid || pr.isError();
-        ++res.ledgersRun;
-        if (invalid) {
+        auto ok = confirm(x);
+        if (!ok) {
             ++res.rejectedByLedger;
             continue;
         }
-        Ledger ledger = computeLedger(cfg);
-        if (ledger.peak_bytes > limit) {
-            ++res.rejectedByLedger;
-            continue;
-        }
+        if (res.plans.empty())
+            bestTime = x.time;
         SearchPlan plan;
-        plan.time = estimateStepTime(cfg, opt.gpusPerNode);
-        plan.config = std::move(cfg);
-        plan.ledger = std::move(ledger);
+        plan.time = estimateStepTime(ok->first, opt.gpusPerNode);
+        plan.config = std::move(ok->first);
+        plan.ledger = std::move(ok->second);
         plan.estimateBytes = x.bound;
         res.plans.push_back(std::move(plan));
     }
@@ -492,6 +968,80 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
     else if (res.plans.empty())
         res.notes.push_back("none of " + std::to_string(res.candidates) + " plans stays under "
                             + std::to_string(opt.margin) + " × device memory; add GPUs, shorten the sequence or use a larger device");
+
+    // Verdicts, value by value.
+    const Facts facts{N, G, L, s, GB, heads, groups, model.ffn(), model.moe_shared_expert_intermediate_size, model.moeFfn(),
+                      etpFixed, model.isMoe(), etpFixed > 0};
+    const std::string limitText = formatGB(double(limit)) + " (" + percentOf(opt.margin) + " of "
+        + formatGB(double(base.hardware.hbm_bytes)) + ")";
+    const std::string topText = "in the top " + std::to_string(res.plans.size());
+    for (const SearchDimension d : kSearchDimensions) {
+        const Domain &dm = dom[dimIndex(d)];
+        DimensionVerdicts dv;
+        dv.dimension = d;
+        for (std::size_t k = 0; k < dm.values.size(); ++k) {
+            const Slot &slot = dm.slots[k];
+            ValueVerdict vv;
+            vv.value = dm.values[k];
+            vv.label = labelOf(d, vv.value);
+            const std::string it = phraseOf(d, vv.value);
+            const bool inTop = std::any_of(res.plans.begin(), res.plans.end(),
+                                           [&](const SearchPlan &p) { return dimensionValue(p.config, d) == vv.value; });
+            if (inTop) {
+                vv.kind = VerdictKind::InTop;
+                vv.reason = it + " is " + topText;
+            } else if (!slot.tried()) {
+                vv.kind = VerdictKind::Structural;
+                vv.reason = structuralReason(d, vv.value, slot.why, facts);
+            } else if (!slot.kept()) {
+                vv.kind = VerdictKind::Memory;
+                vv.leastPeakBytes = slot.least.bound;
+                vv.example = configOf(base, slot.least, GB);
+                std::string need = floorGB(slot.least.bound), lim = formatGB(double(limit));
+                vv.reason = "every plan with " + it + " needs at least " + need + " on its busiest GPU; the limit is " + limitText;
+                if (need == lim)
+                    vv.reason += " (" + formatThousands(slot.least.bound) + " > " + formatThousands(limit) + " bytes)";
+            } else {
+                // The fastest plan with this value, confirmed; else the next fastest, a few at most.
+                std::optional<std::pair<Config, Ledger>> ok;
+                Candidate found = slot.fastest;
+                ok = confirm(found);
+                if (!ok) {
+                    std::vector<Candidate> others;
+                    for (const Candidate &x : kept)
+                        if (valueOf(x, d) == vv.value && keyOf(x) != keyOf(found))
+                            others.push_back(x);
+                    constexpr std::size_t kTries = 8;
+                    const std::size_t n = std::min(others.size(), kTries);
+                    std::partial_sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(n), others.end(),
+                                      [](const Candidate &a, const Candidate &b) { return rankKey(a) < rankKey(b); });
+                    for (std::size_t j = 0; j < n && !ok; ++j)
+                        if ((ok = confirm(others[j])))
+                            found = others[j];
+                }
+                if (ok) {
+                    vv.kind = VerdictKind::Slower;
+                    vv.stepTimeS = found.time;
+                    vv.slowerPercent = bestTime > 0 ? (found.time / bestTime - 1.0) * 100.0 : 0.0;
+                    vv.example = std::move(ok->first);
+                    char line[160];
+                    if (vv.slowerPercent >= 0.05)
+                        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", found.time,
+                                      vv.slowerPercent, bestTime);
+                    else
+                        std::snprintf(line, sizeof line, "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu "
+                                      "(ties go to the simpler plan)", found.time, res.plans.size());
+                    vv.reason = "fits, but the fastest plan with " + it + " takes " + line;
+                } else {
+                    vv.kind = VerdictKind::Ledger;
+                    vv.reason = "plans with " + it + " pass the search's lower bound, but the fastest of them fail the full ledger "
+                                "(over the limit of " + limitText + ") or validation";
+                }
+            }
+            dv.values.push_back(std::move(vv));
+        }
+        res.dimensions.push_back(std::move(dv));
+    }
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return res;
 }

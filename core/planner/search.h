@@ -5,7 +5,11 @@
 #include "core/ledger.h"
 #include "core/problem.h"
 
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace memledger {
@@ -49,6 +53,61 @@ struct StepTime {
     double total = 0;
 };
 
+// The parts of a StepTime by name ("compute", "bubble", ...), in the order above.
+struct StepTimePart {
+    std::string_view name;
+    double seconds = 0;
+};
+std::array<StepTimePart, 9> stepTimeParts(const StepTime &time);
+// The part that takes longest (the first such on ties).
+StepTimePart largestStepTimePart(const StepTime &time);
+
+// The dimensions the search varies, named as the search and the preset name
+// them ("t" ... "e", "micro_batch_size", "zero_stage", "recompute_granularity",
+// "offload").
+enum class SearchDimension { T, P, V, D, C, E, MicroBatch, ZeroStage, Recompute, Offload };
+inline constexpr std::array<SearchDimension, 10> kSearchDimensions = {
+    SearchDimension::T, SearchDimension::P,          SearchDimension::V,         SearchDimension::D,
+    SearchDimension::C, SearchDimension::E,          SearchDimension::MicroBatch, SearchDimension::ZeroStage,
+    SearchDimension::Recompute, SearchDimension::Offload};
+std::string_view dimensionName(SearchDimension dimension);
+// "tensor-parallel degree", "micro-batch size", ...
+std::string_view dimensionTitle(SearchDimension dimension);
+// A configuration's value of a dimension, encoded as ValueVerdict::value.
+std::int64_t dimensionValue(const Config &config, SearchDimension dimension);
+
+// Why one value of a dimension is, or is not, in the answer.
+enum class VerdictKind {
+    InTop,      // some returned plan has it
+    Structural, // no valid plan has it (divisibility, the NVLink node, the batch)
+    Memory,     // every plan with it was pruned: its lower bound exceeds the limit
+    Slower,     // plans with it fit, but none made the top K
+    Ledger,     // plans with it pass the lower bound, but the ones tried fail the full ledger (MoE)
+};
+std::string_view verdictKindName(VerdictKind kind); // "top", "structural", "memory", "slower", "ledger"
+
+struct ValueVerdict {
+    // The degree, micro-batch size or ZeRO stage; recompute: int(RecomputeGranularity);
+    // offload: bit 0 the optimizer on the CPU, bit 1 activations to the host.
+    std::int64_t value = 0;
+    std::string label;  // "3", "selective", "optimizer+activations"
+    VerdictKind kind = VerdictKind::Structural;
+    std::string reason; // one sentence that names the value
+    // Memory: the least lower bound of any plan with this value (every one
+    // exceeds the limit), and the plan that has it.
+    Bytes leastPeakBytes = 0;
+    // Slower: the fastest plan with this value that the full ledger confirms,
+    // its estimated step time and how much slower than the best plan it is.
+    double stepTimeS = 0;
+    double slowerPercent = 0;
+    std::optional<Config> example; // Memory and Slower: the plan named above
+};
+
+struct DimensionVerdicts {
+    SearchDimension dimension = SearchDimension::T;
+    std::vector<ValueVerdict> values; // ascending
+};
+
 struct SearchPlan {
     Config config;
     Ledger ledger;
@@ -60,12 +119,19 @@ struct SearchResult {
     std::vector<SearchPlan> plans;  // best (fastest) first
     std::int64_t candidates = 0;    // valid plans enumerated
     std::int64_t prunedByBound = 0; // rejected because the lower bound already exceeds the limit
-    std::int64_t ledgersRun = 0;    // full ledgers computed to confirm the best
+    std::int64_t ledgersRun = 0;    // full ledgers computed to confirm the best and the verdicts' plans
     std::int64_t rejectedByLedger = 0;
     Bytes limitBytes = 0;
     double seconds = 0;
     // Why no plan came back (or what most often ruled plans out), in words.
     std::vector<std::string> notes;
+    // One entry per SearchDimension, in kSearchDimensions order: every value
+    // the search tried or skipped, with why it is or is not in `plans`.
+    std::vector<DimensionVerdicts> dimensions;
+    const DimensionVerdicts &verdicts(SearchDimension dimension) const
+    {
+        return dimensions.at(static_cast<std::size_t>(dimension));
+    }
 };
 
 // Exactness: a candidate is dropped early only when its lower bound (model
@@ -74,6 +140,14 @@ struct SearchResult {
 // being non-negative) exceeds the limit. The rest are visited fastest first
 // and confirmed with computeLedger until `top` fit, so every returned plan's
 // peak is the ledger's own.
+//
+// Verdicts (`dimensions`): the search keeps, per value of every dimension, the
+// candidate with the least lower bound and the fastest one within the limit
+// (min-bound / best-time slots updated per candidate for ZeRO, recompute and
+// offload, folded once per micro-batch loop for the rest), and a mask of the
+// divisibility rules that skipped it. A Memory verdict states that least bound,
+// which is exact because the bound never exceeds the ledger's peak; a Slower
+// verdict's plan is confirmed with computeLedger like the top K.
 SearchResult searchPlans(const Config &base, const SearchOptions &options);
 
 // The step-time model above for one configuration (used by the search and tests).

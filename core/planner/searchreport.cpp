@@ -27,6 +27,31 @@ std::string offloadText(const StrategyConfig &s)
     return o && a ? "opt+act" : o ? "optimizer" : a ? "acts" : "none";
 }
 
+nlohmann::json dimensionsToJson(const SearchResult &r)
+{
+    nlohmann::json out = nlohmann::json::object();
+    for (const DimensionVerdicts &dv : r.dimensions) {
+        const bool named = dv.dimension == SearchDimension::Recompute || dv.dimension == SearchDimension::Offload;
+        nlohmann::json values = nlohmann::json::array();
+        for (const ValueVerdict &v : dv.values) {
+            nlohmann::json j = {{"value", named ? nlohmann::json(v.label) : nlohmann::json(v.value)},
+                                {"verdict", verdictKindName(v.kind)},
+                                {"reason", v.reason}};
+            if (v.kind == VerdictKind::Memory) {
+                j["least_peak_bytes"] = v.leastPeakBytes;
+                j["limit_bytes"] = r.limitBytes;
+            }
+            if (v.kind == VerdictKind::Slower) {
+                j["step_time_s"] = v.stepTimeS;
+                j["slower_percent"] = v.slowerPercent;
+            }
+            values.push_back(std::move(j));
+        }
+        out[std::string(dimensionName(dv.dimension))] = std::move(values);
+    }
+    return out;
+}
+
 } // namespace
 
 nlohmann::json searchToJson(const SearchResult &r, const SearchOptions &o)
@@ -48,7 +73,8 @@ nlohmann::json searchToJson(const SearchResult &r, const SearchOptions &o)
             {"limit_bytes", r.limitBytes},
             {"pruned_by_bound", r.prunedByBound},
             {"ledgers_run", r.ledgersRun},
-            {"notes", r.notes}};
+            {"notes", r.notes},
+            {"dimensions", dimensionsToJson(r)}};
 }
 
 std::string searchToTable(const SearchResult &r, const SearchOptions &o)
@@ -79,6 +105,14 @@ std::string searchToTable(const SearchResult &r, const SearchOptions &o)
     }
     for (const std::string &n : r.notes)
         out += "note: " + n + "\n";
+    // Why not: every value of every dimension that no listed plan has.
+    std::string whyNot;
+    for (const DimensionVerdicts &dv : r.dimensions)
+        for (const ValueVerdict &v : dv.values)
+            if (v.kind != VerdictKind::InTop)
+                whyNot += "  " + std::string(dimensionName(dv.dimension)) + " " + v.label + ": " + v.reason + "\n";
+    if (!whyNot.empty())
+        out += "\nWhy not (values no listed plan has):\n" + whyNot;
     return out;
 }
 

@@ -91,3 +91,34 @@ TEST_CASE("search: nothing fits is an answer, not an error", "[cli][search]")
     CHECK(j["plans"].empty());
     CHECK_FALSE(j["notes"].empty());
 }
+
+TEST_CASE("search: every dimension's values come with a verdict in json, and a Why not section in the table",
+          "[cli][search]")
+{
+    const TempFile preset("search-7b-why.json", kSevenB);
+    const CliRun r = runCli("search " + preset.quoted() + " --gpus 8 --top 3 --format json");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    REQUIRE(j.contains("dimensions"));
+    for (const char *name : {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload"})
+        CHECK(!j["dimensions"][name].empty());
+    // Llama-2-7B's 32 heads do not split 3 ways.
+    bool t3 = false;
+    for (const nlohmann::json &v : j["dimensions"]["t"])
+        if (v["value"] == 3) {
+            t3 = true;
+            CHECK(v["verdict"] == "structural");
+            CHECK(v["reason"].get<std::string>().find("32 attention heads") != std::string::npos);
+        }
+    CHECK(t3);
+    // The best plan's values are in the top 3.
+    const nlohmann::json &best = j["plans"][0]["preset"]["parallelism"];
+    for (const nlohmann::json &v : j["dimensions"]["t"])
+        if (v["value"] == best["tensor_model_parallel_size"])
+            CHECK(v["verdict"] == "top");
+
+    const CliRun table = runCli("search " + preset.quoted() + " --gpus 8 --top 3");
+    REQUIRE(table.code == 0);
+    CHECK(table.out.find("Why not") != std::string::npos);
+    CHECK(table.out.find("t = 3 does not divide the 32 attention heads") != std::string::npos);
+}

@@ -148,3 +148,156 @@ TEST_CASE("search: nothing fits, and bad options are named", "[search]")
     CHECK(p[1].path == "--top");
     CHECK(p[2].path == "--margin");
 }
+
+namespace {
+
+const ValueVerdict &verdictOf(const SearchResult &r, SearchDimension d, std::int64_t value)
+{
+    for (const ValueVerdict &v : r.verdicts(d).values)
+        if (v.value == value)
+            return v;
+    FAIL("no verdict for " << dimensionName(d) << " = " << value);
+    throw 0;
+}
+
+} // namespace
+
+TEST_CASE("search verdicts: divisibility, the NVLink node and the batch are named", "[search][verdicts]")
+{
+    const Config base = llama7bOnH100();
+    // Llama-2-7B: 32 heads, 32 layers; 3 divides neither the heads nor 8 GPUs.
+    REQUIRE(base.model.num_attention_heads == 32);
+    REQUIRE(base.model.num_layers == 32);
+    SearchOptions opt;
+    opt.gpus = 8;
+    const SearchResult r = searchPlans(base, opt);
+    REQUIRE(r.dimensions.size() == kSearchDimensions.size());
+    const ValueVerdict &t3 = verdictOf(r, SearchDimension::T, 3);
+    CHECK(t3.kind == VerdictKind::Structural);
+    CHECK_THAT(t3.reason, Catch::Contains("t = 3") && Catch::Contains("32 attention heads"));
+    CHECK(!t3.example);
+
+    // 16 GPUs: t = 16 would span two 8-GPU nodes; p = 3 divides 48 GPUs but not 32 layers.
+    opt.gpus = 16;
+    const SearchResult r16 = searchPlans(base, opt);
+    const ValueVerdict &t16 = verdictOf(r16, SearchDimension::T, 16);
+    CHECK(t16.kind == VerdictKind::Structural);
+    CHECK_THAT(t16.reason, Catch::Contains("8-GPU NVLink node"));
+    opt.gpus = 48;
+    const SearchResult r48 = searchPlans(llama7bOnH100(48), opt);
+    const ValueVerdict &p3 = verdictOf(r48, SearchDimension::P, 3);
+    CHECK(p3.kind == VerdictKind::Structural);
+    CHECK_THAT(p3.reason, Catch::Contains("p = 3 does not divide the 32 layers"));
+
+    // A global batch of 16 sequences cannot be cut into micro-batches of 32 on any replica.
+    opt.gpus = 8;
+    opt.maxMicroBatch = 32;
+    const SearchResult small = searchPlans(llama7bOnH100(16), opt);
+    const ValueVerdict &b32 = verdictOf(small, SearchDimension::MicroBatch, 32);
+    CHECK(b32.kind == VerdictKind::Structural);
+    CHECK_THAT(b32.reason, Catch::Contains("micro-batch 32 does not divide the global batch per data-parallel replica"));
+}
+
+TEST_CASE("search verdicts: the values of the returned plans are in the top K, and only those", "[search][verdicts]")
+{
+    SearchOptions opt;
+    opt.gpus = 8;
+    opt.top = 7;
+    const SearchResult r = searchPlans(llama7bOnH100(), opt);
+    REQUIRE(r.plans.size() == 7);
+    for (const DimensionVerdicts &dv : r.dimensions) {
+        for (const ValueVerdict &v : dv.values) {
+            INFO(dimensionName(dv.dimension) << " = " << v.label << ": " << v.reason);
+            bool inPlans = false;
+            for (const SearchPlan &p : r.plans) {
+                const ParallelismConfig &par = p.config.parallelism;
+                const StrategyConfig &st = p.config.strategy;
+                const std::int64_t planValue = std::array<std::int64_t, 10>{
+                    par.tensor_model_parallel_size, par.pipeline_model_parallel_size,
+                    par.virtual_pipeline_model_parallel_size, par.data_parallel_size, par.context_parallel_size,
+                    par.expert_model_parallel_size, p.config.training.micro_batch_size, par.zero_stage,
+                    static_cast<std::int64_t>(st.recompute_granularity),
+                    (st.optimizer_offload != OffloadTarget::None ? 1 : 0) | (st.activation_offload != OffloadTarget::None ? 2 : 0)}
+                    [static_cast<std::size_t>(dv.dimension)];
+                inPlans = inPlans || planValue == v.value;
+            }
+            CHECK((v.kind == VerdictKind::InTop) == inPlans);
+            if (inPlans)
+                CHECK_THAT(v.reason, Catch::Contains("in the top 7"));
+        }
+    }
+}
+
+TEST_CASE("search verdicts: a memory verdict states the least peak any plan with that value needs", "[search][verdicts]")
+{
+    // An 8 GB device: 7B parameters in bf16 alone are 14 GB, 1.75 GB per GPU even
+    // sharded 8 ways, and fp32 states add 12 bytes per parameter more.
+    nlohmann::json doc = test::emptyDoc();
+    doc["model"] = "llama-2-7b";
+    doc["hardware"] = {{"hbm_bytes", 8000000000}};
+    doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 256}};
+    const Config base = test::configFrom(doc);
+    SearchOptions opt;
+    opt.gpus = 8;
+    const SearchResult r = searchPlans(base, opt);
+    CHECK(r.limitBytes == 6400000000);
+    CHECK(r.plans.empty());
+    const ValueVerdict &p1 = verdictOf(r, SearchDimension::P, 1);
+    REQUIRE(p1.kind == VerdictKind::Memory);
+    CHECK(p1.leastPeakBytes > r.limitBytes);
+    CHECK_THAT(p1.reason, Catch::Contains("needs at least") && Catch::Contains("the limit is 6.400 GB (80 % of 8.000 GB)"));
+    // The plan that needs the least: its own ledger peak is the bound (dense layers: the bound is exact).
+    REQUIRE(p1.example);
+    CHECK(p1.example->parallelism.pipeline_model_parallel_size == 1);
+    CHECK(!hasErrors(validate(*p1.example)));
+    CHECK(computeLedger(*p1.example).peak_bytes == p1.leastPeakBytes);
+    // And the leanest p = 1 plans one would try by hand need at least as much.
+    for (const int zero : {1, 2, 3})
+        for (const auto granularity : {RecomputeGranularity::Selective, RecomputeGranularity::Full}) {
+            Config c = base;
+            c.parallelism.data_parallel_size = 8;
+            c.parallelism.zero_stage = zero;
+            c.strategy.recompute_granularity = granularity;
+            c.strategy.optimizer_offload = OffloadTarget::CPU;
+            REQUIRE(!hasErrors(validate(c)));
+            CHECK(computeLedger(c).peak_bytes >= p1.leastPeakBytes);
+        }
+}
+
+TEST_CASE("search verdicts: ZeRO 0 is slower than the best ZeRO 1 plan, by the model's own step times", "[search][verdicts]")
+{
+    // 141 GB per GPU leaves a 7B model no memory pressure on 8 GPUs: sharding the
+    // optimizer step (ZeRO >= 1) shortens it, and ties go to less sharding, so ZeRO 1 wins.
+    nlohmann::json doc = test::emptyDoc();
+    doc["model"] = "llama-2-7b";
+    doc["hardware"] = "H200-141GB";
+    doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 256}};
+    const Config base = test::configFrom(doc);
+    SearchOptions opt;
+    opt.gpus = 8;
+    opt.top = 1;
+    const SearchResult r = searchPlans(base, opt);
+    REQUIRE(r.plans.size() == 1);
+    REQUIRE(r.plans.front().config.parallelism.zero_stage == 1);
+    const ValueVerdict &z0 = verdictOf(r, SearchDimension::ZeroStage, 0);
+    REQUIRE(z0.kind == VerdictKind::Slower);
+    CHECK(z0.slowerPercent > 0);
+    CHECK_THAT(z0.reason, Catch::Contains("% slower than the best"));
+    REQUIRE(z0.example);
+    CHECK(z0.example->parallelism.zero_stage == 0);
+    CHECK(!hasErrors(validate(*z0.example)));
+    CHECK(computeLedger(*z0.example).peak_bytes <= r.limitBytes);
+    const double best = estimateStepTime(r.plans.front().config).total;
+    const double mine = estimateStepTime(*z0.example).total;
+    CHECK(z0.stepTimeS == Approx(mine));
+    CHECK(z0.slowerPercent == Approx((mine / best - 1) * 100).margin(1e-6));
+
+    // It is the fastest ZeRO 0 plan: the first one in the full ranking.
+    opt.top = 100000;
+    const SearchResult all = searchPlans(base, opt);
+    const auto first0 = std::find_if(all.plans.begin(), all.plans.end(),
+                                     [](const SearchPlan &p) { return p.config.parallelism.zero_stage == 0; });
+    REQUIRE(first0 != all.plans.end());
+    CHECK(first0->time.total == Approx(mine));
+    CHECK(verdictOf(all, SearchDimension::ZeroStage, 0).kind == VerdictKind::InTop);
+}
