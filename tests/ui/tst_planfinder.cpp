@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+// The "Find plans that fit" panel: ranked plans from the core search, the
+// verdict tooltips, applying a plan as one undo step, and the empty answer.
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QByteArrayView>
+#include <QCoreApplication>
+#include <QImage>
+#include <QLabel>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStringList>
+#include <QTableView>
+#include <QTest>
+#include <QTextDocument>
+#include <QUndoStack>
+
+#include "catchqt.h"
+#include "core/ledger.h"
+#include "core/preset.h"
+#include "core/validate.h"
+#include "ui/document.h"
+#include "ui/planfinder.h"
+#include "ui/planfindermodel.h"
+#include "ui/theme.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+using memledger::ui::Document;
+using memledger::ui::PlanFinder;
+using memledger::ui::PlanFinderModel;
+
+namespace {
+
+// Llama-2-7B (32 heads, 32 layers) on one node of 8 H100s, 4096-token
+// sequences, 256 per step, as a user would load it.
+memledger::Config sevenB(std::int64_t hbmBytes = 0)
+{
+    nlohmann::json doc = {{"format", "memledger-preset"}, {"version", 1}, {"name", "my 7b run"}};
+    doc["model"] = "llama-2-7b";
+    doc["hardware"] = "H100-SXM-80GB";
+    doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 256}};
+    doc["parallelism"] = {{"data_parallel_size", 8}, {"zero_stage", 1}};
+    doc["strategy"] = {{"recompute_granularity", "full"}};
+    if (hbmBytes > 0)
+        doc["hardware"] = {{"hbm_bytes", hbmBytes}};
+    auto loaded = memledger::presetFromJson(doc);
+    REQUIRE(loaded.config.has_value());
+    REQUIRE_FALSE(memledger::hasErrors(memledger::validate(*loaded.config)));
+    return *loaded.config;
+}
+
+QString plainText(const QString &html)
+{
+    QTextDocument doc;
+    doc.setHtml(html);
+    return doc.toPlainText();
+}
+
+QStringList s_modelTestMessages;
+
+void collectModelTestMessages(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    if (type != QtDebugMsg && context.category && QByteArrayView(context.category).startsWith("qt.modeltest"))
+        s_modelTestMessages << message;
+}
+
+} // namespace
+
+TEST_CASE("PlanFinder defaults to the document's GPU count and lists plans fastest first, all under the limit",
+          "[ui][planfinder]")
+{
+    Document document;
+    document.setConfig(sevenB());
+    PlanFinder finder(&document);
+    finder.findPlans();
+    const memledger::SearchResult &r = finder.result();
+    REQUIRE(r.plans.size() == 10);
+    // 80 % of 80 GiB, as the margin's default says.
+    const auto limit = static_cast<memledger::Bytes>(std::floor(0.8 * 85899345920.0));
+    CHECK(r.limitBytes == limit);
+
+    QTableView *table = finder.table();
+    const QAbstractItemModel *shown = table->model();
+    REQUIRE(shown->rowCount() == 10);
+    double previous = 0;
+    for (int row = 0; row < shown->rowCount(); ++row) {
+        const int plan = shown->index(row, 0).data(PlanFinderModel::PlanIndexRole).toInt();
+        const memledger::Config &config = r.plans.at(static_cast<std::size_t>(plan)).config;
+        // 8 GPUs: the document's own t × p × d × c.
+        CHECK(config.parallelism.gpus() == 8);
+        const double step = shown->index(row, PlanFinderModel::StepTimeColumn).data(PlanFinderModel::SortRole).toDouble();
+        CHECK(step >= previous);
+        previous = step;
+        CHECK(step == Approx(memledger::estimateStepTime(config).total));
+        CHECK(memledger::computeLedger(config).peak_bytes <= limit);
+        CHECK(shown->index(row, PlanFinderModel::RankColumn).data().toInt() == row + 1);
+    }
+    CHECK(finder.summary().contains(QStringLiteral("on 8 GPUs")));
+}
+
+TEST_CASE("PlanFinderModel passes QAbstractItemModelTester", "[ui][planfinder][model]")
+{
+    s_modelTestMessages.clear();
+    const QtMessageHandler previous = qInstallMessageHandler(collectModelTestMessages);
+    {
+        PlanFinderModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
+        memledger::SearchOptions options;
+        options.gpus = 8;
+        model.setResult(memledger::searchPlans(sevenB(), options));
+        model.setResult({});
+        model.setResult(memledger::searchPlans(sevenB(), options));
+    }
+    qInstallMessageHandler(previous);
+    CHECK(s_modelTestMessages == QStringList{});
+}
+
+TEST_CASE("Activating a plan applies it as one undo step and keeps the document's name", "[ui][planfinder]")
+{
+    Document document;
+    const memledger::Config before = sevenB();
+    document.setConfig(before);
+    PlanFinder finder(&document);
+    finder.findPlans();
+    REQUIRE_FALSE(finder.result().plans.empty());
+    const memledger::Config &best = finder.result().plans.front().config;
+    REQUIRE(best.parallelism != before.parallelism);
+
+    QTableView *table = finder.table();
+    table->setCurrentIndex(table->model()->index(0, PlanFinderModel::TColumn));
+    table->setFocus();
+    const int steps = document.undoStack()->count();
+    QTest::keyClick(table, Qt::Key_Return);
+    QCoreApplication::processEvents();
+    CHECK(document.undoStack()->count() == steps + 1);
+    CHECK(document.config().parallelism == best.parallelism);
+    CHECK(document.config().strategy == best.strategy);
+    CHECK(document.config().training == best.training);
+    CHECK(document.config().name == before.name);
+    CHECK(document.undoStack()->undoText().startsWith(QStringLiteral("Apply plan")));
+
+    document.undoStack()->undo();
+    QCoreApplication::processEvents();
+    CHECK(document.config() == before);
+}
+
+TEST_CASE("The t tooltip of a 7B search on 8 GPUs says why t = 3 is out: the 32 heads", "[ui][planfinder]")
+{
+    Document document;
+    document.setConfig(sevenB());
+    PlanFinder finder(&document);
+    finder.findPlans();
+    const QAbstractItemModel *shown = finder.table()->model();
+    REQUIRE(shown->rowCount() > 0);
+    const QString cell = plainText(shown->index(0, PlanFinderModel::TColumn).data(Qt::ToolTipRole).toString());
+    INFO(cell.toStdString());
+    CHECK(cell.contains(QStringLiteral("t = 3 does not divide the 32 attention heads")));
+    // The cell lists the other values, not the row's own.
+    const QString own = shown->index(0, PlanFinderModel::TColumn).data().toString();
+    CHECK_FALSE(cell.contains(QStringLiteral("t = %1 is in the top").arg(own)));
+    const QString header = plainText(shown->headerData(PlanFinderModel::TColumn, Qt::Horizontal, Qt::ToolTipRole).toString());
+    CHECK(header.contains(QStringLiteral("32 attention heads")));
+    CHECK(header.contains(QStringLiteral("t = %1 is in the top 10").arg(own)));
+}
+
+TEST_CASE("When nothing fits, the core's notes replace the table", "[ui][planfinder]")
+{
+    Document document;
+    document.setConfig(sevenB(8000000000)); // 8 GB: no 7B plan fits on 8 GPUs
+    PlanFinder finder(&document);
+    finder.resize(900, 500);
+    finder.show();
+    finder.findPlans();
+    REQUIRE(finder.result().plans.empty());
+    REQUIRE_FALSE(finder.result().notes.empty());
+    CHECK_FALSE(finder.table()->isVisible());
+    const QString note = QString::fromStdString(finder.result().notes.front());
+    bool shown = false;
+    for (const QLabel *label : finder.findChildren<QLabel *>())
+        shown = shown || (label->isVisible() && label->text().contains(note));
+    CHECK(shown);
+}
+
+TEST_CASE("Return in a spin box runs the search", "[ui][planfinder]")
+{
+    Document document;
+    document.setConfig(sevenB());
+    PlanFinder finder(&document);
+    finder.show();
+    auto *gpus = finder.findChild<QSpinBox *>();
+    REQUIRE(gpus != nullptr);
+    CHECK(gpus->value() == 8);
+    gpus->setValue(16);
+    gpus->setFocus();
+    QTest::keyClick(gpus, Qt::Key_Return);
+    REQUIRE_FALSE(finder.result().plans.empty());
+    CHECK(finder.result().plans.front().config.parallelism.gpus() == 16);
+}
+
+TEST_CASE("PlanFinder renders offscreen", "[ui][planfinder][render]")
+{
+    memledger::ui::applyPalette(false);
+    Document document;
+    document.setConfig(sevenB());
+    PlanFinder finder(&document);
+    finder.resize(1100, 600);
+    finder.findPlans();
+    finder.show();
+    QCoreApplication::processEvents();
+    const QImage image = finder.grab().toImage();
+    CHECK(image.width() >= 1100);
+    CHECK(image.height() >= 600);
+    int dark = 0;
+    for (int y = 0; y < image.height(); y += 4)
+        for (int x = 0; x < image.width(); x += 4)
+            dark += qGray(image.pixel(x, y)) < 100;
+    CHECK(dark > 100); // text drawn
+    // MEMLEDGER_PLANFINDER_PNG=path keeps the picture for a look.
+    const QByteArray path = qgetenv("MEMLEDGER_PLANFINDER_PNG");
+    if (!path.isEmpty()) {
+        CHECK(image.save(QString::fromLocal8Bit(path)));
+        // And the t cell's tooltip, drawn as a tooltip draws rich text.
+        QLabel tip(finder.table()->model()->index(0, PlanFinderModel::TColumn).data(Qt::ToolTipRole).toString());
+        tip.setWordWrap(true);
+        tip.setFixedWidth(700);
+        tip.adjustSize();
+        CHECK(tip.grab().save(QString::fromLocal8Bit(path) + QStringLiteral(".tooltip.png")));
+    }
+}

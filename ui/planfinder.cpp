@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+#include "ui/planfinder.h"
+
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "core/units.h"
+#include "ui/document.h"
+#include "ui/planfindermodel.h"
+#include "ui/qtstring.h"
+
+namespace memledger::ui {
+
+namespace {
+
+// A search over this many GPUs stays far under 100 ms (the bench's 16,384-GPU spaces take a few ms).
+constexpr int kMaxGpus = 1000000;
+constexpr int kMaxTop = 1000;
+
+} // namespace
+
+PlanFinder::PlanFinder(Document *document, QWidget *parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_gpus(new QSpinBox(this))
+    , m_margin(new QDoubleSpinBox(this))
+    , m_top(new QSpinBox(this))
+    , m_find(new QPushButton(tr("Find plans"), this))
+    , m_summary(new QLabel(this))
+    , m_stack(new QStackedWidget(this))
+    , m_table(new QTableView(this))
+    , m_notes(new QLabel(this))
+    , m_hint(new QLabel(this))
+    , m_model(new PlanFinderModel(this))
+    , m_proxy(new QSortFilterProxyModel(this))
+{
+    m_gpus->setRange(1, kMaxGpus);
+    m_gpus->setGroupSeparatorShown(true);
+    m_gpus->setToolTip(tr("How many GPUs the plan must use: t × p × d × c"));
+    m_margin->setRange(1, 100);
+    m_margin->setDecimals(0);
+    m_margin->setSuffix(tr(" % of HBM"));
+    m_margin->setValue(SearchOptions{}.margin * 100);
+    m_margin->setToolTip(tr("Keep plans whose ledger peak stays under this share of the device memory"));
+    m_top->setRange(1, kMaxTop);
+    m_top->setValue(SearchOptions{}.top);
+    m_top->setToolTip(tr("How many of the fastest plans to list"));
+    m_find->setToolTip(tr("Search every split of the GPUs (Return)"));
+
+    auto *controls = new QHBoxLayout;
+    auto addLabelled = [&](const QString &text, QWidget *field) {
+        auto *label = new QLabel(text, this);
+        label->setBuddy(field);
+        controls->addWidget(label);
+        controls->addWidget(field);
+        controls->addSpacing(8);
+    };
+    addLabelled(tr("&GPUs"), m_gpus);
+    addLabelled(tr("&Margin"), m_margin);
+    addLabelled(tr("&Top"), m_top);
+    controls->addWidget(m_find);
+    controls->addStretch(1);
+
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_notes->setWordWrap(true);
+    m_notes->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_notes->setMargin(8);
+    m_hint->setWordWrap(true);
+    m_hint->setText(tr("Hover a t, p, v, d, c, e, micro-batch, ZeRO, recompute or offload cell (or its header) to see why "
+                       "the other values are not listed. Double-click a plan, or select it and press Enter, to apply it "
+                       "(Edit > Undo takes it back)."));
+
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(PlanFinderModel::SortRole);
+    m_table->setModel(m_proxy);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(PlanFinderModel::RankColumn, Qt::AscendingOrder);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setSortIndicatorShown(true);
+    m_table->horizontalHeader()->setHighlightSections(false);
+
+    m_stack->addWidget(m_table);
+    m_stack->addWidget(m_notes);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_stack, 1);
+    layout->addWidget(m_hint);
+
+    m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(document->config().parallelism.gpus(), 1, kMaxGpus)));
+    connect(m_gpus, &QSpinBox::valueChanged, this, [this] { m_gpusEdited = true; });
+    connect(m_find, &QPushButton::clicked, this, &PlanFinder::findPlans);
+    connect(m_table, &QTableView::activated, this, &PlanFinder::activate);
+    connect(document, &Document::configChanged, this, &PlanFinder::documentChanged);
+    showSummary();
+}
+
+const SearchResult &PlanFinder::result() const
+{
+    return m_model->result();
+}
+
+QString PlanFinder::summary() const
+{
+    return m_summary->text();
+}
+
+void PlanFinder::setGpus(int gpus)
+{
+    m_gpus->setValue(gpus);
+}
+
+void PlanFinder::setMargin(double fraction)
+{
+    m_margin->setValue(fraction * 100.0);
+}
+
+void PlanFinder::setTop(int top)
+{
+    m_top->setValue(top);
+}
+
+void PlanFinder::findPlans()
+{
+    SearchOptions options;
+    options.gpus = m_gpus->value();
+    options.margin = m_margin->value() / 100.0;
+    options.top = m_top->value();
+    if (hasErrors(m_document->problems())) {
+        m_model->setResult({});
+        m_searched = false;
+        m_notes->setText(tr("The configuration has errors (see the problems list); fix them before searching."));
+        m_stack->setCurrentWidget(m_notes);
+        m_summary->clear();
+        return;
+    }
+    const Problems bad = checkSearchOptions(options);
+    if (!bad.empty()) {
+        QStringList lines;
+        for (const Problem &p : bad)
+            lines << toQString(p.toString());
+        m_notes->setText(lines.join(QLatin1Char('\n')));
+        m_stack->setCurrentWidget(m_notes);
+        return;
+    }
+    m_searchedBase = m_document->config();
+    m_searchedOptions = options;
+    m_model->setResult(searchPlans(m_searchedBase, options));
+    m_searched = true;
+    m_stale = false;
+    const SearchResult &r = m_model->result();
+    if (r.plans.empty()) {
+        QStringList notes;
+        for (const std::string &n : r.notes)
+            notes << toQString(n);
+        m_notes->setText(notes.isEmpty() ? tr("No plan fits.") : notes.join(QLatin1Char('\n')));
+        m_stack->setCurrentWidget(m_notes);
+    } else {
+        m_stack->setCurrentWidget(m_table);
+        m_table->sortByColumn(PlanFinderModel::RankColumn, Qt::AscendingOrder);
+    }
+    showSummary();
+}
+
+void PlanFinder::showSummary()
+{
+    if (!m_searched) {
+        m_summary->setText(tr("Searches every split of the GPUs into t, p, v, d, c and e with every micro-batch, ZeRO stage, "
+                              "recompute and offload choice for this model, device, sequence and global batch."));
+        return;
+    }
+    const SearchResult &r = m_model->result();
+    const std::int64_t withinBound = r.candidates - r.prunedByBound;
+    QString text = tr("%1 plans on %2 GPUs searched in %3 ms; %4 pass the memory bound (≤ %5, %6 % of HBM); "
+                      "the %7 fastest, confirmed by the full ledger:")
+                       .arg(toQString(formatThousands(r.candidates)), toQString(formatThousands(m_searchedOptions.gpus)))
+                       .arg(r.seconds * 1000.0, 0, 'f', 1)
+                       .arg(toQString(formatThousands(withinBound)),
+                            toQString(formatGB(static_cast<double>(r.limitBytes))))
+                       .arg(m_searchedOptions.margin * 100.0, 0, 'f', 0)
+                       .arg(r.plans.size());
+    if (m_stale)
+        text += QLatin1Char(' ') + tr("The model, training or hardware has changed since: find plans again.");
+    m_summary->setText(text);
+}
+
+void PlanFinder::documentChanged(const Config &config)
+{
+    if (!m_gpusEdited) {
+        const QSignalBlocker block(m_gpus);
+        m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(config.parallelism.gpus(), 1, kMaxGpus)));
+    }
+    // Applying a plan changes only what the search chooses; anything else makes the list stale.
+    const bool stale = m_searched
+        && (config.model != m_searchedBase.model || config.hardware != m_searchedBase.hardware
+            || config.training.seq_length != m_searchedBase.training.seq_length
+            || config.globalBatch() != m_searchedBase.globalBatch());
+    if (stale != m_stale) {
+        m_stale = stale;
+        showSummary();
+    }
+}
+
+void PlanFinder::activate(const QModelIndex &index)
+{
+    if (index.isValid())
+        applyPlan(m_proxy->mapToSource(index).row());
+}
+
+bool PlanFinder::applyPlan(int row)
+{
+    if (row < 0 || row >= m_model->rowCount())
+        return false;
+    Config config = m_model->result().plans.at(static_cast<std::size_t>(row)).config;
+    config.name = m_document->config().name;
+    m_document->edit(config, tr("Apply plan %1").arg(m_model->planSummary(row)));
+    Q_EMIT planApplied(row);
+    return true;
+}
+
+void PlanFinder::keyPressEvent(QKeyEvent *event)
+{
+    // Return in a spin box (which passes it on) searches; Return in the table applies the row there.
+    if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) && !m_table->hasFocus()) {
+        findPlans();
+        event->accept();
+        return;
+    }
+    QWidget::keyPressEvent(event);
+}
+
+} // namespace memledger::ui

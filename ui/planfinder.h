@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <QWidget>
+
+#include "core/config.h"
+#include "core/planner/search.h"
+
+class QDoubleSpinBox;
+class QLabel;
+class QModelIndex;
+class QPushButton;
+class QSortFilterProxyModel;
+class QSpinBox;
+class QStackedWidget;
+class QTableView;
+
+namespace memledger::ui {
+
+class Document;
+class PlanFinderModel;
+
+// "Find plans that fit" (issue 6): the GPU count, margin and K, a button that
+// runs core's searchPlans on the document's configuration (synchronously:
+// well under 100 ms), a summary line and the ranked plans. Hovering a
+// t ... offload cell or header lists the dimension's other values with the
+// core's verdict for each; activating a row (double-click or Enter) applies
+// that plan to the document as one undo step, keeping the document's name.
+class PlanFinder : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit PlanFinder(Document *document, QWidget *parent = nullptr);
+
+    // Runs the search now with the current inputs.
+    void findPlans();
+    // Applies the plan of a row of the model (rank order); false if there is none.
+    bool applyPlan(int row);
+
+    void setGpus(int gpus);
+    void setMargin(double fraction);
+    void setTop(int top);
+
+    const SearchResult &result() const;
+    PlanFinderModel *model() const { return m_model; }
+    QTableView *table() const { return m_table; }
+    QString summary() const;
+
+Q_SIGNALS:
+    void planApplied(int row);
+
+protected:
+    void keyPressEvent(QKeyEvent *event) override;
+
+private:
+    void activate(const QModelIndex &index);
+    void documentChanged(const Config &config);
+    void showSummary();
+
+    Document *m_document;
+    QSpinBox *m_gpus;
+    QDoubleSpinBox *m_margin;
+    QSpinBox *m_top;
+    QPushButton *m_find;
+    QLabel *m_summary;
+    QStackedWidget *m_stack;
+    QTableView *m_table;
+    QLabel *m_notes;
+    QLabel *m_hint;
+    PlanFinderModel *m_model;
+    QSortFilterProxyModel *m_proxy;
+    bool m_gpusEdited = false;
+    bool m_searched = false;
+    bool m_stale = false;
+    Config m_searchedBase;
+    SearchOptions m_searchedOptions;
+};
+
+} // namespace memledger::ui
