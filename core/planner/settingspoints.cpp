@@ -144,7 +144,7 @@ std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph 
     return out;
 }
 
-std::vector<SettingMarker> settingMarkers(const std::vector<SettingPoint> &settings)
+std::vector<SettingMarker> settingMarkers(const std::vector<SettingPoint> &settings, bool keepBeaten)
 {
     std::vector<SettingMarker> groups;
     for (std::size_t i = 0; i < settings.size(); ++i) {
@@ -165,9 +165,9 @@ std::vector<SettingMarker> settingMarkers(const std::vector<SettingPoint> &setti
         }
     }
     std::vector<SettingMarker> out;
-    for (const SettingMarker &g : groups) {
-        const bool beaten = std::any_of(groups.begin(), groups.end(), [&](const SettingMarker &h) { return beats(h, g); });
-        if (!beaten || g.current)
+    for (SettingMarker &g : groups) {
+        g.beaten = std::any_of(groups.begin(), groups.end(), [&](const SettingMarker &h) { return beats(h, g); });
+        if (!g.beaten || g.current || keepBeaten)
             out.push_back(g);
     }
     return out;
@@ -178,7 +178,7 @@ int nearestMarkerAtMost(const std::vector<SettingMarker> &markers, double memory
     int best = -1;
     for (std::size_t i = 0; i < markers.size(); ++i) {
         const SettingMarker &m = markers[i];
-        if (m.memory > memory && !same(m.memory, memory))
+        if (m.beaten || (m.memory > memory && !same(m.memory, memory)))
             continue;
         if (best < 0 || m.cost < markers[std::size_t(best)].cost)
             best = int(i);

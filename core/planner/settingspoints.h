@@ -68,17 +68,19 @@ std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph 
 
 // The settings drawn as markers. Settings at one point merge into one marker
 // (the configuration's own setting, else a current one, else the first listed
-// speaks for it and is what a click applies); a setting that another beats on both axes is left out unless it is
-// the current plan. Ordered as the settings are.
+// speaks for it and is what a click applies). A marker that another beats on
+// both axes is flagged `beaten`; unless keepBeaten, it is left out when it is
+// not the current plan. Ordered as the settings are.
 struct SettingMarker {
     std::vector<int> settings; // indices into the list; settings[0] speaks for the marker
     double memory = 0;
     double cost = 0;
     bool current = false;
+    bool beaten = false;
 };
-std::vector<SettingMarker> settingMarkers(const std::vector<SettingPoint> &settings);
+std::vector<SettingMarker> settingMarkers(const std::vector<SettingPoint> &settings, bool keepBeaten = false);
 
-// The marker of least cost among those at `memory` or less (ties: the first), or -1.
+// The unbeaten marker of least cost among those at `memory` or less (ties: the first), or -1.
 int nearestMarkerAtMost(const std::vector<SettingMarker> &markers, double memory);
 
 // The marker at (memory, cost) within a relative 1e-9, or -1: a frontier

@@ -190,8 +190,8 @@ TEST_CASE("setting markers: merged points, the current one speaks, beaten ones l
         return s;
     };
     const std::vector<SettingPoint> settings = {point("a", 10, 0), point("b", 4, 3), point("c", 10, 0, true, true),
-                                                point("d", 6, 5), point("e", 6, 5, true)};
-    // d and e are beaten by b, but e is current; c is current and exact, so it speaks for a.
+                                                point("d", 6, 5), point("e", 6, 5, true), point("f", 8, 6)};
+    // d, e and f are beaten by b, but e is current; c is current and exact, so it speaks for a.
     const auto markers = settingMarkers(settings);
     REQUIRE(markers.size() == 3);
     CHECK(markers[0].settings == std::vector<int>{2, 0});
@@ -203,4 +203,12 @@ TEST_CASE("setting markers: merged points, the current one speaks, beaten ones l
     CHECK(nearestMarkerAtMost(markers, 3) == -1);
     CHECK(markerAt(markers, 4, 3) == 1);
     CHECK(markerAt(markers, 4, 2) == -1);
+    CHECK(markers[2].beaten);
+    CHECK_FALSE(markers[0].beaten);
+    // Kept, the beaten ones are flagged and never the nearest.
+    const auto all = settingMarkers(settings, true);
+    REQUIRE(all.size() == 4);
+    CHECK(all[3].settings == std::vector<int>{5});
+    CHECK(all[3].beaten);
+    CHECK(nearestMarkerAtMost(all, 8) == 1);
 }
