@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+#include <QApplication>
+#include <QDir>
+#include <QImage>
+#include <QPalette>
+#include <QTest>
+#include <QUndoStack>
+
+#include "catchqt.h"
+#include "core/planner/chain.h"
+#include "core/planner/settingspoints.h"
+#include "core/planner/tensorplan.h"
+#include "ui/document.h"
+#include "ui/frontierplot.h"
+#include "ui/frontierview.h"
+#include "ui/theme.h"
+
+using memledger::ui::Document;
+using memledger::ui::FrontierPlot;
+using memledger::ui::FrontierView;
+using namespace memledger;
+
+namespace {
+
+void loadWith(Document &doc, std::string_view scenario, RecomputeGranularity g,
+              RecomputeMethod method = RecomputeMethod::Uniform, std::int64_t k = 1)
+{
+    REQUIRE(doc.loadBuiltinScenario(scenario));
+    Config c = doc.config();
+    c.strategy.recompute_granularity = g;
+    c.strategy.recompute_method = method;
+    c.strategy.recompute_num_layers = k;
+    doc.setConfig(c); // not an edit: the undo stack stays empty
+}
+
+// Pixels in a small square around `at` that differ from the plot's background.
+int paintedAround(const QImage &image, QPointF at, int half)
+{
+    const QRgb background = image.pixel(image.width() - 2, image.height() - 2);
+    int painted = 0;
+    for (int y = int(at.y()) - half; y <= int(at.y()) + half; ++y)
+        for (int x = int(at.x()) - half; x <= int(at.x()) + half; ++x)
+            painted += image.valid(x, y) && image.pixel(x, y) != background;
+    return painted;
+}
+
+// Saves the view where MEMLEDGER_FRONTIER_PNG_DIR points (for looking at it), always renders it.
+QImage render(FrontierView &view, const QString &name)
+{
+    QApplication::processEvents();
+    const QImage image = view.grab().toImage();
+    const QString dir = qEnvironmentVariable("MEMLEDGER_FRONTIER_PNG_DIR");
+    if (!dir.isEmpty())
+        image.save(QDir(dir).filePath(name));
+    return image;
+}
+
+} // namespace
+
+TEST_CASE("The chain frontier view shows core's frontier and marks the current setting", "[ui][frontier]")
+{
+    Document doc;
+    FrontierView view(&doc, FrontierView::Planner::Chain);
+    view.resize(1000, 600);
+    view.show();
+    loadWith(doc, "llama-3-70b-128xh100", RecomputeGranularity::Full, RecomputeMethod::Uniform, 2);
+
+    const Chain chain = chainFromConfig(doc.config());
+    const auto expected = frontierDP(chain);
+    REQUIRE(view.chainFrontier().size() == expected.size());
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+        CHECK(view.chainFrontier()[k].peak == expected[k].peak);
+        CHECK(view.chainFrontier()[k].recompute == expected[k].recompute);
+    }
+    CHECK(view.plot()->data().frontier.size() == expected.size());
+    CHECK(view.caption().contains(QStringLiteral("20 layers")));
+    CHECK(view.caption().contains(QStringLiteral("H100")));
+
+    const int current = view.markerOf("full, uniform, 2 layers");
+    REQUIRE(current >= 0);
+    CHECK(view.markers()[std::size_t(current)].current);
+    CHECK(view.plot()->data().currentMarker == current);
+    CHECK(view.plot()->data().markers[std::size_t(current)].tag == QStringLiteral("uniform 2"));
+    // The ring is drawn around it: pixels at the ring's radius, off the diamond.
+    const QImage image = render(view, QStringLiteral("chain-frontier.png"));
+    const QPointF at = view.plot()->mapTo(&view, view.plot()->markerPosition(current).toPoint());
+    CHECK(paintedAround(image, at + QPointF(12, 0), 1) > 0);
+    CHECK(paintedAround(image, at, 4) > 0);
+}
+
+TEST_CASE("A hidden frontier view computes nothing until shown, and keeps an unchanged frontier", "[ui][frontier]")
+{
+    Document doc;
+    FrontierView view(&doc, FrontierView::Planner::Tensor);
+    view.resize(1000, 600);
+    REQUIRE(doc.loadBuiltinScenario("llama-3-70b-128xh100"));
+    CHECK(view.isStale());
+    CHECK(view.frontierComputations() == 0);
+    view.show();
+    CHECK_FALSE(view.isStale());
+    CHECK(view.frontierComputations() == 1);
+    CHECK(view.tensorFrontier().size() == tensorFrontier(layerGraph(doc.config()), TensorCost::Roofline, false).size());
+
+    // A change that leaves one layer alone (the data-parallel degree) keeps the frontier.
+    Config c = doc.config();
+    c.parallelism.data_parallel_size = 8;
+    doc.setConfig(c);
+    CHECK(view.frontierComputations() == 1);
+    // The cost model and offload toggles recompute it.
+    view.setCostModel(TensorCost::Flops);
+    CHECK(view.frontierComputations() == 2);
+    CHECK(view.caption().contains(QStringLiteral("FLOPs")));
+    view.setOffload(true);
+    CHECK(view.frontierComputations() == 3);
+    CHECK(view.settings().size() == 5); // none and selective with activation offload too
+
+    view.hide();
+    c.training.seq_length = 4096;
+    doc.setConfig(c);
+    CHECK(view.isStale());
+    CHECK(view.frontierComputations() == 3);
+    view.show();
+    CHECK(view.frontierComputations() == 4);
+}
+
+TEST_CASE("Clicking the selective marker applies it in one undo step", "[ui][frontier]")
+{
+    Document doc;
+    FrontierView view(&doc, FrontierView::Planner::Tensor);
+    view.resize(1000, 600);
+    view.show();
+    // GPT-3's layer without FlashAttention: selective drops the large score matrices.
+    loadWith(doc, "gpt-3-175b-64gpus-tp-only", RecomputeGranularity::None);
+    render(view, QStringLiteral("tensor-frontier-gpt3.png"));
+    REQUIRE(doc.undoStack()->count() == 0);
+
+    const int selective = view.markerOf("selective");
+    REQUIRE(selective >= 0);
+    CHECK_FALSE(view.markers()[std::size_t(selective)].current);
+    CHECK(view.markers()[std::size_t(view.markerOf("none"))].current);
+    const QPoint at = view.plot()->markerPosition(selective).toPoint();
+    CHECK(view.plot()->markerAt(at) == selective);
+    QTest::mouseClick(view.plot(), Qt::LeftButton, Qt::NoModifier, at);
+    QApplication::processEvents();
+    CHECK(doc.config().strategy.recompute_granularity == RecomputeGranularity::Selective);
+    CHECK(doc.config().strategy.activation_offload == OffloadTarget::None);
+    CHECK(doc.undoStack()->count() == 1);
+    CHECK(view.markers()[std::size_t(view.markerOf("selective"))].current);
+
+    // Clicking the current one changes nothing.
+    QTest::mouseClick(view.plot(), Qt::LeftButton, Qt::NoModifier, view.plot()->markerPosition(view.markerOf("selective")).toPoint());
+    QApplication::processEvents();
+    CHECK(doc.undoStack()->count() == 1);
+
+    doc.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(doc.config().strategy.recompute_granularity == RecomputeGranularity::None);
+    CHECK(view.markers()[std::size_t(view.markerOf("none"))].current);
+}
+
+TEST_CASE("Clicking a frontier point no setting reaches changes nothing and names the nearest setting", "[ui][frontier]")
+{
+    Document doc;
+    FrontierView view(&doc, FrontierView::Planner::Tensor);
+    view.resize(1000, 600);
+    view.show();
+    loadWith(doc, "gpt-3-175b-64gpus-tp-only", RecomputeGranularity::None);
+    const Config before = doc.config();
+
+    // A frontier point away from every diamond.
+    FrontierPlot *plot = view.plot();
+    int pick = -1;
+    for (int k = 0; k < int(view.tensorFrontier().size()) && pick < 0; ++k) {
+        const TensorPlan &p = view.tensorFrontier()[std::size_t(k)];
+        if (markerAt(view.markers(), double(p.deviceBytes), p.overhead) < 0 && plot->markerAt(plot->frontierPosition(k)) < 0
+            && nearestMarkerAtMost(view.markers(), double(p.deviceBytes)) >= 0)
+            pick = k;
+    }
+    REQUIRE(pick >= 0);
+    CHECK(plot->frontierPointAt(plot->frontierPosition(pick)) == pick);
+    CHECK(plot->toolTipAt(plot->frontierPosition(pick)).contains(QStringLiteral("Recomputed")));
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, plot->frontierPosition(pick).toPoint());
+    QApplication::processEvents();
+    CHECK(doc.config() == before);
+    CHECK(doc.undoStack()->count() == 0);
+    CHECK(plot->selectedFrontierPoint() == pick);
+    CHECK(view.details().contains(QStringLiteral("cannot express")));
+    const TensorPlan &p = view.tensorFrontier()[std::size_t(pick)];
+    const int nearest = nearestMarkerAtMost(view.markers(), double(p.deviceBytes));
+    const std::string label = view.settings()[std::size_t(view.markers()[std::size_t(nearest)].settings.front())].label;
+    CHECK(view.details().contains(QStringLiteral("Nearest setting at no more memory: %1").arg(QString::fromStdString(label))));
+}
+
+TEST_CASE("The frontier views render the default scenario offscreen", "[ui][frontier]")
+{
+    Document doc;
+    REQUIRE(doc.loadBuiltinScenario("llama-3-70b-128xh100"));
+    FrontierView chain(&doc, FrontierView::Planner::Chain);
+    FrontierView tensor(&doc, FrontierView::Planner::Tensor);
+    for (FrontierView *view : {&chain, &tensor}) {
+        view->resize(1000, 600);
+        view->show();
+    }
+    tensor.setOffload(true);
+    const QImage a = render(chain, QStringLiteral("chain-frontier-llama-3-70b.png"));
+    const QImage b = render(tensor, QStringLiteral("tensor-frontier-llama-3-70b.png"));
+    tensor.setCostModel(TensorCost::Flops);
+    render(tensor, QStringLiteral("tensor-frontier-llama-3-70b-flops.png"));
+    for (const QImage *image : {&a, &b}) {
+        CHECK(image->size() == QSize(1000, 600));
+        CHECK(paintedAround(*image, QPointF(500, 300), 250) > 2000);
+    }
+    // The chain view of the default (selective) plan: store-all is current.
+    CHECK(chain.markers()[std::size_t(chain.markerOf("no full recompute"))].current);
+
+    // The dark palette reaches the painted plot; the background follows it.
+    const QPalette saved = QApplication::palette();
+    memledger::ui::applyPalette(true);
+    const QImage dark = render(chain, QStringLiteral("chain-frontier-llama-3-70b-dark.png"));
+    render(tensor, QStringLiteral("tensor-frontier-llama-3-70b-flops-dark.png"));
+    QApplication::setPalette(saved);
+    const QPointF corner = chain.plot()->mapTo(&chain, chain.plot()->rect().bottomRight() - QPoint(2, 2));
+    CHECK(QColor(dark.pixel(corner.toPoint())).lightness() < 64);
+    CHECK(QColor(a.pixel(corner.toPoint())).lightness() > 192);
+}
+
+TEST_CASE("FLOPs alone under-price selective recompute on GPT-3's layer (seed 002 §3.3)", "[ui][frontier]")
+{
+    Document doc;
+    REQUIRE(doc.loadBuiltinScenario("gpt-3-175b-64gpus-tp-only"));
+    FrontierView view(&doc, FrontierView::Planner::Tensor);
+    view.resize(1000, 600);
+    view.show();
+    const double roofline = view.settings()[std::size_t(view.markers()[std::size_t(view.markerOf("selective"))].settings.front())].cost;
+    view.setCostModel(TensorCost::Flops);
+    render(view, QStringLiteral("tensor-frontier-gpt3-flops.png"));
+    const double flops = view.settings()[std::size_t(view.markers()[std::size_t(view.markerOf("selective"))].settings.front())].cost;
+    CHECK(flops < roofline / 5);
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <QPointF>
+#include <QRectF>
+#include <QString>
+#include <QWidget>
+
+#include <vector>
+
+namespace memledger::ui {
+
+// One point of a memory-against-cost plot, in the plot's display units
+// (memory in MB or GB, cost in ms or %), with what hovering it says.
+struct FrontierPlotPoint {
+    double cost = 0;
+    double memory = 0;
+    QString toolTip;
+    QString tag; // drawn beside a setting marker ("selective", "uniform 2"); empty: none
+    bool beaten = false; // a setting another beats on both axes: drawn hollow
+};
+
+struct FrontierPlotData {
+    std::vector<FrontierPlotPoint> frontier; // lowest memory first (so highest cost first)
+    std::vector<FrontierPlotPoint> markers;  // the settings a preset can express
+    int currentMarker = -1;
+    QString costTitle;    // "recompute, ms per micro-batch"
+    QString memoryTitle;  // "peak memory, MB per micro-batch"
+    QString costUnit;     // "ms", "%"
+    QString memoryUnit;   // "MB", "GB"
+    QString emptyText;    // shown when there is nothing to draw
+};
+
+// Pure geometry: the plot area, the two axes' ranges and their mapping.
+struct FrontierFrame {
+    QRectF plot;
+    double cost0 = 0, cost1 = 1, memory0 = 0, memory1 = 1;
+    double costStep = 1, memoryStep = 1;
+    QPointF toPixel(double cost, double memory) const;
+};
+// Axes from zero to a 1-2-5 multiple above the largest cost and memory.
+FrontierFrame frontierFrame(const FrontierPlotData &data, const QRectF &plot);
+// The step line of the least memory within each cost budget, in pixels: from
+// the cheapest point right to the next costlier one's cost, down to it, and so
+// on, the last step running to the axis' end.
+std::vector<QPointF> frontierSteps(const FrontierPlotData &data, const FrontierFrame &frame);
+// The index of the point nearest `pos` within `radius` pixels, or -1.
+int nearestWithin(const std::vector<QPointF> &points, const QPointF &pos, double radius);
+
+// A painted plot of a planner's exact frontier (a step line with its points)
+// and the settings a preset can express (diamonds, the current one ringed and
+// labelled), with axis titles in units, a legend, and tooltips. It draws and
+// hit-tests; what a click means is the owner's (markerClicked,
+// frontierPointClicked). Colours come from the widget's palette, so the dark
+// palette reaches it through QApplication::setPalette.
+class FrontierPlot : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit FrontierPlot(QWidget *parent = nullptr);
+
+    void setData(FrontierPlotData data);
+    const FrontierPlotData &data() const { return m_data; }
+    // Ringed as the point a click last chose (-1: none).
+    void setSelectedFrontierPoint(int index);
+    int selectedFrontierPoint() const { return m_selected; }
+
+    QRectF plotArea() const;
+    QPointF frontierPosition(int index) const;
+    // Where a marker is drawn: at its point, or moved right beside an earlier
+    // one it would hide (a thin line leads back to its point).
+    QPointF markerPosition(int index) const;
+    // Hit tests within a few pixels; markers win over the frontier's points.
+    int markerAt(const QPointF &pos) const;
+    int frontierPointAt(const QPointF &pos) const;
+    QString toolTipAt(const QPointF &pos) const;
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+Q_SIGNALS:
+    void markerClicked(int index);
+    void frontierPointClicked(int index);
+
+protected:
+    bool event(QEvent *event) override;
+    void paintEvent(QPaintEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+
+private:
+    FrontierFrame frame() const;
+    std::vector<QPointF> markerPixels(const FrontierFrame &f) const;
+    double hitRadius() const;
+    void paintLegend(QPainter &p, const FrontierFrame &f) const;
+
+    FrontierPlotData m_data;
+    int m_selected = -1;
+    int m_hoverMarker = -1;
+};
+
+} // namespace memledger::ui

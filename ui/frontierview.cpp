@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+#include "ui/frontierview.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QShowEvent>
+#include <QVBoxLayout>
+
+#include "core/units.h"
+#include "ui/document.h"
+#include "ui/frontierplot.h"
+#include "ui/qtstring.h"
+
+#include <algorithm>
+
+namespace memledger::ui {
+
+namespace {
+
+constexpr int kMaxListed = 24; // checkpoints listed in a tooltip before "…"
+
+bool sameGraph(const LayerGraph &a, const LayerGraph &b)
+{
+    if (a.nodes.size() != b.nodes.size() || a.forwardFlops != b.forwardFlops || a.backwardFlops != b.backwardFlops
+        || a.forwardSeconds != b.forwardSeconds || a.backwardSeconds != b.backwardSeconds || a.peakFlops != b.peakFlops
+        || a.hbmBytesPerS != b.hbmBytesPerS || a.linkBytesPerS != b.linkBytesPerS)
+        return false;
+    for (std::size_t k = 0; k < a.nodes.size(); ++k) {
+        const TensorNode &x = a.nodes[k], &y = b.nodes[k];
+        if (x.bytes != y.bytes || x.flops != y.flops || x.bytesMoved != y.bytesMoved || x.deps != y.deps
+            || x.attentionCore != y.attentionCore)
+            return false;
+    }
+    return true;
+}
+
+QString joinNumbers(const std::vector<int> &v)
+{
+    QStringList parts;
+    for (std::size_t i = 0; i < v.size() && i < std::size_t(kMaxListed); ++i)
+        parts << QString::number(v[i]);
+    if (v.size() > std::size_t(kMaxListed))
+        parts << QStringLiteral("…");
+    return parts.join(QStringLiteral(", "));
+}
+
+// "full, uniform, 2 layers" -> "uniform 2"; the tags beside the diamonds.
+QString tagOf(const std::string &label)
+{
+    const QString l = toQString(label);
+    if (l == QLatin1String("no full recompute"))
+        return QObject::tr("store all");
+    for (const char *method : {"uniform", "block"}) {
+        const QString prefix = QStringLiteral("full, %1, ").arg(QLatin1String(method));
+        if (l.startsWith(prefix))
+            return QLatin1String(method) + QLatin1Char(' ') + l.mid(prefix.size()).section(QLatin1Char(' '), 0, 0);
+    }
+    return QString(l).replace(QStringLiteral("activation offload"), QStringLiteral("offload"));
+}
+
+QString editText(const SettingEdit &e)
+{
+    QStringList parts;
+    parts << QStringLiteral("recompute_granularity=%1").arg(toQString(granularityName(e.granularity)));
+    if (e.method)
+        parts << QStringLiteral("recompute_method=%1").arg(toQString(methodName(*e.method)));
+    if (e.numLayers)
+        parts << QStringLiteral("recompute_num_layers=%1").arg(*e.numLayers);
+    if (e.activationOffload)
+        parts << QStringLiteral("activation_offload=%1").arg(toQString(offloadName(*e.activationOffload)));
+    return parts.join(QStringLiteral(", "));
+}
+
+} // namespace
+
+FrontierView::FrontierView(Document *document, Planner planner, QWidget *parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_planner(planner)
+    , m_caption(new QLabel)
+    , m_plot(new FrontierPlot)
+    , m_details(new QLabel)
+{
+    auto *layout = new QVBoxLayout(this);
+    if (planner == Planner::Tensor) {
+        auto *row = new QHBoxLayout;
+        row->addWidget(new QLabel(tr("Cost model:")));
+        m_costCombo = new QComboBox;
+        m_costCombo->addItem(tr("roofline: time on the device"));
+        m_costCombo->addItem(tr("FLOPs only: as if every op ran at peak"));
+        m_costCombo->setToolTip(tr("Seed 002 §3.3: pricing recompute by FLOPs alone under-prices the memory-bound "
+                                   "softmax and dropout. Switch to see selective recompute's overhead shrink."));
+        row->addWidget(m_costCombo);
+        m_offloadBox = new QCheckBox(tr("Allow offload to the host"));
+        m_offloadBox->setToolTip(tr("A third fate per tensor: copied to host memory after the forward and back "
+                                    "before the backward, stalling compute where the copy does not hide."));
+        row->addSpacing(16);
+        row->addWidget(m_offloadBox);
+        row->addStretch(1);
+        layout->addLayout(row);
+        connect(m_costCombo, &QComboBox::currentIndexChanged, this,
+                [this](int index) { setCostModel(index == 1 ? TensorCost::Flops : TensorCost::Roofline); });
+        connect(m_offloadBox, &QCheckBox::toggled, this, &FrontierView::setOffload);
+    }
+    m_caption->setWordWrap(true);
+    m_caption->setTextFormat(Qt::PlainText);
+    m_details->setWordWrap(true);
+    m_details->setTextFormat(Qt::PlainText);
+    m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_details->setText(tr("Hover a point for its plan. Click a diamond to apply that setting (one undo step)."));
+    layout->addWidget(m_caption);
+    layout->addWidget(m_plot, 1);
+    layout->addWidget(m_details);
+
+    connect(m_plot, &FrontierPlot::markerClicked, this, &FrontierView::onMarkerClicked);
+    connect(m_plot, &FrontierPlot::frontierPointClicked, this, &FrontierView::onFrontierPointClicked);
+    connect(document, &Document::ledgerChanged, this, &FrontierView::onLedgerChanged);
+    if (document->hasLedger()) {
+        m_config = document->config();
+        m_hasConfig = true;
+    }
+}
+
+void FrontierView::setCostModel(TensorCost cost)
+{
+    if (m_costCombo && m_costCombo->currentIndex() != (cost == TensorCost::Flops ? 1 : 0))
+        m_costCombo->setCurrentIndex(cost == TensorCost::Flops ? 1 : 0); // comes back here
+    if (cost == m_cost)
+        return;
+    m_cost = cost;
+    m_stale = true;
+    if (isVisible())
+        refresh();
+}
+
+void FrontierView::setOffload(bool offload)
+{
+    if (m_offloadBox && m_offloadBox->isChecked() != offload)
+        m_offloadBox->setChecked(offload); // comes back here
+    if (offload == m_offload)
+        return;
+    m_offload = offload;
+    m_stale = true;
+    if (isVisible())
+        refresh();
+}
+
+void FrontierView::onLedgerChanged()
+{
+    m_config = m_document->config();
+    m_hasConfig = true;
+    m_stale = true;
+    if (isVisible())
+        refresh();
+}
+
+void FrontierView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        refresh();
+}
+
+void FrontierView::refresh()
+{
+    m_stale = false;
+    if (!m_hasConfig) {
+        FrontierPlotData empty;
+        empty.emptyText = tr("No valid configuration yet.");
+        m_plot->setData(empty);
+        return;
+    }
+    if (m_planner == Planner::Chain)
+        computeChain();
+    else
+        computeTensor();
+    // The tensor view has a handful of settings: all are drawn, the beaten hollow.
+    m_markers = settingMarkers(m_settings, m_planner == Planner::Tensor);
+    rebuildPlot();
+}
+
+void FrontierView::computeChain()
+{
+    Chain chain = chainFromConfig(m_config);
+    if (!m_haveFrontier || chain.size != m_chain.size || chain.cost != m_chain.cost) {
+        m_chain = std::move(chain);
+        m_chainCapped = m_chain.layers() > kMaxExactChainLayers;
+        m_chainFrontier = m_chainCapped ? std::vector<ChainPlan>{} : frontierDP(m_chain);
+        m_haveFrontier = true;
+        ++m_frontierComputations;
+    }
+    m_settings = chainSettings(m_config, m_chain);
+}
+
+void FrontierView::computeTensor()
+{
+    LayerGraph graph = layerGraph(m_config);
+    const bool offload = m_offload && graph.linkBytesPerS > 0;
+    if (!m_haveFrontier || !sameGraph(graph, m_graph) || m_cost != m_frontierCost || offload != m_frontierOffload) {
+        m_graph = std::move(graph);
+        m_tensorFrontier = memledger::tensorFrontier(m_graph, m_cost, offload);
+        m_frontierCost = m_cost;
+        m_frontierOffload = offload;
+        m_haveFrontier = true;
+        ++m_frontierComputations;
+    }
+    m_settings = tensorSettings(m_config, m_graph, m_cost, offload);
+    if (m_offloadBox) {
+        m_offloadBox->setEnabled(m_graph.linkBytesPerS > 0);
+        m_offloadBox->setText(m_graph.linkBytesPerS > 0
+                                  ? tr("Allow offload to the host (%1 GB/s link)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
+                                  : tr("Allow offload to the host (no host link)"));
+    }
+}
+
+QString FrontierView::memoryText(double bytes) const
+{
+    return QStringLiteral("%1 %2").arg(bytes * m_memoryScale, 0, 'f', bytes * m_memoryScale < 10 ? 2 : 1).arg(m_memoryUnit);
+}
+
+QString FrontierView::costText(double cost) const
+{
+    if (m_planner == Planner::Chain)
+        return tr("recompute %1 ms").arg(cost * 1e3, 0, 'f', cost * 1e3 < 10 ? 2 : 1);
+    return tr("overhead %1 %").arg(cost * 100, 0, 'f', 2);
+}
+
+QString FrontierView::fatesText(const std::vector<Fate> &fates) const
+{
+    QStringList stored, recomputed, offloaded;
+    for (std::size_t k = 0; k < fates.size() && k < m_graph.nodes.size(); ++k) {
+        const TensorNode &n = m_graph.nodes[k];
+        if (n.bytes == 0)
+            continue;
+        const QString name = toQString(n.name);
+        (fates[k] == Fate::Store ? stored : fates[k] == Fate::Recompute ? recomputed : offloaded) << name;
+    }
+    QStringList lines;
+    if (!recomputed.isEmpty())
+        lines << tr("Recomputed: %1").arg(recomputed.join(QStringLiteral(", ")));
+    if (!offloaded.isEmpty())
+        lines << tr("Offloaded: %1").arg(offloaded.join(QStringLiteral(", ")));
+    lines << tr("Stored: %1").arg(stored.join(QStringLiteral(", ")));
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString FrontierView::settingText(const SettingPoint &s) const
+{
+    return tr("%1 (%2, %3)").arg(toQString(s.label), memoryText(s.memory), costText(s.cost));
+}
+
+int FrontierView::markerOf(const std::string &settingLabel) const
+{
+    for (std::size_t m = 0; m < m_markers.size(); ++m)
+        for (int i : m_markers[m].settings)
+            if (m_settings[std::size_t(i)].label == settingLabel)
+                return int(m);
+    return -1;
+}
+
+QString FrontierView::caption() const
+{
+    return m_caption->text();
+}
+
+QString FrontierView::details() const
+{
+    return m_details->text();
+}
+
+void FrontierView::rebuildPlot()
+{
+    const bool chain = m_planner == Planner::Chain;
+    double maxMemory = 0;
+    for (const SettingPoint &s : m_settings)
+        maxMemory = std::max(maxMemory, s.memory);
+    for (const ChainPlan &p : m_chainFrontier)
+        maxMemory = std::max(maxMemory, p.peak);
+    for (const TensorPlan &p : m_tensorFrontier)
+        maxMemory = std::max(maxMemory, double(p.deviceBytes));
+    const bool gb = maxMemory >= kGB;
+    m_memoryScale = gb ? 1.0 / kGB : 1e-6;
+    m_memoryUnit = gb ? QStringLiteral("GB") : QStringLiteral("MB");
+    const double costScale = chain ? 1e3 : 100;
+
+    FrontierPlotData data;
+    data.memoryUnit = m_memoryUnit;
+    data.costUnit = chain ? QStringLiteral("ms") : QStringLiteral("%");
+    if (chain) {
+        data.memoryTitle = tr("peak memory, %1 per micro-batch").arg(m_memoryUnit);
+        data.costTitle = tr("recompute, ms per micro-batch (roofline forward time of the recomputed layers)");
+    } else {
+        data.memoryTitle = tr("device memory, %1 per layer and micro-batch").arg(m_memoryUnit);
+        data.costTitle = m_cost == TensorCost::Roofline
+            ? tr("time overhead, % of the layer's forward + backward (roofline)")
+            : tr("time overhead, % of the layer's forward + backward (FLOPs at peak)");
+    }
+    auto sameAs = [&](double memory, double cost) {
+        const int m = markerAt(m_markers, memory, cost);
+        return m < 0 ? QString()
+                     : QLatin1Char('\n') + tr("= the setting %1").arg(toQString(m_settings[std::size_t(m_markers[std::size_t(m)].settings.front())].label));
+    };
+    if (chain) {
+        for (const ChainPlan &p : m_chainFrontier) {
+            FrontierPlotPoint pt{p.recompute * costScale, p.peak * m_memoryScale, {}, {}, false};
+            pt.toolTip = tr("Exact optimum: peak %1, %2").arg(memoryText(p.peak), costText(p.recompute)) + QLatin1Char('\n')
+                + (p.checkpoints.empty() ? tr("No checkpoint: one segment, every layer but the last recomputed")
+                                         : tr("Checkpoints after layers %1\nSegment lengths %2")
+                                               .arg(joinNumbers(p.checkpoints), joinNumbers(p.segmentLengths())))
+                + sameAs(p.peak, p.recompute);
+            data.frontier.push_back(std::move(pt));
+        }
+    } else {
+        for (const TensorPlan &p : m_tensorFrontier) {
+            const double mem = double(p.deviceBytes);
+            FrontierPlotPoint pt{p.overhead * costScale, mem * m_memoryScale, {}, {}, false};
+            pt.toolTip = tr("Exact optimum: %1 on the device, %2").arg(memoryText(mem), costText(p.overhead)) + QLatin1Char('\n')
+                + fatesText(p.fates) + sameAs(mem, p.overhead);
+            data.frontier.push_back(std::move(pt));
+        }
+    }
+    for (std::size_t m = 0; m < m_markers.size(); ++m) {
+        const SettingMarker &marker = m_markers[m];
+        const SettingPoint &s = m_settings[std::size_t(marker.settings.front())];
+        FrontierPlotPoint pt{s.cost * costScale, s.memory * m_memoryScale, {}, tagOf(s.label), marker.beaten};
+        QStringList lines;
+        lines << settingText(s);
+        if (chain)
+            lines << (s.checkpoints.size() + 1 == std::size_t(m_chain.layers())
+                          ? tr("Every layer's input kept: nothing recomputed under the chain model")
+                          : tr("Checkpoints after layers %1").arg(joinNumbers(s.checkpoints)));
+        else
+            lines << fatesText(s.fates);
+        if (marker.settings.size() > 1) {
+            QStringList others;
+            for (std::size_t i = 1; i < marker.settings.size() && i <= 3; ++i)
+                others << toQString(m_settings[std::size_t(marker.settings[i])].label);
+            if (marker.settings.size() > 4)
+                others << tr("%1 more").arg(marker.settings.size() - 4);
+            lines << tr("Same point: %1").arg(others.join(QStringLiteral("; ")));
+        }
+        if (marker.beaten)
+            lines << tr("Another setting has no more memory and no more overhead.");
+        lines << (marker.current ? tr("The current plan lands here.") : tr("Click to apply: %1").arg(editText(s.edit)));
+        pt.toolTip = lines.join(QLatin1Char('\n'));
+        if (marker.current)
+            data.currentMarker = int(m);
+        data.markers.push_back(std::move(pt));
+    }
+
+    const Config &c = m_config;
+    const QString hw = toQString(c.hardware.name);
+    QString caption;
+    if (chain) {
+        caption = tr("Chen's chain: one micro-batch through one pipeline rank's %1 layers; memory counts the layer inputs "
+                     "kept (a layer's backward needs only its input); time is the roofline forward on %2.")
+                      .arg(m_chain.layers())
+                      .arg(hw);
+        if (m_chainCapped)
+            caption += QLatin1Char(' ')
+                + tr("Exact frontier skipped above %1 layers per rank (it takes seconds); only the settings are drawn.")
+                      .arg(kMaxExactChainLayers);
+    } else {
+        caption = tr("One %1 layer, one micro-batch on one rank, %2 on %3%4; overhead = recompute + offload stalls over the "
+                     "layer's forward + backward.")
+                      .arg(c.model.isMoe() || c.model.multi_latent_attention ? tr("dense GPT") : tr("transformer"))
+                      .arg(m_cost == TensorCost::Roofline ? tr("roofline times") : tr("FLOPs at peak"))
+                      .arg(hw)
+                      .arg(m_frontierOffload ? tr(", %1 GB/s to the host").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
+                                             : QString());
+        if (c.strategy.activation_offload != OffloadTarget::None && !m_frontierOffload)
+            caption += QLatin1Char(' ') + tr("The current plan offloads activations: allow offload to place it.");
+    }
+    m_caption->setText(caption);
+    data.emptyText = tr("Nothing to draw.");
+    m_plot->setData(std::move(data));
+}
+
+void FrontierView::onMarkerClicked(int index)
+{
+    if (index < 0 || index >= int(m_markers.size()))
+        return;
+    const SettingMarker &marker = m_markers[std::size_t(index)];
+    const SettingPoint &s = m_settings[std::size_t(marker.settings.front())];
+    if (marker.current) {
+        m_details->setText(tr("%1: the current plan lands here, nothing to apply.").arg(settingText(s)));
+        return;
+    }
+    const QString label = toQString(s.label);
+    m_details->setText(tr("Applied %1: %2.").arg(settingText(s), editText(s.edit)));
+    m_document->edit(applySetting(m_document->config(), s.edit),
+                     m_planner == Planner::Chain ? tr("Apply %1 from the chain frontier").arg(label)
+                                                 : tr("Apply %1 from the tensor frontier").arg(label));
+}
+
+void FrontierView::onFrontierPointClicked(int index)
+{
+    const bool chain = m_planner == Planner::Chain;
+    const int count = chain ? int(m_chainFrontier.size()) : int(m_tensorFrontier.size());
+    if (index < 0 || index >= count)
+        return;
+    m_plot->setSelectedFrontierPoint(index);
+    const double memory = chain ? m_chainFrontier[std::size_t(index)].peak : double(m_tensorFrontier[std::size_t(index)].deviceBytes);
+    const double cost = chain ? m_chainFrontier[std::size_t(index)].recompute : m_tensorFrontier[std::size_t(index)].overhead;
+    QString text = tr("Exact optimum: %1, %2.").arg(memoryText(memory), costText(cost)) + QLatin1Char(' ');
+    if (chain) {
+        const ChainPlan &p = m_chainFrontier[std::size_t(index)];
+        text += p.checkpoints.empty() ? tr("No checkpoint.") : tr("Checkpoints after layers %1.").arg(joinNumbers(p.checkpoints));
+    } else {
+        text += fatesText(m_tensorFrontier[std::size_t(index)].fates).replace(QLatin1Char('\n'), QStringLiteral(". ")) + QLatin1Char('.');
+    }
+    text += QLatin1Char('\n');
+    const int same = markerAt(m_markers, memory, cost);
+    if (same >= 0) {
+        text += tr("It is the setting %1; click its diamond to apply it.")
+                    .arg(toQString(m_settings[std::size_t(m_markers[std::size_t(same)].settings.front())].label));
+    } else {
+        const int nearest = nearestMarkerAtMost(m_markers, memory);
+        text += tr("A preset cannot express this plan. ");
+        text += nearest >= 0
+            ? tr("Nearest setting at no more memory: %1; click its diamond to apply it.")
+                  .arg(settingText(m_settings[std::size_t(m_markers[std::size_t(nearest)].settings.front())]))
+            : tr("No setting reaches this little memory.");
+    }
+    m_details->setText(text);
+}
+
+} // namespace memledger::ui
