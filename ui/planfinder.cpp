@@ -78,9 +78,10 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_notes->setMargin(8);
     m_hint->setWordWrap(true);
-    m_hint->setText(tr("Hover a t, p, v, d, c, e, micro-batch, ZeRO, recompute or offload cell (or its header) to see why "
-                       "the other values are not listed. Double-click a plan, or select it and press Enter, to apply it "
-                       "(Edit > Undo takes it back)."));
+    m_hint->setText(
+        tr("Hover a t, p, v, d, c, e, micro-batch, ZeRO, recompute or offload cell (or its header) to see why "
+           "the other values are not listed. Double-click a plan, or select it and press Enter, to apply it "
+           "(Edit > Undo takes it back)."));
 
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(PlanFinderModel::SortRole);
@@ -186,20 +187,21 @@ void PlanFinder::findPlans()
 void PlanFinder::showSummary()
 {
     if (!m_searched) {
-        m_summary->setText(tr("Searches every split of the GPUs into t, p, v, d, c and e with every micro-batch, ZeRO stage, "
-                              "recompute and offload choice for this model, device, sequence and global batch."));
+        m_summary->setText(
+            tr("Searches every split of the GPUs into t, p, v, d, c and e with every micro-batch, ZeRO stage, "
+               "recompute and offload choice for this model, device, sequence and global batch."));
         return;
     }
     const SearchResult &r = m_model->result();
     const std::int64_t withinBound = r.candidates - r.prunedByBound;
-    QString text = tr("%1 plans on %2 GPUs searched in %3 ms; %4 pass the memory bound (≤ %5, %6 % of HBM); "
-                      "the %7 fastest, confirmed by the full ledger:")
-                       .arg(toQString(formatThousands(r.candidates)), toQString(formatThousands(m_searchedOptions.gpus)))
-                       .arg(r.seconds * 1000.0, 0, 'f', 1)
-                       .arg(toQString(formatThousands(withinBound)),
-                            toQString(formatGB(static_cast<double>(r.limitBytes))))
-                       .arg(m_searchedOptions.margin * 100.0, 0, 'f', 0)
-                       .arg(r.plans.size());
+    QString text
+        = tr("%1 plans on %2 GPUs searched in %3 ms; %4 pass the memory bound (≤ %5, %6 % of HBM); "
+             "the %7 fastest, confirmed by the full ledger:")
+              .arg(toQString(formatThousands(r.candidates)), toQString(formatThousands(m_searchedOptions.gpus)))
+              .arg(r.seconds * 1000.0, 0, 'f', 1)
+              .arg(toQString(formatThousands(withinBound)), toQString(formatGB(static_cast<double>(r.limitBytes))))
+              .arg(m_searchedOptions.margin * 100.0, 0, 'f', 0)
+              .arg(r.plans.size());
     if (m_stale)
         text += QLatin1Char(' ') + tr("The model, training or hardware has changed since: find plans again.");
     m_summary->setText(text);
@@ -213,9 +215,9 @@ void PlanFinder::documentChanged(const Config &config)
     }
     // Applying a plan changes only what the search chooses; anything else makes the list stale.
     const bool stale = m_searched
-        && (config.model != m_searchedBase.model || config.hardware != m_searchedBase.hardware
-            || config.training.seq_length != m_searchedBase.training.seq_length
-            || config.globalBatch() != m_searchedBase.globalBatch());
+                       && (config.model != m_searchedBase.model || config.hardware != m_searchedBase.hardware
+                           || config.training.seq_length != m_searchedBase.training.seq_length
+                           || config.globalBatch() != m_searchedBase.globalBatch());
     if (stale != m_stale) {
         m_stale = stale;
         showSummary();

@@ -130,18 +130,20 @@ QString PlanFinderModel::verdictsToolTip(SearchDimension dimension, std::optiona
             kind = tr("fails the ledger");
             break;
         }
-        rows += QStringLiteral("<tr><td style='white-space:pre'><b>%1</b></td><td style='white-space:pre'><i>%2</i></td>"
-                               "<td>%3</td></tr>")
-                    .arg(QString::fromStdString(v.label).toHtmlEscaped(), kind.toHtmlEscaped(),
-                         QString::fromStdString(v.reason).toHtmlEscaped());
+        rows
+            += QStringLiteral("<tr><td style='white-space:pre'><b>%1</b></td><td style='white-space:pre'><i>%2</i></td>"
+                              "<td>%3</td></tr>")
+                   .arg(QString::fromStdString(v.label).toHtmlEscaped(), kind.toHtmlEscaped(),
+                        QString::fromStdString(v.reason).toHtmlEscaped());
     }
     const QString title = QStringLiteral("<b>%1</b> — %2")
                               .arg(toQString(dimensionName(dimension)).toHtmlEscaped(),
                                    toQString(dimensionTitle(dimension)).toHtmlEscaped());
     if (rows.isEmpty())
         return title + QStringLiteral("<br>") + tr("The search tried no other value.");
-    const QString lead = except ? tr("This plan: %1. The other values:").arg(valueLabel(dimension, *except).toHtmlEscaped())
-                                : tr("Every value the search tried or skipped:");
+    const QString lead
+        = except ? tr("This plan: %1. The other values:").arg(valueLabel(dimension, *except).toHtmlEscaped())
+                 : tr("Every value the search tried or skipped:");
     return QStringLiteral("%1<br>%2<table cellspacing='4'>%3</table>").arg(title, lead, rows);
 }
 
@@ -166,8 +168,8 @@ QVariant PlanFinderModel::data(const QModelIndex &index, int role) const
         if (dimension) {
             const std::int64_t value = dimensionValue(plan.config, *dimension);
             return (*dimension == SearchDimension::Recompute || *dimension == SearchDimension::Offload)
-                ? valueLabel(*dimension, value)
-                : QString::number(value);
+                       ? valueLabel(*dimension, value)
+                       : QString::number(value);
         }
         switch (column) {
         case RankColumn:
@@ -198,10 +200,12 @@ QVariant PlanFinderModel::data(const QModelIndex &index, int role) const
                 if (part.seconds > 0)
                     parts += QStringLiteral("<tr><td>%1</td><td align='right'>%2</td></tr>")
                                  .arg(partName(part.name).toHtmlEscaped(), secondsText(part.seconds));
-            return tr("<b>Estimated step time %1</b><table cellspacing='2'>%2</table>").arg(secondsText(plan.time.total), parts);
+            return tr("<b>Estimated step time %1</b><table cellspacing='2'>%2</table>")
+                .arg(secondsText(plan.time.total), parts);
         }
         default:
-            return tr("%1<br>Double-click or press Enter to apply this plan.").arg(planSummary(index.row()).toHtmlEscaped());
+            return tr("%1<br>Double-click or press Enter to apply this plan.")
+                .arg(planSummary(index.row()).toHtmlEscaped());
         }
     case Qt::TextAlignmentRole:
         return QVariant::fromValue<int>(alignmentOf(column));

@@ -24,9 +24,8 @@
 #include "ui/planfindermodel.h"
 #include "ui/theme.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 using memledger::ui::Document;
 using memledger::ui::PlanFinder;
@@ -91,7 +90,8 @@ TEST_CASE("PlanFinder defaults to the document's GPU count and lists plans faste
         const memledger::Config &config = r.plans.at(static_cast<std::size_t>(plan)).config;
         // 8 GPUs: the document's own t × p × d × c.
         CHECK(config.parallelism.gpus() == 8);
-        const double step = shown->index(row, PlanFinderModel::StepTimeColumn).data(PlanFinderModel::SortRole).toDouble();
+        const double step
+            = shown->index(row, PlanFinderModel::StepTimeColumn).data(PlanFinderModel::SortRole).toDouble();
         CHECK(step >= previous);
         previous = step;
         CHECK(step == Approx(memledger::estimateStepTime(config).total));
@@ -161,7 +161,8 @@ TEST_CASE("The t tooltip of a 7B search on 8 GPUs says why t = 3 is out: the 32 
     // The cell lists the other values, not the row's own.
     const QString own = shown->index(0, PlanFinderModel::TColumn).data().toString();
     CHECK_FALSE(cell.contains(QStringLiteral("t = %1 is in the top").arg(own)));
-    const QString header = plainText(shown->headerData(PlanFinderModel::TColumn, Qt::Horizontal, Qt::ToolTipRole).toString());
+    const QString header
+        = plainText(shown->headerData(PlanFinderModel::TColumn, Qt::Horizontal, Qt::ToolTipRole).toString());
     CHECK(header.contains(QStringLiteral("32 attention heads")));
     CHECK(header.contains(QStringLiteral("t = %1 is in the top 10").arg(own)));
 }
