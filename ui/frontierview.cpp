@@ -352,28 +352,34 @@ void FrontierView::rebuildPlot()
 
     const Config &c = m_config;
     const QString hw = toQString(c.hardware.name);
-    QString caption;
+    QString caption, explanation;
     if (chain) {
-        caption = tr("Chen's chain: one micro-batch through one pipeline rank's %1 layers; memory counts the layer inputs "
-                     "kept (a layer's backward needs only its input); time is the roofline forward on %2.")
+        caption = tr("One micro-batch, one pipeline rank's %1 layers, roofline on %2. Chen's chain: memory counts layer inputs only.")
                       .arg(m_chain.layers())
                       .arg(hw);
+        explanation = tr("Seed 002 §2's model: a layer is one op whose backward needs only its input, so a plan keeps "
+                         "checkpoints (layer inputs) and re-runs the forward of each segment but its last layer. What a "
+                         "layer saves inside is the per-tensor view's. Recompute is the roofline forward time of the "
+                         "recomputed layers.");
         if (m_chainCapped)
             caption += QLatin1Char(' ')
                 + tr("Exact frontier skipped above %1 layers per rank (it takes seconds); only the settings are drawn.")
                       .arg(kMaxExactChainLayers);
     } else {
-        caption = tr("One %1 layer, one micro-batch on one rank, %2 on %3%4; overhead = recompute + offload stalls over the "
-                     "layer's forward + backward.")
+        caption = tr("One %1 layer, one micro-batch, %2 on %3%4; overhead = (recompute + stalls) / (forward + backward).")
                       .arg(c.model.isMoe() || c.model.multi_latent_attention ? tr("dense GPT") : tr("transformer"))
-                      .arg(m_cost == TensorCost::Roofline ? tr("roofline times") : tr("FLOPs at peak"))
+                      .arg(m_cost == TensorCost::Roofline ? tr("roofline") : tr("FLOPs at peak"))
                       .arg(hw)
-                      .arg(m_frontierOffload ? tr(", %1 GB/s to the host").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
+                      .arg(m_frontierOffload ? tr(" (%1 GB/s host link)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
                                              : QString());
+        explanation = tr("Seed 002 §3.3's graph of the 13 tensors a GPT layer saves: each is stored, recomputed from its "
+                         "inputs once, or offloaded (its copies hide under the layer's forward and backward, the excess "
+                         "stalls). FLOPs at peak ignore memory traffic and so under-price softmax and dropout.");
         if (c.strategy.activation_offload != OffloadTarget::None && !m_frontierOffload)
             caption += QLatin1Char(' ') + tr("The current plan offloads activations: allow offload to place it.");
     }
     m_caption->setText(caption);
+    m_caption->setToolTip(explanation);
     data.emptyText = tr("Nothing to draw.");
     m_plot->setData(std::move(data));
 }

@@ -81,6 +81,22 @@ TEST_CASE("The chain frontier view shows core's frontier and marks the current s
     CHECK(view.markers()[std::size_t(current)].current);
     CHECK(view.plot()->data().currentMarker == current);
     CHECK(view.plot()->data().markers[std::size_t(current)].tag == QStringLiteral("uniform 2"));
+    // Hovering names the plan: a frontier point's checkpoints, a setting's edit.
+    FrontierPlot *plot = view.plot();
+    const QString pointTip = plot->toolTipAt(plot->frontierPosition(int(expected.size()) / 2));
+    CHECK(pointTip.contains(QStringLiteral("Checkpoints after layers")));
+    CHECK(pointTip.contains(QStringLiteral("Segment lengths")));
+    const int three = view.markerOf("full, uniform, 3 layers");
+    REQUIRE(three >= 0);
+    const QString markerTip = plot->toolTipAt(plot->markerPosition(three));
+    CHECK(markerTip.contains(
+        QStringLiteral("Click to apply: recompute_granularity=full, recompute_method=uniform, recompute_num_layers=3")));
+    CHECK(plot->toolTipAt(plot->markerPosition(current)).contains(QStringLiteral("The current plan lands here")));
+    const QString storeAllTip = plot->toolTipAt(plot->markerPosition(view.markerOf("no full recompute")));
+    CHECK(storeAllTip.contains(QStringLiteral("Same point: full, uniform, 1 layer")));
+    if (qEnvironmentVariableIsSet("MEMLEDGER_FRONTIER_PNG_DIR"))
+        WARN((pointTip + QLatin1Char('\n') + markerTip + QLatin1Char('\n') + storeAllTip).toStdString());
+
     // The ring is drawn around it: pixels at the ring's radius, off the diamond.
     const QImage image = render(view, QStringLiteral("chain-frontier.png"));
     const QPointF at = view.plot()->mapTo(&view, view.plot()->markerPosition(current).toPoint());
@@ -236,4 +252,26 @@ TEST_CASE("FLOPs alone under-price selective recompute on GPT-3's layer (seed 00
     render(view, QStringLiteral("tensor-frontier-gpt3-flops.png"));
     const double flops = view.settings()[std::size_t(view.markers()[std::size_t(view.markerOf("selective"))].settings.front())].cost;
     CHECK(flops < roofline / 5);
+}
+
+TEST_CASE("Above the exact programme's cap the chain view draws only the settings and says so", "[ui][frontier]")
+{
+    Document doc;
+    REQUIRE(doc.loadBuiltinScenario("llama-3-70b-128xh100"));
+    Config c = doc.config();
+    c.model.num_layers = 160;
+    c.parallelism.pipeline_model_parallel_size = 1;
+    c.parallelism.data_parallel_size = 16;
+    doc.setConfig(c);
+    REQUIRE(doc.hasLedger());
+    REQUIRE_FALSE(doc.isStale());
+    FrontierView view(&doc, FrontierView::Planner::Chain);
+    view.resize(1000, 600);
+    view.show();
+    CHECK(view.chainFrontier().empty());
+    CHECK(view.caption().contains(QStringLiteral("skipped")));
+    CHECK(view.plot()->data().frontier.empty());
+    CHECK_FALSE(view.plot()->data().markers.empty());
+    CHECK(view.plot()->data().currentMarker >= 0);
+    render(view, QStringLiteral("chain-frontier-capped.png"));
 }
