@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/config.h"
 
+#include <algorithm>
+
 namespace memledger {
 
 bool ModelConfig::isMoeLayer(std::int64_t layer) const
@@ -20,6 +22,29 @@ PipelineSchedule ParallelismConfig::schedule() const
     if (pipeline_schedule)
         return *pipeline_schedule;
     return virtual_pipeline_model_parallel_size > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+}
+
+std::vector<StageLayers> stageLayers(const Config &config)
+{
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t stages = std::max<std::int64_t>(1, par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size);
+    std::vector<StageLayers> out(static_cast<std::size_t>(stages));
+    const bool layout = static_cast<std::int64_t>(par.pipeline_layout.size()) == stages;
+    std::int64_t first = 0;
+    for (std::int64_t s = 0; s < stages; ++s) {
+        const std::int64_t count = layout ? par.pipeline_layout[static_cast<std::size_t>(s)] : config.model.num_layers / stages;
+        out[static_cast<std::size_t>(s)] = {first, count};
+        first += count;
+    }
+    return out;
+}
+
+std::int64_t rankLayers(const std::vector<StageLayers> &stages, std::int64_t p, std::int64_t rank)
+{
+    std::int64_t n = 0;
+    for (std::size_t s = static_cast<std::size_t>(rank); s < stages.size(); s += static_cast<std::size_t>(p))
+        n += stages[s].count;
+    return n;
 }
 
 std::int64_t Config::globalBatch() const

@@ -91,6 +91,11 @@ struct ParallelismConfig {
     bool sequence_parallel = false;
     int zero_stage = 0;
     std::optional<PipelineSchedule> pipeline_schedule;      // unset: interleaved if v > 1 else 1f1b
+    // Transformer layers of each virtual pipeline stage (stage k·p + r is
+    // chunk k of rank r), as Megatron's --pipeline-model-parallel-layout and
+    // --decoder-first/last-pipeline-num-layers give them; empty: num_layers /
+    // (p·v) each. A stage may hold none (only the embedding or the loss).
+    std::vector<std::int64_t> pipeline_layout;
 
     PipelineSchedule schedule() const;
     std::int64_t expertTensorParallel() const { return expert_tensor_parallel_size > 0 ? expert_tensor_parallel_size : tensor_model_parallel_size; }
@@ -154,6 +159,16 @@ struct Config {
     std::int64_t microBatches() const;     // per iteration, per data-parallel rank
     bool operator==(const Config &) const = default;
 };
+
+// The layers of one virtual pipeline stage: [first, first + count).
+struct StageLayers {
+    std::int64_t first = 0;
+    std::int64_t count = 0;
+};
+// Every stage's layers in stage order (p·v entries), from pipeline_layout or the even split.
+std::vector<StageLayers> stageLayers(const Config &config);
+// The transformer layers a pipeline rank holds, all its chunks together.
+std::int64_t rankLayers(const std::vector<StageLayers> &stages, std::int64_t p, std::int64_t rank);
 
 // Names used in the preset format, both ways.
 std::string_view normalizationName(Normalization);

@@ -108,8 +108,9 @@ private:
 
 struct Context {
     const Config &c;
-    std::int64_t t, p, v, d, cp, e, etp, m, dp, edp, layersPerChunk;
+    std::int64_t t, p, v, d, cp, e, etp, m, dp, edp;
     StateBytes sb;
+    std::vector<StageLayers> stages; // layers of each virtual stage (chunk k of rank r: k·p + r)
     LayerParams denseLayer, moeLayer;
     EmbeddingParams emb;
     LayerActivations denseAct, moeAct;
@@ -165,11 +166,15 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     Bytes storedOneEach = 0;  // one micro-batch of each chunk, for the per-layer figure
     Bytes workingSet = 0;     // full recompute: one group re-materialised in backward
     std::int64_t inFlightTotal = 0;
+    std::int64_t layerMicroBatches = 0; // Σ over chunks: in-flight micro-batches × the chunk's layers
+    bool even = true;
     for (std::int64_t k = 0; k < x.v; ++k) {
-        const std::int64_t first = (k * x.p + r) * x.layersPerChunk;
+        const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
+        even &= sl.count == x.stages[static_cast<std::size_t>(r)].count;
         const std::int64_t inFlight = inFlightOfChunk(c.parallelism, x.m, r, k);
         inFlightTotal += inFlight;
-        const ChunkActivations ca = chunkActivations(c, x.denseAct, x.moeAct, first, x.layersPerChunk);
+        layerMicroBatches += inFlight * sl.count;
+        const ChunkActivations ca = chunkActivations(c, x.denseAct, x.moeAct, sl.first, sl.count);
         stored += ca.stored * inFlight;
         storedOneEach += ca.stored;
         workingSet = std::max(workingSet, ca.recomputeWorkingSet);
@@ -181,10 +186,13 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     const std::string perLayer = formatGB(static_cast<double>(rank.layer_activation_bytes));
     std::string formula = countOf(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches") + " × "
         + countOf(double(rank.layers), "layer", "layers") + " × " + perLayer + " per layer (" + granularityText(st) + ")";
-    if (x.v > 1)
-        formula = num(inFlightTotal) + " in-flight chunk-micro-batches × " + num(x.layersPerChunk) + " layers × "
-            + perLayer + " per layer (" + granularityText(st) + "; " + dec(rank.in_flight_microbatches)
+    if (x.v > 1 && even)
+        formula = num(inFlightTotal) + " in-flight chunk-micro-batches × " + num(x.stages[static_cast<std::size_t>(r)].count)
+            + " layers × " + perLayer + " per layer (" + granularityText(st) + "; " + dec(rank.in_flight_microbatches)
             + " stage-micro-batches)";
+    else if (x.v > 1)
+        formula = num(layerMicroBatches) + " layer-micro-batches (each chunk's in-flight micro-batches × its layers, "
+            "pipeline_layout) × " + perLayer + " per layer (" + granularityText(st) + ")";
     if (st.activation_offload != OffloadTarget::None && inFlightTotal > 0) {
         // On the device: the group being computed and one per staging buffer
         // still draining (or already prefetched); the rest waits on the host.
@@ -285,10 +293,10 @@ Ledger computeLedger(const Config &c)
               par.expert_model_parallel_size,
               par.expertTensorParallel(),
               c.microBatches(),
-              0, 0, 0, stateBytes(c.training), {}, {}, {}, {}, {}, {}};
+              0, 0, stateBytes(c.training), {}, {}, {}, {}, {}, {}, {}};
     x.dp = x.d * x.cp;
     x.edp = c.model.isMoe() ? std::max<std::int64_t>(1, x.t * x.cp * x.d / (x.etp * x.e)) : 1;
-    x.layersPerChunk = c.model.num_layers / (x.p * x.v);
+    x.stages = stageLayers(c);
     x.denseLayer = layerParams(c.model, false, x.t, x.e, x.etp);
     x.moeLayer = c.model.isMoe() ? layerParams(c.model, true, x.t, x.e, x.etp) : x.denseLayer;
     x.emb = embeddingParams(c.model, c.training.seq_length, x.t, x.p);
@@ -316,16 +324,16 @@ Ledger computeLedger(const Config &c)
         ParamCount layersDense, layersExpert, firstStage, lastStage;
         std::int64_t moeLayers = 0;
         for (std::int64_t k = 0; k < x.v; ++k) {
-            const std::int64_t first = (k * x.p + r) * x.layersPerChunk;
-            for (std::int64_t i = 0; i < x.layersPerChunk; ++i) {
-                const bool moe = c.model.isMoeLayer(first + i);
+            const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
+            for (std::int64_t i = 0; i < sl.count; ++i) {
+                const bool moe = c.model.isMoeLayer(sl.first + i);
                 moeLayers += moe;
                 const LayerParams &lp = moe ? x.moeLayer : x.denseLayer;
                 layersDense += lp.dense;
                 layersExpert += lp.expert;
             }
         }
-        rank.layers = x.layersPerChunk * x.v;
+        rank.layers = rankLayers(x.stages, x.p, r);
         if (r == 0) {
             firstStage += x.emb.word;
             firstStage += x.emb.position;

@@ -57,6 +57,28 @@ public:
         v = x;
     }
 
+    // A list of integers in [lo, hi] (pipeline_layout).
+    void field(const char *key, std::vector<std::int64_t> &v, std::int64_t lo, std::int64_t hi)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        if (!j->is_array()) {
+            error(key, "expected a list of integers, got " + describe(*j));
+            return;
+        }
+        std::vector<std::int64_t> out;
+        for (const json &x : *j) {
+            if (!x.is_number_integer() || x.get<std::int64_t>() < lo || x.get<std::int64_t>() > hi) {
+                error(key, "expected integers from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got "
+                               + describe(x));
+                return;
+            }
+            out.push_back(x.get<std::int64_t>());
+        }
+        v = std::move(out);
+    }
+
     void field(const char *key, bool &v)
     {
         const json *j = get(key);
@@ -209,6 +231,11 @@ public:
     explicit Writer(json &obj) : m_obj(obj) { }
     void field(const char *key, std::int64_t &v, std::int64_t, std::int64_t) { m_obj[key] = v; }
     void field(const char *key, bool &v) { m_obj[key] = v; }
+    void field(const char *key, std::vector<std::int64_t> &v, std::int64_t, std::int64_t)
+    {
+        if (!v.empty()) // optional: absent means the even split
+            m_obj[key] = v;
+    }
     void field(const char *key, double &v, double, double) { m_obj[key] = v; }
     void field(const char *key, std::string &v) { m_obj[key] = v; }
     template <class E>
@@ -311,6 +338,7 @@ void visit(V &v, ParallelismConfig &p)
     v.legacyDistributedOptimizer("use_distributed_optimizer", p.zero_stage);
     v.choice("pipeline_schedule", p.pipeline_schedule,
              {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved}, scheduleName);
+    v.field("pipeline_layout", p.pipeline_layout, 0, kMaxDim);
     v.finish();
 }
 

@@ -55,11 +55,13 @@ struct ChunkPlan {
     std::vector<double> layerBackward; // per layer, recompute included
     bool lastStage = false;
     std::int64_t firstLayer = 0;
+    std::int64_t layers = 0;
 };
 
 struct Sim {
     const Config &c;
-    std::int64_t p, v, m, layersPerChunk;
+    std::int64_t p, v, m;
+    std::vector<StageLayers> stages;
     CostModel cost;
     LayerActivations dense, moe;
     StageActivations stage;
@@ -78,11 +80,12 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
     for (std::int64_t k = 0; k < x.v; ++k) {
         ChunkPlan &cp = plans[static_cast<std::size_t>(k)];
         const std::int64_t stage = k * x.p + r;
-        cp.firstLayer = stage * x.layersPerChunk;
+        cp.firstLayer = x.stages[static_cast<std::size_t>(stage)].first;
+        cp.layers = x.stages[static_cast<std::size_t>(stage)].count;
         cp.lastStage = stage == x.p * x.v - 1;
-        cp.acts = chunkActivations(x.c, x.dense, x.moe, cp.firstLayer, x.layersPerChunk);
+        cp.acts = chunkActivations(x.c, x.dense, x.moe, cp.firstLayer, cp.layers);
         cp.groupBytes = cp.acts.stored + (stage == 0 ? firstExtra : 0) + (cp.lastStage ? lastExtra : 0);
-        for (std::int64_t i = 0; i < x.layersPerChunk; ++i) {
+        for (std::int64_t i = 0; i < cp.layers; ++i) {
             const LayerCost &lc = x.c.model.isMoeLayer(cp.firstLayer + i) ? x.cost.moe : x.cost.dense;
             cp.forward += lc.forward.seconds;
             cp.layerBackward.push_back(lc.backward.seconds + lc.recompute.seconds);
@@ -120,12 +123,12 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     // layer's working set is alive at a time, the same size for every layer:
     // one lifetime over the whole op draws the same curve with fewer events.
     double t = op.start + (cp.lastStage ? x.cost.outputBackward.seconds : 0.0);
-    if (x.backwardWorkingSet > 0 && x.layersPerChunk > 0)
+    if (x.backwardWorkingSet > 0 && cp.layers > 0)
         rt.lifetimes.push_back({t, op.end, x.backwardWorkingSet, Category::Activations, LifetimeKind::BackwardWorkingSet,
-                                op.op.microbatch, op.op.chunk, static_cast<std::int32_t>(cp.firstLayer + x.layersPerChunk - 1)});
+                                op.op.microbatch, op.op.chunk, static_cast<std::int32_t>(cp.firstLayer + cp.layers - 1)});
     double groupEnd = op.end;
     Bytes groupBytes = 0;
-    for (std::int64_t i = x.layersPerChunk - 1; i >= 0; --i) {
+    for (std::int64_t i = cp.layers - 1; i >= 0; --i) {
         const std::size_t li = static_cast<std::size_t>(i);
         const double d = cp.layerBackward[li];
         const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
@@ -231,12 +234,11 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
           par.pipeline_model_parallel_size,
           par.virtual_pipeline_model_parallel_size,
           c.microBatches(),
-          0,
+          stageLayers(c),
           costModel(c),
           layerActivations(c, false, false),
           {},
           stageActivations(c)};
-    x.layersPerChunk = c.model.num_layers / (x.p * x.v);
     x.moe = c.model.isMoe() ? layerActivations(c, true, false) : x.dense;
     {
         const std::int64_t A = activationBytes(c);
@@ -267,7 +269,10 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
         rt.pipeline_rank = static_cast<int>(r);
         rt.ops.reserve(states.back().ops.size());
-        rt.lifetimes.reserve(states.back().ops.size() * static_cast<std::size_t>(1 + x.layersPerChunk) + 32);
+        std::int64_t mostLayers = 0;
+        for (const ChunkPlan &cp : states.back().chunks)
+            mostLayers = std::max(mostLayers, cp.layers);
+        rt.lifetimes.reserve(states.back().ops.size() * static_cast<std::size_t>(1 + mostLayers) + 32);
     }
 
     // Run every rank's ops in order as soon as their inputs have arrived.
@@ -366,7 +371,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         std::int64_t expertParams = 0;
         double rankRecompute = 0;
         for (const ChunkPlan &cp : rs.chunks) {
-            for (std::int64_t i = 0; i < x.layersPerChunk; ++i)
+            for (std::int64_t i = 0; i < cp.layers; ++i)
                 if (c.model.isMoeLayer(cp.firstLayer + i))
                     expertParams += layerParams(c.model, true, par.tensor_model_parallel_size, par.expert_model_parallel_size,
                                                 par.expertTensorParallel())

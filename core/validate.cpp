@@ -247,7 +247,26 @@ Problems validate(const Config &c)
 
     // Pipeline parallelism.
     const std::int64_t stages = p * v;
-    if (m.num_layers % stages != 0)
+    const std::vector<std::int64_t> &layout = par.pipeline_layout;
+    if (!layout.empty()) {
+        std::int64_t sum = 0;
+        bool negative = false;
+        for (std::int64_t n : layout) {
+            sum += n;
+            negative |= n < 0;
+        }
+        if (static_cast<std::int64_t>(layout.size()) != stages)
+            ck.error(kPar + "pipeline_layout",
+                     "lists " + str(std::int64_t(layout.size())) + " stages but p × v = " + str(p) + " × " + str(v) + " = "
+                         + str(stages),
+                     "give one layer count per virtual stage, or remove pipeline_layout to split the layers evenly");
+        else if (negative)
+            ck.error(kPar + "pipeline_layout", "holds a negative layer count", "a stage holds 0 or more layers");
+        else if (sum != m.num_layers)
+            ck.error(kPar + "pipeline_layout",
+                     "places " + str(sum) + " layers but the model has " + str(m.num_layers),
+                     "make the counts add up to num_layers");
+    } else if (m.num_layers % stages != 0)
         ck.error(kModel + "num_layers",
                  "num_layers (" + str(m.num_layers)
                      + ") is not divisible by pipeline_model_parallel_size × virtual_pipeline_model_parallel_size ("
@@ -334,7 +353,9 @@ Problems validate(const Config &c)
         ck.warning(kStrategy + "optimizer_offload", "the hardware lists no NVMe capacity", "set hardware.nvme_bytes");
 
     // Recompute.
-    const std::int64_t perChunk = m.num_layers / stages;
+    std::int64_t perChunk = m.num_layers / stages;
+    for (std::int64_t n : layout)
+        perChunk = std::max(perChunk, n);
     if (st.recompute_granularity == RecomputeGranularity::Full && perChunk > 0 && st.recompute_num_layers > perChunk)
         ck.warning(kStrategy + "recompute_num_layers",
                    "is " + str(st.recompute_num_layers) + " but each pipeline chunk has " + str(perChunk) + " layers",

@@ -73,8 +73,13 @@ Chain alternatingChain(int n, double sizeOdd, double sizeEven, double costOdd, d
 
 Chain chainFromConfig(const Config &config)
 {
+    // The rank holding the most layers (all of them equal unless pipeline_layout says otherwise).
     const std::int64_t p = std::max<std::int64_t>(1, config.parallelism.pipeline_model_parallel_size);
-    const int n = static_cast<int>(std::max<std::int64_t>(1, config.model.num_layers / p));
+    const std::vector<StageLayers> stages = stageLayers(config);
+    std::int64_t most = 1;
+    for (std::int64_t r = 0; r < p; ++r)
+        most = std::max(most, rankLayers(stages, p, r));
+    const int n = static_cast<int>(most);
     const CostModel cm = costModel(config);
     const LayerActivations dense = layerActivations(config, false, false);
     const LayerActivations moe = config.model.isMoe() ? layerActivations(config, true, false) : dense;

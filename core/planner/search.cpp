@@ -162,6 +162,7 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     par.sequence_parallel = x.sp != 0;
     par.zero_stage = x.zero;
     par.pipeline_schedule.reset(); // interleaved when v > 1, else 1F1B
+    par.pipeline_layout.clear();   // the search splits the layers evenly
     cfg.training.micro_batch_size = x.mbs;
     cfg.training.global_batch_size = globalBatch;
     cfg.strategy.recompute_granularity = kGranularities[static_cast<std::size_t>(x.recompute)];
