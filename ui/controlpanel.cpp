@@ -36,6 +36,17 @@ QString tokensText(std::int64_t tokens)
     return QString::number(tokens);
 }
 
+// A preset's pipeline_layout lists one count per stage; a new p or v leaves it
+// describing another pipeline, and the panel has no control to mend it, so the
+// even split takes over (and validation explains when the layers do not divide).
+void dropStaleLayout(ParallelismConfig &par)
+{
+    if (!par.pipeline_layout.empty()
+        && static_cast<std::int64_t>(par.pipeline_layout.size())
+            != par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size)
+        par.pipeline_layout.clear();
+}
+
 } // namespace
 
 ControlPanel::ControlPanel(Document *document, QWidget *parent)
@@ -55,12 +66,17 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
             [](Config &c, std::int64_t v) { c.parallelism.tensor_model_parallel_size = v; },
             tr("splits heads, query groups and the MLP width"));
     addSpin(par, tr("Pipeline (p)"), 1, 1024, [](const Config &c) { return c.parallelism.pipeline_model_parallel_size; },
-            [](Config &c, std::int64_t v) { c.parallelism.pipeline_model_parallel_size = v; }, tr("splits the layers into stages"));
+            [](Config &c, std::int64_t v) {
+                c.parallelism.pipeline_model_parallel_size = v;
+                dropStaleLayout(c.parallelism);
+            },
+            tr("splits the layers into stages"));
     addSpin(par, tr("Virtual stages (v)"), 1, 64,
             [](const Config &c) { return c.parallelism.virtual_pipeline_model_parallel_size; },
             [](Config &c, std::int64_t v) {
                 c.parallelism.virtual_pipeline_model_parallel_size = v;
                 c.parallelism.pipeline_schedule.reset(); // interleaved exactly when v > 1
+                dropStaleLayout(c.parallelism);
             },
             tr("layer chunks per pipeline rank (interleaved 1F1B)"));
     addSpin(par, tr("Data (d)"), 1, 1 << 17, [](const Config &c) { return c.parallelism.data_parallel_size; },

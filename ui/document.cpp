@@ -189,13 +189,22 @@ void Document::clearPins()
 
 void Document::recompute()
 {
-    // The timeline computes the ledger of the same configuration: one pass.
-    m_timeline = simulateIteration(m_config);
-    m_ledger = m_timeline.ledger;
+    m_ledger = computeLedger(m_config);
+    m_ledgerConfig = m_config;
+    m_timelineStale = true;
     m_hasLedger = true;
     ++m_recomputes;
     Q_EMIT ledgerChanged(m_ledger);
-    Q_EMIT timelineChanged(m_timeline);
+    Q_EMIT timelineChanged();
+}
+
+const Timeline &Document::timeline() const
+{
+    if (m_timelineStale && m_hasLedger) {
+        m_timeline = simulateIteration(m_ledgerConfig);
+        m_timelineStale = false;
+    }
+    return m_timeline;
 }
 
 } // namespace memledger::ui

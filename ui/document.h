@@ -31,8 +31,10 @@ public:
 
     const Config &config() const { return m_config; }
     const Ledger &ledger() const { return m_ledger; }
-    // The iteration simulated for the same configuration as ledger().
-    const Timeline &timeline() const { return m_timeline; }
+    // The iteration simulated for the same configuration as ledger(), on
+    // first use after a change: only the lifetimes view needs it, and a slider
+    // drag on a large pipeline should not pay for it while that view is hidden.
+    const Timeline &timeline() const;
     // Every edit is one undo step; one slider drag merges into one step.
     QUndoStack *undoStack() const { return m_undo; }
     // Compare mode: up to kMaxPins plans pinned beside the current one.
@@ -87,7 +89,8 @@ public:
 Q_SIGNALS:
     void configChanged(const memledger::Config &config);
     void ledgerChanged(const memledger::Ledger &ledger);
-    void timelineChanged(const memledger::Timeline &timeline);
+    // The timeline changed with the ledger; timeline() simulates it when asked.
+    void timelineChanged();
     void pinsChanged();
     void problemsChanged(const memledger::Problems &problems);
 
@@ -98,7 +101,9 @@ private:
 
     Config m_config;
     Ledger m_ledger;
-    Timeline m_timeline;
+    Config m_ledgerConfig;             // what m_ledger (and the timeline, when simulated) describe
+    mutable Timeline m_timeline;
+    mutable bool m_timelineStale = true;
     QUndoStack *m_undo;
     bool m_pending = false;
     int m_recomputes = 0;

@@ -210,3 +210,23 @@ TEST_CASE("Host memory has its own bars: the offloaded optimizer of seed 000's p
     CHECK(host.contains(QStringLiteral("Transformer layers")));
     CHECK(window.memoryBars()->segmentText(0, Category::OptimizerStates).contains(QStringLiteral("0 B")));
 }
+
+TEST_CASE("A new pipeline depth drops a preset's stage layout and says why the layers do not divide", "[ui][controls]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-p16-v4"));
+    REQUIRE(document.config().parallelism.pipeline_layout.size() == 64);
+    MainWindow window(&document);
+    QSpinBox *p = pipelineSpin(window);
+    REQUIRE(p->value() == 16);
+    p->setValue(8);
+    QApplication::processEvents();
+    CHECK(document.config().parallelism.pipeline_layout.empty());
+    bool named = false;
+    for (const Problem &problem : document.problems())
+        named |= problem.path == "model.num_layers" && problem.isError(); // 61 layers over 8 × 4 stages
+    CHECK(named);
+    document.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(document.config().parallelism.pipeline_layout.size() == 64);
+}
