@@ -36,6 +36,12 @@ QColor frontierColour(const QPalette &palette)
 
 const QColor kSettingColour(0x56, 0xb4, 0xe9);
 
+// A beaten setting's hollow outline: darker on light backgrounds, as is on dark ones.
+QColor beatenColour(const QPalette &palette)
+{
+    return palette.color(QPalette::Base).lightness() < 128 ? kSettingColour : kSettingColour.darker(130);
+}
+
 double axisTop(double value, double *step)
 {
     const double top = value > 0 ? value * 1.06 : 1.0;
@@ -122,7 +128,7 @@ QSize FrontierPlot::sizeHint() const
 
 QSize FrontierPlot::minimumSizeHint() const
 {
-    return {360, 220};
+    return {300, 200};
 }
 
 void FrontierPlot::setData(FrontierPlotData data)
@@ -139,15 +145,24 @@ void FrontierPlot::setSelectedFrontierPoint(int index)
     update();
 }
 
-QRectF FrontierPlot::plotArea() const
+QRectF FrontierPlot::plotArea0() const
 {
     const QFontMetricsF fm(font());
     const double line = fm.height();
     const double left = line * 1.6 + fm.horizontalAdvance(QStringLiteral("0000.0")) + kCurrentRadius + 6;
-    const double top = line * 2.2; // the legend
     const double bottom = line * 2.6;
-    const double right = fm.horizontalAdvance(QStringLiteral("none + activation offload")) * 0.5 + 16;
-    return QRectF(left, top, std::max(10.0, width() - left - right), std::max(10.0, height() - top - bottom));
+    // Room on the right for a tag beside a marker at the axis' end.
+    const double right = std::min(fm.horizontalAdvance(QStringLiteral("selective + offload")) * 0.6 + 12, width() * 0.1);
+    return QRectF(left, 0, std::max(10.0, width() - left - right), std::max(10.0, height() - bottom));
+}
+
+QRectF FrontierPlot::plotArea() const
+{
+    QRectF a = plotArea0();
+    a.setTop(legendBottom() + QFontMetricsF(font()).height() * 0.8);
+    if (a.height() < 10)
+        a.setHeight(10);
+    return a;
 }
 
 FrontierFrame FrontierPlot::frame() const
@@ -313,11 +328,12 @@ void FrontierPlot::paintEvent(QPaintEvent *)
     p.drawLine(a.bottomLeft(), a.topLeft());
     p.setPen(text);
     p.drawText(QRectF(a.left(), a.bottom() + fm.height() * 1.3, a.width(), fm.height() * 1.2), Qt::AlignHCenter | Qt::AlignTop,
-               m_data.costTitle);
+               fm.elidedText(m_data.costTitle, Qt::ElideRight, a.width()));
     p.save();
     p.translate(fm.height() * 0.2, a.center().y());
     p.rotate(-90);
-    p.drawText(QRectF(-a.height() / 2, 0, a.height(), fm.height() * 1.2), Qt::AlignHCenter | Qt::AlignTop, m_data.memoryTitle);
+    p.drawText(QRectF(-a.height() / 2, 0, a.height(), fm.height() * 1.2), Qt::AlignHCenter | Qt::AlignTop,
+               fm.elidedText(m_data.memoryTitle, Qt::ElideRight, a.height()));
     p.restore();
 
     // The exact frontier: its step line, then its points.
@@ -350,7 +366,7 @@ void FrontierPlot::paintEvent(QPaintEvent *)
             p.setBrush(text);
             p.drawEllipse(truth, 1.5, 1.5);
         }
-        p.setPen(QPen(m.beaten ? kSettingColour.darker(130) : text, int(i) == m_hoverMarker ? 2.5 : (m.beaten ? 1.5 : 1)));
+        p.setPen(QPen(m.beaten ? beatenColour(palette()) : text, int(i) == m_hoverMarker ? 2.5 : (m.beaten ? 1.5 : 1)));
         p.setBrush(m.beaten ? palette().color(QPalette::Base) : kSettingColour);
         drawDiamond(p, c, kMarkerRadius);
         taken.push_back(QRectF(c.x() - kMarkerRadius, c.y() - kMarkerRadius, 2 * kMarkerRadius, 2 * kMarkerRadius));
@@ -399,47 +415,76 @@ void FrontierPlot::paintEvent(QPaintEvent *)
             place(pixels[i], m_data.markers[i].tag, kMarkerRadius + 3, false);
         }
 
-    paintLegend(p, f);
+    paintLegend(p);
 }
 
-void FrontierPlot::paintLegend(QPainter &p, const FrontierFrame &f) const
+std::vector<FrontierPlot::LegendItem> FrontierPlot::legendItems() const
+{
+    const QFontMetricsF fm(font());
+    const double left = plotArea0().left(), right = width() - 8.0;
+    std::vector<LegendItem> items;
+    if (!m_data.frontier.empty())
+        items.push_back({LegendItem::Frontier, tr("exact frontier (hover for the plan)"), 28, {}});
+    items.push_back({LegendItem::Setting, tr("a preset setting (click to apply)"), 2 * kMarkerRadius + 6, {}});
+    if (std::any_of(m_data.markers.begin(), m_data.markers.end(), [](const FrontierPlotPoint &m) { return m.beaten; }))
+        items.push_back({LegendItem::Beaten, tr("beaten by another setting"), 2 * kMarkerRadius + 6, {}});
+    if (m_data.currentMarker >= 0)
+        items.push_back({LegendItem::Current, tr("the current plan"), 22, {}});
+    // Flowed left to right from the plot's left edge, wrapping before the widget's right edge.
+    double x = left, y = fm.height() * 0.9;
+    for (LegendItem &item : items) {
+        const double w = item.symbolWidth + fm.horizontalAdvance(item.text);
+        if (x > left && x + w > right) {
+            x = left;
+            y += fm.height() * 1.3;
+        }
+        item.at = QPointF(x, y);
+        x += w + 22;
+    }
+    return items;
+}
+
+double FrontierPlot::legendBottom() const
+{
+    const std::vector<LegendItem> items = legendItems();
+    const QFontMetricsF fm(font());
+    return items.empty() ? 0 : items.back().at.y() + fm.height() * 0.6;
+}
+
+void FrontierPlot::paintLegend(QPainter &p) const
 {
     const QFontMetricsF fm(font());
     const QColor text = palette().color(QPalette::Text);
-    const double y = fm.height() * 0.9;
-    double x = f.plot.left();
     p.setFont(font());
-    auto label = [&](const QString &s) {
+    for (const LegendItem &item : legendItems()) {
+        const double x = item.at.x(), y = item.at.y();
+        switch (item.kind) {
+        case LegendItem::Frontier:
+            p.setPen(QPen(frontierColour(palette()), 2));
+            p.drawLine(QPointF(x, y), QPointF(x + 22, y));
+            p.setPen(QPen(palette().color(QPalette::Base), 1));
+            p.setBrush(frontierColour(palette()));
+            p.drawEllipse(QPointF(x + 11, y), kPointRadius, kPointRadius);
+            break;
+        case LegendItem::Setting:
+            p.setPen(QPen(text, 1));
+            p.setBrush(kSettingColour);
+            drawDiamond(p, QPointF(x + kMarkerRadius, y), kMarkerRadius);
+            break;
+        case LegendItem::Beaten:
+            p.setPen(QPen(beatenColour(palette()), 1.5));
+            p.setBrush(palette().color(QPalette::Base));
+            drawDiamond(p, QPointF(x + kMarkerRadius, y), kMarkerRadius);
+            break;
+        case LegendItem::Current:
+            p.setPen(QPen(text, 2.5));
+            p.setBrush(Qt::NoBrush);
+            p.drawEllipse(QPointF(x + 8, y), 8, 8);
+            break;
+        }
         p.setPen(text);
-        p.drawText(QPointF(x, y + fm.ascent() / 2 - 1), s);
-        x += fm.horizontalAdvance(s) + 22;
-    };
-    if (!m_data.frontier.empty()) {
-        p.setPen(QPen(frontierColour(palette()), 2));
-        p.drawLine(QPointF(x, y), QPointF(x + 22, y));
-        p.setPen(QPen(palette().color(QPalette::Base), 1));
-        p.setBrush(frontierColour(palette()));
-        p.drawEllipse(QPointF(x + 11, y), kPointRadius, kPointRadius);
-        x += 28;
-        label(tr("exact frontier (hover for the plan)"));
+        p.drawText(QPointF(x + item.symbolWidth, y + fm.ascent() / 2 - 1), item.text);
     }
-    p.setPen(QPen(text, 1));
-    p.setBrush(kSettingColour);
-    drawDiamond(p, QPointF(x + kMarkerRadius, y), kMarkerRadius);
-    x += 2 * kMarkerRadius + 6;
-    label(tr("a preset setting (click to apply)"));
-    if (std::any_of(m_data.markers.begin(), m_data.markers.end(), [](const FrontierPlotPoint &m) { return m.beaten; })) {
-        p.setPen(QPen(kSettingColour.darker(130), 1.5));
-        p.setBrush(palette().color(QPalette::Base));
-        drawDiamond(p, QPointF(x + kMarkerRadius, y), kMarkerRadius);
-        x += 2 * kMarkerRadius + 6;
-        label(tr("beaten by another setting"));
-    }
-    p.setPen(QPen(text, 2.5));
-    p.setBrush(Qt::NoBrush);
-    p.drawEllipse(QPointF(x + 8, y), 8, 8);
-    x += 22;
-    label(tr("the current plan"));
 }
 
 } // namespace memledger::ui

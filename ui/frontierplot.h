@@ -66,6 +66,8 @@ public:
     int selectedFrontierPoint() const { return m_selected; }
 
     QRectF plotArea() const;
+    // Below the legend, which wraps onto more lines when the widget is narrow.
+    double legendBottom() const;
     QPointF frontierPosition(int index) const;
     // Where a marker is drawn: at its point, or moved right beside an earlier
     // one it would hide (a thin line leads back to its point).
@@ -92,7 +94,15 @@ private:
     FrontierFrame frame() const;
     std::vector<QPointF> markerPixels(const FrontierFrame &f) const;
     double hitRadius() const;
-    void paintLegend(QPainter &p, const FrontierFrame &f) const;
+    struct LegendItem {
+        enum Kind { Frontier, Setting, Beaten, Current } kind;
+        QString text;
+        double symbolWidth;
+        QPointF at; // the symbol's left end, on the text's middle line
+    };
+    std::vector<LegendItem> legendItems() const;
+    QRectF plotArea0() const; // the plot's left, right and bottom edges (its top is below the legend)
+    void paintLegend(QPainter &p) const;
 
     FrontierPlotData m_data;
     int m_selected = -1;

@@ -86,17 +86,19 @@ FrontierView::FrontierView(Document *document, Planner planner, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     if (planner == Planner::Tensor) {
         auto *row = new QHBoxLayout;
-        row->addWidget(new QLabel(tr("Cost model:")));
+        row->addWidget(new QLabel(tr("Cost:")));
         m_costCombo = new QComboBox;
-        m_costCombo->addItem(tr("roofline: time on the device"));
-        m_costCombo->addItem(tr("FLOPs only: as if every op ran at peak"));
-        m_costCombo->setToolTip(tr("Seed 002 §3.3: pricing recompute by FLOPs alone under-prices the memory-bound "
-                                   "softmax and dropout. Switch to see selective recompute's overhead shrink."));
+        m_costCombo->addItem(tr("roofline"));
+        m_costCombo->addItem(tr("FLOPs only"));
+        m_costCombo->setToolTip(tr("Roofline: each op takes the longer of its FLOPs at peak and its memory traffic at "
+                                   "HBM bandwidth. FLOPs only: as if every op ran at peak. Seed 002 §3.3: FLOPs alone "
+                                   "under-price the memory-bound softmax and dropout; switch to see selective "
+                                   "recompute's overhead shrink."));
         row->addWidget(m_costCombo);
-        m_offloadBox = new QCheckBox(tr("Allow offload to the host"));
+        m_offloadBox = new QCheckBox(tr("Allow offload"));
         m_offloadBox->setToolTip(tr("A third fate per tensor: copied to host memory after the forward and back "
                                     "before the backward, stalling compute where the copy does not hide."));
-        row->addSpacing(16);
+        row->addSpacing(12);
         row->addWidget(m_offloadBox);
         row->addStretch(1);
         layout->addLayout(row);
@@ -209,9 +211,8 @@ void FrontierView::computeTensor()
     m_settings = tensorSettings(m_config, m_graph, m_cost, offload);
     if (m_offloadBox) {
         m_offloadBox->setEnabled(m_graph.linkBytesPerS > 0);
-        m_offloadBox->setText(m_graph.linkBytesPerS > 0
-                                  ? tr("Allow offload to the host (%1 GB/s link)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
-                                  : tr("Allow offload to the host (no host link)"));
+        m_offloadBox->setText(m_graph.linkBytesPerS > 0 ? tr("Allow offload (%1 GB/s)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
+                                                        : tr("Allow offload (no host link)"));
     }
 }
 
@@ -290,12 +291,11 @@ void FrontierView::rebuildPlot()
     data.costUnit = chain ? QStringLiteral("ms") : QStringLiteral("%");
     if (chain) {
         data.memoryTitle = tr("peak memory, %1 per micro-batch").arg(m_memoryUnit);
-        data.costTitle = tr("recompute, ms per micro-batch (roofline forward time of the recomputed layers)");
+        data.costTitle = tr("recompute, ms per micro-batch");
     } else {
-        data.memoryTitle = tr("device memory, %1 per layer and micro-batch").arg(m_memoryUnit);
-        data.costTitle = m_cost == TensorCost::Roofline
-            ? tr("time overhead, % of the layer's forward + backward (roofline)")
-            : tr("time overhead, % of the layer's forward + backward (FLOPs at peak)");
+        data.memoryTitle = tr("device memory, %1 per layer per micro-batch").arg(m_memoryUnit);
+        data.costTitle = m_cost == TensorCost::Roofline ? tr("overhead, % of the layer's forward + backward (roofline)")
+                                                        : tr("overhead, % of the layer's forward + backward (FLOPs)");
     }
     auto sameAs = [&](double memory, double cost) {
         const int m = markerAt(m_markers, memory, cost);

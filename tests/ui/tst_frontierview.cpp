@@ -275,3 +275,35 @@ TEST_CASE("Above the exact programme's cap the chain view draws only the setting
     CHECK(view.plot()->data().currentMarker >= 0);
     render(view, QStringLiteral("chain-frontier-capped.png"));
 }
+
+TEST_CASE("The frontier views fit side by side in a window", "[ui][frontier]")
+{
+    Document doc;
+    REQUIRE(doc.loadBuiltinScenario("llama-3-70b-128xh100"));
+    for (auto planner : {FrontierView::Planner::Chain, FrontierView::Planner::Tensor}) {
+        FrontierView view(&doc, planner);
+        view.show();
+        QApplication::processEvents();
+        INFO("minimum " << view.minimumSizeHint().width() << " x " << view.minimumSizeHint().height());
+        CHECK(view.minimumSizeHint().width() <= 420);
+        CHECK(view.minimumSizeHint().height() <= 400);
+    }
+}
+
+TEST_CASE("The frontier views render at half a window's width", "[ui][frontier]")
+{
+    Document doc;
+    REQUIRE(doc.loadBuiltinScenario("llama-3-70b-128xh100"));
+    FrontierView chain(&doc, FrontierView::Planner::Chain);
+    FrontierView tensor(&doc, FrontierView::Planner::Tensor);
+    for (FrontierView *view : {&chain, &tensor}) {
+        view->resize(560, 520);
+        view->show();
+    }
+    tensor.setOffload(true);
+    render(chain, QStringLiteral("chain-frontier-narrow.png"));
+    render(tensor, QStringLiteral("tensor-frontier-narrow.png"));
+    // The legend wraps rather than running off the plot.
+    for (FrontierView *view : {&chain, &tensor})
+        CHECK(view->plot()->legendBottom() < view->plot()->plotArea().top());
+}
