@@ -152,7 +152,8 @@ QRectF FrontierPlot::plotArea0() const
     const double left = line * 1.6 + fm.horizontalAdvance(QStringLiteral("0000.0")) + kCurrentRadius + 6;
     const double bottom = line * 2.6;
     // Room on the right for a tag beside a marker at the axis' end.
-    const double right = std::min(fm.horizontalAdvance(QStringLiteral("selective + offload")) * 0.6 + 12, width() * 0.1);
+    const double right
+        = std::min(fm.horizontalAdvance(QStringLiteral("selective + offload")) * 0.6 + 12, width() * 0.1);
     return QRectF(left, 0, std::max(10.0, width() - left - right), std::max(10.0, height() - bottom));
 }
 
@@ -195,7 +196,8 @@ std::vector<QPointF> FrontierPlot::markerPixels(const FrontierFrame &f) const
         const double clear = int(i) == m_data.currentMarker ? 0 : gap;
         auto hides = [&](const QPointF &q) {
             return std::any_of(placed.begin(), placed.end(), [&](const QPointF &o) {
-                const double need = &o == &placed.front() && m_data.currentMarker >= 0 ? kCurrentRadius + kMarkerRadius + 2 : clear;
+                const double need
+                    = &o == &placed.front() && m_data.currentMarker >= 0 ? kCurrentRadius + kMarkerRadius + 2 : clear;
                 return std::abs(o.x() - q.x()) < need && std::abs(o.y() - q.y()) < need;
             });
         };
@@ -312,7 +314,8 @@ void FrontierPlot::paintEvent(QPaintEvent *)
         p.setPen(QPen(grid, 1));
         p.drawLine(QPointF(x, a.top()), QPointF(x, a.bottom()));
         p.setPen(text);
-        p.drawText(QRectF(x - 50, a.bottom() + 3, 100, fm.height()), Qt::AlignHCenter | Qt::AlignTop, tickLabel(v, f.costStep));
+        p.drawText(QRectF(x - 50, a.bottom() + 3, 100, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
+                   tickLabel(v, f.costStep));
     }
     for (double v = 0; v <= f.memory1 + f.memoryStep * 1e-6; v += f.memoryStep) {
         const double y = f.toPixel(0, v).y();
@@ -320,15 +323,15 @@ void FrontierPlot::paintEvent(QPaintEvent *)
         p.drawLine(QPointF(a.left(), y), QPointF(a.right(), y));
         p.setPen(text);
         // Clear of the current plan's ring when it sits on the axis.
-        p.drawText(QRectF(0, y - fm.height() / 2, a.left() - kCurrentRadius - 3, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-                   tickLabel(v, f.memoryStep));
+        p.drawText(QRectF(0, y - fm.height() / 2, a.left() - kCurrentRadius - 3, fm.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, tickLabel(v, f.memoryStep));
     }
     p.setPen(QPen(muted, 1));
     p.drawLine(a.bottomLeft(), a.bottomRight());
     p.drawLine(a.bottomLeft(), a.topLeft());
     p.setPen(text);
-    p.drawText(QRectF(a.left(), a.bottom() + fm.height() * 1.3, a.width(), fm.height() * 1.2), Qt::AlignHCenter | Qt::AlignTop,
-               fm.elidedText(m_data.costTitle, Qt::ElideRight, a.width()));
+    p.drawText(QRectF(a.left(), a.bottom() + fm.height() * 1.3, a.width(), fm.height() * 1.2),
+               Qt::AlignHCenter | Qt::AlignTop, fm.elidedText(m_data.costTitle, Qt::ElideRight, a.width()));
     p.save();
     p.translate(fm.height() * 0.2, a.center().y());
     p.rotate(-90);
@@ -377,10 +380,12 @@ void FrontierPlot::paintEvent(QPaintEvent *)
         const QFontMetricsF tfm(font);
         const double w = tfm.horizontalAdvance(tag) + 2, h = tfm.height();
         // Right, above-right, below-right, left, above-left, below-left.
-        const QRectF candidates[] = {
-            {c.x() + offset, c.y() - h / 2, w, h},        {c.x() + offset * 0.6, c.y() - offset * 0.6 - h, w, h},
-            {c.x() + offset * 0.6, c.y() + offset * 0.6, w, h}, {c.x() - offset - w, c.y() - h / 2, w, h},
-            {c.x() - offset * 0.6 - w, c.y() - offset * 0.6 - h, w, h}, {c.x() - offset * 0.6 - w, c.y() + offset * 0.6, w, h}};
+        const QRectF candidates[] = {{c.x() + offset, c.y() - h / 2, w, h},
+                                     {c.x() + offset * 0.6, c.y() - offset * 0.6 - h, w, h},
+                                     {c.x() + offset * 0.6, c.y() + offset * 0.6, w, h},
+                                     {c.x() - offset - w, c.y() - h / 2, w, h},
+                                     {c.x() - offset * 0.6 - w, c.y() - offset * 0.6 - h, w, h},
+                                     {c.x() - offset * 0.6 - w, c.y() + offset * 0.6, w, h}};
         for (const QRectF &r : candidates) {
             if (r.left() < a.left() + 2 || r.right() > width() - 2 || r.top() < a.top() - h || r.bottom() > a.bottom())
                 continue;

@@ -12,7 +12,8 @@ namespace memledger::ui {
 
 // One point of a memory-against-cost plot, in the plot's display units
 // (memory in MB or GB, cost in ms or %), with what hovering it says.
-struct FrontierPlotPoint {
+struct FrontierPlotPoint
+{
     double cost = 0;
     double memory = 0;
     QString toolTip;
@@ -20,19 +21,21 @@ struct FrontierPlotPoint {
     bool beaten = false; // a setting another beats on both axes: drawn hollow
 };
 
-struct FrontierPlotData {
+struct FrontierPlotData
+{
     std::vector<FrontierPlotPoint> frontier; // lowest memory first (so highest cost first)
-    std::vector<FrontierPlotPoint> markers;  // the settings a preset can express
+    std::vector<FrontierPlotPoint> markers; // the settings a preset can express
     int currentMarker = -1;
-    QString costTitle;    // "recompute, ms per micro-batch"
-    QString memoryTitle;  // "peak memory, MB per micro-batch"
-    QString costUnit;     // "ms", "%"
-    QString memoryUnit;   // "MB", "GB"
-    QString emptyText;    // shown when there is nothing to draw
+    QString costTitle; // "recompute, ms per micro-batch"
+    QString memoryTitle; // "peak memory, MB per micro-batch"
+    QString costUnit; // "ms", "%"
+    QString memoryUnit; // "MB", "GB"
+    QString emptyText; // shown when there is nothing to draw
 };
 
 // Pure geometry: the plot area, the two axes' ranges and their mapping.
-struct FrontierFrame {
+struct FrontierFrame
+{
     QRectF plot;
     double cost0 = 0, cost1 = 1, memory0 = 0, memory1 = 1;
     double costStep = 1, memoryStep = 1;
@@ -94,7 +97,8 @@ private:
     FrontierFrame frame() const;
     std::vector<QPointF> markerPixels(const FrontierFrame &f) const;
     double hitRadius() const;
-    struct LegendItem {
+    struct LegendItem
+    {
         enum Kind { Frontier, Setting, Beaten, Current } kind;
         QString text;
         double symbolWidth;

@@ -211,14 +211,17 @@ void FrontierView::computeTensor()
     m_settings = tensorSettings(m_config, m_graph, m_cost, offload);
     if (m_offloadBox) {
         m_offloadBox->setEnabled(m_graph.linkBytesPerS > 0);
-        m_offloadBox->setText(m_graph.linkBytesPerS > 0 ? tr("Allow offload (%1 GB/s)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
-                                                        : tr("Allow offload (no host link)"));
+        m_offloadBox->setText(m_graph.linkBytesPerS > 0
+                                  ? tr("Allow offload (%1 GB/s)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
+                                  : tr("Allow offload (no host link)"));
     }
 }
 
 QString FrontierView::memoryText(double bytes) const
 {
-    return QStringLiteral("%1 %2").arg(bytes * m_memoryScale, 0, 'f', bytes * m_memoryScale < 10 ? 2 : 1).arg(m_memoryUnit);
+    return QStringLiteral("%1 %2")
+        .arg(bytes * m_memoryScale, 0, 'f', bytes * m_memoryScale < 10 ? 2 : 1)
+        .arg(m_memoryUnit);
 }
 
 QString FrontierView::costText(double cost) const
@@ -300,24 +303,28 @@ void FrontierView::rebuildPlot()
     auto sameAs = [&](double memory, double cost) {
         const int m = markerAt(m_markers, memory, cost);
         return m < 0 ? QString()
-                     : QLatin1Char('\n') + tr("= the setting %1").arg(toQString(m_settings[std::size_t(m_markers[std::size_t(m)].settings.front())].label));
+                     : QLatin1Char('\n')
+                           + tr("= the setting %1")
+                                 .arg(toQString(
+                                     m_settings[std::size_t(m_markers[std::size_t(m)].settings.front())].label));
     };
     if (chain) {
         for (const ChainPlan &p : m_chainFrontier) {
             FrontierPlotPoint pt{p.recompute * costScale, p.peak * m_memoryScale, {}, {}, false};
-            pt.toolTip = tr("Exact optimum: peak %1, %2").arg(memoryText(p.peak), costText(p.recompute)) + QLatin1Char('\n')
-                + (p.checkpoints.empty() ? tr("No checkpoint: one segment, every layer but the last recomputed")
-                                         : tr("Checkpoints after layers %1\nSegment lengths %2")
-                                               .arg(joinNumbers(p.checkpoints), joinNumbers(p.segmentLengths())))
-                + sameAs(p.peak, p.recompute);
+            pt.toolTip
+                = tr("Exact optimum: peak %1, %2").arg(memoryText(p.peak), costText(p.recompute)) + QLatin1Char('\n')
+                  + (p.checkpoints.empty() ? tr("No checkpoint: one segment, every layer but the last recomputed")
+                                           : tr("Checkpoints after layers %1\nSegment lengths %2")
+                                                 .arg(joinNumbers(p.checkpoints), joinNumbers(p.segmentLengths())))
+                  + sameAs(p.peak, p.recompute);
             data.frontier.push_back(std::move(pt));
         }
     } else {
         for (const TensorPlan &p : m_tensorFrontier) {
             const double mem = double(p.deviceBytes);
             FrontierPlotPoint pt{p.overhead * costScale, mem * m_memoryScale, {}, {}, false};
-            pt.toolTip = tr("Exact optimum: %1 on the device, %2").arg(memoryText(mem), costText(p.overhead)) + QLatin1Char('\n')
-                + fatesText(p.fates) + sameAs(mem, p.overhead);
+            pt.toolTip = tr("Exact optimum: %1 on the device, %2").arg(memoryText(mem), costText(p.overhead))
+                         + QLatin1Char('\n') + fatesText(p.fates) + sameAs(mem, p.overhead);
             data.frontier.push_back(std::move(pt));
         }
     }
@@ -354,27 +361,32 @@ void FrontierView::rebuildPlot()
     const QString hw = toQString(c.hardware.name);
     QString caption, explanation;
     if (chain) {
-        caption = tr("One micro-batch, one pipeline rank's %1 layers, roofline on %2. Chen's chain: memory counts layer inputs only.")
+        caption = tr("One micro-batch, one pipeline rank's %1 layers, roofline on %2. Chen's chain: memory counts "
+                     "layer inputs only.")
                       .arg(m_chain.layers())
                       .arg(hw);
-        explanation = tr("Seed 002 §2's model: a layer is one op whose backward needs only its input, so a plan keeps "
-                         "checkpoints (layer inputs) and re-runs the forward of each segment but its last layer. What a "
-                         "layer saves inside is the per-tensor view's. Recompute is the roofline forward time of the "
-                         "recomputed layers.");
+        explanation
+            = tr("Seed 002 §2's model: a layer is one op whose backward needs only its input, so a plan keeps "
+                 "checkpoints (layer inputs) and re-runs the forward of each segment but its last layer. What a "
+                 "layer saves inside is the per-tensor view's. Recompute is the roofline forward time of the "
+                 "recomputed layers.");
         if (m_chainCapped)
             caption += QLatin1Char(' ')
-                + tr("Exact frontier skipped above %1 layers per rank (it takes seconds); only the settings are drawn.")
-                      .arg(kMaxExactChainLayers);
+                       + tr("Exact frontier skipped above %1 layers per rank (it takes seconds); only the settings are "
+                            "drawn.")
+                             .arg(kMaxExactChainLayers);
     } else {
-        caption = tr("One %1 layer, one micro-batch, %2 on %3%4; overhead = (recompute + stalls) / (forward + backward).")
-                      .arg(c.model.isMoe() || c.model.multi_latent_attention ? tr("dense GPT") : tr("transformer"))
-                      .arg(m_cost == TensorCost::Roofline ? tr("roofline") : tr("FLOPs at peak"))
-                      .arg(hw)
-                      .arg(m_frontierOffload ? tr(" (%1 GB/s host link)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
-                                             : QString());
-        explanation = tr("Seed 002 §3.3's graph of the 13 tensors a GPT layer saves: each is stored, recomputed from its "
-                         "inputs once, or offloaded (its copies hide under the layer's forward and backward, the excess "
-                         "stalls). FLOPs at peak ignore memory traffic and so under-price softmax and dropout.");
+        caption
+            = tr("One %1 layer, one micro-batch, %2 on %3%4; overhead = (recompute + stalls) / (forward + backward).")
+                  .arg(c.model.isMoe() || c.model.multi_latent_attention ? tr("dense GPT") : tr("transformer"))
+                  .arg(m_cost == TensorCost::Roofline ? tr("roofline") : tr("FLOPs at peak"))
+                  .arg(hw)
+                  .arg(m_frontierOffload ? tr(" (%1 GB/s host link)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
+                                         : QString());
+        explanation
+            = tr("Seed 002 §3.3's graph of the 13 tensors a GPT layer saves: each is stored, recomputed from its "
+                 "inputs once, or offloaded (its copies hide under the layer's forward and backward, the excess "
+                 "stalls). FLOPs at peak ignore memory traffic and so under-price softmax and dropout.");
         if (c.strategy.activation_offload != OffloadTarget::None && !m_frontierOffload)
             caption += QLatin1Char(' ') + tr("The current plan offloads activations: allow offload to place it.");
     }
@@ -408,14 +420,18 @@ void FrontierView::onFrontierPointClicked(int index)
     if (index < 0 || index >= count)
         return;
     m_plot->setSelectedFrontierPoint(index);
-    const double memory = chain ? m_chainFrontier[std::size_t(index)].peak : double(m_tensorFrontier[std::size_t(index)].deviceBytes);
-    const double cost = chain ? m_chainFrontier[std::size_t(index)].recompute : m_tensorFrontier[std::size_t(index)].overhead;
+    const double memory
+        = chain ? m_chainFrontier[std::size_t(index)].peak : double(m_tensorFrontier[std::size_t(index)].deviceBytes);
+    const double cost
+        = chain ? m_chainFrontier[std::size_t(index)].recompute : m_tensorFrontier[std::size_t(index)].overhead;
     QString text = tr("Exact optimum: %1, %2.").arg(memoryText(memory), costText(cost)) + QLatin1Char(' ');
     if (chain) {
         const ChainPlan &p = m_chainFrontier[std::size_t(index)];
-        text += p.checkpoints.empty() ? tr("No checkpoint.") : tr("Checkpoints after layers %1.").arg(joinNumbers(p.checkpoints));
+        text += p.checkpoints.empty() ? tr("No checkpoint.")
+                                      : tr("Checkpoints after layers %1.").arg(joinNumbers(p.checkpoints));
     } else {
-        text += fatesText(m_tensorFrontier[std::size_t(index)].fates).replace(QLatin1Char('\n'), QStringLiteral(". ")) + QLatin1Char('.');
+        text += fatesText(m_tensorFrontier[std::size_t(index)].fates).replace(QLatin1Char('\n'), QStringLiteral(". "))
+                + QLatin1Char('.');
     }
     text += QLatin1Char('\n');
     const int same = markerAt(m_markers, memory, cost);
@@ -426,9 +442,9 @@ void FrontierView::onFrontierPointClicked(int index)
         const int nearest = nearestMarkerAtMost(m_markers, memory);
         text += tr("A preset cannot express this plan. ");
         text += nearest >= 0
-            ? tr("Nearest setting at no more memory: %1; click its diamond to apply it.")
-                  .arg(settingText(m_settings[std::size_t(m_markers[std::size_t(nearest)].settings.front())]))
-            : tr("No setting reaches this little memory.");
+                    ? tr("Nearest setting at no more memory: %1; click its diamond to apply it.")
+                          .arg(settingText(m_settings[std::size_t(m_markers[std::size_t(nearest)].settings.front())]))
+                    : tr("No setting reaches this little memory.");
     }
     m_details->setText(text);
 }

@@ -16,7 +16,8 @@ bool same(double a, double b)
 // a is at least as good as b on both axes and better on one.
 bool beats(const SettingMarker &a, const SettingMarker &b)
 {
-    const bool noWorse = (a.memory <= b.memory || same(a.memory, b.memory)) && (a.cost <= b.cost || same(a.cost, b.cost));
+    const bool noWorse
+        = (a.memory <= b.memory || same(a.memory, b.memory)) && (a.cost <= b.cost || same(a.cost, b.cost));
     return noWorse && !(same(a.memory, b.memory) && same(a.cost, b.cost));
 }
 
@@ -46,7 +47,7 @@ std::vector<int> megatronCheckpoints(const StrategyConfig &strategy, int layers,
         chunks = 1;
     std::vector<int> cps;
     const bool uniform = strategy.recompute_granularity == RecomputeGranularity::Full
-        && strategy.recompute_method == RecomputeMethod::Uniform;
+                         && strategy.recompute_method == RecomputeMethod::Uniform;
     if (!uniform) {
         for (int l = 1; l < layers; ++l)
             cps.push_back(l);
@@ -125,7 +126,8 @@ std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph 
         SettingPoint s;
         s.label = std::move(label);
         s.edit = edit;
-        const TensorPlan plan = evaluateTensorPlan(graph, megatronFates(applySetting(config, edit).strategy, graph), cost);
+        const TensorPlan plan
+            = evaluateTensorPlan(graph, megatronFates(applySetting(config, edit).strategy, graph), cost);
         s.memory = double(plan.deviceBytes);
         s.cost = plan.overhead;
         s.fates = plan.fates;

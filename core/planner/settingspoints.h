@@ -18,7 +18,8 @@ namespace memledger {
 // format has no field for "checkpoint after layers 3, 7 and 10".
 
 // What applying a setting changes in the strategy section; unset fields stay.
-struct SettingEdit {
+struct SettingEdit
+{
     RecomputeGranularity granularity = RecomputeGranularity::None;
     std::optional<RecomputeMethod> method;
     std::optional<std::int64_t> numLayers;
@@ -26,15 +27,16 @@ struct SettingEdit {
 };
 Config applySetting(Config config, const SettingEdit &edit);
 
-struct SettingPoint {
-    std::string label;            // "full, uniform, 4 layers"
+struct SettingPoint
+{
+    std::string label; // "full, uniform, 4 layers"
     SettingEdit edit;
-    double memory = 0;            // bytes: the chain's peak, or one layer's device bytes
-    double cost = 0;              // chain: recompute seconds; tensor: the overhead fraction
+    double memory = 0; // bytes: the chain's peak, or one layer's device bytes
+    double cost = 0; // chain: recompute seconds; tensor: the overhead fraction
     std::vector<int> checkpoints; // chain: the checkpoints it keeps
-    std::vector<Fate> fates;      // tensor: every node's fate
-    bool current = false;         // the configuration's own plan lands on this one
-    bool exact = false;           // applying it changes nothing: it is the configuration's setting
+    std::vector<Fate> fates; // tensor: every node's fate
+    bool current = false; // the configuration's own plan lands on this one
+    bool exact = false; // applying it changes nothing: it is the configuration's setting
 };
 
 // The checkpoints Megatron's recompute settings keep on a rank's chain of
@@ -71,7 +73,8 @@ std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph 
 // speaks for it and is what a click applies). A marker that another beats on
 // both axes is flagged `beaten`; unless keepBeaten, it is left out when it is
 // not the current plan. Ordered as the settings are.
-struct SettingMarker {
+struct SettingMarker
+{
     std::vector<int> settings; // indices into the list; settings[0] speaks for the marker
     double memory = 0;
     double cost = 0;

@@ -4,7 +4,6 @@
 // its selective recompute is on the roofline frontier of §3.3, and storing
 // everything keeps the layer graph's total.
 #include "core/planner/settingspoints.h"
-
 #include "testutil.h"
 
 #include <algorithm>
@@ -75,9 +74,9 @@ TEST_CASE("settings on a chain: groups restart at each virtual chunk", "[setting
 
 TEST_CASE("chain settings of a configured model: the current one marked, the useful ones drawn", "[settings][chain]")
 {
-    const Config config = test::scenario("llama-3-70b-128xh100", {"strategy.recompute_granularity=full",
-                                                                   "strategy.recompute_method=uniform",
-                                                                   "strategy.recompute_num_layers=2"});
+    const Config config = test::scenario("llama-3-70b-128xh100",
+                                         {"strategy.recompute_granularity=full", "strategy.recompute_method=uniform",
+                                          "strategy.recompute_num_layers=2"});
     const Chain chain = chainFromConfig(config);
     REQUIRE(chain.layers() == 20);
     const auto settings = chainSettings(config, chain);
@@ -120,12 +119,13 @@ TEST_CASE("chain settings of a configured model: the current one marked, the use
     CHECK(markers[std::size_t(nearest)].cost == 0);
 }
 
-TEST_CASE("tensor settings: store-all is the layer's total, selective is on the roofline frontier", "[settings][tensorplan]")
+TEST_CASE("tensor settings: store-all is the layer's total, selective is on the roofline frontier",
+          "[settings][tensorplan]")
 {
     // GPT-3's layer without TP or FlashAttention (seed 002 §3.3).
-    const Config config = test::scenario("gpt-3-175b-64gpus-tp-only",
-                                         {"parallelism.tensor_model_parallel_size=1", "parallelism.pipeline_model_parallel_size=1",
-                                          "strategy.recompute_granularity=selective"});
+    const Config config = test::scenario("gpt-3-175b-64gpus-tp-only", {"parallelism.tensor_model_parallel_size=1",
+                                                                       "parallelism.pipeline_model_parallel_size=1",
+                                                                       "strategy.recompute_granularity=selective"});
     const LayerGraph g = layerGraph(config);
     const auto settings = tensorSettings(config, g, TensorCost::Roofline, false);
     REQUIRE(settings.size() == 3);
@@ -189,8 +189,9 @@ TEST_CASE("setting markers: merged points, the current one speaks, beaten ones l
         s.exact = exact;
         return s;
     };
-    const std::vector<SettingPoint> settings = {point("a", 10, 0), point("b", 4, 3), point("c", 10, 0, true, true),
-                                                point("d", 6, 5), point("e", 6, 5, true), point("f", 8, 6)};
+    const std::vector<SettingPoint> settings
+        = {point("a", 10, 0), point("b", 4, 3),       point("c", 10, 0, true, true),
+           point("d", 6, 5),  point("e", 6, 5, true), point("f", 8, 6)};
     // d, e and f are beaten by b, but e is current; c is current and exact, so it speaks for a.
     const auto markers = settingMarkers(settings);
     REQUIRE(markers.size() == 3);

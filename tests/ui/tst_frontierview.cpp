@@ -89,8 +89,8 @@ TEST_CASE("The chain frontier view shows core's frontier and marks the current s
     const int three = view.markerOf("full, uniform, 3 layers");
     REQUIRE(three >= 0);
     const QString markerTip = plot->toolTipAt(plot->markerPosition(three));
-    CHECK(markerTip.contains(
-        QStringLiteral("Click to apply: recompute_granularity=full, recompute_method=uniform, recompute_num_layers=3")));
+    CHECK(markerTip.contains(QStringLiteral(
+        "Click to apply: recompute_granularity=full, recompute_method=uniform, recompute_num_layers=3")));
     CHECK(plot->toolTipAt(plot->markerPosition(current)).contains(QStringLiteral("The current plan lands here")));
     const QString storeAllTip = plot->toolTipAt(plot->markerPosition(view.markerOf("no full recompute")));
     CHECK(storeAllTip.contains(QStringLiteral("Same point: full, uniform, 1 layer")));
@@ -164,7 +164,8 @@ TEST_CASE("Clicking the selective marker applies it in one undo step", "[ui][fro
     CHECK(view.markers()[std::size_t(view.markerOf("selective"))].current);
 
     // Clicking the current one changes nothing.
-    QTest::mouseClick(view.plot(), Qt::LeftButton, Qt::NoModifier, view.plot()->markerPosition(view.markerOf("selective")).toPoint());
+    QTest::mouseClick(view.plot(), Qt::LeftButton, Qt::NoModifier,
+                      view.plot()->markerPosition(view.markerOf("selective")).toPoint());
     QApplication::processEvents();
     CHECK(doc.undoStack()->count() == 1);
 
@@ -174,7 +175,8 @@ TEST_CASE("Clicking the selective marker applies it in one undo step", "[ui][fro
     CHECK(view.markers()[std::size_t(view.markerOf("none"))].current);
 }
 
-TEST_CASE("Clicking a frontier point no setting reaches changes nothing and names the nearest setting", "[ui][frontier]")
+TEST_CASE("Clicking a frontier point no setting reaches changes nothing and names the nearest setting",
+          "[ui][frontier]")
 {
     Document doc;
     FrontierView view(&doc, FrontierView::Planner::Tensor);
@@ -188,7 +190,8 @@ TEST_CASE("Clicking a frontier point no setting reaches changes nothing and name
     int pick = -1;
     for (int k = 0; k < int(view.tensorFrontier().size()) && pick < 0; ++k) {
         const TensorPlan &p = view.tensorFrontier()[std::size_t(k)];
-        if (markerAt(view.markers(), double(p.deviceBytes), p.overhead) < 0 && plot->markerAt(plot->frontierPosition(k)) < 0
+        if (markerAt(view.markers(), double(p.deviceBytes), p.overhead) < 0
+            && plot->markerAt(plot->frontierPosition(k)) < 0
             && nearestMarkerAtMost(view.markers(), double(p.deviceBytes)) >= 0)
             pick = k;
     }
@@ -204,7 +207,8 @@ TEST_CASE("Clicking a frontier point no setting reaches changes nothing and name
     const TensorPlan &p = view.tensorFrontier()[std::size_t(pick)];
     const int nearest = nearestMarkerAtMost(view.markers(), double(p.deviceBytes));
     const std::string label = view.settings()[std::size_t(view.markers()[std::size_t(nearest)].settings.front())].label;
-    CHECK(view.details().contains(QStringLiteral("Nearest setting at no more memory: %1").arg(QString::fromStdString(label))));
+    CHECK(view.details().contains(
+        QStringLiteral("Nearest setting at no more memory: %1").arg(QString::fromStdString(label))));
 }
 
 TEST_CASE("The frontier views render the default scenario offscreen", "[ui][frontier]")
@@ -247,10 +251,12 @@ TEST_CASE("FLOPs alone under-price selective recompute on GPT-3's layer (seed 00
     FrontierView view(&doc, FrontierView::Planner::Tensor);
     view.resize(1000, 600);
     view.show();
-    const double roofline = view.settings()[std::size_t(view.markers()[std::size_t(view.markerOf("selective"))].settings.front())].cost;
+    const double roofline
+        = view.settings()[std::size_t(view.markers()[std::size_t(view.markerOf("selective"))].settings.front())].cost;
     view.setCostModel(TensorCost::Flops);
     render(view, QStringLiteral("tensor-frontier-gpt3-flops.png"));
-    const double flops = view.settings()[std::size_t(view.markers()[std::size_t(view.markerOf("selective"))].settings.front())].cost;
+    const double flops
+        = view.settings()[std::size_t(view.markers()[std::size_t(view.markerOf("selective"))].settings.front())].cost;
     CHECK(flops < roofline / 5);
 }
 
