@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QIcon>
 #include <QImageWriter>
+#include <QTabWidget>
 #include <QPixmap>
 
 #include "core/builtins.h"
@@ -49,8 +50,13 @@ int main(int argc, char *argv[])
                                          QStringLiteral("Move every control N times offscreen, print the "
                                                         "slider-to-repaint p50 and p99, and exit."),
                                          QStringLiteral("N"));
+    const QCommandLineOption viewOption(QStringLiteral("view"),
+                                        QStringLiteral("Open on the view numbered N in tab order, from 1 (Memory): "
+                                                       "2 Lifetimes, 3 Ledger, 4 Planners, 5 Find plans."),
+                                        QStringLiteral("N"));
     parser.addOption(presetOption);
     parser.addOption(screenshotOption);
+    parser.addOption(viewOption);
     parser.addOption(benchOption);
     parser.process(app);
     if (!parser.positionalArguments().isEmpty()) {
@@ -71,6 +77,15 @@ int main(int argc, char *argv[])
     }
 
     memledger::ui::MainWindow window(&document);
+    if (parser.isSet(viewOption)) {
+        bool ok = false;
+        const int view = parser.value(viewOption).toInt(&ok);
+        if (!ok || view < 1 || view > window.views()->count()) {
+            printError(QStringLiteral("--view needs a view number from 1 to %1").arg(window.views()->count()));
+            return kExitBadInput;
+        }
+        window.views()->setCurrentIndex(view - 1);
+    }
     if (parser.isSet(benchOption)) {
         bool ok = false;
         const int moves = parser.value(benchOption).toInt(&ok);

@@ -36,6 +36,9 @@
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/exporter.h"
+#include "ui/frontierview.h"
+#include "ui/frontierplot.h"
+#include "ui/planfinder.h"
 #include "ui/ledgertablemodel.h"
 #include "ui/lifetimeview.h"
 #include "ui/memorybarschart.h"
@@ -72,6 +75,8 @@ QString parameterCountText(std::int64_t parameters)
 constexpr int kMemoryTab = 0;
 constexpr int kLifetimesTab = 1;
 constexpr int kLedgerTab = 2;
+constexpr int kPlannersTab = 3; // the frontier views refresh themselves while shown
+constexpr int kFindTab = 4;
 constexpr int kMaxRecentFiles = 8;
 const QString kRecentFilesKey = QStringLiteral("recentFiles");
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
@@ -121,6 +126,9 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_lifetimes(new LifetimeView(this))
     , m_lifetimesPage(new QWidget(this))
     , m_rankSpin(new QSpinBox(this))
+    , m_chainFrontier(new FrontierView(document, FrontierView::Planner::Chain, this))
+    , m_tensorFrontier(new FrontierView(document, FrontierView::Planner::Tensor, this))
+    , m_planFinder(new PlanFinder(document, this))
 {
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(LedgerTableModel::SortRole);
@@ -178,6 +186,17 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_views->insertTab(kMemoryTab, charts, tr("&Memory"));
     m_views->insertTab(kLifetimesTab, m_lifetimesPage, tr("L&ifetimes"));
     m_views->insertTab(kLedgerTab, m_tree, tr("&Ledger"));
+    // Planners: where to put checkpoints on a rank's chain, and what to store,
+    // recompute or offload per tensor of a layer (seed 002), side by side.
+    auto *frontiers = new QSplitter(Qt::Horizontal, this);
+    frontiers->addWidget(m_chainFrontier);
+    frontiers->addWidget(m_tensorFrontier);
+    frontiers->setChildrenCollapsible(false);
+    m_views->insertTab(kPlannersTab, frontiers, tr("&Planners"));
+    m_views->insertTab(kFindTab, m_planFinder, tr("&Find plans"));
+    connect(m_planFinder, &PlanFinder::planApplied, this, [this](int row) {
+        statusBar()->showMessage(tr("Applied plan %1 of the search; Edit > Undo goes back").arg(row + 1));
+    });
     connect(m_views, &QTabWidget::currentChanged, this, &MainWindow::refreshCurrentView);
 
     // The problems stay visible under every view: an invalid edit is explained there.
@@ -259,6 +278,10 @@ void MainWindow::createMenus()
     QMenu *exports = file->addMenu(tr("&Export"));
     exports->addAction(tr("Memory chart as PNG or SVG…"), this, [this] { exportChart(m_bars, tr("Device memory per pipeline rank")); });
     exports->addAction(tr("Staircase as PNG or SVG…"), this, [this] { exportChart(m_staircase, tr("Activation staircase")); });
+    exports->addAction(tr("Checkpointing frontier as PNG or SVG…"), this,
+                       [this] { exportChart(m_chainFrontier->plot(), tr("Checkpointing frontier")); });
+    exports->addAction(tr("Per-tensor frontier as PNG or SVG…"), this,
+                       [this] { exportChart(m_tensorFrontier->plot(), tr("Store, recompute or offload per tensor")); });
     exports->addAction(tr("Ledger as CSV…"), this, [this] {
         exportLedgerText(tr("CSV (*.csv)"), QStringLiteral("csv"), ledgerToCsv(m_document->ledger()));
     });
@@ -270,6 +293,13 @@ void MainWindow::createMenus()
     quit->setMenuRole(QAction::QuitRole);
     QMenu *view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_planDock->toggleViewAction());
+    view->addSeparator();
+    // Ctrl+1 … Ctrl+5 go to the views in tab order.
+    for (int tab = 0; tab < m_views->count(); ++tab) {
+        QAction *go = view->addAction(m_views->tabText(tab), this, [this, tab] { m_views->setCurrentIndex(tab); });
+        go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + tab)));
+    }
+    view->addSeparator();
     QAction *dark = view->addAction(tr("&Dark palette"));
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QStringLiteral("darkPalette"), false).toBool());

@@ -20,8 +20,10 @@ namespace memledger::ui {
 
 class ControlPanel;
 class Document;
+class FrontierView;
 class LedgerTableModel;
 class MemoryBarsChart;
+class PlanFinder;
 class PlanHeader;
 class LifetimeView;
 class StaircaseChart;
@@ -41,6 +43,9 @@ public:
     QTabWidget *views() const { return m_views; }
     TalkMode *talkMode() const { return m_talk; }
     LifetimeView *lifetimes() const { return m_lifetimes; }
+    FrontierView *chainFrontier() const { return m_chainFrontier; }
+    FrontierView *tensorFrontier() const { return m_tensorFrontier; }
+    PlanFinder *planFinder() const { return m_planFinder; }
     // The preset file the plan was opened from or saved to; empty for a built-in.
     QString filePath() const { return m_filePath; }
     bool save();
@@ -85,6 +90,9 @@ private:
     LifetimeView *m_lifetimes;
     QWidget *m_lifetimesPage;
     QSpinBox *m_rankSpin;
+    FrontierView *m_chainFrontier;
+    FrontierView *m_tensorFrontier;
+    PlanFinder *m_planFinder;
     QMenu *m_recentMenu = nullptr;
     QString m_filePath;
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn

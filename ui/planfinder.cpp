@@ -10,6 +10,7 @@
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QShowEvent>
 #include <QStackedWidget>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -239,6 +240,13 @@ bool PlanFinder::applyPlan(int row)
     m_document->edit(config, tr("Apply plan %1").arg(m_model->planSummary(row)));
     Q_EMIT planApplied(row);
     return true;
+}
+
+void PlanFinder::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (!m_searched && m_document->hasLedger())
+        findPlans();
 }
 
 void PlanFinder::keyPressEvent(QKeyEvent *event)

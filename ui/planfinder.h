@@ -51,6 +51,9 @@ Q_SIGNALS:
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;
+    // The first time the panel is shown it searches at once (a few
+    // milliseconds), so a new user sees answers rather than an empty table.
+    void showEvent(QShowEvent *event) override;
 
 private:
     void activate(const QModelIndex &index);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
+#include <QAction>
+#include <QApplication>
 #include <QImage>
+#include <QKeySequence>
 #include <QPixmap>
 #include <QTabWidget>
 #include <QTreeView>
@@ -7,6 +10,8 @@
 #include "catchqt.h"
 #include "core/builtins.h"
 #include "ui/document.h"
+#include "ui/frontierview.h"
+#include "ui/planfinder.h"
 #include "ui/mainwindow.h"
 
 TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindow]")
@@ -32,4 +37,35 @@ TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindo
         for (int x = 0; x < image.width() && !varied; x += 7)
             varied = image.pixel(x, y) != first;
     CHECK(varied);
+}
+
+TEST_CASE("The planners and the plan search are views of the window, each reached by Ctrl+N", "[ui][mainwindow][planner]")
+{
+    memledger::ui::Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    memledger::ui::MainWindow window(&document);
+    window.resize(1600, 1000);
+    window.show();
+    QApplication::processEvents();
+    // The View menu's Ctrl+N actions (an offscreen window never becomes active for real key presses).
+    const auto press = [&window](int n) {
+        for (QAction *action : window.findChildren<QAction *>())
+            if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + n)))
+                action->trigger();
+        QApplication::processEvents();
+    };
+
+    // Ctrl+4: the two frontiers, computed once shown.
+    press(4);
+    CHECK(window.views()->currentIndex() == 3);
+    CHECK_FALSE(window.chainFrontier()->chainFrontier().empty());
+    CHECK_FALSE(window.tensorFrontier()->tensorFrontier().empty());
+
+    // Ctrl+5: the search runs when the panel is first shown; every answer fits the margin.
+    press(5);
+    CHECK(window.views()->currentIndex() == 4);
+    const memledger::SearchResult &found = window.planFinder()->result();
+    REQUIRE_FALSE(found.plans.empty());
+    for (const memledger::SearchPlan &plan : found.plans)
+        CHECK(plan.ledger.peak_bytes <= found.limitBytes);
 }
