@@ -4,6 +4,8 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QCursor>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QPen>
 #include <QStackedBarSeries>
@@ -37,8 +39,11 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
 {
     auto *chart = new QChart;
     chart->setTitle(title(true));
-    // On the right the category names fit unelided, in the bars' bottom-up order.
-    chart->legend()->setAlignment(Qt::AlignRight);
+    // On the right the category names fit unelided, in the bars' bottom-up
+    // order. The host chart is the narrow one beside the staircase: its legend
+    // goes below with only the capacity line (the categories keep the device
+    // legend's hues), so 16 ranks keep their labels unelided.
+    chart->legend()->setAlignment(placement == Placement::Device ? Qt::AlignRight : Qt::AlignBottom);
     for (Category c : kCategories) {
         auto *set = new QBarSet(toQString(categoryLabel(c)));
         set->setColor(categoryColor(c, m_placement));
@@ -73,6 +78,7 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     }
     setChart(chart);
     setRenderHint(QPainter::Antialiasing);
+    showLegendMarkers();
     connect(m_series, &QStackedBarSeries::hovered, this, &MemoryBarsChart::showSegmentTip);
 }
 
@@ -87,7 +93,7 @@ void MemoryBarsChart::setLedger(const Ledger &ledger)
     QStringList labels;
     for (const RankLedger &r : m_ledger.ranks) {
         bars.push_back(&r);
-        labels << QStringLiteral("r%1").arg(r.pipeline_rank);
+        labels << QString::number(r.pipeline_rank); // short enough for 16+ ranks unelided; the axis says "pipeline rank"
     }
     fill(bars, labels, m_ledger);
     setAxisTitle(m_axisX, tr("pipeline rank"));
@@ -175,6 +181,14 @@ void MemoryBarsChart::setDark(bool dark)
     // A theme resets every series' colours: put the fixed palette back.
     chart()->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     recolor();
+    showLegendMarkers();
+}
+
+void MemoryBarsChart::showLegendMarkers()
+{
+    const bool categories = m_placement == Placement::Device;
+    for (QLegendMarker *marker : chart()->legend()->markers(m_series))
+        marker->setVisible(categories);
 }
 
 void MemoryBarsChart::recolor()

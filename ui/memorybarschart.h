@@ -43,6 +43,7 @@ public:
 
 private:
     void recolor();
+    void showLegendMarkers();
     void showSegmentTip(bool on, int index, QBarSet *set);
 
     void fill(const std::vector<const RankLedger *> &bars, const QStringList &labels, const Ledger &reference);

@@ -74,7 +74,7 @@ void StaircaseChart::setLedger(const Ledger &ledger)
     QList<QPointF> inFlight;
     double maxBytes = 0, maxCount = 0;
     for (const RankLedger &r : ledger.ranks) {
-        categories << QStringLiteral("r%1").arg(r.pipeline_rank);
+        categories << QString::number(r.pipeline_rank); // as the memory bars
         const double gb = static_cast<double>(r.device[static_cast<std::size_t>(Category::Activations)]) / kGB;
         bytes << gb;
         inFlight << QPointF(r.pipeline_rank, r.in_flight_microbatches);
