@@ -32,7 +32,8 @@ Qt::Alignment alignmentOf(int column)
     if (column == PlanFinderModel::RecomputeColumn || column == PlanFinderModel::OffloadColumn
         || column == PlanFinderModel::LargestPartColumn)
         return Qt::AlignLeft | Qt::AlignVCenter;
-    if (column >= PlanFinderModel::TColumn && column <= PlanFinderModel::ZeroColumn)
+    if ((column >= PlanFinderModel::TColumn && column <= PlanFinderModel::ZeroColumn)
+        || column == PlanFinderModel::SequenceParallelColumn)
         return Qt::AlignCenter;
     return Qt::AlignRight | Qt::AlignVCenter;
 }
@@ -101,6 +102,7 @@ QString PlanFinderModel::planSummary(int row) const
             parts << QStringLiteral("%1 %2").arg(toQString(dimensionName(d))).arg(value);
         }
     }
+    parts << (config.parallelism.sequence_parallel ? tr("sequence parallel") : tr("no sequence parallelism"));
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -174,6 +176,8 @@ QVariant PlanFinderModel::data(const QModelIndex &index, int role) const
         switch (column) {
         case RankColumn:
             return index.row() + 1;
+        case SequenceParallelColumn:
+            return plan.config.parallelism.sequence_parallel ? tr("on") : tr("off");
         case PeakColumn:
             return bytesText(ledger.peak_bytes);
         case PeakShareColumn:
@@ -215,6 +219,8 @@ QVariant PlanFinderModel::data(const QModelIndex &index, int role) const
         switch (column) {
         case RankColumn:
             return index.row();
+        case SequenceParallelColumn:
+            return plan.config.parallelism.sequence_parallel ? 1 : 0;
         case PeakColumn:
             return QVariant::fromValue<qint64>(ledger.peak_bytes);
         case PeakShareColumn:
@@ -254,6 +260,8 @@ QVariant PlanFinderModel::headerData(int section, Qt::Orientation orientation, i
         switch (section) {
         case RankColumn:
             return tr("#");
+        case SequenceParallelColumn:
+            return tr("SP");
         case PeakColumn:
             return tr("peak / GPU");
         case PeakShareColumn:
@@ -269,6 +277,9 @@ QVariant PlanFinderModel::headerData(int section, Qt::Orientation orientation, i
         switch (section) {
         case RankColumn:
             return tr("Rank by estimated step time, fastest first");
+        case SequenceParallelColumn:
+            return tr("Sequence parallelism: with t > 1, the activations outside the attention and MLP are "
+                      "split over t as well (the search tries both)");
         case PeakColumn:
             return tr("The full ledger's peak on the busiest GPU (decimal units, 1 GB = 10⁹ bytes)");
         case PeakShareColumn:

@@ -29,6 +29,7 @@ public:
         ZeroColumn,
         RecomputeColumn,
         OffloadColumn,
+        SequenceParallelColumn, // not a dimension with verdicts, but two plans can differ only here
         PeakColumn,
         PeakShareColumn,
         StepTimeColumn,

@@ -97,6 +97,9 @@ TEST_CASE("PlanFinder defaults to the document's GPU count and lists plans faste
         CHECK(step == Approx(memledger::estimateStepTime(config).total));
         CHECK(memledger::computeLedger(config).peak_bytes <= limit);
         CHECK(shown->index(row, PlanFinderModel::RankColumn).data().toInt() == row + 1);
+        // Two plans may differ only in sequence parallelism: the table shows it.
+        CHECK(shown->index(row, PlanFinderModel::SequenceParallelColumn).data().toString()
+              == (config.parallelism.sequence_parallel ? QStringLiteral("on") : QStringLiteral("off")));
     }
     CHECK(finder.summary().contains(QStringLiteral("on 8 GPUs")));
 }
