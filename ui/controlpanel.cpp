@@ -59,18 +59,22 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
 
     QFormLayout *what = addGroup(tr("Model and hardware"));
     addPresetPicker(what, tr("Model"), "models");
+    fieldOfLast(QStringLiteral("model"));
     addPresetPicker(what, tr("GPU"), "hardware");
+    fieldOfLast(QStringLiteral("hardware"));
 
     QFormLayout *par = addGroup(tr("Parallelism"));
     addSpin(par, tr("Tensor (t)"), 1, 1024, [](const Config &c) { return c.parallelism.tensor_model_parallel_size; },
             [](Config &c, std::int64_t v) { c.parallelism.tensor_model_parallel_size = v; },
             tr("splits heads, query groups and the MLP width"));
+    fieldOfLast(QStringLiteral("parallelism.tensor_model_parallel_size"));
     addSpin(par, tr("Pipeline (p)"), 1, 1024, [](const Config &c) { return c.parallelism.pipeline_model_parallel_size; },
             [](Config &c, std::int64_t v) {
                 c.parallelism.pipeline_model_parallel_size = v;
                 dropStaleLayout(c.parallelism);
             },
             tr("splits the layers into stages"));
+    fieldOfLast(QStringLiteral("parallelism.pipeline_model_parallel_size"));
     addSpin(par, tr("Virtual stages (v)"), 1, 64,
             [](const Config &c) { return c.parallelism.virtual_pipeline_model_parallel_size; },
             [](Config &c, std::int64_t v) {
@@ -79,58 +83,78 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
                 dropStaleLayout(c.parallelism);
             },
             tr("layer chunks per pipeline rank (interleaved 1F1B)"));
+    fieldOfLast(QStringLiteral("parallelism.virtual_pipeline_model_parallel_size"));
     addSpin(par, tr("Data (d)"), 1, 1 << 17, [](const Config &c) { return c.parallelism.data_parallel_size; },
             [](Config &c, std::int64_t v) { c.parallelism.data_parallel_size = v; });
+    fieldOfLast(QStringLiteral("parallelism.data_parallel_size"));
     addSpin(par, tr("Context (c)"), 1, 1024, [](const Config &c) { return c.parallelism.context_parallel_size; },
             [](Config &c, std::int64_t v) { c.parallelism.context_parallel_size = v; }, tr("splits the sequence"));
+    fieldOfLast(QStringLiteral("parallelism.context_parallel_size"));
     addSpin(par, tr("Expert (e)"), 1, 1024, [](const Config &c) { return c.parallelism.expert_model_parallel_size; },
             [](Config &c, std::int64_t v) { c.parallelism.expert_model_parallel_size = v; }, tr("splits the experts"));
+    fieldOfLast(QStringLiteral("parallelism.expert_model_parallel_size"));
     addCheck(par, tr("Sequence parallel"), [](const Config &c) { return std::int64_t(c.parallelism.sequence_parallel); },
              [](Config &c, std::int64_t v) { c.parallelism.sequence_parallel = v != 0; });
+    fieldOfLast(QStringLiteral("parallelism.sequence_parallel"));
     addCombo(par, tr("ZeRO stage"), {tr("0 — replicated"), tr("1 — optimizer states"), tr("2 — + gradients"), tr("3 — + weights")},
              [](const Config &c) { return std::int64_t(c.parallelism.zero_stage); },
              [](Config &c, std::int64_t v) { c.parallelism.zero_stage = int(v); });
+    fieldOfLast(QStringLiteral("parallelism.zero_stage"));
     addCombo(par, tr("Schedule"), {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B")},
              [](const Config &c) { return std::int64_t(c.parallelism.schedule()); },
              [](Config &c, std::int64_t v) { c.parallelism.pipeline_schedule = PipelineSchedule(v); });
+    fieldOfLast(QStringLiteral("parallelism.pipeline_schedule"));
     par->addRow(tr("GPUs"), m_gpus);
 
     QFormLayout *training = addGroup(tr("Batch and precision"));
     addSpin(training, tr("Micro-batch (b)"), 1, 4096, [](const Config &c) { return c.training.micro_batch_size; },
             [](Config &c, std::int64_t v) { c.training.micro_batch_size = v; });
+    fieldOfLast(QStringLiteral("training.micro_batch_size"));
     addSequenceSlider(training);
+    fieldOfLast(QStringLiteral("training.seq_length"));
     addSpin(training, tr("Global batch"), 0, 1 << 24, [](const Config &c) { return c.training.global_batch_size; },
             [](Config &c, std::int64_t v) { c.training.global_batch_size = v; }, tr("0: b × d × p, one pipeline fill"));
+    fieldOfLast(QStringLiteral("training.global_batch_size"));
     addCombo(training, tr("Weights"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8")},
              [](const Config &c) { return std::int64_t(c.training.params_dtype); },
              [](Config &c, std::int64_t v) { c.training.params_dtype = Dtype(v); });
+    fieldOfLast(QStringLiteral("training.params_dtype"));
     addCombo(training, tr("Gradients"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
              [](const Config &c) { return std::int64_t(c.training.main_grads_dtype); },
              [](Config &c, std::int64_t v) { c.training.main_grads_dtype = Dtype(v); });
+    fieldOfLast(QStringLiteral("training.main_grads_dtype"));
 
     QFormLayout *memory = addGroup(tr("Recompute and offload"));
     addCombo(memory, tr("Recompute"), {tr("none"), tr("selective"), tr("full")},
              [](const Config &c) { return std::int64_t(c.strategy.recompute_granularity); },
              [](Config &c, std::int64_t v) { c.strategy.recompute_granularity = RecomputeGranularity(v); });
+    fieldOfLast(QStringLiteral("strategy.recompute_granularity"));
     addCombo(memory, tr("Method"), {tr("uniform"), tr("block")},
              [](const Config &c) { return std::int64_t(c.strategy.recompute_method); },
              [](Config &c, std::int64_t v) { c.strategy.recompute_method = RecomputeMethod(v); });
+    fieldOfLast(QStringLiteral("strategy.recompute_method"));
     addSpin(memory, tr("Recompute layers"), 1, 1000, [](const Config &c) { return c.strategy.recompute_num_layers; },
             [](Config &c, std::int64_t v) { c.strategy.recompute_num_layers = v; });
+    fieldOfLast(QStringLiteral("strategy.recompute_num_layers"));
     addCheck(memory, tr("FlashAttention"), [](const Config &c) { return std::int64_t(c.strategy.flash_attention); },
              [](Config &c, std::int64_t v) { c.strategy.flash_attention = v != 0; });
+    fieldOfLast(QStringLiteral("strategy.flash_attention"));
     addCombo(memory, tr("Optimizer offload"), {tr("none"), tr("CPU"), tr("NVMe")},
              [](const Config &c) { return std::int64_t(c.strategy.optimizer_offload); },
              [](Config &c, std::int64_t v) { c.strategy.optimizer_offload = OffloadTarget(v); });
+    fieldOfLast(QStringLiteral("strategy.optimizer_offload"));
     addCombo(memory, tr("Parameter offload"), {tr("none"), tr("CPU"), tr("NVMe")},
              [](const Config &c) { return std::int64_t(c.strategy.param_offload); },
              [](Config &c, std::int64_t v) { c.strategy.param_offload = OffloadTarget(v); });
+    fieldOfLast(QStringLiteral("strategy.param_offload"));
     addCombo(memory, tr("Activation offload"), {tr("none"), tr("CPU")},
              [](const Config &c) { return std::int64_t(c.strategy.activation_offload); },
              [](Config &c, std::int64_t v) { c.strategy.activation_offload = OffloadTarget(v); });
+    fieldOfLast(QStringLiteral("strategy.activation_offload"));
     layout->addStretch(1);
 
     connect(m_document, &Document::configChanged, this, &ControlPanel::syncFromConfig);
+    connect(m_document, &Document::problemsChanged, this, &ControlPanel::showProblems);
     syncFromConfig();
 }
 
@@ -145,6 +169,7 @@ QFormLayout *ControlPanel::addGroup(const QString &title)
 
 void ControlPanel::edit(const QString &what, int mergeId, const Setter &set)
 {
+    m_lastEdited = mergeId; // the merge id is the control's index
     Config c = m_document->config();
     set(c);
     m_document->edit(c, what, mergeId);
@@ -277,6 +302,63 @@ void ControlPanel::addPresetPicker(QFormLayout *form, const QString &label, cons
         }
         combo->setCurrentIndex(match);
     });
+}
+
+void ControlPanel::fieldOfLast(const QString &path)
+{
+    QWidget *row = m_controls.back();
+    auto *box = qobject_cast<QGroupBox *>(row->parentWidget());
+    while (!box && row->parentWidget()) { // the sequence slider sits in a row widget
+        row = row->parentWidget();
+        box = qobject_cast<QGroupBox *>(row->parentWidget());
+    }
+    auto *form = box ? qobject_cast<QFormLayout *>(box->layout()) : nullptr;
+    Q_ASSERT(form);
+    int index = -1;
+    QFormLayout::ItemRole role;
+    form->getWidgetPosition(row, &index, &role);
+    auto *note = new QLabel(box);
+    note->setWordWrap(true);
+    note->setTextFormat(Qt::PlainText);
+    note->setStyleSheet(QStringLiteral("color: #b01c1c;"));
+    note->hide();
+    form->insertRow(index + 1, note);
+    m_paths.push_back(path);
+    m_notes.push_back(note);
+}
+
+void ControlPanel::showProblems(const Problems &problems)
+{
+    std::vector<QStringList> lines(m_controls.size());
+    for (const Problem &p : problems) {
+        if (!p.isError())
+            continue;
+        const QString path = QString::fromStdString(p.path);
+        int at = m_lastEdited;
+        for (std::size_t i = 0; i < m_paths.size(); ++i)
+            if (path == m_paths[i])
+                at = static_cast<int>(i);
+        if (at < 0 || at >= static_cast<int>(lines.size()))
+            continue;
+        QString line = QString::fromStdString(p.message);
+        if (!p.suggestion.empty())
+            line += QStringLiteral(" — ") + QString::fromStdString(p.suggestion);
+        lines[static_cast<std::size_t>(at)] << line;
+    }
+    for (std::size_t i = 0; i < m_notes.size(); ++i) {
+        const QString text = lines[i].join(QLatin1Char('\n'));
+        if (m_notes[i]->text() != text)
+            m_notes[i]->setText(text);
+        m_notes[i]->setVisible(!text.isEmpty());
+    }
+}
+
+QString ControlPanel::noteOf(const QWidget *control) const
+{
+    for (std::size_t i = 0; i < m_controls.size(); ++i)
+        if (m_controls[i] == control)
+            return m_notes[i]->isHidden() ? QString() : m_notes[i]->text();
+    return {};
 }
 
 void ControlPanel::syncFromConfig()

@@ -4,6 +4,7 @@
 #include <QWidget>
 
 #include "core/config.h"
+#include "core/problem.h"
 
 #include <functional>
 #include <vector>
@@ -26,6 +27,9 @@ public:
 
     // Every value control in order (the GUI bench moves each of them).
     const std::vector<QWidget *> &controls() const { return m_controls; }
+    // The explanation shown under a control while the configuration has an
+    // error there (empty and hidden otherwise).
+    QString noteOf(const QWidget *control) const;
 
 private:
     using Setter = std::function<void(Config &)>;
@@ -39,12 +43,21 @@ private:
     void addSequenceSlider(QFormLayout *form);
     void addPresetPicker(QFormLayout *form, const QString &label, const char *kind);
     void syncFromConfig();
+    // The preset field the last added control edits; adds its note row below it.
+    void fieldOfLast(const QString &path);
+    // Errors go under the control whose field they name; the rest (a layer
+    // count that no longer divides, a batch that no longer splits) under the
+    // control edited last, which is what made them.
+    void showProblems(const Problems &problems);
     QFormLayout *addGroup(const QString &title);
 
     Document *m_document;
     QLabel *m_gpus;
     std::vector<QWidget *> m_controls;
     std::vector<std::function<void(const Config &)>> m_syncs;
+    std::vector<QString> m_paths;  // per control: its preset field ("parallelism.tensor_model_parallel_size")
+    std::vector<QLabel *> m_notes; // per control: the inline explanation row
+    int m_lastEdited = -1;
 };
 
 } // namespace memledger::ui

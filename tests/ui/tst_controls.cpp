@@ -117,6 +117,35 @@ TEST_CASE("An invalid edit is explained and the last valid charts stay", "[ui][c
     CHECK(document.ledger().peak_bytes == peak);
     CHECK(document.ledger().ranks.size() == 4);
     CHECK(barCount(window.memoryBars()) == 4);
+
+    // Inline, under the control that caused it: why, and the nearest valid values.
+    const QString note = window.controlPanel()->noteOf(p);
+    CHECK(note.contains(QStringLiteral("num_layers (80)")));
+    CHECK(note.contains(QStringLiteral("p·v")));
+    for (QWidget *control : window.controlPanel()->controls())
+        if (control != p)
+            CHECK(window.controlPanel()->noteOf(control).isEmpty());
+    if (qEnvironmentVariableIsSet("MEMLEDGER_CONTROLS_PNG")) {
+        window.resize(1600, 1000);
+        window.show();
+        QApplication::processEvents();
+        window.grab().save(qEnvironmentVariable("MEMLEDGER_CONTROLS_PNG"));
+    }
+    document.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(window.controlPanel()->noteOf(p).isEmpty());
+}
+
+TEST_CASE("An error naming a control's own field is explained under that control", "[ui][controls]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    QWidget *tensor = window.controlPanel()->controls()[2]; // model, GPU, then t
+    REQUIRE(tensor->accessibleName() == QStringLiteral("Tensor (t)"));
+    static_cast<QSpinBox *>(tensor)->setValue(3); // 64 heads do not split over 3
+    QApplication::processEvents();
+    CHECK(window.controlPanel()->noteOf(tensor).contains(QStringLiteral("num_attention_heads")));
 }
 
 TEST_CASE("Undo restores the previous configuration and the controls follow", "[ui][controls]")
