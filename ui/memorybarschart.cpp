@@ -76,7 +76,10 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
         s->attachAxis(m_axisX);
         s->attachAxis(m_axisY);
     }
+    // QChartView made a chart of its own and setChart() does not delete it (Qt docs).
+    QChart *initial = this->chart();
     setChart(chart);
+    delete initial;
     setRenderHint(QPainter::Antialiasing);
     showLegendMarkers();
     connect(m_series, &QStackedBarSeries::hovered, this, &MemoryBarsChart::showSegmentTip);

@@ -49,7 +49,10 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     m_series->attachAxis(m_axisBytes);
     m_inFlight->attachAxis(m_axisX);
     m_inFlight->attachAxis(m_axisCount);
+    // QChartView made a chart of its own and setChart() does not delete it (Qt docs).
+    QChart *initial = this->chart();
     setChart(chart);
+    delete initial;
     setRenderHint(QPainter::Antialiasing);
 }
 
