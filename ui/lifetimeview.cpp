@@ -10,6 +10,7 @@
 #include <QPainter>
 #include <QPaintEvent>
 #include <QPalette>
+#include <QPen>
 #include <QToolTip>
 #include <QWheelEvent>
 
@@ -98,6 +99,7 @@ void LifetimeView::setTimeline(const Timeline &timeline)
     const bool sameShape = currentRank() && m_rank < int(timeline.ranks.size());
     const TimeAxis previous = m_axis;
     m_timeline = timeline;
+    m_hovered = -1;
     m_rank = std::clamp(m_rank, 0, std::max(0, int(m_timeline.ranks.size()) - 1));
     rebuildRows();
     // A live edit keeps the user's zoom where it still lies inside the new iteration.
@@ -114,6 +116,7 @@ void LifetimeView::setRank(int rank)
     if (rank == m_rank && !m_rows.rowOf.empty())
         return;
     m_rank = rank;
+    m_hovered = -1;
     rebuildRows();
     invalidate();
 }
@@ -123,6 +126,7 @@ void LifetimeView::setMode(Mode mode)
     if (mode == m_mode)
         return;
     m_mode = mode;
+    m_hovered = -1;
     invalidate();
 }
 
@@ -402,8 +406,25 @@ void LifetimeView::mouseMoveEvent(QMouseEvent *event)
             invalidate();
             Q_EMIT visibleWindowChanged(m_axis.t0, m_axis.t1);
         }
+    } else if (m_mode == Mode::Gantt) {
+        // The bar under the mouse is outlined, so its tooltip is tied to what it names.
+        ensureLayout();
+        const int hovered = itemAt(m_geometry.bars, event->position().x(), event->position().y());
+        if (hovered != m_hovered) {
+            m_hovered = hovered;
+            update(); // the bars stay cached; only the outline is new
+        }
     }
     QWidget::mouseMoveEvent(event);
+}
+
+void LifetimeView::leaveEvent(QEvent *event)
+{
+    if (m_hovered >= 0) {
+        m_hovered = -1;
+        update();
+    }
+    QWidget::leaveEvent(event);
 }
 
 void LifetimeView::mouseReleaseEvent(QMouseEvent *event)
@@ -669,6 +690,12 @@ void LifetimeView::paintRows(QPainter &p) const
             p.drawText(QRectF(r.x + fm.height() * 0.3, r.y, r.w, r.h), Qt::AlignLeft | Qt::AlignVCenter, label);
         }
         p.setFont(font());
+    }
+    if (m_hovered >= 0 && std::size_t(m_hovered) < m_geometry.bars.size() && !m_geometry.bars[std::size_t(m_hovered)].isEmpty()) {
+        const GanttRect &r = m_geometry.bars[std::size_t(m_hovered)];
+        p.setBrush(Qt::NoBrush);
+        p.setPen(QPen(text, 2.0));
+        p.drawRect(QRectF(r.x, r.y, std::max(r.w, 2.0), std::max(r.h, 2.0)).adjusted(-1, -1, 1, 1));
     }
     p.restore();
 

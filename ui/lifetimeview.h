@@ -57,6 +57,8 @@ public:
     QString toolTipAt(const QPointF &pos) const;
     // Where lifetime `index` of the rank is drawn (empty when out of view).
     QRectF barRect(int index) const;
+    // The lifetime under the mouse in the gantt, outlined (-1: none).
+    int hoveredLifetime() const { return m_hovered; }
     QRectF curveArea() const;
     QRectF rowsArea() const;
 
@@ -76,6 +78,7 @@ protected:
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
     void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
 
 private:
@@ -110,6 +113,7 @@ private:
     mutable bool m_valid = false;
     mutable GanttFrame m_frame;
     mutable GanttGeometry m_geometry;
+    int m_hovered = -1;
     mutable std::vector<ColouredRects> m_bars;
     mutable QImage m_phaseStrip;
     mutable QImage m_phaseStripCurve;

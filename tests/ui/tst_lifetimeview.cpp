@@ -93,6 +93,22 @@ TEST_CASE("Hovering a lifetime names it with its bytes and interval", "[ui][life
     // Over the curve: the memory in use; outside everything: nothing.
     CHECK(view.toolTipAt(view.curveArea().center()).contains(QStringLiteral(" GB in use at ")));
     CHECK(view.toolTipAt(QPointF(1, 599)).isEmpty());
+
+    // The bar under the mouse is outlined, and only while the mouse is over it.
+    view.show();
+    QApplication::processEvents();
+    const int bar = int(*activations);
+    QTest::mouseMove(&view, view.barRect(bar).center().toPoint());
+    CHECK(view.hoveredLifetime() == bar);
+    QImage outlined(view.size(), QImage::Format_ARGB32);
+    view.render(&outlined);
+    if (qEnvironmentVariableIsSet("MEMLEDGER_LIFETIMES_PNG"))
+        outlined.save(qEnvironmentVariable("MEMLEDGER_LIFETIMES_PNG"));
+    QTest::mouseMove(&view, view.curveArea().center().toPoint());
+    CHECK(view.hoveredLifetime() == -1);
+    QImage plain(view.size(), QImage::Format_ARGB32);
+    view.render(&plain);
+    CHECK(outlined != plain);
 }
 
 TEST_CASE("Zooming and panning change the visible window, double-click resets", "[ui][lifetimes]")
