@@ -3,6 +3,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -16,6 +17,7 @@
 #include "core/preset.h"
 #include "ui/document.h"
 #include "ui/qtstring.h"
+#include "ui/theme.h"
 
 #include <cmath>
 
@@ -320,7 +322,6 @@ void ControlPanel::fieldOfLast(const QString &path)
     auto *note = new QLabel(box);
     note->setWordWrap(true);
     note->setTextFormat(Qt::PlainText);
-    note->setStyleSheet(QStringLiteral("color: #b01c1c;"));
     note->hide();
     form->insertRow(index + 1, note);
     m_paths.push_back(path);
@@ -345,12 +346,32 @@ void ControlPanel::showProblems(const Problems &problems)
             line += QStringLiteral(" — ") + QString::fromStdString(p.suggestion);
         lines[static_cast<std::size_t>(at)] << line;
     }
+    recolorNotes();
     for (std::size_t i = 0; i < m_notes.size(); ++i) {
         const QString text = lines[i].join(QLatin1Char('\n'));
         if (m_notes[i]->text() != text)
             m_notes[i]->setText(text);
         m_notes[i]->setVisible(!text.isEmpty());
     }
+}
+
+void ControlPanel::recolorNotes()
+{
+    const QColor red = errorTextColour(palette());
+    for (QLabel *note : m_notes) {
+        if (note->palette().color(QPalette::WindowText) == red)
+            continue;
+        QPalette pal = note->palette();
+        pal.setColor(QPalette::WindowText, red);
+        note->setPalette(pal);
+    }
+}
+
+void ControlPanel::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange)
+        recolorNotes();
 }
 
 QString ControlPanel::noteOf(const QWidget *control) const

@@ -31,7 +31,11 @@ public:
     // error there (empty and hidden otherwise).
     QString noteOf(const QWidget *control) const;
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void recolorNotes();
     using Setter = std::function<void(Config &)>;
     using GetInt = std::function<std::int64_t(const Config &)>;
     using SetInt = std::function<void(Config &, std::int64_t)>;

@@ -564,7 +564,7 @@ void MainWindow::updateHeader()
                         toQString(formatGiB(static_cast<double>(ledger.capacity_bytes))),
                         fits ? tr("fits") : tr("does not fit"));
         peak = fits ? peak.toHtmlEscaped()
-                    : QStringLiteral("<span style='color:#b01c1c'>%1</span>").arg(peak.toHtmlEscaped());
+                    : QStringLiteral("<span style='color:%1'>%2</span>").arg(errorTextColour(palette()).name(), peak.toHtmlEscaped());
     }
     QStringList facts;
     facts << (ledger.gpus == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(ledger.gpus));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "ui/planheader.h"
 
+#include "ui/theme.h"
+
 #include <QAbstractTextDocumentLayout>
 #include <QColor>
 #include <QEvent>
@@ -90,7 +92,7 @@ void PlanHeader::paintEvent(QPaintEvent *)
     if (m_detail.isEmpty())
         return;
     // Red for refusal, the placeholder grey for the description.
-    painter.setPen(m_detailIsError ? QColor(0xb0, 0x1c, 0x1c) : palette().color(QPalette::PlaceholderText));
+    painter.setPen(m_detailIsError ? errorTextColour(palette()) : palette().color(QPalette::PlaceholderText));
     const QRect line(0, m_textHeight, width() - 2 * kMargin, fontMetrics().height());
     painter.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, fontMetrics().elidedText(m_detail, Qt::ElideRight, line.width()));
 }

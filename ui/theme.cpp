@@ -37,4 +37,9 @@ void applyPalette(bool dark)
     QApplication::setPalette(p);
 }
 
+QColor errorTextColour(const QPalette &palette)
+{
+    return palette.color(QPalette::Base).lightness() < 128 ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c);
+}
+
 } // namespace memledger::ui
