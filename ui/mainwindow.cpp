@@ -276,12 +276,25 @@ void MainWindow::createMenus()
     }
     file->addSeparator();
     QMenu *exports = file->addMenu(tr("&Export"));
-    exports->addAction(tr("Memory chart as PNG or SVG…"), this, [this] { exportChart(m_bars, tr("Device memory per pipeline rank")); });
-    exports->addAction(tr("Staircase as PNG or SVG…"), this, [this] { exportChart(m_staircase, tr("Activation staircase")); });
+    // Each chart is exported from its own view, shown first: hidden views are
+    // brought up to date only when shown.
+    const auto exportFrom = [this](int tab, QWidget *chart, const QString &title) {
+        m_views->setCurrentIndex(tab);
+        exportChart(chart, title);
+    };
+    exports->addAction(tr("Memory chart as PNG or SVG…"), this,
+                       [=, this] { exportFrom(kMemoryTab, m_bars, tr("Device memory per pipeline rank")); });
+    exports->addAction(tr("Staircase as PNG or SVG…"), this,
+                       [=, this] { exportFrom(kMemoryTab, m_staircase, tr("Activation staircase")); });
+    exports->addAction(tr("Host memory chart as PNG or SVG…"), this,
+                       [=, this] { exportFrom(kMemoryTab, m_hostBars, tr("Host memory per pipeline rank")); });
+    exports->addAction(tr("Lifetimes as PNG or SVG…"), this,
+                       [=, this] { exportFrom(kLifetimesTab, m_lifetimes, tr("Tensor lifetimes of one rank")); });
     exports->addAction(tr("Checkpointing frontier as PNG or SVG…"), this,
-                       [this] { exportChart(m_chainFrontier->plot(), tr("Checkpointing frontier")); });
-    exports->addAction(tr("Per-tensor frontier as PNG or SVG…"), this,
-                       [this] { exportChart(m_tensorFrontier->plot(), tr("Store, recompute or offload per tensor")); });
+                       [=, this] { exportFrom(kPlannersTab, m_chainFrontier->plot(), tr("Checkpointing frontier")); });
+    exports->addAction(tr("Per-tensor frontier as PNG or SVG…"), this, [=, this] {
+        exportFrom(kPlannersTab, m_tensorFrontier->plot(), tr("Store, recompute or offload per tensor"));
+    });
     exports->addAction(tr("Ledger as CSV…"), this, [this] {
         exportLedgerText(tr("CSV (*.csv)"), QStringLiteral("csv"), ledgerToCsv(m_document->ledger()));
     });
