@@ -408,6 +408,13 @@ Ledger computeLedger(const Config &c)
     ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over " + countOf(double(x.p), "stage", "stages") + " with "
                              + num(x.m) + " micro-batches per iteration"
                              + (par.schedule() == PipelineSchedule::OneFOneB ? "; rank r holds min(p − r, m) of them." : "."));
+    if (!par.pipeline_layout.empty()) {
+        std::string counts;
+        for (std::size_t s = 0; s < par.pipeline_layout.size(); ++s)
+            counts += (s ? "," : "") + num(par.pipeline_layout[s]);
+        ledger.choices.push_back("Stages: layers per virtual stage from pipeline_layout [" + counts
+                                 + "] (stage k·p + r is chunk k of rank r), not num_layers / (p·v).");
+    }
     ledger.choices.push_back("Gradients: " + x.sb.gradWhy + " per parameter; optimizer: " + x.sb.optWhy + ".");
     if (c.model.isMoe())
         ledger.choices.push_back("MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)

@@ -112,3 +112,15 @@ TEST_CASE("pipeline_layout reads and writes as a list of counts", "[pipeline_lay
     doc["parallelism"] = {{"pipeline_layout", {3, -1}}};
     CHECK(names(presetFromText(doc.dump(), "negative").problems, "parallelism.pipeline_layout"));
 }
+
+TEST_CASE("The ledger says when the stages come from pipeline_layout", "[pipeline_layout][ledger]")
+{
+    const auto mentions = [](const Ledger &l) {
+        for (const std::string &choice : l.choices)
+            if (choice.find("pipeline_layout [3,5]") != std::string::npos)
+                return true;
+        return false;
+    };
+    CHECK(mentions(computeLedger(dense(2, 1, 8, {3, 5}))));
+    CHECK_FALSE(mentions(computeLedger(dense(2, 1, 8))));
+}
