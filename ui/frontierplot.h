@@ -31,6 +31,9 @@ struct FrontierPlotData
     QString costUnit; // "ms", "%"
     QString memoryUnit; // "MB", "GB"
     QString emptyText; // shown when there is nothing to draw
+    // Legend entries; empty: the planners' ("exact frontier …", "a preset setting …").
+    QString frontierLegend;
+    QString markerLegend;
 };
 
 // Pure geometry: the plot area, the two axes' ranges and their mapping.

@@ -11,12 +11,17 @@
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QShowEvent>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "core/units.h"
+#include "core/planner/search.h"
 #include "ui/document.h"
+#include "ui/frontierplot.h"
 #include "ui/planfindermodel.h"
 #include "ui/qtstring.h"
 
@@ -40,6 +45,7 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     , m_summary(new QLabel(this))
     , m_stack(new QStackedWidget(this))
     , m_table(new QTableView(this))
+    , m_plot(new FrontierPlot(this))
     , m_notes(new QLabel(this))
     , m_hint(new QLabel(this))
     , m_model(new PlanFinderModel(this))
@@ -81,8 +87,8 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     m_hint->setWordWrap(true);
     m_hint->setText(
         tr("Hover a t, p, v, d, c, e, micro-batch, ZeRO, recompute or offload cell (or its header) to see why "
-           "the other values are not listed. Double-click a plan, or select it and press Enter, to apply it "
-           "(Edit > Undo takes it back)."));
+           "the other values are not listed. Double-click a plan, select it and press Enter, or click its diamond in "
+           "the plot to apply it (Edit > Undo takes it back)."));
 
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(PlanFinderModel::SortRole);
@@ -104,17 +110,32 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     m_stack->addWidget(m_table);
     m_stack->addWidget(m_notes);
 
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_stack);
+    split->addWidget(m_plot);
+    split->setStretchFactor(0, 3); // ten rows unscrolled in a 1000-pixel window
+    split->setStretchFactor(1, 2);
+    split->setChildrenCollapsible(false);
+
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(m_summary);
-    layout->addWidget(m_stack, 1);
+    layout->addWidget(split, 1);
     layout->addWidget(m_hint);
 
     m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(document->config().parallelism.gpus(), 1, kMaxGpus)));
     connect(m_gpus, &QSpinBox::valueChanged, this, [this] { m_gpusEdited = true; });
     connect(m_find, &QPushButton::clicked, this, &PlanFinder::findPlans);
     connect(m_table, &QTableView::activated, this, &PlanFinder::activate);
+    connect(m_plot, &FrontierPlot::markerClicked, this, [this](int marker) {
+        applyPlan(marker); // markers are the plans in rank order; the current plan's own marker comes after them
+    });
     connect(document, &Document::configChanged, this, &PlanFinder::documentChanged);
+    // The current plan's ring follows the document while the panel is shown (hidden: at the next search or show).
+    connect(document, &Document::ledgerChanged, this, [this] {
+        if (isVisible())
+            updatePlot();
+    });
     showSummary();
 }
 
@@ -171,6 +192,7 @@ void PlanFinder::findPlans()
     m_model->setResult(searchPlans(m_searchedBase, options));
     m_searched = true;
     m_stale = false;
+    updatePlot();
     const SearchResult &r = m_model->result();
     if (r.plans.empty()) {
         QStringList notes;
@@ -206,6 +228,74 @@ void PlanFinder::showSummary()
     if (m_stale)
         text += QLatin1Char(' ') + tr("The model, training or hardware has changed since: find plans again.");
     m_summary->setText(text);
+}
+
+void PlanFinder::updatePlot()
+{
+    FrontierPlotData data;
+    data.costTitle = tr("estimated step time, % over the fastest shown");
+    data.memoryTitle = tr("peak per GPU, GB");
+    data.costUnit = QStringLiteral("%");
+    data.memoryUnit = QStringLiteral("GB");
+    data.frontierLegend = tr("fastest for their memory");
+    data.markerLegend = tr("a plan found (click to apply)");
+    data.emptyText = m_searched ? tr("No plan to draw.") : tr("Find plans to draw them here.");
+    const SearchResult &r = m_model->result();
+    if (r.plans.empty()) {
+        m_plot->setData(std::move(data));
+        return;
+    }
+    // The current plan, when valid and not one of those found, gets its own ring.
+    Config current = m_document->config();
+    int currentPlan = -1;
+    for (std::size_t i = 0; i < r.plans.size() && currentPlan < 0; ++i) {
+        current.name = r.plans[i].config.name;
+        if (r.plans[i].config == current)
+            currentPlan = static_cast<int>(i);
+    }
+    const bool ownRing = currentPlan < 0 && m_document->hasLedger() && !m_document->isStale();
+    const double currentTime = ownRing ? estimateStepTime(m_document->config()).total : 0.0;
+    double fastest = r.plans.front().time.total;
+    for (const SearchPlan &p : r.plans)
+        fastest = std::min(fastest, p.time.total);
+    if (ownRing)
+        fastest = std::min(fastest, currentTime);
+    const auto point = [&](double time, Bytes peak, const QString &tip, const QString &tag) {
+        FrontierPlotPoint p;
+        p.cost = fastest > 0 ? (time / fastest - 1.0) * 100.0 : 0.0;
+        p.memory = static_cast<double>(peak) / kGB;
+        p.toolTip = tip;
+        p.tag = tag;
+        return p;
+    };
+    for (std::size_t i = 0; i < r.plans.size(); ++i) {
+        const SearchPlan &p = r.plans[i];
+        data.markers.push_back(point(p.time.total, p.ledger.peak_bytes,
+                                     tr("Plan %1: %2\npeak %3, step %4 s (click to apply)")
+                                         .arg(i + 1)
+                                         .arg(m_model->planSummary(int(i)), toQString(formatGB(double(p.ledger.peak_bytes))))
+                                         .arg(p.time.total, 0, 'f', 3),
+                                     QString::number(i + 1)));
+    }
+    for (std::size_t i : paretoPlans(r)) {
+        FrontierPlotPoint p = data.markers[i];
+        p.tag.clear();
+        data.frontier.push_back(p);
+    }
+    // The plot's frontier runs from the least memory to the most.
+    std::reverse(data.frontier.begin(), data.frontier.end());
+    data.currentMarker = currentPlan;
+    if (ownRing) {
+        const Bytes peak = m_document->ledger().peak_bytes;
+        data.markers.push_back(point(currentTime, peak,
+                                     tr("The current plan: peak %1, step %2 s%3")
+                                         .arg(toQString(formatGB(double(peak))))
+                                         .arg(currentTime, 0, 'f', 3)
+                                         .arg(peak > r.limitBytes ? tr(" — over the search's memory limit") : QString()),
+                                     QString()));
+        data.currentMarker = static_cast<int>(data.markers.size()) - 1;
+    }
+    m_plot->setData(std::move(data));
 }
 
 void PlanFinder::documentChanged(const Config &config)
@@ -247,6 +337,8 @@ void PlanFinder::showEvent(QShowEvent *event)
     QWidget::showEvent(event);
     if (!m_searched && m_document->hasLedger())
         findPlans();
+    else
+        updatePlot();
 }
 
 void PlanFinder::keyPressEvent(QKeyEvent *event)

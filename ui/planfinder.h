@@ -18,6 +18,7 @@ class QTableView;
 namespace memledger::ui {
 
 class Document;
+class FrontierPlot;
 class PlanFinderModel;
 
 // "Find plans that fit" (issue 6): the GPU count, margin and K, a button that
@@ -44,6 +45,9 @@ public:
     const SearchResult &result() const;
     PlanFinderModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
+    // Peak against step time of the plans found, the fastest-for-their-memory
+    // joined as a frontier, the current plan ringed; a click applies a plan.
+    FrontierPlot *plot() const { return m_plot; }
     QString summary() const;
 
 Q_SIGNALS:
@@ -59,6 +63,7 @@ private:
     void activate(const QModelIndex &index);
     void documentChanged(const Config &config);
     void showSummary();
+    void updatePlot();
 
     Document *m_document;
     QSpinBox *m_gpus;
@@ -68,6 +73,7 @@ private:
     QLabel *m_summary;
     QStackedWidget *m_stack;
     QTableView *m_table;
+    FrontierPlot *m_plot;
     QLabel *m_notes;
     QLabel *m_hint;
     PlanFinderModel *m_model;

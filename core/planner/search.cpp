@@ -532,6 +532,24 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
 
 } // namespace
 
+std::vector<std::size_t> paretoPlans(const SearchResult &result)
+{
+    std::vector<std::size_t> order(result.plans.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    const auto peak = [&](std::size_t i) { return result.plans[i].ledger.peak_bytes; };
+    const auto time = [&](std::size_t i) { return result.plans[i].time.total; };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return time(a) != time(b) ? time(a) < time(b) : peak(a) < peak(b);
+    });
+    // Fastest first: a plan joins when it needs less memory than every faster one.
+    std::vector<std::size_t> out;
+    for (std::size_t i : order)
+        if (out.empty() || peak(i) < peak(out.back()))
+            out.push_back(i);
+    return out;
+}
+
 StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
 {
     const ParallelismConfig &par = c.parallelism;

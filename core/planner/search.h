@@ -150,6 +150,11 @@ struct SearchResult {
 // verdict's plan is confirmed with computeLedger like the top K.
 SearchResult searchPlans(const Config &base, const SearchOptions &options);
 
+// The returned plans no other returned plan beats on both the peak and the
+// step time (as fast and no more memory, better in one): the search's
+// memory-against-time frontier, fastest first (indices into result.plans).
+std::vector<std::size_t> paretoPlans(const SearchResult &result);
+
 // The step-time model above for one configuration (used by the search and tests).
 StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode = 8);
 

@@ -301,3 +301,19 @@ TEST_CASE("search verdicts: ZeRO 0 is slower than the best ZeRO 1 plan, by the m
     CHECK(first0->time.total == Approx(mine));
     CHECK(verdictOf(all, SearchDimension::ZeroStage, 0).kind == VerdictKind::InTop);
 }
+
+TEST_CASE("paretoPlans keeps the plans no other beats on both peak and step time, fastest first", "[search]")
+{
+    // Hand-made: (time, peak) = A (1, 70), B (1, 60), C (2, 65), D (3, 50), E (3, 50).
+    SearchResult r;
+    const std::vector<std::pair<double, Bytes>> plans = {{1.0, 70}, {1.0, 60}, {2.0, 65}, {3.0, 50}, {3.0, 50}};
+    for (const auto &[time, peak] : plans) {
+        SearchPlan p;
+        p.time.total = time;
+        p.ledger.peak_bytes = peak;
+        r.plans.push_back(p);
+    }
+    // A loses to B (as fast, less memory); C to B (slower, more memory); E ties D and comes second.
+    CHECK(paretoPlans(r) == std::vector<std::size_t>{1, 3});
+    CHECK(paretoPlans(SearchResult{}).empty());
+}

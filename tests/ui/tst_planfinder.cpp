@@ -20,6 +20,7 @@
 #include "core/preset.h"
 #include "core/validate.h"
 #include "ui/document.h"
+#include "ui/frontierplot.h"
 #include "ui/planfinder.h"
 #include "ui/planfindermodel.h"
 #include "ui/theme.h"
@@ -233,4 +234,35 @@ TEST_CASE("PlanFinder renders offscreen", "[ui][planfinder][render]")
         tip.adjustSize();
         CHECK(tip.grab().save(QString::fromLocal8Bit(path) + QStringLiteral(".tooltip.png")));
     }
+}
+
+TEST_CASE("The plans found are plotted, peak against step time, and a click applies one", "[ui][planfinder]")
+{
+    Document document;
+    const memledger::Config before = sevenB();
+    document.setConfig(before);
+    PlanFinder finder(&document);
+    finder.resize(1100, 800);
+    finder.show();
+    QCoreApplication::processEvents(); // the first show searches
+    const memledger::SearchResult &r = finder.result();
+    REQUIRE(r.plans.size() == 10);
+    const memledger::ui::FrontierPlotData &data = finder.plot()->data();
+    // One diamond per plan, and the current plan (not among them) ringed as its own.
+    REQUIRE(data.markers.size() == r.plans.size() + 1);
+    CHECK(data.currentMarker == int(r.plans.size()));
+    // Peaks in GB; the frontier is core's Pareto subset of the plans.
+    for (std::size_t i = 0; i < r.plans.size(); ++i)
+        CHECK(data.markers[i].memory == Approx(double(r.plans[i].ledger.peak_bytes) / 1e9));
+    CHECK(data.frontier.size() == memledger::paretoPlans(r).size());
+
+    const int steps = document.undoStack()->count();
+    QTest::mouseClick(finder.plot(), Qt::LeftButton, {}, finder.plot()->markerPosition(2).toPoint());
+    QCoreApplication::processEvents();
+    REQUIRE(document.undoStack()->count() == steps + 1);
+    CHECK(document.config().parallelism == r.plans[2].config.parallelism);
+    CHECK(document.config().strategy == r.plans[2].config.strategy);
+    // Applied: that plan is now the ringed one, and no extra marker is drawn.
+    CHECK(finder.plot()->data().currentMarker == 2);
+    CHECK(finder.plot()->data().markers.size() == r.plans.size());
 }
