@@ -125,6 +125,23 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
              [](const Config &c) { return std::int64_t(c.training.main_grads_dtype); },
              [](Config &c, std::int64_t v) { c.training.main_grads_dtype = Dtype(v); });
     fieldOfLast(QStringLiteral("training.main_grads_dtype"));
+    addCheck(training, tr("fp32 master weights"), [](const Config &c) { return std::int64_t(c.training.main_params_fp32); },
+             [](Config &c, std::int64_t v) { c.training.main_params_fp32 = v != 0; },
+             tr("Mixed precision keeps an fp32 copy of the weights for the update (4 bytes per parameter)"));
+    fieldOfLast(QStringLiteral("training.main_params_dtype"));
+    addCombo(training, tr("Optimizer"), {QStringLiteral("Adam"), QStringLiteral("AdamW"), QStringLiteral("SGD"), QStringLiteral("Adafactor"), tr("8-bit Adam")},
+             [](const Config &c) { return std::int64_t(c.training.optimizer); },
+             [](Config &c, std::int64_t v) { c.training.optimizer = Optimizer(v); });
+    fieldOfLast(QStringLiteral("training.optimizer"));
+    // Both Adam moments in one dtype ("default": fp32, or int8 for 8-bit Adam).
+    addCombo(training, tr("Optimizer states"), {tr("default"), QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8"), QStringLiteral("int8")},
+             [](const Config &c) { return c.training.exp_avg_dtype ? std::int64_t(*c.training.exp_avg_dtype) + 1 : 0; },
+             [](Config &c, std::int64_t v) {
+                 c.training.exp_avg_dtype = v == 0 ? std::nullopt : std::optional<Dtype>(Dtype(v - 1));
+                 c.training.exp_avg_sq_dtype = c.training.exp_avg_dtype;
+             },
+             tr("The dtype of Adam's two moments (DeepSeek-V3 keeps them in bf16)"));
+    fieldOfLast(QStringLiteral("training.exp_avg_dtype"));
 
     QFormLayout *memory = addGroup(tr("Recompute and offload"));
     addCombo(memory, tr("Recompute"), {tr("none"), tr("selective"), tr("full")},

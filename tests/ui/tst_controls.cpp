@@ -6,6 +6,8 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStackedBarSeries>
@@ -258,4 +260,45 @@ TEST_CASE("A new pipeline depth drops a preset's stage layout and says why the l
     document.undoStack()->undo();
     QApplication::processEvents();
     CHECK(document.config().parallelism.pipeline_layout.size() == 64);
+}
+
+TEST_CASE("The optimizer, its states' dtype and the master weights are controls too", "[ui][controls]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
+    MainWindow window(&document);
+    const auto control = [&window](const QString &name) -> QWidget * {
+        for (QWidget *w : window.controlPanel()->controls())
+            if (w->accessibleName() == name)
+                return w;
+        return nullptr;
+    };
+    auto *optimizer = qobject_cast<QComboBox *>(control(QStringLiteral("Optimizer")));
+    auto *states = qobject_cast<QComboBox *>(control(QStringLiteral("Optimizer states")));
+    auto *master = qobject_cast<QCheckBox *>(control(QStringLiteral("fp32 master weights")));
+    REQUIRE(optimizer);
+    REQUIRE(states);
+    REQUIRE(master);
+    const auto optimizerBytes = [&document] {
+        return document.ledger().ranks.front().device[std::size_t(Category::OptimizerStates)];
+    };
+    const Bytes adam = optimizerBytes();
+
+    // 8-bit Adam: its moments default to int8 (2 bytes per parameter instead of 8, the master copy stays).
+    optimizer->setCurrentIndex(4);
+    Q_EMIT optimizer->activated(4);
+    QApplication::processEvents();
+    CHECK(document.config().training.optimizer == Optimizer::Adam8bit);
+    CHECK(optimizerBytes() < adam);
+
+    // bf16 moments set both.
+    states->setCurrentIndex(2);
+    Q_EMIT states->activated(2);
+    QApplication::processEvents();
+    CHECK(document.config().training.exp_avg_dtype == Dtype::BF16);
+    CHECK(document.config().training.exp_avg_sq_dtype == Dtype::BF16);
+
+    master->setChecked(!document.config().training.main_params_fp32);
+    QApplication::processEvents();
+    CHECK(document.undoStack()->count() == 3);
 }
