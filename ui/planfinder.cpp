@@ -262,7 +262,7 @@ void PlanFinder::updatePlot()
         fastest = std::min(fastest, currentTime);
     const auto point = [&](double time, Bytes peak, const QString &tip, const QString &tag) {
         FrontierPlotPoint p;
-        p.cost = fastest > 0 ? (time / fastest - 1.0) * 100.0 : 0.0;
+        p.cost = percentSlower(time, fastest);
         p.memory = static_cast<double>(peak) / kGB;
         p.toolTip = tip;
         p.tag = tag;

@@ -532,6 +532,11 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
 
 } // namespace
 
+double percentSlower(double seconds, double fastest)
+{
+    return fastest > 0 ? (seconds / fastest - 1.0) * 100.0 : 0.0;
+}
+
 std::vector<std::size_t> paretoPlans(const SearchResult &result)
 {
     std::vector<std::size_t> order(result.plans.size());
@@ -1041,7 +1046,7 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                 if (ok) {
                     vv.kind = VerdictKind::Slower;
                     vv.stepTimeS = found.time;
-                    vv.slowerPercent = bestTime > 0 ? (found.time / bestTime - 1.0) * 100.0 : 0.0;
+                    vv.slowerPercent = percentSlower(found.time, bestTime);
                     vv.example = std::move(ok->first);
                     char line[160];
                     if (vv.slowerPercent >= 0.05)

@@ -150,6 +150,10 @@ struct SearchResult {
 // verdict's plan is confirmed with computeLedger like the top K.
 SearchResult searchPlans(const Config &base, const SearchOptions &options);
 
+// How much slower a step of `seconds` is than one of `fastest`, in percent
+// (0 when fastest is not positive): the verdicts' and the plot's measure.
+double percentSlower(double seconds, double fastest);
+
 // The returned plans no other returned plan beats on both the peak and the
 // step time (as fast and no more memory, better in one): the search's
 // memory-against-time frontier, fastest first (indices into result.plans).
