@@ -3,14 +3,19 @@
 
 #include "core/units.h"
 
+#include <QFont>
 #include <QList>
 #include <QPointF>
+
+#include <utility>
+#include <vector>
 
 class QAbstractAxis;
 class QBarSet;
 class QChart;
 class QValueAxis;
 class QXYSeries;
+class QWidget;
 class QString;
 
 namespace memledger::ui {
@@ -27,5 +32,17 @@ void setBarValues(QBarSet *set, const QList<qreal> &values);
 void setPoints(QXYSeries *series, const QList<QPointF> &points);
 void setAxisTitle(QAbstractAxis *axis, const QString &title);
 void setChartTitle(QChart *chart, const QString &title);
+
+// Qt Charts keeps fonts of its own (the theme's) that the view's font does not
+// reach; talk mode enlarges the window's font, so each chart scales its fonts
+// by the view's font over the application's.
+struct ChartFonts {
+    QFont title, legend;
+    std::vector<std::pair<QFont, QFont>> axes; // labels and title, in chart->axes() order
+};
+ChartFonts chartFonts(const QChart *chart);
+void scaleChartFonts(QChart *chart, const ChartFonts &base, double factor);
+// The factor for a view: its font's size over the application's.
+double fontScale(const QWidget *view);
 
 } // namespace memledger::ui

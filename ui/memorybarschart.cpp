@@ -7,6 +7,7 @@
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QEvent>
 #include <QPen>
 #include <QStackedBarSeries>
 #include <QToolTip>
@@ -80,6 +81,7 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     QChart *initial = this->chart();
     setChart(chart);
     delete initial;
+    m_fonts = chartFonts(chart);
     setRenderHint(QPainter::Antialiasing);
     showLegendMarkers();
     connect(m_series, &QStackedBarSeries::hovered, this, &MemoryBarsChart::showSegmentTip);
@@ -183,6 +185,8 @@ void MemoryBarsChart::setDark(bool dark)
 {
     // A theme resets every series' colours: put the fixed palette back.
     chart()->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_fonts = chartFonts(chart()); // a theme sets its own fonts
+    scaleChartFonts(chart(), m_fonts, fontScale(this));
     recolor();
     showLegendMarkers();
 }
@@ -236,6 +240,13 @@ void MemoryBarsChart::showSegmentTip(bool on, int index, QBarSet *set)
     for (Category c : kCategories)
         if (m_sets[static_cast<std::size_t>(c)] == set)
             QToolTip::showText(QCursor::pos(), segmentText(index, c), this);
+}
+
+void MemoryBarsChart::changeEvent(QEvent *event)
+{
+    QChartView::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        scaleChartFonts(chart(), m_fonts, fontScale(this));
 }
 
 } // namespace memledger::ui

@@ -3,6 +3,8 @@
 
 #include <QChartView>
 
+#include "ui/chartupdate.h"
+
 #include "core/ledger.h"
 
 #include <array>
@@ -41,6 +43,10 @@ public:
     // The text a hover over `category` of bar `bar` shows (tests use it).
     QString segmentText(int bar, Category category) const;
 
+protected:
+    // Talk mode's larger font reaches the chart's own fonts.
+    void changeEvent(QEvent *event) override;
+
 private:
     void recolor();
     void showLegendMarkers();
@@ -61,6 +67,7 @@ private:
     QLineSeries *m_usable;
     QBarCategoryAxis *m_axisX;
     QValueAxis *m_axisY;
+    ChartFonts m_fonts; // the theme's, scaled by fontScale() on a font change
 };
 
 } // namespace memledger::ui

@@ -5,6 +5,7 @@
 #include <QBarSeries>
 #include <QBarSet>
 #include <QLineSeries>
+#include <QEvent>
 #include <QPen>
 #include <QValueAxis>
 
@@ -53,12 +54,15 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     QChart *initial = this->chart();
     setChart(chart);
     delete initial;
+    m_fonts = chartFonts(chart);
     setRenderHint(QPainter::Antialiasing);
 }
 
 void StaircaseChart::setDark(bool dark)
 {
     chart()->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_fonts = chartFonts(chart()); // a theme sets its own fonts
+    scaleChartFonts(chart(), m_fonts, fontScale(this));
     recolor();
 }
 
@@ -90,6 +94,13 @@ void StaircaseChart::setLedger(const Ledger &ledger)
     setPoints(m_inFlight, inFlight);
     setNiceRange(m_axisBytes, niceAxis(maxBytes * 1.04));
     setNiceRange(m_axisCount, niceAxis(maxCount * 1.04));
+}
+
+void StaircaseChart::changeEvent(QEvent *event)
+{
+    QChartView::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        scaleChartFonts(chart(), m_fonts, fontScale(this));
 }
 
 } // namespace memledger::ui

@@ -3,6 +3,8 @@
 
 #include <QChartView>
 
+#include "ui/chartupdate.h"
+
 #include "core/ledger.h"
 
 class QBarCategoryAxis;
@@ -25,6 +27,10 @@ public:
     // Qt Charts' dark or light theme, with the category colours kept.
     void setDark(bool dark);
 
+protected:
+    // Talk mode's larger font reaches the chart's own fonts.
+    void changeEvent(QEvent *event) override;
+
 private:
     void recolor();
     QBarSeries *m_series;
@@ -33,6 +39,7 @@ private:
     QBarCategoryAxis *m_axisX;
     QValueAxis *m_axisBytes;
     QValueAxis *m_axisCount;
+    ChartFonts m_fonts; // the theme's, scaled by fontScale() on a font change
 };
 
 } // namespace memledger::ui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Talk mode: a deck stepped with the arrow keys, full screen, large fonts.
 #include <QApplication>
+#include <QChart>
 #include <QDockWidget>
 #include <QTest>
 
@@ -8,6 +9,7 @@
 #include "core/deck.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
+#include "ui/memorybarschart.h"
 #include "ui/talkmode.h"
 
 #include <catch2/catch.hpp>
@@ -25,17 +27,25 @@ TEST_CASE("Talk mode steps a deck with the arrow keys and Escape leaves", "[ui][
     REQUIRE(loaded.deck.has_value());
     REQUIRE(loaded.deck->slides.size() == 4);
     const double font = window.font().pointSizeF();
+    const double chartTitle = window.memoryBars()->chart()->titleFont().pointSizeF();
 
     window.talkMode()->start(*loaded.deck);
     QApplication::processEvents();
     CHECK(window.talkMode()->isActive());
     CHECK(window.font().pointSizeF() > font * 1.5);
+    // The charts' own fonts (Qt Charts keeps them apart from the widget's) grow too.
+    CHECK(window.memoryBars()->chart()->titleFont().pointSizeF() > chartTitle * 1.5);
     CHECK(document.config() == loaded.deck->slides[0]);
 
     QTest::keyClick(&window, Qt::Key_Right);
     QTest::keyClick(&window, Qt::Key_Right);
     CHECK(window.talkMode()->slide() == 2);
     CHECK(document.config() == loaded.deck->slides[2]);
+    if (qEnvironmentVariableIsSet("MEMLEDGER_TALK_PNG")) {
+        window.resize(1600, 1000);
+        QApplication::processEvents();
+        window.grab().save(qEnvironmentVariable("MEMLEDGER_TALK_PNG"));
+    }
     QTest::keyClick(&window, Qt::Key_Left);
     CHECK(document.config() == loaded.deck->slides[1]);
     // The last slide holds.
@@ -46,4 +56,5 @@ TEST_CASE("Talk mode steps a deck with the arrow keys and Escape leaves", "[ui][
     QTest::keyClick(&window, Qt::Key_Escape);
     CHECK_FALSE(window.talkMode()->isActive());
     CHECK(window.font().pointSizeF() == Approx(font));
+    CHECK(window.memoryBars()->chart()->titleFont().pointSizeF() == Approx(chartTitle));
 }
