@@ -2,13 +2,13 @@
 #include "ui/chartupdate.h"
 
 #include <QAbstractAxis>
-#include <QBarSet>
 #include <QApplication>
+#include <QBarSet>
 #include <QChart>
 #include <QLegend>
-#include <QWidget>
 #include <QString>
 #include <QValueAxis>
+#include <QWidget>
 #include <QXYSeries>
 
 #include <algorithm>
