@@ -15,10 +15,12 @@ namespace {
 
 nlohmann::json timeToJson(const StepTime &t)
 {
-    return {{"compute", t.compute},       {"recompute", t.recompute},       {"bubble", t.bubble},
-            {"tensor_comm", t.tensorComm}, {"context_comm", t.contextComm}, {"data_comm_exposed", t.dataComm},
-            {"pipeline_comm", t.pipelineComm}, {"optimizer", t.optimizer},
-            {"activation_offload", t.activationOffload}, {"total", t.total}};
+    // The parts' names are stepTimeParts' (the panel's "largest part" uses the same).
+    nlohmann::json out = nlohmann::json::object();
+    for (const StepTimePart &part : stepTimeParts(t))
+        out[std::string(part.name)] = part.seconds;
+    out["total"] = t.total;
+    return out;
 }
 
 std::string offloadText(const StrategyConfig &s)
