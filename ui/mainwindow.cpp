@@ -232,7 +232,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
 
     connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
     connect(m_document, &Document::problemsChanged, this, &MainWindow::updateProblems);
-    connect(m_document, &Document::configChanged, this, &MainWindow::updateHeader);
+    // Last of an edit's signals (after the config and the ledger): the header reads all three, once.
+    connect(m_document, &Document::problemsChanged, this, &MainWindow::updateHeader);
     connect(m_document, &Document::pinsChanged, this, [this] {
         std::vector<MemoryBarsChart::Compared> plans;
         for (const Document::Pin &pin : m_document->pins())
@@ -245,6 +246,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         setDark(true);
     updateLedger();
     updateProblems();
+    updateHeader();
 }
 
 void MainWindow::createMenus()
@@ -524,7 +526,6 @@ void MainWindow::updateLedger()
     // when its tab is shown (a slider drag must stay inside one frame).
     m_stale = {true, true, true};
     refreshCurrentView();
-    updateHeader();
 }
 
 void MainWindow::refreshCurrentView()
