@@ -1,0 +1,733 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Train small Megatron-style GPT models on the CPU and record their memory.
+
+For each run this writes, under tests/data/measured/<run>/:
+
+  snapshot.pickle.gz  the allocator stream in the layout of
+                      torch.cuda.memory._snapshot() (PyTorch 2.x)
+  trace.json.gz       the same allocations as a Kineto Chrome trace
+                      (torch.profiler ... export_chrome_trace())
+  preset.json         a MemLedger preset describing the same training
+  measured.json       figures replayed here, independently of MemLedger
+
+Debian's python3-torch (1.13) has no Kineto and no CUDA, so neither file can
+be written by PyTorch itself. The allocations are real: they come from the
+CPU allocator as torch.autograd.profiler.profile(profile_memory=True) sees
+them (every allocation and free with its address, size and op), and this
+script lays them out the way PyTorch 2.x and Kineto would. See README.md.
+
+Run with /usr/bin/python3 (Debian's interpreter, which has torch):
+
+    /usr/bin/python3 tools/measure/measure.py [--out DIR] [--only RUN ...]
+"""
+
+import argparse
+import gzip
+import json
+import math
+import os
+import pickle
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.utils.checkpoint
+from torch.autograd.profiler import profile, record_function
+
+SCRIPT = os.path.basename(__file__)
+MAX_FRAMES = 8
+
+# ---------------------------------------------------------------------------
+# The model: Megatron-LM's GPT layer, unfused, in Megatron's [s, b, h] layout
+# (megatron/model/transformer.py ParallelTransformerLayer, ParallelAttention,
+# CoreAttention, ParallelMLP; megatron/model/language_model.py Embedding).
+# ---------------------------------------------------------------------------
+
+
+class CoreAttention(nn.Module):
+    """Scores, softmax, attention dropout and context: what Megatron's
+    selective recompute checkpoints (CoreAttention under
+    _checkpointed_attention_forward)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.dropout = nn.Dropout(cfg["attention_dropout"])
+
+    def forward(self, q, k, v, mask):
+        s, b, a, d = q.shape
+        # [s, b, a, d] -> [b*a, s, d] as views, as Megatron's CoreAttention does.
+        q = q.reshape(s, b * a, d).transpose(0, 1)
+        k = k.reshape(s, b * a, d).transpose(0, 1)
+        # Megatron calls baddbmm with beta=0 on an uninitialised buffer (older
+        # versions torch.empty'd it per call, as here).
+        buf = torch.empty(b * a, s, s, dtype=q.dtype)
+        scores = torch.baddbmm(buf, q, k.transpose(1, 2), beta=0.0, alpha=1.0 / math.sqrt(d))
+        scores = scores.view(b, a, s, s)
+        # attention_mask_func: masked_fill_ in place (megatron/model/utils.py).
+        scores.masked_fill_(mask, -10000.0)
+        probs = F.softmax(scores, dim=-1)
+        probs = self.dropout(probs)
+        v = v.reshape(s, b * a, d).transpose(0, 1)
+        context = torch.bmm(probs.view(b * a, s, s), v)
+        context = context.view(b, a, s, d).permute(2, 0, 1, 3).contiguous()
+        return context.view(s, b, a * d)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h = cfg["h"]
+        self.cfg = cfg
+        self.query_key_value = nn.Linear(h, 3 * h)
+        self.core = CoreAttention(cfg)
+        self.dense = nn.Linear(h, h)
+
+    def forward(self, x, mask):
+        s, b, h = x.shape
+        a = self.cfg["a"]
+        d = h // a
+        mixed = self.query_key_value(x).view(s, b, a, 3 * d)
+        q, k, v = torch.split(mixed, d, dim=-1)
+        if self.cfg["recompute"] == "selective":
+            context = torch.utils.checkpoint.checkpoint(self.core, q, k, v, mask)
+        else:
+            context = self.core(q, k, v, mask)
+        return self.dense(context)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h = cfg["h"]
+        self.fc1 = nn.Linear(h, 4 * h)
+        self.fc2 = nn.Linear(4 * h, h)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Layer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h = cfg["h"]
+        self.input_layernorm = nn.LayerNorm(h)
+        self.attention = Attention(cfg)
+        self.hidden_dropout = nn.Dropout(cfg["hidden_dropout"])
+        self.post_attention_layernorm = nn.LayerNorm(h)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, mask):
+        # LayerNorm -> attention -> dropout -> residual; LayerNorm -> MLP ->
+        # dropout -> residual (bias_dropout_add, unfused).
+        x = x + self.hidden_dropout(self.attention(self.input_layernorm(x), mask))
+        return x + self.hidden_dropout(self.mlp(self.post_attention_layernorm(x)))
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h, V, s = cfg["h"], cfg["V"], cfg["s"]
+        self.cfg = cfg
+        self.word_embeddings = nn.Embedding(V, h)
+        self.position_embeddings = nn.Embedding(s, h)
+        self.embedding_dropout = nn.Dropout(cfg["hidden_dropout"])
+        self.layers = nn.ModuleList([Layer(cfg) for _ in range(cfg["L"])])
+        self.final_layernorm = nn.LayerNorm(h)
+
+    def forward(self, tokens, position_ids, labels, mask):
+        # Embedding: word + position, to [s, b, h], dropout (language_model.py).
+        x = self.word_embeddings(tokens) + self.position_embeddings(position_ids)
+        x = x.transpose(0, 1).contiguous()
+        x = self.embedding_dropout(x)
+        for layer in self.layers:
+            if self.cfg["recompute"] == "full":
+                # recompute_method 'uniform', recompute_num_layers 1: each layer
+                # keeps its input only (Megatron's CheckpointFunction).
+                x = torch.utils.checkpoint.checkpoint(layer, x, mask)
+            else:
+                x = layer(x, mask)
+        x = self.final_layernorm(x)
+        # Output layer tied to the word embedding (parallel_lm_logits), logits
+        # cast to fp32 before the cross entropy (post_language_model_processing).
+        logits = F.linear(x, self.word_embeddings.weight)
+        losses = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.transpose(0, 1).reshape(-1),
+                                 reduction="none")
+        return losses.view(labels.shape[1], labels.shape[0]).transpose(0, 1).contiguous().mean()
+
+
+# ---------------------------------------------------------------------------
+# The two ways of training.
+# ---------------------------------------------------------------------------
+
+
+class MegatronStyle:
+    """bf16 params, a contiguous fp32 main-grad buffer filled by hooks on the
+    grad accumulators (megatron/model/distributed.py DistributedDataParallel:
+    param.main_grad.add_(param.grad.data); param.grad = None), fp32 master
+    weights and Adam states (megatron/optimizer/optimizer.py
+    Float16OptimizerWithFloat16Params: step on the fp32 copies, copy back)."""
+
+    def __init__(self, model):
+        self.model = model.to(torch.bfloat16)
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        numel = sum(p.numel() for p in self.params)
+        self.grad_buffer = torch.zeros(numel, dtype=torch.float32)
+        offset = 0
+        self.grad_accs = []
+        for p in self.params:
+            p.main_grad = self.grad_buffer[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+            grad_acc = p.expand_as(p).grad_fn.next_functions[0][0]
+            grad_acc.register_hook(self._hook(p))
+            self.grad_accs.append(grad_acc)
+        self.main_params = [p.detach().clone().float() for p in self.params]
+        self.optimizer = torch.optim.AdamW(self.main_params, lr=1e-4, weight_decay=0.01)
+
+    @staticmethod
+    def _hook(param):
+        def hook(*unused):
+            if param.grad is not None:
+                param.main_grad.add_(param.grad.data)
+                param.grad = None
+        return hook
+
+    def zero_grad(self):
+        # train_step: model.zero_grad_buffer(); optimizer.zero_grad(set_to_none=True)
+        self.grad_buffer.zero_()
+        for mp in self.main_params:
+            mp.grad = None
+
+    def step(self):
+        for p, mp in zip(self.params, self.main_params):
+            mp.grad = p.main_grad.float()  # already fp32: the buffer itself
+        self.optimizer.step()
+        with torch.no_grad():
+            for p, mp in zip(self.params, self.main_params):
+                p.copy_(mp)
+
+    def grad_blocks(self):
+        return {self.grad_buffer.data_ptr()}
+
+
+class PlainFp32:
+    """fp32 params with .grad, torch.optim.AdamW, zero_grad(set_to_none=True)
+    right after the step."""
+
+    def __init__(self, model):
+        self.model = model
+        self.params = list(model.parameters())
+        self.main_params = []
+        self.optimizer = torch.optim.AdamW(self.params, lr=1e-4, weight_decay=0.01)
+
+    def zero_grad(self):
+        pass
+
+    def step(self):
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def grad_blocks(self):
+        return {p.grad.data_ptr() for p in self.params if p.grad is not None}
+
+
+# ---------------------------------------------------------------------------
+# Running and recording.
+# ---------------------------------------------------------------------------
+
+SIZES = {
+    "small": dict(L=2, h=128, a=4, s=64, b=2, V=512),
+    "medium": dict(L=4, h=256, a=8, s=128, b=2, V=1024),
+}
+MODES = ("megatron", "plain")
+RECOMPUTE = ("none", "selective", "full")
+STEPS = 3  # ProfilerStep#0 is the warm-up (it creates the Adam states)
+
+
+def run_names():
+    return [f"{size}-{mode}-{rc}" for size in SIZES for mode in MODES for rc in RECOMPUTE]
+
+
+def train(cfg, mode, steps):
+    """Builds and trains inside the profiler; returns (prof, facts)."""
+    torch.manual_seed(1234)
+    facts = {"steps": [], "weights": set(), "master": set(), "states": set(), "grads": {}, "persistent_inputs": set()}
+    with profile(profile_memory=True, with_stack=True) as prof:
+        model = GPT(cfg)
+        trainer = MegatronStyle(model) if mode == "megatron" else PlainFp32(model)
+        model.train()
+        b, s, V = cfg["b"], cfg["s"], cfg["V"]
+        gen = torch.Generator().manual_seed(42)
+        data = [torch.randint(0, V, (b, s + 1), generator=gen) for _ in range(steps)]
+        batches = [(d[:, :-1].contiguous(), d[:, 1:].contiguous()) for d in data]
+        mask = torch.triu(torch.ones(1, 1, s, s, dtype=torch.bool), diagonal=1)
+        position_ids = torch.arange(s).unsqueeze(0).expand(b, s)
+        for step in range(steps):
+            tokens, labels = batches[step]
+            t0 = time.perf_counter_ns()
+            with record_function(f"ProfilerStep#{step}"):
+                trainer.zero_grad()
+                with record_function("forward"):
+                    loss = model(tokens, position_ids, labels, mask)
+                with record_function("backward"):
+                    loss.backward()
+                facts["grads"][step] = trainer.grad_blocks()
+                with record_function("optimizer"):
+                    trainer.step()
+                del loss
+            facts["steps"].append((time.perf_counter_ns() - t0) / 1e9)
+        facts["weights"] = {p.data_ptr() for p in model.parameters()}
+        facts["master"] = {p.data_ptr() for p in trainer.main_params}
+        for st in trainer.optimizer.state.values():
+            for v in st.values():
+                if torch.is_tensor(v):
+                    facts["states"].add(v.data_ptr())
+        facts["persistent_inputs"] = {t.data_ptr() for pair in batches for t in pair} | {mask.data_ptr(),
+                                                                                          position_ids.data_ptr()}
+    return prof, facts
+
+
+def pyframe(node, child):
+    """A snapshot frame {filename, line, name} for a Python call node; the line
+    is where it was when it called `child` (the child's caller)."""
+    cs = node.extra_fields.callsite
+    line = cs.line_number
+    if child is not None and hasattr(child.extra_fields, "caller"):
+        line = child.extra_fields.caller.line_number
+    return {"filename": cs.file_name, "line": int(line), "name": cs.function_name}
+
+
+def collect(prof):
+    """Every allocation node of the profiler's event tree, in time order, with
+    its frames (innermost first) and the ranges of the record_functions."""
+    events, ranges, ops = [], [], []
+
+    def frames_of(node):
+        frames, cpp_op, child = [], None, node
+        p = node.parent
+        while p is not None:
+            kind = type(p.extra_fields).__name__
+            if kind == "_ExtraFields_TorchOp":
+                if cpp_op is None and p.name.startswith("aten::"):
+                    cpp_op = p.name
+                    frames.append({"filename": "??", "line": 0, "name": p.name})
+                elif p.name.startswith("autograd::engine::evaluate_function"):
+                    frames.append({"filename": "??", "line": 0, "name": p.name})
+            elif kind == "_ExtraFields_PyCall" and not p.name.startswith("nn.Module:"):
+                frames.append(pyframe(p, child))
+            if kind in ("_ExtraFields_PyCall", "_ExtraFields_PyCCall"):
+                child = p
+            p = p.parent
+        # Drop the driver frames below the training step (main, <module>, ...).
+        keep = []
+        for f in frames:
+            keep.append(f)
+            if f["filename"].endswith(SCRIPT) and f["name"] == "train":
+                break
+        return keep[:MAX_FRAMES], cpp_op
+
+    def walk(node, depth_op):
+        kind = type(node.extra_fields).__name__
+        if kind == "_ExtraFields_Allocation":
+            ef = node.extra_fields
+            frames, op = frames_of(node)
+            events.append(dict(t=node.start_time_ns, ptr=int(ef.ptr), size=int(ef.alloc_size),
+                               total_allocated=int(ef.total_allocated), total_reserved=int(ef.total_reserved),
+                               frames=frames, op=op or "python", tid=node.start_tid))
+            return
+        if kind == "_ExtraFields_TorchOp":
+            if node.name.startswith("ProfilerStep#") or node.name in ("forward", "backward", "optimizer"):
+                ranges.append(dict(name=node.name, start=node.start_time_ns, end=node.end_time_ns, tid=node.start_tid))
+            elif not depth_op:
+                ops.append(dict(name=node.name, start=node.start_time_ns, end=node.end_time_ns, tid=node.start_tid))
+                depth_op = True
+        for c in node.children:
+            walk(c, depth_op)
+
+    for root in prof.kineto_results.experimental_event_tree():
+        walk(root, False)
+    events.sort(key=lambda e: e["t"])
+    ranges.sort(key=lambda r: r["start"])
+    ops.sort(key=lambda r: r["start"])
+    return events, ranges, ops
+
+
+def classify(block, facts, phase_of, ranges_of_step):
+    """What a block alive at the peak is: weights, master weights, optimizer
+    states, gradients, saved activations (allocated in this step's forward),
+    backward or optimizer temporaries, inputs, or other."""
+    ptr = block["ptr"]
+    if ptr in facts["weights"]:
+        return "weights"
+    if ptr in facts["master"]:
+        return "master_weights"
+    if ptr in facts["states"]:
+        return "optimizer_states"
+    if ptr in facts["persistent_inputs"]:
+        return "inputs"
+    all_grads = set().union(*facts["grads"].values()) if facts["grads"] else set()
+    if block["t"] is None:
+        return "gradients" if ptr in all_grads else "allocated_before_window"
+    ph = phase_of(block["t"])
+    if ph == "backward":
+        # A .grad is allocated in backward and outlives it (addresses are
+        # reused, so the address alone is not enough).
+        step, bwd_end = ranges_of_step(block["t"])
+        if ptr in facts["grads"].get(step, ()) and (block["free_t"] is None or block["free_t"] > bwd_end):
+            return "gradients"
+        return "backward_temporaries"
+    if ph == "forward":
+        return "saved_activations"
+    if ph == "optimizer":
+        return "optimizer_temporaries"
+    return "other"
+
+
+def replay(device_trace, segments):
+    """MemoryViz.js process_alloc_data: alloc adds, free_completed removes,
+    a free of an address never allocated in the window counts from the
+    start, and so do segments' active_allocated blocks not allocated in the
+    window. Returns (initial, curve[i] = allocated after event i)."""
+    live = {}
+    initial = 0
+    for e in device_trace:
+        if e["action"] == "alloc":
+            live[e["addr"]] = e["size"]
+        elif e["action"] == "free_completed":
+            if e["addr"] in live:
+                del live[e["addr"]]
+            else:
+                initial += e["size"]
+    for seg in segments:
+        for blk in seg["blocks"]:
+            if blk["state"] == "active_allocated" and blk["address"] not in live:
+                initial += blk["requested_size"]
+    total, curve = initial, []
+    for e in device_trace:
+        if e["action"] == "alloc":
+            total += e["size"]
+        elif e["action"] == "free_completed":
+            total -= e["size"]
+        curve.append(total)
+    return initial, curve
+
+
+def build(run, cfg, mode, outdir):
+    t_start = time.perf_counter()
+    prof, facts = train(cfg, mode, STEPS)
+    events, ranges, ops = collect(prof)
+    steps = [r for r in ranges if r["name"].startswith("ProfilerStep#")]
+    win_start, win_end = steps[1]["start"], steps[-1]["end"]
+
+    # State before the window, and the window's events.
+    live_before = {}
+    window = []
+    for e in events:
+        if e["t"] < win_start:
+            if e["size"] > 0:
+                live_before[e["ptr"]] = e
+            else:
+                live_before.pop(e["ptr"], None)
+        elif e["t"] <= win_end:
+            window.append(e)
+    live_end = dict(live_before)
+    for e in window:
+        if e["size"] > 0:
+            live_end[e["ptr"]] = e
+        else:
+            live_end.pop(e["ptr"], None)
+
+    # --- snapshot.pickle.gz, as torch/csrc/cuda/memory_snapshot.cpp lays it out.
+    frame_cache = {}
+
+    def frames_obj(frames):
+        # One shared list per distinct stack: pickle memoises it, as PyTorch's
+        # symbolizer deduplicates tracebacks.
+        key = tuple((f["filename"], f["line"], f["name"]) for f in frames)
+        if key not in frame_cache:
+            frame_cache[key] = [dict(filename=a, line=b, name=c) for a, b, c in key]
+        return frame_cache[key]
+
+    t0_us = win_start / 1e3
+
+    def time_us(t_ns):
+        # PyTorch writes microseconds since the epoch; a fixed origin at the
+        # window's start keeps regenerated fixtures comparable.
+        return int(round(t_ns / 1e3 - t0_us + 1.7e15))
+    trace = []
+    for e in window:
+        trace.append({
+            "action": "alloc" if e["size"] > 0 else "free_completed",
+            "addr": e["ptr"],
+            "size": abs(e["size"]),
+            "stream": 0,
+            "time_us": time_us(e["t"]),
+            "frames": frames_obj(e["frames"]),
+        })
+    # The CPU allocator has no caching: each block is its own segment.
+    segments = []
+    for ptr, e in sorted(live_end.items()):
+        blk = {"address": ptr, "size": e["size"], "requested_size": e["size"], "state": "active_allocated",
+               "frames": frames_obj(e["frames"])}
+        segments.append({
+            "device": 0, "address": ptr, "total_size": e["size"], "allocated_size": e["size"],
+            "active_size": e["size"], "requested_size": e["size"], "stream": 0,
+            "segment_type": "large" if e["size"] > 1 << 20 else "small", "segment_pool_id": (0, 0),
+            "is_expandable": False, "frames": frames_obj(e["frames"]), "blocks": [blk],
+        })
+    annotations = []
+    for r in ranges:
+        if win_start <= r["start"] <= win_end:
+            annotations.append({"name": r["name"], "stage": "START", "device": 0, "time_us": time_us(r["start"])})
+            annotations.append({"name": r["name"], "stage": "END", "device": 0, "time_us": time_us(r["end"])})
+    annotations.sort(key=lambda a: a["time_us"])
+    snapshot = {
+        "segments": segments,
+        "device_traces": [trace],
+        "allocator_settings": {
+            "PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1, "garbage_collection_threshold": 0.0,
+            "expandable_segments": False, "pinned_num_register_threads": 1, "release_lock_on_cudamalloc": False,
+            "pinned_use_cuda_host_register": False, "roundup_power2_divisions": {},
+        },
+        "external_annotations": annotations,
+    }
+    os.makedirs(outdir, exist_ok=True)
+    with gzip.GzipFile(os.path.join(outdir, "snapshot.pickle.gz"), "wb", mtime=0) as f:
+        pickle.dump(snapshot, f, protocol=2)
+
+    # --- trace.json.gz, as libkineto/src/output_json.cpp writes it.
+    pid = 1000  # a fixed process id keeps fixtures comparable
+    tid = 1001
+
+    def ts(t_ns):
+        rel = t_ns - win_start
+        return f"{rel // 1000}.{rel % 1000:03d}"
+
+    parts = []
+    parts.append('{"name": "process_name", "ph": "M", "ts": 0.000, "pid": %d, "tid": 0, "args": {"name": "python3"}}'
+                 % pid)
+    parts.append('{"name": "thread_name", "ph": "M", "ts": 0.000, "pid": %d, "tid": %d, "args": {"name": "thread %d '
+                 '(python3)"}}' % (pid, tid, tid))
+    timeline = []
+    for r in ranges:
+        if win_start <= r["start"] <= win_end:
+            timeline.append((r["start"], 0, '{"ph": "X", "cat": "user_annotation", "name": %s, "pid": %d, "tid": %d, '
+                             '"ts": %s, "dur": %s}' % (json.dumps(r["name"]), pid, tid, ts(r["start"]),
+                                                       ts(win_start + r["end"] - r["start"]))))
+    ext = 1
+    for o in ops:
+        if win_start <= o["start"] <= win_end:
+            timeline.append((o["start"], 1, '{"ph": "X", "cat": "cpu_op", "name": %s, "pid": %d, "tid": %d, '
+                             '"ts": %s, "dur": %s, "args": {"External id": %d}}'
+                             % (json.dumps(o["name"]), pid, tid, ts(o["start"]), ts(win_start + o["end"] - o["start"]),
+                                ext)))
+            ext += 1
+    for e in window:
+        timeline.append((e["t"], 2, '{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", '
+                         '"pid": %d, "tid": %d, "ts": %s, "args": {"Total Reserved": %d, "Total Allocated": %d, '
+                         '"Bytes": %d, "Addr": %d, "Device Id": -1, "Device Type": 0}}'
+                         % (pid, tid, ts(e["t"]), e["total_reserved"], e["total_allocated"], e["size"], e["ptr"])))
+    timeline.sort(key=lambda x: (x[0], x[1]))
+    parts.extend(t[2] for t in timeline)
+    parts.append('{"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": %s}' % ts(win_end))
+    body = ('{\n  "schemaVersion": 1,\n  "deviceProperties": [],\n  "displayTimeUnit": "ms",\n'
+            '  "baseTimeNanoseconds": 1700000000000000000,\n  "traceEvents": [\n  ' + ",\n  ".join(parts)
+            + '\n  ],\n  "traceName": "%s"\n}\n' % ("tests/data/measured/%s/trace.json" % run))
+    with gzip.GzipFile(os.path.join(outdir, "trace.json.gz"), "wb", mtime=0) as f:
+        f.write(body.encode())
+
+    # --- measured.json: this script's own replay of the snapshot.
+    initial, curve = replay(trace, segments)
+    peak_i = max(range(len(curve)), key=lambda i: curve[i]) if curve else -1
+    peak = max([initial] + curve)
+    win_ranges = [r for r in ranges if win_start <= r["start"] <= win_end]
+
+    def phase_of(t_ns):
+        for r in win_ranges:
+            if r["name"] in ("forward", "backward", "optimizer") and r["start"] <= t_ns <= r["end"]:
+                return r["name"]
+        return "outside"
+
+    def step_of(t_ns):
+        for r in win_ranges:
+            if r["name"].startswith("ProfilerStep#") and r["start"] <= t_ns <= r["end"]:
+                return int(r["name"].split("#")[1])
+        return None
+
+    phase_peaks = {}
+    for i, e in enumerate(window):
+        ph = phase_of(e["t"])
+        phase_peaks[ph] = max(phase_peaks.get(ph, 0), curve[i])
+    # Steady state: allocated just before each measured iteration starts and
+    # after the last one ends.
+    steady = []
+    for r in win_ranges:
+        if r["name"].startswith("ProfilerStep#"):
+            before = [i for i, e in enumerate(window) if e["t"] < r["start"]]
+            steady.append(curve[before[-1]] if before else initial)
+    steady.append(curve[-1] if curve else initial)
+
+    # What is alive at the peak.
+    alive = dict((ptr, dict(ptr=ptr, size=e["size"], t=None, frames=e["frames"], op=e["op"]))
+                 for ptr, e in live_before.items())
+    for i, e in enumerate(window[:peak_i + 1]):
+        if e["size"] > 0:
+            alive[e["ptr"]] = dict(ptr=e["ptr"], size=e["size"], t=e["t"], frames=e["frames"], op=e["op"])
+        else:
+            alive.pop(e["ptr"], None)
+    peak_step = step_of(window[peak_i]["t"]) if peak_i >= 0 else None
+    for e in window[peak_i + 1:]:
+        if e["size"] < 0 and e["ptr"] in alive and "free_t" not in alive[e["ptr"]]:
+            alive[e["ptr"]]["free_t"] = e["t"]
+    for blk in alive.values():
+        blk.setdefault("free_t", None)
+
+    def ranges_of_step(t_ns):
+        step = step_of(t_ns)
+        bwd = [r for r in win_ranges if r["name"] == "backward" and r["start"] <= t_ns <= r["end"]]
+        return step, bwd[0]["end"] if bwd else t_ns
+
+    by_kind, groups = {}, {}
+    for blk in alive.values():
+        kind = classify(blk, facts, phase_of, ranges_of_step)
+        by_kind[kind] = by_kind.get(kind, 0) + blk["size"]
+        where = next((f"{os.path.basename(f['filename'])}:{f['line']} {f['name']}" for f in blk["frames"]
+                      if f["filename"] != "??"), "")
+        key = (kind, blk["op"], where)
+        g = groups.setdefault(key, {"kind": kind, "op": blk["op"], "where": where, "count": 0, "bytes": 0})
+        g["count"] += 1
+        g["bytes"] += blk["size"]
+    assert sum(by_kind.values()) == peak, (sum(by_kind.values()), peak)
+    # The profiler's own running total ("Total Allocated") against this
+    # replay: equal when every live block was seen (a fresh process per run).
+    total_mismatch = sum(1 for i, e in enumerate(window) if e["total_allocated"] != curve[i])
+    # The profiler trace alone: it has no segments, so the blocks alive through
+    # the whole window (weights, optimizer states, ...) are not in its replay.
+    trace_initial, trace_curve = replay(trace, [])
+
+    measured = {
+        "run": run,
+        "model": cfg,
+        "mode": mode,
+        "recompute": cfg["recompute"],
+        "torch_version": torch.__version__,
+        "steps": STEPS,
+        "measured_steps": STEPS - 1,
+        "events": len(trace),
+        "alloc_events": sum(1 for e in trace if e["action"] == "alloc"),
+        "free_events": sum(1 for e in trace if e["action"] == "free_completed"),
+        "initial_allocated_bytes": initial,
+        "peak_allocated_bytes": peak,
+        "peak_event": peak_i,
+        "peak_phase": phase_of(window[peak_i]["t"]) if peak_i >= 0 else "outside",
+        "peak_step": peak_step,
+        # Between the two last iterations: what outlives an iteration.
+        "steady_allocated_bytes": steady[-2],
+        "steady_allocated_bytes_each": steady,
+        "phase_peaks": phase_peaks,
+        "iteration_s": sum(facts["steps"][1:]) / (STEPS - 1),
+        "iteration_s_each": facts["steps"][1:],
+        "iteration_s_note": "wall time of the measured steps under the profiler (with_stack), CPU, 1 thread",
+        "ranges": [r["name"] for r in win_ranges],
+        "trace": {
+            "memory_events": len(window),
+            "alloc_events": sum(1 for e in window if e["size"] > 0),
+            "free_events": sum(1 for e in window if e["size"] < 0),
+            "alloc_bytes": sum(e["size"] for e in window if e["size"] > 0),
+            "free_bytes": -sum(e["size"] for e in window if e["size"] < 0),
+            "first_addr": window[0]["ptr"] if window else 0,
+            "first_bytes": window[0]["size"] if window else 0,
+            "last_total_allocated": window[-1]["total_allocated"] if window else 0,
+            "ranges": len(win_ranges),
+            "profiler_steps": sum(1 for r in win_ranges if r["name"].startswith("ProfilerStep#")),
+            "devices": [-1],
+            "total_allocated_mismatches": total_mismatch,
+            "replay_initial_bytes": trace_initial,
+            "replay_peak_allocated_bytes": max([trace_initial] + trace_curve),
+            "alive_throughout_bytes": initial - trace_initial,
+            "max_total_allocated": max((e["total_allocated"] for e in window), default=0),
+        },
+        "alive_at_peak_by_kind": dict(sorted(by_kind.items(), key=lambda kv: -kv[1])),
+        "alive_at_peak": sorted(groups.values(), key=lambda g: -g["bytes"])[:40],
+    }
+    with open(os.path.join(outdir, "measured.json"), "w") as f:
+        json.dump(measured, f, indent=1)
+        f.write("\n")
+
+    # --- preset.json
+    with open(os.path.join(outdir, "preset.json"), "w") as f:
+        json.dump(preset(run, cfg, mode), f, indent=2)
+        f.write("\n")
+    return measured, time.perf_counter() - t_start
+
+
+def preset(run, cfg, mode):
+    megatron = mode == "megatron"
+    what = ("Megatron-style: bf16 weights, contiguous fp32 main-grad buffer, fp32 master weights, fp32 AdamW states"
+            if megatron else "plain PyTorch fp32: .grad created in backward, zero_grad(set_to_none=True) after "
+            "the step, torch.optim.AdamW")
+    return {
+        "format": "memledger-preset",
+        "version": 1,
+        "name": f"measured-{run}",
+        "description": (f"tools/measure/measure.py run '{run}': a {cfg['L']}-layer GPT (h {cfg['h']}, a {cfg['a']}, "
+                        f"s {cfg['s']}, b {cfg['b']}, V {cfg['V']}, tied output layer) trained on the CPU with "
+                        f"PyTorch {torch.__version__}; {what}; recompute {cfg['recompute']}. Unfused attention "
+                        "and dropout (the CPU dropout saves its mask in the activation dtype), fp32 cross entropy. "
+                        "Measured figures: measured.json next to this file."),
+        "model": {
+            "num_layers": cfg["L"], "hidden_size": cfg["h"], "num_attention_heads": cfg["a"],
+            "ffn_hidden_size": 4 * cfg["h"], "vocab_size": cfg["V"], "make_vocab_size_divisible_by": 128,
+            "swiglu": False, "normalization": "LayerNorm", "add_bias_linear": True,
+            "position_embedding_type": "learned_absolute", "max_position_embeddings": cfg["s"],
+            "untie_embeddings_and_output_weights": False,
+            "attention_dropout": cfg["attention_dropout"], "hidden_dropout": cfg["hidden_dropout"],
+        },
+        "training": {
+            "seq_length": cfg["s"], "micro_batch_size": cfg["b"], "global_batch_size": cfg["b"],
+            "params_dtype": "bf16" if megatron else "fp32",
+            "main_params_dtype": "fp32" if megatron else "none",
+            "main_grads_dtype": "fp32", "optimizer": "adamw", "exp_avg_dtype": "fp32", "exp_avg_sq_dtype": "fp32",
+        },
+        "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1, "data_parallel_size": 1},
+        "strategy": {
+            "recompute_granularity": cfg["recompute"], "recompute_method": "uniform", "recompute_num_layers": 1,
+            "flash_attention": False, "dropout_mask_dtype": "activation", "norm_stats_dtype": "activation",
+            "grad_buffer": "contiguous" if megatron else "on_demand",
+        },
+        "hardware": {
+            "name": "CPU (measured with tools/measure)", "hbm_bytes": 1 << 40, "runtime_reserve_bytes": 0,
+        },
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--out", default=os.path.join(here, "..", "..", "tests", "data", "measured"))
+    ap.add_argument("--only", nargs="*", help="runs to make (default: all): " + " ".join(run_names()))
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    torch.set_num_threads(1)  # deterministic allocation order, no intra-op threads
+    if args.one:
+        size, mode, rc = args.one.split("-")
+        cfg = dict(SIZES[size], recompute=rc, attention_dropout=0.1, hidden_dropout=0.1)
+        m, secs = build(args.one, cfg, mode, os.path.join(args.out, args.one))
+        print(f"{args.one:28s} peak {m['peak_allocated_bytes']:>11,d} ({m['peak_phase']:9s}) steady "
+              f"{m['steady_allocated_bytes']:>11,d} events {m['events']:6d}  {secs:5.1f} s", flush=True)
+        return 0
+    # One process per run: the CPU allocator's running total ("Total
+    # Allocated") is process-wide, and a fresh process sees every block.
+    for run in run_names():
+        if args.only and run not in args.only:
+            continue
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--out", args.out, "--one", run], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
