@@ -31,6 +31,8 @@ public:
 
     const Config &config() const { return m_config; }
     const Ledger &ledger() const { return m_ledger; }
+    // The configuration ledger() describes: the current one unless it has errors.
+    const Config &ledgerConfig() const { return m_ledgerConfig; }
     // The iteration simulated for the same configuration as ledger(), on
     // first use after a change: only the lifetimes view needs it, and a slider
     // drag on a large pipeline should not pay for it while that view is hidden.

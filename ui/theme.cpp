@@ -42,4 +42,19 @@ QColor errorTextColour(const QPalette &palette)
     return palette.color(QPalette::Base).lightness() < 128 ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c);
 }
 
+QColor goodTextColour(const QPalette &palette)
+{
+    return palette.color(QPalette::Base).lightness() < 128 ? QColor(0x6f, 0xd0, 0x8c) : QColor(0x1b, 0x7a, 0x3a);
+}
+
+QColor warningTextColour(const QPalette &palette)
+{
+    return palette.color(QPalette::Base).lightness() < 128 ? QColor(0xff, 0xb3, 0x47) : QColor(0x9a, 0x52, 0x00);
+}
+
+QColor measuredColour(const QPalette &palette)
+{
+    return palette.color(QPalette::Base).lightness() < 128 ? QColor(0xc7, 0x92, 0xff) : QColor(0x7b, 0x2c, 0xbf);
+}
+
 } // namespace memledger::ui

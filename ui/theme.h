@@ -13,5 +13,13 @@ void applyPalette(bool dark);
 // The red of refusals and "does not fit": dark red on a light palette, a
 // lighter red that keeps its contrast on a dark one.
 QColor errorTextColour(const QPalette &palette);
+// A figure that agrees (a model within its target of a measurement): green,
+// lighter on a dark palette.
+QColor goodTextColour(const QPalette &palette);
+// A figure that disagrees enough to look into, but is no refusal: amber, lighter on a dark palette.
+QColor warningTextColour(const QPalette &palette);
+// The measured curve drawn over the modelled one: a hue no category uses
+// (categorycolors.cpp is Okabe–Ito): violet, lighter on a dark palette.
+QColor measuredColour(const QPalette &palette);
 
 } // namespace memledger::ui

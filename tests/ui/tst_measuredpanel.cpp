@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QBrush>
+#include <QPalette>
+#include <QTableView>
+
+#include "catchqt.h"
+#include "measuredfixtures.h"
+#include "ui/comparisontablemodel.h"
+#include "ui/measuredpanel.h"
+#include "ui/peakallocationsmodel.h"
+#include "ui/theme.h"
+
+using memledger::ui::ComparisonTableModel;
+using memledger::ui::MeasuredPanel;
+using memledger::ui::PeakAllocationsModel;
+using Agreement = ComparisonTableModel::Agreement;
+
+namespace {
+
+QString cell(const QAbstractItemModel &model, int row, int column, int role = Qt::DisplayRole)
+{
+    return model.data(model.index(row, column), role).toString();
+}
+
+QColor foreground(const QAbstractItemModel &model, int row, int column)
+{
+    const QVariant v = model.data(model.index(row, column), Qt::ForegroundRole);
+    return v.isValid() ? v.value<QBrush>().color() : QColor();
+}
+
+// The palette of the whole application for one scope (the models read it), light again afterwards.
+struct PaletteScope
+{
+    explicit PaletteScope(bool dark) { memledger::ui::applyPalette(dark); }
+    ~PaletteScope() { memledger::ui::applyPalette(false); }
+};
+
+} // namespace
+
+TEST_CASE("Agreement: within 2 % good, beyond 10 % poor, in between fair", "[ui][measured]")
+{
+    CHECK(ComparisonTableModel::agreementOf(0.0) == Agreement::Good);
+    CHECK(ComparisonTableModel::agreementOf(0.02) == Agreement::Good);
+    CHECK(ComparisonTableModel::agreementOf(-0.02) == Agreement::Good);
+    CHECK(ComparisonTableModel::agreementOf(0.021) == Agreement::Fair);
+    CHECK(ComparisonTableModel::agreementOf(-0.1) == Agreement::Fair);
+    CHECK(ComparisonTableModel::agreementOf(0.1001) == Agreement::Poor);
+    CHECK(ComparisonTableModel::agreementOf(-0.5) == Agreement::Poor);
+    CHECK(ComparisonTableModel::agreementOf(std::numeric_limits<double>::infinity()) == Agreement::Unknown);
+    CHECK(ComparisonTableModel::differenceText(0.0132) == QStringLiteral("+1.3 %"));
+    CHECK(ComparisonTableModel::differenceText(-0.2) == QStringLiteral("\u221220.0 %"));
+    CHECK(ComparisonTableModel::differenceText(-0.00001) == QStringLiteral("0.0 %"));
+}
+
+TEST_CASE("The comparison table: peak, steady, then each phase, in GB, the differences coloured", "[ui][measured]")
+{
+    ComparisonTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    CHECK(model.rowCount() == 0);
+    model.setComparison(memledger::test::handBuiltComparison());
+    REQUIRE(model.rowCount() == 5);
+    REQUIRE(model.columnCount() == ComparisonTableModel::ColumnCount);
+
+    using C = ComparisonTableModel;
+    CHECK(cell(model, 0, C::FigureColumn) == QStringLiteral("Peak"));
+    CHECK(cell(model, 0, C::MeasuredColumn) == QStringLiteral("20.00 GB"));
+    CHECK(cell(model, 0, C::ModelledColumn) == QStringLiteral("20.20 GB"));
+    CHECK(cell(model, 0, C::DifferenceColumn) == QStringLiteral("+1.0 %"));
+    CHECK(cell(model, 1, C::FigureColumn) == QStringLiteral("Steady state"));
+    CHECK(cell(model, 1, C::MeasuredColumn) == QStringLiteral("8.000 GB"));
+    CHECK(cell(model, 1, C::DifferenceColumn) == QStringLiteral("+5.0 %"));
+    CHECK(cell(model, 2, C::FigureColumn) == QStringLiteral("Forward peak"));
+    CHECK(cell(model, 2, C::DifferenceColumn) == QStringLiteral("\u221220.0 %"));
+    CHECK(cell(model, 3, C::FigureColumn) == QStringLiteral("Backward peak"));
+    CHECK(cell(model, 4, C::FigureColumn) == QStringLiteral("Optimizer step peak"));
+    // Nothing measured in a phase: no difference, no colour.
+    CHECK(cell(model, 4, C::MeasuredColumn) == QStringLiteral("none"));
+    CHECK(cell(model, 4, C::DifferenceColumn) == QStringLiteral("\u2014"));
+
+    CHECK(model.data(model.index(0, C::DifferenceColumn), C::AgreementRole).toInt() == int(Agreement::Good));
+    CHECK(model.data(model.index(1, C::DifferenceColumn), C::AgreementRole).toInt() == int(Agreement::Fair));
+    CHECK(model.data(model.index(2, C::DifferenceColumn), C::AgreementRole).toInt() == int(Agreement::Poor));
+    CHECK(model.data(model.index(4, C::DifferenceColumn), C::AgreementRole).toInt() == int(Agreement::Unknown));
+    CHECK(model.data(model.index(0, C::MeasuredColumn), C::SortRole).toLongLong() == 20'000'000'000LL);
+
+    // The tooltips say what the figures mean and that the reserve is left out.
+    CHECK(cell(model, 0, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("largest allocated total")));
+    CHECK(cell(model, 0, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("runtime reserve")));
+    CHECK(cell(model, 0, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("backward")));
+    CHECK(cell(model, 1, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("between iterations")));
+    CHECK(cell(model, 1, C::MeasuredColumn, Qt::ToolTipRole).contains(QStringLiteral("runtime reserve")));
+    CHECK(cell(model, 0, C::DifferenceColumn, Qt::ToolTipRole).contains(QStringLiteral("modelled / measured")));
+
+    model.clear();
+    CHECK(model.rowCount() == 0);
+    CHECK(model.isEmpty());
+}
+
+TEST_CASE("The differences take the palette's good and warning colours, light and dark", "[ui][measured]")
+{
+    for (const bool dark : {false, true}) {
+        INFO((dark ? "dark" : "light"));
+        const PaletteScope scope(dark);
+        const QPalette palette = QApplication::palette();
+        ComparisonTableModel model;
+        model.setComparison(memledger::test::handBuiltComparison());
+        using C = ComparisonTableModel;
+        CHECK(foreground(model, 0, C::DifferenceColumn) == memledger::ui::goodTextColour(palette));
+        CHECK_FALSE(foreground(model, 1, C::DifferenceColumn).isValid()); // fair: plain text
+        CHECK(foreground(model, 2, C::DifferenceColumn) == memledger::ui::warningTextColour(palette));
+        CHECK_FALSE(foreground(model, 4, C::DifferenceColumn).isValid());
+        CHECK_FALSE(foreground(model, 0, C::MeasuredColumn).isValid());
+        // Readable on the base colour of the palette: a clear lightness gap.
+        const int base = palette.color(QPalette::Base).lightness();
+        for (const QColor &c : {memledger::ui::goodTextColour(palette), memledger::ui::warningTextColour(palette),
+                                memledger::ui::measuredColour(palette)})
+            CHECK(std::abs(c.lightness() - base) > 80);
+    }
+}
+
+TEST_CASE("The allocations at the peak: bytes, blocks, frames and the ledger row or unexplained", "[ui][measured]")
+{
+    PeakAllocationsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const memledger::TraceComparison c = memledger::test::handBuiltComparison();
+    model.setAllocations(c.alive_at_peak);
+    REQUIRE(model.rowCount() == 2);
+    using P = PeakAllocationsModel;
+    CHECK(cell(model, 0, P::BytesColumn) == QStringLiteral("4.000 GB"));
+    CHECK(cell(model, 0, P::CountColumn) == QStringLiteral("\u00d7 2"));
+    CHECK(cell(model, 0, P::FramesColumn) == QStringLiteral("forward (model.py:42) \u2190 step (train.py:7)"));
+    CHECK(cell(model, 0, P::FramesColumn, Qt::ToolTipRole)
+              .contains(QStringLiteral("/usr/lib/python3/torch/nn/module.py:1500")));
+    CHECK(cell(model, 0, P::MatchedColumn) == QStringLiteral("Weights (bf16)"));
+    CHECK_FALSE(model.data(model.index(0, P::MatchedColumn), P::UnexplainedRole).toBool());
+    CHECK(cell(model, 1, P::BytesColumn) == QStringLiteral("512.0 MB"));
+    CHECK(cell(model, 1, P::MatchedColumn) == QStringLiteral("unexplained"));
+    CHECK(model.data(model.index(1, P::MatchedColumn), P::UnexplainedRole).toBool());
+    CHECK(foreground(model, 1, P::MatchedColumn) == memledger::ui::warningTextColour(QApplication::palette()));
+    CHECK(model.unexplainedCount() == 1);
+
+    memledger::PeakAllocation bare;
+    bare.bytes = 1000;
+    model.setAllocations({bare});
+    CHECK(cell(model, 0, P::FramesColumn) == QStringLiteral("(no frames recorded)"));
+    CHECK(cell(model, 0, P::BytesColumn) == QStringLiteral("1.000 kB"));
+}
+
+TEST_CASE("The measured panel shows a comparison, its notes, and goes back to its placeholder", "[ui][measured]")
+{
+    MeasuredPanel panel;
+    panel.resize(1000, 600);
+    CHECK_FALSE(panel.hasComparison());
+    panel.setComparison(memledger::test::handBuiltComparison(), QStringLiteral("run <1>.pickle.gz"));
+    CHECK(panel.hasComparison());
+    CHECK(panel.titleText().contains(QStringLiteral("run &lt;1&gt;.pickle.gz")));
+    CHECK(panel.summaryText().contains(QStringLiteral("memory snapshot")));
+    CHECK(panel.summaryText().contains(QStringLiteral("12,345 events")));
+    CHECK(panel.summaryText().contains(QStringLiteral("peak measured in backward, modelled in backward")));
+    CHECK(panel.notesText().contains(QStringLiteral("ProfilerStep#2")));
+    CHECK(panel.comparisonTable()->model()->rowCount() == 5);
+    CHECK(panel.allocationsTable()->model()->rowCount() == 2);
+    // Every comparison row shows without scrolling.
+    panel.show();
+    QApplication::processEvents();
+    const QTableView *table = panel.comparisonTable();
+    CHECK(table->rowViewportPosition(4) + table->rowHeight(4) <= table->viewport()->height());
+
+    panel.clear();
+    CHECK_FALSE(panel.hasComparison());
+    CHECK(panel.allocationsTable()->model()->rowCount() == 0);
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+#include "ui/measuredpanel.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QStringList>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "core/gantt.h"
+#include "core/units.h"
+#include "ui/comparisontablemodel.h"
+#include "ui/peakallocationsmodel.h"
+#include "ui/qtstring.h"
+
+namespace memledger::ui {
+
+namespace {
+
+constexpr int kEmptyPage = 0;
+constexpr int kComparisonPage = 1;
+
+QTableView *makeTable(QWidget *parent)
+{
+    auto *table = new QTableView(parent);
+    table->verticalHeader()->hide();
+    table->setAlternatingRowColors(true);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table->setWordWrap(false);
+    table->setTextElideMode(Qt::ElideMiddle); // frames keep their function and their line
+    table->horizontalHeader()->setHighlightSections(false);
+    return table;
+}
+
+QLabel *makeCaption(QWidget *parent)
+{
+    auto *label = new QLabel(parent);
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    return label;
+}
+
+QString formatText(TraceFormat format)
+{
+    return format == TraceFormat::Snapshot ? MeasuredPanel::tr("memory snapshot") : MeasuredPanel::tr("profiler trace");
+}
+
+} // namespace
+
+MeasuredPanel::MeasuredPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_comparison(new ComparisonTableModel(this))
+    , m_allocations(new PeakAllocationsModel(this))
+    , m_pages(new QStackedWidget(this))
+    , m_placeholder(new QLabel(this))
+    , m_title(new QLabel(this))
+    , m_rank(new QSpinBox(this))
+    , m_clear(new QPushButton(tr("&Clear"), this))
+    , m_summary(makeCaption(this))
+    , m_comparisonTable(makeTable(this))
+    , m_allocationsTitle(new QLabel(this))
+    , m_allocationsTable(makeTable(this))
+    , m_notes(makeCaption(this))
+{
+    // The placeholder: what this view is for and how to fill it.
+    auto *empty = new QWidget(this);
+    auto *emptyLayout = new QVBoxLayout(empty);
+    m_placeholder->setAlignment(Qt::AlignCenter);
+    m_placeholder->setWordWrap(true);
+    m_placeholder->setForegroundRole(QPalette::PlaceholderText);
+    m_placeholder->setText(defaultPlaceholder());
+    auto *importButton = new QPushButton(tr("&Import measured trace…"), empty);
+    emptyLayout->addStretch(1);
+    emptyLayout->addWidget(m_placeholder);
+    emptyLayout->addWidget(importButton, 0, Qt::AlignHCenter);
+    emptyLayout->addStretch(2);
+    connect(importButton, &QPushButton::clicked, this, &MeasuredPanel::importRequested);
+
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto *bar = new QHBoxLayout;
+    m_title->setTextFormat(Qt::RichText);
+    bar->addWidget(m_title, 1);
+    auto *rankLabel = new QLabel(tr("Held against pipeline &rank"), page);
+    rankLabel->setBuddy(m_rank);
+    m_rank->setToolTip(tr("The pipeline rank of the plan whose simulated iteration the trace is held against: "
+                          "the rank the measured GPU ran."));
+    bar->addWidget(rankLabel);
+    bar->addWidget(m_rank);
+    auto *reimport = new QPushButton(tr("I&mport…"), page);
+    reimport->setToolTip(tr("Import another measured trace in place of this one"));
+    bar->addWidget(reimport);
+    m_clear->setToolTip(tr("Forget the measured trace (File > Clear measured trace)"));
+    bar->addWidget(m_clear);
+    layout->addLayout(bar);
+    layout->addWidget(m_summary);
+
+    m_comparisonTable->setModel(m_comparison);
+    m_comparisonTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_comparisonTable->horizontalHeader()->setStretchLastSection(true);
+    m_comparisonTable->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_comparisonTable->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    m_comparisonTable->setToolTip(
+        tr("Peak: the largest allocated total in the iteration. Steady state: what stays allocated between "
+           "iterations.\nModelled figures leave out the runtime reserve, which an allocator never sees."));
+    layout->addWidget(m_comparisonTable);
+
+    m_allocationsTitle->setTextFormat(Qt::RichText);
+    layout->addWidget(m_allocationsTitle);
+    m_allocationsTable->setModel(m_allocations);
+    QHeaderView *header = m_allocationsTable->horizontalHeader();
+    header->setSectionResizeMode(PeakAllocationsModel::BytesColumn, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(PeakAllocationsModel::CountColumn, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(PeakAllocationsModel::FramesColumn, QHeaderView::Stretch);
+    header->setSectionResizeMode(PeakAllocationsModel::MatchedColumn, QHeaderView::Interactive);
+    header->resizeSection(PeakAllocationsModel::MatchedColumn, 260);
+    layout->addWidget(m_allocationsTable, 1);
+
+    QFont small = m_notes->font();
+    small.setPointSizeF(small.pointSizeF() * 0.9);
+    m_notes->setFont(small);
+    m_notes->setForegroundRole(QPalette::PlaceholderText);
+    layout->addWidget(m_notes);
+
+    m_pages->insertWidget(kEmptyPage, empty);
+    m_pages->insertWidget(kComparisonPage, page);
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(m_pages);
+
+    connect(reimport, &QPushButton::clicked, this, &MeasuredPanel::importRequested);
+    connect(m_clear, &QPushButton::clicked, this, &MeasuredPanel::clearRequested);
+    connect(m_rank, &QSpinBox::valueChanged, this, &MeasuredPanel::rankChanged);
+    clear();
+}
+
+QString MeasuredPanel::defaultPlaceholder() const
+{
+    return tr("<p><b>No measured run yet.</b></p>"
+              "<p>Import a PyTorch memory snapshot (<tt>torch.cuda.memory._dump_snapshot()</tt>, "
+              "<tt>.pickle</tt>) or a profiler trace (<tt>torch.profiler</tt> with <tt>profile_memory=True</tt>, "
+              "<tt>.json</tt>), gzipped or not, with File &gt; Import measured trace… or by dropping it on the "
+              "window.<br>The measured peak, steady state and phases are then held against this plan's model, "
+              "and the measured curve is drawn over the simulated one in the Lifetimes view.</p>");
+}
+
+void MeasuredPanel::setComparison(const TraceComparison &comparison, const QString &fileName)
+{
+    m_comparison->setComparison(comparison);
+    m_allocations->setAllocations(comparison.alive_at_peak);
+    m_title->setText(tr("<b>Measured vs model</b> &nbsp; %1").arg(fileName.toHtmlEscaped()));
+    m_title->setToolTip(fileName);
+
+    QStringList facts;
+    facts << formatText(comparison.format);
+    facts << tr("device %1").arg(comparison.device);
+    facts << tr("%1 events").arg(toQString(formatThousands(comparison.events)));
+    QString iteration = comparison.measured_iteration_s
+                            ? tr("iteration %1 measured, %2 modelled")
+                                  .arg(toQString(formatSeconds(*comparison.measured_iteration_s)),
+                                       toQString(formatSeconds(comparison.modelled_iteration_s)))
+                            : tr("iteration %1 modelled (the trace has no times)")
+                                  .arg(toQString(formatSeconds(comparison.modelled_iteration_s)));
+    facts << iteration;
+    facts << tr("peak measured in %1, modelled in %2")
+                 .arg(ComparisonTableModel::phaseText(comparison.measured_peak_phase).toLower(),
+                      ComparisonTableModel::phaseText(comparison.modelled_peak_phase).toLower());
+    m_summary->setText(facts.join(QStringLiteral(" \u00b7 ")));
+
+    const int shown = m_allocations->rowCount();
+    const int unexplained = m_allocations->unexplainedCount();
+    m_allocationsTitle->setText(
+        tr("<b>Largest allocations alive at the measured peak</b> &nbsp; %1, %2")
+            .arg(shown == 1 ? tr("1 row") : tr("%1 rows").arg(shown),
+                 unexplained == 0 ? tr("each matched to a ledger row") : tr("%1 unexplained").arg(unexplained)));
+
+    // Core's notes: how the iteration was found, what was assumed.
+    QStringList notes;
+    for (const std::string &note : comparison.notes)
+        notes << toQString(note).toHtmlEscaped();
+    m_notes->setText(notes.join(QStringLiteral("<br>")));
+
+    fitComparisonTable();
+    m_clear->setEnabled(true);
+    m_pages->setCurrentIndex(kComparisonPage);
+}
+
+void MeasuredPanel::fitComparisonTable()
+{
+    // Every row shows; the allocations below take the rest of the height.
+    m_comparisonTable->resizeRowsToContents();
+    int height = m_comparisonTable->horizontalHeader()->height() + 2 * m_comparisonTable->frameWidth();
+    for (int row = 0; row < m_comparison->rowCount(); ++row)
+        height += m_comparisonTable->rowHeight(row);
+    m_comparisonTable->setFixedHeight(height);
+}
+
+void MeasuredPanel::clear()
+{
+    m_comparison->clear();
+    m_allocations->setAllocations({});
+    m_title->clear();
+    m_summary->clear();
+    m_notes->clear();
+    m_allocationsTitle->clear();
+    m_placeholder->setText(defaultPlaceholder());
+    m_pages->setCurrentIndex(kEmptyPage);
+}
+
+void MeasuredPanel::setPlaceholderText(const QString &text)
+{
+    m_placeholder->setText(text.isEmpty() ? defaultPlaceholder() : text.toHtmlEscaped());
+}
+
+void MeasuredPanel::setRanks(int ranks, int rank)
+{
+    const QSignalBlocker block(m_rank);
+    m_rank->setRange(0, std::max(0, ranks - 1));
+    m_rank->setValue(rank);
+    m_rank->setEnabled(ranks > 1);
+}
+
+bool MeasuredPanel::hasComparison() const
+{
+    return !m_comparison->isEmpty();
+}
+
+QString MeasuredPanel::titleText() const
+{
+    return m_title->text();
+}
+
+QString MeasuredPanel::summaryText() const
+{
+    return m_summary->text();
+}
+
+QString MeasuredPanel::notesText() const
+{
+    return m_notes->text();
+}
+
+} // namespace memledger::ui
