@@ -11,10 +11,12 @@
 #include "core/preset.h"
 #include "core/report.h"
 #include "core/timeline.h"
+#include "core/trace/profilertrace.h"
 #include "core/validate.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -117,6 +119,34 @@ inline std::string runDeck(std::string_view text)
             return "a deck slide with validation errors loaded";
         if (std::string bad = ledgerInvariants(computeLedger(slide)); !bad.empty())
             return bad;
+    }
+    return {};
+}
+
+// Profiler trace importer: a trace or problems, never both; what it keeps is
+// ordered as documented (events by time, ranges by start) and self-consistent.
+inline std::string runProfilerTrace(std::string_view text)
+{
+    const std::unique_ptr<ByteSource> source = ByteSource::fromMemory(text);
+    const TraceLoadResult r = loadProfilerTrace(*source);
+    if (r.trace.has_value() == !r.problems.empty())
+        return "a trace and problems, or neither";
+    if (!r.trace)
+        return {};
+    const MeasuredTrace &t = *r.trace;
+    if (!std::is_sorted(t.devices.begin(), t.devices.end())
+        || !std::binary_search(t.devices.begin(), t.devices.end(), t.device))
+        return "the kept device is not among the sorted devices";
+    for (std::size_t i = 0; i < t.events.size(); ++i) {
+        const TraceEvent &e = t.events[i];
+        if (e.size < 0 || (e.action != TraceAction::Alloc && e.action != TraceAction::FreeCompleted))
+            return "bad event";
+        if (t.has_times && i > 0 && t.events[i - 1].time_us > e.time_us)
+            return "events out of time order";
+    }
+    for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+        if (!(t.ranges[i].end_us >= t.ranges[i].start_us) || (i > 0 && t.ranges[i - 1].start_us > t.ranges[i].start_us))
+            return "bad range";
     }
     return {};
 }

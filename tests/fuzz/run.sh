@@ -21,7 +21,7 @@ cmake --build --preset fuzz
 
 mkdir -p build/fuzz/crashes
 status=0
-for target in preset hfimport deck; do
+for target in preset hfimport deck profilertrace; do
     corpus="build/fuzz/corpus/$target"
     mkdir -p "$corpus"
     # Every JSON file of presets/ and tests/data seeds every target: a deck
