@@ -11,12 +11,14 @@
 #include <QPaintEvent>
 #include <QPalette>
 #include <QPen>
+#include <QStringList>
 #include <QToolTip>
 #include <QWheelEvent>
 
 #include "core/units.h"
 #include "ui/categorycolors.h"
 #include "ui/qtstring.h"
+#include "ui/theme.h"
 
 #include <algorithm>
 #include <array>
@@ -102,12 +104,60 @@ void LifetimeView::setTimeline(const Timeline &timeline)
     m_hovered = -1;
     m_rank = std::clamp(m_rank, 0, std::max(0, int(m_timeline.ranks.size()) - 1));
     rebuildRows();
+    rebuildOverlayCurves();
     // A live edit keeps the user's zoom where it still lies inside the new iteration.
     if (sameShape && previous.isZoomed() && previous.t1 <= m_axis.end) {
         m_axis.t0 = previous.t0;
         m_axis.t1 = previous.t1;
     }
     invalidate();
+}
+
+void LifetimeView::setMeasuredOverlay(const MeasuredOverlay &overlay)
+{
+    m_overlay = overlay;
+    rebuildOverlayCurves();
+    invalidate();
+}
+
+void LifetimeView::clearMeasuredOverlay()
+{
+    if (!m_overlay)
+        return;
+    m_overlay.reset();
+    rebuildOverlayCurves();
+    invalidate();
+}
+
+bool LifetimeView::overlayShown() const
+{
+    const RankTimeline *rank = currentRank();
+    return m_overlay && rank && rank->pipeline_rank == m_overlay->pipelineRank;
+}
+
+void LifetimeView::rebuildOverlayCurves()
+{
+    m_overlayMeasured.clear();
+    m_overlayModelled.clear();
+    const RankTimeline *rank = currentRank();
+    if (!m_overlay || !rank)
+        return;
+    // Core normalised both curves by the simulated iteration's step time.
+    const double seconds = m_timeline.step_time > 0 ? m_timeline.step_time : iterationEnd(m_timeline, *rank);
+    m_overlayMeasured = onIterationClock(m_overlay->measured, seconds);
+    m_overlayModelled = onIterationClock(m_overlay->modelled, seconds);
+}
+
+QPolygonF LifetimeView::measuredLine() const
+{
+    ensureLayout();
+    return m_measuredLine;
+}
+
+QPolygonF LifetimeView::modelledLine() const
+{
+    ensureLayout();
+    return m_modelledLine;
 }
 
 void LifetimeView::setRank(int rank)
@@ -118,6 +168,7 @@ void LifetimeView::setRank(int rank)
     m_rank = rank;
     m_hovered = -1;
     rebuildRows();
+    rebuildOverlayCurves();
     invalidate();
 }
 
@@ -226,6 +277,17 @@ void LifetimeView::ensureLayout() const
     }
     m_geometry = layoutGantt(m_timeline, *rank, bands ? GanttRows{} : m_rows, m_phases, m_axis, m_frame);
     m_values = bytesAxis(viewBytesTicks(m_timeline, *rank, m_axis, m_frame), m_frame.curveArea);
+    m_measuredLine.clear();
+    m_modelledLine.clear();
+    if (overlayShown()) {
+        // The bytes axis grows to hold the measured run too, before anything is placed on it.
+        m_values = rescaleBytes(
+            m_geometry, m_values,
+            bytesTicksWithOverlay(m_timeline, *rank, {m_overlayMeasured, m_overlayModelled}, m_axis, m_frame),
+            m_frame.curveArea);
+        m_measuredLine = stepLine(m_overlayMeasured, m_axis, m_values);
+        m_modelledLine = stepLine(m_overlayModelled, m_axis, m_values);
+    }
     if (bands) {
         // One batch of rects per colour: a handful of drawRects for thousands of bands.
         const auto rects = bandRects(*rank, m_bands, m_axis, m_values);
@@ -339,8 +401,14 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
     }
     if (m_frame.curveArea.contains(pos.x(), pos.y())) {
         const double t = m_axis.toTime(pos.x());
-        return toQString(formatGB(double(curveBytesAt(rank->curve, t)))) + QStringLiteral(" in use at ")
+        QString text = toQString(formatGB(double(curveBytesAt(rank->curve, t)))) + QStringLiteral(" in use at ")
             + toQString(formatMilliseconds(t));
+        if (overlayShown() && !m_overlayMeasured.empty() && t <= m_overlayMeasured.back().time)
+            text += QLatin1Char('\n')
+                + tr("%1: %2; modelled without the runtime reserve: %3")
+                      .arg(m_overlay->label, toQString(formatGB(double(curveBytesAt(m_overlayMeasured, t)))),
+                           toQString(formatGB(double(curveBytesAt(m_overlayModelled, t)))));
+        return text;
     }
     return {};
 }
@@ -508,9 +576,72 @@ void LifetimeView::paintEvent(QPaintEvent *)
         }
     }
     paintCurve(p);
+    paintOverlay(p);
     if (m_mode == Mode::Gantt)
         paintRows(p);
     paintLegend(p);
+}
+
+void LifetimeView::paintOverlay(QPainter &p) const
+{
+    if (!m_overlay)
+        return;
+    const QFontMetricsF fm(font());
+    const GanttRect &ca = m_frame.curveArea;
+    const QColor measured = measuredColour(palette());
+    const QColor text = palette().color(QPalette::Text);
+    const QPen modelledPen(text, 1.5, Qt::DashLine);
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setClipRect(QRectF(ca.x, ca.y, ca.w + 1, ca.h + 1));
+    if (overlayShown()) {
+        p.setBrush(Qt::NoBrush);
+        p.setPen(modelledPen);
+        p.drawPolyline(m_modelledLine);
+        // A halo in the background colour keeps the measured line readable over bands and the model's line.
+        p.setPen(QPen(palette().color(QPalette::Base), 4.5, Qt::SolidLine, Qt::FlatCap, Qt::MiterJoin));
+        p.drawPolyline(m_measuredLine);
+        p.setPen(QPen(measured, 2.0, Qt::SolidLine, Qt::FlatCap, Qt::MiterJoin));
+        p.drawPolyline(m_measuredLine);
+    }
+
+    // The overlay's own legend, in the plot's top-left corner: the line above names only the model's colours.
+    QStringList labels;
+    if (overlayShown())
+        labels << m_overlay->label << tr("modelled, without the runtime reserve");
+    else
+        labels << tr("%1 is held against rank %2: pick that rank to see it")
+                      .arg(m_overlay->label)
+                      .arg(m_overlay->pipelineRank);
+    const double swatch = fm.height() * 1.6;
+    const double pad = fm.height() * 0.3;
+    double width = 0;
+    for (const QString &l : labels)
+        width = std::max(width, fm.horizontalAdvance(l));
+    const bool lines = overlayShown();
+    QRectF box(ca.x + pad, ca.y + pad, (lines ? swatch + pad : 0) + width + 2 * pad,
+               fm.height() * double(labels.size()) + 2 * pad);
+    box.setWidth(std::min(box.width(), ca.w - 2 * pad));
+    QColor background = palette().color(QPalette::Base);
+    background.setAlpha(225);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(palette().color(QPalette::Mid), 1));
+    p.setBrush(background);
+    p.drawRect(box);
+    for (int i = 0; i < labels.size(); ++i) {
+        const double y = box.y() + pad + fm.height() * i;
+        double x = box.x() + pad;
+        if (lines) {
+            const double mid = y + fm.height() / 2;
+            p.setPen(i == 0 ? QPen(measured, 2.0) : modelledPen);
+            p.drawLine(QPointF(x, mid), QPointF(x + swatch, mid));
+            x += swatch + pad;
+        }
+        p.setPen(lines ? text : palette().color(QPalette::PlaceholderText));
+        p.drawText(QRectF(x, y, box.right() - pad - x, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(labels[i], Qt::ElideMiddle, box.right() - pad - x));
+    }
+    p.restore();
 }
 
 void LifetimeView::paintAxis(QPainter &p) const

@@ -10,7 +10,9 @@
 
 #include "core/gantt.h"
 #include "core/timeline.h"
+#include "ui/measuredoverlay.h"
 
+#include <optional>
 #include <vector>
 
 namespace memledger::ui {
@@ -45,6 +47,17 @@ public:
     bool fitBytes() const { return m_fitBytes; }
     void setRowMode(RowMode mode);
     RowMode rowMode() const { return m_rowMode; }
+
+    // A measured run over the memory curve of the rank it was held against
+    // (the bytes axis grows to hold it), with its own legend in the plot.
+    void setMeasuredOverlay(const MeasuredOverlay &overlay);
+    void clearMeasuredOverlay();
+    const std::optional<MeasuredOverlay> &measuredOverlay() const { return m_overlay; }
+    // True when the overlay is drawn: there is one and it is of the rank shown.
+    bool overlayShown() const;
+    // The measured and the modelled (no reserve) curves as drawn, in pixels.
+    QPolygonF measuredLine() const;
+    QPolygonF modelledLine() const;
 
     const TimeAxis &timeAxis() const { return m_axis; }
     // factor > 1 zooms in, keeping `time` at its pixel.
@@ -96,6 +109,8 @@ private:
     void paintCurve(QPainter &p) const;
     void paintRows(QPainter &p) const;
     void paintAxis(QPainter &p) const;
+    void paintOverlay(QPainter &p) const;
+    void rebuildOverlayCurves();
 
     Timeline m_timeline;
     int m_rank = 0;
@@ -106,6 +121,9 @@ private:
     GanttRows m_rows;
     std::vector<Phase> m_phases;
     TimeAxis m_axis;
+    std::optional<MeasuredOverlay> m_overlay;
+    std::vector<CurvePoint> m_overlayMeasured; // on the view's clock, seconds
+    std::vector<CurvePoint> m_overlayModelled;
     bool m_dragging = false;
     double m_dragX = 0;
 
@@ -121,6 +139,8 @@ private:
     mutable QPolygonF m_curveFill;
     mutable ValueAxis m_values;
     mutable std::vector<ColouredRects> m_bandRects;
+    mutable QPolygonF m_measuredLine;
+    mutable QPolygonF m_modelledLine;
 };
 
 } // namespace memledger::ui
