@@ -1,0 +1,987 @@
+// SPDX-License-Identifier: MIT
+// Opcode semantics: CPython Lib/pickle.py (_Unpickler.load_*), opcode table
+// and argument encodings: Lib/pickletools.py.
+#include "core/trace/pickle.h"
+
+#include "core/trace/bytesource.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+namespace memledger::pickle {
+
+namespace {
+
+constexpr std::size_t kBufferSize = std::size_t{1} << 20;
+constexpr std::size_t kMaxLine = 4096; // text-protocol arguments: a number or a memo index
+
+// Every opcode of protocols 0 to 5, for messages (pickletools' names).
+const char *opcodeName(std::uint8_t op)
+{
+    switch (op) {
+    case '(':
+        return "MARK";
+    case '.':
+        return "STOP";
+    case '0':
+        return "POP";
+    case '1':
+        return "POP_MARK";
+    case '2':
+        return "DUP";
+    case 'F':
+        return "FLOAT";
+    case 'I':
+        return "INT";
+    case 'J':
+        return "BININT";
+    case 'K':
+        return "BININT1";
+    case 'L':
+        return "LONG";
+    case 'M':
+        return "BININT2";
+    case 'N':
+        return "NONE";
+    case 'P':
+        return "PERSID";
+    case 'Q':
+        return "BINPERSID";
+    case 'R':
+        return "REDUCE";
+    case 'S':
+        return "STRING";
+    case 'T':
+        return "BINSTRING";
+    case 'U':
+        return "SHORT_BINSTRING";
+    case 'V':
+        return "UNICODE";
+    case 'X':
+        return "BINUNICODE";
+    case 'a':
+        return "APPEND";
+    case 'b':
+        return "BUILD";
+    case 'c':
+        return "GLOBAL";
+    case 'd':
+        return "DICT";
+    case '}':
+        return "EMPTY_DICT";
+    case 'e':
+        return "APPENDS";
+    case 'g':
+        return "GET";
+    case 'h':
+        return "BINGET";
+    case 'i':
+        return "INST";
+    case 'j':
+        return "LONG_BINGET";
+    case 'l':
+        return "LIST";
+    case ']':
+        return "EMPTY_LIST";
+    case 'o':
+        return "OBJ";
+    case 'p':
+        return "PUT";
+    case 'q':
+        return "BINPUT";
+    case 'r':
+        return "LONG_BINPUT";
+    case 's':
+        return "SETITEM";
+    case 't':
+        return "TUPLE";
+    case ')':
+        return "EMPTY_TUPLE";
+    case 'u':
+        return "SETITEMS";
+    case 'G':
+        return "BINFLOAT";
+    case 0x80:
+        return "PROTO";
+    case 0x81:
+        return "NEWOBJ";
+    case 0x82:
+        return "EXT1";
+    case 0x83:
+        return "EXT2";
+    case 0x84:
+        return "EXT4";
+    case 0x85:
+        return "TUPLE1";
+    case 0x86:
+        return "TUPLE2";
+    case 0x87:
+        return "TUPLE3";
+    case 0x88:
+        return "NEWTRUE";
+    case 0x89:
+        return "NEWFALSE";
+    case 0x8a:
+        return "LONG1";
+    case 0x8b:
+        return "LONG4";
+    case 'B':
+        return "BINBYTES";
+    case 'C':
+        return "SHORT_BINBYTES";
+    case 0x8c:
+        return "SHORT_BINUNICODE";
+    case 0x8d:
+        return "BINUNICODE8";
+    case 0x8e:
+        return "BINBYTES8";
+    case 0x8f:
+        return "EMPTY_SET";
+    case 0x90:
+        return "ADDITEMS";
+    case 0x91:
+        return "FROZENSET";
+    case 0x92:
+        return "NEWOBJ_EX";
+    case 0x93:
+        return "STACK_GLOBAL";
+    case 0x94:
+        return "MEMOIZE";
+    case 0x95:
+        return "FRAME";
+    case 0x96:
+        return "BYTEARRAY8";
+    case 0x97:
+        return "NEXT_BUFFER";
+    case 0x98:
+        return "READONLY_BUFFER";
+    default:
+        return nullptr;
+    }
+}
+
+std::uint64_t littleEndian(const char *p, int n)
+{
+    std::uint64_t v = 0;
+    for (int i = n - 1; i >= 0; --i)
+        v = (v << 8) | static_cast<unsigned char>(p[i]);
+    return v;
+}
+
+std::string hexByte(std::uint8_t b)
+{
+    const char *digits = "0123456789abcdef";
+    return std::string("0x") + digits[b >> 4] + digits[b & 15];
+}
+
+} // namespace
+
+std::string_view kindName(Kind kind)
+{
+    switch (kind) {
+    case Kind::None:
+        return "None";
+    case Kind::Bool:
+        return "bool";
+    case Kind::Int:
+        return "int";
+    case Kind::Float:
+        return "float";
+    case Kind::Str:
+        return "str";
+    case Kind::Bytes:
+        return "bytes";
+    case Kind::List:
+        return "list";
+    case Kind::Tuple:
+        return "tuple";
+    case Kind::Dict:
+        return "dict";
+    case Kind::Converted:
+        return "converted object";
+    case Kind::Released:
+        return "released object";
+    }
+    return "?";
+}
+
+Unpickler::Unpickler(ByteSource &source, Consumer *consumer, Limits limits)
+    : source_(source)
+    , consumer_(consumer)
+    , limits_(limits)
+    , buffer_(kBufferSize)
+{
+    p_ = end_ = buffer_.data();
+    nextProgress_ = limits_.progress_every;
+}
+
+// ---------------------------------------------------------------- input
+
+bool Unpickler::fill(std::size_t n)
+{
+    if (static_cast<std::size_t>(end_ - p_) >= n)
+        return true;
+    const std::size_t have = static_cast<std::size_t>(end_ - p_);
+    bufferStart_ += static_cast<std::uint64_t>(p_ - buffer_.data());
+    if (buffer_.size() < n)
+        buffer_.resize(n);
+    std::memmove(buffer_.data(), p_, have);
+    std::size_t total = have;
+    while (total < n) {
+        const std::size_t got = source_.read(buffer_.data() + total, buffer_.size() - total);
+        if (got == 0)
+            break;
+        total += got;
+    }
+    p_ = buffer_.data();
+    end_ = p_ + total;
+    if (consumer_ && bufferStart_ + total >= nextProgress_) {
+        nextProgress_ = bufferStart_ + total + limits_.progress_every;
+        if (!consumer_->onProgress(source_.bytesConsumed(), source_.bytesTotal())) {
+            cancelled_ = true;
+            error_ = "import cancelled";
+            return false;
+        }
+    }
+    if (total >= n)
+        return true;
+    if (!source_.error().empty()) {
+        error_ = "cannot read the pickle after byte " + std::to_string(bufferStart_ + total) + ": " + source_.error();
+    } else {
+        const char *name = opcodeName(op_);
+        error_ = "truncated pickle: the data ends at byte " + std::to_string(bufferStart_ + total) + ", inside "
+                 + (name ? name : "the opcode") + " at byte " + std::to_string(opOffset_);
+    }
+    return false;
+}
+
+bool Unpickler::readExact(char *out, std::size_t n)
+{
+    if (!fill(n))
+        return false;
+    std::memcpy(out, p_, n);
+    p_ += n;
+    return true;
+}
+
+// A long string arrives piece by piece: memory grows with the bytes actually
+// there, so a 4 GB length prefix on a short file fails at its end, fast.
+bool Unpickler::readString(std::uint64_t n, std::string &out)
+{
+    out.clear();
+    if (n > limits_.max_string)
+        return malformed("a string of " + std::to_string(n) + " bytes is over the limit of "
+                         + std::to_string(limits_.max_string) + " bytes");
+    while (out.size() < n) {
+        if (p_ == end_ && !fill(1))
+            return false;
+        const std::size_t k = std::min<std::uint64_t>(n - out.size(), static_cast<std::size_t>(end_ - p_));
+        out.append(p_, k);
+        p_ += k;
+    }
+    return true;
+}
+
+bool Unpickler::readLine(std::string &out)
+{
+    out.clear();
+    for (;;) {
+        if (p_ == end_ && !fill(1))
+            return false;
+        const char c = *p_++;
+        if (c == '\n')
+            return true;
+        if (out.size() >= kMaxLine)
+            return malformed("an argument line longer than " + std::to_string(kMaxLine) + " bytes");
+        out.push_back(c);
+    }
+}
+
+// ---------------------------------------------------------------- objects
+
+const Unpickler::Object *Unpickler::object(Value v) const
+{
+    if (!v.isContainer() || v.id >= objects_.size())
+        return nullptr;
+    const Object &o = objects_[v.id];
+    return o.gen == v.gen ? &o : nullptr;
+}
+
+Unpickler::Object *Unpickler::object(Value v)
+{
+    return const_cast<Object *>(static_cast<const Unpickler *>(this)->object(v));
+}
+
+Kind Unpickler::kind(Value v) const
+{
+    if (!v.isContainer())
+        return v.kind;
+    const Object *o = object(v);
+    return o ? o->kind : Kind::Released;
+}
+
+std::uint8_t Unpickler::role(Value v) const
+{
+    const Object *o = object(v);
+    return o ? o->role : 0;
+}
+
+std::int64_t Unpickler::aux(Value v) const
+{
+    const Object *o = object(v);
+    return o ? o->aux : 0;
+}
+
+void Unpickler::setAux(Value v, std::int64_t aux)
+{
+    if (Object *o = object(v))
+        o->aux = aux;
+}
+
+std::string_view Unpickler::text(Value v) const
+{
+    if ((v.kind != Kind::Str && v.kind != Kind::Bytes) || v.id >= strings_.size())
+        return {};
+    return strings_[v.id];
+}
+
+std::size_t Unpickler::size(Value v) const
+{
+    const Object *o = object(v);
+    if (!o || o->kind == Kind::Converted)
+        return 0;
+    return o->kind == Kind::Dict ? o->items.size() / 2 : o->items.size();
+}
+
+Value Unpickler::at(Value v, std::size_t i) const
+{
+    const Object *o = object(v);
+    if (!o || (o->kind != Kind::List && o->kind != Kind::Tuple) || i >= o->items.size())
+        return {};
+    return o->items[i];
+}
+
+Value Unpickler::keyAt(Value dict, std::size_t i) const
+{
+    const Object *o = object(dict);
+    if (!o || o->kind != Kind::Dict || 2 * i >= o->items.size())
+        return {};
+    return o->items[2 * i];
+}
+
+Value Unpickler::valueAt(Value dict, std::size_t i) const
+{
+    const Object *o = object(dict);
+    if (!o || o->kind != Kind::Dict || 2 * i + 1 >= o->items.size())
+        return {};
+    return o->items[2 * i + 1];
+}
+
+std::optional<Value> Unpickler::find(Value dict, std::string_view key) const
+{
+    const Object *o = object(dict);
+    if (!o || o->kind != Kind::Dict)
+        return std::nullopt;
+    // Python keeps the last value set for a key.
+    for (std::size_t i = o->items.size(); i >= 2; i -= 2) {
+        const Value k = o->items[i - 2];
+        if (k.kind == Kind::Str && text(k) == key)
+            return o->items[i - 1];
+    }
+    return std::nullopt;
+}
+
+Value Unpickler::newContainer(Kind kind)
+{
+    std::uint32_t slot;
+    if (!freeSlots_.empty()) {
+        slot = freeSlots_.back();
+        freeSlots_.pop_back();
+    } else {
+        slot = static_cast<std::uint32_t>(objects_.size());
+        objects_.emplace_back();
+    }
+    Object &o = objects_[slot];
+    o.kind = kind;
+    o.role = 0;
+    o.memoized = false;
+    o.aux = 0;
+    o.added = 0;
+    Value v;
+    v.kind = kind;
+    v.gen = o.gen;
+    v.id = slot;
+    return v;
+}
+
+void Unpickler::freeSlot(std::uint32_t slot)
+{
+    Object &o = objects_[slot];
+    liveValues_ -= o.items.size();
+    std::vector<Value>().swap(o.items);
+    o.kind = Kind::Released;
+    ++o.gen; // every handle to it goes stale
+    freeSlots_.push_back(slot);
+}
+
+void Unpickler::release(Value v)
+{
+    if (!object(v))
+        return;
+    // Containers inside that were never memoized cannot be referred to
+    // again: they go too (a worklist, not recursion: nesting is unbounded).
+    std::vector<std::uint32_t> work{v.id};
+    while (!work.empty()) {
+        const std::uint32_t slot = work.back();
+        work.pop_back();
+        for (const Value &item : objects_[slot].items) {
+            const Object *child = object(item);
+            if (child && !child->memoized && child->kind != Kind::Converted)
+                work.push_back(item.id);
+        }
+        freeSlot(slot);
+    }
+}
+
+void Unpickler::convert(Value v, std::int64_t aux)
+{
+    Object *o = object(v);
+    if (!o)
+        return;
+    if (!o->memoized) {
+        release(v); // nothing can refer to it again
+        return;
+    }
+    liveValues_ -= o->items.size();
+    std::vector<Value>().swap(o->items);
+    o->kind = Kind::Converted;
+    o->aux = aux;
+}
+
+Value Unpickler::internString(std::string_view s, Kind kind)
+{
+    Value v;
+    v.kind = kind;
+    const auto it = stringIndex_.find(s);
+    if (it != stringIndex_.end()) {
+        v.id = it->second;
+        return v;
+    }
+    v.id = static_cast<std::uint32_t>(strings_.size());
+    strings_.emplace_back(s);
+    stringIndex_.emplace(strings_.back(), v.id);
+    return v;
+}
+
+// Where a new container goes, as far as the stack shows: an item of the batch
+// above the innermost MARK (APPENDS / SETITEMS), or the single item of an
+// APPEND / SETITEM to come. A guess (a list holding one item is appended to
+// after that item is built), so the consumer checks it in onItem.
+void Unpickler::created(Value v, std::size_t p)
+{
+    if (!consumer_)
+        return;
+    Value owner, key;
+    std::int64_t index = -1;
+    const std::size_t m = marks_.empty() ? 0 : marks_.back();
+    bool found = false;
+    if (!marks_.empty() && m > 0 && p >= m) {
+        const Object *o = object(stack_[m - 1]);
+        const std::size_t n = p - m;
+        if (o && o->kind == Kind::List) {
+            owner = stack_[m - 1];
+            index = o->added + static_cast<std::int64_t>(n);
+            found = true;
+        } else if (o && o->kind == Kind::Dict && n % 2 == 1 && stack_[p - 1].kind == Kind::Str) {
+            owner = stack_[m - 1];
+            key = stack_[p - 1];
+            found = true;
+        }
+    }
+    if (!found && p >= m + 1) {
+        const Object *o = object(stack_[p - 1]);
+        if (o && o->kind == Kind::List) {
+            owner = stack_[p - 1];
+            index = o->added;
+        } else if (p >= m + 2 && stack_[p - 1].kind == Kind::Str) {
+            const Object *d = object(stack_[p - 2]);
+            if (d && d->kind == Kind::Dict) {
+                owner = stack_[p - 2];
+                key = stack_[p - 1];
+            }
+        }
+    }
+    const std::uint8_t role = consumer_->onCreate(*this, v, owner, index, key);
+    if (Object *o = object(v))
+        o->role = role;
+}
+
+bool Unpickler::addItem(Value container, Value key, Value item)
+{
+    Object *o = object(container);
+    if (!o)
+        return malformed("adding to an object that was already released");
+    if (o->role != 0 && consumer_) {
+        const std::int64_t index = o->kind == Kind::List ? o->added++ : -1;
+        const bool taken = consumer_->onItem(*this, container, index, key, item);
+        if (!error_.empty())
+            return false;
+        if (taken)
+            return true;
+        o = object(container); // the consumer may have created or freed slots
+        if (!o)
+            return malformed("adding to an object that was already released");
+    }
+    const std::uint64_t n = o->kind == Kind::Dict ? 2 : 1;
+    if (liveValues_ + n > limits_.max_values)
+        return malformed("the pickle holds more than " + std::to_string(limits_.max_values)
+                         + " values outside what the reader converts");
+    liveValues_ += n;
+    if (o->kind == Kind::Dict) {
+        o->items.push_back(key);
+    } else if (o->role == 0 || !consumer_) {
+        ++o->added;
+    }
+    o->items.push_back(item);
+    return true;
+}
+
+// ---------------------------------------------------------------- stack and memo
+
+bool Unpickler::push(Value v)
+{
+    if (stack_.size() >= limits_.max_stack)
+        return malformed("more than " + std::to_string(limits_.max_stack) + " values on the pickle stack");
+    stack_.push_back(v);
+    return true;
+}
+
+bool Unpickler::popMark(std::size_t &mark)
+{
+    if (marks_.empty())
+        return malformed("no MARK before it");
+    mark = marks_.back();
+    marks_.pop_back();
+    return true;
+}
+
+bool Unpickler::memoPut(std::uint64_t index)
+{
+    if (stack_.empty() || (!marks_.empty() && marks_.back() == stack_.size()))
+        return malformed("nothing to memoize");
+    const Value v = stack_.back();
+    if (Object *o = object(v))
+        o->memoized = true;
+    if (liveValues_ + 1 > limits_.max_values)
+        return malformed("the memo holds more than " + std::to_string(limits_.max_values) + " values");
+    // Python's pickler numbers the memo 0, 1, 2, ...: a vector; anything else a map.
+    if (index < memo_.size()) {
+        memo_[index] = v;
+        return true;
+    }
+    if (index == memo_.size()) {
+        ++liveValues_;
+        memo_.push_back(v);
+        return true;
+    }
+    ++liveValues_;
+    sparseMemo_[index] = v;
+    return true;
+}
+
+bool Unpickler::memoGet(std::uint64_t index)
+{
+    Value v;
+    if (index < memo_.size()) {
+        v = memo_[index];
+    } else {
+        const auto it = sparseMemo_.find(index);
+        if (it == sparseMemo_.end())
+            return malformed("memo entry " + std::to_string(index) + " was never stored");
+        v = it->second;
+    }
+    if (kind(v) == Kind::Released)
+        return malformed("memo entry " + std::to_string(index)
+                         + " refers to an object the reader already converted and released");
+    return push(v);
+}
+
+// ---------------------------------------------------------------- errors
+
+void Unpickler::fail(std::string message)
+{
+    if (error_.empty())
+        error_ = std::move(message);
+}
+
+bool Unpickler::malformed(const std::string &what)
+{
+    const char *name = opcodeName(op_);
+    fail(std::string("malformed pickle at byte ") + std::to_string(opOffset_) + " (" + (name ? name : "opcode")
+         + "): " + what);
+    return false;
+}
+
+bool Unpickler::refuse(std::uint8_t op)
+{
+    const char *name = opcodeName(op);
+    if (!name) {
+        fail("unknown pickle opcode " + hexByte(op) + " at byte " + std::to_string(opOffset_)
+             + ": not a pickle, or a damaged one");
+    } else if (op == 'S' || op == 'V' || op == 0x8f || op == 0x90 || op == 0x91) {
+        // Data, but not of a kind a snapshot holds: protocol 0 quoted and
+        // escaped text, sets.
+        fail(std::string("pickle opcode ") + name + " at byte " + std::to_string(opOffset_)
+             + " is not supported: snapshots are written with protocol 2 or later and hold no sets");
+    } else {
+        fail(std::string("pickle opcode ") + name + " at byte " + std::to_string(opOffset_)
+             + " is refused: a snapshot is data and is never executed");
+    }
+    return false;
+}
+
+// ---------------------------------------------------------------- the machine
+
+std::optional<Value> Unpickler::run()
+{
+    for (;;) {
+        if (p_ == end_ && !fill(1)) {
+            if (error_.rfind("truncated", 0) == 0 || error_.empty())
+                error_ = "truncated pickle: the data ends at byte " + std::to_string(position())
+                         + " before the STOP opcode";
+            return std::nullopt;
+        }
+        opOffset_ = position();
+        op_ = static_cast<std::uint8_t>(*p_++);
+        if (op_ == '.') {
+            if (stack_.empty() || (!marks_.empty() && marks_.back() == stack_.size())) {
+                malformed("the stack is empty at STOP");
+                return std::nullopt;
+            }
+            return stack_.back();
+        }
+        if (!execute(op_)) {
+            if (error_.empty())
+                malformed("failed");
+            return std::nullopt;
+        }
+    }
+}
+
+bool Unpickler::execute(std::uint8_t op)
+{
+    char b[8];
+    switch (op) {
+    // ---- protocol and framing: hints only
+    case 0x80: // PROTO
+        if (!readExact(b, 1))
+            return false;
+        if (static_cast<unsigned char>(b[0]) > 5)
+            return malformed("unsupported protocol " + std::to_string(static_cast<unsigned char>(b[0])));
+        return true;
+    case 0x95: // FRAME
+        return readExact(b, 8);
+
+    // ---- scalars
+    case 'N':
+        return push(Value::none());
+    case 0x88:
+        return push(Value::boolean(true));
+    case 0x89:
+        return push(Value::boolean(false));
+    case 'K':
+        if (!readExact(b, 1))
+            return false;
+        return push(Value::integer(static_cast<unsigned char>(b[0])));
+    case 'M':
+        if (!readExact(b, 2))
+            return false;
+        return push(Value::integer(static_cast<std::int64_t>(littleEndian(b, 2))));
+    case 'J':
+        if (!readExact(b, 4))
+            return false;
+        return push(Value::integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(littleEndian(b, 4)))));
+    case 0x8a: // LONG1
+    case 0x8b: { // LONG4: little-endian two's complement of n bytes
+        std::uint64_t n;
+        if (op == 0x8a) {
+            if (!readExact(b, 1))
+                return false;
+            n = static_cast<unsigned char>(b[0]);
+        } else {
+            if (!readExact(b, 4))
+                return false;
+            n = littleEndian(b, 4);
+            if (n & 0x80000000u)
+                return malformed("negative byte count");
+        }
+        if (n == 0)
+            return push(Value::integer(0));
+        if (n > 8) {
+            // Wider than int64 unless the extra bytes only repeat the sign.
+            if (n > 4096)
+                return malformed("an integer of " + std::to_string(n) + " bytes is beyond 64 bits");
+            if (!readString(n, scratch_))
+                return false;
+            const bool negative = static_cast<unsigned char>(scratch_[n - 1]) & 0x80;
+            const char fillByte = negative ? '\xff' : '\0';
+            for (std::size_t i = 8; i < n; ++i)
+                if (scratch_[i] != fillByte)
+                    return malformed("an integer beyond 64 bits is refused: no snapshot field needs one");
+            if (((static_cast<unsigned char>(scratch_[7]) & 0x80) != 0) != negative)
+                return malformed("an integer beyond 64 bits is refused: no snapshot field needs one");
+            return push(Value::integer(static_cast<std::int64_t>(littleEndian(scratch_.data(), 8))));
+        }
+        if (!readExact(b, static_cast<std::size_t>(n)))
+            return false;
+        std::uint64_t u = littleEndian(b, static_cast<int>(n));
+        if (n < 8 && (static_cast<unsigned char>(b[n - 1]) & 0x80))
+            u |= ~std::uint64_t{0} << (8 * n); // sign-extend
+        return push(Value::integer(static_cast<std::int64_t>(u)));
+    }
+    case 'G': {
+        if (!readExact(b, 8))
+            return false;
+        std::uint64_t bits = 0;
+        for (int i = 0; i < 8; ++i) // big-endian IEEE 754
+            bits = (bits << 8) | static_cast<unsigned char>(b[i]);
+        double d;
+        std::memcpy(&d, &bits, 8);
+        return push(Value::real(d));
+    }
+    case 'I': // INT: decimal text; "01" / "00" are True / False (protocol 0)
+    case 'L': { // LONG: decimal text with a trailing L
+        if (!readLine(scratch_))
+            return false;
+        std::string_view t = scratch_;
+        if (op == 'I' && t == "01")
+            return push(Value::boolean(true));
+        if (op == 'I' && t == "00")
+            return push(Value::boolean(false));
+        if (op == 'L' && !t.empty() && t.back() == 'L')
+            t.remove_suffix(1);
+        std::int64_t n = 0;
+        const char *first = t.data() + (!t.empty() && t.front() == '+' ? 1 : 0);
+        const auto [ptr, ec] = std::from_chars(first, t.data() + t.size(), n);
+        if (ec != std::errc() || ptr != t.data() + t.size() || first == t.data() + t.size())
+            return malformed("\"" + std::string(t.substr(0, 40)) + "\" is not an integer within 64 bits");
+        return push(Value::integer(n));
+    }
+    case 'F': {
+        if (!readLine(scratch_))
+            return false;
+        // std::from_chars for double: locale-free, as Python's float().
+        double d = 0;
+        const char *first = scratch_.data();
+        const auto [ptr, ec] = std::from_chars(first, first + scratch_.size(), d);
+        if (ec != std::errc() || ptr != first + scratch_.size())
+            return malformed("\"" + scratch_.substr(0, 40) + "\" is not a float");
+        return push(Value::real(d));
+    }
+
+    // ---- strings and bytes
+    case 'X': // BINUNICODE
+    case 0x8c: // SHORT_BINUNICODE
+    case 0x8d: // BINUNICODE8
+    case 'T': // BINSTRING (Python 2 str: read as text, as Python 3's default ASCII decoding)
+    case 'U': // SHORT_BINSTRING
+    case 'B': // BINBYTES
+    case 'C': // SHORT_BINBYTES
+    case 0x8e: // BINBYTES8
+    case 0x96: { // BYTEARRAY8
+        const int width = (op == 0x8c || op == 'U' || op == 'C') ? 1 : (op == 0x8d || op == 0x8e || op == 0x96) ? 8 : 4;
+        if (!readExact(b, static_cast<std::size_t>(width)))
+            return false;
+        std::uint64_t n = littleEndian(b, width);
+        if (op == 'T' && (n & 0x80000000u))
+            return malformed("negative string length");
+        const Kind kind = (op == 'B' || op == 'C' || op == 0x8e || op == 0x96) ? Kind::Bytes : Kind::Str;
+        if (n <= static_cast<std::uint64_t>(end_ - p_)) { // the common case: no copy
+            const Value v = internString(std::string_view(p_, static_cast<std::size_t>(n)), kind);
+            p_ += n;
+            return push(v);
+        }
+        if (!readString(n, scratch_))
+            return false;
+        return push(internString(scratch_, kind));
+    }
+
+    // ---- containers
+    case ']':
+    case '}': {
+        const Value v = newContainer(op == ']' ? Kind::List : Kind::Dict);
+        created(v, stack_.size());
+        return push(v);
+    }
+    case ')':
+        return push(newContainer(Kind::Tuple));
+    case 0x85:
+    case 0x86:
+    case 0x87: {
+        const std::size_t n = op - 0x84u;
+        const std::size_t floor = marks_.empty() ? 0 : marks_.back();
+        if (stack_.size() < floor + n)
+            return malformed("fewer than " + std::to_string(n) + " values on the stack");
+        const Value t = newContainer(Kind::Tuple);
+        Object &o = objects_[t.id];
+        o.items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+        liveValues_ += n;
+        stack_.resize(stack_.size() - n);
+        return push(t);
+    }
+    case 't': // TUPLE
+    case 'l': // LIST
+    case 'd': { // DICT
+        std::size_t m;
+        if (!popMark(m))
+            return false;
+        const std::size_t n = stack_.size() - m;
+        const Kind kind = op == 't' ? Kind::Tuple : op == 'l' ? Kind::List : Kind::Dict;
+        if (kind == Kind::Dict && n % 2 != 0)
+            return malformed("an odd number of values for a dict");
+        const Value v = newContainer(kind);
+        if (kind == Kind::Tuple) {
+            Object &o = objects_[v.id];
+            o.items.assign(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
+            liveValues_ += n;
+            stack_.resize(m);
+            return push(v);
+        }
+        // Built from items already there: where it goes is where the mark was.
+        std::vector<Value> items(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
+        stack_.resize(m);
+        created(v, m);
+        if (!push(v))
+            return false;
+        for (std::size_t i = 0; i < items.size(); i += kind == Kind::Dict ? 2 : 1) {
+            if (kind == Kind::Dict) {
+                if (items[i].kind == Kind::List || items[i].kind == Kind::Dict)
+                    return malformed("a list or dict as a dict key");
+                if (!addItem(v, items[i], items[i + 1]))
+                    return false;
+            } else if (!addItem(v, {}, items[i])) {
+                return false;
+            }
+        }
+        return true;
+    }
+    case 'a': { // APPEND
+        const std::size_t floor = marks_.empty() ? 0 : marks_.back();
+        if (stack_.size() < floor + 2)
+            return malformed("APPEND needs a list and a value");
+        const Value item = stack_.back();
+        stack_.pop_back();
+        if (kind(stack_.back()) != Kind::List)
+            return malformed("APPEND to a " + std::string(kindName(kind(stack_.back()))));
+        return addItem(stack_.back(), {}, item);
+    }
+    case 'e': { // APPENDS
+        std::size_t m;
+        if (!popMark(m))
+            return false;
+        if (m == 0 || kind(stack_[m - 1]) != Kind::List)
+            return malformed("APPENDS to something that is not a list");
+        for (std::size_t i = m; i < stack_.size(); ++i)
+            if (!addItem(stack_[m - 1], {}, stack_[i]))
+                return false;
+        stack_.resize(m);
+        return true;
+    }
+    case 's': { // SETITEM
+        const std::size_t floor = marks_.empty() ? 0 : marks_.back();
+        if (stack_.size() < floor + 3)
+            return malformed("SETITEM needs a dict, a key and a value");
+        const Value value = stack_.back();
+        const Value key = stack_[stack_.size() - 2];
+        stack_.resize(stack_.size() - 2);
+        if (kind(stack_.back()) != Kind::Dict)
+            return malformed("SETITEM on a " + std::string(kindName(kind(stack_.back()))));
+        if (key.kind == Kind::List || key.kind == Kind::Dict)
+            return malformed("a list or dict as a dict key");
+        return addItem(stack_.back(), key, value);
+    }
+    case 'u': { // SETITEMS
+        std::size_t m;
+        if (!popMark(m))
+            return false;
+        if (m == 0 || kind(stack_[m - 1]) != Kind::Dict)
+            return malformed("SETITEMS on something that is not a dict");
+        if ((stack_.size() - m) % 2 != 0)
+            return malformed("an odd number of values for SETITEMS");
+        for (std::size_t i = m; i < stack_.size(); i += 2) {
+            if (stack_[i].kind == Kind::List || stack_[i].kind == Kind::Dict)
+                return malformed("a list or dict as a dict key");
+            if (!addItem(stack_[m - 1], stack_[i], stack_[i + 1]))
+                return false;
+        }
+        stack_.resize(m);
+        return true;
+    }
+
+    // ---- stack manipulation
+    case '(':
+        if (marks_.size() >= limits_.max_nesting)
+            return malformed("more than " + std::to_string(limits_.max_nesting) + " nested MARKs");
+        marks_.push_back(stack_.size());
+        return true;
+    case '0': // POP: the top value, or the mark when nothing is above it (as pickle.py)
+        if (!marks_.empty() && marks_.back() == stack_.size()) {
+            marks_.pop_back();
+            return true;
+        }
+        if (stack_.empty())
+            return malformed("POP from an empty stack");
+        stack_.pop_back();
+        return true;
+    case '1': { // POP_MARK
+        std::size_t m;
+        if (!popMark(m))
+            return false;
+        stack_.resize(m);
+        return true;
+    }
+    case '2': // DUP
+        if (stack_.empty() || (!marks_.empty() && marks_.back() == stack_.size()))
+            return malformed("DUP of nothing");
+        return push(stack_.back());
+
+    // ---- memo
+    case 0x94:
+        return memoPut(memo_.size() + sparseMemo_.size()); // MEMOIZE: the next index, as pickle.py's len(memo)
+    case 'q':
+        if (!readExact(b, 1))
+            return false;
+        return memoPut(static_cast<unsigned char>(b[0]));
+    case 'r':
+        if (!readExact(b, 4))
+            return false;
+        return memoPut(littleEndian(b, 4));
+    case 'h':
+        if (!readExact(b, 1))
+            return false;
+        return memoGet(static_cast<unsigned char>(b[0]));
+    case 'j':
+        if (!readExact(b, 4))
+            return false;
+        return memoGet(littleEndian(b, 4));
+    case 'p': // PUT
+    case 'g': { // GET: decimal index on a line
+        if (!readLine(scratch_))
+            return false;
+        std::uint64_t index = 0;
+        const auto [ptr, ec] = std::from_chars(scratch_.data(), scratch_.data() + scratch_.size(), index);
+        if (ec != std::errc() || ptr != scratch_.data() + scratch_.size() || scratch_.empty())
+            return malformed("\"" + scratch_.substr(0, 40) + "\" is not a memo index");
+        return op == 'p' ? memoPut(index) : memoGet(index);
+    }
+
+    default:
+        // Everything else imports, calls or needs a type this reader does
+        // not build (sets, out-of-band buffers, text-protocol STRING /
+        // UNICODE with their escapes): refused by name.
+        return refuse(op);
+    }
+}
+
+} // namespace memledger::pickle
