@@ -258,7 +258,7 @@ bool Unpickler::fill(std::size_t n)
 
 bool Unpickler::readExact(char *out, std::size_t n)
 {
-    if (!fill(n))
+    if (!need(n))
         return false;
     std::memcpy(out, p_, n);
     p_ += n;
@@ -274,7 +274,7 @@ bool Unpickler::readString(std::uint64_t n, std::string &out)
         return malformed("a string of " + std::to_string(n) + " bytes is over the limit of "
                          + std::to_string(limits_.max_string) + " bytes");
     while (out.size() < n) {
-        if (p_ == end_ && !fill(1))
+        if (!need(1))
             return false;
         const std::size_t k = std::min<std::uint64_t>(n - out.size(), static_cast<std::size_t>(end_ - p_));
         out.append(p_, k);
@@ -354,6 +354,14 @@ std::size_t Unpickler::size(Value v) const
     return o->kind == Kind::Dict ? o->items.size() / 2 : o->items.size();
 }
 
+std::span<const Value> Unpickler::items(Value v) const
+{
+    const Object *o = object(v);
+    if (!o || o->kind == Kind::Converted)
+        return {};
+    return o->items;
+}
+
 Value Unpickler::at(Value v, std::size_t i) const
 {
     const Object *o = object(v);
@@ -419,7 +427,12 @@ void Unpickler::freeSlot(std::uint32_t slot)
 {
     Object &o = objects_[slot];
     liveValues_ -= o.items.size();
-    std::vector<Value>().swap(o.items);
+    // A freed slot is soon reused by the next event dict: keep a small
+    // buffer, so that a snapshot's millions of events cost no allocation each.
+    if (o.items.capacity() > 64)
+        std::vector<Value>().swap(o.items);
+    else
+        o.items.clear();
     o.kind = Kind::Released;
     ++o.gen; // every handle to it goes stale
     freeSlots_.push_back(slot);
@@ -431,11 +444,14 @@ void Unpickler::release(Value v)
         return;
     // Containers inside that were never memoized cannot be referred to
     // again: they go too (a worklist, not recursion: nesting is unbounded).
-    std::vector<std::uint32_t> work{v.id};
+    std::vector<std::uint32_t> &work = releaseWork_;
+    work.assign(1, v.id);
     while (!work.empty()) {
         const std::uint32_t slot = work.back();
         work.pop_back();
         for (const Value &item : objects_[slot].items) {
+            if (!item.isContainer())
+                continue;
             const Object *child = object(item);
             if (child && !child->memoized && child->kind != Kind::Converted)
                 work.push_back(item.id);
@@ -549,11 +565,35 @@ bool Unpickler::addItem(Value container, Value key, Value item)
 
 // ---------------------------------------------------------------- stack and memo
 
-bool Unpickler::push(Value v)
+bool Unpickler::stackFull()
 {
-    if (stack_.size() >= limits_.max_stack)
-        return malformed("more than " + std::to_string(limits_.max_stack) + " values on the pickle stack");
-    stack_.push_back(v);
+    return malformed("more than " + std::to_string(limits_.max_stack) + " values on the pickle stack");
+}
+
+// APPENDS / SETITEMS: the items above the mark at `first` into stack_[owner].
+// Containers nobody watches take them in one go.
+bool Unpickler::addItems(std::size_t owner, std::size_t first, bool pairs)
+{
+    Object *o = object(stack_[owner]);
+    const std::size_t n = stack_.size() - first;
+    if (pairs)
+        for (std::size_t i = first; i < stack_.size(); i += 2)
+            if (stack_[i].kind == Kind::List || stack_[i].kind == Kind::Dict)
+                return malformed("a list or dict as a dict key");
+    if (o && (o->role == 0 || !consumer_)) {
+        if (liveValues_ + n > limits_.max_values)
+            return malformed("the pickle holds more than " + std::to_string(limits_.max_values)
+                             + " values outside what the reader converts");
+        liveValues_ += n;
+        o->items.insert(o->items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(first), stack_.end());
+        if (!pairs)
+            o->added += static_cast<std::int64_t>(n);
+    } else {
+        for (std::size_t i = first; i < stack_.size(); i += pairs ? 2 : 1)
+            if (!addItem(stack_[owner], pairs ? stack_[i] : Value{}, stack_[pairs ? i + 1 : i]))
+                return false;
+    }
+    stack_.resize(first);
     return true;
 }
 
@@ -601,7 +641,7 @@ bool Unpickler::memoGet(std::uint64_t index)
             return malformed("memo entry " + std::to_string(index) + " was never stored");
         v = it->second;
     }
-    if (kind(v) == Kind::Released)
+    if (v.isContainer() && !object(v))
         return malformed("memo entry " + std::to_string(index)
                          + " refers to an object the reader already converted and released");
     return push(v);
@@ -882,11 +922,7 @@ bool Unpickler::execute(std::uint8_t op)
             return false;
         if (m == 0 || kind(stack_[m - 1]) != Kind::List)
             return malformed("APPENDS to something that is not a list");
-        for (std::size_t i = m; i < stack_.size(); ++i)
-            if (!addItem(stack_[m - 1], {}, stack_[i]))
-                return false;
-        stack_.resize(m);
-        return true;
+        return addItems(m - 1, m, false);
     }
     case 's': { // SETITEM
         const std::size_t floor = marks_.empty() ? 0 : marks_.back();
@@ -909,14 +945,7 @@ bool Unpickler::execute(std::uint8_t op)
             return malformed("SETITEMS on something that is not a dict");
         if ((stack_.size() - m) % 2 != 0)
             return malformed("an odd number of values for SETITEMS");
-        for (std::size_t i = m; i < stack_.size(); i += 2) {
-            if (stack_[i].kind == Kind::List || stack_[i].kind == Kind::Dict)
-                return malformed("a list or dict as a dict key");
-            if (!addItem(stack_[m - 1], stack_[i], stack_[i + 1]))
-                return false;
-        }
-        stack_.resize(m);
-        return true;
+        return addItems(m - 1, m, true);
     }
 
     // ---- stack manipulation

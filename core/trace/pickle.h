@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -150,6 +151,9 @@ public:
     void setAux(Value v, std::int64_t aux);
     std::string_view text(Value v) const; ///< Str and Bytes; empty otherwise
     std::size_t size(Value v) const; ///< items of a list / tuple, pairs of a dict
+    /// A container's items at once (dicts: key, value, key, value, ...);
+    /// valid until the unpickler runs on. Empty for anything else.
+    std::span<const Value> items(Value v) const;
     Value at(Value v, std::size_t i) const; ///< list / tuple item
     Value keyAt(Value dict, std::size_t i) const;
     Value valueAt(Value dict, std::size_t i) const;
@@ -188,12 +192,21 @@ private:
 
     // Input.
     bool fill(std::size_t n);
+    bool need(std::size_t n) { return static_cast<std::size_t>(end_ - p_) >= n || fill(n); }
     bool readExact(char *out, std::size_t n);
     bool readString(std::uint64_t n, std::string &out);
     bool readLine(std::string &out);
     std::uint64_t position() const { return bufferStart_ + static_cast<std::uint64_t>(p_ - buffer_.data()); }
 
-    bool push(Value v);
+    bool push(Value v)
+    {
+        if (stack_.size() >= limits_.max_stack)
+            return stackFull();
+        stack_.push_back(v);
+        return true;
+    }
+    bool stackFull();
+    bool addItems(std::size_t owner, std::size_t first, bool pairs);
     bool popMark(std::size_t &mark);
     bool memoPut(std::uint64_t index);
     bool memoGet(std::uint64_t index);
@@ -215,6 +228,7 @@ private:
     std::unordered_map<std::uint64_t, Value> sparseMemo_;
     std::vector<Object> objects_;
     std::vector<std::uint32_t> freeSlots_;
+    std::vector<std::uint32_t> releaseWork_;
     std::uint64_t liveValues_ = 0;
     std::deque<std::string> strings_;
     std::unordered_map<std::string_view, std::uint32_t> stringIndex_;

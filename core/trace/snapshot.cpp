@@ -299,7 +299,9 @@ private:
             return false;
         if (pb.requested < 0)
             return fail(vm, path + ".requested_size", "negative");
-        if (pb.allocated && frames && !stackOf(vm, *frames, path + ".frames", pb.stack))
+        if (pb.allocated && frames
+            && !stackOf(
+                vm, *frames, [&] { return path + ".frames"; }, pb.stack))
             return false;
         out.push_back(pb);
         return true;
@@ -355,25 +357,28 @@ private:
         TraceEvent ev;
         bool haveAction = false, unknownAction = false, haveAddr = false, haveSize = false;
         Value frames;
-        const std::size_t n = vm.size(e);
-        for (std::size_t i = 0; i < n; ++i) {
-            const Value k = vm.keyAt(e, i);
+        const std::span<const Value> pairs = vm.items(e);
+        for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) {
+            const Value k = pairs[i];
             if (k.kind != Kind::Str)
                 continue;
+            const EventKey code = keyOf(vm, k);
+            if (code == EventKey::Other)
+                continue;
             const std::string_view key = vm.text(k);
-            const Value v = vm.valueAt(e, i);
-            if (key == "action") {
+            const Value v = pairs[i + 1];
+            if (code == EventKey::Action) {
                 if (v.kind != Kind::Str)
                     return wrongType(vm, eventPath(device, index, "action"), "a str", v);
                 haveAction = true;
-                unknownAction = !actionOf(vm.text(v), ev.action);
-            } else if (key == "addr" || key == "size" || key == "stream") {
+                unknownAction = !actionOf(vm, v, ev.action);
+            } else if (code == EventKey::Addr || code == EventKey::Size || code == EventKey::Stream) {
                 if (v.kind != Kind::Int)
                     return wrongType(vm, eventPath(device, index, key), "an int", v);
-                if (key == "addr") {
+                if (code == EventKey::Addr) {
                     haveAddr = true;
                     ev.addr = static_cast<std::uint64_t>(v.i);
-                } else if (key == "size") {
+                } else if (code == EventKey::Size) {
                     if (v.i < 0)
                         return fail(vm, eventPath(device, index, key), "negative: " + std::to_string(v.i));
                     haveSize = true;
@@ -381,7 +386,7 @@ private:
                 } else {
                     ev.stream = v.i;
                 }
-            } else if (key == "time_us") {
+            } else if (code == EventKey::Time) {
                 if (v.kind == Kind::Int)
                     ev.time_us = static_cast<double>(v.i);
                 else if (v.kind == Kind::Float)
@@ -389,7 +394,7 @@ private:
                 else if (v.kind != Kind::None)
                     return wrongType(vm, eventPath(device, index, key), "a number", v);
                 hasTimes_ = hasTimes_ || v.kind != Kind::None;
-            } else if (key == "frames") {
+            } else if (code == EventKey::Frames) {
                 frames = v;
             }
         }
@@ -406,7 +411,9 @@ private:
             ++skippedActions_;
             return true;
         }
-        if (frames.kind != Kind::None && !stackOf(vm, frames, eventPath(device, index, "frames"), ev.stack))
+        if (frames.kind != Kind::None
+            && !stackOf(
+                vm, frames, [&] { return eventPath(device, index, "frames"); }, ev.stack))
             return false;
         events_.push_back(ev);
         return true;
@@ -417,7 +424,46 @@ private:
         return indexPath(indexPath("device_traces", device), index) + "." + std::string(key);
     }
 
-    static bool actionOf(std::string_view s, TraceAction &a)
+    // Keys and actions are a handful of strings read millions of times:
+    // classified once per string of the pickle (by its index).
+    enum class EventKey : std::uint8_t { Unknown, Action, Addr, Size, Stream, Time, Frames, Other };
+
+    EventKey keyOf(Unpickler &vm, Value k)
+    {
+        if (k.kind != Kind::Str)
+            return EventKey::Other;
+        if (k.id >= keyCodes_.size())
+            keyCodes_.resize(k.id + 1, EventKey::Unknown);
+        EventKey &c = keyCodes_[k.id];
+        if (c == EventKey::Unknown) {
+            const std::string_view t = vm.text(k);
+            c = t == "action"    ? EventKey::Action
+                : t == "addr"    ? EventKey::Addr
+                : t == "size"    ? EventKey::Size
+                : t == "stream"  ? EventKey::Stream
+                : t == "time_us" ? EventKey::Time
+                : t == "frames"  ? EventKey::Frames
+                                 : EventKey::Other;
+        }
+        return c;
+    }
+
+    bool actionOf(Unpickler &vm, Value v, TraceAction &a)
+    {
+        if (v.id >= actionCodes_.size())
+            actionCodes_.resize(v.id + 1, 0);
+        std::int8_t &c = actionCodes_[v.id];
+        if (c == 0) {
+            TraceAction found;
+            c = actionNamed(vm.text(v), found) ? static_cast<std::int8_t>(static_cast<int>(found) + 1) : -1;
+        }
+        if (c < 0)
+            return false;
+        a = static_cast<TraceAction>(c - 1);
+        return true;
+    }
+
+    static bool actionNamed(std::string_view s, TraceAction &a)
     {
         static const std::pair<std::string_view, TraceAction> names[] = {
             {"alloc", TraceAction::Alloc},
@@ -441,7 +487,9 @@ private:
     // ---- frames: deduplicated, as PyTorch shares them (the pickle's memo
     // refers back to a frame list or frame dict already seen).
 
-    bool stackOf(Unpickler &vm, Value frames, const std::string &path, std::int32_t &stack)
+    // `path` makes the place's name, only when something is wrong with it.
+    template<class PathFn>
+    bool stackOf(Unpickler &vm, Value frames, const PathFn &path, std::int32_t &stack)
     {
         const Kind kind = vm.kind(frames);
         if (kind == Kind::Converted) {
@@ -449,12 +497,12 @@ private:
             return true;
         }
         if (kind != Kind::List && kind != Kind::Tuple)
-            return wrongType(vm, path, "a list", frames);
+            return wrongType(vm, path(), "a list", frames);
         scratchStack_.clear();
         const std::size_t n = vm.size(frames);
         for (std::size_t i = 0; i < n; ++i) {
             const Value f = vm.at(frames, i);
-            std::int32_t id;
+            std::int32_t id = -1;
             if (!frameOf(vm, f, path, i, id))
                 return false;
             scratchStack_.push_back(id);
@@ -476,16 +524,16 @@ private:
         return true;
     }
 
-    bool frameOf(Unpickler &vm, Value f, const std::string &path, std::size_t i, std::int32_t &id)
+    template<class PathFn>
+    bool frameOf(Unpickler &vm, Value f, const PathFn &path, std::size_t i, std::int32_t &id)
     {
         const Kind kind = vm.kind(f);
         if (kind == Kind::Converted) {
             id = static_cast<std::int32_t>(vm.aux(f));
             return true;
         }
-        const std::string fpath = indexPath(path, static_cast<std::int64_t>(i));
         if (kind != Kind::Dict)
-            return wrongType(vm, fpath, "a dict", f);
+            return wrongType(vm, indexPath(path(), static_cast<std::int64_t>(i)), "a dict", f);
         FrameKey key;
         key.line = 0;
         const std::optional<Value> filename = vm.find(f, "filename"), name = vm.find(f, "name"),
@@ -525,6 +573,8 @@ private:
     std::vector<std::vector<TraceFrame>> stacks_;
     std::unordered_map<std::vector<std::int32_t>, std::int32_t, StackHash> stackIds_;
     std::vector<std::int32_t> scratchStack_;
+    std::vector<EventKey> keyCodes_;
+    std::vector<std::int8_t> actionCodes_;
 };
 
 // external_annotations: {name, stage START / END, device, time_us}; a START
