@@ -8,7 +8,9 @@
 #include "snapshotgen.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 using namespace memledger;
@@ -140,4 +142,32 @@ TEST_CASE("Replay of a large generated snapshot matches its own count", "[trace]
     const TraceLoadResult r = loadSnapshot(*source);
     REQUIRE(r.trace);
     CHECK(replayAllocated(*r.trace).peak_allocated_bytes == g.peak_allocated);
+}
+
+TEST_CASE("Replay reproduces tools/measure's own figures for every measured run", "[trace][replay]")
+{
+    // tests/data/measured/*: snapshots written by tools/measure/measure.py with
+    // their replay computed there, in Python, independently of this code.
+    namespace fs = std::filesystem;
+    int runs = 0;
+    for (const fs::directory_entry &dir : fs::directory_iterator(fs::path(MEMLEDGER_TEST_DATA) / "measured")) {
+        const fs::path snapshot = dir.path() / "snapshot.pickle.gz";
+        if (!fs::exists(snapshot))
+            continue;
+        INFO(dir.path().string());
+        std::ifstream in(dir.path() / "measured.json");
+        const nlohmann::json m = nlohmann::json::parse(in);
+        std::string error;
+        const auto source = ByteSource::openFile(snapshot.string(), error);
+        REQUIRE(source);
+        const TraceLoadResult r = loadSnapshot(*source);
+        REQUIRE(r.trace);
+        CHECK(static_cast<std::int64_t>(r.trace->events.size()) == m.at("events").get<std::int64_t>());
+        const MemoryReplay replay = replayAllocated(*r.trace);
+        CHECK(replay.initial_allocated_bytes == m.at("initial_allocated_bytes").get<Bytes>());
+        CHECK(replay.peak_allocated_bytes == m.at("peak_allocated_bytes").get<Bytes>());
+        CHECK(replay.peak_event == m.at("peak_event").get<std::int64_t>());
+        ++runs;
+    }
+    CHECK(runs >= 1);
 }
