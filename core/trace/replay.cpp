@@ -29,6 +29,16 @@ struct Action
     std::int64_t event = 0; ///< index into trace.events
 };
 
+// Sums that saturate: a damaged or hostile file may hold sizes whose total
+// passes int64; the replay stays defined (and the figure absurd, visibly).
+Bytes plus(Bytes a, Bytes b)
+{
+    Bytes r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 } // namespace
 
 MemoryReplay replayAllocated(const MeasuredTrace &trace)
@@ -96,18 +106,18 @@ MemoryReplay replayAllocated(const MeasuredTrace &trace)
     MemoryReplay r;
     for (std::size_t el = 0; el < elements.size(); ++el)
         if (initially[el])
-            r.initial_allocated_bytes += elements[el].size;
+            r.initial_allocated_bytes = plus(r.initial_allocated_bytes, elements[el].size);
 
     // Reserved: the segments at the snapshot, walked back over the segment
     // events (MemoryView.simulate_memory), then forward.
     Bytes reserved = 0;
     for (const TraceSegment &s : trace.segments)
-        reserved += s.total_size;
+        reserved = plus(reserved, s.total_size);
     for (const TraceEvent &e : events) {
         if (e.action == TraceAction::SegmentAlloc || e.action == TraceAction::SegmentMap)
-            reserved -= e.size;
+            reserved = plus(reserved, -e.size);
         else if (e.action == TraceAction::SegmentFree || e.action == TraceAction::SegmentUnmap)
-            reserved += e.size;
+            reserved = plus(reserved, e.size);
     }
     reserved = std::max<Bytes>(reserved, 0);
 
@@ -128,7 +138,7 @@ MemoryReplay replayAllocated(const MeasuredTrace &trace)
         bool point = false;
         if (nextAction < actions.size() && actions[nextAction].event == static_cast<std::int64_t>(i)) {
             const std::size_t el = static_cast<std::size_t>(actions[nextAction].element);
-            allocated += alive[el] ? -elements[el].size : elements[el].size;
+            allocated = plus(allocated, alive[el] ? -elements[el].size : elements[el].size);
             alive[el] = !alive[el];
             ++nextAction;
             point = true;
@@ -136,12 +146,12 @@ MemoryReplay replayAllocated(const MeasuredTrace &trace)
         switch (e.action) {
         case TraceAction::SegmentAlloc:
         case TraceAction::SegmentMap:
-            reserved += e.size;
+            reserved = plus(reserved, e.size);
             point = true;
             break;
         case TraceAction::SegmentFree:
         case TraceAction::SegmentUnmap:
-            reserved -= e.size;
+            reserved = plus(reserved, -e.size);
             point = true;
             break;
         default:

@@ -9,6 +9,7 @@
 #include "core/trace/pickle.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -604,6 +605,10 @@ void SnapshotReader::annotations(Unpickler &vm, Value list, int device, std::vec
         if (dev && dev->kind == Kind::Int && dev->i != device)
             continue;
         const double t = time->kind == Kind::Int ? static_cast<double>(time->i) : time->f;
+        if (!std::isfinite(t)) {
+            ++unmatched;
+            continue;
+        }
         const std::string n(vm.text(*name));
         if (vm.text(*stage) == "START") {
             open[n].push_back(t);

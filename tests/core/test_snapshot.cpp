@@ -127,6 +127,18 @@ TEST_CASE("Several devices: the lowest with events, or the one asked for", "[tra
 
 TEST_CASE("One-item lists (APPEND / SETITEM) and empty traces load", "[trace][snapshot]")
 {
+    const std::string both = fixture("multidevice-single.pickle");
+    const TraceLoadResult m0 = load(both);
+    REQUIRE(m0.trace);
+    CHECK(m0.trace->device == 0);
+    CHECK(m0.trace->events.size() == 1);
+    CHECK(m0.trace->devices == std::vector<int>{0, 1});
+    TraceImportOptions one;
+    one.device = 1;
+    const TraceLoadResult m1 = load(both, one);
+    REQUIRE(m1.trace);
+    CHECK(m1.trace->events.size() == 2);
+    CHECK(m1.trace->stacks.empty()); // device 0's frames are not kept
     const std::string single = fixture("single.pickle");
     const TraceLoadResult r = load(single);
     INFO(problemsOf(r));

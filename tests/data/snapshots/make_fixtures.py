@@ -70,6 +70,12 @@ def multidevice():
                               [ev("alloc", 0x20400, 300, 1), ev("free_completed", 0x20400, 300, 2)]]}
 
 
+def multidevice_single():
+    # Device 0 holds one event (APPEND inside device_traces' APPENDS batch).
+    return {"segments": [], "device_traces": [[ev("alloc", 0x100, 64, 1, STACK_C)],
+                                              [ev("alloc", 0x200, 8, 1), ev("alloc", 0x300, 8, 2)]]}
+
+
 def single():
     # One device, one event, one-item lists and a one-key dict: Python writes
     # APPEND / SETITEM instead of APPENDS / SETITEMS.
@@ -93,6 +99,7 @@ if __name__ == "__main__":
     write("basic-p0.pickle", basic(), 0)  # text protocol: refused (UNICODE), with its name
     write("multidevice.pickle", multidevice())
     write("single.pickle", single())
+    write("multidevice-single.pickle", multidevice_single())
     write("empty.pickle", empty())
     write("toplevel-list.pickle", [basic()["segments"]])
     noaddr = basic()
