@@ -62,6 +62,21 @@ QString ComparisonTableModel::phaseText(IterationPhase phase)
     return tr("Outside the iteration");
 }
 
+QString ComparisonTableModel::phaseWhereText(IterationPhase phase)
+{
+    switch (phase) {
+    case IterationPhase::Forward:
+        return tr("in the forward pass");
+    case IterationPhase::Backward:
+        return tr("in the backward pass");
+    case IterationPhase::Optimizer:
+        return tr("in the optimizer step");
+    case IterationPhase::Outside:
+        break;
+    }
+    return tr("outside the iteration");
+}
+
 QString ComparisonTableModel::differenceText(double error)
 {
     const QString number = QString::number(std::abs(error) * 100.0, 'f', 1);
@@ -80,10 +95,9 @@ void ComparisonTableModel::setComparison(const TraceComparison &comparison)
     const QString rank = tr("pipeline rank %1").arg(comparison.pipeline_rank);
     m_rows.push_back({tr("Peak"),
                       tr("The largest allocated total. Measured: anywhere in the trace, replayed as PyTorch's "
-                         "memory viewer does (in the %1 phase). Modelled: over the simulated iteration of %2 "
-                         "(in the %3 phase).\n%4")
-                          .arg(phaseText(comparison.measured_peak_phase).toLower(), rank,
-                               phaseText(comparison.modelled_peak_phase).toLower(), reserveNote()),
+                         "memory viewer does (%1). Modelled: over the simulated iteration of %2 (%3).\n%4")
+                          .arg(phaseWhereText(comparison.measured_peak_phase), rank,
+                               phaseWhereText(comparison.modelled_peak_phase), reserveNote()),
                       comparison.measured_peak_allocated_bytes, comparison.modelled_peak_bytes, comparison.peak_error});
     m_rows.push_back({tr("Steady state"),
                       tr("What stays allocated between iterations (weights, gradients, optimizer states). "

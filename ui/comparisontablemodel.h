@@ -41,6 +41,8 @@ public:
 
     // "Forward", "Backward", "Optimizer step", "Outside the iteration".
     static QString phaseText(IterationPhase phase);
+    // "in the forward pass", "in the backward pass", "in the optimizer step", "outside the iteration".
+    static QString phaseWhereText(IterationPhase phase);
     // "+1.3 %", "−12.0 %" (a true minus sign).
     static QString differenceText(double error);
 

@@ -619,9 +619,16 @@ void LifetimeView::paintOverlay(QPainter &p) const
     for (const QString &l : labels)
         width = std::max(width, fm.horizontalAdvance(l));
     const bool lines = overlayShown();
-    QRectF box(ca.x + pad, ca.y + pad, (lines ? swatch + pad : 0) + width + 2 * pad,
-               fm.height() * double(labels.size()) + 2 * pad);
-    box.setWidth(std::min(box.width(), ca.w - 2 * pad));
+    const QSizeF size(std::min((lines ? swatch + pad : 0) + width + 2 * pad, ca.w - 2 * pad),
+                      fm.height() * double(labels.size()) + 2 * pad);
+    // Clear of the peak's label (beside the dot, left or right, above or below) and of the curves where it can be.
+    QRectF peak;
+    if (m_geometry.peakVisible) {
+        const double w = fm.horizontalAdvance(toQString(peakLabel(*currentRank()))) * 1.1 + pad;
+        peak = QRectF(m_geometry.peak.x - w, m_geometry.peak.y - fm.height() - pad, 2 * w, 2 * (fm.height() + pad));
+    }
+    const QRectF box
+        = quietestCorner(QRectF(ca.x, ca.y, ca.w, ca.h), size, pad, {&m_curve, &m_measuredLine, &m_modelledLine}, peak);
     QColor background = palette().color(QPalette::Base);
     background.setAlpha(225);
     p.setRenderHint(QPainter::Antialiasing, false);

@@ -80,4 +80,27 @@ ValueAxis rescaleBytes(GanttGeometry &geometry, const ValueAxis &from, const std
     return to;
 }
 
+QRectF quietestCorner(const QRectF &area, const QSizeF &size, double margin,
+                      const std::vector<const QPolygonF *> &lines, const QRectF &avoid)
+{
+    const double left = area.left() + margin, right = area.right() - margin - size.width();
+    const double top = area.top() + margin, bottom = area.bottom() - margin - size.height();
+    const QPointF corners[] = {{left, top}, {right, top}, {left, bottom}, {right, bottom}};
+    QRectF best;
+    int bestScore = -1;
+    for (const QPointF &corner : corners) {
+        const QRectF box(corner, size);
+        // Step lines are axis-aligned: a segment's rect, a hair thick, says whether it crosses the box.
+        int score = box.intersects(avoid) ? 1000000 : 0;
+        for (const QPolygonF *line : lines)
+            for (qsizetype i = 1; i < line->size(); ++i)
+                score += QRectF((*line)[i - 1], (*line)[i]).normalized().adjusted(-0.5, -0.5, 0.5, 0.5).intersects(box);
+        if (bestScore < 0 || score < bestScore) {
+            best = box;
+            bestScore = score;
+        }
+    }
+    return best;
+}
+
 } // namespace memledger::ui

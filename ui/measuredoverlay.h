@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QPolygonF>
+#include <QRectF>
 #include <QString>
 
 #include "core/gantt.h"
@@ -42,5 +43,11 @@ std::vector<Tick> bytesTicksWithOverlay(const Timeline &timeline, const RankTime
 // ticks); the rows and the time axis stay. Returns the new axis.
 ValueAxis rescaleBytes(GanttGeometry &geometry, const ValueAxis &from, const std::vector<Tick> &ticks,
                        const GanttRect &curveArea);
+
+// Where a legend box of `size` goes in `area`: the corner (inset by `margin`)
+// that the fewest segments of `lines` cross and that keeps clear of `avoid`
+// (the peak's label); the top-left one on a tie.
+QRectF quietestCorner(const QRectF &area, const QSizeF &size, double margin,
+                      const std::vector<const QPolygonF *> &lines, const QRectF &avoid);
 
 } // namespace memledger::ui

@@ -35,6 +35,9 @@ QTableView *makeTable(QWidget *parent)
     table->setWordWrap(false);
     table->setTextElideMode(Qt::ElideMiddle); // frames keep their function and their line
     table->horizontalHeader()->setHighlightSections(false);
+    // One line of text a row, like the ledger's tree.
+    table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 8);
+    table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     return table;
 }
 
@@ -103,8 +106,11 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     layout->addWidget(m_summary);
 
     m_comparisonTable->setModel(m_comparison);
+    // The figure's name takes the width; the numbers sit together at the right, sized to their text.
     m_comparisonTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_comparisonTable->horizontalHeader()->setStretchLastSection(true);
+    m_comparisonTable->horizontalHeader()->setSectionResizeMode(ComparisonTableModel::FigureColumn,
+                                                                QHeaderView::Stretch);
+    m_comparisonTable->horizontalHeader()->setMinimumSectionSize(96);
     m_comparisonTable->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_comparisonTable->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     m_comparisonTable->setToolTip(
@@ -169,9 +175,9 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
                             : tr("iteration %1 modelled (the trace has no times)")
                                   .arg(toQString(formatSeconds(comparison.modelled_iteration_s)));
     facts << iteration;
-    facts << tr("peak measured in %1, modelled in %2")
-                 .arg(ComparisonTableModel::phaseText(comparison.measured_peak_phase).toLower(),
-                      ComparisonTableModel::phaseText(comparison.modelled_peak_phase).toLower());
+    facts << tr("peak measured %1, modelled %2")
+                 .arg(ComparisonTableModel::phaseWhereText(comparison.measured_peak_phase),
+                      ComparisonTableModel::phaseWhereText(comparison.modelled_peak_phase));
     m_summary->setText(facts.join(QStringLiteral(" \u00b7 ")));
 
     const int shown = m_allocations->rowCount();
@@ -195,7 +201,6 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
 void MeasuredPanel::fitComparisonTable()
 {
     // Every row shows; the allocations below take the rest of the height.
-    m_comparisonTable->resizeRowsToContents();
     int height = m_comparisonTable->horizontalHeader()->height() + 2 * m_comparisonTable->frameWidth();
     for (int row = 0; row < m_comparison->rowCount(); ++row)
         height += m_comparisonTable->rowHeight(row);

@@ -31,7 +31,8 @@ PeakAllocationsModel::PeakAllocationsModel(QObject *parent)
 QString PeakAllocationsModel::frameText(const TraceFrame &frame)
 {
     const QString name = frame.name.empty() ? QStringLiteral("?") : toQString(frame.name);
-    if (frame.filename.empty())
+    // Native frames (aten:: operators) come without a file: PyTorch writes "??".
+    if (frame.filename.empty() || frame.filename == "??")
         return name;
     const QString file = QFileInfo(toQString(frame.filename)).fileName();
     return frame.line > 0 ? QStringLiteral("%1 (%2:%3)").arg(name, file).arg(frame.line)

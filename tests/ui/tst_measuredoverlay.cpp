@@ -106,6 +106,23 @@ TEST_CASE("The bytes axis grows to hold a measured run above the model", "[ui][m
     CHECK(g.bytesTicks.size() == wider.size());
 }
 
+TEST_CASE("The overlay's legend goes to the corner the curves leave free, clear of the peak",
+          "[ui][measured][lifetimes]")
+{
+    const QRectF area(0, 0, 400, 200);
+    const QSizeF size(100, 40);
+    // A curve along the top: the bottom-left corner is free.
+    const QPolygonF top({{0, 10}, {400, 10}});
+    CHECK(ui::quietestCorner(area, size, 5, {&top}, {}) == QRectF(5, 155, 100, 40));
+    // Nothing drawn: top-left. The peak's label there: top-right.
+    const QPolygonF none;
+    CHECK(ui::quietestCorner(area, size, 5, {&none}, {}) == QRectF(5, 5, 100, 40));
+    CHECK(ui::quietestCorner(area, size, 5, {&none}, QRectF(0, 0, 50, 50)) == QRectF(295, 5, 100, 40));
+    // A vertical step through the left half and a curve along the bottom: top-right.
+    const QPolygonF steps({{0, 190}, {50, 190}, {50, 0}, {60, 0}, {60, 190}, {400, 190}});
+    CHECK(ui::quietestCorner(area, size, 5, {&steps}, {}) == QRectF(295, 5, 100, 40));
+}
+
 TEST_CASE("The lifetimes view draws the measured curve over its rank, with a legend, and clears it",
           "[ui][measured][lifetimes]")
 {

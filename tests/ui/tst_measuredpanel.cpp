@@ -88,7 +88,7 @@ TEST_CASE("The comparison table: peak, steady, then each phase, in GB, the diffe
     // The tooltips say what the figures mean and that the reserve is left out.
     CHECK(cell(model, 0, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("largest allocated total")));
     CHECK(cell(model, 0, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("runtime reserve")));
-    CHECK(cell(model, 0, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("backward")));
+    CHECK(cell(model, 0, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("in the backward pass")));
     CHECK(cell(model, 1, C::FigureColumn, Qt::ToolTipRole).contains(QStringLiteral("between iterations")));
     CHECK(cell(model, 1, C::MeasuredColumn, Qt::ToolTipRole).contains(QStringLiteral("runtime reserve")));
     CHECK(cell(model, 0, C::DifferenceColumn, Qt::ToolTipRole).contains(QStringLiteral("modelled / measured")));
@@ -141,6 +141,11 @@ TEST_CASE("The allocations at the peak: bytes, blocks, frames and the ledger row
     CHECK(foreground(model, 1, P::MatchedColumn) == memledger::ui::warningTextColour(QApplication::palette()));
     CHECK(model.unexplainedCount() == 1);
 
+    // Native frames carry no file ("??" in PyTorch's snapshots).
+    CHECK(PeakAllocationsModel::frameText({"??", 0, "aten::addmm"}) == QStringLiteral("aten::addmm"));
+    CHECK(PeakAllocationsModel::frameText({"/a/b/linear.py", 114, "forward"})
+          == QStringLiteral("forward (linear.py:114)"));
+
     memledger::PeakAllocation bare;
     bare.bytes = 1000;
     model.setAllocations({bare});
@@ -158,7 +163,8 @@ TEST_CASE("The measured panel shows a comparison, its notes, and goes back to it
     CHECK(panel.titleText().contains(QStringLiteral("run &lt;1&gt;.pickle.gz")));
     CHECK(panel.summaryText().contains(QStringLiteral("memory snapshot")));
     CHECK(panel.summaryText().contains(QStringLiteral("12,345 events")));
-    CHECK(panel.summaryText().contains(QStringLiteral("peak measured in backward, modelled in backward")));
+    CHECK(panel.summaryText().contains(
+        QStringLiteral("peak measured in the backward pass, modelled in the backward pass")));
     CHECK(panel.notesText().contains(QStringLiteral("ProfilerStep#2")));
     CHECK(panel.comparisonTable()->model()->rowCount() == 5);
     CHECK(panel.allocationsTable()->model()->rowCount() == 2);
