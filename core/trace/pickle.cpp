@@ -13,6 +13,9 @@ namespace memledger::pickle {
 
 namespace {
 
+// The input buffer starts small (a short pickle costs no megabyte) and
+// doubles at each refill up to 1 MiB.
+constexpr std::size_t kFirstBufferSize = std::size_t{1} << 12;
 constexpr std::size_t kBufferSize = std::size_t{1} << 20;
 constexpr std::size_t kMaxLine = 4096; // text-protocol arguments: a number or a memo index
 
@@ -210,7 +213,7 @@ Unpickler::Unpickler(ByteSource &source, Consumer *consumer, Limits limits)
     : source_(source)
     , consumer_(consumer)
     , limits_(limits)
-    , buffer_(kBufferSize)
+    , buffer_(kFirstBufferSize)
 {
     p_ = end_ = buffer_.data();
     nextProgress_ = limits_.progress_every;
@@ -223,10 +226,13 @@ bool Unpickler::fill(std::size_t n)
     if (static_cast<std::size_t>(end_ - p_) >= n)
         return true;
     const std::size_t have = static_cast<std::size_t>(end_ - p_);
-    bufferStart_ += static_cast<std::uint64_t>(p_ - buffer_.data());
+    const std::size_t offset = static_cast<std::size_t>(p_ - buffer_.data()); // p_ dies with a resize
+    bufferStart_ += offset;
+    if (bufferStart_ > 0 && buffer_.size() < kBufferSize)
+        buffer_.resize(std::min(kBufferSize, 2 * buffer_.size()));
     if (buffer_.size() < n)
         buffer_.resize(n);
-    std::memmove(buffer_.data(), p_, have);
+    std::memmove(buffer_.data(), buffer_.data() + offset, have);
     std::size_t total = have;
     while (total < n) {
         const std::size_t got = source_.read(buffer_.data() + total, buffer_.size() - total);

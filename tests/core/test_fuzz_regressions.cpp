@@ -47,6 +47,7 @@ TEST_CASE("Inputs the fuzzers crashed on load, or are refused, without crashing"
     replay("hfimport", runHfImport);
     replay("deck", runDeck);
     CHECK(replay("profilertrace", runProfilerTrace) >= 1);
+    CHECK(replay("snapshot", runSnapshot) >= 1);
 }
 
 TEST_CASE("The fuzz entry points accept every shipped preset and HF config", "[fuzz]")

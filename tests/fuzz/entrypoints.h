@@ -12,6 +12,8 @@
 #include "core/report.h"
 #include "core/timeline.h"
 #include "core/trace/profilertrace.h"
+#include "core/trace/replay.h"
+#include "core/trace/snapshot.h"
 #include "core/validate.h"
 
 #include <nlohmann/json.hpp>
@@ -148,6 +150,43 @@ inline std::string runProfilerTrace(std::string_view text)
         if (!(t.ranges[i].end_us >= t.ranges[i].start_us) || (i > 0 && t.ranges[i - 1].start_us > t.ranges[i].start_us))
             return "bad range";
     }
+    return {};
+}
+
+// Snapshot importer (the safe unpickler under it) and the replay: a trace or
+// problems, never both; stack indices in range; the replayed peak is the
+// largest point of the curve (or the start) and the sum of what is alive at it.
+inline std::string runSnapshot(std::string_view bytes)
+{
+    const std::unique_ptr<ByteSource> source = ByteSource::fromMemory(bytes);
+    const TraceLoadResult r = loadSnapshot(*source);
+    if (r.trace.has_value() == hasErrors(r.problems))
+        return "a trace and errors, or neither";
+    if (!r.trace)
+        return {};
+    const MeasuredTrace &t = *r.trace;
+    if (!std::is_sorted(t.devices.begin(), t.devices.end())
+        || (!t.devices.empty() && !std::binary_search(t.devices.begin(), t.devices.end(), t.device)))
+        return "the kept device is not among the sorted devices";
+    const auto badStack = [&](std::int32_t s) { return s < -1 || s >= static_cast<std::int32_t>(t.stacks.size()); };
+    for (const TraceEvent &e : t.events)
+        if (e.size < 0 || badStack(e.stack))
+            return "bad event";
+    for (const TraceBlock &b : t.live_blocks)
+        if (b.size < 0 || badStack(b.stack))
+            return "bad live block";
+    for (std::size_t i = 0; i < t.ranges.size(); ++i)
+        if (!(t.ranges[i].end_us >= t.ranges[i].start_us) || (i > 0 && t.ranges[i - 1].start_us > t.ranges[i].start_us))
+            return "bad range";
+    const MemoryReplay replay = replayAllocated(t);
+    Bytes top = replay.initial_allocated_bytes, alive = 0;
+    for (const ReplayPoint &p : replay.curve)
+        top = std::max(top, p.allocated);
+    bool overflow = false; // absurd sizes saturate the replay's sums: nothing to compare then
+    for (const ReplayBlock &b : replay.alive_at_peak)
+        overflow = overflow || __builtin_add_overflow(alive, b.size, &alive);
+    if (top != replay.peak_allocated_bytes || (!overflow && alive != replay.peak_allocated_bytes))
+        return "the replayed peak is not the curve's top or not what is alive at it";
     return {};
 }
 

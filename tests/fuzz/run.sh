@@ -21,12 +21,14 @@ cmake --build --preset fuzz
 
 mkdir -p build/fuzz/crashes
 status=0
-for target in preset hfimport deck profilertrace; do
+for target in preset hfimport deck profilertrace snapshot; do
     corpus="build/fuzz/corpus/$target"
     mkdir -p "$corpus"
     # Every JSON file of presets/ and tests/data seeds every target: a deck
     # slide is a preset, and a preset is a malformed HF config worth trying.
     find presets tests/data -name '*.json' -exec cp -n {} "$corpus"/ \;
+    # The snapshot fixtures (pickles, one gzipped) seed the snapshot importer.
+    [[ $target == snapshot ]] && cp -n tests/data/snapshots/*.pickle* "$corpus"/
     echo "== fuzz_$target for ${seconds}s"
     if ! build/fuzz/tests/fuzz/fuzz_"$target" "$corpus" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
