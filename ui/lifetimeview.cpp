@@ -608,7 +608,7 @@ void LifetimeView::paintOverlay(QPainter &p) const
     // The overlay's own legend, in the plot's top-left corner: the line above names only the model's colours.
     QStringList labels;
     if (overlayShown())
-        labels << m_overlay->label << tr("modelled, without the runtime reserve");
+        labels << m_overlay->label << tr("modelled, no runtime reserve");
     else
         labels << tr("%1 is held against rank %2: pick that rank to see it")
                       .arg(m_overlay->label)
@@ -621,14 +621,12 @@ void LifetimeView::paintOverlay(QPainter &p) const
     const bool lines = overlayShown();
     const QSizeF size(std::min((lines ? swatch + pad : 0) + width + 2 * pad, ca.w - 2 * pad),
                       fm.height() * double(labels.size()) + 2 * pad);
-    // Clear of the peak's label (beside the dot, left or right, above or below) and of the curves where it can be.
+    // Clear of the peak's dot and label (drawn bold, so a little wider) and of the curves where it can be.
     QRectF peak;
-    if (m_geometry.peakVisible) {
-        const double w = fm.horizontalAdvance(toQString(peakLabel(*currentRank()))) * 1.1 + pad;
-        peak = QRectF(m_geometry.peak.x - w, m_geometry.peak.y - fm.height() - pad, 2 * w, 2 * (fm.height() + pad));
-    }
+    if (m_geometry.peakVisible)
+        peak = peakLabelRect().adjusted(-2 * pad, -pad, 2 * pad + fm.height(), pad);
     const QRectF box
-        = quietestCorner(QRectF(ca.x, ca.y, ca.w, ca.h), size, pad, {&m_curve, &m_measuredLine, &m_modelledLine}, peak);
+        = quietestPlace(QRectF(ca.x, ca.y, ca.w, ca.h), size, pad, {&m_curve, &m_measuredLine, &m_modelledLine}, peak);
     QColor background = palette().color(QPalette::Base);
     background.setAlpha(225);
     p.setRenderHint(QPainter::Antialiasing, false);
@@ -689,6 +687,23 @@ void LifetimeView::paintAxis(QPainter &p) const
     }
 }
 
+QRectF LifetimeView::peakLabelRect() const
+{
+    // Beside the dot: right of it if it fits, else left; above the dot, or below when at the top.
+    const QFontMetricsF fm(font());
+    const GanttRect &ca = m_frame.curveArea;
+    const double pad = fm.height() * 0.3;
+    QRectF r(0, 0, fm.horizontalAdvance(toQString(peakLabel(*currentRank()))), fm.height());
+    if (m_geometry.peakVisible) {
+        const double px = m_geometry.peak.x, py = m_geometry.peak.y;
+        r.moveLeft(px + pad + r.width() < ca.right() ? px + pad : px - pad - r.width());
+        r.moveBottom(py - pad);
+        if (r.top() < ca.y - fm.height() * 0.2)
+            r.moveTop(py + pad);
+    }
+    return r;
+}
+
 void LifetimeView::paintCurve(QPainter &p) const
 {
     const QFontMetricsF fm(font());
@@ -714,15 +729,7 @@ void LifetimeView::paintCurve(QPainter &p) const
     const QString peak = toQString(peakLabel(rank));
     const double pad = fm.height() * 0.3;
 
-    // Peak label beside the dot: right of it if it fits, else left; above the dot, or below when at the top.
-    QRectF peakRect(0, 0, fm.horizontalAdvance(peak), fm.height());
-    if (m_geometry.peakVisible) {
-        const double px = m_geometry.peak.x, py = m_geometry.peak.y;
-        peakRect.moveLeft(px + pad + peakRect.width() < ca.right() ? px + pad : px - pad - peakRect.width());
-        peakRect.moveBottom(py - pad);
-        if (peakRect.top() < ca.y - fm.height() * 0.2)
-            peakRect.moveTop(py + pad);
-    }
+    const QRectF peakRect = peakLabelRect();
     const auto labelLine = [&](double y, const QColor &colour, const QString &label, bool above) {
         if (y < ca.y || y > ca.bottom()) // off a fitted axis
             return;

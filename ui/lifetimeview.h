@@ -110,6 +110,7 @@ private:
     void paintRows(QPainter &p) const;
     void paintAxis(QPainter &p) const;
     void paintOverlay(QPainter &p) const;
+    QRectF peakLabelRect() const;
     void rebuildOverlayCurves();
 
     Timeline m_timeline;

@@ -80,21 +80,34 @@ ValueAxis rescaleBytes(GanttGeometry &geometry, const ValueAxis &from, const std
     return to;
 }
 
-QRectF quietestCorner(const QRectF &area, const QSizeF &size, double margin,
-                      const std::vector<const QPolygonF *> &lines, const QRectF &avoid)
+QRectF quietestPlace(const QRectF &area, const QSizeF &size, double margin, const std::vector<const QPolygonF *> &lines,
+                     const QRectF &avoid)
 {
     const double left = area.left() + margin, right = area.right() - margin - size.width();
     const double top = area.top() + margin, bottom = area.bottom() - margin - size.height();
-    const QPointF corners[] = {{left, top}, {right, top}, {left, bottom}, {right, bottom}};
+    // A grid over the area, row by row from the top, each left to right: the corners first among equals.
+    constexpr int kColumns = 6;
+    constexpr int kRows = 4;
+    std::vector<QPointF> places;
+    for (const double y : {top, bottom})
+        for (int k = 0; k <= kColumns; ++k)
+            places.push_back({left + (right - left) * k / kColumns, y});
+    for (int r = 1; r < kRows; ++r)
+        for (int k = 0; k <= kColumns; ++k)
+            places.push_back({left + (right - left) * k / kColumns, top + (bottom - top) * r / kRows});
     QRectF best;
-    int bestScore = -1;
-    for (const QPointF &corner : corners) {
-        const QRectF box(corner, size);
-        // Step lines are axis-aligned: a segment's rect, a hair thick, says whether it crosses the box.
-        int score = box.intersects(avoid) ? 1000000 : 0;
+    double bestScore = -1;
+    for (const QPointF &place : places) {
+        const QRectF box(place, size);
+        // Pixels of line the box would hide. Step lines are axis-aligned: a segment's rect, a hair thick,
+        // cut by the box is the part of it under the box.
+        double score = box.intersects(avoid) ? 1e9 : 0;
         for (const QPolygonF *line : lines)
-            for (qsizetype i = 1; i < line->size(); ++i)
-                score += QRectF((*line)[i - 1], (*line)[i]).normalized().adjusted(-0.5, -0.5, 0.5, 0.5).intersects(box);
+            for (qsizetype i = 1; i < line->size(); ++i) {
+                const QRectF hidden
+                    = QRectF((*line)[i - 1], (*line)[i]).normalized().adjusted(-0.5, -0.5, 0.5, 0.5).intersected(box);
+                score += std::max(hidden.width(), hidden.height());
+            }
         if (bestScore < 0 || score < bestScore) {
             best = box;
             bestScore = score;

@@ -44,10 +44,10 @@ std::vector<Tick> bytesTicksWithOverlay(const Timeline &timeline, const RankTime
 ValueAxis rescaleBytes(GanttGeometry &geometry, const ValueAxis &from, const std::vector<Tick> &ticks,
                        const GanttRect &curveArea);
 
-// Where a legend box of `size` goes in `area`: the corner (inset by `margin`)
-// that the fewest segments of `lines` cross and that keeps clear of `avoid`
-// (the peak's label); the top-left one on a tie.
-QRectF quietestCorner(const QRectF &area, const QSizeF &size, double margin,
-                      const std::vector<const QPolygonF *> &lines, const QRectF &avoid);
+// Where a legend box of `size` goes in `area` (inset by `margin`): the place
+// that hides the least of `lines` and keeps clear of `avoid` (the peak's
+// label), the top edge first, then the bottom one, then in between.
+QRectF quietestPlace(const QRectF &area, const QSizeF &size, double margin, const std::vector<const QPolygonF *> &lines,
+                     const QRectF &avoid);
 
 } // namespace memledger::ui

@@ -106,21 +106,27 @@ TEST_CASE("The bytes axis grows to hold a measured run above the model", "[ui][m
     CHECK(g.bytesTicks.size() == wider.size());
 }
 
-TEST_CASE("The overlay's legend goes to the corner the curves leave free, clear of the peak",
-          "[ui][measured][lifetimes]")
+TEST_CASE("The overlay's legend goes where the curves leave room, clear of the peak", "[ui][measured][lifetimes]")
 {
     const QRectF area(0, 0, 400, 200);
     const QSizeF size(100, 40);
-    // A curve along the top: the bottom-left corner is free.
-    const QPolygonF top({{0, 10}, {400, 10}});
-    CHECK(ui::quietestCorner(area, size, 5, {&top}, {}) == QRectF(5, 155, 100, 40));
-    // Nothing drawn: top-left. The peak's label there: top-right.
+    // Nothing drawn: top-left.
     const QPolygonF none;
-    CHECK(ui::quietestCorner(area, size, 5, {&none}, {}) == QRectF(5, 5, 100, 40));
-    CHECK(ui::quietestCorner(area, size, 5, {&none}, QRectF(0, 0, 50, 50)) == QRectF(295, 5, 100, 40));
-    // A vertical step through the left half and a curve along the bottom: top-right.
-    const QPolygonF steps({{0, 190}, {50, 190}, {50, 0}, {60, 0}, {60, 190}, {400, 190}});
-    CHECK(ui::quietestCorner(area, size, 5, {&steps}, {}) == QRectF(295, 5, 100, 40));
+    CHECK(ui::quietestPlace(area, size, 5, {&none}, {}) == QRectF(5, 5, 100, 40));
+    // A curve along the top: bottom-left.
+    const QPolygonF top({{0, 10}, {400, 10}});
+    CHECK(ui::quietestPlace(area, size, 5, {&top}, {}) == QRectF(5, 155, 100, 40));
+    // The peak's label top-left: further right along the top.
+    const QRectF peak(0, 0, 50, 50);
+    const QRectF clear = ui::quietestPlace(area, size, 5, {&none}, peak);
+    CHECK(clear.top() == 5);
+    CHECK_FALSE(clear.intersects(peak));
+    // A spike through the left of the plot and a curve along the bottom: along the top, right of the spike.
+    const QPolygonF spike({{0, 190}, {50, 190}, {50, 0}, {60, 0}, {60, 190}, {400, 190}});
+    const QRectF beside = ui::quietestPlace(area, size, 5, {&spike}, {});
+    CHECK(beside.top() == 5);
+    CHECK(beside.left() > 60);
+    CHECK(area.contains(beside));
 }
 
 TEST_CASE("The lifetimes view draws the measured curve over its rank, with a legend, and clears it",
