@@ -707,6 +707,20 @@ std::optional<Value> Unpickler::run()
             }
             return stack_.back();
         }
+        // The opcodes of every event (memo references to its keys and
+        // action, small ints) take a fast path; anything unusual, a buffer
+        // edge included, goes through execute().
+        if (op_ == 'h' && p_ != end_ && stack_.size() < limits_.max_stack) {
+            const auto index = static_cast<unsigned char>(*p_);
+            if (index < memo_.size() && !memo_[index].isContainer()) {
+                ++p_;
+                stack_.push_back(memo_[index]);
+                continue;
+            }
+        } else if (op_ == 'K' && p_ != end_ && stack_.size() < limits_.max_stack) {
+            stack_.push_back(Value::integer(static_cast<unsigned char>(*p_++)));
+            continue;
+        }
         if (!execute(op_)) {
             if (error_.empty())
                 malformed("failed");
