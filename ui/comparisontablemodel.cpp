@@ -79,6 +79,10 @@ QString ComparisonTableModel::phaseWhereText(IterationPhase phase)
 
 QString ComparisonTableModel::differenceText(double error)
 {
+    // Beyond ten times off the digits say nothing more (a steady state of a few bytes measured, say).
+    constexpr double kShownLimit = 10.0;
+    if (std::abs(error) > kShownLimit)
+        return (error < 0 ? QStringLiteral("< \u2212") : QStringLiteral("> +")) + QStringLiteral("1000 %");
     const QString number = QString::number(std::abs(error) * 100.0, 'f', 1);
     // A rounded zero carries no sign.
     if (number == QStringLiteral("0.0"))

@@ -166,7 +166,8 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
 
     QStringList facts;
     facts << formatText(comparison.format);
-    facts << tr("device %1").arg(comparison.device);
+    // Profiler traces name the host's own allocations device -1.
+    facts << (comparison.device < 0 ? tr("CPU") : tr("device %1").arg(comparison.device));
     facts << tr("%1 events").arg(toQString(formatThousands(comparison.events)));
     QString iteration = comparison.measured_iteration_s
                             ? tr("iteration %1 measured, %2 modelled")

@@ -52,6 +52,9 @@ TEST_CASE("Agreement: within 2 % good, beyond 10 % poor, in between fair", "[ui]
     CHECK(ComparisonTableModel::differenceText(0.0132) == QStringLiteral("+1.3 %"));
     CHECK(ComparisonTableModel::differenceText(-0.2) == QStringLiteral("\u221220.0 %"));
     CHECK(ComparisonTableModel::differenceText(-0.00001) == QStringLiteral("0.0 %"));
+    CHECK(ComparisonTableModel::differenceText(10.0) == QStringLiteral("+1000.0 %"));
+    CHECK(ComparisonTableModel::differenceText(15545087.0) == QStringLiteral("> +1000 %"));
+    CHECK(ComparisonTableModel::differenceText(-12.0) == QStringLiteral("< \u22121000 %"));
 }
 
 TEST_CASE("The comparison table: peak, steady, then each phase, in GB, the differences coloured", "[ui][measured]")
