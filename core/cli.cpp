@@ -10,47 +10,55 @@
 #include "core/report.h"
 #include "core/timeline.h"
 #include "core/timelinereport.h"
+#include "core/trace/compare.h"
+#include "core/trace/comparereport.h"
+#include "core/trace/traceimport.h"
 #include "core/validate.h"
-
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace memledger {
 
 namespace {
 
-const char *kUsage =
-    "usage: memledger-cli COMMAND ...\n"
-    "\n"
-    "  eval PRESET [--set section.key=value]... [--format table|json|csv|markdown]\n"
-    "      the per-rank memory ledger of a preset\n"
-    "  check PRESET [--set section.key=value]... [--format table|json]\n"
-    "      exit 0 if every pipeline rank fits the device, 3 if one does not\n"
-    "  timeline PRESET [--set section.key=value]... [--rank R] [--format json|csv]\n"
-    "      one iteration simulated per pipeline rank: peak, when, what is alive,\n"
-    "      the memory curve and every lifetime (csv: the lifetimes)\n"
-    "  search PRESET --gpus N [--top K] [--margin F] [--set ...] [--format table|json]\n"
-    "      the fastest plans (t, p, v, d, c, e, micro-batch, ZeRO, recompute,\n"
-    "      optimizer offload) for N GPUs whose peak stays under F × HBM (0.8)\n"
-    "  import-hf CONFIG.json [--set section.key=value]...\n"
-    "      print a preset built from a Hugging Face model config: the model\n"
-    "      section from the config, the rest defaulted; warnings on stderr\n"
-    "  presets\n"
-    "      list the built-in presets (models, hardware, scenarios, decks)\n"
-    "\n"
-    "PRESET is a preset file, or the name of a built-in scenario.\n"
-    "Exit codes: 0 fits / done, 3 does not fit (check), 2 bad input.\n";
+const char *kUsage = "usage: memledger-cli COMMAND ...\n"
+                     "\n"
+                     "  eval PRESET [--set section.key=value]... [--format table|json|csv|markdown]\n"
+                     "      the per-rank memory ledger of a preset\n"
+                     "  check PRESET [--set section.key=value]... [--format table|json]\n"
+                     "      exit 0 if every pipeline rank fits the device, 3 if one does not\n"
+                     "  timeline PRESET [--set section.key=value]... [--rank R] [--format json|csv]\n"
+                     "      one iteration simulated per pipeline rank: peak, when, what is alive,\n"
+                     "      the memory curve and every lifetime (csv: the lifetimes)\n"
+                     "  search PRESET --gpus N [--top K] [--margin F] [--set ...] [--format table|json]\n"
+                     "      the fastest plans (t, p, v, d, c, e, micro-batch, ZeRO, recompute,\n"
+                     "      optimizer offload) for N GPUs whose peak stays under F × HBM (0.8)\n"
+                     "  compare PRESET TRACE [--set ...] [--rank R] [--device N] [--format table|json|markdown]\n"
+                     "      a measured run held against the model: TRACE is a PyTorch memory snapshot\n"
+                     "      (torch.cuda.memory._dump_snapshot) or a profiler Chrome trace with\n"
+                     "      [memory] events, gzip-compressed or not\n"
+                     "  import-hf CONFIG.json [--set section.key=value]...\n"
+                     "      print a preset built from a Hugging Face model config: the model\n"
+                     "      section from the config, the rest defaulted; warnings on stderr\n"
+                     "  presets\n"
+                     "      list the built-in presets (models, hardware, scenarios, decks)\n"
+                     "\n"
+                     "PRESET is a preset file, or the name of a built-in scenario.\n"
+                     "Exit codes: 0 fits / done, 3 does not fit (check), 2 bad input.\n";
 
-struct Options {
+struct Options
+{
     std::string command;
     std::string preset;
     std::vector<std::string> sets;
     std::string format = "table";
     bool formatGiven = false;
-    std::string rank; // timeline --rank
+    std::string rank; // timeline and compare --rank
+    std::string device; // compare --device
+    std::string trace; // compare TRACE
     std::string gpus, top, margin; // search
 };
 
@@ -87,8 +95,12 @@ bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
             if (!value("--format", o.format))
                 return false;
             o.formatGiven = true;
-        } else if (o.command == "timeline" && (a == "--rank" || a.rfind("--rank=", 0) == 0)) {
+        } else if ((o.command == "timeline" || o.command == "compare")
+                   && (a == "--rank" || a.rfind("--rank=", 0) == 0)) {
             if (!value("--rank", o.rank))
+                return false;
+        } else if (o.command == "compare" && (a == "--device" || a.rfind("--device=", 0) == 0)) {
+            if (!value("--device", o.device))
                 return false;
         } else if (o.command == "search" && (a == "--gpus" || a.rfind("--gpus=", 0) == 0)) {
             if (!value("--gpus", o.gpus))
@@ -104,6 +116,8 @@ bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
             return false;
         } else if (o.preset.empty()) {
             o.preset = a;
+        } else if (o.command == "compare" && o.trace.empty()) {
+            o.trace = a;
         } else {
             err << "memledger-cli: unexpected argument " << a << "\n";
             return false;
@@ -256,8 +270,8 @@ int timeline(const Options &o, std::ostream &out, std::ostream &err)
     if (!config)
         return kExitBadInput;
     if (rank >= config->parallelism.pipeline_model_parallel_size) {
-        err << "--rank: the plan has pipeline ranks 0 to " << config->parallelism.pipeline_model_parallel_size - 1 << ", got "
-            << rank << "\n";
+        err << "--rank: the plan has pipeline ranks 0 to " << config->parallelism.pipeline_model_parallel_size - 1
+            << ", got " << rank << "\n";
         return kExitUsage;
     }
     const Timeline tl = simulateIteration(*config);
@@ -352,6 +366,62 @@ int search(const Options &o, std::ostream &out, std::ostream &err)
     return kExitOk;
 }
 
+// compare: the preset's simulated iteration against a measured trace. The
+// trace is read only after the preset is known good, and nothing is written.
+int compare(const Options &o, std::ostream &out, std::ostream &err)
+{
+    if (o.preset.empty() || o.trace.empty()) {
+        err << "memledger-cli: compare needs a PRESET and a TRACE\n" << kUsage;
+        return kExitUsage;
+    }
+    if (o.format != "table" && o.format != "json" && o.format != "markdown") {
+        err << "--format: compare prints table, json or markdown, got \"" << o.format << "\"\n";
+        return kExitUsage;
+    }
+    CompareOptions options;
+    TraceImportOptions importOptions;
+    bool bad = false;
+    if (!o.rank.empty()) {
+        if (const auto r = integerOf(o.rank); r && *r >= 0 && *r < 1000000)
+            options.pipeline_rank = static_cast<int>(*r);
+        else {
+            err << "--rank: expected a pipeline rank (0, 1, ...), got \"" << o.rank << "\"\n";
+            bad = true;
+        }
+    }
+    if (!o.device.empty()) {
+        if (const auto d = integerOf(o.device); d && *d >= -1 && *d < 1000000)
+            importOptions.device = static_cast<int>(*d);
+        else {
+            err << "--device: expected a device index (0, 1, ...), got \"" << o.device << "\"\n";
+            bad = true;
+        }
+    }
+    if (bad)
+        return kExitUsage;
+    const std::optional<Config> config = load(o, err);
+    if (!config)
+        return kExitBadInput;
+    if (options.pipeline_rank && *options.pipeline_rank >= config->parallelism.pipeline_model_parallel_size) {
+        err << "--rank: the plan has pipeline ranks 0 to " << config->parallelism.pipeline_model_parallel_size - 1
+            << ", got " << *options.pipeline_rank << "\n";
+        return kExitUsage;
+    }
+    const TraceLoadResult loaded = loadTraceFile(o.trace, importOptions);
+    for (const Problem &p : loaded.problems)
+        err << (p.isError() ? "" : "warning: ") << p.toString() << "\n";
+    if (!loaded.trace)
+        return kExitBadInput;
+    const TraceComparison comparison = compareTrace(*config, *loaded.trace, options);
+    if (o.format == "json")
+        out << comparisonToJson(comparison).dump(1) << "\n";
+    else if (o.format == "markdown")
+        out << comparisonToMarkdown(comparison, o.trace);
+    else
+        out << comparisonToTable(comparison, o.trace);
+    return kExitOk;
+}
+
 int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
@@ -369,6 +439,8 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
         return timeline(o, out, err);
     if (o.command == "search")
         return search(o, out, err);
+    if (o.command == "compare")
+        return compare(o, out, err);
     if (o.command != "eval" && o.command != "check") {
         err << "memledger-cli: unknown command \"" << o.command << "\"\n" << kUsage;
         return kExitUsage;
@@ -400,9 +472,10 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
 
     if (check) {
         const RankLedger &worst = ledger.ranks[static_cast<std::size_t>(ledger.peak_rank)];
-        (o.format == "table" ? out : err) << "worst rank " << worst.pipeline_rank << ": " << formatGB(static_cast<double>(worst.device_total_bytes))
-                                          << " of " << formatGB(static_cast<double>(ledger.capacity_bytes)) << " — "
-                                          << (ledger.fits() ? "fits" : "does not fit") << "\n";
+        (o.format == "table" ? out : err)
+            << "worst rank " << worst.pipeline_rank << ": " << formatGB(static_cast<double>(worst.device_total_bytes))
+            << " of " << formatGB(static_cast<double>(ledger.capacity_bytes)) << " — "
+            << (ledger.fits() ? "fits" : "does not fit") << "\n";
         return ledger.fits() ? kExitOk : kExitDoesNotFit;
     }
     return kExitOk;

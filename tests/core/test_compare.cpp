@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// Holding a measured trace against the model: where the iteration is found,
+// what counts as steady and peak, and the modelled side's conventions.
+#include "core/trace/compare.h"
+#include "core/trace/iteration.h"
+#include "testutil.h"
+
+using namespace memledger;
+using namespace memledger::test;
+
+namespace {
+
+TraceEvent alloc(std::uint64_t addr, Bytes size, double t)
+{
+    return {TraceAction::Alloc, addr, size, t, 0, -1};
+}
+TraceEvent freed(std::uint64_t addr, Bytes size, double t)
+{
+    return {TraceAction::FreeCompleted, addr, size, t, 0, -1};
+}
+
+// Weights (100 B) allocated once, then two identical iterations: forward
+// allocates 50 and 30, frees the 30, backward frees the 50. Peak 180.
+MeasuredTrace twoSteps(bool times)
+{
+    MeasuredTrace t;
+    t.has_times = times;
+    t.devices = {0};
+    t.events.push_back(alloc(0x1000, 100, 1));
+    for (int step = 0; step < 2; ++step) {
+        const double base = 10.0 + 10.0 * step;
+        t.events.push_back(alloc(0x2000, 50, base + 1));
+        t.events.push_back(alloc(0x3000, 30, base + 2));
+        t.events.push_back(freed(0x3000, 30, base + 3));
+        t.events.push_back(freed(0x2000, 50, base + 4));
+    }
+    return t;
+}
+
+} // namespace
+
+TEST_CASE("Iteration: the last ProfilerStep range is the iteration", "[compare]")
+{
+    MeasuredTrace t = twoSteps(true);
+    t.ranges = {{"ProfilerStep#1", 10, 20}, {"forward", 10.5, 12.5},  {"ProfilerStep#2", 20, 30},
+                {"forward", 20.5, 22.5},    {"backward", 22.5, 24.5}, {"optimizer", 24.5, 25}};
+    const MemoryReplay replay = replayAllocated(t);
+    const IterationWindow w = findIteration(t, replay);
+    REQUIRE(w.found);
+    CHECK(w.start == 20);
+    CHECK(w.end == 30);
+    // Points are counted after the first alloc (0) and step 1's four events.
+    CHECK(w.first_point == 5);
+    CHECK(w.end_point == 9);
+    REQUIRE(w.phases.size() == 3);
+    CHECK(phaseAt(w.phases, 21) == IterationPhase::Forward);
+    CHECK(phaseAt(w.phases, 23) == IterationPhase::Backward);
+    CHECK(phaseAt(w.phases, 26) == IterationPhase::Outside);
+}
+
+TEST_CASE("Iteration: without ranges, the repeating pattern from its lowest point", "[compare]")
+{
+    const MeasuredTrace t = twoSteps(false);
+    const MemoryReplay replay = replayAllocated(t);
+    const IterationWindow w = findIteration(t, replay);
+    REQUIRE(w.found);
+    CHECK(w.end_point - w.first_point == 4);
+    // It starts where only the weights are allocated: after event 0 or after step 1.
+    const Bytes before
+        = w.first_point == 0 ? replay.initial_allocated_bytes : replay.curve[w.first_point - 1].allocated;
+    CHECK(before == 100);
+    CHECK(w.phases.empty());
+}
+
+TEST_CASE("Iteration: forward, backward and optimizer ranges delimit it when there are no steps", "[compare]")
+{
+    MeasuredTrace t = twoSteps(true);
+    t.ranges = {{"forward", 10.5, 12.5}, {"backward", 12.5, 14.5}, {"optimizer.step", 14.5, 15},
+                {"forward", 20.5, 22.5}, {"backward", 22.5, 24.5}, {"optimizer.step", 24.5, 25}};
+    const IterationWindow w = findIteration(t, replayAllocated(t));
+    REQUIRE(w.found);
+    CHECK(w.start == 20.5);
+    CHECK(w.end == 25);
+}
+
+TEST_CASE("Iteration: a trace with no pattern is compared whole", "[compare]")
+{
+    MeasuredTrace t;
+    t.events = {alloc(1, 10, 0), alloc(2, 20, 1), alloc(3, 40, 2)};
+    const IterationWindow w = findIteration(t, replayAllocated(t));
+    CHECK_FALSE(w.found);
+    CHECK(w.first_point == 0);
+    CHECK(w.end_point == 3);
+}
+
+TEST_CASE("Compare: measured steady is what lives between iterations, the peak is the trace's", "[compare]")
+{
+    MeasuredTrace t = twoSteps(true);
+    t.ranges
+        = {{"ProfilerStep#1", 10, 20}, {"ProfilerStep#2", 20, 30}, {"forward", 20.5, 22.5}, {"backward", 22.5, 24.5}};
+    const TraceComparison c = compareTrace(scenario("seed-000-7b-a-plain"), t);
+    CHECK(c.measured_peak_allocated_bytes == 180);
+    CHECK(c.measured_steady_allocated_bytes == 100);
+    CHECK(c.measured_peak_phase == IterationPhase::Forward);
+    REQUIRE(c.measured_iteration_s);
+    CHECK(*c.measured_iteration_s == Approx(10e-6));
+    REQUIRE(c.phases.size() == 3);
+    CHECK(c.phases[0].measured_peak_bytes == 180); // forward
+    CHECK(c.phases[1].measured_peak_bytes == 180); // backward: entering at 180 (the 30 is freed at 23), then frees
+    CHECK(c.phases[2].measured_peak_bytes == 0); // no optimizer range
+    // The measured curve starts at the steady level and stays on [0, 1].
+    REQUIRE_FALSE(c.measured_curve.empty());
+    CHECK(c.measured_curve.front().bytes == 100);
+    for (const NormalisedPoint &p : c.measured_curve) {
+        CHECK(p.t >= 0);
+        CHECK(p.t <= 1);
+    }
+}
+
+TEST_CASE("Compare: the modelled side is seed 000's plan A without its 2 GB runtime reserve", "[compare][reference]")
+{
+    // Seed 000: 16 bytes per parameter of model states stay between
+    // iterations (bf16 weights and gradients in Megatron's contiguous buffer,
+    // fp32 master weights and Adam moments), 112 GB at the seed's nominal 7e9.
+    const Config c = scenario("seed-000-7b-a-plain");
+    const TraceComparison cmp = compareTrace(c, twoSteps(true));
+    const Ledger l = computeLedger(c);
+    CHECK(cmp.modelled_steady_bytes == 16 * l.total_parameters);
+    const double nominal = double(referenceCases()["seed_000_7b"]["nominal_parameters"]);
+    CHECK((cmp.modelled_steady_bytes + 16.0 * (nominal - double(l.total_parameters))) / kGB
+          == Approx(112).epsilon(0.001));
+    // The peak: the model states and plan A's 30.6 GB of activations, never the runtime reserve.
+    CHECK(cmp.modelled_peak_bytes < l.ranks[0].device_total_bytes - c.hardware.runtime_reserve_bytes + 10 * kGB);
+    CHECK(cmp.modelled_peak_bytes > cmp.modelled_steady_bytes + 30 * kGB);
+    CHECK(cmp.modelled_peak_phase != IterationPhase::Outside);
+    for (const NormalisedPoint &p : cmp.modelled_curve)
+        CHECK(p.bytes <= cmp.modelled_peak_bytes);
+}
+
+TEST_CASE("Compare: blocks alive at the peak are matched to the model's tensors by size", "[compare]")
+{
+    const Config c = scenario("seed-000-7b-a-plain");
+    // A bf16 MLP fc1 output of Llama-2-7B (s = 2048, b = 1, 2 x 11008 for
+    // SwiGLU's gate and up projections) and an unknown 12345-byte block.
+    const Bytes fc1 = 2LL * 2048 * 1 * 2 * 11008;
+    MeasuredTrace t;
+    t.events = {alloc(1, fc1, 0), alloc(2, 12345, 1)};
+    const TraceComparison cmp = compareTrace(c, t);
+    REQUIRE(cmp.alive_at_peak.size() == 2);
+    CHECK(cmp.alive_at_peak[0].bytes == fc1);
+    CHECK(cmp.alive_at_peak[0].matched.find("mlp.fc1.output") != std::string::npos);
+    REQUIRE(cmp.unexplained.size() == 1);
+    CHECK(cmp.unexplained[0].bytes == 12345);
+}
