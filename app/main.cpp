@@ -4,13 +4,14 @@
 #include <QCommandLineParser>
 #include <QIcon>
 #include <QImageWriter>
-#include <QTabWidget>
 #include <QPixmap>
+#include <QTabWidget>
 
 #include "core/builtins.h"
 #include "ui/benchui.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
+#include "ui/measuredrun.h"
 
 #include <cstdio>
 
@@ -52,9 +53,21 @@ int main(int argc, char *argv[])
                                          QStringLiteral("N"));
     const QCommandLineOption viewOption(QStringLiteral("view"),
                                         QStringLiteral("Open on the view numbered N in tab order, from 1 (Memory): "
-                                                       "2 Lifetimes, 3 Ledger, 4 Planners, 5 Find plans."),
+                                                       "2 Lifetimes, 3 Ledger, 4 Planners, 5 Find plans, "
+                                                       "6 Measured vs model."),
                                         QStringLiteral("N"));
+    const QCommandLineOption traceOption(
+        QStringLiteral("trace"),
+        QStringLiteral("Import the measured trace FILE (a PyTorch memory snapshot .pickle or profiler trace .json, "
+                       "gzipped or not) and hold the plan against it, as File > Import measured trace does."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption sizeOption(QStringLiteral("size"),
+                                        QStringLiteral("With --screenshot: the window's size, WIDTHxHEIGHT "
+                                                       "(default 1600x1000)."),
+                                        QStringLiteral("WxH"));
     parser.addOption(presetOption);
+    parser.addOption(traceOption);
+    parser.addOption(sizeOption);
     parser.addOption(screenshotOption);
     parser.addOption(viewOption);
     parser.addOption(benchOption);
@@ -86,6 +99,32 @@ int main(int argc, char *argv[])
         }
         window.views()->setCurrentIndex(view - 1);
     }
+    QSize screenshotSize(kScreenshotWidth, kScreenshotHeight);
+    if (parser.isSet(sizeOption)) {
+        const QStringList parts = parser.value(sizeOption).split(QLatin1Char('x'));
+        bool okW = false, okH = false;
+        if (parts.size() == 2)
+            screenshotSize = QSize(parts[0].toInt(&okW), parts[1].toInt(&okH));
+        if (!okW || !okH || screenshotSize.width() < 200 || screenshotSize.height() < 200) {
+            printError(QStringLiteral("--size needs WIDTHxHEIGHT in pixels, at least 200x200, e.g. 1024x700"));
+            return kExitBadInput;
+        }
+    }
+    if (parser.isSet(traceOption)) {
+        // Shown when it is in, unless a view was asked for.
+        window.importTrace(parser.value(traceOption), !parser.isSet(viewOption));
+        if (parser.isSet(screenshotOption)) {
+            // The picture is of the imported run: wait for it, and fail like a bad preset when it does not load.
+            QString failure;
+            QObject::connect(window.measuredRun(), &memledger::ui::MeasuredRun::importFailed,
+                             [&failure](const QString &, const QString &problems) { failure = problems; });
+            window.measuredRun()->waitUntilIdle();
+            if (!failure.isEmpty()) {
+                printError(QStringLiteral("cannot import %1:\n%2").arg(parser.value(traceOption), failure));
+                return kExitBadInput;
+            }
+        }
+    }
     if (parser.isSet(benchOption)) {
         bool ok = false;
         const int moves = parser.value(benchOption).toInt(&ok);
@@ -103,7 +142,7 @@ int main(int argc, char *argv[])
     if (parser.isSet(screenshotOption)) {
         const QString path = parser.value(screenshotOption);
         window.setAttribute(Qt::WA_DontShowOnScreen);
-        window.resize(kScreenshotWidth, kScreenshotHeight);
+        window.resize(screenshotSize);
         window.show();
         QApplication::processEvents();
         QImageWriter writer(path, "png");

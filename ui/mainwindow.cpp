@@ -5,12 +5,9 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
-#include <QSettings>
-#include <QSpinBox>
 #include <QDockWidget>
-#include <QScrollArea>
-#include <QTabWidget>
-#include <QUndoStack>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -20,35 +17,50 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QScrollArea>
 #include <QSet>
+#include <QSettings>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabWidget>
+#include <QToolButton>
 #include <QTreeView>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 #include "core/builtins.h"
 #include "core/deck.h"
 #include "core/report.h"
 #include "core/units.h"
+#include "ui/comparisontablemodel.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/exporter.h"
-#include "ui/frontierview.h"
 #include "ui/frontierplot.h"
-#include "ui/planfinder.h"
+#include "ui/frontierview.h"
+#include "ui/importprogress.h"
 #include "ui/ledgertablemodel.h"
 #include "ui/lifetimeview.h"
+#include "ui/measuredpanel.h"
+#include "ui/measuredrun.h"
 #include "ui/memorybarschart.h"
+#include "ui/planfinder.h"
 #include "ui/planheader.h"
+#include "ui/qtstring.h"
 #include "ui/staircasechart.h"
 #include "ui/talkmode.h"
 #include "ui/theme.h"
-#include "ui/qtstring.h"
+#include "ui/tracefiles.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
+#include <utility>
 
 namespace memledger::ui {
 
@@ -77,26 +89,34 @@ constexpr int kLifetimesTab = 1;
 constexpr int kLedgerTab = 2;
 constexpr int kPlannersTab = 3; // the frontier views refresh themselves while shown
 constexpr int kFindTab = 4;
+constexpr int kMeasuredTab = 5; // updates itself from the measured run, never stale
 constexpr int kMaxRecentFiles = 8;
 const QString kRecentFilesKey = QStringLiteral("recentFiles");
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
 constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
 
 // "<file> could not be loaded; nothing was changed", a long list of problems behind "Show Details".
-void showLoadFailure(QWidget *parent, const QString &title, const QString &path, const QString &error)
+QMessageBox *loadFailureBox(QWidget *parent, const QString &title, const QString &path, const QString &error)
 {
-    QMessageBox box(QMessageBox::Warning, title,
-                    MainWindow::tr("%1 could not be loaded; nothing was changed.").arg(QFileInfo(path).fileName()),
-                    QMessageBox::Ok, parent);
+    auto *box = new QMessageBox(
+        QMessageBox::Warning, title,
+        MainWindow::tr("%1 could not be loaded; nothing was changed.").arg(QFileInfo(path).fileName()), QMessageBox::Ok,
+        parent);
     // A long list of problems goes behind "Show Details" so the box stays on screen.
     constexpr int kShownLines = 8;
     if (error.count(QLatin1Char('\n')) >= kShownLines) {
-        box.setInformativeText(error.section(QLatin1Char('\n'), 0, kShownLines - 1) + QStringLiteral("\n…"));
-        box.setDetailedText(error);
+        box->setInformativeText(error.section(QLatin1Char('\n'), 0, kShownLines - 1) + QStringLiteral("\n…"));
+        box->setDetailedText(error);
     } else {
-        box.setInformativeText(error);
+        box->setInformativeText(error);
     }
-    box.exec();
+    return box;
+}
+
+void showLoadFailure(QWidget *parent, const QString &title, const QString &path, const QString &error)
+{
+    std::unique_ptr<QMessageBox> box(loadFailureBox(parent, title, path, error));
+    box->exec();
 }
 
 const RankLedger *findRank(const Ledger &ledger, int pipelineRank)
@@ -129,6 +149,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_chainFrontier(new FrontierView(document, FrontierView::Planner::Chain, this))
     , m_tensorFrontier(new FrontierView(document, FrontierView::Planner::Tensor, this))
     , m_planFinder(new PlanFinder(document, this))
+    , m_measured(new MeasuredRun(document, this))
+    , m_measuredPanel(new MeasuredPanel(this))
 {
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(LedgerTableModel::SortRole);
@@ -171,8 +193,16 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     lifetimesBar->addWidget(mode);
     auto *fit = new QCheckBox(tr("Fit the bytes axis to the view"), m_lifetimesPage);
     fit->setChecked(m_lifetimes->fitBytes());
+    m_fitBytes = fit;
     lifetimesBar->addWidget(fit);
     lifetimesBar->addStretch(1);
+    auto *clearOverlay = new QToolButton(m_lifetimesPage);
+    clearOverlay->setText(tr("Clear measured run"));
+    clearOverlay->setToolTip(tr("Forget the measured trace drawn over the curve (File > Clear measured trace)"));
+    clearOverlay->hide();
+    connect(clearOverlay, &QToolButton::clicked, m_measured, &MeasuredRun::clear);
+    lifetimesBar->addWidget(clearOverlay);
+    m_clearOverlay = clearOverlay;
     auto *lifetimesLayout = new QVBoxLayout(m_lifetimesPage);
     lifetimesLayout->setContentsMargins(4, 4, 4, 4);
     lifetimesLayout->addLayout(lifetimesBar);
@@ -194,6 +224,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     frontiers->setChildrenCollapsible(false);
     m_views->insertTab(kPlannersTab, frontiers, tr("&Planners"));
     m_views->insertTab(kFindTab, m_planFinder, tr("&Find plans"));
+    m_views->insertTab(kMeasuredTab, m_measuredPanel, tr("Measured &vs model"));
     connect(m_planFinder, &PlanFinder::planApplied, this, [this](int row) {
         statusBar()->showMessage(tr("Applied plan %1 of the search; Edit > Undo goes back").arg(row + 1));
     });
@@ -230,6 +261,29 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     createMenus();
     statusBar()->showMessage(tr("Ready"));
 
+    // Measured runs: the panel and the lifetimes overlay follow the run's comparison.
+    statusBar()->addPermanentWidget(new ImportProgress(m_measured, this));
+    setAcceptDrops(true);
+    connect(m_measuredPanel, &MeasuredPanel::importRequested, this, &MainWindow::chooseTrace);
+    connect(m_measuredPanel, &MeasuredPanel::clearRequested, m_measured, &MeasuredRun::clear);
+    connect(m_measuredPanel, &MeasuredPanel::rankChanged, m_measured, &MeasuredRun::setPipelineRank);
+    connect(m_measured, &MeasuredRun::changed, this, &MainWindow::showMeasured);
+    connect(m_measured, &MeasuredRun::importStarted, this, [this](const QString &path) {
+        if (!m_measured->hasTrace())
+            m_measuredPanel->setPlaceholderText(tr("Importing %1…").arg(QFileInfo(path).fileName()));
+    });
+    connect(m_measured, &MeasuredRun::importFinished, this, &MainWindow::traceImported);
+    connect(m_measured, &MeasuredRun::importFailed, this, &MainWindow::traceFailed);
+    connect(m_measured, &MeasuredRun::importCancelled, this, [this](const QString &path) {
+        m_showMeasuredWhenImported = false;
+        if (!m_measured->hasTrace())
+            m_measuredPanel->setPlaceholderText({});
+        statusBar()->showMessage(tr("Import of %1 cancelled; nothing was changed").arg(QFileInfo(path).fileName()));
+    });
+    connect(m_measured, &MeasuredRun::compareFailed, this, [this](const QString &message) {
+        statusBar()->showMessage(tr("The measured trace could not be held against this plan: %1").arg(message));
+    });
+
     connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
     connect(m_document, &Document::problemsChanged, this, &MainWindow::updateProblems);
     // Last of an edit's signals (after the config and the ledger): the header reads all three, once.
@@ -264,6 +318,11 @@ void MainWindow::createMenus()
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
     file->addAction(tr("Save &as…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
     file->addAction(tr("Import &Hugging Face config…"), this, &MainWindow::importHfConfig);
+    file->addAction(tr("Import &measured trace…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I), this,
+                    &MainWindow::chooseTrace)
+        ->setToolTip(tr("A PyTorch memory snapshot or profiler trace, held against this plan"));
+    m_clearTrace = file->addAction(tr("C&lear measured trace"), m_measured, &MeasuredRun::clear);
+    m_clearTrace->setEnabled(false);
     QMenu *scenarios = file->addMenu(tr("Open &built-in scenario"));
     for (const std::string &name : builtinNames("scenarios")) {
         scenarios->addAction(QString::fromStdString(name), this, [this, name] {
@@ -520,6 +579,98 @@ void MainWindow::importHfConfig()
                                  : tr("Imported %1; the problems list names what the import could not carry over").arg(path));
 }
 
+void MainWindow::chooseTrace()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import measured trace"), QString(), traceFileFilter());
+    if (!path.isEmpty())
+        importTrace(path, true);
+}
+
+void MainWindow::importTrace(const QString &path, bool show)
+{
+    m_showMeasuredWhenImported = show;
+    statusBar()->showMessage(tr("Importing %1…").arg(path));
+    m_measured->import(path);
+}
+
+void MainWindow::traceImported(const QString &path)
+{
+    const std::optional<TraceComparison> &c = m_measured->comparison();
+    if (c) {
+        statusBar()->showMessage(tr("Imported %1: measured peak %2, modelled %3 (%4, without the runtime reserve)")
+                                     .arg(QFileInfo(path).fileName(), bytesText(c->measured_peak_allocated_bytes),
+                                          bytesText(c->modelled_peak_bytes),
+                                          ComparisonTableModel::differenceText(c->peak_error)));
+        // The lifetimes view turns to the rank the trace is held against, its bytes axis fitted to the
+        // curves: a run measured on a small model would otherwise lie flat under a large device's capacity.
+        m_rankSpin->setValue(c->pipeline_rank);
+        m_fitBytes->setChecked(true);
+    } else {
+        statusBar()->showMessage(tr("Imported %1; it is compared once the plan is valid").arg(path));
+    }
+    if (std::exchange(m_showMeasuredWhenImported, false))
+        m_views->setCurrentIndex(kMeasuredTab);
+}
+
+void MainWindow::traceFailed(const QString &path, const QString &problems)
+{
+    m_showMeasuredWhenImported = false;
+    if (!m_measured->hasTrace())
+        m_measuredPanel->setPlaceholderText({});
+    statusBar()->showMessage(tr("Could not import %1").arg(path));
+    // Not modal to the event loop: the import finished in the background and nothing waits on the answer.
+    QMessageBox *box = loadFailureBox(this, tr("Cannot import measured trace"), path, problems);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::showMeasured()
+{
+    m_clearTrace->setEnabled(m_measured->hasTrace());
+    m_clearOverlay->setVisible(m_measured->hasTrace());
+    const std::optional<TraceComparison> &c = m_measured->comparison();
+    if (!c) {
+        m_measuredPanel->clear();
+        if (m_measured->hasTrace())
+            m_measuredPanel->setPlaceholderText(
+                tr("%1 is loaded; it is held against the plan once the plan is valid.").arg(m_measured->fileName()));
+        m_lifetimes->clearMeasuredOverlay();
+        return;
+    }
+    const QString name = m_measured->fileName();
+    m_measuredPanel->setComparison(*c, name);
+    m_measuredPanel->setRanks(static_cast<int>(m_document->ledger().ranks.size()), c->pipeline_rank);
+    m_lifetimes->setMeasuredOverlay(
+        {tr("measured (%1)").arg(name), c->pipeline_rank, c->measured_curve, c->modelled_curve});
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (traceFileFromMimeData(event->mimeData()).isEmpty())
+        event->ignore();
+    else
+        event->acceptProposedAction();
+}
+
+void MainWindow::dragMoveEvent(QDragMoveEvent *event)
+{
+    if (traceFileFromMimeData(event->mimeData()).isEmpty())
+        event->ignore();
+    else
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const QString path = traceFileFromMimeData(event->mimeData());
+    if (path.isEmpty()) {
+        event->ignore();
+        return;
+    }
+    event->acceptProposedAction();
+    importTrace(path, true);
+}
+
 void MainWindow::updateLedger()
 {
     // Only the visible view is refreshed on every edit; a hidden one catches up
@@ -547,8 +698,11 @@ void MainWindow::refreshCurrentView()
         m_lifetimes->setTimeline(timeline);
         const QSignalBlocker block(m_rankSpin);
         m_rankSpin->setRange(0, std::max(0, ranks - 1));
-        // A new plan opens on its fullest rank; an edit keeps the rank in view.
-        const int rank = sameRanks ? m_rankSpin->value() : timeline.peak_rank;
+        // A new plan opens on its fullest rank (or the one a measured run is held against); an edit keeps the rank in
+        // view.
+        const int rank
+            = sameRanks ? m_rankSpin->value()
+                        : (m_measured->comparison() ? m_measured->comparison()->pipeline_rank : timeline.peak_rank);
         m_rankSpin->setValue(rank);
         m_lifetimes->setRank(rank);
         return;

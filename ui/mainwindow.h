@@ -6,7 +6,12 @@
 #include <array>
 #include <string>
 
+class QAction;
+class QCheckBox;
 class QCloseEvent;
+class QDragEnterEvent;
+class QDragMoveEvent;
+class QDropEvent;
 class QDockWidget;
 class QMenu;
 class QLabel;
@@ -22,6 +27,8 @@ class ControlPanel;
 class Document;
 class FrontierView;
 class LedgerTableModel;
+class MeasuredPanel;
+class MeasuredRun;
 class MemoryBarsChart;
 class PlanFinder;
 class PlanHeader;
@@ -46,6 +53,12 @@ public:
     FrontierView *chainFrontier() const { return m_chainFrontier; }
     FrontierView *tensorFrontier() const { return m_tensorFrontier; }
     PlanFinder *planFinder() const { return m_planFinder; }
+    MeasuredRun *measuredRun() const { return m_measured; }
+    MeasuredPanel *measuredPanel() const { return m_measuredPanel; }
+    // Imports a measured trace in the background (File > Import measured
+    // trace…, a drop); with `show`, the Measured vs model view comes up when it
+    // is in. A failure is explained in a message box and changes nothing.
+    void importTrace(const QString &path, bool show = true);
     // The preset file the plan was opened from or saved to; empty for a built-in.
     QString filePath() const { return m_filePath; }
     bool save();
@@ -57,6 +70,10 @@ public:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    // Drops of a PyTorch memory snapshot or profiler trace import it.
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dragMoveEvent(QDragMoveEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
 
 private:
     // With unsaved edits, asks to save, discard or cancel; true to go on.
@@ -67,6 +84,10 @@ private:
     void createMenus();
     void openFile();
     void importHfConfig();
+    void chooseTrace();
+    void showMeasured();
+    void traceImported(const QString &path);
+    void traceFailed(const QString &path, const QString &problems);
     void exportChart(QWidget *chart, const QString &title);
     void exportLedgerText(const QString &filter, const QString &suffix, const std::string &text);
     void updateLedger();
@@ -93,6 +114,12 @@ private:
     FrontierView *m_chainFrontier;
     FrontierView *m_tensorFrontier;
     PlanFinder *m_planFinder;
+    MeasuredRun *m_measured;
+    MeasuredPanel *m_measuredPanel;
+    QAction *m_clearTrace = nullptr;
+    QWidget *m_clearOverlay = nullptr; // the lifetimes view's "Clear measured run"
+    QCheckBox *m_fitBytes = nullptr;
+    bool m_showMeasuredWhenImported = false;
     QMenu *m_recentMenu = nullptr;
     QString m_filePath;
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
