@@ -12,7 +12,8 @@ namespace memledger {
 // A stream of bytes read in chunks from a file or from memory, gunzipped on
 // the fly when it starts with the gzip magic (1f 8b), so that importers never
 // hold a whole trace file in memory.
-class ByteSource {
+class ByteSource
+{
 public:
     virtual ~ByteSource() = default;
 

@@ -19,29 +19,33 @@ namespace memledger {
 enum class IterationPhase { Forward, Backward, Optimizer, Outside };
 std::string_view phaseName(IterationPhase phase); // "forward", "backward", "optimizer", "outside"
 
-struct PhaseComparison {
+struct PhaseComparison
+{
     IterationPhase phase = IterationPhase::Forward;
     Bytes measured_peak_bytes = 0; ///< the largest allocated total inside this phase of the iteration
     Bytes modelled_peak_bytes = 0;
-    double error = 0;              ///< modelled / measured - 1 (0 when nothing was measured)
+    double error = 0; ///< modelled / measured - 1 (0 when nothing was measured)
 };
 
 /// Blocks alive at the measured peak with the same size and stack, matched by
 /// size to a tensor the model knows where one fits.
-struct PeakAllocation {
-    Bytes bytes = 0;                ///< all of them together
-    std::int64_t count = 1;         ///< blocks of this size and stack
+struct PeakAllocation
+{
+    Bytes bytes = 0; ///< all of them together
+    std::int64_t count = 1; ///< blocks of this size and stack
     std::vector<TraceFrame> frames; ///< innermost first, at most a few
-    std::string matched;            ///< the ledger or timeline item it was matched to; empty: unexplained
+    std::string matched; ///< the ledger or timeline item it was matched to; empty: unexplained
 };
 
 /// A point of a curve on the iteration's own clock: 0 is its start, 1 its end.
-struct NormalisedPoint {
+struct NormalisedPoint
+{
     double t = 0;
     Bytes bytes = 0;
 };
 
-struct TraceComparison {
+struct TraceComparison
+{
     // The trace.
     TraceFormat format = TraceFormat::Snapshot;
     int device = 0;
@@ -57,18 +61,19 @@ struct TraceComparison {
     Bytes modelled_steady_bytes = 0;
     IterationPhase modelled_peak_phase = IterationPhase::Outside;
     double modelled_iteration_s = 0;
-    double peak_error = 0;   ///< modelled / measured - 1
+    double peak_error = 0; ///< modelled / measured - 1
     double steady_error = 0; ///< modelled / measured - 1
     std::vector<PhaseComparison> phases;
     std::vector<PeakAllocation> alive_at_peak; ///< largest first
-    std::vector<PeakAllocation> unexplained;   ///< those of alive_at_peak with no match
+    std::vector<PeakAllocation> unexplained; ///< those of alive_at_peak with no match
     // One iteration of each, for drawing one over the other.
     std::vector<NormalisedPoint> measured_curve;
     std::vector<NormalisedPoint> modelled_curve;
     std::vector<std::string> notes; ///< how the iteration was found, what was assumed
 };
 
-struct CompareOptions {
+struct CompareOptions
+{
     std::optional<int> pipeline_rank; ///< default: rank 0
     std::size_t curve_points = 2000;
 };

@@ -4,7 +4,6 @@
 #include "core/trace/compare.h"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 namespace memledger {

@@ -17,20 +17,22 @@ namespace memledger {
 // training loop allocates the same sizes in the same order every step), the
 // window starting where allocated memory is lowest.
 
-struct PhaseSpan {
+struct PhaseSpan
+{
     IterationPhase phase = IterationPhase::Forward;
     double start = 0; ///< on the replay's clock (time_us, or the event index without times)
     double end = 0;
 };
 
-struct IterationWindow {
+struct IterationWindow
+{
     bool found = false;
     std::size_t first_point = 0; ///< into MemoryReplay::curve: the iteration's first event
-    std::size_t end_point = 0;   ///< one past its last
-    double start = 0;            ///< the replay's clock
+    std::size_t end_point = 0; ///< one past its last
+    double start = 0; ///< the replay's clock
     double end = 0;
     std::vector<PhaseSpan> phases; ///< empty when the trace names none
-    std::string how;             ///< one sentence for the notes
+    std::string how; ///< one sentence for the notes
 };
 
 // The last complete iteration of the trace (the earlier ones warm up).

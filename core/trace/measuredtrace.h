@@ -32,7 +32,8 @@ enum class TraceAction : std::uint8_t {
     Oom
 };
 
-struct TraceFrame {
+struct TraceFrame
+{
     std::string filename;
     std::int64_t line = 0;
     std::string name;
@@ -41,26 +42,29 @@ struct TraceFrame {
 
 /// One allocator event. A profiler trace's [memory] event becomes Alloc
 /// (positive bytes) or FreeCompleted (negative bytes, stored as size > 0).
-struct TraceEvent {
+struct TraceEvent
+{
     TraceAction action = TraceAction::Alloc;
     std::uint64_t addr = 0;
-    Bytes size = 0;            ///< bytes, always >= 0
-    double time_us = 0;        ///< microseconds, as the file says (0 when it has none)
+    Bytes size = 0; ///< bytes, always >= 0
+    double time_us = 0; ///< microseconds, as the file says (0 when it has none)
     std::int64_t stream = 0;
-    std::int32_t stack = -1;   ///< index into MeasuredTrace::stacks, -1 when none
+    std::int32_t stack = -1; ///< index into MeasuredTrace::stacks, -1 when none
 };
 
 /// A block still allocated when the snapshot was taken (segments[].blocks[]
 /// with state active_allocated); counted from the start of the window when
 /// the trace holds no allocation of it (MemoryViz.js, process_alloc_data).
-struct TraceBlock {
+struct TraceBlock
+{
     std::uint64_t addr = 0;
-    Bytes size = 0;            ///< requested_size, as MemoryViz.js plots it
+    Bytes size = 0; ///< requested_size, as MemoryViz.js plots it
     std::int32_t stack = -1;
 };
 
 /// A segment (cudaMalloc'd region) present when the snapshot was taken.
-struct TraceSegment {
+struct TraceSegment
+{
     std::uint64_t addr = 0;
     Bytes total_size = 0;
     std::int64_t stream = 0;
@@ -68,27 +72,30 @@ struct TraceSegment {
 
 /// A named range: a record_function / ProfilerStep#N range of a profiler
 /// trace, or a snapshot's external_annotations (START/END pairs matched).
-struct TraceRange {
+struct TraceRange
+{
     std::string name;
     double start_us = 0;
     double end_us = 0;
 };
 
-struct MeasuredTrace {
+struct MeasuredTrace
+{
     TraceFormat format = TraceFormat::Snapshot;
-    int device = 0;                     ///< the device whose events were kept
-    std::vector<int> devices;           ///< every device present in the file, ascending
-    std::vector<TraceEvent> events;     ///< that device's events, in file order
+    int device = 0; ///< the device whose events were kept
+    std::vector<int> devices; ///< every device present in the file, ascending
+    std::vector<TraceEvent> events; ///< that device's events, in file order
     std::vector<TraceBlock> live_blocks;
     std::vector<TraceSegment> segments;
     std::vector<std::vector<TraceFrame>> stacks; ///< deduplicated, innermost frame first
-    std::vector<TraceRange> ranges;     ///< sorted by start
-    bool has_times = false;             ///< events carry time_us
+    std::vector<TraceRange> ranges; ///< sorted by start
+    bool has_times = false; ///< events carry time_us
 };
 
 /// What an importer returns: a trace, or the problems that stopped it
 /// (truncated file, refused pickle opcode, wrong shape), each naming where.
-struct TraceLoadResult {
+struct TraceLoadResult
+{
     std::optional<MeasuredTrace> trace;
     Problems problems;
 };
@@ -98,8 +105,9 @@ struct TraceLoadResult {
 /// returning false cancels the import, which then fails with one problem.
 using TraceProgress = bool (*)(void *context, std::uint64_t bytesRead, std::uint64_t bytesTotal);
 
-struct TraceImportOptions {
-    std::optional<int> device;          ///< default: the lowest device with events
+struct TraceImportOptions
+{
+    std::optional<int> device; ///< default: the lowest device with events
     TraceProgress progress = nullptr;
     void *progress_context = nullptr;
 };

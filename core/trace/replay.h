@@ -25,26 +25,29 @@ namespace memledger {
 // max_at_time does (its y-axis max_size leaves that state out, which differs
 // only when the window opens with frees that never come back).
 
-struct ReplayPoint {
-    double time_us = 0;        ///< the event's time (its index when the trace has no times)
-    Bytes allocated = 0;       ///< after the event
-    Bytes reserved = 0;        ///< after the event
+struct ReplayPoint
+{
+    double time_us = 0; ///< the event's time (its index when the trace has no times)
+    Bytes allocated = 0; ///< after the event
+    Bytes reserved = 0; ///< after the event
 };
 
-struct ReplayBlock {
+struct ReplayBlock
+{
     std::uint64_t addr = 0;
     Bytes size = 0;
-    std::int32_t stack = -1;   ///< into MeasuredTrace::stacks
+    std::int32_t stack = -1; ///< into MeasuredTrace::stacks
     std::int64_t alloc_event = -1; ///< index of its alloc event, -1 when allocated before the window
 };
 
-struct MemoryReplay {
-    Bytes initial_allocated_bytes = 0;   ///< alive before the first event
-    Bytes peak_allocated_bytes = 0;      ///< the largest allocated total, the initial one included
-    std::int64_t peak_event = -1;        ///< index of the event after which the peak holds; -1: at the start
+struct MemoryReplay
+{
+    Bytes initial_allocated_bytes = 0; ///< alive before the first event
+    Bytes peak_allocated_bytes = 0; ///< the largest allocated total, the initial one included
+    std::int64_t peak_event = -1; ///< index of the event after which the peak holds; -1: at the start
     double peak_time_us = 0;
     Bytes peak_reserved_bytes = 0;
-    std::vector<ReplayPoint> curve;      ///< one point per alloc / free_completed / segment event
+    std::vector<ReplayPoint> curve; ///< one point per alloc / free_completed / segment event
     std::vector<ReplayBlock> alive_at_peak; ///< largest first
 };
 

@@ -18,7 +18,8 @@ namespace memledger {
 // (c10/cuda/CUDACachingAllocator.cpp, kMinBlockSize); two tensors of one size
 // are told apart only by the order below, so a match names a likely tensor,
 // not a proven one.
-struct CatalogTensor {
+struct CatalogTensor
+{
     Bytes bytes = 0;
     std::string label; // "Weights: mlp.fc1.weight (bf16)"
 };
