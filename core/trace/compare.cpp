@@ -126,7 +126,13 @@ void compareAlive(const Config &config, const MeasuredTrace &trace, const Memory
             row.frames.assign(frames.begin(),
                               frames.begin() + static_cast<std::ptrdiff_t>(std::min(frames.size(), kFramesShown)));
         }
-        if (const CatalogTensor *m = matchBySize(catalog, size))
+        // A block allocated inside torch.optim (any frame's file) is most
+        // likely an optimizer state of a parameter's size.
+        bool optimizerStack = false;
+        if (stack >= 0 && static_cast<std::size_t>(stack) < trace.stacks.size())
+            for (const TraceFrame &f : trace.stacks[static_cast<std::size_t>(stack)])
+                optimizerStack = optimizerStack || f.filename.find("optim") != std::string::npos;
+        if (const CatalogTensor *m = matchBySize(catalog, size, optimizerStack))
             row.matched = m->label;
         rows.push_back(std::move(row));
     }

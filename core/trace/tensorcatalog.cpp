@@ -2,7 +2,10 @@
 #include "core/trace/tensorcatalog.h"
 
 #include "core/activations.h"
+#include "core/ledger.h"
 #include "core/parameters.h"
+
+#include <functional>
 
 namespace memledger {
 
@@ -76,20 +79,17 @@ std::vector<CatalogTensor> tensorCatalog(const Config &c)
     if (emb.output.params > 0)
         params.push_back({"output_layer.weight", emb.output.params});
     for (const Param &q : params)
-        out.push_back({q.elements * dtypeBytes(weights), "Weights: " + q.name + dtypeTag(weights)});
+        out.push_back({q.elements * 4, "fp32 copy of " + q.name + " (main weight, gradient or Adam moment)", true});
     for (const Param &q : params)
-        out.push_back({q.elements * 4, "fp32 copy of " + q.name + " (main weight, gradient or Adam moment)"});
+        out.push_back({q.elements * dtypeBytes(weights), "Weights: " + q.name + dtypeTag(weights), true});
     if (dtypeBytes(c.training.main_grads_dtype) != 4)
         for (const Param &q : params)
-            out.push_back({q.elements * dtypeBytes(c.training.main_grads_dtype), "Gradient: " + q.name});
+            out.push_back({q.elements * dtypeBytes(c.training.main_grads_dtype), "Gradient: " + q.name, true});
 
     // The whole rank's parameters in one buffer: Megatron's contiguous grad
     // buffer (and, with fp32 masters, its DistributedOptimizer shards at d = 1).
-    std::int64_t rankParams = 0;
-    for (const Param &q : layerTensors(c.model, t))
-        rankParams += q.elements;
-    rankParams = rankParams * c.model.num_layers / p + emb.word.params + emb.position.params + emb.output.params;
-    out.push_back({rankParams * dtypeBytes(c.training.main_grads_dtype), "Gradients: contiguous buffer"});
+    const std::int64_t rankParams = computeLedger(c).ranks.front().parameters;
+    out.push_back({rankParams * dtypeBytes(c.training.main_grads_dtype), "Gradients: contiguous buffer", true});
 
     // Activation gradients of the layer in backward.
     out.push_back({tokens * c.model.hidden_size * A, "Activation gradient (s·b·h)"});
@@ -97,16 +97,22 @@ std::vector<CatalogTensor> tensorCatalog(const Config &c)
     return out;
 }
 
-const CatalogTensor *matchBySize(const std::vector<CatalogTensor> &catalog, Bytes bytes)
+const CatalogTensor *matchBySize(const std::vector<CatalogTensor> &catalog, Bytes bytes, bool optimizerStack)
 {
     if (bytes <= 0)
         return nullptr;
-    for (const CatalogTensor &c : catalog)
-        if (c.bytes == bytes)
-            return &c;
-    for (const CatalogTensor &c : catalog)
-        if (c.bytes > 0 && (c.bytes + 511) / 512 * 512 == bytes)
-            return &c;
+    const auto exact = [&](const CatalogTensor &c) { return c.bytes == bytes; };
+    const auto rounded = [&](const CatalogTensor &c) { return c.bytes > 0 && (c.bytes + 511) / 512 * 512 == bytes; };
+    for (const auto &fits :
+         {std::function<bool(const CatalogTensor &)>(exact), std::function<bool(const CatalogTensor &)>(rounded)}) {
+        if (optimizerStack)
+            for (const CatalogTensor &c : catalog)
+                if (c.parameterShaped && fits(c))
+                    return &c;
+        for (const CatalogTensor &c : catalog)
+            if (fits(c))
+                return &c;
+    }
     return nullptr;
 }
 

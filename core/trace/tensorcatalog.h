@@ -21,12 +21,16 @@ namespace memledger {
 struct CatalogTensor
 {
     Bytes bytes = 0;
-    std::string label; // "Weights: mlp.fc1.weight (bf16)"
+    std::string label;            // "Weights: mlp.fc1.weight (bf16)"
+    bool parameterShaped = false; // weights, gradients, main copies, optimizer moments
 };
 
 std::vector<CatalogTensor> tensorCatalog(const Config &config);
 
-// The first tensor whose size matches `bytes`, or nullptr.
-const CatalogTensor *matchBySize(const std::vector<CatalogTensor> &catalog, Bytes bytes);
+// The first tensor whose size matches `bytes`, or nullptr. With
+// `optimizerStack` (the block was allocated inside an optimizer step) the
+// parameter-shaped tensors are tried first: Adam's moments have a
+// parameter's size, which activations often share.
+const CatalogTensor *matchBySize(const std::vector<CatalogTensor> &catalog, Bytes bytes, bool optimizerStack = false);
 
 } // namespace memledger

@@ -152,3 +152,18 @@ TEST_CASE("Compare: blocks alive at the peak are matched to the model's tensors 
     REQUIRE(cmp.unexplained.size() == 1);
     CHECK(cmp.unexplained[0].bytes == 12345);
 }
+
+TEST_CASE("Compare: a block allocated inside torch.optim is matched to a parameter-shaped tensor first", "[compare]")
+{
+    // Llama-2-7B's fc2 weight (11008 x 4096) in fp32 has the size of an Adam
+    // moment; a block of that size allocated in torch/optim/adamw.py is one.
+    const Config c = scenario("seed-000-7b-a-plain");
+    const Bytes moment = 4LL * 11008 * 4096;
+    MeasuredTrace t;
+    t.stacks = {{{"torch/optim/adamw.py", 147, "step"}}};
+    t.events = {{TraceAction::Alloc, 1, moment, 0, 0, 0}};
+    const TraceComparison cmp = compareTrace(c, t);
+    REQUIRE(cmp.alive_at_peak.size() == 1);
+    CAPTURE(cmp.alive_at_peak[0].matched);
+    CHECK(cmp.alive_at_peak[0].matched.find("fp32 copy of mlp.fc2.weight") == 0);
+}
