@@ -21,7 +21,7 @@ namespace memledger {
 struct CatalogTensor
 {
     Bytes bytes = 0;
-    std::string label;            // "Weights: mlp.fc1.weight (bf16)"
+    std::string label; // "Weights: mlp.fc1.weight (bf16)"
     bool parameterShaped = false; // weights, gradients, main copies, optimizer moments
 };
 
