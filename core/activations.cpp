@@ -222,6 +222,7 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, bool list
     Account acc(listTensors ? &la.tensors : nullptr);
     const Shape x = shapeOf(config);
     addAttention(acc, x, config);
+    const Bytes attentionHalf = acc.total;
     addNorm(acc, x, "pre_mlp_norm", x.h);
     if (moeLayer)
         addMoe(acc, x, config);
@@ -229,6 +230,7 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, bool list
         addMlp(acc, x, config, "mlp", config.model.ffn(), true);
     addDropoutMask(acc, x, "mlp", config.model.hidden_dropout);
     la.total = acc.total;
+    la.mlp = acc.total - attentionHalf;
     la.attentionCore = acc.attentionCore;
     // Full recompute keeps the layer's input (sharded along the sequence under SP).
     la.checkpoint = static_cast<Bytes>(x.A.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
@@ -243,28 +245,35 @@ ChunkActivations chunkActivations(const Config &c, const LayerActivations &dense
     const std::int64_t n = std::max<std::int64_t>(1, st.recompute_num_layers);
     ChunkActivations ca;
     ca.layerStored.reserve(static_cast<std::size_t>(layers));
+    ca.layerStoredMlp.reserve(static_cast<std::size_t>(layers));
     ca.layerFull.reserve(static_cast<std::size_t>(layers));
+    ca.layerFullMlp.reserve(static_cast<std::size_t>(layers));
     ca.layerCore.reserve(static_cast<std::size_t>(layers));
     Bytes group = 0;
     for (std::int64_t i = 0; i < layers; ++i) {
         const LayerActivations &la = c.model.isMoeLayer(first + i) ? moe : dense;
         Bytes kept = la.stored(st.recompute_granularity);
+        Bytes keptMlp = la.mlp; // selective recompute drops attention tensors only
         if (full && st.recompute_method == RecomputeMethod::Uniform) {
             // Groups of n layers keep only the group's input.
             if (i % n == 0)
                 group = 0;
             kept = i % n == 0 ? la.checkpoint : 0;
+            keptMlp = 0;
             group += la.total;
             ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, group);
         } else if (full) {
             // Block: the first n layers of the chunk are recomputed, the rest keep everything.
             kept = i < n ? la.checkpoint : la.total;
+            keptMlp = i < n ? 0 : la.mlp;
             if (i < n)
                 ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, la.total);
         }
         ca.stored += kept;
         ca.layerStored.push_back(kept);
+        ca.layerStoredMlp.push_back(keptMlp);
         ca.layerFull.push_back(la.total);
+        ca.layerFullMlp.push_back(la.mlp);
         ca.layerCore.push_back(la.attentionCore);
     }
     return ca;
@@ -287,6 +296,54 @@ StageActivations stageActivations(const Config &config)
         acc.add("loss", "softmax_fp32", {{"4", 4}, x.s, x.b, vocab}, {x.t});
     }
     return sa;
+}
+
+TransientActivations transientActivations(const Config &c)
+{
+    TransientActivations ta;
+    const ParallelismConfig &par = c.parallelism;
+    const std::int64_t A = activationBytes(c);
+    const std::int64_t t = par.tensor_model_parallel_size;
+    const bool sp = par.sequence_parallel && t > 1;
+    const std::int64_t tokens = c.training.seq_length / par.context_parallel_size * c.training.micro_batch_size;
+    // Autograd's working set in one layer's backward: the gradient arriving at
+    // the layer's output (kept for the residual) and the one the current op
+    // produces, plus, at the widest moment,
+    // - in the MLP, the gradients of the activation function's output and
+    //   input (ffn wide, the input 2·ffn with SwiGLU's gate);
+    // - in unfused attention, the gradients of the dropped-out and of the
+    //   raw softmax probabilities (a·s² per sequence each);
+    // - in FlashAttention, the gradients of q, k and v.
+    const ModelConfig &m = c.model;
+    const std::int64_t hidden = 2 * A * tokens * m.hidden_size / (sp ? t : 1);
+    const std::int64_t ffn = c.model.ffn() / t;
+    const std::int64_t mlp = A * tokens * (m.swiglu ? 3 * ffn : 2 * ffn);
+    const std::int64_t attention = c.strategy.flash_attention
+        ? A * tokens * (m.num_attention_heads + 2 * m.queryGroups()) * m.headDim() / t
+        : 2 * A * m.num_attention_heads / t * tokens * c.training.seq_length;
+    // A forward under full recompute saves nothing but each layer's input;
+    // its tensors live from one op to the next: at the widest, the attention
+    // core (scores, dropout mask and output, or FlashAttention's statistics)
+    // or the MLP's inner activation and its activation function's output.
+    const Bytes core = layerActivations(c, false, false).attentionCore;
+    ta.recomputedForward = hidden / 2 + std::max<Bytes>(core, 2 * A * tokens * ffn);
+    ta.mlpBackward = hidden + mlp;
+    ta.attentionBackward = hidden + attention;
+    const std::int64_t logits = tokens * paddedVocab(c.model, t) / t;
+    // logits.float() returns the same tensor when the logits already are fp32.
+    ta.lossForward = logits * (A + (A < 4 ? 4 : 0));
+    if (c.strategy.cross_entropy == CrossEntropy::Unfused) {
+        // F.cross_entropy = log_softmax + nll_loss: nll_loss_backward writes an
+        // fp32 gradient of the log-probabilities, _log_softmax_backward_data a
+        // second one of the logits, both alive together (PyTorch autograd).
+        ta.lossBackward = 2 * 4 * logits;
+    } else {
+        // Megatron's _VocabParallelCrossEntropy turns its saved fp32 softmax
+        // into the gradient in place; only the cast back to the activation
+        // dtype allocates.
+        ta.lossBackward = A < 4 ? A * logits : 0;
+    }
+    return ta;
 }
 
 } // namespace memledger

@@ -147,4 +147,19 @@ std::string_view gradBufferName(GradBuffer g)
     return g == GradBuffer::OnDemand ? "on_demand" : "contiguous";
 }
 
+std::string_view crossEntropyName(CrossEntropy e)
+{
+    return e == CrossEntropy::Unfused ? "unfused" : "vocab_parallel";
+}
+
+std::string_view optimizerKernelName(OptimizerKernel k)
+{
+    switch (k) {
+    case OptimizerKernel::Fused: return "fused";
+    case OptimizerKernel::Foreach: return "foreach";
+    case OptimizerKernel::SingleTensor: return "single_tensor";
+    }
+    return "fused";
+}
+
 } // namespace memledger

@@ -110,6 +110,8 @@ enum class NormStatsDtype { FP32, Activation, None };
 enum class SpLinearSaves { Shard, Gathered };
 enum class OffloadTarget { None, CPU, NVMe };
 enum class GradBuffer { Contiguous, OnDemand };
+enum class CrossEntropy { VocabParallel, Unfused };
+enum class OptimizerKernel { Fused, Foreach, SingleTensor };
 
 struct StrategyConfig {
     RecomputeGranularity recompute_granularity = RecomputeGranularity::None;
@@ -124,6 +126,9 @@ struct StrategyConfig {
     OffloadTarget activation_offload = OffloadTarget::None; // saved activations to the host between forward and backward
     std::int64_t activation_offload_buffers = 2;            // staging buffers on the copy stream
     GradBuffer grad_buffer = GradBuffer::Contiguous;         // Megatron's contiguous buffer, or PyTorch's .grad at first backward
+    CrossEntropy cross_entropy = CrossEntropy::VocabParallel; // Megatron's fused loss (backward in place), or F.cross_entropy
+    bool gradient_accumulation_fusion = true; // Megatron: weight gradients GEMM'd straight into main_grad
+    OptimizerKernel optimizer_kernel = OptimizerKernel::Fused; // what the Adam step allocates: fused none, foreach, for-loop
     double moe_expert_capacity_factor = 0.0;  // 0: dropless, all-to-all buffers sized for the worst case
     std::int64_t ddp_bucket_size = 40000000;  // elements per gradient-reduction bucket (Megatron)
     bool operator==(const StrategyConfig &) const = default;
@@ -182,5 +187,7 @@ std::string_view normStatsName(NormStatsDtype);
 std::string_view spLinearSavesName(SpLinearSaves);
 std::string_view offloadName(OffloadTarget);
 std::string_view gradBufferName(GradBuffer);
+std::string_view crossEntropyName(CrossEntropy);
+std::string_view optimizerKernelName(OptimizerKernel);
 
 } // namespace memledger

@@ -111,18 +111,22 @@ CostModel costModel(const Config &c)
     return cm;
 }
 
-OptimizerCost optimizerCost(const Config &c, std::int64_t params, std::int64_t expertParams)
+double optimizerShard(const Config &c, std::int64_t params, std::int64_t expertParams)
 {
     const ParallelismConfig &par = c.parallelism;
-    const StateBytes sb = stateBytes(c.training);
     const std::int64_t dp = par.data_parallel_size * par.context_parallel_size;
     const std::int64_t edp = c.model.isMoe()
         ? std::max<std::int64_t>(1, par.tensor_model_parallel_size * par.context_parallel_size * par.data_parallel_size
                                         / (par.expertTensorParallel() * par.expert_model_parallel_size))
         : 1;
-    // The shard this rank updates: all of it without ZeRO, 1/dp of it with.
     const bool sharded = par.zero_stage >= 1;
-    const double shard = double(params - expertParams) / double(sharded ? dp : 1) + double(expertParams) / double(sharded ? edp : 1);
+    return double(params - expertParams) / double(sharded ? dp : 1) + double(expertParams) / double(sharded ? edp : 1);
+}
+
+OptimizerCost optimizerCost(const Config &c, std::int64_t params, std::int64_t expertParams)
+{
+    const StateBytes sb = stateBytes(c.training);
+    const double shard = optimizerShard(c, params, expertParams);
     OptimizerCost oc;
     if (c.strategy.optimizer_offload == OffloadTarget::None) {
         // Read and write every state, read the gradient, write the weight.

@@ -51,6 +51,10 @@ struct OptimizerCost {
 };
 OptimizerCost optimizerCost(const Config &config, std::int64_t params, std::int64_t expertParams);
 
+// The parameters one rank's optimizer updates: all it holds without ZeRO,
+// its 1/(d·c) share (experts: 1/expert-data group) with ZeRO-1 and above.
+double optimizerShard(const Config &config, std::int64_t params, std::int64_t expertParams);
+
 constexpr double kCpuAdamSecondsPerParam = 0.25e-9;
 
 } // namespace memledger

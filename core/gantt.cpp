@@ -280,9 +280,23 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
     std::stable_sort(persistent.begin(), persistent.end(), [&](std::size_t a, std::size_t b) {
         return std::make_tuple(int(ls[a].category), -ls[a].bytes) < std::make_tuple(int(ls[b].category), -ls[b].bytes);
     });
+    // Gradients created layer by layer (grad_buffer on_demand) share their
+    // ledger row's line: the bars start one after another and end together.
+    std::map<std::int32_t, int> rowOfEntry;
     for (std::size_t i : persistent) {
+        const bool piece = ls[i].kind == LifetimeKind::Gradients && ls[i].layer >= 0;
+        if (piece) {
+            const auto found = rowOfEntry.find(ls[i].entry);
+            if (found != rowOfEntry.end()) {
+                out.rowOf[i] = found->second;
+                continue;
+            }
+            rowOfEntry[ls[i].entry] = int(out.rows.size());
+        }
         out.rowOf[i] = int(out.rows.size());
-        out.rows.push_back({RowSection::Persistent, lifetimeLabel(timeline, rank, ls[i])});
+        Lifetime whole = ls[i];
+        whole.layer = -1;
+        out.rows.push_back({RowSection::Persistent, lifetimeLabel(timeline, rank, whole)});
     }
 
     const auto appendPacked = [&](const std::vector<std::size_t> &members, RowSection section) {

@@ -118,11 +118,12 @@ struct Context {
 };
 
 // Weights, gradients and optimizer states of one parameter group.
-void addModelStates(RankBuilder &rb, const Context &x, const std::string &what, const ParamCount &pc,
-                    std::int64_t group, const std::string &groupName)
+void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGroup which, const std::string &what,
+                    const ParamCount &pc, std::int64_t group, const std::string &groupName)
 {
     if (pc.params <= 0)
         return;
+    const std::size_t first = rank.entries.size();
     const int zero = x.c.parallelism.zero_stage;
     const ModelStates ms = modelStates(x.sb, pc.params, pc.factoredState, zero, group);
     const std::string shard = " / " + num(group) + " (ZeRO-" + std::to_string(zero) + " over " + groupName + ")";
@@ -144,6 +145,8 @@ void addModelStates(RankBuilder &rb, const Context &x, const std::string &what, 
            oo != OffloadTarget::None ? "optimizer offloaded: the update runs on the CPU (ZeRO-Offload); gradients stream out, "
                                        "updated weights stream back"
                                      : "");
+    for (std::size_t i = first; i < rank.entries.size(); ++i)
+        rank.entries[i].group = which;
 }
 
 std::string granularityText(const StrategyConfig &s)
@@ -343,12 +346,14 @@ Ledger computeLedger(const Config &c)
             lastStage += x.emb.finalNorm;
         }
         rank.parameters = layersDense.params + layersExpert.params + firstStage.params + lastStage.params;
+        rank.largest_parameter_tensor
+            = std::max({layersDense.largest, layersExpert.largest, firstStage.largest, lastStage.largest});
 
         const std::string dpName = x.cp > 1 ? "d·c" : "d";
-        addModelStates(rb, x, "Transformer layers", layersDense, x.dp, dpName);
-        addModelStates(rb, x, "Routed experts", layersExpert, x.edp, "the expert-data-parallel group");
-        addModelStates(rb, x, "Embeddings", firstStage, x.dp, dpName);
-        addModelStates(rb, x, "Output layer and final norm", lastStage, x.dp, dpName);
+        addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", layersDense, x.dp, dpName);
+        addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", layersExpert, x.edp, "the expert-data-parallel group");
+        addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", firstStage, x.dp, dpName);
+        addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", lastStage, x.dp, dpName);
 
         addActivations(rb, rank, x, r);
         ParamCount denseOnRank = layersDense;
@@ -416,6 +421,22 @@ Ledger computeLedger(const Config &c)
                                  + "] (stage k·p + r is chunk k of rank r), not num_layers / (p·v).");
     }
     ledger.choices.push_back("Gradients: " + x.sb.gradWhy + " per parameter; optimizer: " + x.sb.optWhy + ".");
+    ledger.choices.push_back(st.grad_buffer == GradBuffer::Contiguous
+                                 ? "Gradient memory: one contiguous buffer for the whole iteration (Megatron's DDP grad buffer)."
+                                 : "Gradient memory: created layer by layer in the first backward and freed after the optimizer step "
+                                   "(PyTorch's .grad with zero_grad(set_to_none=True)).");
+    ledger.choices.push_back(st.cross_entropy == CrossEntropy::VocabParallel
+                                 ? "Loss: Megatron's vocab-parallel cross entropy saves an fp32 softmax and turns it into the "
+                                   "gradient in place."
+                                 : "Loss: PyTorch's F.cross_entropy on fp32 logits saves the log-softmax; its backward holds two "
+                                   "fp32 vocabulary-sized gradients at once.");
+    if (c.training.optimizer == Optimizer::Adam || c.training.optimizer == Optimizer::AdamW)
+        ledger.choices.push_back(
+            st.optimizer_kernel == OptimizerKernel::Fused
+                ? "Optimizer step: a fused Adam kernel (Apex or Transformer Engine FusedAdam, torch fused=True) updates in place."
+            : st.optimizer_kernel == OptimizerKernel::Foreach
+                ? "Optimizer step: torch.optim's foreach Adam allocates sqrt(exp_avg_sq) for the whole shard at once."
+                : "Optimizer step: torch.optim's single-tensor Adam allocates two temporaries of one parameter tensor at a time.");
     if (c.model.isMoe())
         ledger.choices.push_back("MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)
                                  + " copies per token); all-to-all buffers are sized for "

@@ -26,6 +26,10 @@ std::string_view categoryLabel(Category c); // "Optimizer states" (tables, legen
 enum class Placement { Device, Host, NVMe };
 std::string_view placementName(Placement p);
 
+// Which parameters a model-state row holds, so the timeline can create each
+// gradient when backward reaches its parameters.
+enum class ParamGroup { None, Layers, Experts, Embeddings, OutputLayer };
+
 // One row of a rank's ledger: where it lives, how many bytes, and the
 // formula with the configuration's values substituted.
 struct LedgerEntry {
@@ -35,6 +39,7 @@ struct LedgerEntry {
     Bytes bytes = 0;
     std::string formula;
     std::string note; // the choice made where frameworks differ; may be empty
+    ParamGroup group = ParamGroup::None;
 };
 
 using ByCategory = std::array<Bytes, kCategoryCount>;
@@ -42,6 +47,7 @@ using ByCategory = std::array<Bytes, kCategoryCount>;
 struct RankLedger {
     int pipeline_rank = 0;
     std::int64_t parameters = 0;          // parameters held by this rank before ZeRO sharding
+    std::int64_t largest_parameter_tensor = 0; // elements of the largest single tensor on this rank
     std::int64_t layers = 0;              // transformer layers on this rank (all chunks)
     double in_flight_microbatches = 0;    // in stage-micro-batches (a chunk counts 1/v)
     std::int64_t in_flight_chunks = 0;    // chunk-micro-batches alive at the peak

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/modelstates.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace memledger {
@@ -57,6 +58,21 @@ ModelStates modelStates(const StateBytes &sb, std::int64_t params, std::int64_t 
         optimizer += static_cast<double>(factoredElements) * sb.states;
     ms.optimizer = ceilDiv(static_cast<Bytes>(std::llround(optimizer)), zero >= 1 ? group : 1);
     return ms;
+}
+
+Bytes optimizerStepTemporaries(const Config &c, double shardElements, std::int64_t largestTensor)
+{
+    const Optimizer o = c.training.optimizer;
+    if ((o != Optimizer::Adam && o != Optimizer::AdamW) || c.strategy.optimizer_offload != OffloadTarget::None)
+        return 0;
+    const int element = dtypeBytes(c.training.exp_avg_sq_dtype.value_or(Dtype::FP32));
+    switch (c.strategy.optimizer_kernel) {
+    case OptimizerKernel::Fused: return 0;
+    case OptimizerKernel::Foreach: return static_cast<Bytes>(std::ceil(shardElements)) * element;
+    case OptimizerKernel::SingleTensor:
+        return 2 * std::min<Bytes>(largestTensor, static_cast<Bytes>(std::ceil(shardElements))) * element;
+    }
+    return 0;
 }
 
 } // namespace memledger

@@ -36,4 +36,18 @@ struct ModelStates {
 ModelStates modelStates(const StateBytes &bytes, std::int64_t params, std::int64_t factoredElements, int zeroStage,
                         std::int64_t group);
 
+// What the optimizer step allocates on the device for a moment, as Adam's
+// update divides by sqrt(exp_avg_sq) (strategy.optimizer_kernel):
+// - fused (Apex / Transformer Engine FusedAdam as Megatron uses, torch fused=True): nothing;
+// - foreach (torch.optim's default for GPU tensors, PyTorch >= 2.0
+//   _multi_tensor_adamw): torch._foreach_sqrt(exp_avg_sqs) over the whole
+//   shard, one temporary per parameter, all alive together;
+// - single_tensor (torch.optim's for-loop, its default on the CPU):
+//   (exp_avg_sq.sqrt() / bias_correction) holds two temporaries of one tensor,
+//   the largest tensor's at worst.
+// `shardElements` is what this rank updates (after ZeRO), `largestTensor` its
+// largest parameter tensor. Other optimizers, or the update on the host
+// (optimizer offload), allocate nothing on the device here.
+Bytes optimizerStepTemporaries(const Config &config, double shardElements, std::int64_t largestTensor);
+
 } // namespace memledger

@@ -7,18 +7,21 @@ namespace {
 
 ParamCount matrix(std::int64_t rows, std::int64_t cols)
 {
-    return {rows * cols, rows + cols};
+    return {rows * cols, rows + cols, rows * cols};
 }
 
 ParamCount vector(std::int64_t n)
 {
-    return {n, n};
+    return {n, n, n};
 }
 
 ParamCount norm(const ModelConfig &m, std::int64_t n)
 {
     // LayerNorm has a weight and a bias, RMSNorm only a weight.
-    return vector(m.normalization == Normalization::LayerNorm ? 2 * n : n);
+    ParamCount c = vector(n);
+    if (m.normalization == Normalization::LayerNorm)
+        c += vector(n);
+    return c;
 }
 
 // A (Swi)GLU or GeLU MLP of width f, split over `split` ranks.
@@ -80,15 +83,17 @@ LayerParams layerParams(const ModelConfig &m, bool moeLayer, std::int64_t t, std
 {
     LayerParams lp;
     lp.dense = attention(m, t);
+    const std::int64_t attentionHalf = lp.dense.params;
     lp.dense += norm(m, m.hidden_size);
     if (!moeLayer) {
         lp.dense += mlp(m, m.ffn(), t, m.add_bias_linear);
-        return lp;
+    } else {
+        lp.dense += matrix(m.hidden_size, m.num_experts); // router: replicated
+        if (m.moe_shared_expert_intermediate_size > 0)
+            lp.dense += mlp(m, m.moe_shared_expert_intermediate_size, t, m.add_bias_linear);
+        lp.expert = mlp(m, m.moeFfn(), etp, m.add_bias_linear).scaled(m.num_experts / e);
     }
-    lp.dense += matrix(m.hidden_size, m.num_experts); // router: replicated
-    if (m.moe_shared_expert_intermediate_size > 0)
-        lp.dense += mlp(m, m.moe_shared_expert_intermediate_size, t, m.add_bias_linear);
-    lp.expert = mlp(m, m.moeFfn(), etp, m.add_bias_linear).scaled(m.num_experts / e);
+    lp.mlpDense = lp.dense.params - attentionHalf;
     return lp;
 }
 

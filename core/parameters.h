@@ -3,6 +3,7 @@
 
 #include "core/config.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace memledger {
@@ -14,14 +15,17 @@ namespace memledger {
 struct ParamCount {
     std::int64_t params = 0;          // elements
     std::int64_t factoredState = 0;   // Adafactor's second moment: rows+cols per matrix, full size per vector
+    std::int64_t largest = 0;         // elements of the largest single tensor (what a per-tensor optimizer step sizes its temporaries by)
 
     ParamCount &operator+=(const ParamCount &o)
     {
         params += o.params;
         factoredState += o.factoredState;
+        largest = std::max(largest, o.largest);
         return *this;
     }
-    ParamCount scaled(std::int64_t k) const { return {params * k, factoredState * k}; }
+    // k copies of the same tensors (experts): each stays its own tensor.
+    ParamCount scaled(std::int64_t k) const { return {params * k, factoredState * k, k > 0 ? largest : 0}; }
 };
 
 // Vocabulary padded as Megatron does: to a multiple of make_vocab_size_divisible_by * t.
@@ -31,6 +35,7 @@ std::int64_t paddedVocab(const ModelConfig &model, std::int64_t t);
 struct LayerParams {
     ParamCount dense;   // attention, norms, dense MLP or router + shared experts: data-parallel over d*c
     ParamCount expert;  // routed experts held by this rank: data-parallel over the expert-data group
+    std::int64_t mlpDense = 0; // of dense: the MLP half (pre-MLP norm, MLP or router and shared experts)
 };
 LayerParams layerParams(const ModelConfig &model, bool moeLayer, std::int64_t t, std::int64_t e, std::int64_t etp);
 

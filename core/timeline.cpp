@@ -3,12 +3,14 @@
 
 #include "core/activations.h"
 #include "core/costmodel.h"
+#include "core/modelstates.h"
 #include "core/offload.h"
 #include "core/parameters.h"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace memledger {
@@ -48,6 +50,7 @@ namespace {
 struct ChunkPlan {
     ChunkActivations acts;
     Bytes groupBytes = 0;           // saved per micro-batch, stage extras included
+    Bytes lastExtra = 0;            // last stage: final norm, output-layer input, loss softmax
     double forward = 0;             // seconds
     double backward = 0;            // seconds, recompute included
     double recompute = 0;
@@ -65,8 +68,9 @@ struct Sim {
     CostModel cost;
     LayerActivations dense, moe;
     StageActivations stage;
-    Bytes backwardWorkingSet = 0;
-    Bytes lossTemporaries = 0;
+    TransientActivations transients;
+    double lossBackwardSeconds = 0; // the cross entropy's share of the output backward
+    std::vector<Bytes> weightGradient; // per rank: its largest weight gradient, before accumulation
 };
 
 std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
@@ -84,7 +88,8 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
         cp.layers = x.stages[static_cast<std::size_t>(stage)].count;
         cp.lastStage = stage == x.p * x.v - 1;
         cp.acts = chunkActivations(x.c, x.dense, x.moe, cp.firstLayer, cp.layers);
-        cp.groupBytes = cp.acts.stored + (stage == 0 ? firstExtra : 0) + (cp.lastStage ? lastExtra : 0);
+        cp.lastExtra = cp.lastStage ? lastExtra : 0;
+        cp.groupBytes = cp.acts.stored + (stage == 0 ? firstExtra : 0) + cp.lastExtra;
         for (std::int64_t i = 0; i < cp.layers; ++i) {
             const LayerCost &lc = x.c.model.isMoeLayer(cp.firstLayer + i) ? x.cost.moe : x.cost.dense;
             cp.forward += lc.forward.seconds;
@@ -110,7 +115,15 @@ struct RankState {
     ActivationOffload offload;
     std::vector<double> copyOutEnd; // per (chunk, micro-batch); < 0 when kept on the device
     std::vector<double> copyInStart;
+    std::int64_t expertParams = 0; // routed-expert parameters on this rank (before ZeRO)
 };
+
+// A layer's backward runs its MLP half first, then its attention half; each
+// half takes half the layer's time here (a split the roofline does not time).
+double halfway(double start, double duration)
+{
+    return start + duration / 2;
+}
 
 void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const TimedOp &op)
 {
@@ -119,39 +132,171 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     const bool uniform = st.recompute_method == RecomputeMethod::Uniform;
     const std::int64_t n = std::max<std::int64_t>(1, st.recompute_num_layers);
     const bool selective = st.recompute_granularity == RecomputeGranularity::Selective && !st.flash_attention;
-    // The output layer's backward runs first, then the layers in reverse. One
-    // layer's working set is alive at a time, the same size for every layer:
-    // one lifetime over the whole op draws the same curve with fewer events.
+    // Times summed layer by layer may overshoot the op's end by a rounding
+    // error; nothing outlives its op.
+    const auto push = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer) {
+        if (bytes > 0)
+            rt.lifetimes.push_back({std::min(start, op.end), std::min(end, op.end), bytes, Category::Activations, kind,
+                                    op.op.microbatch, op.op.chunk, layer});
+    };
+    // The loss's backward runs first, then the output layer's, then the layers in reverse.
+    if (cp.lastStage)
+        push(op.start, op.start + x.lossBackwardSeconds, x.transients.lossBackward, LifetimeKind::LossBackward, -1);
     double t = op.start + (cp.lastStage ? x.cost.outputBackward.seconds : 0.0);
-    if (x.backwardWorkingSet > 0 && cp.layers > 0)
-        rt.lifetimes.push_back({t, op.end, x.backwardWorkingSet, Category::Activations, LifetimeKind::BackwardWorkingSet,
-                                op.op.microbatch, op.op.chunk, static_cast<std::int32_t>(cp.firstLayer + cp.layers - 1)});
-    double groupEnd = op.end;
-    Bytes groupBytes = 0;
+    // Without gradient-accumulation fusion, autograd materialises each weight
+    // gradient in the parameter dtype and a hook adds it to main_grad (Megatron's
+    // DDP); PyTorch's own .grad adds a later micro-batch's gradient the same way.
+    // One tensor at a time, the largest at worst.
+    const bool firstOfChunk = op.op.microbatch == 0;
+    const bool accumulates = x.c.strategy.grad_buffer == GradBuffer::Contiguous
+        ? !x.c.strategy.gradient_accumulation_fusion
+        : !firstOfChunk;
+    if (accumulates)
+        push(op.start + x.lossBackwardSeconds, op.end, x.weightGradient[static_cast<std::size_t>(rt.pipeline_rank)],
+             LifetimeKind::WeightGradient, -1);
+    double groupStart = op.end; // uniform full recompute: when the current group was rebuilt
     for (std::int64_t i = cp.layers - 1; i >= 0; --i) {
         const std::size_t li = static_cast<std::size_t>(i);
         const double d = cp.layerBackward[li];
+        const double mid = halfway(t, d);
         const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
-        if (selective && cp.acts.layerCore[li] > 0)
-            rt.lifetimes.push_back({t, t + d, cp.acts.layerCore[li], Category::Activations, LifetimeKind::AttentionRecompute,
-                                    op.op.microbatch, op.op.chunk, layer});
-        if (full && !uniform && i < n)
-            rt.lifetimes.push_back({t, t + d, cp.acts.layerFull[li], Category::Activations, LifetimeKind::RecomputeWorkingSet,
-                                    op.op.microbatch, op.op.chunk, layer});
-        if (full && uniform) {
-            // Backward walks a group from its last layer to its first; the
-            // group is rebuilt when its backward begins and freed at its end.
-            if (groupBytes == 0)
-                groupEnd = t;
-            groupBytes += cp.acts.layerFull[li];
-            if (i % n == 0) {
-                rt.lifetimes.push_back({groupEnd, t + d, groupBytes, Category::Activations, LifetimeKind::RecomputeWorkingSet,
-                                        op.op.microbatch, op.op.chunk, layer});
-                groupBytes = 0;
-            }
+        push(t, mid, x.transients.mlpBackward, LifetimeKind::BackwardWorkingSet, layer);
+        push(mid, t + d, x.transients.attentionBackward, LifetimeKind::BackwardWorkingSet, layer);
+        // Selective recompute rebuilds the attention core when its backward is reached.
+        if (selective)
+            push(mid, t + d, cp.acts.layerCore[li], LifetimeKind::AttentionRecompute, layer);
+        // Full recompute rebuilds a layer (uniform: a group of n layers) when
+        // its backward begins; each half of a layer is freed as its backward ends.
+        const bool rebuilt = full && (uniform || i < n);
+        if (rebuilt) {
+            if (!uniform || groupStart > t)
+                groupStart = t;
+            push(groupStart, mid, cp.acts.layerFullMlp[li], LifetimeKind::RecomputeWorkingSet, layer);
+            push(groupStart, t + d, cp.acts.layerFull[li] - cp.acts.layerFullMlp[li], LifetimeKind::RecomputeWorkingSet,
+                 layer);
+            if (uniform && i % n == 0)
+                groupStart = op.end; // the next group starts afresh
         }
         t += d;
     }
+}
+
+// PyTorch creates a parameter's .grad when autograd's AccumulateGrad first
+// runs for it, in the first micro-batch's backward, and
+// zero_grad(set_to_none=True) frees it after the step: the gradients appear
+// layer by layer as that backward reaches them. The output layer's come right
+// after the loss's backward; the embedding's at the end of the first stage's
+// backward, except a tied embedding on one stage, whose output-layer share is
+// held by autograd from the output layer's backward on.
+void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, const LedgerEntry &entry, std::int32_t index)
+{
+    std::vector<const TimedOp *> firstBackward(rs.chunks.size(), nullptr);
+    for (const TimedOp &op : rt.ops)
+        if (op.op.kind == OpKind::Backward && !firstBackward[static_cast<std::size_t>(op.op.chunk)])
+            firstBackward[static_cast<std::size_t>(op.op.chunk)] = &op;
+    const auto push = [&](double start, Bytes bytes, std::int32_t chunk, std::int32_t layer) {
+        start = std::min(start, rt.pipeline_end); // a rounding error never delays a gradient past the backward
+        if (bytes > 0)
+            rt.lifetimes.push_back(
+                {start, rt.optimizer_end, bytes, entry.category, LifetimeKind::Gradients, -1, chunk, layer, index});
+    };
+    const ParallelismConfig &par = x.c.parallelism;
+    const bool tiedOnOneStage = !x.c.model.untie_embeddings_and_output_weights && x.p == 1;
+    for (std::size_t k = 0; k < rs.chunks.size(); ++k) {
+        const ChunkPlan &cp = rs.chunks[k];
+        const TimedOp *op = firstBackward[k];
+        const std::int32_t chunk = static_cast<std::int32_t>(k);
+        if (!op)
+            continue;
+        const bool firstStage = k == 0 && rt.pipeline_rank == 0;
+        if (entry.group == ParamGroup::OutputLayer && cp.lastStage)
+            return push(op->start + x.lossBackwardSeconds, entry.bytes, chunk, -1);
+        if (entry.group == ParamGroup::Embeddings && tiedOnOneStage && cp.lastStage)
+            return push(op->start + x.lossBackwardSeconds, entry.bytes, chunk, -1);
+        if (entry.group == ParamGroup::Embeddings && firstStage)
+            return push(op->end, entry.bytes, chunk, -1);
+    }
+    if (entry.group != ParamGroup::Layers && entry.group != ParamGroup::Experts)
+        return push(rt.ops.empty() ? 0.0 : rt.ops.front().start, entry.bytes, -1, -1);
+
+    // Transformer layers: the entry's bytes shared by the layers' parameters,
+    // each half's gradients once that half's backward has run (autograd frees
+    // the half's saved tensors as it creates them).
+    const auto halvesOf = [&](std::int64_t layer) -> std::pair<std::int64_t, std::int64_t> {
+        const LayerParams lp = layerParams(x.c.model, x.c.model.isMoeLayer(layer), par.tensor_model_parallel_size,
+                                           par.expert_model_parallel_size, par.expertTensorParallel());
+        if (entry.group == ParamGroup::Experts)
+            return {lp.expert.params, 0};
+        return {lp.mlpDense, lp.dense.params - lp.mlpDense};
+    };
+    std::int64_t total = 0;
+    for (const ChunkPlan &cp : rs.chunks)
+        for (std::int64_t i = 0; i < cp.layers; ++i) {
+            const auto [mlp, attention] = halvesOf(cp.firstLayer + i);
+            total += mlp + attention;
+        }
+    if (total <= 0)
+        return;
+    Bytes given = 0;
+    std::int64_t counted = 0;
+    // Cumulative shares, so that the pieces add up to the entry exactly.
+    const auto pushUpTo = [&](double start, std::int64_t params, std::int32_t chunk, std::int32_t layer) {
+        counted += params;
+        const Bytes upTo = static_cast<Bytes>(static_cast<long double>(entry.bytes) * counted / total);
+        push(start, upTo - given, chunk, layer);
+        given = upTo;
+    };
+    for (std::size_t k = 0; k < rs.chunks.size(); ++k) {
+        const ChunkPlan &cp = rs.chunks[k];
+        const TimedOp *op = firstBackward[k];
+        double t = op ? op->start + (cp.lastStage ? x.cost.outputBackward.seconds : 0.0) : 0.0;
+        for (std::int64_t i = cp.layers - 1; i >= 0; --i) {
+            const double d = cp.layerBackward[static_cast<std::size_t>(i)];
+            const auto [mlp, attention] = halvesOf(cp.firstLayer + i);
+            const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
+            pushUpTo(halfway(t, d), mlp, static_cast<std::int32_t>(k), layer);
+            pushUpTo(t + d, attention, static_cast<std::int32_t>(k), layer);
+            t += d;
+        }
+    }
+}
+
+// A group's last stay on the device, until its backward. Autograd frees what
+// an op saved once that op's backward has run, so the group leaves piece by
+// piece: the last stage's loss and output-layer inputs after the output
+// layer's backward, each layer's MLP half and attention half after their
+// own, the first stage's embedding mask at the end.
+void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const TimedOp &op, double from, bool offloaded)
+{
+    const std::size_t first = rt.lifetimes.size();
+    const auto push = [&](double end, Bytes bytes, std::int32_t layer) {
+        if (bytes <= 0)
+            return;
+        Lifetime l{from, std::clamp(end, from, std::max(from, op.end)), bytes, Category::Activations, LifetimeKind::Activations,
+                   op.op.microbatch, op.op.chunk, layer};
+        l.offloaded = offloaded;
+        rt.lifetimes.push_back(l);
+    };
+    double t = op.start;
+    Bytes given = 0;
+    if (cp.lastStage) {
+        t += x.cost.outputBackward.seconds;
+        push(t, cp.lastExtra, -1);
+        given += cp.lastExtra;
+    }
+    for (std::int64_t i = cp.layers - 1; i >= 0; --i) {
+        const std::size_t li = static_cast<std::size_t>(i);
+        const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
+        const double d = cp.layerBackward[li];
+        push(halfway(t, d), cp.acts.layerStoredMlp[li], layer);
+        push(t + d, cp.acts.layerStored[li] - cp.acts.layerStoredMlp[li], layer);
+        given += cp.acts.layerStored[li];
+        t += d;
+    }
+    push(op.end, cp.groupBytes - given, -1);
+    // The pieces share one gantt row and one start: the longest first, so that
+    // each shorter one is drawn, and hit, above it.
+    std::reverse(rt.lifetimes.begin() + static_cast<std::ptrdiff_t>(first), rt.lifetimes.end());
 }
 
 struct Event {
@@ -159,53 +304,78 @@ struct Event {
     Bytes delta;
 };
 
-// Orders events by time, frees before allocations at the same instant (the
-// allocator reuses them). An LSD radix sort on the bits of the non-negative
-// times: the timeline sorts tens of thousands of events per slider move, and
-// this is several times faster than a comparison sort there.
+// Orders events by time; the order within one instant does not matter, as
+// only the total after an instant becomes a point. An LSD radix sort on the
+// bits of the non-negative times (their order as integers is their order as
+// doubles), 11 bits a pass with every histogram counted in one sweep: the
+// timeline sorts tens of thousands of events per slider move, and this is
+// several times faster than a comparison sort there.
 void sortEvents(std::vector<Event> &events)
 {
+    constexpr int kBits = 11;
+    constexpr int kPasses = (64 + kBits - 1) / kBits;
+    constexpr std::size_t kDigits = std::size_t(1) << kBits;
     const std::size_t n = events.size();
-    std::vector<std::uint64_t> keys(n), keysTmp(n);
-    std::vector<Event> tmp(n);
-    // Stable partition by the tie-break first: frees (negative deltas) ahead.
-    std::size_t frees = 0;
-    for (const Event &e : events)
-        frees += e.delta < 0;
-    std::size_t f = 0, a = frees;
-    for (const Event &e : events)
-        tmp[e.delta < 0 ? f++ : a++] = e;
-    events.swap(tmp);
-    for (std::size_t i = 0; i < n; ++i) {
-        const double t = events[i].time > 0 ? events[i].time : 0.0; // -0.0 and 0.0 alike
-        std::memcpy(&keys[i], &t, sizeof t);
+    if (n < 2)
+        return;
+    static_assert(sizeof(double) == sizeof(std::uint64_t));
+    // The time's bits replace the time in place: one 16-byte record to move.
+    for (Event &e : events) {
+        const double t = e.time > 0 ? e.time : 0.0; // -0.0 and 0.0 alike
+        std::memcpy(&e.time, &t, sizeof t);
     }
-    for (int shift = 0; shift < 64; shift += 8) {
-        std::size_t count[257] = {};
-        for (std::size_t i = 0; i < n; ++i)
-            ++count[((keys[i] >> shift) & 0xff) + 1];
-        if (count[((keys[0] >> shift) & 0xff) + 1] == n)
-            continue; // every key shares this byte
-        for (int d = 0; d < 256; ++d)
-            count[d + 1] += count[d];
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t to = count[(keys[i] >> shift) & 0xff]++;
-            tmp[to] = events[i];
-            keysTmp[to] = keys[i];
+    const auto keyOf = [](const Event &e) {
+        std::uint64_t k;
+        std::memcpy(&k, &e.time, sizeof k);
+        return k;
+    };
+    std::vector<std::size_t> counts(kPasses * kDigits, 0);
+    for (const Event &e : events) {
+        const std::uint64_t k = keyOf(e);
+        for (int p = 0; p < kPasses; ++p)
+            ++counts[std::size_t(p) * kDigits + ((k >> (p * kBits)) & (kDigits - 1))];
+    }
+    std::vector<Event> tmp(n);
+    for (int p = 0; p < kPasses; ++p) {
+        std::size_t *count = counts.data() + std::size_t(p) * kDigits;
+        const int shift = p * kBits;
+        if (count[(keyOf(events[0]) >> shift) & (kDigits - 1)] == n)
+            continue; // every key shares this digit
+        std::size_t sum = 0;
+        for (std::size_t d = 0; d < kDigits; ++d) {
+            const std::size_t c = count[d];
+            count[d] = sum;
+            sum += c;
         }
+        for (const Event &e : events)
+            tmp[count[(keyOf(e) >> shift) & (kDigits - 1)]++] = e;
         events.swap(tmp);
-        keys.swap(keysTmp);
     }
 }
 
 void computeCurve(RankTimeline &rt, std::size_t points)
 {
+    // Only the total after all events of one instant becomes a point, so
+    // events of one instant may be summed. Lifetimes come in runs that share
+    // instants (a micro-batch's pieces share their start; one half's working
+    // set ends where the next begins): summing neighbours first leaves the
+    // sort far fewer events.
     std::vector<Event> events;
     events.reserve(rt.lifetimes.size() * 2);
-    for (const Lifetime &l : rt.lifetimes)
-        events.push_back({l.start, l.bytes});
-    for (const Lifetime &l : rt.lifetimes)
-        events.push_back({l.end, -l.bytes});
+    std::size_t lastStart = 0, lastEnd = 0; // the latest new start and end events
+    const auto add = [&](double time, Bytes delta, std::size_t &last) {
+        for (std::size_t at : {lastStart, lastEnd})
+            if (at < events.size() && events[at].time == time) {
+                events[at].delta += delta;
+                return;
+            }
+        last = events.size();
+        events.push_back({time, delta});
+    };
+    for (const Lifetime &l : rt.lifetimes) {
+        add(l.start, l.bytes, lastStart);
+        add(l.end, -l.bytes, lastEnd);
+    }
     sortEvents(events);
     std::vector<CurvePoint> curve;
     curve.reserve(events.size() / 2 + 2);
@@ -238,20 +408,17 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
           costModel(c),
           layerActivations(c, false, false),
           {},
-          stageActivations(c)};
+          stageActivations(c),
+          transientActivations(c),
+          0.0,
+          {}};
     x.moe = c.model.isMoe() ? layerActivations(c, true, false) : x.dense;
-    {
-        const std::int64_t A = activationBytes(c);
-        const std::int64_t t = par.tensor_model_parallel_size;
-        const bool sp = par.sequence_parallel && t > 1;
-        const std::int64_t tokens = c.training.seq_length / par.context_parallel_size * c.training.micro_batch_size;
-        // Gradients of the layer's output and input; unfused attention also
-        // materialises the gradient of its score matrix.
-        x.backwardWorkingSet = 2 * A * tokens * c.model.hidden_size / (sp ? t : 1);
-        if (!c.strategy.flash_attention)
-            x.backwardWorkingSet += A * c.model.num_attention_heads / t * tokens * c.training.seq_length;
-        x.lossTemporaries = tokens * paddedVocab(c.model, t) / t * (A + 4);
-    }
+    for (const RankLedger &r : tl.ledger.ranks)
+        x.weightGradient.push_back(r.largest_parameter_tensor * dtypeBytes(c.training.params_dtype));
+    // The loss backward is memory-bound: it reads the saved fp32 softmax and
+    // writes its gradients, a small part of the output layer's backward.
+    x.lossBackwardSeconds = std::min(x.cost.outputBackward.seconds,
+                                     3.0 * double(x.transients.lossForward) / c.hardware.hbm_bytes_per_s);
 
     const std::int64_t stages = x.p * x.v;
     const auto slot = [&](std::int64_t stage, std::int64_t mb) { return static_cast<std::size_t>(stage * x.m + mb); };
@@ -265,14 +432,15 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         states.push_back({scheduleOps(par, x.m, r), planChunks(x, r), 0, 0, 0,
                           ActivationOffload(c.hardware.host_link_bytes_per_s, int(c.strategy.activation_offload_buffers)),
                           std::vector<double>(static_cast<std::size_t>(x.v * x.m), -1.0),
-                          std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0)});
+                          std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0), 0});
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
         rt.pipeline_rank = static_cast<int>(r);
         rt.ops.reserve(states.back().ops.size());
         std::int64_t mostLayers = 0;
         for (const ChunkPlan &cp : states.back().chunks)
             mostLayers = std::max(mostLayers, cp.layers);
-        rt.lifetimes.reserve(states.back().ops.size() * static_cast<std::size_t>(1 + mostLayers) + 32);
+        // Per backward op: each layer's two saved halves, two working sets and what recompute rebuilds.
+        rt.lifetimes.reserve(states.back().ops.size() * static_cast<std::size_t>(2 + 3 * mostLayers) + 32);
     }
 
     // Run every rank's ops in order as soon as their inputs have arrived.
@@ -321,8 +489,13 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                     && rs.ops[rs.next + 1].chunk == op.chunk && rs.ops[rs.next + 1].microbatch == op.microbatch;
                 if (offload && !nextIsOwnBackward)
                     rs.copyOutEnd[group] = rs.offload.copyOut(timed.end, double(cp.groupBytes));
-                if (cp.lastStage && x.lossTemporaries > 0)
-                    rt.lifetimes.push_back({timed.end - cp.outputForward, timed.end, x.lossTemporaries, Category::Activations,
+                if (c.strategy.recompute_granularity == RecomputeGranularity::Full && cp.layers > 0
+                    && x.transients.recomputedForward > 0)
+                    rt.lifetimes.push_back({timed.start, timed.end - cp.outputForward, x.transients.recomputedForward,
+                                            Category::Activations, LifetimeKind::ForwardWorkingSet, op.microbatch, op.chunk,
+                                            -1});
+                if (cp.lastStage && x.transients.lossForward > 0)
+                    rt.lifetimes.push_back({timed.end - cp.outputForward, timed.end, x.transients.lossForward, Category::Activations,
                                             LifetimeKind::LossTemporaries, op.microbatch, op.chunk, -1});
             } else {
                 if (rs.copyOutEnd[group] >= 0) {
@@ -381,6 +554,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         recompute = std::max(recompute, rankRecompute);
         const RankLedger &ledger = tl.ledger.ranks[static_cast<std::size_t>(r)];
         rt.optimizer_start = rt.pipeline_end;
+        rs.expertParams = expertParams;
         const OptimizerCost oc = optimizerCost(c, ledger.parameters, expertParams);
         rt.optimizer_device_s = oc.deviceSeconds;
         rt.optimizer_copy_out_s = oc.copyOutSeconds;
@@ -398,20 +572,17 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         RankState &rs = states[static_cast<std::size_t>(r)];
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
         const RankLedger &ledger = tl.ledger.ranks[static_cast<std::size_t>(r)];
-        double firstBackward = rt.pipeline_end;
-        for (const TimedOp &op : rt.ops)
-            if (op.op.kind == OpKind::Backward) {
-                firstBackward = op.start;
-                break;
-            }
         for (std::size_t e = 0; e < ledger.entries.size(); ++e) {
             const LedgerEntry &entry = ledger.entries[e];
             if (entry.placement != Placement::Device || entry.category == Category::Activations)
                 continue;
             const bool gradients = entry.category == Category::Gradients;
-            const bool onDemand = gradients && c.strategy.grad_buffer == GradBuffer::OnDemand;
-            rt.lifetimes.push_back({onDemand ? firstBackward : 0.0, onDemand ? rt.optimizer_end : tl.step_time, entry.bytes,
-                                    entry.category, gradients ? LifetimeKind::Gradients : LifetimeKind::Persistent, -1, -1, -1,
+            if (gradients && c.strategy.grad_buffer == GradBuffer::OnDemand) {
+                addOnDemandGradients(x, rt, rs, entry, static_cast<std::int32_t>(e));
+                continue;
+            }
+            rt.lifetimes.push_back({0.0, tl.step_time, entry.bytes, entry.category,
+                                    gradients ? LifetimeKind::Gradients : LifetimeKind::Persistent, -1, -1, -1,
                                     static_cast<std::int32_t>(e)});
         }
         // Activation groups from their forward to their backward; the staircase
@@ -432,25 +603,24 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             if (rs.copyOutEnd[group] >= 0) {
                 rt.lifetimes.push_back({forwardStart[group], rs.copyOutEnd[group], cp.groupBytes, Category::Activations,
                                         LifetimeKind::Activations, op.op.microbatch, op.op.chunk, -1});
-                Lifetime back{rs.copyInStart[group], op.end, cp.groupBytes, Category::Activations, LifetimeKind::Activations,
-                              op.op.microbatch, op.op.chunk, -1};
-                back.offloaded = true;
-                rt.lifetimes.push_back(back);
+                addGroupStay(x, rt, cp, op, rs.copyInStart[group], true);
             } else {
-                rt.lifetimes.push_back({forwardStart[group], op.end, cp.groupBytes, Category::Activations, LifetimeKind::Activations,
-                                        op.op.microbatch, op.op.chunk, -1});
+                addGroupStay(x, rt, cp, op, forwardStart[group], false);
             }
         }
         rt.max_alive_microbatches = double(rt.max_alive_chunks) / double(x.v);
-        // The optimizer step's scratch: one bucket's worth of fp32 temporaries.
-        const Bytes scratch = std::min<Bytes>(c.strategy.ddp_bucket_size, ledger.parameters) * 4;
-        rt.lifetimes.push_back({rt.optimizer_start, rt.optimizer_end, scratch, Category::OptimizerStates,
-                                LifetimeKind::OptimizerTemporaries, -1, -1, -1});
+        // What the optimizer step allocates while it runs (optimizer_kernel).
+        const Bytes scratch = optimizerStepTemporaries(c, optimizerShard(c, ledger.parameters, rs.expertParams),
+                                                       ledger.largest_parameter_tensor);
+        if (scratch > 0)
+            rt.lifetimes.push_back({rt.optimizer_start, rt.optimizer_end, scratch, Category::OptimizerStates,
+                                    LifetimeKind::OptimizerTemporaries, -1, -1, -1});
 
         computeCurve(rt, options.curve_points);
 
         // What is alive at the peak, groups of a chunk gathered in one line.
         std::map<std::int32_t, std::vector<const Lifetime *>> groupsByChunk;
+        std::map<std::int32_t, std::vector<const Lifetime *>> gradientsByEntry; // created layer by layer
         for (const Lifetime &l : rt.lifetimes) {
             if (!(l.start <= rt.peak_time && rt.peak_time < l.end) || l.bytes == 0)
                 continue;
@@ -458,18 +628,35 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                 groupsByChunk[l.chunk].push_back(&l);
                 continue;
             }
+            if (l.kind == LifetimeKind::Gradients && l.layer >= 0) {
+                gradientsByEntry[l.entry].push_back(&l);
+                continue;
+            }
             rt.alive_at_peak.push_back({lifetimeLabel(tl, rt, l), l.category, l.bytes});
+        }
+        for (const auto &[entry, pieces] : gradientsByEntry) {
+            Bytes bytes = 0;
+            for (const Lifetime *g : pieces)
+                bytes += g->bytes;
+            Lifetime whole = *pieces.front();
+            whole.layer = -1;
+            rt.alive_at_peak.push_back({lifetimeLabel(tl, rt, whole) + " (" + countOf(double(pieces.size()), "layer", "layers")
+                                            + " so far)",
+                                        Category::Gradients, bytes});
         }
         for (const auto &[chunk, groups] : groupsByChunk) {
             Bytes bytes = 0;
             std::int32_t lo = groups.front()->microbatch, hi = lo;
+            std::set<std::int32_t> microbatches; // a group leaves layer by layer: pieces of one count once
             for (const Lifetime *g : groups) {
                 bytes += g->bytes;
                 lo = std::min(lo, g->microbatch);
                 hi = std::max(hi, g->microbatch);
+                microbatches.insert(g->microbatch);
             }
-            std::string label = "Saved activations of " + countOf(double(groups.size()), "micro-batch", "micro-batches")
-                + (groups.size() == 1 ? " (" + std::to_string(lo) + ")" : " (" + std::to_string(lo) + "–" + std::to_string(hi) + ")");
+            const std::size_t count = microbatches.size();
+            std::string label = "Saved activations of " + countOf(double(count), "micro-batch", "micro-batches")
+                + (count == 1 ? " (" + std::to_string(lo) + ")" : " (" + std::to_string(lo) + "–" + std::to_string(hi) + ")");
             if (x.v > 1)
                 label += ", chunk " + std::to_string(chunk);
             rt.alive_at_peak.push_back({std::move(label), Category::Activations, bytes});
@@ -501,20 +688,28 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
         if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()) {
             const LedgerEntry &e = r.entries[static_cast<std::size_t>(l.entry)];
-            return std::string(categoryLabel(e.category)) + ": " + e.label;
+            return std::string(categoryLabel(e.category)) + ": " + e.label
+                + (l.layer >= 0 ? ", layer " + std::to_string(l.layer) : std::string());
         }
         return std::string(categoryLabel(l.category));
     }
     case LifetimeKind::Activations:
-        return std::string(l.offloaded ? "Activations back from the host, " : "Saved activations, ") + where();
+        return std::string(l.offloaded ? "Activations back from the host, " : "Saved activations, ")
+            + (l.layer >= 0 ? "layer " + std::to_string(l.layer) + ", " : std::string()) + where();
     case LifetimeKind::RecomputeWorkingSet:
         return "Recomputed activations up to layer " + std::to_string(l.layer) + ", " + where();
     case LifetimeKind::AttentionRecompute:
         return "Recomputed attention core of layer " + std::to_string(l.layer) + ", " + where();
     case LifetimeKind::BackwardWorkingSet:
-        return "Backward working set (activation gradients, one layer at a time), " + where();
+        return "Backward working set of layer " + std::to_string(l.layer) + " (activation gradients), " + where();
     case LifetimeKind::LossTemporaries:
         return "Logits and fp32 loss temporaries, " + where();
+    case LifetimeKind::LossBackward:
+        return "Cross-entropy gradients (loss backward), " + where();
+    case LifetimeKind::ForwardWorkingSet:
+        return "Forward working set of a layer that saves only its input (full recompute), " + where();
+    case LifetimeKind::WeightGradient:
+        return "Weight gradient before its accumulation into the gradient buffer, " + where();
     case LifetimeKind::OptimizerTemporaries:
         return "Optimizer step temporaries";
     }

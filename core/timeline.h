@@ -23,9 +23,12 @@ enum class LifetimeKind : std::uint8_t {
     Gradients,           // the gradient rows, whole-iteration or from the first backward
     Activations,         // what one chunk saves for one micro-batch, forward to backward
     RecomputeWorkingSet, // full recompute: a group rebuilt during its backward
+    ForwardWorkingSet,   // full recompute: what a layer's forward holds while it saves only its input
     AttentionRecompute,  // selective recompute: the attention core rebuilt during its layer's backward
     BackwardWorkingSet,  // activation gradients (and score gradients) of the layer in backward
     LossTemporaries,     // bf16 logits and their fp32 copy around the loss
+    LossBackward,        // the cross entropy's gradients at the start of the last stage's backward
+    WeightGradient,      // a weight gradient before it is added to the gradient buffer
     OptimizerTemporaries // the optimizer step's scratch
 };
 

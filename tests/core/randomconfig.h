@@ -129,6 +129,9 @@ private:
         st.activation_offload = coin(0.3) ? OffloadTarget::CPU : OffloadTarget::None;
         st.activation_offload_buffers = between(1, 3);
         st.grad_buffer = coin() ? GradBuffer::Contiguous : GradBuffer::OnDemand;
+        st.cross_entropy = coin() ? CrossEntropy::VocabParallel : CrossEntropy::Unfused;
+        st.optimizer_kernel = pick({OptimizerKernel::Fused, OptimizerKernel::Foreach, OptimizerKernel::SingleTensor});
+        st.gradient_accumulation_fusion = coin(0.7);
         st.moe_expert_capacity_factor = coin(0.3) ? 1.25 : 0.0;
         st.ddp_bucket_size = pick<std::int64_t>({1000000, 40000000});
         return c;

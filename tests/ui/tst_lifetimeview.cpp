@@ -78,6 +78,16 @@ TEST_CASE("Hovering a lifetime names it with its bytes and interval", "[ui][life
         if (!activations && rank.lifetimes[i].kind == LifetimeKind::Activations)
             activations = i;
     }
+    // A micro-batch's saved activations leave layer by layer: its pieces share
+    // a row and a start, the shortest drawn on top. Hover the shortest one.
+    REQUIRE(activations);
+    const Lifetime &group = rank.lifetimes[*activations];
+    for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
+        const Lifetime &l = rank.lifetimes[i];
+        if (l.kind == LifetimeKind::Activations && l.microbatch == group.microbatch && l.chunk == group.chunk
+            && l.start == group.start && l.end < rank.lifetimes[*activations].end)
+            activations = i;
+    }
     REQUIRE(weights);
     REQUIRE(activations);
     for (std::size_t i : {*weights, *activations}) {
