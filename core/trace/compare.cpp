@@ -76,10 +76,14 @@ std::vector<PhaseSpan> modelledPhases(const RankTimeline &rank)
 }
 
 // The highest value of a step curve while a phase runs: the value entering a
-// span counts, as the memory it holds is alive when the span begins.
+// span counts, as the memory it holds is alive when the span begins. A
+// measured curve has a point per allocator event, so the one before the span
+// is what enters it; the modelled curve merges the events of one instant, so
+// a point at the span's start already holds what the previous phase freed
+// there (`merged`).
 template<typename Point, typename TimeOf, typename BytesOf>
 Bytes peakIn(const std::vector<Point> &curve, const std::vector<PhaseSpan> &spans, IterationPhase phase, Bytes before,
-             TimeOf time, BytesOf bytes)
+             bool merged, TimeOf time, BytesOf bytes)
 {
     Bytes peak = 0;
     for (const PhaseSpan &s : spans) {
@@ -87,7 +91,8 @@ Bytes peakIn(const std::vector<Point> &curve, const std::vector<PhaseSpan> &span
             continue;
         const auto first = std::lower_bound(curve.begin(), curve.end(), s.start,
                                             [&](const Point &p, double t) { return time(p) < t; });
-        Bytes entering = first == curve.begin() ? before : bytes(*(first - 1));
+        const bool startsWithPoint = merged && first != curve.end() && time(*first) == s.start;
+        Bytes entering = startsWithPoint ? bytes(*first) : first == curve.begin() ? before : bytes(*(first - 1));
         peak = std::max(peak, entering);
         for (auto it = first; it != curve.end() && time(*it) < s.end; ++it)
             peak = std::max(peak, bytes(*it));
@@ -113,9 +118,18 @@ void compareAlive(const Config &config, const MeasuredTrace &trace, const Memory
 {
     const std::vector<CatalogTensor> catalog = tensorCatalog(config);
     std::map<std::tuple<Bytes, std::int32_t>, std::int64_t> groups; // (size, stack) -> count
-    for (const ReplayBlock &b : replay.alive_at_peak)
-        ++groups[{b.size, b.stack}];
     std::vector<PeakAllocation> rows;
+    for (const ReplayBlock &b : replay.alive_at_peak) {
+        if (b.anonymous()) {
+            PeakAllocation row;
+            row.bytes = b.size;
+            row.count = 1;
+            row.matched = "Allocated before the trace began (the profiler's Total Allocated): the steady state";
+            rows.push_back(std::move(row));
+            continue;
+        }
+        ++groups[{b.size, b.stack}];
+    }
     for (const auto &[key, count] : groups) {
         const auto [size, stack] = key;
         PeakAllocation row;
@@ -204,11 +218,11 @@ TraceComparison compareTrace(const Config &config, const MeasuredTrace &trace, c
         PhaseComparison pc;
         pc.phase = phase;
         pc.modelled_peak_bytes = peakIn(
-            modelled, mPhases, phase, Bytes{0}, [](const CurvePoint &p) { return p.time; },
+            modelled, mPhases, phase, Bytes{0}, true, [](const CurvePoint &p) { return p.time; },
             [](const CurvePoint &p) { return p.bytes; });
         if (!window.phases.empty())
             pc.measured_peak_bytes = peakIn(
-                iteration, window.phases, phase, before(window.first_point),
+                iteration, window.phases, phase, before(window.first_point), false,
                 [](const ReplayPoint &p) { return p.time_us; }, [](const ReplayPoint &p) { return p.allocated; });
         pc.error = ratioError(pc.modelled_peak_bytes, pc.measured_peak_bytes);
         out.phases.push_back(pc);

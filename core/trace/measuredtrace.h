@@ -50,6 +50,7 @@ struct TraceEvent
     double time_us = 0; ///< microseconds, as the file says (0 when it has none)
     std::int64_t stream = 0;
     std::int32_t stack = -1; ///< index into MeasuredTrace::stacks, -1 when none
+    Bytes total_allocated = -1; ///< profiler traces: the allocator's total after this event; -1 unknown
 };
 
 /// A block still allocated when the snapshot was taken (segments[].blocks[]
@@ -90,6 +91,9 @@ struct MeasuredTrace
     std::vector<std::vector<TraceFrame>> stacks; ///< deduplicated, innermost frame first
     std::vector<TraceRange> ranges; ///< sorted by start
     bool has_times = false; ///< events carry time_us
+    /// Profiler traces: the allocator's total before the first event, from
+    /// its "Total Allocated" (what the window cannot see being allocated).
+    std::optional<Bytes> initial_allocated_bytes;
 };
 
 /// What an importer returns: a trace, or the problems that stopped it

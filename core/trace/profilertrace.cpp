@@ -110,7 +110,7 @@ struct Value
 struct EventFields
 {
     Value ph, cat, name, ts, dur;
-    Value deviceType, deviceId, addr, bytes;
+    Value deviceType, deviceId, addr, bytes, totalAllocated;
 
     void clear() { *this = EventFields{}; }
 };
@@ -337,6 +337,8 @@ private:
                 fields_.addr = std::move(v);
             else if (key_ == "Bytes")
                 fields_.bytes = std::move(v);
+            else if (key_ == "Total Allocated")
+                fields_.totalAllocated = std::move(v);
         }
     }
 
@@ -449,6 +451,11 @@ private:
         e.addr = static_cast<std::uint64_t>(addr);
         e.size = bytes >= 0 ? bytes : -bytes;
         e.time_us = ts;
+        // Optional: older traces and other writers may leave it out.
+        std::int64_t total = -1;
+        if (f.totalAllocated.kind != Value::Kind::Absent && !integer(f.totalAllocated, "args.Total Allocated", total))
+            return false;
+        e.total_allocated = total;
         byDevice_[device].push_back(e);
         return true;
     }
@@ -538,6 +545,13 @@ TraceLoadResult loadProfilerTrace(ByteSource &source, const TraceImportOptions &
     if (trace.has_times)
         std::stable_sort(trace.events.begin(), trace.events.end(),
                          [](const TraceEvent &a, const TraceEvent &b) { return a.time_us < b.time_us; });
+    // What was allocated before the first event: its total less its own change.
+    if (!trace.events.empty() && trace.events.front().total_allocated >= 0) {
+        const TraceEvent &first = trace.events.front();
+        const Bytes before = first.total_allocated - (first.action == TraceAction::Alloc ? first.size : -first.size);
+        if (before >= 0)
+            trace.initial_allocated_bytes = before;
+    }
     trace.ranges = std::move(sax.ranges_);
     std::stable_sort(trace.ranges.begin(), trace.ranges.end(),
                      [](const TraceRange &a, const TraceRange &b) { return a.start_us < b.start_us; });

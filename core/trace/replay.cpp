@@ -107,6 +107,12 @@ MemoryReplay replayAllocated(const MeasuredTrace &trace)
     for (std::size_t el = 0; el < elements.size(); ++el)
         if (initially[el])
             r.initial_allocated_bytes = plus(r.initial_allocated_bytes, elements[el].size);
+    // A profiler trace says what the allocator held before its first event;
+    // what the window never frees of it stays one anonymous block.
+    if (trace.initial_allocated_bytes && *trace.initial_allocated_bytes > r.initial_allocated_bytes) {
+        addElement({0, *trace.initial_allocated_bytes - r.initial_allocated_bytes, -1, -1}, true);
+        r.initial_allocated_bytes = *trace.initial_allocated_bytes;
+    }
 
     // Reserved: the segments at the snapshot, walked back over the segment
     // events (MemoryView.simulate_memory), then forward.

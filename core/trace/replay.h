@@ -38,6 +38,9 @@ struct ReplayBlock
     Bytes size = 0;
     std::int32_t stack = -1; ///< into MeasuredTrace::stacks
     std::int64_t alloc_event = -1; ///< index of its alloc event, -1 when allocated before the window
+    /// The part of a profiler trace's initial Total Allocated that no event
+    /// names: one anonymous block at address 0 (no real block sits there).
+    bool anonymous() const { return addr == 0 && alloc_event < 0 && stack < 0; }
 };
 
 struct MemoryReplay

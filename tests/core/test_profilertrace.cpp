@@ -3,6 +3,7 @@
 // replayed on its own (tests/data/measured/<run>/measured.json), and on
 // malformed input.
 #include "core/trace/profilertrace.h"
+#include "core/trace/replay.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -125,6 +126,12 @@ TEST_CASE("Every measured fixture's profiler trace imports with the script's own
         CHECK(rp.peak == expect.at("replay_peak_allocated_bytes").get<Bytes>());
         CHECK(rp.peak + expect.at("alive_throughout_bytes").get<Bytes>()
               == measured.at("peak_allocated_bytes").get<Bytes>());
+        // Kineto's "Total Allocated" says what was allocated before the first
+        // event: the last total less the window's net change.
+        REQUIRE(t.initial_allocated_bytes);
+        CHECK(*t.initial_allocated_bytes
+              == expect.at("last_total_allocated").get<Bytes>() - (allocBytes - freeBytes));
+        CHECK(*t.initial_allocated_bytes >= expect.at("alive_throughout_bytes").get<Bytes>());
 
         CHECK(t.ranges.size() == expect.at("ranges").get<std::size_t>());
         std::size_t steps = 0;
@@ -285,4 +292,32 @@ TEST_CASE("A profiler trace import can be cancelled", "[trace][profiler]")
     CHECK(calls == 1);
     CHECK_FALSE(r.trace);
     CHECK_THAT(firstProblem(r), Catch::Contains("cancelled"));
+}
+
+TEST_CASE("A profiler trace's Total Allocated gives what was allocated before its window", "[trace][profiler]")
+{
+    // 1000 B allocated before the first event (alloc 100 -> total 1100), then
+    // a free of a block the window never saw (600 of those 1000).
+    const TraceLoadResult r = loadText(wrap(
+        memoryEvent(R"("Bytes": 100, "Addr": 16, "Device Id": 0, "Device Type": 1, "Total Allocated": 1100)", "1.0") + ","
+        + memoryEvent(R"("Bytes": -600, "Addr": 32, "Device Id": 0, "Device Type": 1, "Total Allocated": 500)", "2.0")));
+    INFO(firstProblem(r));
+    REQUIRE(r.trace);
+    REQUIRE(r.trace->initial_allocated_bytes);
+    CHECK(*r.trace->initial_allocated_bytes == 1000);
+    const MemoryReplay replay = replayAllocated(*r.trace);
+    CHECK(replay.initial_allocated_bytes == 1000);
+    CHECK(replay.peak_allocated_bytes == 1100);
+    REQUIRE(replay.curve.size() == 2);
+    CHECK(replay.curve.back().allocated == 500); // Kineto's own total after the last event
+
+    // Without it (older writers), only what the window frees is known.
+    const TraceLoadResult bare = loadText(wrap(memoryEvent(R"("Bytes": -600, "Addr": 32, "Device Id": 0, "Device Type": 1)")));
+    REQUIRE(bare.trace);
+    CHECK(!bare.trace->initial_allocated_bytes);
+    CHECK(replayAllocated(*bare.trace).initial_allocated_bytes == 600);
+    // A total that is not an integer is refused, naming the field.
+    const TraceLoadResult bad = loadText(wrap(
+        memoryEvent(R"("Bytes": 1, "Addr": 32, "Device Id": 0, "Device Type": 1, "Total Allocated": "lots")")));
+    CHECK_THAT(firstProblem(bad), Catch::Contains("Total Allocated"));
 }
