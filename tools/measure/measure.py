@@ -677,8 +677,8 @@ def preset(run, cfg, mode):
         "description": (f"tools/measure/measure.py run '{run}': a {cfg['L']}-layer GPT (h {cfg['h']}, a {cfg['a']}, "
                         f"s {cfg['s']}, b {cfg['b']}, V {cfg['V']}, tied output layer) trained on the CPU with "
                         f"PyTorch {torch.__version__}; {what}; recompute {cfg['recompute']}. Unfused attention "
-                        "and dropout (the CPU dropout saves its mask in the activation dtype), fp32 cross entropy. "
-                        "Measured figures: measured.json next to this file."),
+                        "and dropout (the CPU dropout saves its mask in the activation dtype), fp32 cross entropy (F.cross_entropy), "
+                        "torch.optim.AdamW's single-tensor step. Measured figures: measured.json next to this file."),
         "model": {
             "num_layers": cfg["L"], "hidden_size": cfg["h"], "num_attention_heads": cfg["a"],
             "ffn_hidden_size": 4 * cfg["h"], "vocab_size": cfg["V"], "make_vocab_size_divisible_by": 128,
@@ -698,6 +698,10 @@ def preset(run, cfg, mode):
             "recompute_granularity": cfg["recompute"], "recompute_method": "uniform", "recompute_num_layers": 1,
             "flash_attention": False, "dropout_mask_dtype": "activation", "norm_stats_dtype": "activation",
             "grad_buffer": "contiguous" if megatron else "on_demand",
+            # F.cross_entropy, torch.optim.AdamW's for-loop (its CPU default),
+            # and the hook adding each bf16 .grad to main_grad (no fused wgrad).
+            "cross_entropy": "unfused", "optimizer_kernel": "single_tensor",
+            "gradient_accumulation_fusion": False,
         },
         "hardware": {
             "name": "CPU (measured with tools/measure)", "hbm_bytes": 1 << 40, "runtime_reserve_bytes": 0,
