@@ -289,6 +289,7 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
             const auto found = rowOfEntry.find(ls[i].entry);
             if (found != rowOfEntry.end()) {
                 out.rowOf[i] = found->second;
+                out.rows[std::size_t(found->second)].bytes += ls[i].bytes;
                 continue;
             }
             rowOfEntry[ls[i].entry] = int(out.rows.size());
@@ -296,7 +297,7 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
         out.rowOf[i] = int(out.rows.size());
         Lifetime whole = ls[i];
         whole.layer = -1;
-        out.rows.push_back({RowSection::Persistent, lifetimeLabel(timeline, rank, whole)});
+        out.rows.push_back({RowSection::Persistent, lifetimeLabel(timeline, rank, whole), ls[i].bytes});
     }
 
     const auto appendPacked = [&](const std::vector<std::size_t> &members, RowSection section) {

@@ -118,6 +118,7 @@ std::string_view rowSectionLabel(RowSection section); // "Persistent", "Activati
 struct GanttRow {
     RowSection section = RowSection::Persistent;
     std::string label; // "mb 3", "mb 3 c1", a persistent row's ledger label, or "" for packed rows
+    Bytes bytes = 0;   // persistent rows: all their lifetimes together (a ledger row's bytes)
 };
 
 struct GanttRows {

@@ -824,13 +824,26 @@ void LifetimeView::paintRows(QPainter &p) const
     if (barRowHeight >= 0.7 * fm.height()) {
         p.setFont(barFont);
         p.setPen(Qt::white);
+        // A row of gradients created layer by layer holds many bars that end
+        // together: one label, on the longest, with the row's whole bytes.
+        std::vector<std::size_t> labelled(m_rows.rows.size(), rank.lifetimes.size());
         for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
             const GanttRect &r = m_geometry.bars[i];
-            if (r.isEmpty() || !isPersistent(rank.lifetimes[i].kind) || r.w < fm.height() * 3)
+            if (r.isEmpty() || !isPersistent(rank.lifetimes[i].kind))
                 continue;
+            std::size_t &best = labelled[std::size_t(m_rows.rowOf[i])];
+            if (best == rank.lifetimes.size() || r.w > m_geometry.bars[best].w)
+                best = i;
+        }
+        for (std::size_t i : labelled) {
+            if (i == rank.lifetimes.size())
+                continue;
+            const GanttRect &r = m_geometry.bars[i];
+            if (r.w < fm.height() * 3)
+                continue;
+            const GanttRow &row = m_rows.rows[std::size_t(m_rows.rowOf[i])];
             const QString label = barFm.elidedText(
-                toQString(m_rows.rows[std::size_t(m_rows.rowOf[i])].label) + QStringLiteral(" · ")
-                    + toQString(formatGB(double(rank.lifetimes[i].bytes))),
+                toQString(row.label) + QStringLiteral(" · ") + toQString(formatGB(double(row.bytes))),
                 Qt::ElideRight, r.w - fm.height() * 0.6);
             p.drawText(QRectF(r.x + fm.height() * 0.3, r.y, r.w, r.h), Qt::AlignLeft | Qt::AlignVCenter, label);
         }

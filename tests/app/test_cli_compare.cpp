@@ -5,6 +5,8 @@
 #include "clirun.h"
 
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -50,4 +52,31 @@ TEST_CASE("compare: every measured run through the CLI, both trace formats", "[c
                     CHECK(unexplained <= 0.01 * figures.at("peak_allocated_bytes").get<double>());
                 }
             }
+}
+
+TEST_CASE("compare: a hostile or truncated trace is refused with exit 2 and nothing run", "[cli][compare]")
+{
+    const std::string preset = shellQuote(runDir("small-plain-none") + "/preset.json");
+    // A pickle that would call os.system("touch <marker>") if it were executed.
+    const std::filesystem::path marker = tempPath("pwned");
+    std::filesystem::remove(marker);
+    const std::string command = "touch " + marker.string();
+    std::string hostile = "\x80\x02" "cos\nsystem\n" "X";
+    const std::uint32_t n = static_cast<std::uint32_t>(command.size());
+    hostile += std::string(reinterpret_cast<const char *>(&n), 4) + command + "\x85" "R.";
+    const std::filesystem::path hostilePath = tempPath("hostile.pickle");
+    std::ofstream(hostilePath, std::ios::binary) << hostile;
+    checkRefused("compare " + preset + " " + shellQuote(hostilePath.string()), "GLOBAL");
+    CHECK_FALSE(std::filesystem::exists(marker));
+
+    // The first 4 KB of a real snapshot: cut mid-stream.
+    std::ifstream whole(runDir("small-plain-none") + "/snapshot.pickle.gz", std::ios::binary);
+    std::string head(4096, '\0');
+    whole.read(head.data(), std::streamsize(head.size()));
+    const std::filesystem::path truncated = tempPath("truncated.pickle.gz");
+    std::ofstream(truncated, std::ios::binary) << head;
+    checkRefused("compare " + preset + " " + shellQuote(truncated.string()), "truncated");
+
+    std::filesystem::remove(hostilePath);
+    std::filesystem::remove(truncated);
 }
