@@ -41,6 +41,17 @@ std::string inFlight(double v)
     return buf;
 }
 
+
+std::string verdict(const Ledger &l)
+{
+    const RankLedger &peak = l.ranks[static_cast<std::size_t>(l.peak_rank)];
+    return "Peak: rank " + std::to_string(l.peak_rank) + " needs " + gb(l.peak_bytes) + " of " + gb(l.capacity_bytes) + " ("
+        + percent(static_cast<double>(l.peak_bytes), static_cast<double>(l.capacity_bytes)) + ") — "
+        + (peak.fits ? "fits" : "does NOT fit") + (l.fits() ? "" : "; some ranks do not fit");
+}
+
+} // namespace
+
 std::string parallelSummary(const Config &c)
 {
     const ParallelismConfig &p = c.parallelism;
@@ -59,16 +70,6 @@ std::string parallelSummary(const Config &c)
         s << " ZeRO-" << p.zero_stage;
     return s.str();
 }
-
-std::string verdict(const Ledger &l)
-{
-    const RankLedger &peak = l.ranks[static_cast<std::size_t>(l.peak_rank)];
-    return "Peak: rank " + std::to_string(l.peak_rank) + " needs " + gb(l.peak_bytes) + " of " + gb(l.capacity_bytes) + " ("
-        + percent(static_cast<double>(l.peak_bytes), static_cast<double>(l.capacity_bytes)) + ") — "
-        + (peak.fits ? "fits" : "does NOT fit") + (l.fits() ? "" : "; some ranks do not fit");
-}
-
-} // namespace
 
 json ledgerToJson(const Config &config, const Ledger &l)
 {

@@ -734,18 +734,22 @@ void MainWindow::updateHeader()
         peak = fits ? peak.toHtmlEscaped()
                     : QStringLiteral("<span style='color:%1'>%2</span>").arg(errorTextColour(palette()).name(), peak.toHtmlEscaped());
     }
+    // The facts and the peak describe the plan the ledger was computed for:
+    // while an edit has errors that is the last valid plan, said so and dimmed.
+    const Config &planned = m_document->ledgerConfig();
     QStringList facts;
     facts << (ledger.gpus == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(ledger.gpus));
     facts << tr("%1 parameters").arg(parameterCountText(ledger.total_parameters));
-    facts << tr("t=%1 p=%2 d=%3")
-                 .arg(config.parallelism.tensor_model_parallel_size)
-                 .arg(config.parallelism.pipeline_model_parallel_size)
-                 .arg(config.parallelism.data_parallel_size);
-    facts << QString::fromStdString(config.hardware.name).toHtmlEscaped();
+    facts << toQString(parallelSummary(planned)).toHtmlEscaped();
+    facts << QString::fromStdString(planned.hardware.name).toHtmlEscaped();
 
-    const QString title
-        = QStringLiteral("<span style='font-size:large'><b>%1</b></span>&nbsp;&nbsp; %2 &nbsp;·&nbsp; <b>%3</b>")
-              .arg(name.toHtmlEscaped(), facts.join(QStringLiteral(" &nbsp;·&nbsp; ")), peak);
+    QString plan = facts.join(QStringLiteral(" &nbsp;·&nbsp; ")) + QStringLiteral(" &nbsp;·&nbsp; <b>%1</b>").arg(peak);
+    if (m_document->isStale())
+        plan = QStringLiteral("<span style='color:%1'>%2 %3</span>")
+                   .arg(palette().color(QPalette::Disabled, QPalette::Text).name(), tr("Last valid plan:").toHtmlEscaped(),
+                        plan);
+    const QString title = QStringLiteral("<span style='font-size:large'><b>%1</b></span>&nbsp;&nbsp; %2")
+                              .arg(name.toHtmlEscaped(), plan);
     // One detail line, so an invalid edit does not push the charts down.
     if (m_document->isStale())
         m_header->setContent(title, tr("The configuration has errors (below); the ledger shown is the last valid one."), true);

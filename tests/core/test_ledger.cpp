@@ -229,3 +229,17 @@ TEST_CASE("Percentiles by nearest rank", "[units]")
     CHECK(percentile({}, 0.5) == 0);
     CHECK(percentile({7.0}, 0.99) == 7);
 }
+
+TEST_CASE("The plan's parallel summary names every degree above 1", "[report]")
+{
+    // DeepSeek-V3's published plan (DeepSeek-V3 technical report, section 3.2):
+    // 16-way pipeline, 64-way expert parallelism, ZeRO-1 data parallelism.
+    const Config c = scenario("deepseek-v3-2048xh100-p16-v4");
+    const std::string s = parallelSummary(c);
+    CHECK(s.rfind("t=1 p=16 v=4 d=", 0) == 0);
+    CHECK(s.find(" e=64") != std::string::npos);
+    CHECK(s.find("ZeRO-1") != std::string::npos);
+    Config cp = scenario("llama-3-70b-128xh100");
+    cp.parallelism.context_parallel_size = 2;
+    CHECK(parallelSummary(cp) == "t=8 p=4 d=4 c=2 +SP ZeRO-1");
+}

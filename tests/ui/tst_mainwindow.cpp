@@ -13,6 +13,7 @@
 #include "ui/frontierview.h"
 #include "ui/planfinder.h"
 #include "ui/mainwindow.h"
+#include "ui/planheader.h"
 
 TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindow]")
 {
@@ -68,4 +69,35 @@ TEST_CASE("The planners and the plan search are views of the window, each reache
     REQUIRE_FALSE(found.plans.empty());
     for (const memledger::SearchPlan &plan : found.plans)
         CHECK(plan.ledger.peak_bytes <= found.limitBytes);
+}
+
+TEST_CASE("The header names every parallel degree of the plan, and an invalid edit's numbers as the last valid plan's", "[ui][mainwindow][header]")
+{
+    using namespace memledger;
+    ui::Document document;
+    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-p16-v4"));
+    ui::MainWindow window(&document);
+    window.resize(1600, 1000);
+    auto *header = window.findChild<ui::PlanHeader *>();
+    REQUIRE(header != nullptr);
+    const ParallelismConfig &par = document.config().parallelism;
+    REQUIRE(par.virtual_pipeline_model_parallel_size > 1);
+    REQUIRE(par.expert_model_parallel_size > 1);
+    const QString text = header->plainText();
+    CHECK(text.contains(QStringLiteral("v=%1").arg(par.virtual_pipeline_model_parallel_size)));
+    CHECK(text.contains(QStringLiteral("e=%1").arg(par.expert_model_parallel_size)));
+    CHECK(text.contains(QStringLiteral("p=%1").arg(par.pipeline_model_parallel_size)));
+    CHECK_FALSE(text.contains(QStringLiteral("Last valid plan")));
+
+    // t = 3 does not divide the heads: the header keeps the valid plan's t and says whose numbers they are.
+    const std::int64_t validT = par.tensor_model_parallel_size;
+    Config bad = document.config();
+    bad.parallelism.tensor_model_parallel_size = 3;
+    document.setConfig(bad);
+    QApplication::processEvents();
+    REQUIRE(document.isStale());
+    const QString stale = header->plainText();
+    CHECK(stale.contains(QStringLiteral("Last valid plan:")));
+    CHECK(stale.contains(QStringLiteral("t=%1 ").arg(validT)));
+    CHECK_FALSE(stale.contains(QStringLiteral("t=3 ")));
 }
