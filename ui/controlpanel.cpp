@@ -186,12 +186,12 @@ QFormLayout *ControlPanel::addGroup(const QString &title)
     return form;
 }
 
-void ControlPanel::edit(const QString &what, int mergeId, const Setter &set)
+void ControlPanel::edit(const QString &what, int control, const Setter &set, bool dragging)
 {
-    m_lastEdited = mergeId; // the merge id is the control's index
+    m_lastEdited = control;
     Config c = m_document->config();
     set(c);
-    m_document->edit(c, what, mergeId);
+    m_document->edit(c, what, dragging ? m_drags : -1);
 }
 
 void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int max, GetInt get, SetInt set, const QString &tip)
@@ -268,9 +268,11 @@ void ControlPanel::addSequenceSlider(QFormLayout *form)
     form->addRow(tr("Sequence (s)"), row);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(slider);
-    connect(slider, &QSlider::valueChanged, this, [this, id](int log2) {
+    connect(slider, &QSlider::sliderPressed, this, [this] { ++m_drags; });
+    connect(slider, &QSlider::valueChanged, this, [this, id, slider](int log2) {
         const std::int64_t tokens = std::int64_t(1) << log2;
-        edit(tr("Set the sequence length to %1").arg(tokensText(tokens)), id, [&](Config &c) { c.training.seq_length = tokens; });
+        edit(tr("Set the sequence length to %1").arg(tokensText(tokens)), id,
+             [&](Config &c) { c.training.seq_length = tokens; }, slider->isSliderDown());
     });
     m_syncs.push_back([slider, value](const Config &c) {
         const QSignalBlocker block(slider);

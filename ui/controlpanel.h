@@ -39,7 +39,9 @@ private:
     using Setter = std::function<void(Config &)>;
     using GetInt = std::function<std::int64_t(const Config &)>;
     using SetInt = std::function<void(Config &, std::int64_t)>;
-    void edit(const QString &what, int mergeId, const Setter &set);
+    // One undo step per edit, except the moves of one continuous drag
+    // (`dragging`), which merge into one step named by the final value.
+    void edit(const QString &what, int control, const Setter &set, bool dragging = false);
     void addSpin(QFormLayout *form, const QString &label, int min, int max, GetInt get, SetInt set, const QString &tip = {});
     void addCombo(QFormLayout *form, const QString &label, const QStringList &items, GetInt get, SetInt set,
                   const QString &tip = {});
@@ -62,6 +64,7 @@ private:
     std::vector<QString> m_paths;  // per control: its preset field ("parallelism.tensor_model_parallel_size")
     std::vector<QLabel *> m_notes; // per control: the inline explanation row
     int m_lastEdited = -1;
+    int m_drags = 0; // drags begun so far: each is its own merge id
 };
 
 } // namespace memledger::ui

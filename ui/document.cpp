@@ -27,9 +27,9 @@ QString problemsText(const Problems &problems, bool errorsOnly)
     return lines.join(QLatin1Char('\n'));
 }
 
-// One edit: the configurations before and after. Consecutive edits from one
-// control (the same merge id) merge, so a slider drag is one undo step
-// (Qt's undo framework example, commands.cpp).
+// One edit: the configurations before and after. The moves of one drag
+// share a merge id and merge, so a slider drag is one undo step named by
+// where it ended (Qt's undo framework example, commands.cpp); -1 never merges.
 class EditCommand : public QUndoCommand
 {
 public:
@@ -50,6 +50,7 @@ public:
         if (other->id() != id())
             return false;
         m_after = static_cast<const EditCommand *>(other)->m_after;
+        setText(other->text());
         return true;
     }
 

@@ -12,6 +12,7 @@
 #include <QSpinBox>
 #include <QStackedBarSeries>
 #include <QTemporaryDir>
+#include <QSlider>
 #include <QUndoStack>
 #include <QFile>
 
@@ -73,8 +74,59 @@ TEST_CASE("A burst of control changes recomputes once and every view follows", "
     CHECK(document.ledger().ranks.size() == 8);
     CHECK(barCount(window.memoryBars()) == 8);
     CHECK(document.timeline().ranks.size() == 8);
-    // One drag of one control is one undo step.
-    CHECK(document.undoStack()->count() == 1);
+    // Two separate edits are two undo steps, named by their values.
+    CHECK(document.undoStack()->count() == 2);
+    CHECK(document.undoStack()->undoText().endsWith(QStringLiteral("to 8")));
+}
+
+TEST_CASE("Undo merges one continuous drag only, and names it by where it ended", "[ui][controls][undo]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    QUndoStack *undo = document.undoStack();
+    QSpinBox *p = pipelineSpin(window);
+    REQUIRE(p != nullptr);
+    const int start = p->value();
+
+    // p 4 -> 2, something else, p -> 8: two steps; one Ctrl+Z returns to 2, not to 4.
+    p->setValue(2);
+    QApplication::processEvents();
+    p->setValue(8);
+    QApplication::processEvents();
+    CHECK(undo->count() == 2);
+    CHECK(undo->undoText().endsWith(QStringLiteral("to 8")));
+    undo->undo();
+    QApplication::processEvents();
+    CHECK(p->value() == 2);
+    undo->undo();
+    QApplication::processEvents();
+    CHECK(p->value() == start);
+
+    // The sequence slider dragged from 8K to 64K: one step, named 64K.
+    QSlider *slider = window.controlPanel()->findChild<QSlider *>();
+    REQUIRE(slider != nullptr);
+    const std::int64_t before = document.config().training.seq_length;
+    const int count = undo->index(); // the redo steps above go with the next edit
+    slider->setSliderDown(true); // what a press on the handle does
+    for (int log2 = 14; log2 <= 16; ++log2) {
+        slider->setValue(log2);
+        QApplication::processEvents();
+    }
+    slider->setSliderDown(false);
+    CHECK(undo->index() == count + 1);
+    CHECK(undo->undoText().contains(QStringLiteral("64K")));
+    // A second drag is a second step.
+    slider->setSliderDown(true);
+    slider->setValue(15);
+    slider->setSliderDown(false);
+    QApplication::processEvents();
+    CHECK(undo->index() == count + 2);
+    CHECK(undo->undoText().contains(QStringLiteral("32K")));
+    undo->undo();
+    undo->undo();
+    QApplication::processEvents();
+    CHECK(document.config().training.seq_length == before);
 }
 
 TEST_CASE("An edit that keeps the ranks updates every bar in place to the new ledger", "[ui][controls][charts]")
