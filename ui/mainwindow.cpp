@@ -254,6 +254,16 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_planDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, m_planDock);
     m_talk = new TalkMode(this, m_planDock, m_document, this);
+    // Slides are not edits: undo and redo wait until the talk ends.
+    connect(m_talk, &TalkMode::started, this, [this] {
+        m_undoAction->setEnabled(false);
+        m_redoAction->setEnabled(false);
+    });
+    connect(m_talk, &TalkMode::stopped, this, [this] {
+        m_undoAction->setEnabled(m_document->undoStack()->canUndo());
+        m_redoAction->setEnabled(m_document->undoStack()->canRedo());
+        statusBar()->showMessage(tr("Back to %1").arg(QString::fromStdString(m_document->config().name)), 4000);
+    });
     connect(m_talk, &TalkMode::slideChanged, this, [this](int slide, int count) {
         statusBar()->showMessage(tr("Talk mode: slide %1 of %2 — arrows step, Esc leaves").arg(slide + 1).arg(count));
     });
@@ -408,6 +418,8 @@ void MainWindow::createMenus()
     QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
     QAction *redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
+    m_undoAction = undo;
+    m_redoAction = redo;
     redo->setShortcut(QKeySequence::Redo);
     editMenu->addAction(undo);
     editMenu->addAction(redo);

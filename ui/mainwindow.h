@@ -99,6 +99,8 @@ private:
     LedgerTableModel *m_model;
     QSortFilterProxyModel *m_proxy;
     PlanHeader *m_header;
+    QAction *m_undoAction = nullptr;
+    QAction *m_redoAction = nullptr;
     QTreeView *m_tree;
     QListWidget *m_problems;
     ControlPanel *m_controls;

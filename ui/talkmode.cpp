@@ -33,6 +33,8 @@ void TalkMode::start(const Deck &deck, bool hideControls)
     m_deck = deck;
     m_slide = 0;
     if (!m_active) {
+        m_savedLedgerConfig = m_document->ledgerConfig();
+        m_savedConfig = m_document->config();
         m_font = m_window->font();
         m_wasMaximized = m_window->isMaximized();
         QFont large = m_font;
@@ -45,6 +47,7 @@ void TalkMode::start(const Deck &deck, bool hideControls)
     if (m_controls)
         m_controls->setVisible(!hideControls);
     m_document->setConfig(m_deck.slides.front());
+    Q_EMIT started();
     Q_EMIT slideChanged(m_slide, slideCount());
 }
 
@@ -61,6 +64,12 @@ void TalkMode::stop()
         m_window->showMaximized();
     else
         m_window->showNormal();
+    // The last valid plan first, so that an invalid edit the user had open
+    // comes back beside its own last valid ledger, not a slide's.
+    if (m_savedLedgerConfig != m_savedConfig)
+        m_document->setConfig(m_savedLedgerConfig);
+    m_document->setConfig(m_savedConfig);
+    Q_EMIT stopped();
 }
 
 void TalkMode::step(int delta)

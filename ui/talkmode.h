@@ -15,7 +15,9 @@ class Document;
 
 // Talk mode: the window full screen with large fonts, the plan panel hidden
 // (optionally), and a deck of presets stepped with the arrow keys (Page
-// Up/Down and Space too, as presenter remotes send); Escape leaves.
+// Up/Down and Space too, as presenter remotes send); Escape leaves and puts
+// the user's document back exactly as it was. Slides are shown, never
+// edited: they touch neither the undo history nor the saved state.
 class TalkMode : public QObject
 {
     Q_OBJECT
@@ -31,7 +33,9 @@ public:
     void step(int delta);
 
 Q_SIGNALS:
+    void started();
     void slideChanged(int slide, int count);
+    void stopped();
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -41,6 +45,8 @@ private:
     QWidget *m_controls;
     Document *m_document;
     Deck m_deck;
+    Config m_savedLedgerConfig; // the user's document when the talk began: its last valid plan,
+    Config m_savedConfig;       // then what its controls held (maybe invalid)
     int m_slide = 0;
     bool m_active = false;
     bool m_wasMaximized = false;

@@ -3,7 +3,11 @@
 #include <QApplication>
 #include <QChart>
 #include <QDockWidget>
+#include <QAction>
+#include <QKeySequence>
+#include <QStatusBar>
 #include <QTest>
+#include <QUndoStack>
 
 #include "core/builtins.h"
 #include "core/deck.h"
@@ -57,4 +61,67 @@ TEST_CASE("Talk mode steps a deck with the arrow keys and Escape leaves", "[ui][
     CHECK_FALSE(window.talkMode()->isActive());
     CHECK(window.font().pointSizeF() == Approx(font));
     CHECK(window.memoryBars()->chart()->titleFont().pointSizeF() == Approx(chartTitle));
+}
+
+TEST_CASE("Leaving talk mode gives the user's document back exactly as it was", "[ui][talk]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.show();
+    // The user's edit: micro-batch 2, one undo step, unsaved.
+    Config edited = document.config();
+    edited.training.micro_batch_size = 2;
+    document.edit(edited, QStringLiteral("Set Micro-batch (b) to 2"));
+    QApplication::processEvents();
+    REQUIRE(document.config() == edited);
+    QUndoStack *undo = document.undoStack();
+    const int index = undo->index();
+    const QString undoText = undo->undoText();
+    const bool clean = undo->isClean();
+    const Bytes peak = document.ledger().peak_bytes;
+
+    QAction *undoAction = nullptr;
+    for (QAction *a : window.findChildren<QAction *>())
+        if (a->shortcut() == QKeySequence(QKeySequence::Undo))
+            undoAction = a;
+    REQUIRE(undoAction != nullptr);
+    REQUIRE(undoAction->isEnabled());
+
+    const DeckLoadResult loaded = deckFromText(findBuiltin("decks", "seed-000")->text, "seed-000");
+    REQUIRE(loaded.deck.has_value());
+    window.talkMode()->start(*loaded.deck);
+    QApplication::processEvents();
+    // During the talk the slides are not edits: nothing to undo, history untouched.
+    CHECK_FALSE(undoAction->isEnabled());
+    QTest::keyClick(&window, Qt::Key_Right);
+    QTest::keyClick(&window, Qt::Key_Right);
+    CHECK(document.config() == loaded.deck->slides[2]);
+    CHECK(undo->index() == index);
+
+    QTest::keyClick(&window, Qt::Key_Escape);
+    QApplication::processEvents();
+    CHECK_FALSE(window.talkMode()->isActive());
+    CHECK(document.config() == edited);
+    CHECK(document.ledger().peak_bytes == peak);
+    CHECK(undo->index() == index);
+    CHECK(undo->undoText() == undoText);
+    CHECK(undo->isClean() == clean);
+    CHECK(undoAction->isEnabled());
+    // The status bar no longer claims a slide.
+    CHECK_FALSE(window.statusBar()->currentMessage().contains(QStringLiteral("Talk mode")));
+
+    // An invalid edit left open comes back invalid, beside its own last valid plan.
+    Config invalid = document.config();
+    invalid.parallelism.tensor_model_parallel_size = 3;
+    document.setConfig(invalid);
+    REQUIRE(document.isStale());
+    const Bytes lastValid = document.ledger().peak_bytes;
+    window.talkMode()->start(*loaded.deck);
+    QApplication::processEvents();
+    window.talkMode()->stop();
+    QApplication::processEvents();
+    CHECK(document.config() == invalid);
+    CHECK(document.isStale());
+    CHECK(document.ledger().peak_bytes == lastValid);
 }
