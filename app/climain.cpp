@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// memledger-cli: a thin shell around core/cli, which tests call in-process too.
-#include "core/cli.h"
+// memledger-cli: a thin shell around app/cli. Tests run this binary as a user
+// does (tests/app/clirun.h) and read its exit code, stdout and stderr.
+#include "app/cli/cli.h"
 
 #include <iostream>
 #include <string>
