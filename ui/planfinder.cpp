@@ -10,6 +10,7 @@
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QTimer>
 #include <QShowEvent>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -191,7 +192,6 @@ void PlanFinder::findPlans()
     m_searchedOptions = options;
     m_model->setResult(searchPlans(m_searchedBase, options));
     m_searched = true;
-    m_stale = false;
     updatePlot();
     const SearchResult &r = m_model->result();
     if (r.plans.empty()) {
@@ -225,8 +225,6 @@ void PlanFinder::showSummary()
               .arg(toQString(formatThousands(withinBound)), toQString(formatGB(static_cast<double>(r.limitBytes))))
               .arg(m_searchedOptions.margin * 100.0, 0, 'f', 0)
               .arg(r.plans.size());
-    if (m_stale)
-        text += QLatin1Char(' ') + tr("The model, training or hardware has changed since: find plans again.");
     m_summary->setText(text);
 }
 
@@ -304,15 +302,26 @@ void PlanFinder::documentChanged(const Config &config)
         const QSignalBlocker block(m_gpus);
         m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(config.parallelism.gpus(), 1, kMaxGpus)));
     }
-    // Applying a plan changes only what the search chooses; anything else makes the list stale.
+    // Applying a plan changes only what the search chooses. Plans found for
+    // another model, training or device are not this document's: they go,
+    // and the search runs again when the view is (or next becomes) visible.
     const bool stale = m_searched
                        && (config.model != m_searchedBase.model || config.hardware != m_searchedBase.hardware
                            || config.training.seq_length != m_searchedBase.training.seq_length
                            || config.globalBatch() != m_searchedBase.globalBatch());
-    if (stale != m_stale) {
-        m_stale = stale;
-        showSummary();
-    }
+    if (!stale)
+        return;
+    m_model->setResult({});
+    m_searched = false;
+    m_notes->setText(tr("The model, training or hardware changed: the plans found before are gone."));
+    m_stack->setCurrentWidget(m_notes);
+    showSummary();
+    updatePlot();
+    // Once the edit is applied (the document recomputes at the next pass).
+    QTimer::singleShot(0, this, [this] {
+        if (isVisible() && !m_searched && m_document->hasLedger())
+            findPlans();
+    });
 }
 
 void PlanFinder::activate(const QModelIndex &index)

@@ -80,7 +80,6 @@ private:
     QSortFilterProxyModel *m_proxy;
     bool m_gpusEdited = false;
     bool m_searched = false;
-    bool m_stale = false;
     Config m_searchedBase;
     SearchOptions m_searchedOptions;
 };

@@ -266,3 +266,37 @@ TEST_CASE("The plans found are plotted, peak against step time, and a click appl
     CHECK(finder.plot()->data().currentMarker == 2);
     CHECK(finder.plot()->data().markers.size() == r.plans.size());
 }
+
+TEST_CASE("Plans found for another model go when the model changes, and the search runs again", "[ui][planfinder]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
+    PlanFinder finder(&document);
+    finder.resize(1200, 700);
+    finder.show();
+    QApplication::processEvents();
+    REQUIRE_FALSE(finder.result().plans.empty());
+    CHECK(finder.result().plans.front().config.parallelism.gpus() == 128);
+
+    // Another model on 64 GPUs: no Llama plan may stay, plotted against Mixtral.
+    REQUIRE(document.loadBuiltinScenario("mixtral-8x22b-64xh100-dropless"));
+    for (const memledger::SearchPlan &plan : finder.result().plans)
+        CHECK(plan.config.model == document.config().model);
+    QApplication::processEvents(); // the search runs again once the view is visible
+    REQUIRE_FALSE(finder.result().plans.empty());
+    for (const memledger::SearchPlan &plan : finder.result().plans) {
+        CHECK(plan.config.model == document.config().model);
+        CHECK(plan.config.parallelism.gpus() == 64);
+    }
+    CHECK(finder.summary().contains(QStringLiteral("on 64 GPUs")));
+
+    // Hidden, the stale list is dropped and found again when shown.
+    finder.hide();
+    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
+    QApplication::processEvents();
+    CHECK(finder.result().plans.empty());
+    finder.show();
+    QApplication::processEvents();
+    REQUIRE_FALSE(finder.result().plans.empty());
+    CHECK(finder.result().plans.front().config.model == document.config().model);
+}
