@@ -222,9 +222,13 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     // Transformer layers: the entry's bytes shared by the layers' parameters,
     // each half's gradients once that half's backward has run (autograd frees
     // the half's saved tensors as it creates them).
+    const auto paramsOf = [&](bool moe) {
+        return layerParams(x.c.model, moe, par.tensor_model_parallel_size, par.expert_model_parallel_size,
+                           par.expertTensorParallel());
+    };
+    const LayerParams dense = paramsOf(false), moe = x.c.model.isMoe() ? paramsOf(true) : dense;
     const auto halvesOf = [&](std::int64_t layer) -> std::pair<std::int64_t, std::int64_t> {
-        const LayerParams lp = layerParams(x.c.model, x.c.model.isMoeLayer(layer), par.tensor_model_parallel_size,
-                                           par.expert_model_parallel_size, par.expertTensorParallel());
+        const LayerParams &lp = x.c.model.isMoeLayer(layer) ? moe : dense;
         if (entry.group == ParamGroup::Experts)
             return {lp.expert.params, 0};
         return {lp.mlpDense, lp.dense.params - lp.mlpDense};

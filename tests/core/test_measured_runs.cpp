@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 
 using namespace memledger;
 
@@ -55,18 +56,27 @@ Bytes aliveFrom(const nlohmann::json &figures, const std::string &op)
     return bytes;
 }
 
+// Each run's comparison, loaded and computed once for all the cases below.
+const TraceComparison &comparisonOf(const std::string &run, const std::string &file)
+{
+    static std::map<std::string, TraceComparison> cache;
+    const std::string key = run + "/" + file;
+    if (const auto found = cache.find(key); found != cache.end())
+        return found->second;
+    const TraceLoadResult loaded = loadTraceFile(runDir(run) + "/" + file);
+    REQUIRE(loaded.problems.empty());
+    return cache.emplace(key, compareTrace(runPreset(run), *loaded.trace)).first->second;
+}
+
 } // namespace
 
 TEST_CASE("Measured runs: both trace formats replay to the script's own figures", "[measured][compare]")
 {
     for (const std::string run : kRuns) {
         const nlohmann::json figures = measuredFigures(run);
-        const Config config = runPreset(run);
         for (const char *file : {"snapshot.pickle.gz", "trace.json.gz"}) {
             CAPTURE(run, file);
-            const TraceLoadResult loaded = loadTraceFile(runDir(run) + "/" + file);
-            REQUIRE(loaded.problems.empty());
-            const TraceComparison cmp = compareTrace(config, *loaded.trace);
+            const TraceComparison &cmp = comparisonOf(run, file);
             CHECK(cmp.measured_peak_allocated_bytes == figures.at("peak_allocated_bytes").get<Bytes>());
             CHECK(cmp.measured_steady_allocated_bytes == figures.at("steady_allocated_bytes").get<Bytes>());
             CHECK(cmp.measured_peak_phase == IterationPhase::Backward);
@@ -82,12 +92,9 @@ TEST_CASE("Measured runs: both trace formats replay to the script's own figures"
 TEST_CASE("Measured runs: the model is within 2 % of every peak and 1 % of every steady state", "[measured][compare]")
 {
     for (const std::string run : kRuns) {
-        const Config config = runPreset(run);
         for (const char *file : {"snapshot.pickle.gz", "trace.json.gz"}) {
             CAPTURE(run, file);
-            const TraceLoadResult loaded = loadTraceFile(runDir(run) + "/" + file);
-            REQUIRE(loaded.problems.empty());
-            const TraceComparison cmp = compareTrace(config, *loaded.trace);
+            const TraceComparison &cmp = comparisonOf(run, file);
             CAPTURE(cmp.measured_peak_allocated_bytes, cmp.modelled_peak_bytes);
             CHECK(std::abs(cmp.peak_error) <= 0.02);
             CHECK(std::abs(cmp.steady_error) <= 0.01);
