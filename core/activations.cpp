@@ -14,7 +14,8 @@ namespace {
 // Products of up to a dozen sizes can pass 2^63 before the division.
 __extension__ typedef __int128 Wide;
 
-struct Factor {
+struct Factor
+{
     std::string_view symbol;
     std::int64_t value;
 };
@@ -23,9 +24,12 @@ struct Factor {
 // divisors, written out symbolically and with the values substituted.
 // Without a list to fill it only sums: the ledger needs totals on every
 // slider move, the tensor-by-tensor text only when someone reads it.
-class Account {
+class Account
+{
 public:
-    explicit Account(std::vector<SavedTensor> *out) : m_out(out) { }
+    explicit Account(std::vector<SavedTensor> *out)
+        : m_out(out)
+    { }
 
     void add(std::string_view module, std::string_view tensor, std::initializer_list<Factor> num,
              std::initializer_list<Factor> den, bool core = false)
@@ -68,17 +72,18 @@ private:
     std::vector<SavedTensor> *m_out;
 };
 
-struct Shape {
-    Factor A;     // activation element bytes
-    Factor M;     // dropout mask element bytes
-    Factor S;     // stats element bytes
-    Factor s;     // local sequence (s/c under context parallelism)
-    Factor skv;   // keys each query attends to (the full sequence)
+struct Shape
+{
+    Factor A; // activation element bytes
+    Factor M; // dropout mask element bytes
+    Factor S; // stats element bytes
+    Factor s; // local sequence (s/c under context parallelism)
+    Factor skv; // keys each query attends to (the full sequence)
     Factor b;
     Factor h;
-    Factor t;     // tensor-parallel split of heads and MLP width
-    Factor sp;    // sequence-parallel split of the replicated parts (t or 1)
-    Factor lin;   // split of saved linear inputs (sp, or 1 when sp_linear_saves = gathered)
+    Factor t; // tensor-parallel split of heads and MLP width
+    Factor sp; // sequence-parallel split of the replicated parts (t or 1)
+    Factor lin; // split of saved linear inputs (sp, or 1 when sp_linear_saves = gathered)
     int normStats; // statistics per token: LayerNorm mean + rstd, RMSNorm rstd
     bool statsSaved;
 };
@@ -181,7 +186,7 @@ void addMlp(Account &acc, const Shape &x, const Config &c, std::string_view name
     if (c.model.swiglu)
         acc.add(name, "fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
     else
-        acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t});          // GeLU input
+        acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t}); // GeLU input
     acc.add(name, "fc2.input", {x.A, x.s, x.b, f}, {x.t});
 }
 
@@ -319,8 +324,8 @@ TransientActivations transientActivations(const Config &c)
     const std::int64_t ffn = c.model.ffn() / t;
     const std::int64_t mlp = A * tokens * (m.swiglu ? 3 * ffn : 2 * ffn);
     const std::int64_t attention = c.strategy.flash_attention
-        ? A * tokens * (m.num_attention_heads + 2 * m.queryGroups()) * m.headDim() / t
-        : 2 * A * m.num_attention_heads / t * tokens * c.training.seq_length;
+                                       ? A * tokens * (m.num_attention_heads + 2 * m.queryGroups()) * m.headDim() / t
+                                       : 2 * A * m.num_attention_heads / t * tokens * c.training.seq_length;
     // A forward under full recompute saves nothing but each layer's input;
     // its tensors live from one op to the next: at the widest, the attention
     // core (scores, dropout mask and output, or FlashAttention's statistics)

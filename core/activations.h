@@ -13,19 +13,21 @@ namespace memledger {
 // tensor, for one micro-batch on one rank (after TP, SP and CP). Korthikanti
 // et al.'s closed forms (sbh(34 + 5as/h) and its TP/SP variants) are sums of
 // these rows for a GPT layer; they are not written anywhere else.
-struct SavedTensor {
-    std::string name;      // "attention.softmax_output"
+struct SavedTensor
+{
+    std::string name; // "attention.softmax_output"
     Bytes bytes = 0;
-    std::string formula;   // symbolic, with the divisor that applies: "2·s·b·h/t"
+    std::string formula; // symbolic, with the divisor that applies: "2·s·b·h/t"
     bool attentionCore = false; // recomputed by Megatron's selective recompute
 };
 
-struct LayerActivations {
+struct LayerActivations
+{
     std::vector<SavedTensor> tensors;
-    Bytes total = 0;          // every saved tensor
-    Bytes attentionCore = 0;  // the part selective recompute drops
-    Bytes checkpoint = 0;     // the layer input, all full recompute keeps
-    Bytes mlp = 0;            // the second half (pre-MLP norm, MLP or MoE, its dropout): backward frees it first
+    Bytes total = 0; // every saved tensor
+    Bytes attentionCore = 0; // the part selective recompute drops
+    Bytes checkpoint = 0; // the layer input, all full recompute keeps
+    Bytes mlp = 0; // the second half (pre-MLP norm, MLP or MoE, its dropout): backward frees it first
     Bytes stored(RecomputeGranularity g) const
     {
         return g == RecomputeGranularity::Selective ? total - attentionCore : total;
@@ -36,35 +38,38 @@ struct LayerActivations {
 LayerActivations layerActivations(const Config &config, bool moeLayer, bool listTensors = true);
 
 // Saved outside the transformer layers, per micro-batch.
-struct StageActivations {
+struct StageActivations
+{
     std::vector<SavedTensor> first; // embedding output dropout mask
-    std::vector<SavedTensor> last;  // final norm, output layer input, fp32 logits for the loss
+    std::vector<SavedTensor> last; // final norm, output layer input, fp32 logits for the loss
 };
 StageActivations stageActivations(const Config &config);
 
 // What one virtual chunk (layers [firstLayer, firstLayer + layers)) keeps for
 // one micro-batch under the recompute policy, and what its backward
 // re-materialises at once. Shared by the ledger and the timeline.
-struct ChunkActivations {
-    Bytes stored = 0;                // kept from the chunk's forward to its backward
-    Bytes recomputeWorkingSet = 0;   // full recompute: the largest group rebuilt at once
-    std::vector<Bytes> layerStored;  // per layer, in order
+struct ChunkActivations
+{
+    Bytes stored = 0; // kept from the chunk's forward to its backward
+    Bytes recomputeWorkingSet = 0; // full recompute: the largest group rebuilt at once
+    std::vector<Bytes> layerStored; // per layer, in order
     std::vector<Bytes> layerStoredMlp; // per layer, the part of layerStored the MLP half saved
-    std::vector<Bytes> layerFull;    // per layer, everything it saves (what recompute rebuilds)
+    std::vector<Bytes> layerFull; // per layer, everything it saves (what recompute rebuilds)
     std::vector<Bytes> layerFullMlp; // per layer, the MLP half of layerFull
-    std::vector<Bytes> layerCore;    // per layer, the attention core (selective recompute rebuilds it)
+    std::vector<Bytes> layerCore; // per layer, the attention core (selective recompute rebuilds it)
 };
 ChunkActivations chunkActivations(const Config &config, const LayerActivations &dense, const LayerActivations &moe,
                                   std::int64_t firstLayer, std::int64_t layers);
 
 // What a backward (and the loss) allocates besides the saved tensors, for one
 // micro-batch on one rank; each is alive for a moment, one at a time.
-struct TransientActivations {
-    Bytes mlpBackward = 0;       // a layer's MLP half: the gradients of its output and of the MLP's inner activations
+struct TransientActivations
+{
+    Bytes mlpBackward = 0; // a layer's MLP half: the gradients of its output and of the MLP's inner activations
     Bytes attentionBackward = 0; // its attention half: the output gradient and the score (or q, k, v) gradients
     Bytes recomputedForward = 0; // full recompute: a layer's forward run without saving (the widest tensors at once)
-    Bytes lossForward = 0;   // the logits and their fp32 copy while the loss is computed
-    Bytes lossBackward = 0;  // the cross entropy's backward before the output layer's (cross_entropy option)
+    Bytes lossForward = 0; // the logits and their fp32 copy while the loss is computed
+    Bytes lossBackward = 0; // the cross entropy's backward before the output layer's (cross_entropy option)
 };
 TransientActivations transientActivations(const Config &config);
 

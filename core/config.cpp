@@ -27,12 +27,14 @@ PipelineSchedule ParallelismConfig::schedule() const
 std::vector<StageLayers> stageLayers(const Config &config)
 {
     const ParallelismConfig &par = config.parallelism;
-    const std::int64_t stages = std::max<std::int64_t>(1, par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size);
+    const std::int64_t stages
+        = std::max<std::int64_t>(1, par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size);
     std::vector<StageLayers> out(static_cast<std::size_t>(stages));
     const bool layout = static_cast<std::int64_t>(par.pipeline_layout.size()) == stages;
     std::int64_t first = 0;
     for (std::int64_t s = 0; s < stages; ++s) {
-        const std::int64_t count = layout ? par.pipeline_layout[static_cast<std::size_t>(s)] : config.model.num_layers / stages;
+        const std::int64_t count
+            = layout ? par.pipeline_layout[static_cast<std::size_t>(s)] : config.model.num_layers / stages;
         out[static_cast<std::size_t>(s)] = {first, count};
         first += count;
     }
@@ -68,9 +70,12 @@ std::string_view normalizationName(Normalization n)
 std::string_view positionEmbeddingName(PositionEmbedding p)
 {
     switch (p) {
-    case PositionEmbedding::LearnedAbsolute: return "learned_absolute";
-    case PositionEmbedding::Rope: return "rope";
-    case PositionEmbedding::None: return "none";
+    case PositionEmbedding::LearnedAbsolute:
+        return "learned_absolute";
+    case PositionEmbedding::Rope:
+        return "rope";
+    case PositionEmbedding::None:
+        return "none";
     }
     return "rope";
 }
@@ -78,11 +83,16 @@ std::string_view positionEmbeddingName(PositionEmbedding p)
 std::string_view optimizerName(Optimizer o)
 {
     switch (o) {
-    case Optimizer::Adam: return "adam";
-    case Optimizer::AdamW: return "adamw";
-    case Optimizer::SGD: return "sgd";
-    case Optimizer::Adafactor: return "adafactor";
-    case Optimizer::Adam8bit: return "adam8bit";
+    case Optimizer::Adam:
+        return "adam";
+    case Optimizer::AdamW:
+        return "adamw";
+    case Optimizer::SGD:
+        return "sgd";
+    case Optimizer::Adafactor:
+        return "adafactor";
+    case Optimizer::Adam8bit:
+        return "adam8bit";
     }
     return "adam";
 }
@@ -90,9 +100,12 @@ std::string_view optimizerName(Optimizer o)
 std::string_view scheduleName(PipelineSchedule s)
 {
     switch (s) {
-    case PipelineSchedule::GPipe: return "gpipe";
-    case PipelineSchedule::OneFOneB: return "1f1b";
-    case PipelineSchedule::Interleaved: return "interleaved";
+    case PipelineSchedule::GPipe:
+        return "gpipe";
+    case PipelineSchedule::OneFOneB:
+        return "1f1b";
+    case PipelineSchedule::Interleaved:
+        return "interleaved";
     }
     return "1f1b";
 }
@@ -100,9 +113,12 @@ std::string_view scheduleName(PipelineSchedule s)
 std::string_view granularityName(RecomputeGranularity g)
 {
     switch (g) {
-    case RecomputeGranularity::None: return "none";
-    case RecomputeGranularity::Selective: return "selective";
-    case RecomputeGranularity::Full: return "full";
+    case RecomputeGranularity::None:
+        return "none";
+    case RecomputeGranularity::Selective:
+        return "selective";
+    case RecomputeGranularity::Full:
+        return "full";
     }
     return "none";
 }
@@ -120,9 +136,12 @@ std::string_view dropoutMaskName(DropoutMaskDtype d)
 std::string_view normStatsName(NormStatsDtype n)
 {
     switch (n) {
-    case NormStatsDtype::FP32: return "fp32";
-    case NormStatsDtype::Activation: return "activation";
-    case NormStatsDtype::None: return "none";
+    case NormStatsDtype::FP32:
+        return "fp32";
+    case NormStatsDtype::Activation:
+        return "activation";
+    case NormStatsDtype::None:
+        return "none";
     }
     return "fp32";
 }
@@ -135,9 +154,12 @@ std::string_view spLinearSavesName(SpLinearSaves s)
 std::string_view offloadName(OffloadTarget o)
 {
     switch (o) {
-    case OffloadTarget::None: return "none";
-    case OffloadTarget::CPU: return "cpu";
-    case OffloadTarget::NVMe: return "nvme";
+    case OffloadTarget::None:
+        return "none";
+    case OffloadTarget::CPU:
+        return "cpu";
+    case OffloadTarget::NVMe:
+        return "nvme";
     }
     return "none";
 }
@@ -155,9 +177,12 @@ std::string_view crossEntropyName(CrossEntropy e)
 std::string_view optimizerKernelName(OptimizerKernel k)
 {
     switch (k) {
-    case OptimizerKernel::Fused: return "fused";
-    case OptimizerKernel::Foreach: return "foreach";
-    case OptimizerKernel::SingleTensor: return "single_tensor";
+    case OptimizerKernel::Fused:
+        return "fused";
+    case OptimizerKernel::Foreach:
+        return "foreach";
+    case OptimizerKernel::SingleTensor:
+        return "single_tensor";
     }
     return "fused";
 }

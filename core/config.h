@@ -17,19 +17,20 @@ namespace memledger {
 enum class Normalization { LayerNorm, RMSNorm };
 enum class PositionEmbedding { LearnedAbsolute, Rope, None };
 
-struct ModelConfig {
+struct ModelConfig
+{
     std::int64_t num_layers = 32;
     std::int64_t hidden_size = 4096;
     std::int64_t num_attention_heads = 32;
-    std::int64_t num_query_groups = 0;       // 0: same as heads (multi-head attention)
-    std::int64_t kv_channels = 0;            // 0: hidden_size / num_attention_heads
-    std::int64_t ffn_hidden_size = 0;        // 0: 4 * hidden_size (Megatron's default)
+    std::int64_t num_query_groups = 0; // 0: same as heads (multi-head attention)
+    std::int64_t kv_channels = 0; // 0: hidden_size / num_attention_heads
+    std::int64_t ffn_hidden_size = 0; // 0: 4 * hidden_size (Megatron's default)
     std::int64_t vocab_size = 32000;
     std::int64_t make_vocab_size_divisible_by = 128; // padded to a multiple of this * t
     bool swiglu = false;
     Normalization normalization = Normalization::LayerNorm;
     bool add_bias_linear = true;
-    bool add_qkv_bias = false;               // Qwen2: QKV biases without other linear biases
+    bool add_qkv_bias = false; // Qwen2: QKV biases without other linear biases
     PositionEmbedding position_embedding_type = PositionEmbedding::LearnedAbsolute;
     std::int64_t max_position_embeddings = 0; // 0: seq_length
     bool untie_embeddings_and_output_weights = false;
@@ -39,23 +40,26 @@ struct ModelConfig {
     // Mixture of experts (num_experts = 0: dense).
     std::int64_t num_experts = 0;
     std::int64_t moe_router_topk = 2;
-    std::int64_t moe_ffn_hidden_size = 0;                  // 0: ffn_hidden_size
-    std::int64_t moe_shared_expert_intermediate_size = 0;  // 0: no shared expert
-    std::vector<int> moe_layer_pattern;   // from moe_layer_freq (list form); empty: use freq
-    std::int64_t moe_layer_freq = 1;      // every k-th layer is MoE
+    std::int64_t moe_ffn_hidden_size = 0; // 0: ffn_hidden_size
+    std::int64_t moe_shared_expert_intermediate_size = 0; // 0: no shared expert
+    std::vector<int> moe_layer_pattern; // from moe_layer_freq (list form); empty: use freq
+    std::int64_t moe_layer_freq = 1; // every k-th layer is MoE
     std::int64_t first_k_dense_replace = 0; // DeepSeek: the first k layers stay dense
 
     // Multi-latent attention (DeepSeek-V2/V3).
     bool multi_latent_attention = false;
-    std::int64_t q_lora_rank = 0;         // 0: queries projected directly
+    std::int64_t q_lora_rank = 0; // 0: queries projected directly
     std::int64_t kv_lora_rank = 512;
-    std::int64_t qk_head_dim = 128;       // the "nope" part of a query/key head
+    std::int64_t qk_head_dim = 128; // the "nope" part of a query/key head
     std::int64_t qk_pos_emb_head_dim = 64; // the rotary part
     std::int64_t v_head_dim = 128;
 
     // Resolved helpers (defaults applied).
     std::int64_t queryGroups() const { return num_query_groups > 0 ? num_query_groups : num_attention_heads; }
-    std::int64_t headDim() const { return kv_channels > 0 ? kv_channels : (num_attention_heads > 0 ? hidden_size / num_attention_heads : 0); }
+    std::int64_t headDim() const
+    {
+        return kv_channels > 0 ? kv_channels : (num_attention_heads > 0 ? hidden_size / num_attention_heads : 0);
+    }
     std::int64_t ffn() const { return ffn_hidden_size > 0 ? ffn_hidden_size : 4 * hidden_size; }
     std::int64_t moeFfn() const { return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn(); }
     bool isMoe() const { return num_experts > 0; }
@@ -65,32 +69,34 @@ struct ModelConfig {
 
 enum class Optimizer { Adam, AdamW, SGD, Adafactor, Adam8bit };
 
-struct TrainingConfig {
+struct TrainingConfig
+{
     std::int64_t seq_length = 2048;
     std::int64_t micro_batch_size = 1;
-    std::int64_t global_batch_size = 0;    // 0: micro_batch_size * d * p (fills the pipeline once)
+    std::int64_t global_batch_size = 0; // 0: micro_batch_size * d * p (fills the pipeline once)
     Dtype params_dtype = Dtype::BF16;
-    bool main_params_fp32 = true;          // preset: main_params_dtype "fp32" | "none"
-    Dtype main_grads_dtype = Dtype::FP32;  // Megatron accumulates bf16 grads in fp32 main_grad
+    bool main_params_fp32 = true; // preset: main_params_dtype "fp32" | "none"
+    Dtype main_grads_dtype = Dtype::FP32; // Megatron accumulates bf16 grads in fp32 main_grad
     Optimizer optimizer = Optimizer::Adam;
-    std::optional<Dtype> exp_avg_dtype;    // unset: fp32, or int8 for adam8bit
+    std::optional<Dtype> exp_avg_dtype; // unset: fp32, or int8 for adam8bit
     std::optional<Dtype> exp_avg_sq_dtype;
     bool operator==(const TrainingConfig &) const = default;
 };
 
 enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
 
-struct ParallelismConfig {
+struct ParallelismConfig
+{
     std::int64_t tensor_model_parallel_size = 1;
     std::int64_t pipeline_model_parallel_size = 1;
     std::int64_t virtual_pipeline_model_parallel_size = 1; // chunks per rank; 1: none
     std::int64_t data_parallel_size = 1;
     std::int64_t context_parallel_size = 1;
     std::int64_t expert_model_parallel_size = 1;
-    std::int64_t expert_tensor_parallel_size = 0;          // 0: same as t
+    std::int64_t expert_tensor_parallel_size = 0; // 0: same as t
     bool sequence_parallel = false;
     int zero_stage = 0;
-    std::optional<PipelineSchedule> pipeline_schedule;      // unset: interleaved if v > 1 else 1f1b
+    std::optional<PipelineSchedule> pipeline_schedule; // unset: interleaved if v > 1 else 1f1b
     // Transformer layers of each virtual pipeline stage (stage k·p + r is
     // chunk k of rank r), as Megatron's --pipeline-model-parallel-layout and
     // --decoder-first/last-pipeline-num-layers give them; empty: num_layers /
@@ -98,8 +104,14 @@ struct ParallelismConfig {
     std::vector<std::int64_t> pipeline_layout;
 
     PipelineSchedule schedule() const;
-    std::int64_t expertTensorParallel() const { return expert_tensor_parallel_size > 0 ? expert_tensor_parallel_size : tensor_model_parallel_size; }
-    std::int64_t gpus() const { return tensor_model_parallel_size * pipeline_model_parallel_size * data_parallel_size * context_parallel_size; }
+    std::int64_t expertTensorParallel() const
+    {
+        return expert_tensor_parallel_size > 0 ? expert_tensor_parallel_size : tensor_model_parallel_size;
+    }
+    std::int64_t gpus() const
+    {
+        return tensor_model_parallel_size * pipeline_model_parallel_size * data_parallel_size * context_parallel_size;
+    }
     bool operator==(const ParallelismConfig &) const = default;
 };
 
@@ -113,7 +125,8 @@ enum class GradBuffer { Contiguous, OnDemand };
 enum class CrossEntropy { VocabParallel, Unfused };
 enum class OptimizerKernel { Fused, Foreach, SingleTensor };
 
-struct StrategyConfig {
+struct StrategyConfig
+{
     RecomputeGranularity recompute_granularity = RecomputeGranularity::None;
     RecomputeMethod recompute_method = RecomputeMethod::Uniform;
     std::int64_t recompute_num_layers = 1;
@@ -123,35 +136,41 @@ struct StrategyConfig {
     SpLinearSaves sp_linear_saves = SpLinearSaves::Shard;
     OffloadTarget optimizer_offload = OffloadTarget::None;
     OffloadTarget param_offload = OffloadTarget::None;
-    OffloadTarget activation_offload = OffloadTarget::None; // saved activations to the host between forward and backward
-    std::int64_t activation_offload_buffers = 2;            // staging buffers on the copy stream
-    GradBuffer grad_buffer = GradBuffer::Contiguous;         // Megatron's contiguous buffer, or PyTorch's .grad at first backward
-    CrossEntropy cross_entropy = CrossEntropy::VocabParallel; // Megatron's fused loss (backward in place), or F.cross_entropy
+    OffloadTarget activation_offload
+        = OffloadTarget::None; // saved activations to the host between forward and backward
+    std::int64_t activation_offload_buffers = 2; // staging buffers on the copy stream
+    GradBuffer grad_buffer
+        = GradBuffer::Contiguous; // Megatron's contiguous buffer, or PyTorch's .grad at first backward
+    CrossEntropy cross_entropy
+        = CrossEntropy::VocabParallel; // Megatron's fused loss (backward in place), or F.cross_entropy
     bool gradient_accumulation_fusion = true; // Megatron: weight gradients GEMM'd straight into main_grad
-    OptimizerKernel optimizer_kernel = OptimizerKernel::Fused; // what the Adam step allocates: fused none, foreach, for-loop
-    double moe_expert_capacity_factor = 0.0;  // 0: dropless, all-to-all buffers sized for the worst case
-    std::int64_t ddp_bucket_size = 40000000;  // elements per gradient-reduction bucket (Megatron)
+    OptimizerKernel optimizer_kernel
+        = OptimizerKernel::Fused; // what the Adam step allocates: fused none, foreach, for-loop
+    double moe_expert_capacity_factor = 0.0; // 0: dropless, all-to-all buffers sized for the worst case
+    std::int64_t ddp_bucket_size = 40000000; // elements per gradient-reduction bucket (Megatron)
     bool operator==(const StrategyConfig &) const = default;
 };
 
 // Defaults: the H100-SXM-80GB built-in (presets/hardware/H100-SXM-80GB.json).
-struct HardwareConfig {
+struct HardwareConfig
+{
     std::string name = "H100-SXM-80GB";
-    Bytes hbm_bytes = 85899345920;        // 80 GiB
+    Bytes hbm_bytes = 85899345920; // 80 GiB
     Bytes runtime_reserve_bytes = 2000000000;
-    Bytes host_bytes = 274877906944;      // 256 GiB per GPU
+    Bytes host_bytes = 274877906944; // 256 GiB per GPU
     Bytes nvme_bytes = 3840000000000;
     double hbm_bytes_per_s = 3.35e12;
-    double host_link_bytes_per_s = 50e9;  // per direction, PCIe 5.0 x16 effective
-    double nvlink_bytes_per_s = 450e9;    // per direction
-    double network_bytes_per_s = 50e9;    // per direction
+    double host_link_bytes_per_s = 50e9; // per direction, PCIe 5.0 x16 effective
+    double nvlink_bytes_per_s = 450e9; // per direction
+    double network_bytes_per_s = 50e9; // per direction
     double nvme_bytes_per_s = 3.5e9;
-    double peak_bf16_flops = 989e12;      // dense
+    double peak_bf16_flops = 989e12; // dense
     Bytes usableBytes() const { return hbm_bytes - runtime_reserve_bytes; }
     bool operator==(const HardwareConfig &) const = default;
 };
 
-struct Config {
+struct Config
+{
     std::string name = "untitled";
     std::string description;
     ModelConfig model;
@@ -161,12 +180,13 @@ struct Config {
     HardwareConfig hardware;
 
     std::int64_t globalBatch() const;
-    std::int64_t microBatches() const;     // per iteration, per data-parallel rank
+    std::int64_t microBatches() const; // per iteration, per data-parallel rank
     bool operator==(const Config &) const = default;
 };
 
 // The layers of one virtual pipeline stage: [first, first + count).
-struct StageLayers {
+struct StageLayers
+{
     std::int64_t first = 0;
     std::int64_t count = 0;
 };

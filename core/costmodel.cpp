@@ -24,10 +24,11 @@ OpCost roofline(const HardwareConfig &hw, double flops, double bytes)
 
 namespace {
 
-struct Shape {
-    double tokens;      // s/c * b: tokens of one micro-batch on one context-parallel rank
-    double moeTokens;   // tokens entering the experts of one rank (balanced, top-k, ETP-gathered)
-    double attention;   // forward FLOPs of QK^T and xV: 4 b (s/c) s a d / t
+struct Shape
+{
+    double tokens; // s/c * b: tokens of one micro-batch on one context-parallel rank
+    double moeTokens; // tokens entering the experts of one rank (balanced, top-k, ETP-gathered)
+    double attention; // forward FLOPs of QK^T and xV: 4 b (s/c) s a d / t
 };
 
 Shape shapeOf(const Config &c)
@@ -97,8 +98,10 @@ CostModel costModel(const Config &c)
     const double h = double(c.model.hidden_size);
     const double logits = sh.tokens * vocab / t;
     // Logits matmul, then the fp32 softmax written and read for the loss.
-    cm.outputForward = roofline(c.hardware, 2.0 * sh.tokens * h * vocab / t, vocab * h / t * 2.0 + logits * (2.0 + 4.0 + 4.0));
-    cm.outputBackward = roofline(c.hardware, 4.0 * sh.tokens * h * vocab / t, 2.0 * vocab * h / t * 2.0 + logits * (4.0 + 2.0));
+    cm.outputForward
+        = roofline(c.hardware, 2.0 * sh.tokens * h * vocab / t, vocab * h / t * 2.0 + logits * (2.0 + 4.0 + 4.0));
+    cm.outputBackward
+        = roofline(c.hardware, 4.0 * sh.tokens * h * vocab / t, 2.0 * vocab * h / t * 2.0 + logits * (4.0 + 2.0));
 
     // Neighbouring stages sit t*c*d ranks apart (Megatron's rank order); on
     // 8-GPU nodes they share NVLink only when that distance is under 8.
@@ -106,8 +109,8 @@ CostModel costModel(const Config &c)
     const double act = double(activationBytes(c)) * sh.tokens * h / (sp ? t : 1.0);
     const std::int64_t distance = par.tensor_model_parallel_size * par.context_parallel_size * par.data_parallel_size;
     cm.p2pSeconds = par.pipeline_model_parallel_size > 1
-        ? act / (distance < 8 ? c.hardware.nvlink_bytes_per_s : c.hardware.network_bytes_per_s)
-        : 0.0;
+                        ? act / (distance < 8 ? c.hardware.nvlink_bytes_per_s : c.hardware.network_bytes_per_s)
+                        : 0.0;
     return cm;
 }
 
@@ -115,10 +118,10 @@ double optimizerShard(const Config &c, std::int64_t params, std::int64_t expertP
 {
     const ParallelismConfig &par = c.parallelism;
     const std::int64_t dp = par.data_parallel_size * par.context_parallel_size;
-    const std::int64_t edp = c.model.isMoe()
-        ? std::max<std::int64_t>(1, par.tensor_model_parallel_size * par.context_parallel_size * par.data_parallel_size
+    const std::int64_t edp = c.model.isMoe() ? std::max<std::int64_t>(
+                                 1, par.tensor_model_parallel_size * par.context_parallel_size * par.data_parallel_size
                                         / (par.expertTensorParallel() * par.expert_model_parallel_size))
-        : 1;
+                                             : 1;
     const bool sharded = par.zero_stage >= 1;
     return double(params - expertParams) / double(sharded ? dp : 1) + double(expertParams) / double(sharded ? edp : 1);
 }
@@ -135,8 +138,8 @@ OptimizerCost optimizerCost(const Config &c, std::int64_t params, std::int64_t e
         return oc;
     }
     const double link = c.strategy.optimizer_offload == OffloadTarget::NVMe
-        ? std::min(c.hardware.host_link_bytes_per_s, c.hardware.nvme_bytes_per_s)
-        : c.hardware.host_link_bytes_per_s;
+                            ? std::min(c.hardware.host_link_bytes_per_s, c.hardware.nvme_bytes_per_s)
+                            : c.hardware.host_link_bytes_per_s;
     oc.copyOutSeconds = shard * sb.grad / link;
     oc.cpuSeconds = shard * kCpuAdamSecondsPerParam;
     oc.copyInSeconds = shard * sb.weight / link;

@@ -8,7 +8,8 @@ namespace memledger {
 // A roofline estimate: an op takes max(FLOPs / peak FLOPs, bytes / HBM
 // bandwidth). No efficiency factor is applied, so step times are lower bounds
 // of what a real kernel mix achieves; ratios between plans are what matter.
-struct OpCost {
+struct OpCost
+{
     double flops = 0;
     double bytes = 0;
     double seconds = 0;
@@ -17,18 +18,20 @@ struct OpCost {
 OpCost roofline(const HardwareConfig &hardware, double flops, double bytes);
 
 // Costs of one transformer layer on one rank for one micro-batch.
-struct LayerCost {
+struct LayerCost
+{
     OpCost forward;
-    OpCost backward;   // input gradient + weight gradient: twice the forward's matmul work
-    OpCost recompute;  // what the recompute policy adds to the backward (full: one more forward)
+    OpCost backward; // input gradient + weight gradient: twice the forward's matmul work
+    OpCost recompute; // what the recompute policy adds to the backward (full: one more forward)
 };
 
-struct CostModel {
+struct CostModel
+{
     LayerCost dense;
     LayerCost moe;
-    OpCost outputForward;   // last stage: logits and loss
+    OpCost outputForward; // last stage: logits and loss
     OpCost outputBackward;
-    double p2pSeconds = 0;  // one activation tensor between neighbouring stages
+    double p2pSeconds = 0; // one activation tensor between neighbouring stages
 };
 
 // Per-op costs from the configuration: FLOPs from the parameter matrices
@@ -42,7 +45,8 @@ CostModel costModel(const Config &config);
 // optimizer offload the CPU updates at ZeRO-Offload's measured 0.25 s per
 // billion parameters (CPU-Adam, Table 4) after the gradients cross the host
 // link, and the updated weights come back over it.
-struct OptimizerCost {
+struct OptimizerCost
+{
     double deviceSeconds = 0;
     double copyOutSeconds = 0;
     double cpuSeconds = 0;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/gantt.h"
 
+#include <queue>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <functional>
 #include <iterator>
 #include <map>
-#include <queue>
 #include <tuple>
 #include <utility>
 
@@ -343,8 +344,7 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
             first = std::min(first, ls[i].start);
         order.push_back({first, key});
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     for (const auto &[first, key] : order) {
         const int row = int(out.rows.size());
         for (std::size_t i : groups[key])
@@ -390,10 +390,10 @@ std::vector<Phase> phasesOf(const RankTimeline &rank)
 GanttFrame ganttFrame(double width, double height, double lineHeight, double gutterWidth)
 {
     GanttFrame f;
-    const double top = 1.8 * lineHeight;    // legend
+    const double top = 1.8 * lineHeight; // legend
     const double bottom = 1.8 * lineHeight; // time axis labels
     const double right = std::max(lineHeight, 8.0);
-    const double gap = 1.2 * lineHeight;    // between curve and rows (the peak label may sit there)
+    const double gap = 1.2 * lineHeight; // between curve and rows (the peak label may sit there)
     const double plotWidth = std::max(width - gutterWidth - right, 1.0);
     const double available = std::max(height - top - bottom - gap, 2.0);
     const double curveHeight = std::round(0.36 * available);
@@ -569,7 +569,8 @@ std::vector<std::vector<BandStep>> stackBands(const RankTimeline &rank)
         if (pa != pb)
             return pa;
         if (pa)
-            return std::make_tuple(int(ls[a].category), -ls[a].bytes) < std::make_tuple(int(ls[b].category), -ls[b].bytes);
+            return std::make_tuple(int(ls[a].category), -ls[a].bytes)
+                   < std::make_tuple(int(ls[b].category), -ls[b].bytes);
         return ls[a].start < ls[b].start;
     });
     std::vector<std::size_t> rankInStack(ls.size(), 0);
@@ -586,19 +587,22 @@ std::vector<std::vector<BandStep>> stackBands(const RankTimeline &rank)
 
     // Starts in time order; the alive set kept in stack order.
     std::vector<std::size_t> byStart = order;
-    std::stable_sort(byStart.begin(), byStart.end(), [&](std::size_t a, std::size_t b) { return ls[a].start < ls[b].start; });
+    std::stable_sort(byStart.begin(), byStart.end(),
+                     [&](std::size_t a, std::size_t b) { return ls[a].start < ls[b].start; });
     std::vector<std::vector<BandStep>> bands(ls.size());
     std::vector<std::size_t> alive;
     std::size_t next = 0;
     for (double t : times) {
-        alive.erase(std::remove_if(alive.begin(), alive.end(), [&](std::size_t i) { return ls[i].end <= t; }), alive.end());
+        alive.erase(std::remove_if(alive.begin(), alive.end(), [&](std::size_t i) { return ls[i].end <= t; }),
+                    alive.end());
         bool added = false;
         for (; next < byStart.size() && ls[byStart[next]].start <= t; ++next) {
             alive.push_back(byStart[next]);
             added = true;
         }
         if (added)
-            std::sort(alive.begin(), alive.end(), [&](std::size_t a, std::size_t b) { return rankInStack[a] < rankInStack[b]; });
+            std::sort(alive.begin(), alive.end(),
+                      [&](std::size_t a, std::size_t b) { return rankInStack[a] < rankInStack[b]; });
         double offset = 0;
         for (std::size_t i : alive) {
             auto &steps = bands[i];
@@ -614,8 +618,8 @@ namespace {
 
 double offsetAt(const std::vector<BandStep> &steps, double t)
 {
-    const auto it = std::upper_bound(steps.begin(), steps.end(), t,
-                                     [](double time, const BandStep &s) { return time < s.time; });
+    const auto it
+        = std::upper_bound(steps.begin(), steps.end(), t, [](double time, const BandStep &s) { return time < s.time; });
     return it == steps.begin() ? steps.front().offset : std::prev(it)->offset;
 }
 
@@ -669,8 +673,8 @@ std::vector<BandSegment> bandSegments(const Lifetime &l, const std::vector<BandS
 } // namespace
 
 std::vector<std::vector<GanttPoint>> bandPolygons(const RankTimeline &rank,
-                                                  const std::vector<std::vector<BandStep>> &bands,
-                                                  const TimeAxis &axis, const ValueAxis &values)
+                                                  const std::vector<std::vector<BandStep>> &bands, const TimeAxis &axis,
+                                                  const ValueAxis &values)
 {
     std::vector<std::vector<GanttPoint>> polygons(bands.size());
     for (std::size_t i = 0; i < bands.size() && i < rank.lifetimes.size(); ++i) {

@@ -14,12 +14,14 @@ namespace memledger {
 // trackpainterbase split): time <-> pixel mapping, ticks, row packing, phases
 // and the rects a painter replays. No Qt here, so all of it is table-tested.
 
-struct GanttPoint {
+struct GanttPoint
+{
     double x = 0;
     double y = 0;
 };
 
-struct GanttRect {
+struct GanttRect
+{
     double x = 0;
     double y = 0;
     double w = 0;
@@ -33,7 +35,8 @@ struct GanttRect {
 
 /// A visible time window [t0, t1] (seconds) inside the iteration [start, end],
 /// mapped linearly onto the pixels [x0, x1].
-struct TimeAxis {
+struct TimeAxis
+{
     double start = 0;
     double end = 1;
     double t0 = 0;
@@ -63,7 +66,8 @@ struct TimeAxis {
 };
 
 /// Bytes (or any value) [v0, v1] onto pixels [y0, y1] (y0 is the bottom).
-struct ValueAxis {
+struct ValueAxis
+{
     double v0 = 0;
     double v1 = 1;
     double y0 = 1;
@@ -72,7 +76,8 @@ struct ValueAxis {
     double toValue(double y) const;
 };
 
-struct Tick {
+struct Tick
+{
     double value = 0;
     std::string label;
 };
@@ -98,7 +103,8 @@ std::string formatSeconds(double seconds);
 // "peak 71.20 GB at 0.84 s".
 std::string peakLabel(const RankTimeline &rank);
 
-struct Span {
+struct Span
+{
     double start = 0;
     double end = 0;
 };
@@ -110,18 +116,20 @@ std::vector<int> packRows(const std::vector<Span> &spans);
 
 enum class RowMode {
     Groups, // persistent rows, one row per (chunk, micro-batch) activation group, transients packed
-    Packed  // persistent rows, then every other lifetime packed
+    Packed // persistent rows, then every other lifetime packed
 };
 enum class RowSection { Persistent, Activations, Transients };
 std::string_view rowSectionLabel(RowSection section); // "Persistent", "Activations", "Transients"
 
-struct GanttRow {
+struct GanttRow
+{
     RowSection section = RowSection::Persistent;
     std::string label; // "mb 3", "mb 3 c1", a persistent row's ledger label, or "" for packed rows
-    Bytes bytes = 0;   // persistent rows: all their lifetimes together (a ledger row's bytes)
+    Bytes bytes = 0; // persistent rows: all their lifetimes together (a ledger row's bytes)
 };
 
-struct GanttRows {
+struct GanttRows
+{
     std::vector<int> rowOf; // per lifetime, indexed like rank.lifetimes
     std::vector<GanttRow> rows;
 };
@@ -136,7 +144,8 @@ bool isTransient(LifetimeKind kind);
 enum class PhaseKind { Forward, Backward, Optimizer };
 std::string_view phaseLabel(PhaseKind kind); // "Forward", "Backward", "Optimizer step"
 
-struct Phase {
+struct Phase
+{
     double start = 0;
     double end = 0;
     PhaseKind kind = PhaseKind::Forward;
@@ -149,13 +158,14 @@ struct Phase {
 std::vector<Phase> phasesOf(const RankTimeline &rank);
 
 // Where things go, in pixels: the curve on top, the rows below.
-struct GanttFrame {
+struct GanttFrame
+{
     GanttRect curveArea;
     GanttRect rowsArea;
     int maxTimeTicks = 10;
     int maxBytesTicks = 5;
     double maxRowHeight = 24; // rows never grow taller than this
-    bool fitBytes = false;    // bytes axis fitted to the visible curve instead of zero..max(peak, capacity)
+    bool fitBytes = false; // bytes axis fitted to the visible curve instead of zero..max(peak, capacity)
 };
 
 // Row heights: every row maxRowHeight when they all fit; otherwise the
@@ -168,15 +178,17 @@ std::vector<double> rowHeights(const GanttRows &rows, double height, double maxR
 // a left gutter for labels. The curve takes about a third of the height.
 GanttFrame ganttFrame(double width, double height, double lineHeight, double gutterWidth);
 
-struct PositionedTick {
+struct PositionedTick
+{
     double pos = 0; // x for time, y for bytes
     std::string label;
 };
 
-struct GanttGeometry {
-    std::vector<GanttRect> bars;    // per lifetime; empty when outside the window
-    std::vector<GanttRect> phases;  // per phase, over the whole height of both areas; empty when outside
-    std::vector<GanttPoint> curve;  // the step line of the memory curve, clipped to the window
+struct GanttGeometry
+{
+    std::vector<GanttRect> bars; // per lifetime; empty when outside the window
+    std::vector<GanttRect> phases; // per phase, over the whole height of both areas; empty when outside
+    std::vector<GanttPoint> curve; // the step line of the memory curve, clipped to the window
     std::vector<GanttPoint> curveFill; // the same closed down to zero bytes
     GanttPoint peak;
     bool peakVisible = false;
@@ -184,7 +196,7 @@ struct GanttGeometry {
     double usableY = 0;
     std::vector<PositionedTick> timeTicks;
     std::vector<PositionedTick> bytesTicks;
-    std::vector<double> rowTop;    // per row
+    std::vector<double> rowTop; // per row
     std::vector<double> rowHeight; // per row: uniform within a section
     std::vector<double> sectionTop; // per RowSection, -1 when empty
 };
@@ -195,7 +207,8 @@ GanttGeometry layoutGantt(const Timeline &timeline, const RankTimeline &rank, co
 // ---- stacked bands (PyTorch memory_viz's "active memory timeline") ----------
 
 // Where a lifetime sits in the stack: from `time` on, `offset` bytes lie below it.
-struct BandStep {
+struct BandStep
+{
     double time = 0;
     double offset = 0;
 };
@@ -218,8 +231,8 @@ ValueAxis bytesAxis(const std::vector<Tick> &ticks, const GanttRect &area);
 
 // Each band as a closed polygon in pixels, clipped to the visible window; empty out of view.
 std::vector<std::vector<GanttPoint>> bandPolygons(const RankTimeline &rank,
-                                                  const std::vector<std::vector<BandStep>> &bands,
-                                                  const TimeAxis &axis, const ValueAxis &values);
+                                                  const std::vector<std::vector<BandStep>> &bands, const TimeAxis &axis,
+                                                  const ValueAxis &values);
 
 // The same as axis-aligned rects (one per step of the band), a pixel apart vertically
 // where bands are three pixels or taller: what a painter fills fastest.

@@ -15,12 +15,18 @@ namespace memledger {
 std::string_view categoryKey(Category c)
 {
     switch (c) {
-    case Category::Weights: return "weights";
-    case Category::Gradients: return "gradients";
-    case Category::OptimizerStates: return "optimizer_states";
-    case Category::Activations: return "activations";
-    case Category::Communication: return "communication";
-    case Category::Runtime: return "runtime";
+    case Category::Weights:
+        return "weights";
+    case Category::Gradients:
+        return "gradients";
+    case Category::OptimizerStates:
+        return "optimizer_states";
+    case Category::Activations:
+        return "activations";
+    case Category::Communication:
+        return "communication";
+    case Category::Runtime:
+        return "runtime";
     }
     return "runtime";
 }
@@ -28,12 +34,18 @@ std::string_view categoryKey(Category c)
 std::string_view categoryLabel(Category c)
 {
     switch (c) {
-    case Category::Weights: return "Weights";
-    case Category::Gradients: return "Gradients";
-    case Category::OptimizerStates: return "Optimizer states";
-    case Category::Activations: return "Activations";
-    case Category::Communication: return "Communication";
-    case Category::Runtime: return "Runtime";
+    case Category::Weights:
+        return "Weights";
+    case Category::Gradients:
+        return "Gradients";
+    case Category::OptimizerStates:
+        return "Optimizer states";
+    case Category::Activations:
+        return "Activations";
+    case Category::Communication:
+        return "Communication";
+    case Category::Runtime:
+        return "Runtime";
     }
     return "Runtime";
 }
@@ -41,9 +53,12 @@ std::string_view categoryLabel(Category c)
 std::string_view placementName(Placement p)
 {
     switch (p) {
-    case Placement::Device: return "device";
-    case Placement::Host: return "host";
-    case Placement::NVMe: return "nvme";
+    case Placement::Device:
+        return "device";
+    case Placement::Host:
+        return "host";
+    case Placement::NVMe:
+        return "nvme";
     }
     return "device";
 }
@@ -61,7 +76,9 @@ double shareOfRank(const RankLedger &rank, const LedgerEntry &entry)
 
 double shareOfCapacity(const Ledger &ledger, const RankLedger &rank)
 {
-    return ledger.capacity_bytes > 0 ? static_cast<double>(rank.device_total_bytes) / static_cast<double>(ledger.capacity_bytes) : 0.0;
+    return ledger.capacity_bytes > 0
+               ? static_cast<double>(rank.device_total_bytes) / static_cast<double>(ledger.capacity_bytes)
+               : 0.0;
 }
 
 namespace {
@@ -86,9 +103,12 @@ Placement placementOf(OffloadTarget t)
     return t == OffloadTarget::CPU ? Placement::Host : (t == OffloadTarget::NVMe ? Placement::NVMe : Placement::Device);
 }
 
-class RankBuilder {
+class RankBuilder
+{
 public:
-    explicit RankBuilder(RankLedger &rank) : m_rank(rank) { }
+    explicit RankBuilder(RankLedger &rank)
+        : m_rank(rank)
+    { }
 
     void add(Category c, Placement where, std::string label, Bytes bytes, std::string formula, std::string note = {})
     {
@@ -106,7 +126,8 @@ private:
     RankLedger &m_rank;
 };
 
-struct Context {
+struct Context
+{
     const Config &c;
     std::int64_t t, p, v, d, cp, e, etp, m, dp, edp;
     StateBytes sb;
@@ -132,19 +153,22 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
 
     const OffloadTarget po = x.c.strategy.param_offload;
     rb.add(Category::Weights, placementOf(po), what, ms.weights, params + " × " + x.sb.weightWhy + sharded(3),
-           po != OffloadTarget::None ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used" : "");
+           po != OffloadTarget::None
+               ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used"
+               : "");
     rb.add(Category::Gradients, Placement::Device, what, ms.gradients, params + " × " + x.sb.gradWhy + sharded(2));
 
     const bool sum = x.sb.optWhy.find(" + ") != std::string::npos;
     std::string formula = params + " × " + (sum ? "(" + x.sb.optWhy + ")" : x.sb.optWhy);
     if (x.sb.factored)
         formula = params + " × " + std::to_string(x.sb.master) + " B master + " + num(pc.factoredState)
-            + " row/column elements × 4 B (Adafactor)";
+                  + " row/column elements × 4 B (Adafactor)";
     const OffloadTarget oo = x.c.strategy.optimizer_offload;
     rb.add(Category::OptimizerStates, placementOf(oo), what, ms.optimizer, formula + sharded(1),
-           oo != OffloadTarget::None ? "optimizer offloaded: the update runs on the CPU (ZeRO-Offload); gradients stream out, "
-                                       "updated weights stream back"
-                                     : "");
+           oo != OffloadTarget::None
+               ? "optimizer offloaded: the update runs on the CPU (ZeRO-Offload); gradients stream out, "
+                 "updated weights stream back"
+               : "");
     for (std::size_t i = first; i < rank.entries.size(); ++i)
         rank.entries[i].group = which;
 }
@@ -152,9 +176,12 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
 std::string granularityText(const StrategyConfig &s)
 {
     switch (s.recompute_granularity) {
-    case RecomputeGranularity::None: return "all saved tensors kept";
-    case RecomputeGranularity::Selective: return "selective recompute: attention core dropped";
-    case RecomputeGranularity::Full: return "full recompute";
+    case RecomputeGranularity::None:
+        return "all saved tensors kept";
+    case RecomputeGranularity::Selective:
+        return "selective recompute: attention core dropped";
+    case RecomputeGranularity::Full:
+        return "full recompute";
     }
     return "";
 }
@@ -165,9 +192,9 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     const StrategyConfig &st = c.strategy;
     const bool full = st.recompute_granularity == RecomputeGranularity::Full;
     const std::int64_t n = st.recompute_num_layers;
-    Bytes stored = 0;         // all chunk-micro-batches on the rank
-    Bytes storedOneEach = 0;  // one micro-batch of each chunk, for the per-layer figure
-    Bytes workingSet = 0;     // full recompute: one group re-materialised in backward
+    Bytes stored = 0; // all chunk-micro-batches on the rank
+    Bytes storedOneEach = 0; // one micro-batch of each chunk, for the per-layer figure
+    Bytes workingSet = 0; // full recompute: one group re-materialised in backward
     std::int64_t inFlightTotal = 0;
     std::int64_t layerMicroBatches = 0; // Σ over chunks: in-flight micro-batches × the chunk's layers
     bool even = true;
@@ -187,24 +214,28 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     rank.layer_activation_bytes = rank.layers > 0 ? storedOneEach / rank.layers : 0;
 
     const std::string perLayer = formatGB(static_cast<double>(rank.layer_activation_bytes));
-    std::string formula = countOf(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches") + " × "
-        + countOf(double(rank.layers), "layer", "layers") + " × " + perLayer + " per layer (" + granularityText(st) + ")";
+    std::string formula = countOf(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches")
+                          + " × " + countOf(double(rank.layers), "layer", "layers") + " × " + perLayer + " per layer ("
+                          + granularityText(st) + ")";
     if (x.v > 1 && even)
-        formula = num(inFlightTotal) + " in-flight chunk-micro-batches × " + num(x.stages[static_cast<std::size_t>(r)].count)
-            + " layers × " + perLayer + " per layer (" + granularityText(st) + "; " + dec(rank.in_flight_microbatches)
-            + " stage-micro-batches)";
+        formula = num(inFlightTotal) + " in-flight chunk-micro-batches × "
+                  + num(x.stages[static_cast<std::size_t>(r)].count) + " layers × " + perLayer + " per layer ("
+                  + granularityText(st) + "; " + dec(rank.in_flight_microbatches) + " stage-micro-batches)";
     else if (x.v > 1)
-        formula = num(layerMicroBatches) + " layer-micro-batches (each chunk's in-flight micro-batches × its layers, "
-            "pipeline_layout) × " + perLayer + " per layer (" + granularityText(st) + ")";
+        formula = num(layerMicroBatches)
+                  + " layer-micro-batches (each chunk's in-flight micro-batches × its layers, "
+                    "pipeline_layout) × "
+                  + perLayer + " per layer (" + granularityText(st) + ")";
     if (st.activation_offload != OffloadTarget::None && inFlightTotal > 0) {
         // On the device: the group being computed and one per staging buffer
         // still draining (or already prefetched); the rest waits on the host.
         const std::int64_t onDevice = std::min<std::int64_t>(inFlightTotal, st.activation_offload_buffers + 1);
         const Bytes device = stored * onDevice / inFlightTotal;
-        rb.add(Category::Activations, Placement::Device, "Transformer layers", device,
-               formula + " × " + num(onDevice) + "/" + num(inFlightTotal) + " on the device (1 computing + "
-                   + countOf(double(st.activation_offload_buffers), "staging buffer", "staging buffers") + ")",
-               "activation offload: saved activations go to the host after each forward and return before the backward");
+        rb.add(
+            Category::Activations, Placement::Device, "Transformer layers", device,
+            formula + " × " + num(onDevice) + "/" + num(inFlightTotal) + " on the device (1 computing + "
+                + countOf(double(st.activation_offload_buffers), "staging buffer", "staging buffers") + ")",
+            "activation offload: saved activations go to the host after each forward and return before the backward");
         rb.add(Category::Activations, Placement::Host, "Transformer layers (offloaded)", stored - device,
                num(inFlightTotal - onDevice) + "/" + num(inFlightTotal) + " of " + formatGB(double(stored)));
     } else {
@@ -212,7 +243,10 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     }
     if (full)
         rb.add(Category::Activations, Placement::Device, "Recompute working set", workingSet,
-               "one " + std::string(st.recompute_method == RecomputeMethod::Uniform ? "group of " + countOf(double(n), "layer", "layers") : "layer")
+               "one "
+                   + std::string(st.recompute_method == RecomputeMethod::Uniform
+                                     ? "group of " + countOf(double(n), "layer", "layers")
+                                     : "layer")
                    + " re-materialised for its backward, one micro-batch",
                "full recompute keeps each group's input and rebuilds the group's activations during its backward");
 
@@ -244,7 +278,8 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
     // Gradient reduction: one bucket in flight (PyTorch DDP copies into buckets;
     // Megatron reduces in place but NCCL still stages a bucket's worth).
     if (x.dp > 1 || x.edp > 1) {
-        const std::int64_t elems = std::min<std::int64_t>(c.strategy.ddp_bucket_size, denseOnRank.params + expertOnRank.params);
+        const std::int64_t elems
+            = std::min<std::int64_t>(c.strategy.ddp_bucket_size, denseOnRank.params + expertOnRank.params);
         rb.add(Category::Communication, Placement::Device, "Gradient reduction bucket", elems * x.sb.grad,
                num(elems) + " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × " + x.sb.gradWhy);
     }
@@ -253,7 +288,8 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
         const LayerParams &lp = moeLayers > 0 ? x.moeLayer : x.denseLayer;
         const std::int64_t gathered = 2 * (lp.dense.params + lp.expert.params);
         rb.add(Category::Communication, Placement::Device, "ZeRO-3 gathered parameters", gathered * x.sb.weight,
-               "2 layers (current + prefetch) × " + num(lp.dense.params + lp.expert.params) + " params × " + x.sb.weightWhy);
+               "2 layers (current + prefetch) × " + num(lp.dense.params + lp.expert.params) + " params × "
+                   + x.sb.weightWhy);
     }
     if (moeLayers > 0 && x.e > 1) {
         const ModelConfig &m = c.model;
@@ -265,20 +301,22 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
         Bytes recv = 0;
         std::string recvWhy;
         if (c.strategy.moe_expert_capacity_factor > 0) {
-            recv = static_cast<Bytes>(std::ceil(c.strategy.moe_expert_capacity_factor * static_cast<double>(copies))) * m.hidden_size * A;
-            recvWhy = "capacity factor " + dec(c.strategy.moe_expert_capacity_factor) + " × " + num(copies) + " token copies";
+            recv = static_cast<Bytes>(std::ceil(c.strategy.moe_expert_capacity_factor * static_cast<double>(copies)))
+                   * m.hidden_size * A;
+            recvWhy = "capacity factor " + dec(c.strategy.moe_expert_capacity_factor) + " × " + num(copies)
+                      + " token copies";
         } else {
             const std::int64_t local = m.num_experts / x.e;
             const std::int64_t worst = x.e * tokens * std::min(m.moe_router_topk, local);
             recv = worst * m.hidden_size * A;
             recvWhy = "worst case: all " + num(x.e) + " ranks send every token to this rank's " + num(local)
-                + " experts (" + num(worst) + " copies)";
+                      + " experts (" + num(worst) + " copies)";
         }
         rb.add(Category::Communication, Placement::Device, "MoE all-to-all buffers", send + recv,
-               "send " + num(copies) + " token copies (s·b/c" + std::string(sp ? "/t" : "") + "·k) × h × " + std::to_string(A)
-                   + " B + receive " + recvWhy + " × h × " + std::to_string(A) + " B",
+               "send " + num(copies) + " token copies (s·b/c" + std::string(sp ? "/t" : "") + "·k) × h × "
+                   + std::to_string(A) + " B + receive " + recvWhy + " × h × " + std::to_string(A) + " B",
                c.strategy.moe_expert_capacity_factor > 0 ? "static shapes from the capacity factor"
-                                                          : "dropless routing: receive buffer sized for the worst case");
+                                                         : "dropless routing: receive buffer sized for the worst case");
     }
 }
 
@@ -296,7 +334,16 @@ Ledger computeLedger(const Config &c)
               par.expert_model_parallel_size,
               par.expertTensorParallel(),
               c.microBatches(),
-              0, 0, stateBytes(c.training), {}, {}, {}, {}, {}, {}, {}};
+              0,
+              0,
+              stateBytes(c.training),
+              {},
+              {},
+              {},
+              {},
+              {},
+              {},
+              {}};
     x.dp = x.d * x.cp;
     x.edp = c.model.isMoe() ? std::max<std::int64_t>(1, x.t * x.cp * x.d / (x.etp * x.e)) : 1;
     x.stages = stageLayers(c);
@@ -351,7 +398,8 @@ Ledger computeLedger(const Config &c)
 
         const std::string dpName = x.cp > 1 ? "d·c" : "d";
         addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", layersDense, x.dp, dpName);
-        addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", layersExpert, x.edp, "the expert-data-parallel group");
+        addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", layersExpert, x.edp,
+                       "the expert-data-parallel group");
         addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", firstStage, x.dp, dpName);
         addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", lastStage, x.dp, dpName);
 
@@ -376,43 +424,51 @@ Ledger computeLedger(const Config &c)
         }
         if (c.hardware.host_bytes > 0 && rank.host_total_bytes > c.hardware.host_bytes)
             ledger.warnings.push_back({"hardware.host_bytes",
-                                       "rank " + std::to_string(r) + " needs " + formatGB(static_cast<double>(rank.host_total_bytes))
-                                           + " of host memory, more than the " + formatGB(static_cast<double>(c.hardware.host_bytes))
-                                           + " per GPU",
+                                       "rank " + std::to_string(r) + " needs "
+                                           + formatGB(static_cast<double>(rank.host_total_bytes))
+                                           + " of host memory, more than the "
+                                           + formatGB(static_cast<double>(c.hardware.host_bytes)) + " per GPU",
                                        "offload to NVMe or shard with ZeRO", Problem::Severity::Warning});
     }
 
     // The choices in force, in words (DESIGN.md: every number explains itself).
     const StrategyConfig &st = c.strategy;
     const int A = activationBytes(c);
-    ledger.choices.push_back("Activations are " + std::to_string(A) + "-byte elements; dropout masks are "
-                             + (st.dropout_mask_dtype == DropoutMaskDtype::Bool
-                                    ? "1-byte bool (dropout_mask_dtype = bool, as fused dropout kernels save)"
-                                    : std::to_string(A) + "-byte (dropout_mask_dtype = activation, as PyTorch's unfused dropout saves)")
-                             + ".");
+    ledger.choices.push_back(
+        "Activations are " + std::to_string(A) + "-byte elements; dropout masks are "
+        + (st.dropout_mask_dtype == DropoutMaskDtype::Bool
+               ? "1-byte bool (dropout_mask_dtype = bool, as fused dropout kernels save)"
+               : std::to_string(A) + "-byte (dropout_mask_dtype = activation, as PyTorch's unfused dropout saves)")
+        + ".");
     ledger.choices.push_back(
         std::string("Norm statistics: ")
         + (st.norm_stats_dtype == NormStatsDtype::None
                ? "not counted (norm_stats_dtype = none, as Korthikanti et al.'s formulas)."
                : (st.norm_stats_dtype == NormStatsDtype::FP32 ? "fp32" : "activation-dtype")
-                   + std::string(c.model.normalization == Normalization::LayerNorm ? " mean and rstd" : " rstd")
-                   + " per token (norm_stats_dtype = " + std::string(normStatsName(st.norm_stats_dtype)) + ")."));
-    ledger.choices.push_back(st.flash_attention
-                                 ? "Attention: FlashAttention; the s×s scores are never stored, only an fp32 log-sum-exp per row."
-                                 : "Attention: unfused; softmax output" + std::string(c.model.attention_dropout > 0 ? ", dropout mask and dropout output" : "")
-                                     + " are stored per head (the 5as²b term).");
+                     + std::string(c.model.normalization == Normalization::LayerNorm ? " mean and rstd" : " rstd")
+                     + " per token (norm_stats_dtype = " + std::string(normStatsName(st.norm_stats_dtype)) + ")."));
+    ledger.choices.push_back(
+        st.flash_attention
+            ? "Attention: FlashAttention; the s×s scores are never stored, only an fp32 log-sum-exp per row."
+            : "Attention: unfused; softmax output"
+                  + std::string(c.model.attention_dropout > 0 ? ", dropout mask and dropout output" : "")
+                  + " are stored per head (the 5as²b term).");
     if (par.sequence_parallel && x.t > 1)
-        ledger.choices.push_back(st.sp_linear_saves == SpLinearSaves::Shard
-                                     ? "Sequence parallel: linears save their sequence-sharded input and all-gather it again in backward (sp_linear_saves = shard, as Megatron)."
-                                     : "Sequence parallel: linears save their all-gathered input (sp_linear_saves = gathered).");
+        ledger.choices.push_back(
+            st.sp_linear_saves == SpLinearSaves::Shard
+                ? "Sequence parallel: linears save their sequence-sharded input and all-gather it again in backward "
+                  "(sp_linear_saves = shard, as Megatron)."
+                : "Sequence parallel: linears save their all-gathered input (sp_linear_saves = gathered).");
     ledger.choices.push_back("Recompute: " + std::string(granularityName(st.recompute_granularity))
                              + (st.recompute_granularity == RecomputeGranularity::Full
-                                    ? " (" + std::string(methodName(st.recompute_method)) + ", " + countOf(double(st.recompute_num_layers), "layer", "layers") + ")"
+                                    ? " (" + std::string(methodName(st.recompute_method)) + ", "
+                                          + countOf(double(st.recompute_num_layers), "layer", "layers") + ")"
                                     : "")
                              + ".");
-    ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over " + countOf(double(x.p), "stage", "stages") + " with "
-                             + num(x.m) + " micro-batches per iteration"
-                             + (par.schedule() == PipelineSchedule::OneFOneB ? "; rank r holds min(p − r, m) of them." : "."));
+    ledger.choices.push_back(
+        "Pipeline: " + std::string(scheduleName(par.schedule())) + " over " + countOf(double(x.p), "stage", "stages")
+        + " with " + num(x.m) + " micro-batches per iteration"
+        + (par.schedule() == PipelineSchedule::OneFOneB ? "; rank r holds min(p − r, m) of them." : "."));
     if (!par.pipeline_layout.empty()) {
         std::string counts;
         for (std::size_t s = 0; s < par.pipeline_layout.size(); ++s)
@@ -421,26 +477,30 @@ Ledger computeLedger(const Config &c)
                                  + "] (stage k·p + r is chunk k of rank r), not num_layers / (p·v).");
     }
     ledger.choices.push_back("Gradients: " + x.sb.gradWhy + " per parameter; optimizer: " + x.sb.optWhy + ".");
-    ledger.choices.push_back(st.grad_buffer == GradBuffer::Contiguous
-                                 ? "Gradient memory: one contiguous buffer for the whole iteration (Megatron's DDP grad buffer)."
-                                 : "Gradient memory: created layer by layer in the first backward and freed after the optimizer step "
-                                   "(PyTorch's .grad with zero_grad(set_to_none=True)).");
-    ledger.choices.push_back(st.cross_entropy == CrossEntropy::VocabParallel
-                                 ? "Loss: Megatron's vocab-parallel cross entropy saves an fp32 softmax and turns it into the "
-                                   "gradient in place."
-                                 : "Loss: PyTorch's F.cross_entropy on fp32 logits saves the log-softmax; its backward holds two "
-                                   "fp32 vocabulary-sized gradients at once.");
+    ledger.choices.push_back(
+        st.grad_buffer == GradBuffer::Contiguous
+            ? "Gradient memory: one contiguous buffer for the whole iteration (Megatron's DDP grad buffer)."
+            : "Gradient memory: created layer by layer in the first backward and freed after the optimizer step "
+              "(PyTorch's .grad with zero_grad(set_to_none=True)).");
+    ledger.choices.push_back(
+        st.cross_entropy == CrossEntropy::VocabParallel
+            ? "Loss: Megatron's vocab-parallel cross entropy saves an fp32 softmax and turns it into the "
+              "gradient in place."
+            : "Loss: PyTorch's F.cross_entropy on fp32 logits saves the log-softmax; its backward holds two "
+              "fp32 vocabulary-sized gradients at once.");
     if (c.training.optimizer == Optimizer::Adam || c.training.optimizer == Optimizer::AdamW)
         ledger.choices.push_back(
-            st.optimizer_kernel == OptimizerKernel::Fused
-                ? "Optimizer step: a fused Adam kernel (Apex or Transformer Engine FusedAdam, torch fused=True) updates in place."
+            st.optimizer_kernel == OptimizerKernel::Fused ? "Optimizer step: a fused Adam kernel (Apex or Transformer "
+                                                            "Engine FusedAdam, torch fused=True) updates in place."
             : st.optimizer_kernel == OptimizerKernel::Foreach
                 ? "Optimizer step: torch.optim's foreach Adam allocates sqrt(exp_avg_sq) for the whole shard at once."
-                : "Optimizer step: torch.optim's single-tensor Adam allocates two temporaries of one parameter tensor at a time.");
+                : "Optimizer step: torch.optim's single-tensor Adam allocates two temporaries of one parameter tensor "
+                  "at a time.");
     if (c.model.isMoe())
-        ledger.choices.push_back("MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)
-                                 + " copies per token); all-to-all buffers are sized for "
-                                 + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
+        ledger.choices.push_back(
+            "MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)
+            + " copies per token); all-to-all buffers are sized for "
+            + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
     return ledger;
 }
 

@@ -16,11 +16,11 @@ namespace memledger {
 // Fixed order, bottom-up in every chart and table (DESIGN.md, Views).
 enum class Category { Weights, Gradients, OptimizerStates, Activations, Communication, Runtime };
 constexpr int kCategoryCount = 6;
-constexpr std::array<Category, kCategoryCount> kCategories = {
-    Category::Weights, Category::Gradients, Category::OptimizerStates,
-    Category::Activations, Category::Communication, Category::Runtime};
+constexpr std::array<Category, kCategoryCount> kCategories
+    = {Category::Weights,     Category::Gradients,     Category::OptimizerStates,
+       Category::Activations, Category::Communication, Category::Runtime};
 
-std::string_view categoryKey(Category c);   // "optimizer_states" (JSON/CSV keys)
+std::string_view categoryKey(Category c); // "optimizer_states" (JSON/CSV keys)
 std::string_view categoryLabel(Category c); // "Optimizer states" (tables, legends)
 
 enum class Placement { Device, Host, NVMe };
@@ -32,7 +32,8 @@ enum class ParamGroup { None, Layers, Experts, Embeddings, OutputLayer };
 
 // One row of a rank's ledger: where it lives, how many bytes, and the
 // formula with the configuration's values substituted.
-struct LedgerEntry {
+struct LedgerEntry
+{
     Category category = Category::Weights;
     Placement placement = Placement::Device;
     std::string label;
@@ -44,23 +45,25 @@ struct LedgerEntry {
 
 using ByCategory = std::array<Bytes, kCategoryCount>;
 
-struct RankLedger {
+struct RankLedger
+{
     int pipeline_rank = 0;
-    std::int64_t parameters = 0;          // parameters held by this rank before ZeRO sharding
+    std::int64_t parameters = 0; // parameters held by this rank before ZeRO sharding
     std::int64_t largest_parameter_tensor = 0; // elements of the largest single tensor on this rank
-    std::int64_t layers = 0;              // transformer layers on this rank (all chunks)
-    double in_flight_microbatches = 0;    // in stage-micro-batches (a chunk counts 1/v)
-    std::int64_t in_flight_chunks = 0;    // chunk-micro-batches alive at the peak
-    Bytes layer_activation_bytes = 0;     // one layer, one micro-batch, as stored (after recompute policy)
+    std::int64_t layers = 0; // transformer layers on this rank (all chunks)
+    double in_flight_microbatches = 0; // in stage-micro-batches (a chunk counts 1/v)
+    std::int64_t in_flight_chunks = 0; // chunk-micro-batches alive at the peak
+    Bytes layer_activation_bytes = 0; // one layer, one micro-batch, as stored (after recompute policy)
     ByCategory device{};
-    ByCategory host{};                    // host DRAM and NVMe together
+    ByCategory host{}; // host DRAM and NVMe together
     Bytes device_total_bytes = 0;
     Bytes host_total_bytes = 0;
-    bool fits = false;                    // device total <= hbm capacity
+    bool fits = false; // device total <= hbm capacity
     std::vector<LedgerEntry> entries;
 };
 
-struct Ledger {
+struct Ledger
+{
     std::int64_t total_parameters = 0;
     std::int64_t gpus = 0;
     std::int64_t micro_batches = 0;
@@ -68,10 +71,10 @@ struct Ledger {
     int peak_rank = 0;
     Bytes peak_bytes = 0;
     Bytes capacity_bytes = 0;
-    Bytes usable_bytes = 0;            // capacity minus the runtime reserve
-    Bytes host_capacity_bytes = 0;     // host memory per GPU (offload targets)
-    Problems warnings;                 // non-fatal remarks (validation warnings and ledger notes)
-    std::vector<std::string> choices;  // one line per implementation choice in force
+    Bytes usable_bytes = 0; // capacity minus the runtime reserve
+    Bytes host_capacity_bytes = 0; // host memory per GPU (offload targets)
+    Problems warnings; // non-fatal remarks (validation warnings and ledger notes)
+    std::vector<std::string> choices; // one line per implementation choice in force
 
     bool fits() const;
 };

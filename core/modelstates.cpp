@@ -28,7 +28,7 @@ StateBytes stateBytes(const TrainingConfig &tr)
         // bitsandbytes keeps one fp32 absmax per 2048-element block of each state.
         sb.states = m1 + m2 + 2.0 * 4.0 / 2048.0;
         sb.optWhy = masterWhy + std::to_string(m1) + " B + " + std::to_string(m2)
-            + " B quantized moments + 2 fp32 block scales per 2048 elements (bitsandbytes)";
+                    + " B quantized moments + 2 fp32 block scales per 2048 elements (bitsandbytes)";
         break;
     case Optimizer::SGD:
         sb.states = m1;
@@ -48,7 +48,8 @@ static Bytes ceilDiv(Bytes a, std::int64_t b)
     return b > 1 ? (a + b - 1) / b : a;
 }
 
-ModelStates modelStates(const StateBytes &sb, std::int64_t params, std::int64_t factoredElements, int zero, std::int64_t group)
+ModelStates modelStates(const StateBytes &sb, std::int64_t params, std::int64_t factoredElements, int zero,
+                        std::int64_t group)
 {
     ModelStates ms;
     ms.weights = ceilDiv(params * sb.weight, zero >= 3 ? group : 1);
@@ -67,8 +68,10 @@ Bytes optimizerStepTemporaries(const Config &c, double shardElements, std::int64
         return 0;
     const int element = dtypeBytes(c.training.exp_avg_sq_dtype.value_or(Dtype::FP32));
     switch (c.strategy.optimizer_kernel) {
-    case OptimizerKernel::Fused: return 0;
-    case OptimizerKernel::Foreach: return static_cast<Bytes>(std::ceil(shardElements)) * element;
+    case OptimizerKernel::Fused:
+        return 0;
+    case OptimizerKernel::Foreach:
+        return static_cast<Bytes>(std::ceil(shardElements)) * element;
     case OptimizerKernel::SingleTensor:
         return 2 * std::min<Bytes>(largestTensor, static_cast<Bytes>(std::ceil(shardElements))) * element;
     }

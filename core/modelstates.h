@@ -11,12 +11,13 @@ namespace memledger {
 
 // Bytes per parameter of each model-state category, derived from the
 // precision and optimizer choices (never typed in), with the words that say why.
-struct StateBytes {
+struct StateBytes
+{
     int weight = 2;
     int grad = 4;
-    int master = 4;          // fp32 master copy, 0 without one
-    double states = 8;       // optimizer moments per parameter (Adafactor: per factored element)
-    bool factored = false;   // Adafactor: states scale with rows + cols, not rows * cols
+    int master = 4; // fp32 master copy, 0 without one
+    double states = 8; // optimizer moments per parameter (Adafactor: per factored element)
+    bool factored = false; // Adafactor: states scale with rows + cols, not rows * cols
     std::string weightWhy, gradWhy, optWhy;
 
     // K of the ZeRO paper: optimizer bytes per parameter (master + moments).
@@ -27,7 +28,8 @@ StateBytes stateBytes(const TrainingConfig &training);
 // One parameter group's model states on one GPU, sharded by ZeRO over a
 // data-parallel group of `group` ranks: stage 1 shards optimizer states,
 // stage 2 also gradients, stage 3 also weights (Rajbhandari et al. 2020).
-struct ModelStates {
+struct ModelStates
+{
     Bytes weights = 0;
     Bytes gradients = 0;
     Bytes optimizer = 0;

@@ -12,10 +12,12 @@ namespace memledger {
 // tensor and expert parallelism follows Megatron's layout: column/row-parallel
 // weights split by t, norms, row-parallel biases, routers and MLA
 // down-projections replicated, experts split over e (and ETP).
-struct ParamCount {
-    std::int64_t params = 0;          // elements
-    std::int64_t factoredState = 0;   // Adafactor's second moment: rows+cols per matrix, full size per vector
-    std::int64_t largest = 0;         // elements of the largest single tensor (what a per-tensor optimizer step sizes its temporaries by)
+struct ParamCount
+{
+    std::int64_t params = 0; // elements
+    std::int64_t factoredState = 0; // Adafactor's second moment: rows+cols per matrix, full size per vector
+    std::int64_t largest
+        = 0; // elements of the largest single tensor (what a per-tensor optimizer step sizes its temporaries by)
 
     ParamCount &operator+=(const ParamCount &o)
     {
@@ -32,17 +34,19 @@ struct ParamCount {
 std::int64_t paddedVocab(const ModelConfig &model, std::int64_t t);
 
 // One transformer layer on one tensor-parallel rank (t = 1: the whole layer).
-struct LayerParams {
-    ParamCount dense;   // attention, norms, dense MLP or router + shared experts: data-parallel over d*c
-    ParamCount expert;  // routed experts held by this rank: data-parallel over the expert-data group
+struct LayerParams
+{
+    ParamCount dense; // attention, norms, dense MLP or router + shared experts: data-parallel over d*c
+    ParamCount expert; // routed experts held by this rank: data-parallel over the expert-data group
     std::int64_t mlpDense = 0; // of dense: the MLP half (pre-MLP norm, MLP or router and shared experts)
 };
 LayerParams layerParams(const ModelConfig &model, bool moeLayer, std::int64_t t, std::int64_t e, std::int64_t etp);
 
-struct EmbeddingParams {
-    ParamCount word;      // padded vocab x h / t, first stage
-    ParamCount position;  // learned absolute positions, first stage, replicated
-    ParamCount output;    // output layer, last stage (a second copy when tied and p > 1)
+struct EmbeddingParams
+{
+    ParamCount word; // padded vocab x h / t, first stage
+    ParamCount position; // learned absolute positions, first stage, replicated
+    ParamCount output; // output layer, last stage (a second copy when tied and p > 1)
     ParamCount finalNorm; // last stage
 };
 EmbeddingParams embeddingParams(const ModelConfig &model, std::int64_t seqLength, std::int64_t t, std::int64_t p);

@@ -4,10 +4,9 @@
 #include "core/builtins.h"
 #include "core/jsontext.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <set>
 
 namespace memledger {
@@ -16,9 +15,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::int64_t kMaxDim = std::int64_t(1) << 24;       // 16.7 M: any single size
-constexpr std::int64_t kMaxDegree = std::int64_t(1) << 20;    // parallel degrees
-constexpr std::int64_t kMaxBytes = std::int64_t(1) << 56;     // hardware sizes
+constexpr std::int64_t kMaxDim = std::int64_t(1) << 24; // 16.7 M: any single size
+constexpr std::int64_t kMaxDegree = std::int64_t(1) << 20; // parallel degrees
+constexpr std::int64_t kMaxBytes = std::int64_t(1) << 56; // hardware sizes
 
 std::string describe(const json &v)
 {
@@ -27,12 +26,14 @@ std::string describe(const json &v)
 
 // Reads one section. The same visit functions drive Reader and Writer, so
 // the list of fields exists once.
-class Reader {
+class Reader
+{
 public:
     Reader(const json &obj, std::string section, Problems &problems)
-        : m_obj(obj), m_section(std::move(section)), m_problems(problems)
-    {
-    }
+        : m_obj(obj)
+        , m_section(std::move(section))
+        , m_problems(problems)
+    { }
 
     void field(const char *key, std::int64_t &v, std::int64_t lo, std::int64_t hi)
     {
@@ -42,15 +43,16 @@ public:
         std::int64_t x = 0;
         if (j->is_number_integer()) {
             x = j->get<std::int64_t>();
-        } else if (j->is_number_float() && std::isfinite(j->get<double>()) && std::floor(j->get<double>()) == j->get<double>()
-                   && std::fabs(j->get<double>()) < 9.0e18) {
+        } else if (j->is_number_float() && std::isfinite(j->get<double>())
+                   && std::floor(j->get<double>()) == j->get<double>() && std::fabs(j->get<double>()) < 9.0e18) {
             x = static_cast<std::int64_t>(j->get<double>());
         } else {
             error(key, "expected an integer, got " + describe(*j));
             return;
         }
         if (x < lo || x > hi) {
-            error(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + std::to_string(x),
+            error(key,
+                  "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + std::to_string(x),
                   x < lo && lo >= 1 ? "sizes and degrees are positive; use 1 for none" : "");
             return;
         }
@@ -122,7 +124,7 @@ public:
         v = j->get<std::string>();
     }
 
-    template <class E>
+    template<class E>
     void choice(const char *key, E &v, std::initializer_list<E> all, std::string_view (*name)(E))
     {
         const json *j = get(key);
@@ -142,7 +144,7 @@ public:
         error(key, "expected one of " + options + ", got " + describe(*j));
     }
 
-    template <class E>
+    template<class E>
     void choice(const char *key, std::optional<E> &v, std::initializer_list<E> all, std::string_view (*name)(E))
     {
         if (!m_obj.contains(key))
@@ -201,7 +203,8 @@ public:
     {
         for (auto it = m_obj.begin(); it != m_obj.end(); ++it) {
             if (!m_used.count(it.key()))
-                error(it.key().c_str(), "unknown field", "see presets/README.md for the fields of \"" + m_section + "\"");
+                error(it.key().c_str(), "unknown field",
+                      "see presets/README.md for the fields of \"" + m_section + "\"");
         }
     }
 
@@ -217,7 +220,8 @@ private:
 
     void error(const char *key, std::string message, std::string suggestion = {})
     {
-        m_problems.push_back({m_section + "." + key, std::move(message), std::move(suggestion), Problem::Severity::Error});
+        m_problems.push_back(
+            {m_section + "." + key, std::move(message), std::move(suggestion), Problem::Severity::Error});
     }
 
     const json &m_obj;
@@ -226,9 +230,12 @@ private:
     std::set<std::string> m_used;
 };
 
-class Writer {
+class Writer
+{
 public:
-    explicit Writer(json &obj) : m_obj(obj) { }
+    explicit Writer(json &obj)
+        : m_obj(obj)
+    { }
     void field(const char *key, std::int64_t &v, std::int64_t, std::int64_t) { m_obj[key] = v; }
     void field(const char *key, bool &v) { m_obj[key] = v; }
     void field(const char *key, std::vector<std::int64_t> &v, std::int64_t, std::int64_t)
@@ -238,12 +245,12 @@ public:
     }
     void field(const char *key, double &v, double, double) { m_obj[key] = v; }
     void field(const char *key, std::string &v) { m_obj[key] = v; }
-    template <class E>
+    template<class E>
     void choice(const char *key, E &v, std::initializer_list<E>, std::string_view (*name)(E))
     {
         m_obj[key] = std::string(name(v));
     }
-    template <class E>
+    template<class E>
     void choice(const char *key, std::optional<E> &v, std::initializer_list<E>, std::string_view (*name)(E))
     {
         if (v)
@@ -269,7 +276,7 @@ const std::initializer_list<Dtype> kGradDtypes = {Dtype::FP32, Dtype::BF16, Dtyp
 const std::initializer_list<Dtype> kStateDtypes = {Dtype::FP32, Dtype::BF16, Dtype::FP16, Dtype::FP8, Dtype::INT8};
 const std::initializer_list<OffloadTarget> kOffloads = {OffloadTarget::None, OffloadTarget::CPU, OffloadTarget::NVMe};
 
-template <class V>
+template<class V>
 void visit(V &v, ModelConfig &m)
 {
     v.field("num_layers", m.num_layers, 1, 100000);
@@ -285,7 +292,8 @@ void visit(V &v, ModelConfig &m)
     v.field("add_bias_linear", m.add_bias_linear);
     v.field("add_qkv_bias", m.add_qkv_bias);
     v.choice("position_embedding_type", m.position_embedding_type,
-             {PositionEmbedding::LearnedAbsolute, PositionEmbedding::Rope, PositionEmbedding::None}, positionEmbeddingName);
+             {PositionEmbedding::LearnedAbsolute, PositionEmbedding::Rope, PositionEmbedding::None},
+             positionEmbeddingName);
     v.field("max_position_embeddings", m.max_position_embeddings, 0, kMaxDim);
     v.field("untie_embeddings_and_output_weights", m.untie_embeddings_and_output_weights);
     v.field("attention_dropout", m.attention_dropout, 0.0, 0.999);
@@ -305,7 +313,7 @@ void visit(V &v, ModelConfig &m)
     v.finish();
 }
 
-template <class V>
+template<class V>
 void visit(V &v, TrainingConfig &t)
 {
     v.field("seq_length", t.seq_length, 1, kMaxDim);
@@ -315,13 +323,14 @@ void visit(V &v, TrainingConfig &t)
     v.mainParams("main_params_dtype", t.main_params_fp32);
     v.choice("main_grads_dtype", t.main_grads_dtype, kGradDtypes, dtypeName);
     v.choice("optimizer", t.optimizer,
-             {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit}, optimizerName);
+             {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit},
+             optimizerName);
     v.choice("exp_avg_dtype", t.exp_avg_dtype, kStateDtypes, dtypeName);
     v.choice("exp_avg_sq_dtype", t.exp_avg_sq_dtype, kStateDtypes, dtypeName);
     v.finish();
 }
 
-template <class V>
+template<class V>
 void visit(V &v, ParallelismConfig &p)
 {
     v.field("tensor_model_parallel_size", p.tensor_model_parallel_size, 1, kMaxDegree);
@@ -342,11 +351,12 @@ void visit(V &v, ParallelismConfig &p)
     v.finish();
 }
 
-template <class V>
+template<class V>
 void visit(V &v, StrategyConfig &s)
 {
     v.choice("recompute_granularity", s.recompute_granularity,
-             {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full}, granularityName);
+             {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full},
+             granularityName);
     v.choice("recompute_method", s.recompute_method, {RecomputeMethod::Uniform, RecomputeMethod::Block}, methodName);
     v.field("recompute_num_layers", s.recompute_num_layers, 1, 100000);
     v.field("flash_attention", s.flash_attention);
@@ -369,7 +379,7 @@ void visit(V &v, StrategyConfig &s)
     v.finish();
 }
 
-template <class V>
+template<class V>
 void visit(V &v, HardwareConfig &h)
 {
     v.field("name", h.name);
@@ -417,7 +427,8 @@ const json *resolveSection(const json &doc, const char *section, json &storage, 
         }
         json builtinDoc = json::parse(b->text, nullptr, false);
         if (depth > 2 || builtinDoc.is_discarded() || !builtinDoc.contains(section)) {
-            problems.push_back({std::string(section), "built-in preset \"" + name + "\" has no " + section + " section"});
+            problems.push_back(
+                {std::string(section), "built-in preset \"" + name + "\" has no " + section + " section"});
             return nullptr;
         }
         Problems inner;
@@ -427,11 +438,12 @@ const json *resolveSection(const json &doc, const char *section, json &storage, 
         problems.insert(problems.end(), inner.begin(), inner.end());
         return resolved ? &storage : nullptr;
     }
-    problems.push_back({std::string(section), "expected an object or the name of a built-in preset, got " + describe(*it)});
+    problems.push_back(
+        {std::string(section), "expected an object or the name of a built-in preset, got " + describe(*it)});
     return nullptr;
 }
 
-template <class S>
+template<class S>
 void readSection(const json &doc, const char *section, S &target, Problems &problems)
 {
     json storage;
@@ -452,20 +464,23 @@ LoadResult presetFromJson(const json &doc)
         problems.push_back({"", "a preset must be a JSON object, got " + describe(doc)});
         return result;
     }
-    static const std::set<std::string> kTopLevel = {"format", "version", "name", "description", "model",
-                                                    "training", "parallelism", "strategy", "hardware"};
+    static const std::set<std::string> kTopLevel
+        = {"format", "version", "name", "description", "model", "training", "parallelism", "strategy", "hardware"};
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         if (!kTopLevel.count(it.key()))
             problems.push_back({it.key(), "unknown field",
-                                "a preset has format, version, name, description, model, training, parallelism, strategy and hardware"});
+                                "a preset has format, version, name, description, model, training, parallelism, "
+                                "strategy and hardware"});
     }
     const auto format = doc.find("format");
     if (format == doc.end() || !format->is_string() || format->get<std::string>() != "memledger-preset")
-        problems.push_back({"format", format == doc.end() ? "missing" : "expected \"memledger-preset\", got " + describe(*format),
+        problems.push_back({"format",
+                            format == doc.end() ? "missing" : "expected \"memledger-preset\", got " + describe(*format),
                             "add \"format\": \"memledger-preset\""});
     const auto version = doc.find("version");
     if (version == doc.end() || !version->is_number_integer())
-        problems.push_back({"version", version == doc.end() ? "missing" : "expected an integer, got " + describe(*version),
+        problems.push_back({"version",
+                            version == doc.end() ? "missing" : "expected an integer, got " + describe(*version),
                             "add \"version\": 1"});
     else if (version->get<std::int64_t>() != 1)
         problems.push_back({"version", "this MemLedger reads version 1, the file has version " + version->dump(),
@@ -513,8 +528,8 @@ json presetToJson(const Config &config)
     doc["version"] = 1;
     doc["name"] = c.name;
     doc["description"] = c.description;
-    json model = json::object(), training = json::object(), parallelism = json::object(),
-         strategy = json::object(), hardware = json::object();
+    json model = json::object(), training = json::object(), parallelism = json::object(), strategy = json::object(),
+         hardware = json::object();
     Writer wm(model), wt(training), wp(parallelism), ws(strategy), wh(hardware);
     visit(wm, c.model);
     visit(wt, c.training);

@@ -3,9 +3,8 @@
 
 #include "core/activations.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace memledger {
@@ -41,13 +40,12 @@ std::string inFlight(double v)
     return buf;
 }
 
-
 std::string verdict(const Ledger &l)
 {
     const RankLedger &peak = l.ranks[static_cast<std::size_t>(l.peak_rank)];
-    return "Peak: rank " + std::to_string(l.peak_rank) + " needs " + gb(l.peak_bytes) + " of " + gb(l.capacity_bytes) + " ("
-        + percent(static_cast<double>(l.peak_bytes), static_cast<double>(l.capacity_bytes)) + ") — "
-        + (peak.fits ? "fits" : "does NOT fit") + (l.fits() ? "" : "; some ranks do not fit");
+    return "Peak: rank " + std::to_string(l.peak_rank) + " needs " + gb(l.peak_bytes) + " of " + gb(l.capacity_bytes)
+           + " (" + percent(static_cast<double>(l.peak_bytes), static_cast<double>(l.capacity_bytes)) + ") — "
+           + (peak.fits ? "fits" : "does NOT fit") + (l.fits() ? "" : "; some ranks do not fit");
 }
 
 } // namespace
@@ -120,20 +118,23 @@ json ledgerToJson(const Config &config, const Ledger &l)
 std::string ledgerToTable(const Config &config, const Ledger &l)
 {
     std::ostringstream out;
-    out << config.name << " — " << formatThousands(l.total_parameters) << " parameters on " << countOf(double(l.gpus), "GPU", "GPUs") << " ("
-        << parallelSummary(config) << "), " << countOf(double(l.micro_batches), "micro-batch", "micro-batches") << " of " << config.training.micro_batch_size
-        << " × " << config.training.seq_length << " tokens\n";
-    out << config.hardware.name << ": " << gb(l.capacity_bytes) << " (" << formatGiB(double(l.capacity_bytes)) << ") HBM, usable " << gb(l.usable_bytes)
-        << " after the runtime reserve\n\n";
+    out << config.name << " — " << formatThousands(l.total_parameters) << " parameters on "
+        << countOf(double(l.gpus), "GPU", "GPUs") << " (" << parallelSummary(config) << "), "
+        << countOf(double(l.micro_batches), "micro-batch", "micro-batches") << " of "
+        << config.training.micro_batch_size << " × " << config.training.seq_length << " tokens\n";
+    out << config.hardware.name << ": " << gb(l.capacity_bytes) << " (" << formatGiB(double(l.capacity_bytes))
+        << ") HBM, usable " << gb(l.usable_bytes) << " after the runtime reserve\n\n";
     char line[512];
-    std::snprintf(line, sizeof line, "%4s %11s %11s %11s %11s %11s %10s %12s %11s %9s %5s\n", "rank", "weights", "gradients",
-                  "optimizer", "activations", "comm", "runtime", "device total", "host", "in-flight", "fits");
+    std::snprintf(line, sizeof line, "%4s %11s %11s %11s %11s %11s %10s %12s %11s %9s %5s\n", "rank", "weights",
+                  "gradients", "optimizer", "activations", "comm", "runtime", "device total", "host", "in-flight",
+                  "fits");
     out << line;
     for (const RankLedger &r : l.ranks) {
         std::snprintf(line, sizeof line, "%4d %11s %11s %11s %11s %11s %10s %12s %11s %9s %5s\n", r.pipeline_rank,
-                      gb(r.device[0]).c_str(), gb(r.device[1]).c_str(), gb(r.device[2]).c_str(), gb(r.device[3]).c_str(),
-                      gb(r.device[4]).c_str(), gb(r.device[5]).c_str(), gb(r.device_total_bytes).c_str(),
-                      gb(r.host_total_bytes).c_str(), inFlight(r.in_flight_microbatches).c_str(), r.fits ? "yes" : "NO");
+                      gb(r.device[0]).c_str(), gb(r.device[1]).c_str(), gb(r.device[2]).c_str(),
+                      gb(r.device[3]).c_str(), gb(r.device[4]).c_str(), gb(r.device[5]).c_str(),
+                      gb(r.device_total_bytes).c_str(), gb(r.host_total_bytes).c_str(),
+                      inFlight(r.in_flight_microbatches).c_str(), r.fits ? "yes" : "NO");
         out << line;
     }
     out << "\n" << verdict(l) << "\n";
@@ -171,13 +172,13 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
     out << "# " << config.name << "\n\n";
     if (!config.description.empty())
         out << config.description << "\n\n";
-    out << "- Model: " << formatThousands(l.total_parameters) << " parameters, " << config.model.num_layers << " layers, h = "
-        << config.model.hidden_size << "\n";
+    out << "- Model: " << formatThousands(l.total_parameters) << " parameters, " << config.model.num_layers
+        << " layers, h = " << config.model.hidden_size << "\n";
     out << "- Plan: " << countOf(double(l.gpus), "GPU", "GPUs") << " (" << parallelSummary(config) << "), "
         << countOf(double(l.micro_batches), "micro-batch", "micro-batches") << " of "
         << config.training.micro_batch_size << " × " << config.training.seq_length << " tokens per iteration\n";
-    out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " = " << formatGiB(double(l.capacity_bytes))
-        << " (usable " << gb(l.usable_bytes) << " after the runtime reserve)\n";
+    out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " = "
+        << formatGiB(double(l.capacity_bytes)) << " (usable " << gb(l.usable_bytes) << " after the runtime reserve)\n";
     out << "- " << verdict(l) << "\n\n";
 
     out << "| rank |";
@@ -191,20 +192,21 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
         out << "| " << r.pipeline_rank << " |";
         for (Bytes b : r.device)
             out << " " << gb(b) << " |";
-        out << " **" << gb(r.device_total_bytes) << "** | " << gb(r.host_total_bytes) << " | " << inFlight(r.in_flight_microbatches)
-            << " | " << (r.fits ? "yes" : "**no**") << " |\n";
+        out << " **" << gb(r.device_total_bytes) << "** | " << gb(r.host_total_bytes) << " | "
+            << inFlight(r.in_flight_microbatches) << " | " << (r.fits ? "yes" : "**no**") << " |\n";
     }
 
     for (const RankLedger &r : l.ranks) {
         out << "\n## Rank " << r.pipeline_rank << " — " << gb(r.device_total_bytes) << " on the device";
         if (r.host_total_bytes > 0)
             out << ", " << gb(r.host_total_bytes) << " on the host";
-        out << "\n\n" << formatThousands(r.parameters) << " parameters, " << r.layers << " transformer layers, "
+        out << "\n\n"
+            << formatThousands(r.parameters) << " parameters, " << r.layers << " transformer layers, "
             << countOf(r.in_flight_microbatches, "micro-batch", "micro-batches") << " in flight at the peak.\n\n";
         out << "| Category | Where | Entry | Bytes | How it is computed |\n|---|---|---|---:|---|\n";
         for (const LedgerEntry &e : r.entries) {
-            out << "| " << categoryLabel(e.category) << " | " << placementName(e.placement) << " | " << e.label << " | " << gb(e.bytes)
-                << " | " << e.formula;
+            out << "| " << categoryLabel(e.category) << " | " << placementName(e.placement) << " | " << e.label << " | "
+                << gb(e.bytes) << " | " << e.formula;
             if (!e.note.empty())
                 out << " — *" << e.note << "*";
             out << " |\n";
@@ -216,15 +218,17 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
             << "(s = sequence, b = micro-batch, h = hidden, a = heads, t = tensor-parallel split):\n\n"
             << "| Tensor | Bytes | Formula |\n|---|---:|---|\n";
         for (const SavedTensor &s : la.tensors)
-            out << "| " << s.name << (s.attentionCore ? " (attention core)" : "") << " | " << gb(s.bytes) << " | " << s.formula << " |\n";
-        out << "| **total** | **" << gb(la.total) << "** | selective recompute keeps " << gb(la.total - la.attentionCore)
-            << ", full recompute keeps the input " << gb(la.checkpoint) << " |\n";
+            out << "| " << s.name << (s.attentionCore ? " (attention core)" : "") << " | " << gb(s.bytes) << " | "
+                << s.formula << " |\n";
+        out << "| **total** | **" << gb(la.total) << "** | selective recompute keeps "
+            << gb(la.total - la.attentionCore) << ", full recompute keeps the input " << gb(la.checkpoint) << " |\n";
     };
     bool anyDense = false;
     for (std::int64_t i = 0; i < config.model.num_layers; ++i)
         anyDense |= !config.model.isMoeLayer(i);
     if (anyDense)
-        account(config.model.isMoe() ? "Activations of one dense layer" : "Activations of one layer", layerActivations(config, false));
+        account(config.model.isMoe() ? "Activations of one dense layer" : "Activations of one layer",
+                layerActivations(config, false));
     if (config.model.isMoe())
         account("Activations of one MoE layer", layerActivations(config, true));
 
@@ -234,7 +238,8 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
     if (!l.warnings.empty()) {
         out << "\n## Warnings\n\n";
         for (const Problem &p : l.warnings)
-            out << "- `" << p.path << "`: " << p.message << (p.suggestion.empty() ? "" : " (" + p.suggestion + ")") << "\n";
+            out << "- `" << p.path << "`: " << p.message << (p.suggestion.empty() ? "" : " (" + p.suggestion + ")")
+                << "\n";
     }
     return out.str();
 }

@@ -5,7 +5,6 @@
 #include "core/ledger.h"
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <string>
 
 namespace memledger {

@@ -47,21 +47,23 @@ std::vector<CurvePoint> downsampleKeepingMax(const std::vector<CurvePoint> &curv
 
 namespace {
 
-struct ChunkPlan {
+struct ChunkPlan
+{
     ChunkActivations acts;
-    Bytes groupBytes = 0;           // saved per micro-batch, stage extras included
-    Bytes lastExtra = 0;            // last stage: final norm, output-layer input, loss softmax
-    double forward = 0;             // seconds
-    double backward = 0;            // seconds, recompute included
+    Bytes groupBytes = 0; // saved per micro-batch, stage extras included
+    Bytes lastExtra = 0; // last stage: final norm, output-layer input, loss softmax
+    double forward = 0; // seconds
+    double backward = 0; // seconds, recompute included
     double recompute = 0;
-    double outputForward = 0;       // last stage: the logits and loss at the end of the forward
+    double outputForward = 0; // last stage: the logits and loss at the end of the forward
     std::vector<double> layerBackward; // per layer, recompute included
     bool lastStage = false;
     std::int64_t firstLayer = 0;
     std::int64_t layers = 0;
 };
 
-struct Sim {
+struct Sim
+{
     const Config &c;
     std::int64_t p, v, m;
     std::vector<StageLayers> stages;
@@ -106,7 +108,8 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
     return plans;
 }
 
-struct RankState {
+struct RankState
+{
     std::vector<PipelineOp> ops;
     std::vector<ChunkPlan> chunks;
     std::size_t next = 0;
@@ -149,8 +152,8 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     // One tensor at a time, the largest at worst.
     const bool firstOfChunk = op.op.microbatch == 0;
     const bool accumulates = x.c.strategy.grad_buffer == GradBuffer::Contiguous
-        ? !x.c.strategy.gradient_accumulation_fusion
-        : !firstOfChunk;
+                                 ? !x.c.strategy.gradient_accumulation_fusion
+                                 : !firstOfChunk;
     if (accumulates)
         push(op.start + x.lossBackwardSeconds, op.end, x.weightGradient[static_cast<std::size_t>(rt.pipeline_rank)],
              LifetimeKind::WeightGradient, -1);
@@ -188,7 +191,8 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
 // after the loss's backward; the embedding's at the end of the first stage's
 // backward, except a tied embedding on one stage, whose output-layer share is
 // held by autograd from the output layer's backward on.
-void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, const LedgerEntry &entry, std::int32_t index)
+void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, const LedgerEntry &entry,
+                          std::int32_t index)
 {
     std::vector<const TimedOp *> firstBackward(rs.chunks.size(), nullptr);
     for (const TimedOp &op : rt.ops)
@@ -276,8 +280,14 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
     const auto push = [&](double end, Bytes bytes, std::int32_t layer) {
         if (bytes <= 0)
             return;
-        Lifetime l{from, std::clamp(end, from, std::max(from, op.end)), bytes, Category::Activations, LifetimeKind::Activations,
-                   op.op.microbatch, op.op.chunk, layer};
+        Lifetime l{from,
+                   std::clamp(end, from, std::max(from, op.end)),
+                   bytes,
+                   Category::Activations,
+                   LifetimeKind::Activations,
+                   op.op.microbatch,
+                   op.op.chunk,
+                   layer};
         l.offloaded = offloaded;
         rt.lifetimes.push_back(l);
     };
@@ -303,7 +313,8 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
     std::reverse(rt.lifetimes.begin() + static_cast<std::ptrdiff_t>(first), rt.lifetimes.end());
 }
 
-struct Event {
+struct Event
+{
     double time;
     Bytes delta;
 };
@@ -421,8 +432,8 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         x.weightGradient.push_back(r.largest_parameter_tensor * dtypeBytes(c.training.params_dtype));
     // The loss backward is memory-bound: it reads the saved fp32 softmax and
     // writes its gradients, a small part of the output layer's backward.
-    x.lossBackwardSeconds = std::min(x.cost.outputBackward.seconds,
-                                     3.0 * double(x.transients.lossForward) / c.hardware.hbm_bytes_per_s);
+    x.lossBackwardSeconds
+        = std::min(x.cost.outputBackward.seconds, 3.0 * double(x.transients.lossForward) / c.hardware.hbm_bytes_per_s);
 
     const std::int64_t stages = x.p * x.v;
     const auto slot = [&](std::int64_t stage, std::int64_t mb) { return static_cast<std::size_t>(stage * x.m + mb); };
@@ -433,10 +444,11 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
     states.reserve(static_cast<std::size_t>(x.p));
     tl.ranks.resize(static_cast<std::size_t>(x.p));
     for (std::int64_t r = 0; r < x.p; ++r) {
-        states.push_back({scheduleOps(par, x.m, r), planChunks(x, r), 0, 0, 0,
-                          ActivationOffload(c.hardware.host_link_bytes_per_s, int(c.strategy.activation_offload_buffers)),
-                          std::vector<double>(static_cast<std::size_t>(x.v * x.m), -1.0),
-                          std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0), 0});
+        states.push_back(
+            {scheduleOps(par, x.m, r), planChunks(x, r), 0, 0, 0,
+             ActivationOffload(c.hardware.host_link_bytes_per_s, int(c.strategy.activation_offload_buffers)),
+             std::vector<double>(static_cast<std::size_t>(x.v * x.m), -1.0),
+             std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0), 0});
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
         rt.pipeline_rank = static_cast<int>(r);
         rt.ops.reserve(states.back().ops.size());
@@ -489,18 +501,20 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                 timed.end = timed.start + cp.forward;
                 fEnd[slot(stage, op.microbatch)] = timed.end;
                 // Offload unless this group's backward is the very next op.
-                const bool nextIsOwnBackward = rs.next + 1 < rs.ops.size() && rs.ops[rs.next + 1].kind == OpKind::Backward
-                    && rs.ops[rs.next + 1].chunk == op.chunk && rs.ops[rs.next + 1].microbatch == op.microbatch;
+                const bool nextIsOwnBackward
+                    = rs.next + 1 < rs.ops.size() && rs.ops[rs.next + 1].kind == OpKind::Backward
+                      && rs.ops[rs.next + 1].chunk == op.chunk && rs.ops[rs.next + 1].microbatch == op.microbatch;
                 if (offload && !nextIsOwnBackward)
                     rs.copyOutEnd[group] = rs.offload.copyOut(timed.end, double(cp.groupBytes));
                 if (c.strategy.recompute_granularity == RecomputeGranularity::Full && cp.layers > 0
                     && x.transients.recomputedForward > 0)
                     rt.lifetimes.push_back({timed.start, timed.end - cp.outputForward, x.transients.recomputedForward,
-                                            Category::Activations, LifetimeKind::ForwardWorkingSet, op.microbatch, op.chunk,
-                                            -1});
+                                            Category::Activations, LifetimeKind::ForwardWorkingSet, op.microbatch,
+                                            op.chunk, -1});
                 if (cp.lastStage && x.transients.lossForward > 0)
-                    rt.lifetimes.push_back({timed.end - cp.outputForward, timed.end, x.transients.lossForward, Category::Activations,
-                                            LifetimeKind::LossTemporaries, op.microbatch, op.chunk, -1});
+                    rt.lifetimes.push_back({timed.end - cp.outputForward, timed.end, x.transients.lossForward,
+                                            Category::Activations, LifetimeKind::LossTemporaries, op.microbatch,
+                                            op.chunk, -1});
             } else {
                 if (rs.copyOutEnd[group] >= 0) {
                     const double issue = std::max(rs.previousStart, rs.copyOutEnd[group]);
@@ -550,8 +564,8 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         for (const ChunkPlan &cp : rs.chunks) {
             for (std::int64_t i = 0; i < cp.layers; ++i)
                 if (c.model.isMoeLayer(cp.firstLayer + i))
-                    expertParams += layerParams(c.model, true, par.tensor_model_parallel_size, par.expert_model_parallel_size,
-                                                par.expertTensorParallel())
+                    expertParams += layerParams(c.model, true, par.tensor_model_parallel_size,
+                                                par.expert_model_parallel_size, par.expertTensorParallel())
                                         .expert.params;
             rankRecompute += cp.recompute * double(x.m);
         }
@@ -644,9 +658,9 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                 bytes += g->bytes;
             Lifetime whole = *pieces.front();
             whole.layer = -1;
-            rt.alive_at_peak.push_back({lifetimeLabel(tl, rt, whole) + " (" + countOf(double(pieces.size()), "layer", "layers")
-                                            + " so far)",
-                                        Category::Gradients, bytes});
+            rt.alive_at_peak.push_back(
+                {lifetimeLabel(tl, rt, whole) + " (" + countOf(double(pieces.size()), "layer", "layers") + " so far)",
+                 Category::Gradients, bytes});
         }
         for (const auto &[chunk, groups] : groupsByChunk) {
             Bytes bytes = 0;
@@ -660,7 +674,8 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             }
             const std::size_t count = microbatches.size();
             std::string label = "Saved activations of " + countOf(double(count), "micro-batch", "micro-batches")
-                + (count == 1 ? " (" + std::to_string(lo) + ")" : " (" + std::to_string(lo) + "–" + std::to_string(hi) + ")");
+                                + (count == 1 ? " (" + std::to_string(lo) + ")"
+                                              : " (" + std::to_string(lo) + "–" + std::to_string(hi) + ")");
             if (x.v > 1)
                 label += ", chunk " + std::to_string(chunk);
             rt.alive_at_peak.push_back({std::move(label), Category::Activations, bytes});
@@ -693,13 +708,13 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()) {
             const LedgerEntry &e = r.entries[static_cast<std::size_t>(l.entry)];
             return std::string(categoryLabel(e.category)) + ": " + e.label
-                + (l.layer >= 0 ? ", layer " + std::to_string(l.layer) : std::string());
+                   + (l.layer >= 0 ? ", layer " + std::to_string(l.layer) : std::string());
         }
         return std::string(categoryLabel(l.category));
     }
     case LifetimeKind::Activations:
         return std::string(l.offloaded ? "Activations back from the host, " : "Saved activations, ")
-            + (l.layer >= 0 ? "layer " + std::to_string(l.layer) + ", " : std::string()) + where();
+               + (l.layer >= 0 ? "layer " + std::to_string(l.layer) + ", " : std::string()) + where();
     case LifetimeKind::RecomputeWorkingSet:
         return "Recomputed activations up to layer " + std::to_string(l.layer) + ", " + where();
     case LifetimeKind::AttentionRecompute:

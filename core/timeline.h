@@ -19,20 +19,21 @@ namespace memledger {
 // out of it.
 
 enum class LifetimeKind : std::uint8_t {
-    Persistent,          // a device row of the ledger (weights, optimizer states, buffers, reserve)
-    Gradients,           // the gradient rows, whole-iteration or from the first backward
-    Activations,         // what one chunk saves for one micro-batch, forward to backward
+    Persistent, // a device row of the ledger (weights, optimizer states, buffers, reserve)
+    Gradients, // the gradient rows, whole-iteration or from the first backward
+    Activations, // what one chunk saves for one micro-batch, forward to backward
     RecomputeWorkingSet, // full recompute: a group rebuilt during its backward
-    ForwardWorkingSet,   // full recompute: what a layer's forward holds while it saves only its input
-    AttentionRecompute,  // selective recompute: the attention core rebuilt during its layer's backward
-    BackwardWorkingSet,  // activation gradients (and score gradients) of the layer in backward
-    LossTemporaries,     // bf16 logits and their fp32 copy around the loss
-    LossBackward,        // the cross entropy's gradients at the start of the last stage's backward
-    WeightGradient,      // a weight gradient before it is added to the gradient buffer
+    ForwardWorkingSet, // full recompute: what a layer's forward holds while it saves only its input
+    AttentionRecompute, // selective recompute: the attention core rebuilt during its layer's backward
+    BackwardWorkingSet, // activation gradients (and score gradients) of the layer in backward
+    LossTemporaries, // bf16 logits and their fp32 copy around the loss
+    LossBackward, // the cross entropy's gradients at the start of the last stage's backward
+    WeightGradient, // a weight gradient before it is added to the gradient buffer
     OptimizerTemporaries // the optimizer step's scratch
 };
 
-struct Lifetime {
+struct Lifetime
+{
     double start = 0;
     double end = 0;
     Bytes bytes = 0;
@@ -40,37 +41,42 @@ struct Lifetime {
     LifetimeKind kind = LifetimeKind::Activations;
     std::int32_t microbatch = -1;
     std::int32_t chunk = -1;
-    std::int32_t layer = -1;  // global layer index, for per-layer transients
-    std::int32_t entry = -1;  // index into the rank's ledger entries, for persistent rows
-    bool offloaded = false;   // an activation group's second stay, after its copy back
+    std::int32_t layer = -1; // global layer index, for per-layer transients
+    std::int32_t entry = -1; // index into the rank's ledger entries, for persistent rows
+    bool offloaded = false; // an activation group's second stay, after its copy back
 };
 
-struct TimedOp {
+struct TimedOp
+{
     PipelineOp op;
     double start = 0;
     double end = 0;
     double stall = 0; // waiting for the copy stream (activation offload)
 };
 
-struct CurvePoint {
+struct CurvePoint
+{
     double time = 0;
     Bytes bytes = 0;
 };
 
-struct AliveItem {
+struct AliveItem
+{
     std::string label;
     Category category = Category::Activations;
     Bytes bytes = 0;
 };
 
-struct CopyStats {
+struct CopyStats
+{
     double copyOutSeconds = 0;
     double copyInSeconds = 0;
-    double stallSeconds = 0;   // compute waiting on copies
-    double overlap() const;    // share of the copy time hidden under compute
+    double stallSeconds = 0; // compute waiting on copies
+    double overlap() const; // share of the copy time hidden under compute
 };
 
-struct RankTimeline {
+struct RankTimeline
+{
     int pipeline_rank = 0;
     std::vector<TimedOp> ops;
     std::vector<Lifetime> lifetimes;
@@ -78,30 +84,32 @@ struct RankTimeline {
     Bytes peak_bytes = 0;
     double peak_time = 0;
     std::vector<AliveItem> alive_at_peak; // largest first
-    std::int64_t max_alive_chunks = 0;    // activation groups alive at once: the staircase
-    double max_alive_microbatches = 0;    // the same in stage-micro-batches (chunks / v)
-    double busy_seconds = 0;              // compute time of the rank's ops
-    double pipeline_end = 0;              // end of the rank's last backward
+    std::int64_t max_alive_chunks = 0; // activation groups alive at once: the staircase
+    double max_alive_microbatches = 0; // the same in stage-micro-batches (chunks / v)
+    double busy_seconds = 0; // compute time of the rank's ops
+    double pipeline_end = 0; // end of the rank's last backward
     double optimizer_start = 0;
     double optimizer_end = 0;
-    double optimizer_device_s = 0;   // the update on the device
+    double optimizer_device_s = 0; // the update on the device
     double optimizer_copy_out_s = 0; // optimizer offload: gradients to the host
-    double optimizer_cpu_s = 0;      //                    the CPU update
-    double optimizer_copy_in_s = 0;  //                    updated weights back
-    CopyStats copies;                // activation offload
+    double optimizer_cpu_s = 0; //                    the CPU update
+    double optimizer_copy_in_s = 0; //                    updated weights back
+    CopyStats copies; // activation offload
 };
 
-struct Timeline {
-    Ledger ledger;                 // the same configuration's ledger (persistent rows, labels)
+struct Timeline
+{
+    Ledger ledger; // the same configuration's ledger (persistent rows, labels)
     std::vector<RankTimeline> ranks;
-    double step_time = 0;          // seconds: the slowest rank's last op plus its optimizer step
-    double pipeline_time = 0;      // seconds until the last backward ends
-    double bubble_fraction = 0;    // idle share of the pipeline section, averaged over ranks
-    double recompute_seconds = 0;  // recompute time on the busiest rank
+    double step_time = 0; // seconds: the slowest rank's last op plus its optimizer step
+    double pipeline_time = 0; // seconds until the last backward ends
+    double bubble_fraction = 0; // idle share of the pipeline section, averaged over ranks
+    double recompute_seconds = 0; // recompute time on the busiest rank
     int peak_rank = 0;
 };
 
-struct TimelineOptions {
+struct TimelineOptions
+{
     std::size_t curve_points = 2000; // per rank, after downsampling
 };
 

@@ -45,7 +45,7 @@ void dropStaleLayout(ParallelismConfig &par)
 {
     if (!par.pipeline_layout.empty()
         && static_cast<std::int64_t>(par.pipeline_layout.size())
-            != par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size)
+               != par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size)
         par.pipeline_layout.clear();
 }
 
@@ -66,109 +66,138 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     fieldOfLast(QStringLiteral("hardware"));
 
     QFormLayout *par = addGroup(tr("Parallelism"));
-    addSpin(par, tr("Tensor (t)"), 1, 1024, [](const Config &c) { return c.parallelism.tensor_model_parallel_size; },
-            [](Config &c, std::int64_t v) { c.parallelism.tensor_model_parallel_size = v; },
-            tr("splits heads, query groups and the MLP width"));
+    addSpin(
+        par, tr("Tensor (t)"), 1, 1024, [](const Config &c) { return c.parallelism.tensor_model_parallel_size; },
+        [](Config &c, std::int64_t v) { c.parallelism.tensor_model_parallel_size = v; },
+        tr("splits heads, query groups and the MLP width"));
     fieldOfLast(QStringLiteral("parallelism.tensor_model_parallel_size"));
-    addSpin(par, tr("Pipeline (p)"), 1, 1024, [](const Config &c) { return c.parallelism.pipeline_model_parallel_size; },
-            [](Config &c, std::int64_t v) {
-                c.parallelism.pipeline_model_parallel_size = v;
-                dropStaleLayout(c.parallelism);
-            },
-            tr("splits the layers into stages"));
+    addSpin(
+        par, tr("Pipeline (p)"), 1, 1024, [](const Config &c) { return c.parallelism.pipeline_model_parallel_size; },
+        [](Config &c, std::int64_t v) {
+            c.parallelism.pipeline_model_parallel_size = v;
+            dropStaleLayout(c.parallelism);
+        },
+        tr("splits the layers into stages"));
     fieldOfLast(QStringLiteral("parallelism.pipeline_model_parallel_size"));
-    addSpin(par, tr("Virtual stages (v)"), 1, 64,
-            [](const Config &c) { return c.parallelism.virtual_pipeline_model_parallel_size; },
-            [](Config &c, std::int64_t v) {
-                c.parallelism.virtual_pipeline_model_parallel_size = v;
-                c.parallelism.pipeline_schedule.reset(); // interleaved exactly when v > 1
-                dropStaleLayout(c.parallelism);
-            },
-            tr("layer chunks per pipeline rank (interleaved 1F1B)"));
+    addSpin(
+        par, tr("Virtual stages (v)"), 1, 64,
+        [](const Config &c) { return c.parallelism.virtual_pipeline_model_parallel_size; },
+        [](Config &c, std::int64_t v) {
+            c.parallelism.virtual_pipeline_model_parallel_size = v;
+            c.parallelism.pipeline_schedule.reset(); // interleaved exactly when v > 1
+            dropStaleLayout(c.parallelism);
+        },
+        tr("layer chunks per pipeline rank (interleaved 1F1B)"));
     fieldOfLast(QStringLiteral("parallelism.virtual_pipeline_model_parallel_size"));
-    addSpin(par, tr("Data (d)"), 1, 1 << 17, [](const Config &c) { return c.parallelism.data_parallel_size; },
-            [](Config &c, std::int64_t v) { c.parallelism.data_parallel_size = v; });
+    addSpin(
+        par, tr("Data (d)"), 1, 1 << 17, [](const Config &c) { return c.parallelism.data_parallel_size; },
+        [](Config &c, std::int64_t v) { c.parallelism.data_parallel_size = v; });
     fieldOfLast(QStringLiteral("parallelism.data_parallel_size"));
-    addSpin(par, tr("Context (c)"), 1, 1024, [](const Config &c) { return c.parallelism.context_parallel_size; },
-            [](Config &c, std::int64_t v) { c.parallelism.context_parallel_size = v; }, tr("splits the sequence"));
+    addSpin(
+        par, tr("Context (c)"), 1, 1024, [](const Config &c) { return c.parallelism.context_parallel_size; },
+        [](Config &c, std::int64_t v) { c.parallelism.context_parallel_size = v; }, tr("splits the sequence"));
     fieldOfLast(QStringLiteral("parallelism.context_parallel_size"));
-    addSpin(par, tr("Expert (e)"), 1, 1024, [](const Config &c) { return c.parallelism.expert_model_parallel_size; },
-            [](Config &c, std::int64_t v) { c.parallelism.expert_model_parallel_size = v; }, tr("splits the experts"));
+    addSpin(
+        par, tr("Expert (e)"), 1, 1024, [](const Config &c) { return c.parallelism.expert_model_parallel_size; },
+        [](Config &c, std::int64_t v) { c.parallelism.expert_model_parallel_size = v; }, tr("splits the experts"));
     fieldOfLast(QStringLiteral("parallelism.expert_model_parallel_size"));
-    addCheck(par, tr("Sequence parallel"), [](const Config &c) { return std::int64_t(c.parallelism.sequence_parallel); },
-             [](Config &c, std::int64_t v) { c.parallelism.sequence_parallel = v != 0; });
+    addCheck(
+        par, tr("Sequence parallel"), [](const Config &c) { return std::int64_t(c.parallelism.sequence_parallel); },
+        [](Config &c, std::int64_t v) { c.parallelism.sequence_parallel = v != 0; });
     fieldOfLast(QStringLiteral("parallelism.sequence_parallel"));
-    addCombo(par, tr("ZeRO stage"), {tr("0 — replicated"), tr("1 — optimizer states"), tr("2 — + gradients"), tr("3 — + weights")},
-             [](const Config &c) { return std::int64_t(c.parallelism.zero_stage); },
-             [](Config &c, std::int64_t v) { c.parallelism.zero_stage = int(v); });
+    addCombo(
+        par, tr("ZeRO stage"),
+        {tr("0 — replicated"), tr("1 — optimizer states"), tr("2 — + gradients"), tr("3 — + weights")},
+        [](const Config &c) { return std::int64_t(c.parallelism.zero_stage); },
+        [](Config &c, std::int64_t v) { c.parallelism.zero_stage = int(v); });
     fieldOfLast(QStringLiteral("parallelism.zero_stage"));
-    addCombo(par, tr("Schedule"), {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B")},
-             [](const Config &c) { return std::int64_t(c.parallelism.schedule()); },
-             [](Config &c, std::int64_t v) { c.parallelism.pipeline_schedule = PipelineSchedule(v); });
+    addCombo(
+        par, tr("Schedule"), {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B")},
+        [](const Config &c) { return std::int64_t(c.parallelism.schedule()); },
+        [](Config &c, std::int64_t v) { c.parallelism.pipeline_schedule = PipelineSchedule(v); });
     fieldOfLast(QStringLiteral("parallelism.pipeline_schedule"));
     par->addRow(tr("GPUs"), m_gpus);
 
     QFormLayout *training = addGroup(tr("Batch and precision"));
-    addSpin(training, tr("Micro-batch (b)"), 1, 4096, [](const Config &c) { return c.training.micro_batch_size; },
-            [](Config &c, std::int64_t v) { c.training.micro_batch_size = v; });
+    addSpin(
+        training, tr("Micro-batch (b)"), 1, 4096, [](const Config &c) { return c.training.micro_batch_size; },
+        [](Config &c, std::int64_t v) { c.training.micro_batch_size = v; });
     fieldOfLast(QStringLiteral("training.micro_batch_size"));
     addSequenceSlider(training);
     fieldOfLast(QStringLiteral("training.seq_length"));
-    addSpin(training, tr("Global batch"), 0, 1 << 24, [](const Config &c) { return c.training.global_batch_size; },
-            [](Config &c, std::int64_t v) { c.training.global_batch_size = v; }, tr("0: b × d × p, one pipeline fill"));
+    addSpin(
+        training, tr("Global batch"), 0, 1 << 24, [](const Config &c) { return c.training.global_batch_size; },
+        [](Config &c, std::int64_t v) { c.training.global_batch_size = v; }, tr("0: b × d × p, one pipeline fill"));
     fieldOfLast(QStringLiteral("training.global_batch_size"));
-    addCombo(training, tr("Weights"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8")},
-             [](const Config &c) { return std::int64_t(c.training.params_dtype); },
-             [](Config &c, std::int64_t v) { c.training.params_dtype = Dtype(v); });
+    addCombo(
+        training, tr("Weights"),
+        {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8")},
+        [](const Config &c) { return std::int64_t(c.training.params_dtype); },
+        [](Config &c, std::int64_t v) { c.training.params_dtype = Dtype(v); });
     fieldOfLast(QStringLiteral("training.params_dtype"));
-    addCombo(training, tr("Gradients"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
-             [](const Config &c) { return std::int64_t(c.training.main_grads_dtype); },
-             [](Config &c, std::int64_t v) { c.training.main_grads_dtype = Dtype(v); });
+    addCombo(
+        training, tr("Gradients"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
+        [](const Config &c) { return std::int64_t(c.training.main_grads_dtype); },
+        [](Config &c, std::int64_t v) { c.training.main_grads_dtype = Dtype(v); });
     fieldOfLast(QStringLiteral("training.main_grads_dtype"));
-    addCheck(training, tr("fp32 master weights"), [](const Config &c) { return std::int64_t(c.training.main_params_fp32); },
-             [](Config &c, std::int64_t v) { c.training.main_params_fp32 = v != 0; },
-             tr("Mixed precision keeps an fp32 copy of the weights for the update (4 bytes per parameter)"));
+    addCheck(
+        training, tr("fp32 master weights"), [](const Config &c) { return std::int64_t(c.training.main_params_fp32); },
+        [](Config &c, std::int64_t v) { c.training.main_params_fp32 = v != 0; },
+        tr("Mixed precision keeps an fp32 copy of the weights for the update (4 bytes per parameter)"));
     fieldOfLast(QStringLiteral("training.main_params_dtype"));
-    addCombo(training, tr("Optimizer"), {QStringLiteral("Adam"), QStringLiteral("AdamW"), QStringLiteral("SGD"), QStringLiteral("Adafactor"), tr("8-bit Adam")},
-             [](const Config &c) { return std::int64_t(c.training.optimizer); },
-             [](Config &c, std::int64_t v) { c.training.optimizer = Optimizer(v); });
+    addCombo(
+        training, tr("Optimizer"),
+        {QStringLiteral("Adam"), QStringLiteral("AdamW"), QStringLiteral("SGD"), QStringLiteral("Adafactor"),
+         tr("8-bit Adam")},
+        [](const Config &c) { return std::int64_t(c.training.optimizer); },
+        [](Config &c, std::int64_t v) { c.training.optimizer = Optimizer(v); });
     fieldOfLast(QStringLiteral("training.optimizer"));
     // Both Adam moments in one dtype ("default": fp32, or int8 for 8-bit Adam).
-    addCombo(training, tr("Optimizer states"), {tr("default"), QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8"), QStringLiteral("int8")},
-             [](const Config &c) { return c.training.exp_avg_dtype ? std::int64_t(*c.training.exp_avg_dtype) + 1 : 0; },
-             [](Config &c, std::int64_t v) {
-                 c.training.exp_avg_dtype = v == 0 ? std::nullopt : std::optional<Dtype>(Dtype(v - 1));
-                 c.training.exp_avg_sq_dtype = c.training.exp_avg_dtype;
-             },
-             tr("The dtype of Adam's two moments (DeepSeek-V3 keeps them in bf16)"));
+    addCombo(
+        training, tr("Optimizer states"),
+        {tr("default"), QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8"),
+         QStringLiteral("int8")},
+        [](const Config &c) { return c.training.exp_avg_dtype ? std::int64_t(*c.training.exp_avg_dtype) + 1 : 0; },
+        [](Config &c, std::int64_t v) {
+            c.training.exp_avg_dtype = v == 0 ? std::nullopt : std::optional<Dtype>(Dtype(v - 1));
+            c.training.exp_avg_sq_dtype = c.training.exp_avg_dtype;
+        },
+        tr("The dtype of Adam's two moments (DeepSeek-V3 keeps them in bf16)"));
     fieldOfLast(QStringLiteral("training.exp_avg_dtype"));
 
     QFormLayout *memory = addGroup(tr("Recompute and offload"));
-    addCombo(memory, tr("Recompute"), {tr("none"), tr("selective"), tr("full")},
-             [](const Config &c) { return std::int64_t(c.strategy.recompute_granularity); },
-             [](Config &c, std::int64_t v) { c.strategy.recompute_granularity = RecomputeGranularity(v); });
+    addCombo(
+        memory, tr("Recompute"), {tr("none"), tr("selective"), tr("full")},
+        [](const Config &c) { return std::int64_t(c.strategy.recompute_granularity); },
+        [](Config &c, std::int64_t v) { c.strategy.recompute_granularity = RecomputeGranularity(v); });
     fieldOfLast(QStringLiteral("strategy.recompute_granularity"));
-    addCombo(memory, tr("Method"), {tr("uniform"), tr("block")},
-             [](const Config &c) { return std::int64_t(c.strategy.recompute_method); },
-             [](Config &c, std::int64_t v) { c.strategy.recompute_method = RecomputeMethod(v); });
+    addCombo(
+        memory, tr("Method"), {tr("uniform"), tr("block")},
+        [](const Config &c) { return std::int64_t(c.strategy.recompute_method); },
+        [](Config &c, std::int64_t v) { c.strategy.recompute_method = RecomputeMethod(v); });
     fieldOfLast(QStringLiteral("strategy.recompute_method"));
-    addSpin(memory, tr("Recompute layers"), 1, 1000, [](const Config &c) { return c.strategy.recompute_num_layers; },
-            [](Config &c, std::int64_t v) { c.strategy.recompute_num_layers = v; });
+    addSpin(
+        memory, tr("Recompute layers"), 1, 1000, [](const Config &c) { return c.strategy.recompute_num_layers; },
+        [](Config &c, std::int64_t v) { c.strategy.recompute_num_layers = v; });
     fieldOfLast(QStringLiteral("strategy.recompute_num_layers"));
-    addCheck(memory, tr("FlashAttention"), [](const Config &c) { return std::int64_t(c.strategy.flash_attention); },
-             [](Config &c, std::int64_t v) { c.strategy.flash_attention = v != 0; });
+    addCheck(
+        memory, tr("FlashAttention"), [](const Config &c) { return std::int64_t(c.strategy.flash_attention); },
+        [](Config &c, std::int64_t v) { c.strategy.flash_attention = v != 0; });
     fieldOfLast(QStringLiteral("strategy.flash_attention"));
-    addCombo(memory, tr("Optimizer offload"), {tr("none"), tr("CPU"), tr("NVMe")},
-             [](const Config &c) { return std::int64_t(c.strategy.optimizer_offload); },
-             [](Config &c, std::int64_t v) { c.strategy.optimizer_offload = OffloadTarget(v); });
+    addCombo(
+        memory, tr("Optimizer offload"), {tr("none"), tr("CPU"), tr("NVMe")},
+        [](const Config &c) { return std::int64_t(c.strategy.optimizer_offload); },
+        [](Config &c, std::int64_t v) { c.strategy.optimizer_offload = OffloadTarget(v); });
     fieldOfLast(QStringLiteral("strategy.optimizer_offload"));
-    addCombo(memory, tr("Parameter offload"), {tr("none"), tr("CPU"), tr("NVMe")},
-             [](const Config &c) { return std::int64_t(c.strategy.param_offload); },
-             [](Config &c, std::int64_t v) { c.strategy.param_offload = OffloadTarget(v); });
+    addCombo(
+        memory, tr("Parameter offload"), {tr("none"), tr("CPU"), tr("NVMe")},
+        [](const Config &c) { return std::int64_t(c.strategy.param_offload); },
+        [](Config &c, std::int64_t v) { c.strategy.param_offload = OffloadTarget(v); });
     fieldOfLast(QStringLiteral("strategy.param_offload"));
-    addCombo(memory, tr("Activation offload"), {tr("none"), tr("CPU")},
-             [](const Config &c) { return std::int64_t(c.strategy.activation_offload); },
-             [](Config &c, std::int64_t v) { c.strategy.activation_offload = OffloadTarget(v); });
+    addCombo(
+        memory, tr("Activation offload"), {tr("none"), tr("CPU")},
+        [](const Config &c) { return std::int64_t(c.strategy.activation_offload); },
+        [](Config &c, std::int64_t v) { c.strategy.activation_offload = OffloadTarget(v); });
     fieldOfLast(QStringLiteral("strategy.activation_offload"));
     layout->addStretch(1);
 
@@ -194,7 +223,8 @@ void ControlPanel::edit(const QString &what, int control, const Setter &set, boo
     m_document->edit(c, what, dragging ? m_drags : -1);
 }
 
-void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int max, GetInt get, SetInt set, const QString &tip)
+void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int max, GetInt get, SetInt set,
+                           const QString &tip)
 {
     auto *spin = new QSpinBox(this);
     spin->setRange(min, max);
@@ -205,8 +235,9 @@ void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int
     form->addRow(label, spin);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(spin);
-    connect(spin, &QSpinBox::valueChanged, this,
-            [this, label, id, set](int v) { edit(tr("Set %1 to %2").arg(label).arg(v), id, [&](Config &c) { set(c, v); }); });
+    connect(spin, &QSpinBox::valueChanged, this, [this, label, id, set](int v) {
+        edit(tr("Set %1 to %2").arg(label).arg(v), id, [&](Config &c) { set(c, v); });
+    });
     m_syncs.push_back([spin, get](const Config &c) {
         const QSignalBlocker block(spin);
         spin->setValue(static_cast<int>(get(c)));
@@ -241,7 +272,8 @@ void ControlPanel::addCheck(QFormLayout *form, const QString &label, GetInt get,
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(check);
     connect(check, &QCheckBox::toggled, this, [this, label, id, set](bool on) {
-        edit(on ? tr("Turn on %1").arg(label) : tr("Turn off %1").arg(label), id, [&](Config &c) { set(c, on ? 1 : 0); });
+        edit(on ? tr("Turn on %1").arg(label) : tr("Turn off %1").arg(label), id,
+             [&](Config &c) { set(c, on ? 1 : 0); });
     });
     m_syncs.push_back([check, get](const Config &c) {
         const QSignalBlocker block(check);
@@ -271,13 +303,15 @@ void ControlPanel::addSequenceSlider(QFormLayout *form)
     connect(slider, &QSlider::sliderPressed, this, [this] { ++m_drags; });
     connect(slider, &QSlider::valueChanged, this, [this, id, slider](int log2) {
         const std::int64_t tokens = std::int64_t(1) << log2;
-        edit(tr("Set the sequence length to %1").arg(tokensText(tokens)), id,
-             [&](Config &c) { c.training.seq_length = tokens; }, slider->isSliderDown());
+        edit(
+            tr("Set the sequence length to %1").arg(tokensText(tokens)), id,
+            [&](Config &c) { c.training.seq_length = tokens; }, slider->isSliderDown());
     });
     m_syncs.push_back([slider, value](const Config &c) {
         const QSignalBlocker block(slider);
         const std::int64_t s = c.training.seq_length;
-        slider->setValue(std::clamp(static_cast<int>(std::lround(std::log2(double(s)))), kMinLog2Sequence, kMaxLog2Sequence));
+        slider->setValue(
+            std::clamp(static_cast<int>(std::lround(std::log2(double(s)))), kMinLog2Sequence, kMaxLog2Sequence));
         value->setText(tokensText(s));
     });
 }

@@ -42,7 +42,8 @@ private:
     // One undo step per edit, except the moves of one continuous drag
     // (`dragging`), which merge into one step named by the final value.
     void edit(const QString &what, int control, const Setter &set, bool dragging = false);
-    void addSpin(QFormLayout *form, const QString &label, int min, int max, GetInt get, SetInt set, const QString &tip = {});
+    void addSpin(QFormLayout *form, const QString &label, int min, int max, GetInt get, SetInt set,
+                 const QString &tip = {});
     void addCombo(QFormLayout *form, const QString &label, const QStringList &items, GetInt get, SetInt set,
                   const QString &tip = {});
     void addCheck(QFormLayout *form, const QString &label, GetInt get, SetInt set, const QString &tip = {});
@@ -61,7 +62,7 @@ private:
     QLabel *m_gpus;
     std::vector<QWidget *> m_controls;
     std::vector<std::function<void(const Config &)>> m_syncs;
-    std::vector<QString> m_paths;  // per control: its preset field ("parallelism.tensor_model_parallel_size")
+    std::vector<QString> m_paths; // per control: its preset field ("parallelism.tensor_model_parallel_size")
     std::vector<QLabel *> m_notes; // per control: the inline explanation row
     int m_lastEdited = -1;
     int m_drags = 0; // drags begun so far: each is its own merge id

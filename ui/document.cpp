@@ -39,8 +39,7 @@ public:
         , m_before(std::move(before))
         , m_after(std::move(after))
         , m_mergeId(mergeId)
-    {
-    }
+    { }
 
     void undo() override { m_document->applyDeferred(m_before); }
     void redo() override { m_document->applyDeferred(m_after); }
@@ -119,7 +118,8 @@ bool Document::importHfConfig(const QString &path, QString *error)
                        tr("Hugging Face config %1").arg(path), error, warnings);
 }
 
-bool Document::applyLoaded(const LoadResult &loaded, const QString &source, QString *error, const Problems &sourceWarnings)
+bool Document::applyLoaded(const LoadResult &loaded, const QString &source, QString *error,
+                           const Problems &sourceWarnings)
 {
     if (!loaded.config || hasErrors(loaded.problems)) {
         if (error)

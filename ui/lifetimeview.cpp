@@ -4,11 +4,11 @@
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QHelpEvent>
-#include <QKeyEvent>
 #include <QImage>
+#include <QKeyEvent>
 #include <QMouseEvent>
-#include <QPainter>
 #include <QPaintEvent>
+#include <QPainter>
 #include <QPalette>
 #include <QPen>
 #include <QStringList>
@@ -256,12 +256,14 @@ void LifetimeView::ensureLayout() const
     QFont bold = font();
     bold.setBold(true);
     const QFontMetricsF boldFm(bold);
-    double gutter = std::max(fm.horizontalAdvance(QStringLiteral("888 GB")), fm.horizontalAdvance(QStringLiteral("mb 188 c8")));
+    double gutter
+        = std::max(fm.horizontalAdvance(QStringLiteral("888 GB")), fm.horizontalAdvance(QStringLiteral("mb 188 c8")));
     for (const RowSection s : {RowSection::Persistent, RowSection::Activations, RowSection::Transients})
         gutter = std::max(gutter, boldFm.horizontalAdvance(toQString(rowSectionLabel(s))));
     gutter += fm.height() * 0.8;
     const bool bands = m_mode == Mode::Bands;
-    m_frame = bands ? bandsFrame(width(), height(), fm.height(), gutter) : ganttFrame(width(), height(), fm.height(), gutter);
+    m_frame = bands ? bandsFrame(width(), height(), fm.height(), gutter)
+                    : ganttFrame(width(), height(), fm.height(), gutter);
     m_frame.fitBytes = m_fitBytes && !bands; // bands stack from zero
     auto &axis = const_cast<TimeAxis &>(m_axis);
     axis.setPixels(m_frame.rowsArea.x, m_frame.rowsArea.right());
@@ -295,7 +297,8 @@ void LifetimeView::ensureLayout() const
             if (rects[i].empty())
                 continue;
             const QColor c = barColour(rank->lifetimes[i]);
-            auto it = std::find_if(m_bandRects.begin(), m_bandRects.end(), [&](const ColouredRects &b) { return b.colour == c; });
+            auto it = std::find_if(m_bandRects.begin(), m_bandRects.end(),
+                                   [&](const ColouredRects &b) { return b.colour == c; });
             if (it == m_bandRects.end()) {
                 m_bandRects.push_back({c, {}});
                 it = std::prev(m_bandRects.end());
@@ -374,16 +377,16 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
     if (!rank)
         return {};
     const int hit = m_mode == Mode::Bands
-        ? (m_frame.curveArea.contains(pos.x(), pos.y())
-               ? bandAt(*rank, m_bands, m_axis.toTime(pos.x()), m_values.toValue(pos.y()))
-               : -1)
-        : itemAt(m_geometry.bars, pos.x(), pos.y());
+                        ? (m_frame.curveArea.contains(pos.x(), pos.y())
+                               ? bandAt(*rank, m_bands, m_axis.toTime(pos.x()), m_values.toValue(pos.y()))
+                               : -1)
+                        : itemAt(m_geometry.bars, pos.x(), pos.y());
     if (hit >= 0) {
         const Lifetime &l = rank->lifetimes[std::size_t(hit)];
         return toQString(lifetimeLabel(m_timeline, *rank, l)) + QLatin1Char('\n') + toQString(formatGB(double(l.bytes)))
-            + QLatin1Char('\n') + toQString(formatMilliseconds(l.start)) + QStringLiteral(" – ")
-            + toQString(formatMilliseconds(l.end)) + QStringLiteral(" (") + toQString(formatMilliseconds(l.end - l.start))
-            + QLatin1Char(')');
+               + QLatin1Char('\n') + toQString(formatMilliseconds(l.start)) + QStringLiteral(" – ")
+               + toQString(formatMilliseconds(l.end)) + QStringLiteral(" (")
+               + toQString(formatMilliseconds(l.end - l.start)) + QLatin1Char(')');
     }
     if (m_mode == Mode::Gantt && pos.y() >= m_frame.curveArea.bottom() && pos.y() < m_frame.rowsArea.y) {
         const int phase = itemAt(m_geometry.phases, pos.x(), pos.y());
@@ -396,18 +399,18 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
                     text += tr(", chunk %1").arg(ph.chunk);
             }
             return text + QLatin1Char('\n') + toQString(formatMilliseconds(ph.start)) + QStringLiteral(" – ")
-                + toQString(formatMilliseconds(ph.end));
+                   + toQString(formatMilliseconds(ph.end));
         }
     }
     if (m_frame.curveArea.contains(pos.x(), pos.y())) {
         const double t = m_axis.toTime(pos.x());
         QString text = toQString(formatGB(double(curveBytesAt(rank->curve, t)))) + QStringLiteral(" in use at ")
-            + toQString(formatMilliseconds(t));
+                       + toQString(formatMilliseconds(t));
         if (overlayShown() && !m_overlayMeasured.empty() && t <= m_overlayMeasured.back().time)
             text += QLatin1Char('\n')
-                + tr("%1: %2; modelled without the runtime reserve: %3")
-                      .arg(m_overlay->label, toQString(formatGB(double(curveBytesAt(m_overlayMeasured, t)))),
-                           toQString(formatGB(double(curveBytesAt(m_overlayModelled, t)))));
+                    + tr("%1: %2; modelled without the runtime reserve: %3")
+                          .arg(m_overlay->label, toQString(formatGB(double(curveBytesAt(m_overlayMeasured, t)))),
+                               toQString(formatGB(double(curveBytesAt(m_overlayModelled, t)))));
         return text;
     }
     return {};
@@ -790,9 +793,10 @@ void LifetimeView::paintRows(QPainter &p) const
         if (r.isEmpty())
             continue;
         const Phase &ph = m_phases[i];
-        QString label = ph.kind == PhaseKind::Optimizer ? tr("Opt")
-                                                       : (ph.kind == PhaseKind::Forward ? QStringLiteral("F") : QStringLiteral("B"))
-                + QString::number(ph.microbatch);
+        QString label = ph.kind == PhaseKind::Optimizer
+                            ? tr("Opt")
+                            : (ph.kind == PhaseKind::Forward ? QStringLiteral("F") : QStringLiteral("B"))
+                                  + QString::number(ph.microbatch);
         if (ph.chunk > 0 && ph.kind != PhaseKind::Optimizer)
             label += QStringLiteral(".") + QString::number(ph.chunk);
         if (fm.horizontalAdvance(label) + 4 > r.w)
@@ -842,14 +846,15 @@ void LifetimeView::paintRows(QPainter &p) const
             if (r.w < fm.height() * 3)
                 continue;
             const GanttRow &row = m_rows.rows[std::size_t(m_rows.rowOf[i])];
-            const QString label = barFm.elidedText(
-                toQString(row.label) + QStringLiteral(" · ") + toQString(formatGB(double(row.bytes))),
-                Qt::ElideRight, r.w - fm.height() * 0.6);
+            const QString label = barFm.elidedText(toQString(row.label) + QStringLiteral(" · ")
+                                                       + toQString(formatGB(double(row.bytes))),
+                                                   Qt::ElideRight, r.w - fm.height() * 0.6);
             p.drawText(QRectF(r.x + fm.height() * 0.3, r.y, r.w, r.h), Qt::AlignLeft | Qt::AlignVCenter, label);
         }
         p.setFont(font());
     }
-    if (m_hovered >= 0 && std::size_t(m_hovered) < m_geometry.bars.size() && !m_geometry.bars[std::size_t(m_hovered)].isEmpty()) {
+    if (m_hovered >= 0 && std::size_t(m_hovered) < m_geometry.bars.size()
+        && !m_geometry.bars[std::size_t(m_hovered)].isEmpty()) {
         const GanttRect &r = m_geometry.bars[std::size_t(m_hovered)];
         p.setBrush(Qt::NoBrush);
         p.setPen(QPen(text, 2.0));

@@ -370,7 +370,8 @@ void MainWindow::createMenus()
         exportLedgerText(tr("CSV (*.csv)"), QStringLiteral("csv"), ledgerToCsv(m_document->ledger()));
     });
     exports->addAction(tr("Ledger as Markdown…"), this, [this] {
-        exportLedgerText(tr("Markdown (*.md)"), QStringLiteral("md"), ledgerToMarkdown(m_document->config(), m_document->ledger()));
+        exportLedgerText(tr("Markdown (*.md)"), QStringLiteral("md"),
+                         ledgerToMarkdown(m_document->config(), m_document->ledger()));
     });
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -401,7 +402,8 @@ void MainWindow::createMenus()
         });
     }
     talk->addAction(tr("Open a deck file…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open deck"), QString(), tr("MemLedger decks (*.json)"));
+        const QString path
+            = QFileDialog::getOpenFileName(this, tr("Open deck"), QString(), tr("MemLedger decks (*.json)"));
         if (path.isEmpty())
             return;
         const DeckLoadResult loaded = deckFromFile(path.toStdString());
@@ -525,9 +527,9 @@ bool MainWindow::maybeSave()
 {
     if (m_document->undoStack()->isClean())
         return true;
-    const auto answer = QMessageBox::question(this, tr("Unsaved changes"),
-                                              tr("The plan has changes that are not saved. Save them first?"),
-                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    const auto answer = QMessageBox::question(
+        this, tr("Unsaved changes"), tr("The plan has changes that are not saved. Save them first?"),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Save)
         return save();
     return answer == QMessageBox::Discard;
@@ -563,10 +565,13 @@ void MainWindow::updateRecentMenu()
     m_recentMenu->clear();
     const QStringList recent = QSettings().value(kRecentFilesKey).toStringList();
     for (const QString &path : recent) {
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
-            if (maybeSave())
-                openPath(path);
-        })->setToolTip(path);
+        m_recentMenu
+            ->addAction(QFileInfo(path).fileName(), this,
+                        [this, path] {
+                            if (maybeSave())
+                                openPath(path);
+                        })
+            ->setToolTip(path);
     }
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
@@ -586,9 +591,10 @@ void MainWindow::importHfConfig()
         return;
     }
     m_filePath.clear(); // Save must not write a preset over the config.json
-    statusBar()->showMessage(m_document->problems().empty()
-                                 ? tr("Imported %1").arg(path)
-                                 : tr("Imported %1; the problems list names what the import could not carry over").arg(path));
+    statusBar()->showMessage(
+        m_document->problems().empty()
+            ? tr("Imported %1").arg(path)
+            : tr("Imported %1; the problems list names what the import could not carry over").arg(path));
 }
 
 void MainWindow::chooseTrace()
@@ -744,7 +750,8 @@ void MainWindow::updateHeader()
                         toQString(formatGiB(static_cast<double>(ledger.capacity_bytes))),
                         fits ? tr("fits") : tr("does not fit"));
         peak = fits ? peak.toHtmlEscaped()
-                    : QStringLiteral("<span style='color:%1'>%2</span>").arg(errorTextColour(palette()).name(), peak.toHtmlEscaped());
+                    : QStringLiteral("<span style='color:%1'>%2</span>")
+                          .arg(errorTextColour(palette()).name(), peak.toHtmlEscaped());
     }
     // The facts and the peak describe the plan the ledger was computed for:
     // while an edit has errors that is the last valid plan, said so and dimmed.
@@ -758,18 +765,20 @@ void MainWindow::updateHeader()
     QString plan = facts.join(QStringLiteral(" &nbsp;·&nbsp; ")) + QStringLiteral(" &nbsp;·&nbsp; <b>%1</b>").arg(peak);
     if (m_document->isStale())
         plan = QStringLiteral("<span style='color:%1'>%2 %3</span>")
-                   .arg(palette().color(QPalette::Disabled, QPalette::Text).name(), tr("Last valid plan:").toHtmlEscaped(),
-                        plan);
+                   .arg(palette().color(QPalette::Disabled, QPalette::Text).name(),
+                        tr("Last valid plan:").toHtmlEscaped(), plan);
     const QString title = QStringLiteral("<span style='font-size:large'><b>%1</b></span>&nbsp;&nbsp; %2")
                               .arg(name.toHtmlEscaped(), plan);
     // One detail line, so an invalid edit does not push the charts down.
     if (m_document->isStale())
-        m_header->setContent(title, tr("The configuration has errors (below); the ledger shown is the last valid one."), true);
+        m_header->setContent(title, tr("The configuration has errors (below); the ledger shown is the last valid one."),
+                             true);
     else
         m_header->setContent(title, QString::fromStdString(config.description), false);
     // The detail line is elided; the tooltip has it whole.
-    m_header->setToolTip(tr("%1\n%2 parameters in total")
-                             .arg(QString::fromStdString(config.description), toQString(formatThousands(ledger.total_parameters))));
+    m_header->setToolTip(
+        tr("%1\n%2 parameters in total")
+            .arg(QString::fromStdString(config.description), toQString(formatThousands(ledger.total_parameters))));
 }
 
 void MainWindow::updateProblems()

@@ -7,24 +7,24 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QPushButton>
+#include <QShowEvent>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
-#include <QTimer>
-#include <QShowEvent>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
-#include <algorithm>
-
-#include "core/units.h"
 #include "core/planner/search.h"
+#include "core/units.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"
 #include "ui/planfindermodel.h"
 #include "ui/qtstring.h"
+
+#include <algorithm>
 
 namespace memledger::ui {
 
@@ -268,12 +268,13 @@ void PlanFinder::updatePlot()
     };
     for (std::size_t i = 0; i < r.plans.size(); ++i) {
         const SearchPlan &p = r.plans[i];
-        data.markers.push_back(point(p.time.total, p.ledger.peak_bytes,
-                                     tr("Plan %1: %2\npeak %3, step %4 s (click to apply)")
-                                         .arg(i + 1)
-                                         .arg(m_model->planSummary(int(i)), toQString(formatGB(double(p.ledger.peak_bytes))))
-                                         .arg(p.time.total, 0, 'f', 3),
-                                     QString::number(i + 1)));
+        data.markers.push_back(
+            point(p.time.total, p.ledger.peak_bytes,
+                  tr("Plan %1: %2\npeak %3, step %4 s (click to apply)")
+                      .arg(i + 1)
+                      .arg(m_model->planSummary(int(i)), toQString(formatGB(double(p.ledger.peak_bytes))))
+                      .arg(p.time.total, 0, 'f', 3),
+                  QString::number(i + 1)));
     }
     for (std::size_t i : paretoPlans(r)) {
         FrontierPlotPoint p = data.markers[i];
@@ -285,12 +286,13 @@ void PlanFinder::updatePlot()
     data.currentMarker = currentPlan;
     if (ownRing) {
         const Bytes peak = m_document->ledger().peak_bytes;
-        data.markers.push_back(point(currentTime, peak,
-                                     tr("The current plan: peak %1, step %2 s%3")
-                                         .arg(toQString(formatGB(double(peak))))
-                                         .arg(currentTime, 0, 'f', 3)
-                                         .arg(peak > r.limitBytes ? tr(" — over the search's memory limit") : QString()),
-                                     QString()));
+        data.markers.push_back(
+            point(currentTime, peak,
+                  tr("The current plan: peak %1, step %2 s%3")
+                      .arg(toQString(formatGB(double(peak))))
+                      .arg(currentTime, 0, 'f', 3)
+                      .arg(peak > r.limitBytes ? tr(" — over the search's memory limit") : QString()),
+                  QString()));
         data.currentMarker = static_cast<int>(data.markers.size()) - 1;
     }
     m_plot->setData(std::move(data));

@@ -23,8 +23,7 @@ TalkMode::TalkMode(QMainWindow *window, QWidget *controls, Document *document, Q
     , m_window(window)
     , m_controls(controls)
     , m_document(document)
-{
-}
+{ }
 
 void TalkMode::start(const Deck &deck, bool hideControls)
 {

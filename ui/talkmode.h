@@ -46,7 +46,7 @@ private:
     Document *m_document;
     Deck m_deck;
     Config m_savedLedgerConfig; // the user's document when the talk began: its last valid plan,
-    Config m_savedConfig;       // then what its controls held (maybe invalid)
+    Config m_savedConfig; // then what its controls held (maybe invalid)
     int m_slide = 0;
     bool m_active = false;
     bool m_wasMaximized = false;

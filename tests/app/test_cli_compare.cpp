@@ -61,9 +61,13 @@ TEST_CASE("compare: a hostile or truncated trace is refused with exit 2 and noth
     const std::filesystem::path marker = tempPath("pwned");
     std::filesystem::remove(marker);
     const std::string command = "touch " + marker.string();
-    std::string hostile = "\x80\x02" "cos\nsystem\n" "X";
+    std::string hostile = "\x80\x02"
+                          "cos\nsystem\n"
+                          "X";
     const std::uint32_t n = static_cast<std::uint32_t>(command.size());
-    hostile += std::string(reinterpret_cast<const char *>(&n), 4) + command + "\x85" "R.";
+    hostile += std::string(reinterpret_cast<const char *>(&n), 4) + command
+               + "\x85"
+                 "R.";
     const std::filesystem::path hostilePath = tempPath("hostile.pickle");
     std::ofstream(hostilePath, std::ios::binary) << hostile;
     checkRefused("compare " + preset + " " + shellQuote(hostilePath.string()), "GLOBAL");

@@ -10,7 +10,6 @@
 #include "core/validate.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <random>
 #include <string>
@@ -21,7 +20,9 @@ namespace memledger::test {
 class RandomConfigs
 {
 public:
-    explicit RandomConfigs(std::uint64_t seed) : m_rng(seed) { }
+    explicit RandomConfigs(std::uint64_t seed)
+        : m_rng(seed)
+    { }
 
     // The next configuration that validate() accepts; `rejected` counts the draws it refused.
     Config next()
@@ -64,7 +65,9 @@ private:
         par.pipeline_model_parallel_size = pick<std::int64_t>({1, 1, 2, 4});
         const std::int64_t t = par.tensor_model_parallel_size, p = par.pipeline_model_parallel_size;
         const auto sched = p >= 2 ? pick({0, 1, 2}) : pick({0, 1});
-        par.pipeline_schedule = sched == 0 ? PipelineSchedule::GPipe : sched == 1 ? PipelineSchedule::OneFOneB : PipelineSchedule::Interleaved;
+        par.pipeline_schedule = sched == 0   ? PipelineSchedule::GPipe
+                                : sched == 1 ? PipelineSchedule::OneFOneB
+                                             : PipelineSchedule::Interleaved;
         par.virtual_pipeline_model_parallel_size = sched == 2 ? pick<std::int64_t>({2, 3}) : 1;
         const std::int64_t v = par.virtual_pipeline_model_parallel_size;
         // Layers divisible by 2p·v, so that doubling p stays valid.
@@ -114,17 +117,20 @@ private:
         tr.params_dtype = pick({Dtype::BF16, Dtype::BF16, Dtype::FP16, Dtype::FP32});
         tr.main_params_fp32 = tr.params_dtype != Dtype::FP32 ? coin(0.8) : true;
         tr.main_grads_dtype = tr.params_dtype == Dtype::FP32 ? Dtype::FP32 : pick({Dtype::FP32, Dtype::BF16});
-        tr.optimizer = pick({Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit});
+        tr.optimizer
+            = pick({Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit});
 
         par.zero_stage = static_cast<int>(between(0, 3));
-        st.recompute_granularity = pick({RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full});
+        st.recompute_granularity
+            = pick({RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full});
         st.recompute_method = coin() ? RecomputeMethod::Uniform : RecomputeMethod::Block;
         st.recompute_num_layers = between(1, 2);
         st.flash_attention = coin(0.8);
         st.dropout_mask_dtype = coin() ? DropoutMaskDtype::Bool : DropoutMaskDtype::Activation;
         st.norm_stats_dtype = pick({NormStatsDtype::FP32, NormStatsDtype::Activation, NormStatsDtype::None});
         st.sp_linear_saves = coin() ? SpLinearSaves::Shard : SpLinearSaves::Gathered;
-        st.optimizer_offload = pick({OffloadTarget::None, OffloadTarget::None, OffloadTarget::CPU, OffloadTarget::NVMe});
+        st.optimizer_offload
+            = pick({OffloadTarget::None, OffloadTarget::None, OffloadTarget::CPU, OffloadTarget::NVMe});
         st.param_offload = par.zero_stage == 3 && coin(0.3) ? OffloadTarget::CPU : OffloadTarget::None;
         st.activation_offload = coin(0.3) ? OffloadTarget::CPU : OffloadTarget::None;
         st.activation_offload_buffers = between(1, 3);
@@ -145,7 +151,10 @@ private:
 class RandomConfigGenerator : public Catch::Generators::IGenerator<Config>
 {
 public:
-    explicit RandomConfigGenerator(std::uint64_t seed) : m_configs(seed), m_current(m_configs.next()) { }
+    explicit RandomConfigGenerator(std::uint64_t seed)
+        : m_configs(seed)
+        , m_current(m_configs.next())
+    { }
     const Config &get() const override { return m_current; }
     bool next() override
     {

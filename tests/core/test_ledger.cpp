@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Structural properties of the ledger that follow from how frameworks place state.
-#include "testutil.h"
-
 #include "core/activations.h"
 #include "core/report.h"
 #include "core/stats.h"
+#include "testutil.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -60,22 +59,27 @@ TEST_CASE("More tensor or pipeline parallelism never raises a rank's weights", "
             w = std::max(w, r.device[int(Category::Weights)]);
         return w;
     };
-    CHECK(maxWeights(scenario("llama-3-70b-128xh100", {"parallelism.tensor_model_parallel_size=4", "parallelism.data_parallel_size=8"}))
+    CHECK(maxWeights(scenario("llama-3-70b-128xh100",
+                              {"parallelism.tensor_model_parallel_size=4", "parallelism.data_parallel_size=8"}))
           > maxWeights(scenario("llama-3-70b-128xh100")));
-    CHECK(maxWeights(scenario("llama-3-70b-128xh100", {"parallelism.pipeline_model_parallel_size=8", "parallelism.data_parallel_size=2"}))
+    CHECK(maxWeights(scenario("llama-3-70b-128xh100",
+                              {"parallelism.pipeline_model_parallel_size=8", "parallelism.data_parallel_size=2"}))
           < maxWeights(scenario("llama-3-70b-128xh100")));
 }
 
 TEST_CASE("Recompute and offload move bytes the documented way", "[ledger]")
 {
-    const RankLedger none = computeLedger(scenario("llama-3-70b-128xh100", {"strategy.recompute_granularity=none"})).ranks[0];
+    const RankLedger none
+        = computeLedger(scenario("llama-3-70b-128xh100", {"strategy.recompute_granularity=none"})).ranks[0];
     const RankLedger sel = computeLedger(scenario("llama-3-70b-128xh100")).ranks[0];
-    const RankLedger full = computeLedger(scenario("llama-3-70b-128xh100", {"strategy.recompute_granularity=full"})).ranks[0];
+    const RankLedger full
+        = computeLedger(scenario("llama-3-70b-128xh100", {"strategy.recompute_granularity=full"})).ranks[0];
     // With FlashAttention, selective recompute only drops the log-sum-exp rows.
     CHECK(sel.device[int(Category::Activations)] < none.device[int(Category::Activations)]);
     CHECK(full.device[int(Category::Activations)] < sel.device[int(Category::Activations)]);
 
-    const RankLedger offload = computeLedger(scenario("llama-3-70b-128xh100", {"strategy.optimizer_offload=cpu"})).ranks[0];
+    const RankLedger offload
+        = computeLedger(scenario("llama-3-70b-128xh100", {"strategy.optimizer_offload=cpu"})).ranks[0];
     CHECK(offload.device[int(Category::OptimizerStates)] == 0);
     CHECK(offload.host[int(Category::OptimizerStates)] == sel.device[int(Category::OptimizerStates)]);
     CHECK(offload.device_total_bytes < sel.device_total_bytes);
@@ -86,12 +90,15 @@ TEST_CASE("MoE all-to-all buffers: worst case is e times the balanced receive (s
     nlohmann::json doc = emptyDoc();
     doc["model"] = "mixtral-8x7b";
     doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 64}};
-    doc["parallelism"] = {{"tensor_model_parallel_size", 1}, {"pipeline_model_parallel_size", 4},
-                          {"data_parallel_size", 8}, {"expert_model_parallel_size", 8}};
+    doc["parallelism"] = {{"tensor_model_parallel_size", 1},
+                          {"pipeline_model_parallel_size", 4},
+                          {"data_parallel_size", 8},
+                          {"expert_model_parallel_size", 8}};
     const Config dropless = configFrom(doc);
     const Config capped = configFrom(doc, {"strategy.moe_expert_capacity_factor=1.0"});
     const Bytes worst = entryBytes(computeLedger(dropless).ranks[0], Category::Communication, "MoE all-to-all buffers");
-    const Bytes balanced = entryBytes(computeLedger(capped).ranks[0], Category::Communication, "MoE all-to-all buffers");
+    const Bytes balanced
+        = entryBytes(computeLedger(capped).ranks[0], Category::Communication, "MoE all-to-all buffers");
     // send s·b·k·h·2 plus receive: e · s·b·min(k, E/e) · h · 2 (one expert per rank) against s·b·k·h·2.
     const Bytes tokenCopy = 4096LL * 2 * 4096 * 2; // s · k · h · 2 bytes
     CHECK(balanced == 2 * tokenCopy);
@@ -120,7 +127,8 @@ TEST_CASE("Reports carry the contract's keys", "[report]")
     const std::string md = ledgerToMarkdown(c, l);
     CHECK(md.find("attention.softmax_output (attention core)") != std::string::npos);
     CHECK(md.find("## Choices in force") != std::string::npos);
-    CHECK(ledgerToCsv(l).find("pipeline_rank,weights,gradients,optimizer_states,activations,communication,runtime") == 0);
+    CHECK(ledgerToCsv(l).find("pipeline_rank,weights,gradients,optimizer_states,activations,communication,runtime")
+          == 0);
 }
 
 TEST_CASE("Shares: an entry of its rank's total in the same place, a rank of the capacity", "[ledger]")
@@ -149,7 +157,8 @@ TEST_CASE("MoE layers save per routed token: top-k copies on the expert side", "
     const Bytes perCopy = 2 * (4096 + 2 * 14336 + 14336 + 4096);
     CHECK(top4.total - top2.total == 2 * 4096 * perCopy);
     // The attention half is the same as in a dense layer of the same shape.
-    const LayerActivations dense = layerActivations(configFrom(doc, {"model.num_experts=0", "parallelism.expert_model_parallel_size=1"}), false);
+    const LayerActivations dense
+        = layerActivations(configFrom(doc, {"model.num_experts=0", "parallelism.expert_model_parallel_size=1"}), false);
     Bytes denseAttention = 0, moeAttention = 0;
     for (const SavedTensor &t : dense.tensors)
         denseAttention += t.name.rfind("attention", 0) == 0 || t.name.rfind("input_norm", 0) == 0 ? t.bytes : 0;
@@ -173,7 +182,8 @@ TEST_CASE("Experts are sharded over e and their states over the expert-data-para
     CHECK(entryBytes(r, Category::OptimizerStates, "Routed experts") == 58LL * 4 * 3 * 7168 * 2048 * 12 / 2);
 }
 
-TEST_CASE("Full recompute: uniform groups keep one input each, block keeps the first n layers' inputs", "[ledger][recompute]")
+TEST_CASE("Full recompute: uniform groups keep one input each, block keeps the first n layers' inputs",
+          "[ledger][recompute]")
 {
     const auto act = [](std::vector<std::string> sets) {
         sets.push_back("strategy.recompute_granularity=full");
@@ -188,14 +198,22 @@ TEST_CASE("Full recompute: uniform groups keep one input each, block keeps the f
     CHECK(act({}).second == la.total);
     CHECK(act({"strategy.recompute_num_layers=4"}).first == 3 * la.checkpoint);
     CHECK(act({"strategy.recompute_num_layers=4"}).second == 4 * la.total);
-    CHECK(act({"strategy.recompute_method=block", "strategy.recompute_num_layers=4"}).first == 4 * la.checkpoint + 8 * la.total);
+    CHECK(act({"strategy.recompute_method=block", "strategy.recompute_num_layers=4"}).first
+          == 4 * la.checkpoint + 8 * la.total);
     CHECK(act({"strategy.recompute_method=block", "strategy.recompute_num_layers=4"}).second == la.total);
 }
 
 TEST_CASE("Chart axes end at a 1-2-5 ceiling", "[units]")
 {
-    const auto [value, ceiling] = GENERATE(table<double, double>(
-        {{0.7, 1.0}, {1.0, 1.0}, {1.2, 2.0}, {3.0, 5.0}, {5.0, 5.0}, {7.5, 10.0}, {85.9, 100.0}, {101.0, 200.0}, {0.0, 1.0}}));
+    const auto [value, ceiling] = GENERATE(table<double, double>({{0.7, 1.0},
+                                                                  {1.0, 1.0},
+                                                                  {1.2, 2.0},
+                                                                  {3.0, 5.0},
+                                                                  {5.0, 5.0},
+                                                                  {7.5, 10.0},
+                                                                  {85.9, 100.0},
+                                                                  {101.0, 200.0},
+                                                                  {0.0, 1.0}}));
     CHECK(niceCeiling(value) == Approx(ceiling));
 }
 
@@ -212,7 +230,7 @@ TEST_CASE("Chart value axes hold the value with 1-2-5 ticks", "[units]")
 TEST_CASE("Tick labels get the decimals their step needs", "[units]")
 {
     CHECK(niceAxis(85.9).decimals() == 0);
-    CHECK(niceAxis(2.6).decimals() == 1);  // step 0.5
+    CHECK(niceAxis(2.6).decimals() == 1); // step 0.5
     CHECK(niceAxis(0.26).decimals() == 2); // step 0.05
     CHECK(niceAxis(1.04).decimals() == 1); // step 0.2
 }

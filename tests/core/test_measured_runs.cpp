@@ -22,10 +22,10 @@ using namespace memledger;
 
 namespace {
 
-const char *const kRuns[] = {"small-megatron-none", "small-megatron-selective", "small-megatron-full",
-                             "small-plain-none",    "small-plain-selective",    "small-plain-full",
-                             "medium-megatron-none", "medium-megatron-selective", "medium-megatron-full",
-                             "medium-plain-none",    "medium-plain-selective",    "medium-plain-full"};
+const char *const kRuns[]
+    = {"small-megatron-none",   "small-megatron-selective", "small-megatron-full",    "small-plain-none",
+       "small-plain-selective", "small-plain-full",         "medium-megatron-none",   "medium-megatron-selective",
+       "medium-megatron-full",  "medium-plain-none",        "medium-plain-selective", "medium-plain-full"};
 
 std::string runDir(const std::string &run)
 {
@@ -109,14 +109,16 @@ TEST_CASE("Measured runs: the model is within 2 % of every peak and 1 % of every
     }
 }
 
-TEST_CASE("Measured runs: the loss backward's two fp32 gradients, as F.cross_entropy allocates them", "[measured][activations]")
+TEST_CASE("Measured runs: the loss backward's two fp32 gradients, as F.cross_entropy allocates them",
+          "[measured][activations]")
 {
     // At each run's peak PyTorch holds the gradients nll_loss_backward and
     // _log_softmax_backward_data wrote, one s·b·V fp32 tensor each.
     for (const std::string run : {"small-plain-none", "medium-plain-none", "medium-megatron-none"}) {
         CAPTURE(run);
         const nlohmann::json figures = measuredFigures(run);
-        const Bytes measured = aliveFrom(figures, "aten::nll_loss_backward") + aliveFrom(figures, "aten::_log_softmax_backward_data");
+        const Bytes measured
+            = aliveFrom(figures, "aten::nll_loss_backward") + aliveFrom(figures, "aten::_log_softmax_backward_data");
         REQUIRE(measured > 0);
         const Config config = runPreset(run);
         CHECK(transientActivations(config).lossBackward == measured);
@@ -129,7 +131,8 @@ TEST_CASE("Measured runs: the loss backward's two fp32 gradients, as F.cross_ent
     }
 }
 
-TEST_CASE("Measured runs: torch.optim's single-tensor AdamW holds two temporaries of the largest tensor", "[measured][optimizer]")
+TEST_CASE("Measured runs: torch.optim's single-tensor AdamW holds two temporaries of the largest tensor",
+          "[measured][optimizer]")
 {
     // Megatron-style runs: nothing but the step changes memory between the
     // steady state and the optimizer phase's peak.
@@ -137,7 +140,7 @@ TEST_CASE("Measured runs: torch.optim's single-tensor AdamW holds two temporarie
         CAPTURE(run);
         const nlohmann::json figures = measuredFigures(run);
         const Bytes rise = figures.at("phase_peaks").at("optimizer").get<Bytes>()
-            - figures.at("steady_allocated_bytes").get<Bytes>();
+                           - figures.at("steady_allocated_bytes").get<Bytes>();
         const Config config = runPreset(run);
         const Ledger ledger = computeLedger(config);
         const RankLedger &rank = ledger.ranks.front();

@@ -129,8 +129,7 @@ TEST_CASE("Every measured fixture's profiler trace imports with the script's own
         // Kineto's "Total Allocated" says what was allocated before the first
         // event: the last total less the window's net change.
         REQUIRE(t.initial_allocated_bytes);
-        CHECK(*t.initial_allocated_bytes
-              == expect.at("last_total_allocated").get<Bytes>() - (allocBytes - freeBytes));
+        CHECK(*t.initial_allocated_bytes == expect.at("last_total_allocated").get<Bytes>() - (allocBytes - freeBytes));
         CHECK(*t.initial_allocated_bytes >= expect.at("alive_throughout_bytes").get<Bytes>());
 
         CHECK(t.ranges.size() == expect.at("ranges").get<std::size_t>());
@@ -299,8 +298,10 @@ TEST_CASE("A profiler trace's Total Allocated gives what was allocated before it
     // 1000 B allocated before the first event (alloc 100 -> total 1100), then
     // a free of a block the window never saw (600 of those 1000).
     const TraceLoadResult r = loadText(wrap(
-        memoryEvent(R"("Bytes": 100, "Addr": 16, "Device Id": 0, "Device Type": 1, "Total Allocated": 1100)", "1.0") + ","
-        + memoryEvent(R"("Bytes": -600, "Addr": 32, "Device Id": 0, "Device Type": 1, "Total Allocated": 500)", "2.0")));
+        memoryEvent(R"("Bytes": 100, "Addr": 16, "Device Id": 0, "Device Type": 1, "Total Allocated": 1100)", "1.0")
+        + ","
+        + memoryEvent(R"("Bytes": -600, "Addr": 32, "Device Id": 0, "Device Type": 1, "Total Allocated": 500)",
+                      "2.0")));
     INFO(firstProblem(r));
     REQUIRE(r.trace);
     REQUIRE(r.trace->initial_allocated_bytes);
@@ -312,12 +313,13 @@ TEST_CASE("A profiler trace's Total Allocated gives what was allocated before it
     CHECK(replay.curve.back().allocated == 500); // Kineto's own total after the last event
 
     // Without it (older writers), only what the window frees is known.
-    const TraceLoadResult bare = loadText(wrap(memoryEvent(R"("Bytes": -600, "Addr": 32, "Device Id": 0, "Device Type": 1)")));
+    const TraceLoadResult bare
+        = loadText(wrap(memoryEvent(R"("Bytes": -600, "Addr": 32, "Device Id": 0, "Device Type": 1)")));
     REQUIRE(bare.trace);
     CHECK(!bare.trace->initial_allocated_bytes);
     CHECK(replayAllocated(*bare.trace).initial_allocated_bytes == 600);
     // A total that is not an integer is refused, naming the field.
-    const TraceLoadResult bad = loadText(wrap(
-        memoryEvent(R"("Bytes": 1, "Addr": 32, "Device Id": 0, "Device Type": 1, "Total Allocated": "lots")")));
+    const TraceLoadResult bad = loadText(
+        wrap(memoryEvent(R"("Bytes": 1, "Addr": 32, "Device Id": 0, "Device Type": 1, "Total Allocated": "lots")")));
     CHECK_THAT(firstProblem(bad), Catch::Contains("Total Allocated"));
 }

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 // One iteration simulated: the staircase as an output, peaks against the
 // ledger, recompute changing lifetimes, step time and the pipeline bubble.
-#include "testutil.h"
-
 #include "core/activations.h"
 #include "core/costmodel.h"
 #include "core/timeline.h"
+#include "testutil.h"
 
 #include <set>
 
@@ -14,12 +13,14 @@ using namespace memledger::test;
 
 namespace {
 
-Config pipelineConfig(const std::string &schedule, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t vocab = 32000)
+Config pipelineConfig(const std::string &schedule, std::int64_t p, std::int64_t v, std::int64_t m,
+                      std::int64_t vocab = 32000)
 {
     nlohmann::json doc = emptyDoc();
     doc["model"] = {{"num_layers", 48}, {"hidden_size", 2048}, {"num_attention_heads", 16}, {"vocab_size", vocab}};
     doc["training"] = {{"seq_length", 2048}, {"micro_batch_size", 1}, {"global_batch_size", m}};
-    doc["parallelism"] = {{"pipeline_model_parallel_size", p}, {"virtual_pipeline_model_parallel_size", v},
+    doc["parallelism"] = {{"pipeline_model_parallel_size", p},
+                          {"virtual_pipeline_model_parallel_size", v},
                           {"pipeline_schedule", schedule}};
     return configFrom(doc);
 }
@@ -62,7 +63,8 @@ TEST_CASE("The staircase is an output of the simulation and the ledger uses the 
         CHECK(rt.max_alive_microbatches == 12);
 }
 
-TEST_CASE("The timeline's peak bounds: at least the ledger's total, at most it plus the transients", "[timeline][ledger]")
+TEST_CASE("The timeline's peak bounds: at least the ledger's total, at most it plus the transients",
+          "[timeline][ledger]")
 {
     // Relation: ledger total <= timeline peak <= ledger total + backward working set
     // + loss temporaries + optimizer scratch, for every built-in scenario and rank.
@@ -110,7 +112,8 @@ TEST_CASE("GPT-3 on p = 8: rank 0 holds the most and peaks when its warm-up ends
     CHECK(r0.alive_at_peak[0].label == "Saved activations of 8 micro-batches (0–7)");
 }
 
-TEST_CASE("Full recompute: the backward peak is the checkpoints, one layer rebuilt and its working set", "[timeline][recompute]")
+TEST_CASE("Full recompute: the backward peak is the checkpoints, one layer rebuilt and its working set",
+          "[timeline][recompute]")
 {
     const Config c = scenario("seed-000-7b-b-checkpointing");
     const Timeline tl = simulateIteration(c);
@@ -130,8 +133,9 @@ TEST_CASE("Full recompute: the backward peak is the checkpoints, one layer rebui
     // rebuilt by recompute with the working set of its MLP half, or of its
     // attention half once the MLP's rebuilt tensors are freed.
     const Bytes checkpoints = c.model.num_layers * la.checkpoint;
-    const Bytes expected = persistentOf(lr) + checkpoints + first
-        + std::max({last + tr.lossBackward, la.total + tr.mlpBackward, la.total - la.mlp + tr.attentionBackward});
+    const Bytes expected
+        = persistentOf(lr) + checkpoints + first
+          + std::max({last + tr.lossBackward, la.total + tr.mlpBackward, la.total - la.mlp + tr.attentionBackward});
     CHECK(r.peak_bytes == expected);
     const TimedOp &backward = r.ops.back();
     CHECK(backward.op.kind == OpKind::Backward);
@@ -160,7 +164,8 @@ TEST_CASE("Selective recompute: the attention core reappears during its layer's 
         // Inside the backward of the same micro-batch.
         bool inside = false;
         for (const TimedOp &op : r.ops)
-            inside |= op.op.kind == OpKind::Backward && op.op.microbatch == l.microbatch && op.start <= l.start && l.end <= op.end + 1e-12;
+            inside |= op.op.kind == OpKind::Backward && op.op.microbatch == l.microbatch && op.start <= l.start
+                      && l.end <= op.end + 1e-12;
         CHECK(inside);
     }
     CHECK(cores == std::size_t(12 * 64)); // 12 layers x 64 micro-batches
@@ -169,7 +174,8 @@ TEST_CASE("Selective recompute: the attention core reappears during its layer's 
 TEST_CASE("Recompute adds its FLOPs to the step: full recompute is about one more forward", "[timeline][cost]")
 {
     const auto step = [](const std::string &g) {
-        return simulateIteration(scenario("gpt-3-175b-64gpus-tp-sp-selective", {"strategy.recompute_granularity=" + g}));
+        return simulateIteration(
+            scenario("gpt-3-175b-64gpus-tp-sp-selective", {"strategy.recompute_granularity=" + g}));
     };
     const Timeline none = step("none"), sel = step("selective"), full = step("full");
     // Seeds 000/001: forward F, backward 2F, full recompute one more F: about +33 %.

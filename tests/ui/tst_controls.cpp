@@ -8,13 +8,13 @@
 #include <QChart>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFile>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QSpinBox>
 #include <QStackedBarSeries>
 #include <QTemporaryDir>
-#include <QSlider>
 #include <QUndoStack>
-#include <QFile>
 
 #include "core/builtins.h"
 #include "core/preset.h"
@@ -151,7 +151,8 @@ TEST_CASE("An edit that keeps the ranks updates every bar in place to the new le
     CHECK(series->barSets() == before); // updated in place, not rebuilt
     for (int c = 0; c < kCategoryCount; ++c)
         for (int r = 0; r < 4; ++r)
-            CHECK(sets[c]->at(r) == Approx(static_cast<double>(document.ledger().ranks[std::size_t(r)].device[std::size_t(c)]) / kGB));
+            CHECK(sets[c]->at(r)
+                  == Approx(static_cast<double>(document.ledger().ranks[std::size_t(r)].device[std::size_t(c)]) / kGB));
 }
 
 TEST_CASE("An invalid edit is explained and the last valid charts stay", "[ui][controls]")
@@ -331,9 +332,8 @@ TEST_CASE("The optimizer, its states' dtype and the master weights are controls 
     REQUIRE(optimizer);
     REQUIRE(states);
     REQUIRE(master);
-    const auto optimizerBytes = [&document] {
-        return document.ledger().ranks.front().device[std::size_t(Category::OptimizerStates)];
-    };
+    const auto optimizerBytes
+        = [&document] { return document.ledger().ranks.front().device[std::size_t(Category::OptimizerStates)]; };
     const Bytes adam = optimizerBytes();
 
     // 8-bit Adam: its moments default to int8 (2 bytes per parameter instead of 8, the master copy stays).

@@ -11,8 +11,8 @@
 #include "core/builtins.h"
 #include "ui/document.h"
 #include "ui/frontierview.h"
-#include "ui/planfinder.h"
 #include "ui/mainwindow.h"
+#include "ui/planfinder.h"
 #include "ui/planheader.h"
 
 TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindow]")
@@ -40,7 +40,8 @@ TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindo
     CHECK(varied);
 }
 
-TEST_CASE("The planners and the plan search are views of the window, each reached by Ctrl+N", "[ui][mainwindow][planner]")
+TEST_CASE("The planners and the plan search are views of the window, each reached by Ctrl+N",
+          "[ui][mainwindow][planner]")
 {
     memledger::ui::Document document;
     REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
@@ -71,7 +72,8 @@ TEST_CASE("The planners and the plan search are views of the window, each reache
         CHECK(plan.ledger.peak_bytes <= found.limitBytes);
 }
 
-TEST_CASE("The header names every parallel degree of the plan, and an invalid edit's numbers as the last valid plan's", "[ui][mainwindow][header]")
+TEST_CASE("The header names every parallel degree of the plan, and an invalid edit's numbers as the last valid plan's",
+          "[ui][mainwindow][header]")
 {
     using namespace memledger;
     ui::Document document;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Talk mode: a deck stepped with the arrow keys, full screen, large fonts.
+#include <QAction>
 #include <QApplication>
 #include <QChart>
 #include <QDockWidget>
-#include <QAction>
 #include <QKeySequence>
 #include <QStatusBar>
 #include <QTest>
