@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/efficiency.h"
 #include "core/units.h"
 
 #include <cstdint>
@@ -148,6 +149,16 @@ struct StrategyConfig
         = OptimizerKernel::Fused; // what the Adam step allocates: fused none, foreach, for-loop
     double moe_expert_capacity_factor = 0.0; // 0: dropless, all-to-all buffers sized for the worst case
     std::int64_t ddp_bucket_size = 40000000; // elements per gradient-reduction bucket (Megatron)
+    // Time model only. Megatron's --overlap-grad-reduce (off by default): the
+    // data-parallel reduction runs bucket by bucket under the last backward.
+    bool overlap_grad_reduce = false;
+    // Megatron's --tp-comm-overlap (Transformer Engine userbuffers, off by
+    // default): tensor-parallel collectives hide behind the GEMMs they feed.
+    bool tp_comm_overlap = false;
+    // Pipeline sends of a tensor-parallel stage without sequence parallelism:
+    // each rank sends 1/t and the receiver all-gathers over NVLink (Narayanan
+    // et al. 2021 §4.1, Megatron's default then), or every rank sends it all.
+    bool scatter_gather_tensors_in_pipeline = true;
     bool operator==(const StrategyConfig &) const = default;
 };
 
@@ -165,6 +176,15 @@ struct HardwareConfig
     double network_bytes_per_s = 50e9; // per direction
     double nvme_bytes_per_s = 3.5e9;
     double peak_bf16_flops = 989e12; // dense
+    // Achieved fractions of the peaks above, by operation size (core/efficiency.h);
+    // the time model's calibration, documented per preset in presets/README.md.
+    EfficiencyTable gemm_efficiency = {{1e9, 0.45}, {1e10, 0.70}, {1e11, 0.80}, {1e12, 0.83}}; // by GEMM FLOPs
+    EfficiencyTable hbm_efficiency = {{1e5, 0.20}, {1e6, 0.50}, {1e7, 0.75}, {1e8, 0.85}}; // by bytes one kernel moves
+    EfficiencyTable nvlink_efficiency
+        = {{1e5, 0.05}, {1e6, 0.30}, {1e7, 0.65}, {1e8, 0.78}}; // bus bandwidth by message
+    EfficiencyTable network_efficiency = {{1e5, 0.10}, {1e6, 0.40}, {1e7, 0.75}, {1e8, 0.90}};
+    double collective_latency_s = 10e-6; // added to every collective and pipeline send
+    double kernel_launch_s = 4e-6; // per kernel: what small micro-batches cannot hide
     Bytes usableBytes() const { return hbm_bytes - runtime_reserve_bytes; }
     bool operator==(const HardwareConfig &) const = default;
 };

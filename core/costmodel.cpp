@@ -2,6 +2,7 @@
 #include "core/costmodel.h"
 
 #include "core/activations.h"
+#include "core/efficiency.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
 
@@ -9,75 +10,213 @@
 
 namespace memledger {
 
-OpCost &OpCost::operator+=(const OpCost &o)
-{
-    flops += o.flops;
-    bytes += o.bytes;
-    seconds += o.seconds;
-    return *this;
-}
-
-OpCost roofline(const HardwareConfig &hw, double flops, double bytes)
-{
-    return {flops, bytes, std::max(flops / hw.peak_bf16_flops, bytes / hw.hbm_bytes_per_s)};
-}
-
 namespace {
 
-struct Shape
+// FlashAttention-2 reaches up to 73 % of A100 peak forward and 63 % backward
+// (Dao 2023, §4.1), where cuBLAS GEMMs of the same size reach about 83 %: the
+// fused kernel runs at these shares of the GEMM efficiency. Its backward
+// recomputes the scores: five GEMMs' work where the forward has two.
+constexpr double kFlashForwardShare = 0.88;
+constexpr double kFlashBackwardShare = 0.76;
+constexpr double kFlashBackwardWork = 2.5;
+
+struct Dims
 {
-    double tokens; // s/c * b: tokens of one micro-batch on one context-parallel rank
-    double moeTokens; // tokens entering the experts of one rank (balanced, top-k, ETP-gathered)
-    double attention; // forward FLOPs of QK^T and xV: 4 b (s/c) s a d / t
+    double b, s, sLocal, t, c, e, etp, h, a, g, dqk, dv;
+    double tokens; // b·s/c: one micro-batch on one context-parallel rank
+    double spTokens; // tokens / t with sequence parallelism: what norms and dropouts see
+    double moeTokens; // tokens entering this rank's experts (balanced, top-k, ETP-gathered)
+    double act; // bytes of one activation element
+    bool sp, nvlinkTp, nvlinkCp, nvlinkEp;
 };
 
-Shape shapeOf(const Config &c)
+Dims dimsOf(const Config &c, std::int64_t gpusPerNode)
 {
     const ModelConfig &m = c.model;
     const ParallelismConfig &par = c.parallelism;
-    const double t = double(par.tensor_model_parallel_size);
-    const double cp = double(par.context_parallel_size);
-    const double s = double(c.training.seq_length);
-    const double b = double(c.training.micro_batch_size);
-    Shape sh;
-    sh.tokens = s / cp * b;
-    const bool sp = par.sequence_parallel && par.tensor_model_parallel_size > 1;
-    sh.moeTokens = sh.tokens / (sp ? t : 1.0) * double(m.moe_router_topk) * double(par.expertTensorParallel());
-    const double qk = m.multi_latent_attention ? double(m.qk_head_dim + m.qk_pos_emb_head_dim) : double(m.headDim());
-    const double vd = m.multi_latent_attention ? double(m.v_head_dim) : double(m.headDim());
-    sh.attention = 2.0 * b * (s / cp) * s * double(m.num_attention_heads) * (qk + vd) / t;
-    return sh;
+    Dims d{};
+    d.b = double(c.training.micro_batch_size);
+    d.s = double(c.training.seq_length);
+    d.t = double(par.tensor_model_parallel_size);
+    d.c = double(par.context_parallel_size);
+    d.e = double(par.expert_model_parallel_size);
+    d.etp = double(par.expertTensorParallel());
+    d.sLocal = d.s / d.c;
+    d.h = double(m.hidden_size);
+    d.a = double(m.num_attention_heads);
+    d.g = double(m.queryGroups());
+    d.dqk = m.multi_latent_attention ? double(m.qk_head_dim + m.qk_pos_emb_head_dim) : double(m.headDim());
+    d.dv = m.multi_latent_attention ? double(m.v_head_dim) : double(m.headDim());
+    d.tokens = d.b * d.sLocal;
+    d.sp = par.sequence_parallel && par.tensor_model_parallel_size > 1;
+    d.spTokens = d.tokens / (d.sp ? d.t : 1.0);
+    d.moeTokens = d.spTokens * double(m.moe_router_topk) * d.etp;
+    d.act = double(activationBytes(c));
+    const double node = double(gpusPerNode);
+    d.nvlinkTp = d.t <= node;
+    d.nvlinkCp = d.t * d.c <= node;
+    d.nvlinkEp = d.t * d.c * d.e <= node;
+    return d;
 }
 
-LayerCost layerCost(const Config &c, const Shape &sh, bool moe)
+// One pass of a layer, accumulated kernel by kernel.
+struct Pass
+{
+    OpCost cost;
+    double gemmSeconds = 0; // of the linear layers: what TP overlap can hide behind
+    double coreSeconds = 0; // of the attention core: what the CP ring overlaps with
+};
+
+struct LayerKernels
+{
+    Pass forward, backward, core; // core: the attention core's forward alone (selective recompute)
+};
+
+void addGemm(const HardwareConfig &hw, LayerKernels &k, const Gemm &g, double act, bool linear)
+{
+    const OpCost f = gemmCost(hw, g, act), b = gemmBackwardCost(hw, g, act);
+    k.forward.cost += f;
+    k.backward.cost += b;
+    if (linear) {
+        k.forward.gemmSeconds += f.seconds;
+        k.backward.gemmSeconds += b.seconds;
+    } else {
+        k.forward.coreSeconds += f.seconds;
+        k.backward.coreSeconds += b.seconds;
+        k.core.cost += f;
+    }
+}
+
+// A memory-bound forward kernel moving `bytes`; its backward reads the saved
+// input and the incoming gradient and writes the outgoing one: twice the bytes.
+void addMemory(const HardwareConfig &hw, LayerKernels &k, double bytes, bool core = false)
+{
+    k.forward.cost += memoryCost(hw, bytes);
+    k.backward.cost += memoryCost(hw, 2.0 * bytes);
+    if (core)
+        k.core.cost += memoryCost(hw, bytes);
+}
+
+// Two GEMMs of an MLP (fc1 gated with SwiGLU: twice as wide) and the activation between.
+void addMlp(const HardwareConfig &hw, LayerKernels &k, const Dims &d, double batch, double tokens, double ffn,
+            double split, bool swiglu)
+{
+    const double in = ffn * (swiglu ? 2.0 : 1.0) / split;
+    addGemm(hw, k, {batch, tokens, in, d.h}, d.act, true);
+    addMemory(hw, k,
+              batch * tokens * (in + ffn / split) * d.act); // GeLU / SwiGLU: read fc1's output, write fc2's input
+    addGemm(hw, k, {batch, tokens, d.h, ffn / split}, d.act, true);
+}
+
+LayerCost layerCost(const Config &c, const Dims &d, bool moe)
 {
     const HardwareConfig &hw = c.hardware;
-    const ParallelismConfig &par = c.parallelism;
-    const LayerParams lp = layerParams(c.model, moe, par.tensor_model_parallel_size, par.expert_model_parallel_size,
-                                       par.expertTensorParallel());
-    const LayerActivations la = layerActivations(c, moe, false);
-    const double wBytes = double(dtypeBytes(c.training.params_dtype));
-    // Experts on this rank see moeTokens tokens spread over its E/e experts.
-    const double localExperts = moe ? double(c.model.num_experts / par.expert_model_parallel_size) : 1.0;
-    const double expertFlops = moe ? 2.0 * sh.moeTokens * double(lp.expert.params) / localExperts : 0.0;
-    const double flops = 2.0 * sh.tokens * double(lp.dense.params) + expertFlops + sh.attention;
-    const double weights = double(lp.dense.params + lp.expert.params) * wBytes;
-    const double acts = double(la.total);
+    const ModelConfig &m = c.model;
+    const StrategyConfig &st = c.strategy;
+    LayerKernels k;
 
+    // Attention: norm, QKV, core, output projection, bias-dropout-add.
+    const double hiddenMask = m.hidden_dropout > 0 ? 1.0 : 0.0;
+    addMemory(hw, k, 2.0 * d.spTokens * d.h * d.act);
+    double qkvWidth = (d.a * d.dqk + d.g * (d.dqk + d.dv)) / d.t;
+    if (m.multi_latent_attention) {
+        // Down- and up-projections together: the layer's attention weights past the output projection.
+        const LayerParams lp
+            = layerParams(m, moe, c.parallelism.tensor_model_parallel_size, c.parallelism.expert_model_parallel_size,
+                          c.parallelism.expertTensorParallel());
+        qkvWidth = std::max(1.0, double(lp.dense.params - lp.mlpDense) / d.h - d.a * d.dv / d.t);
+    }
+    addGemm(hw, k, {1, d.tokens, qkvWidth, d.h}, d.act, true);
+    if (m.position_embedding_type == PositionEmbedding::Rope)
+        addMemory(hw, k, 2.0 * d.tokens * (d.a + d.g) * d.dqk / d.t * d.act);
+    const double heads = d.b * d.a / d.t;
+    const Gemm scores{heads, d.sLocal, d.s, d.dqk}, context{heads, d.sLocal, d.dv, d.s};
+    if (st.flash_attention) {
+        // Causal: the blocks above the diagonal are skipped, half the work.
+        const double flops = 0.5 * 2.0 * heads * d.sLocal * d.s * (d.dqk + d.dv);
+        const double io = d.tokens * (d.a * 2.0 * d.dqk + d.g * (d.dqk + d.dv)) / d.t * d.act; // q, k, v in, o out
+        const double eff = efficiencyAt(hw.gemm_efficiency, flops);
+        const OpCost f{flops, io,
+                       flops / (hw.peak_bf16_flops * eff * kFlashForwardShare) + io / hw.hbm_bytes_per_s
+                           + hw.kernel_launch_s};
+        const double bflops = kFlashBackwardWork * flops;
+        const OpCost b{bflops, 2.0 * io,
+                       bflops / (hw.peak_bf16_flops * eff * kFlashBackwardShare) + 2.0 * io / hw.hbm_bytes_per_s
+                           + hw.kernel_launch_s};
+        k.forward.cost += f;
+        k.backward.cost += b;
+        k.forward.coreSeconds += f.seconds;
+        k.backward.coreSeconds += b.seconds;
+    } else {
+        // Megatron's unfused core: QKᵀ over the whole square, the fused
+        // scale-mask-softmax, dropout with its mask, then the product with V.
+        const double elements = heads * d.sLocal * d.s;
+        addGemm(hw, k, scores, d.act, false);
+        addMemory(hw, k, 2.0 * elements * d.act, true);
+        if (m.attention_dropout > 0)
+            addMemory(hw, k, elements * (2.0 * d.act + 1.0), true);
+        addGemm(hw, k, context, d.act, false);
+    }
+    addGemm(hw, k, {1, d.tokens, d.h, d.a * d.dv / d.t}, d.act, true);
+    addMemory(hw, k, d.spTokens * d.h * (3.0 * d.act + hiddenMask)); // bias, dropout, residual add
+
+    // MLP: norm, the MLP (or router, experts and shared experts), bias-dropout-add.
+    addMemory(hw, k, 2.0 * d.spTokens * d.h * d.act);
+    if (moe) {
+        const double experts = double(m.num_experts);
+        const double local = experts / d.e;
+        addGemm(hw, k, {1, d.spTokens, experts, d.h}, d.act, true); // router
+        addMemory(hw, k, 4.0 * d.moeTokens * d.h * d.act); // permute in, unpermute out
+        addMlp(hw, k, d, local, d.moeTokens / local, double(m.moeFfn()), d.etp, m.swiglu);
+        if (m.moe_shared_expert_intermediate_size > 0)
+            addMlp(hw, k, d, 1, d.tokens, double(m.moe_shared_expert_intermediate_size), d.t, m.swiglu);
+    } else {
+        addMlp(hw, k, d, 1, d.tokens, double(m.ffn()), d.t, m.swiglu);
+    }
+    addMemory(hw, k, d.spTokens * d.h * (3.0 * d.act + hiddenMask));
+
+    // Tensor-parallel collectives of one pass: with SP an all-gather before
+    // and a reduce-scatter after each half (its backward the mirror image),
+    // without it one all-reduce after each half (Megatron; Korthikanti et al.
+    // 2022 §4.2.2). The backward's re-gather of SP inputs for the weight
+    // gradient overlaps the input-gradient GEMM (Megatron) and is left out.
+    const double message = d.tokens * d.h * d.act;
+    double tp = 0;
+    if (d.t > 1) {
+        const double halves = 2.0;
+        tp = d.sp ? halves
+                        * (collectiveSeconds(hw, Collective::AllGather, message, d.t, d.nvlinkTp)
+                           + collectiveSeconds(hw, Collective::ReduceScatter, message, d.t, d.nvlinkTp))
+                  : halves * collectiveSeconds(hw, Collective::AllReduce, message, d.t, d.nvlinkTp);
+    }
+    // Expert parallelism: dispatch and combine all-to-alls per pass.
+    const double ep
+        = moe ? 2.0 * collectiveSeconds(hw, Collective::AllToAll, d.moeTokens / d.etp * d.h * d.act, d.e, d.nvlinkEp)
+              : 0.0;
+    // Context parallelism: the ring passes K and V c−1 times forward; backward
+    // also returns their gradients. It overlaps the attention core's blocks.
+    const double kv = d.tokens * d.g * (d.dqk + d.dv) / d.t * d.act;
+    const double ring = d.c > 1 ? (d.c - 1) * collectiveSeconds(hw, Collective::Send, kv, 2, d.nvlinkCp) : 0.0;
+
+    const auto exposedTp = [&](double gemm) { return st.tp_comm_overlap ? std::max(0.0, tp - gemm) : tp; };
     LayerCost cost;
-    cost.forward = roofline(hw, flops, weights + 2.0 * acts);
-    cost.backward = roofline(hw, 2.0 * flops, 2.0 * weights + 3.0 * acts);
-    switch (c.strategy.recompute_granularity) {
+    cost.forwardComm = {exposedTp(k.forward.gemmSeconds), std::max(0.0, ring - k.forward.coreSeconds), ep};
+    cost.backwardComm = {exposedTp(k.backward.gemmSeconds), std::max(0.0, 2.0 * ring - k.backward.coreSeconds), ep};
+    cost.forward = k.forward.cost;
+    cost.forward.seconds += cost.forwardComm.total();
+    cost.backward = k.backward.cost;
+    cost.backward.seconds += cost.backwardComm.total();
+    switch (st.recompute_granularity) {
     case RecomputeGranularity::None:
         break;
     case RecomputeGranularity::Selective:
-        // The attention core again: its matmuls and the memory-bound softmax/dropout
-        // over the score tensors; FlashAttention recomputes inside its own kernel.
-        if (!c.strategy.flash_attention)
-            cost.recompute = roofline(hw, sh.attention, 2.0 * double(la.attentionCore));
+        // The attention core again; FlashAttention recomputes inside its own kernel.
+        if (!st.flash_attention)
+            cost.recompute = k.core.cost;
         break;
     case RecomputeGranularity::Full:
         cost.recompute = cost.forward;
+        cost.recomputeComm = cost.forwardComm;
         break;
     }
     return cost;
@@ -85,33 +224,42 @@ LayerCost layerCost(const Config &c, const Shape &sh, bool moe)
 
 } // namespace
 
-CostModel costModel(const Config &c)
+CostModel costModel(const Config &c, std::int64_t gpusPerNode)
 {
-    const Shape sh = shapeOf(c);
+    const Dims d = dimsOf(c, gpusPerNode);
     const ParallelismConfig &par = c.parallelism;
+    const HardwareConfig &hw = c.hardware;
     CostModel cm;
-    cm.dense = layerCost(c, sh, false);
-    cm.moe = c.model.isMoe() ? layerCost(c, sh, true) : cm.dense;
+    cm.dense = layerCost(c, d, false);
+    cm.moe = c.model.isMoe() ? layerCost(c, d, true) : cm.dense;
 
-    const double t = double(par.tensor_model_parallel_size);
-    const double vocab = double(paddedVocab(c.model, par.tensor_model_parallel_size));
-    const double h = double(c.model.hidden_size);
-    const double logits = sh.tokens * vocab / t;
-    // Logits matmul, then the fp32 softmax written and read for the loss.
-    cm.outputForward
-        = roofline(c.hardware, 2.0 * sh.tokens * h * vocab / t, vocab * h / t * 2.0 + logits * (2.0 + 4.0 + 4.0));
-    cm.outputBackward
-        = roofline(c.hardware, 4.0 * sh.tokens * h * vocab / t, 2.0 * vocab * h / t * 2.0 + logits * (4.0 + 2.0));
+    // Final norm, the logits GEMM, then Megatron's vocab-parallel cross
+    // entropy over the fp32 logits (max, exp-sum, loss; its backward in place).
+    const double vocab = double(paddedVocab(c.model, par.tensor_model_parallel_size)) / d.t;
+    const double logits = d.tokens * vocab;
+    const Gemm out{1, d.tokens, vocab, d.h};
+    cm.outputForward = memoryCost(hw, 2.0 * d.spTokens * d.h * d.act);
+    cm.outputForward += gemmCost(hw, out, d.act);
+    cm.outputForward += memoryCost(hw, logits * (d.act + 4.0 + 4.0));
+    cm.outputBackward = memoryCost(hw, logits * (4.0 + d.act));
+    cm.outputBackward += gemmBackwardCost(hw, out, d.act);
+    cm.outputBackward += memoryCost(hw, 4.0 * d.spTokens * d.h * d.act);
 
-    // Neighbouring stages sit t*c*d ranks apart (Megatron's rank order); on
-    // 8-GPU nodes they share NVLink only when that distance is under 8.
-    const bool sp = par.sequence_parallel && par.tensor_model_parallel_size > 1;
-    const double act = double(activationBytes(c)) * sh.tokens * h / (sp ? t : 1.0);
-    const std::int64_t distance = par.tensor_model_parallel_size * par.context_parallel_size * par.data_parallel_size;
-    cm.p2pSeconds = par.pipeline_model_parallel_size > 1
-                        ? act / (distance < 8 ? c.hardware.nvlink_bytes_per_s : c.hardware.network_bytes_per_s)
-                        : 0.0;
+    const double distance = d.t * d.c * double(par.data_parallel_size);
+    if (par.pipeline_model_parallel_size > 1)
+        cm.p2pSeconds = pipelineSendSeconds(c, distance < double(gpusPerNode));
     return cm;
+}
+
+double pipelineSendSeconds(const Config &c, bool nvlink)
+{
+    const Dims d = dimsOf(c, 8);
+    const double full = d.tokens * d.h * d.act;
+    const bool split = d.sp || (d.t > 1 && c.strategy.scatter_gather_tensors_in_pipeline);
+    double seconds = collectiveSeconds(c.hardware, Collective::Send, split ? full / d.t : full, 2, nvlink);
+    if (split && !d.sp) // the receiver puts the pieces back together over NVLink
+        seconds += collectiveSeconds(c.hardware, Collective::AllGather, full, d.t, true);
+    return seconds;
 }
 
 double optimizerShard(const Config &c, std::int64_t params, std::int64_t expertParams)
@@ -132,9 +280,10 @@ OptimizerCost optimizerCost(const Config &c, std::int64_t params, std::int64_t e
     const double shard = optimizerShard(c, params, expertParams);
     OptimizerCost oc;
     if (c.strategy.optimizer_offload == OffloadTarget::None) {
-        // Read and write every state, read the gradient, write the weight.
-        const double perParam = 2.0 * sb.optimizerPerParam() + sb.grad + sb.weight;
-        oc.deviceSeconds = shard * perParam / c.hardware.hbm_bytes_per_s;
+        // Read and write every state, read the gradient, write the weight; and
+        // one read of the gradients before, for the global norm (clipping).
+        const double perParam = 2.0 * sb.optimizerPerParam() + 2.0 * sb.grad + sb.weight;
+        oc.deviceSeconds = memoryCost(c.hardware, shard * perParam).seconds;
         return oc;
     }
     const double link = c.strategy.optimizer_offload == OffloadTarget::NVMe

@@ -2,42 +2,55 @@
 #pragma once
 
 #include "core/config.h"
+#include "core/kernelcost.h"
 
 namespace memledger {
 
-// A roofline estimate: an op takes max(FLOPs / peak FLOPs, bytes / HBM
-// bandwidth). No efficiency factor is applied, so step times are lower bounds
-// of what a real kernel mix achieves; ratios between plans are what matter.
-struct OpCost
+// Exposed communication of one pass of one layer (what the compute stream
+// waits for; overlapped parts are left out), seconds.
+struct PassComm
 {
-    double flops = 0;
-    double bytes = 0;
-    double seconds = 0;
-    OpCost &operator+=(const OpCost &o);
+    double tensor = 0; // TP all-reduces, or SP all-gathers and reduce-scatters
+    double context = 0; // CP ring exchange of K and V (and their gradients)
+    double expert = 0; // EP all-to-all dispatch and combine
+    double total() const { return tensor + context + expert; }
 };
-OpCost roofline(const HardwareConfig &hardware, double flops, double bytes);
 
-// Costs of one transformer layer on one rank for one micro-batch.
+// Costs of one transformer layer on one rank for one micro-batch. Each
+// OpCost's seconds include the pass's exposed communication, so the timeline
+// can lay passes end to end; the *Comm fields say how much of it that is.
 struct LayerCost
 {
     OpCost forward;
-    OpCost backward; // input gradient + weight gradient: twice the forward's matmul work
+    OpCost backward; // input and weight gradients: twice the forward's GEMM work
     OpCost recompute; // what the recompute policy adds to the backward (full: one more forward)
+    PassComm forwardComm, backwardComm, recomputeComm;
 };
 
 struct CostModel
 {
     LayerCost dense;
     LayerCost moe;
-    OpCost outputForward; // last stage: logits and loss
+    OpCost outputForward; // last stage: final norm, logits and loss
     OpCost outputBackward;
-    double p2pSeconds = 0; // one activation tensor between neighbouring stages
+    double p2pSeconds = 0; // one activation (or its gradient) between neighbouring stages
 };
 
-// Per-op costs from the configuration: FLOPs from the parameter matrices
-// (2 per multiply-add) and the attention products 4 b s^2 a d / t; bytes from
-// the weights read and the activations written and read again.
-CostModel costModel(const Config &config);
+// Per-kernel costs from the configuration (core/kernelcost.h): each linear
+// layer a GEMM of its real shape, the attention core as two batched GEMMs
+// with a softmax and dropout between (or one FlashAttention kernel), the
+// norms, activations and residual adds as memory-bound kernels, and the
+// tensor-, context- and expert-parallel collectives each pass issues. Ranks
+// of one tensor- or context-parallel group share a node of `gpusPerNode`
+// GPUs (NVLink); pipeline neighbours sit t·c·d ranks apart (Megatron's rank
+// order).
+CostModel costModel(const Config &config, std::int64_t gpusPerNode = 8);
+
+// One send per micro-batch and direction between pipeline neighbours, over
+// NVLink or the network (whatever the configured p). Without SP a TP stage sends 1/t per rank and the
+// receiver all-gathers it (scatter/gather, Narayanan et al. 2021 §4.1) unless
+// strategy.scatter_gather_tensors_in_pipeline is off.
+double pipelineSendSeconds(const Config &config, bool nvlink);
 
 // The optimizer step of one rank, whose parameters (before ZeRO) are
 // `params`, of which `expertParams` are sharded over the expert-data group.

@@ -112,6 +112,30 @@ public:
         v = x;
     }
 
+    // An efficiency table: [[size, fraction], ...]. Its shape is checked here;
+    // its values (ascending, in (0, 1], not falling) by validate().
+    void field(const char *key, EfficiencyTable &v)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        const char *expected = "expected a list of [size, fraction] pairs, e.g. [[1e9, 0.5], [1e12, 0.8]]";
+        if (!j->is_array()) {
+            error(key, std::string(expected) + ", got " + describe(*j));
+            return;
+        }
+        EfficiencyTable out;
+        for (std::size_t i = 0; i < j->size(); ++i) {
+            const json &pair = (*j)[i];
+            if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_number()) {
+                error(key, std::string(expected) + "; entry " + std::to_string(i) + " is " + describe(pair));
+                return;
+            }
+            out.push_back({pair[0].get<double>(), pair[1].get<double>()});
+        }
+        v = std::move(out);
+    }
+
     void field(const char *key, std::string &v)
     {
         const json *j = get(key);
@@ -245,6 +269,13 @@ public:
     }
     void field(const char *key, double &v, double, double) { m_obj[key] = v; }
     void field(const char *key, std::string &v) { m_obj[key] = v; }
+    void field(const char *key, EfficiencyTable &v)
+    {
+        json table = json::array();
+        for (const EfficiencyPoint &p : v)
+            table.push_back({p.size, p.fraction});
+        m_obj[key] = std::move(table);
+    }
     template<class E>
     void choice(const char *key, E &v, std::initializer_list<E>, std::string_view (*name)(E))
     {
@@ -376,6 +407,9 @@ void visit(V &v, StrategyConfig &s)
              {OptimizerKernel::Fused, OptimizerKernel::Foreach, OptimizerKernel::SingleTensor}, optimizerKernelName);
     v.field("moe_expert_capacity_factor", s.moe_expert_capacity_factor, 0.0, 1024.0);
     v.field("ddp_bucket_size", s.ddp_bucket_size, 1, std::int64_t(1) << 40);
+    v.field("overlap_grad_reduce", s.overlap_grad_reduce);
+    v.field("tp_comm_overlap", s.tp_comm_overlap);
+    v.field("scatter_gather_tensors_in_pipeline", s.scatter_gather_tensors_in_pipeline);
     v.finish();
 }
 
@@ -393,6 +427,12 @@ void visit(V &v, HardwareConfig &h)
     v.field("network_bytes_per_s", h.network_bytes_per_s, 1.0, 1e16);
     v.field("nvme_bytes_per_s", h.nvme_bytes_per_s, 1.0, 1e16);
     v.field("peak_bf16_flops", h.peak_bf16_flops, 1.0, 1e20);
+    v.field("gemm_efficiency", h.gemm_efficiency);
+    v.field("hbm_efficiency", h.hbm_efficiency);
+    v.field("nvlink_efficiency", h.nvlink_efficiency);
+    v.field("network_efficiency", h.network_efficiency);
+    v.field("collective_latency_s", h.collective_latency_s, 0.0, 1.0);
+    v.field("kernel_launch_s", h.kernel_launch_s, 0.0, 1.0);
     v.finish();
 }
 

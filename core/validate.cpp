@@ -148,13 +148,13 @@ Problems validate(const Config &c)
             const long double ql = m.q_lora_rank, kvl = m.kv_lora_rank;
             const long double qk = m.qk_head_dim + m.qk_pos_emb_head_dim, vd = m.v_head_dim;
             attention = (ql > 0 ? h * ql + ql * a * qk : h * a * qk) + h * (kvl + m.qk_pos_emb_head_dim)
-                + kvl * a * (m.qk_head_dim + vd) + a * vd * h;
+                        + kvl * a * (m.qk_head_dim + vd) + a * vd * h;
         }
         const long double mats = m.swiglu ? 3 : 2;
         const long double dense = mats * h * m.ffn();
-        const long double moe = m.isMoe()
-            ? m.num_experts * (mats * h * m.moeFfn() + h) + mats * h * m.moe_shared_expert_intermediate_size
-            : 0;
+        const long double moe
+            = m.isMoe() ? m.num_experts * (mats * h * m.moeFfn() + h) + mats * h * m.moe_shared_expert_intermediate_size
+                        : 0;
         const long double params = L * (attention + std::max(dense, moe) + 4 * h) + 2 * V * h;
         const long double scores = 5 * a * s * s * b;
         const long double limit = std::ldexp(1.0L, 60);
@@ -257,14 +257,13 @@ Problems validate(const Config &c)
         }
         if (static_cast<std::int64_t>(layout.size()) != stages)
             ck.error(kPar + "pipeline_layout",
-                     "lists " + str(std::int64_t(layout.size())) + " stages but p × v = " + str(p) + " × " + str(v) + " = "
-                         + str(stages),
+                     "lists " + str(std::int64_t(layout.size())) + " stages but p × v = " + str(p) + " × " + str(v)
+                         + " = " + str(stages),
                      "give one layer count per virtual stage, or remove pipeline_layout to split the layers evenly");
         else if (negative)
             ck.error(kPar + "pipeline_layout", "holds a negative layer count", "a stage holds 0 or more layers");
         else if (sum != m.num_layers)
-            ck.error(kPar + "pipeline_layout",
-                     "places " + str(sum) + " layers but the model has " + str(m.num_layers),
+            ck.error(kPar + "pipeline_layout", "places " + str(sum) + " layers but the model has " + str(m.num_layers),
                      "make the counts add up to num_layers");
     } else if (m.num_layers % stages != 0)
         ck.error(kModel + "num_layers",
@@ -375,6 +374,13 @@ Problems validate(const Config &c)
     if (c.hardware.runtime_reserve_bytes >= c.hardware.hbm_bytes)
         ck.error("hardware.runtime_reserve_bytes", "the runtime reserve is not smaller than the device memory",
                  "use a reserve of a few GB");
+    Problems tables;
+    checkEfficiencyTable(c.hardware.gemm_efficiency, "hardware.gemm_efficiency", tables);
+    checkEfficiencyTable(c.hardware.hbm_efficiency, "hardware.hbm_efficiency", tables);
+    checkEfficiencyTable(c.hardware.nvlink_efficiency, "hardware.nvlink_efficiency", tables);
+    checkEfficiencyTable(c.hardware.network_efficiency, "hardware.network_efficiency", tables);
+    for (const Problem &p : tables)
+        ck.error(p.path, p.message, p.suggestion);
     return ck.take();
 }
 

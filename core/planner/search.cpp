@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/search.h"
 
-#include "core/planner/tensorplan.h"
-
 #include "core/activations.h"
 #include "core/costmodel.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
+#include "core/planner/tensorplan.h"
 #include "core/schedule.h"
 #include "core/validate.h"
 
@@ -40,8 +39,8 @@ Problems checkSearchOptions(const SearchOptions &o)
 namespace {
 
 constexpr int kRecomputeChoices = 3; // none, selective, full (uniform, one layer per group)
-constexpr std::array<RecomputeGranularity, kRecomputeChoices> kGranularities = {
-    RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full};
+constexpr std::array<RecomputeGranularity, kRecomputeChoices> kGranularities
+    = {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full};
 
 std::vector<std::int64_t> divisorsOf(std::int64_t n, std::int64_t cap)
 {
@@ -52,25 +51,18 @@ std::vector<std::int64_t> divisorsOf(std::int64_t n, std::int64_t cap)
     return out;
 }
 
-double ring(double participants, double bytes, double bandwidth)
-{
-    return participants > 1 ? 2.0 * (participants - 1) / participants * bytes / bandwidth : 0.0;
-}
-
 // Everything that depends on (t, c, sequence parallelism, micro-batch) only:
-// per-layer saved bytes and roofline times, computed once through the same
+// per-layer saved bytes and kernel costs, computed once through the same
 // functions the ledger and the cost model use.
-struct Shape {
+struct Shape
+{
     std::array<Bytes, kRecomputeChoices> storedDense{}, storedMoe{};
-    Bytes workingSet = 0;     // full recompute: one layer rebuilt (the smaller layer kind)
-    Bytes firstStage = 0;     // embedding activations per micro-batch
-    Bytes lastStage = 0;      // output layer and loss per micro-batch
-    double forward = 0, backward = 0;                 // per layer, averaged over layer kinds
-    std::array<double, kRecomputeChoices> recompute{}; // per layer
-    double outForward = 0, outBackward = 0;
-    double tpBytes = 0;   // one tensor-parallel collective's buffer
-    double kvBytes = 0;   // one layer's K and V on this rank (context parallel all-gather)
-    double p2pBytes = 0;  // one activation between stages
+    Bytes workingSet = 0; // full recompute: one layer rebuilt (the smaller layer kind)
+    Bytes firstStage = 0; // embedding activations per micro-batch
+    Bytes lastStage = 0; // output layer and loss per micro-batch
+    std::array<LayerCost, kRecomputeChoices> layer{}; // one layer, averaged over layer kinds
+    OpCost outForward, outBackward;
+    double p2pNvlink = 0, p2pNetwork = 0; // one pipeline send, inside a node or across
 };
 
 Config withShape(const Config &base, std::int64_t t, std::int64_t c, bool sp, std::int64_t mbs)
@@ -83,7 +75,8 @@ Config withShape(const Config &base, std::int64_t t, std::int64_t c, bool sp, st
     return cfg;
 }
 
-Shape shapeOf(const Config &base, std::int64_t t, std::int64_t c, bool sp, std::int64_t mbs, std::int64_t firstMoeLayer)
+Shape shapeOf(const Config &base, std::int64_t t, std::int64_t c, bool sp, std::int64_t mbs, std::int64_t firstMoeLayer,
+              std::int64_t gpusPerNode)
 {
     Config cfg = withShape(base, t, c, sp, mbs);
     Shape sh;
@@ -106,15 +99,12 @@ Shape shapeOf(const Config &base, std::int64_t t, std::int64_t c, bool sp, std::
         while (denseLayer < cfg.model.num_layers && cfg.model.isMoeLayer(denseLayer))
             ++denseLayer;
         sh.storedDense[g] = chunkActivations(cfg, dense, moe, denseLayer, 1).stored;
-        sh.storedMoe[g] = firstMoeLayer >= 0 ? chunkActivations(cfg, dense, moe, firstMoeLayer, 1).stored : sh.storedDense[g];
-        const CostModel cm = costModel(cfg);
-        sh.recompute[g] = (1 - moeShare) * cm.dense.recompute.seconds + moeShare * cm.moe.recompute.seconds;
-        if (g == 0) {
-            sh.forward = (1 - moeShare) * cm.dense.forward.seconds + moeShare * cm.moe.forward.seconds;
-            sh.backward = (1 - moeShare) * cm.dense.backward.seconds + moeShare * cm.moe.backward.seconds;
-            sh.outForward = cm.outputForward.seconds;
-            sh.outBackward = cm.outputBackward.seconds;
-        }
+        sh.storedMoe[g]
+            = firstMoeLayer >= 0 ? chunkActivations(cfg, dense, moe, firstMoeLayer, 1).stored : sh.storedDense[g];
+        const CostModel cm = costModel(cfg, gpusPerNode);
+        sh.layer[g] = mixedLayerCost(cm.dense, cm.moe, moeShare);
+        sh.outForward = cm.outputForward;
+        sh.outBackward = cm.outputBackward;
     }
     sh.workingSet = std::min(dense.total, moe.total);
     const StageActivations sa = stageActivations(cfg);
@@ -122,20 +112,14 @@ Shape shapeOf(const Config &base, std::int64_t t, std::int64_t c, bool sp, std::
         sh.firstStage += s.bytes;
     for (const SavedTensor &s : sa.last)
         sh.lastStage += s.bytes;
-    const double A = activationBytes(cfg);
-    const double tokens = double(cfg.training.seq_length) / double(c) * double(mbs);
-    const double h = double(cfg.model.hidden_size);
-    sh.tpBytes = A * tokens * h;
-    sh.p2pBytes = A * tokens * h / (sp && t > 1 ? double(t) : 1.0);
-    const double kvDim = cfg.model.multi_latent_attention
-        ? double(cfg.model.kv_lora_rank + cfg.model.qk_pos_emb_head_dim)
-        : double(cfg.model.queryGroups() * cfg.model.headDim()) * 2.0 / double(t);
-    sh.kvBytes = A * tokens * kvDim;
+    sh.p2pNvlink = pipelineSendSeconds(cfg, true);
+    sh.p2pNetwork = pipelineSendSeconds(cfg, false);
     return sh;
 }
 
 // One enumerated plan, compact: the search keeps those passing the bound.
-struct Candidate {
+struct Candidate
+{
     double time = 0;
     Bytes bound = 0;
     std::int32_t t, p, v, d, c, e, mbs;
@@ -162,7 +146,7 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     par.sequence_parallel = x.sp != 0;
     par.zero_stage = x.zero;
     par.pipeline_schedule.reset(); // interleaved when v > 1, else 1F1B
-    par.pipeline_layout.clear();   // the search splits the layers evenly
+    par.pipeline_layout.clear(); // the search splits the layers evenly
     cfg.training.micro_batch_size = x.mbs;
     cfg.training.global_batch_size = globalBatch;
     cfg.strategy.recompute_granularity = kGranularities[static_cast<std::size_t>(x.recompute)];
@@ -171,83 +155,14 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     cfg.strategy.optimizer_offload = (x.offload & 1) ? OffloadTarget::CPU : OffloadTarget::None;
     cfg.strategy.param_offload = OffloadTarget::None;
     cfg.strategy.activation_offload = (x.offload & 2) ? OffloadTarget::CPU : OffloadTarget::None;
-    cfg.name = base.name + " t" + std::to_string(x.t) + " p" + std::to_string(x.p) + (x.v > 1 ? " v" + std::to_string(x.v) : "")
-        + " d" + std::to_string(x.d) + (x.c > 1 ? " c" + std::to_string(x.c) : "") + (x.e > 1 ? " e" + std::to_string(x.e) : "")
-        + " b" + std::to_string(x.mbs) + " zero" + std::to_string(x.zero) + " " + std::string(granularityName(cfg.strategy.recompute_granularity))
-        + ((x.offload & 1) ? " cpu-adam" : "") + ((x.offload & 2) ? " act-offload" : "");
+    cfg.name = base.name + " t" + std::to_string(x.t) + " p" + std::to_string(x.p)
+               + (x.v > 1 ? " v" + std::to_string(x.v) : "") + " d" + std::to_string(x.d)
+               + (x.c > 1 ? " c" + std::to_string(x.c) : "") + (x.e > 1 ? " e" + std::to_string(x.e) : "") + " b"
+               + std::to_string(x.mbs) + " zero" + std::to_string(x.zero) + " "
+               + std::string(granularityName(cfg.strategy.recompute_granularity)) + ((x.offload & 1) ? " cpu-adam" : "")
+               + ((x.offload & 2) ? " act-offload" : "");
     return cfg;
 }
-
-struct StepInputs {
-    double layersOnRank, microBatches, p, v, t, c, dp, gpusPerNode;
-    double forward, backward, recompute, outForward, outBackward;
-    double tpBytes, kvBytes, p2pBytes;
-    double paramsOnRank;   // before ZeRO: what the data-parallel group reduces
-    double gradBytes, weightBytes, optimizerBytesPerParam;
-    bool full, zero3, offload, sharded;
-    bool activationOffload = false;
-    double offloadBytes = 0; // saved activations of one micro-batch on the rank
-};
-
-StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
-{
-    StepTime st;
-    const double Lr = in.layersOnRank, m = in.microBatches;
-    const double nvlink = hw.nvlink_bytes_per_s;
-    const double tp = Lr * (in.full ? 6.0 : 4.0) * ring(in.t, in.tpBytes, nvlink);
-    const double cpBw = in.t * in.c <= in.gpusPerNode ? nvlink : hw.network_bytes_per_s;
-    const double cp = in.c > 1 ? Lr * 2.0 * (in.c - 1) * in.kvBytes / cpBw : 0.0;
-    const double work = Lr * (in.forward + in.backward) + in.outForward + in.outBackward;
-    const double rec = Lr * in.recompute;
-    st.compute = m * work;
-    st.recompute = m * rec;
-    st.tensorComm = m * tp;
-    st.contextComm = m * cp;
-    st.bubble = (in.p - 1) / in.v * (work + rec + tp + cp);
-    if (in.p > 1) {
-        const double bw = in.t * in.dp < in.gpusPerNode ? nvlink : hw.network_bytes_per_s;
-        st.pipelineComm = 2.0 * in.v * m * in.p2pBytes / bw;
-    }
-    if (in.dp > 1) {
-        const double bw = in.t * in.dp <= in.gpusPerNode ? nvlink : hw.network_bytes_per_s;
-        const double full = ring(in.dp, in.paramsOnRank * in.gradBytes, bw) * (in.zero3 ? 1.5 : 1.0);
-        st.dataComm = std::max(0.0, full - Lr * in.backward); // hidden under the last micro-batch's backward
-    }
-    const double shard = in.paramsOnRank / (in.sharded ? in.dp : 1.0);
-    if (in.offload)
-        st.optimizer = shard * (in.gradBytes + in.weightBytes) / hw.host_link_bytes_per_s + shard * kCpuAdamSecondsPerParam;
-    else
-        st.optimizer = shard * (2.0 * in.optimizerBytesPerParam + in.gradBytes + in.weightBytes) / hw.hbm_bytes_per_s;
-    if (in.activationOffload)
-        st.activationOffload = m * offloadStall(in.offloadBytes, hw.host_link_bytes_per_s, Lr * in.forward, Lr * in.backward);
-    st.total = st.compute + st.recompute + st.tensorComm + st.contextComm + st.bubble + st.pipelineComm + st.dataComm
-        + st.optimizer + st.activationOffload;
-    return st;
-}
-
-// Dense parameters of the last rank (which also holds the output layer), the
-// group the data-parallel reduction and the optimizer step cover.
-double paramsOnLastRank(const Config &c)
-{
-    const ParallelismConfig &par = c.parallelism;
-    const std::int64_t t = par.tensor_model_parallel_size, p = par.pipeline_model_parallel_size;
-    const std::int64_t v = par.virtual_pipeline_model_parallel_size;
-    const LayerParams dense = layerParams(c.model, false, t, par.expert_model_parallel_size, par.expertTensorParallel());
-    const LayerParams moe = c.model.isMoe() ? layerParams(c.model, true, t, par.expert_model_parallel_size, par.expertTensorParallel()) : dense;
-    double params = 0;
-    const std::int64_t Lc = c.model.num_layers / (p * v);
-    for (std::int64_t k = 0; k < v; ++k)
-        for (std::int64_t i = 0; i < Lc; ++i) {
-            const LayerParams &lp = c.model.isMoeLayer((k * p + p - 1) * Lc + i) ? moe : dense;
-            params += double(lp.dense.params + lp.expert.params);
-        }
-    const EmbeddingParams emb = embeddingParams(c.model, c.training.seq_length, t, p);
-    params += double(emb.output.params + emb.finalNorm.params);
-    if (p == 1)
-        params += double(emb.word.params + emb.position.params);
-    return params;
-}
-
 
 // ---- Verdicts: why each value of each dimension is or is not in the answer.
 
@@ -261,28 +176,30 @@ std::size_t dimIndex(SearchDimension d)
 // Rules that skipped a value, as bits: set on the value the rule tested and on
 // every value of the enclosing loops, so a value that no plan has can say
 // which rules ruled out every split with it.
-constexpr std::uint32_t kTGpus = 1u << 0;      // t does not divide N
-constexpr std::uint32_t kTNode = 1u << 1;      // t beyond the NVLink node
+constexpr std::uint32_t kTGpus = 1u << 0; // t does not divide N
+constexpr std::uint32_t kTNode = 1u << 1; // t beyond the NVLink node
 constexpr std::uint32_t kTHeads = 1u << 2;
 constexpr std::uint32_t kTGroups = 1u << 3;
 constexpr std::uint32_t kTFfn = 1u << 4;
 constexpr std::uint32_t kTSharedFfn = 1u << 5;
 constexpr std::uint32_t kTExpertFfn = 1u << 6; // the expert FFN does not divide by the expert tensor-parallel size
-constexpr std::uint32_t kCGpus = 1u << 7;      // t × c does not divide N
-constexpr std::uint32_t kCNode = 1u << 8;      // t × c beyond the node
-constexpr std::uint32_t kCSeq = 1u << 9;       // s not a multiple of 2c
-constexpr std::uint32_t kPGpus = 1u << 10;     // t × c × p does not divide N
-constexpr std::uint32_t kPLayers = 1u << 11;   // p does not divide L
-constexpr std::uint32_t kEGroup = 1u << 12;    // t × c × d not a multiple of etp × e
-constexpr std::uint32_t kVNeedsP = 1u << 13;   // interleaving with p = 1
-constexpr std::uint32_t kVLayers = 1u << 14;   // p × v does not divide L
-constexpr std::uint32_t kSpRule = 1u << 15;    // MoE with t > 1 needs sequence parallelism, and t | s / c
-constexpr std::uint32_t kBatch = 1u << 16;     // micro-batch × d does not divide the global batch
-constexpr std::uint32_t kInterleaveBatch = 1u << 17; // interleaving needs the micro-batches per replica to be a multiple of p
+constexpr std::uint32_t kCGpus = 1u << 7; // t × c does not divide N
+constexpr std::uint32_t kCNode = 1u << 8; // t × c beyond the node
+constexpr std::uint32_t kCSeq = 1u << 9; // s not a multiple of 2c
+constexpr std::uint32_t kPGpus = 1u << 10; // t × c × p does not divide N
+constexpr std::uint32_t kPLayers = 1u << 11; // p does not divide L
+constexpr std::uint32_t kEGroup = 1u << 12; // t × c × d not a multiple of etp × e
+constexpr std::uint32_t kVNeedsP = 1u << 13; // interleaving with p = 1
+constexpr std::uint32_t kVLayers = 1u << 14; // p × v does not divide L
+constexpr std::uint32_t kSpRule = 1u << 15; // MoE with t > 1 needs sequence parallelism, and t | s / c
+constexpr std::uint32_t kBatch = 1u << 16; // micro-batch × d does not divide the global batch
+constexpr std::uint32_t kInterleaveBatch
+    = 1u << 17; // interleaving needs the micro-batches per replica to be a multiple of p
 
 // Per value of a dimension: the candidate with the least bound, the fastest
 // one within the limit, and the rules that skipped it.
-struct Slot {
+struct Slot
+{
     Candidate least{};
     Candidate fastest{};
     std::uint32_t why = 0;
@@ -302,7 +219,8 @@ struct Slot {
     }
 };
 
-struct Domain {
+struct Domain
+{
     std::vector<std::int64_t> values;
     std::vector<Slot> slots;
     void set(std::vector<std::int64_t> v)
@@ -347,20 +265,29 @@ std::vector<std::int64_t> upToNode(std::int64_t n, std::int64_t node)
 std::int64_t valueOf(const Candidate &x, SearchDimension d)
 {
     switch (d) {
-    case SearchDimension::T: return x.t;
-    case SearchDimension::P: return x.p;
-    case SearchDimension::V: return x.v;
-    case SearchDimension::D: return x.d;
-    case SearchDimension::C: return x.c;
-    case SearchDimension::E: return x.e;
-    case SearchDimension::MicroBatch: return x.mbs;
-    case SearchDimension::ZeroStage: return x.zero;
-    case SearchDimension::Recompute: return x.recompute;
-    case SearchDimension::Offload: return x.offload;
+    case SearchDimension::T:
+        return x.t;
+    case SearchDimension::P:
+        return x.p;
+    case SearchDimension::V:
+        return x.v;
+    case SearchDimension::D:
+        return x.d;
+    case SearchDimension::C:
+        return x.c;
+    case SearchDimension::E:
+        return x.e;
+    case SearchDimension::MicroBatch:
+        return x.mbs;
+    case SearchDimension::ZeroStage:
+        return x.zero;
+    case SearchDimension::Recompute:
+        return x.recompute;
+    case SearchDimension::Offload:
+        return x.offload;
     }
     return 0;
 }
-
 
 std::string labelOf(SearchDimension d, std::int64_t v)
 {
@@ -377,19 +304,22 @@ std::string labelOf(SearchDimension d, std::int64_t v)
 std::string phraseOf(SearchDimension d, std::int64_t v)
 {
     switch (d) {
-    case SearchDimension::MicroBatch: return "micro-batch " + std::to_string(v);
-    case SearchDimension::ZeroStage: return "ZeRO " + std::to_string(v);
+    case SearchDimension::MicroBatch:
+        return "micro-batch " + std::to_string(v);
+    case SearchDimension::ZeroStage:
+        return "ZeRO " + std::to_string(v);
     case SearchDimension::Recompute: {
         constexpr std::array<const char *, 3> names = {"no recompute", "selective recompute", "full recompute"};
         return names[static_cast<std::size_t>(std::clamp<std::int64_t>(v, 0, 2))];
     }
     case SearchDimension::Offload: {
-        constexpr std::array<const char *, 4> names = {"no offload", "the optimizer on the CPU",
-                                                       "activations offloaded to the host",
-                                                       "the optimizer on the CPU and activations on the host"};
+        constexpr std::array<const char *, 4> names
+            = {"no offload", "the optimizer on the CPU", "activations offloaded to the host",
+               "the optimizer on the CPU and activations on the host"};
         return names[static_cast<std::size_t>(v & 3)];
     }
-    default: return std::string(dimensionName(d)) + " = " + std::to_string(v);
+    default:
+        return std::string(dimensionName(d)) + " = " + std::to_string(v);
     }
 }
 
@@ -436,7 +366,8 @@ std::string percentOf(double fraction)
     return text;
 }
 
-struct Facts {
+struct Facts
+{
     std::int64_t N, G, L, s, GB, heads, groups, ffn, sharedFfn, moeFfn, etp;
     bool moe, etpFixed;
 };
@@ -464,8 +395,8 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
         if (!divides.empty())
             own.push_back(it + " does not divide " + orList(divides));
         if ((why & kTExpertFfn) && f.etpFixed)
-            own.push_back("the expert FFN width of " + std::to_string(f.moeFfn) + " does not divide by the expert tensor-parallel size "
-                          + std::to_string(f.etp));
+            own.push_back("the expert FFN width of " + std::to_string(f.moeFfn)
+                          + " does not divide by the expert tensor-parallel size " + std::to_string(f.etp));
         if (why & kTNode)
             own.push_back(it + " leaves the " + G + "-GPU NVLink node");
     }
@@ -475,8 +406,8 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
         if ((why & kCNode) && v > f.G)
             own.push_back(it + " leaves the " + G + "-GPU NVLink node");
         if (why & kCSeq)
-            own.push_back("the " + std::to_string(f.s) + "-token sequence does not split into 2c = " + std::to_string(2 * v)
-                          + " chunks");
+            own.push_back("the " + std::to_string(f.s)
+                          + "-token sequence does not split into 2c = " + std::to_string(2 * v) + " chunks");
     }
     if (d == SearchDimension::P && (why & kPLayers))
         own.push_back(it + " does not divide the " + L + " layers");
@@ -515,7 +446,8 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
     if (why & kVLayers)
         other.push_back("p × v does not divide the " + L + " layers");
     if (why & kSpRule)
-        other.push_back("an MoE model with t > 1 needs sequence parallelism, which needs t to divide the sequence per context rank");
+        other.push_back("an MoE model with t > 1 needs sequence parallelism, which needs t to divide the sequence per "
+                        "context rank");
     if ((why & kBatch) && d != SearchDimension::MicroBatch && !(d == SearchDimension::D && f.GB % v))
         other.push_back("micro-batch × d does not divide the global batch of " + GB);
     if (why & kInterleaveBatch)
@@ -525,8 +457,10 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
         return "no valid plan has " + it + ": every split with it breaks a rule (" + joined(own, "; ") + ")";
     }
     if (d == SearchDimension::D)
-        return it + " leaves " + std::to_string(f.N / v) + " GPUs per replica, and no valid t × c × p makes that "
-               "(t × c within the " + G + "-GPU node, p dividing the " + L + " layers)";
+        return it + " leaves " + std::to_string(f.N / v)
+               + " GPUs per replica, and no valid t × c × p makes that "
+                 "(t × c within the "
+               + G + "-GPU node, p dividing the " + L + " layers)";
     return "no valid split of the " + N + " GPUs reaches " + it;
 }
 
@@ -555,63 +489,25 @@ std::vector<std::size_t> paretoPlans(const SearchResult &result)
     return out;
 }
 
-StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
-{
-    const ParallelismConfig &par = c.parallelism;
-    std::int64_t firstMoe = -1;
-    for (std::int64_t l = 0; l < c.model.num_layers && firstMoe < 0; ++l)
-        if (c.model.isMoeLayer(l))
-            firstMoe = l;
-    const Shape sh = shapeOf(c, par.tensor_model_parallel_size, par.context_parallel_size, par.sequence_parallel,
-                             c.training.micro_batch_size, firstMoe);
-    const StateBytes sb = stateBytes(c.training);
-    const int g = static_cast<int>(c.strategy.recompute_granularity);
-    StepInputs in{double(c.model.num_layers / par.pipeline_model_parallel_size), double(c.microBatches()),
-                  double(par.pipeline_model_parallel_size), double(par.virtual_pipeline_model_parallel_size),
-                  double(par.tensor_model_parallel_size), double(par.context_parallel_size),
-                  double(par.data_parallel_size * par.context_parallel_size), double(gpusPerNode),
-                  sh.forward, sh.backward, sh.recompute[static_cast<std::size_t>(g)], sh.outForward, sh.outBackward,
-                  sh.tpBytes, sh.kvBytes, sh.p2pBytes, paramsOnLastRank(c), double(sb.grad), double(sb.weight),
-                  sb.optimizerPerParam(), c.strategy.recompute_granularity == RecomputeGranularity::Full,
-                  par.zero_stage >= 3, c.strategy.optimizer_offload != OffloadTarget::None, par.zero_stage >= 1};
-    in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
-    in.offloadBytes = double(sh.storedDense[static_cast<std::size_t>(g)]) * in.layersOnRank;
-    return stepTime(in, c.hardware);
-}
-
-std::array<StepTimePart, 9> stepTimeParts(const StepTime &t)
-{
-    return {{{"compute", t.compute},
-             {"recompute", t.recompute},
-             {"bubble", t.bubble},
-             {"tensor_comm", t.tensorComm},
-             {"context_comm", t.contextComm},
-             {"data_comm_exposed", t.dataComm},
-             {"pipeline_comm", t.pipelineComm},
-             {"optimizer", t.optimizer},
-             {"activation_offload", t.activationOffload}}};
-}
-
-StepTimePart largestStepTimePart(const StepTime &time)
-{
-    const auto parts = stepTimeParts(time);
-    return *std::max_element(parts.begin(), parts.end(),
-                             [](const StepTimePart &a, const StepTimePart &b) { return a.seconds < b.seconds; });
-}
-
 std::string_view dimensionName(SearchDimension d)
 {
-    constexpr std::array<std::string_view, kDims> names = {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage",
-                                                           "recompute_granularity", "offload"};
+    constexpr std::array<std::string_view, kDims> names
+        = {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload"};
     return names[dimIndex(d)];
 }
 
 std::string_view dimensionTitle(SearchDimension d)
 {
-    constexpr std::array<std::string_view, kDims> titles = {
-        "tensor-parallel degree", "pipeline-parallel degree", "virtual pipeline chunks per rank", "data-parallel degree",
-        "context-parallel degree", "expert-parallel degree", "micro-batch size", "ZeRO stage", "activation recompute",
-        "offload"};
+    constexpr std::array<std::string_view, kDims> titles = {"tensor-parallel degree",
+                                                            "pipeline-parallel degree",
+                                                            "virtual pipeline chunks per rank",
+                                                            "data-parallel degree",
+                                                            "context-parallel degree",
+                                                            "expert-parallel degree",
+                                                            "micro-batch size",
+                                                            "ZeRO stage",
+                                                            "activation recompute",
+                                                            "offload"};
     return titles[dimIndex(d)];
 }
 
@@ -619,18 +515,27 @@ std::int64_t dimensionValue(const Config &c, SearchDimension d)
 {
     const ParallelismConfig &par = c.parallelism;
     switch (d) {
-    case SearchDimension::T: return par.tensor_model_parallel_size;
-    case SearchDimension::P: return par.pipeline_model_parallel_size;
-    case SearchDimension::V: return par.virtual_pipeline_model_parallel_size;
-    case SearchDimension::D: return par.data_parallel_size;
-    case SearchDimension::C: return par.context_parallel_size;
-    case SearchDimension::E: return par.expert_model_parallel_size;
-    case SearchDimension::MicroBatch: return c.training.micro_batch_size;
-    case SearchDimension::ZeroStage: return par.zero_stage;
-    case SearchDimension::Recompute: return static_cast<std::int64_t>(c.strategy.recompute_granularity);
+    case SearchDimension::T:
+        return par.tensor_model_parallel_size;
+    case SearchDimension::P:
+        return par.pipeline_model_parallel_size;
+    case SearchDimension::V:
+        return par.virtual_pipeline_model_parallel_size;
+    case SearchDimension::D:
+        return par.data_parallel_size;
+    case SearchDimension::C:
+        return par.context_parallel_size;
+    case SearchDimension::E:
+        return par.expert_model_parallel_size;
+    case SearchDimension::MicroBatch:
+        return c.training.micro_batch_size;
+    case SearchDimension::ZeroStage:
+        return par.zero_stage;
+    case SearchDimension::Recompute:
+        return static_cast<std::int64_t>(c.strategy.recompute_granularity);
     case SearchDimension::Offload:
         return (c.strategy.optimizer_offload != OffloadTarget::None ? 1 : 0)
-            | (c.strategy.activation_offload != OffloadTarget::None ? 2 : 0);
+               | (c.strategy.activation_offload != OffloadTarget::None ? 2 : 0);
     }
     return 0;
 }
@@ -638,11 +543,16 @@ std::int64_t dimensionValue(const Config &c, SearchDimension d)
 std::string_view verdictKindName(VerdictKind k)
 {
     switch (k) {
-    case VerdictKind::InTop: return "top";
-    case VerdictKind::Structural: return "structural";
-    case VerdictKind::Memory: return "memory";
-    case VerdictKind::Slower: return "slower";
-    case VerdictKind::Ledger: return "ledger";
+    case VerdictKind::InTop:
+        return "top";
+    case VerdictKind::Structural:
+        return "structural";
+    case VerdictKind::Memory:
+        return "memory";
+    case VerdictKind::Slower:
+        return "slower";
+    case VerdictKind::Ledger:
+        return "ledger";
     }
     return "structural";
 }
@@ -670,7 +580,7 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
         auto key = std::make_tuple(t, c, sp, mbs);
         auto it = shapes.find(key);
         if (it == shapes.end())
-            it = shapes.emplace(key, shapeOf(base, t, c, sp, mbs, firstMoe)).first;
+            it = shapes.emplace(key, shapeOf(base, t, c, sp, mbs, firstMoe, G)).first;
         return it->second;
     };
 
@@ -695,9 +605,9 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
         domain(SearchDimension::Offload).set({0, 1, 2, 3});
     }
     // The loops from the outside in; `at` holds the index of each one's current value.
-    constexpr std::array<SearchDimension, 7> loops = {SearchDimension::T, SearchDimension::C, SearchDimension::P,
-                                                      SearchDimension::D, SearchDimension::E, SearchDimension::V,
-                                                      SearchDimension::MicroBatch};
+    constexpr std::array<SearchDimension, 7> loops
+        = {SearchDimension::T, SearchDimension::C, SearchDimension::P,         SearchDimension::D,
+           SearchDimension::E, SearchDimension::V, SearchDimension::MicroBatch};
     std::array<std::size_t, kDims> at{};
     auto refuse = [&](std::size_t depth, std::uint32_t why) {
         for (std::size_t k = 0; k < depth; ++k)
@@ -716,10 +626,13 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
         const std::int64_t t = tValues[ti];
         at[dimIndex(SearchDimension::T)] = ti;
         const std::int64_t etp = etpFixed > 0 ? etpFixed : t;
-        std::uint32_t tWhy = (N % t ? kTGpus : 0) | (t > G ? kTNode : 0) | (heads % t ? kTHeads : 0) | (groups % t ? kTGroups : 0)
-            | (model.ffn() % t ? kTFfn : 0)
-            | (model.moe_shared_expert_intermediate_size > 0 && model.moe_shared_expert_intermediate_size % t ? kTSharedFfn : 0)
-            | (model.isMoe() && model.moeFfn() % etp ? kTExpertFfn : 0);
+        std::uint32_t tWhy
+            = (N % t ? kTGpus : 0) | (t > G ? kTNode : 0) | (heads % t ? kTHeads : 0) | (groups % t ? kTGroups : 0)
+              | (model.ffn() % t ? kTFfn : 0)
+              | (model.moe_shared_expert_intermediate_size > 0 && model.moe_shared_expert_intermediate_size % t
+                     ? kTSharedFfn
+                     : 0)
+              | (model.isMoe() && model.moeFfn() % etp ? kTExpertFfn : 0);
         if (tWhy) {
             refuse(1, tWhy);
             continue;
@@ -729,7 +642,8 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
         for (std::size_t ci = 0; ci < cValues.size(); ++ci) {
             const std::int64_t c = cValues[ci];
             at[dimIndex(SearchDimension::C)] = ci;
-            const std::uint32_t cWhy = ((N / t) % c ? kCGpus : 0) | (t * c > G ? kCNode : 0) | (c > 1 && s % (2 * c) ? kCSeq : 0);
+            const std::uint32_t cWhy
+                = ((N / t) % c ? kCGpus : 0) | (t * c > G ? kCNode : 0) | (c > 1 && s % (2 * c) ? kCSeq : 0);
             if (cWhy) {
                 refuse(2, cWhy);
                 continue;
@@ -774,7 +688,8 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                         }
                         const std::int64_t Lc = L / (p * v);
                         // Parameters and layer kinds of the first and last rank.
-                        struct RankParams {
+                        struct RankParams
+                        {
                             ParamCount dense, expert, stage;
                             std::int64_t moeLayers = 0, layers = 0;
                         };
@@ -802,18 +717,23 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                         std::array<std::array<std::array<Bytes, 2>, 4>, 2> states{};
                         for (int w = 0; w < 2; ++w)
                             for (int z = 0; z < 4; ++z) {
-                                const ModelStates a = modelStates(sb, rp[w].dense.params, rp[w].dense.factoredState, z, dp);
-                                const ModelStates b = modelStates(sb, rp[w].expert.params, rp[w].expert.factoredState, z, edp);
-                                const ModelStates cst = modelStates(sb, rp[w].stage.params, rp[w].stage.factoredState, z, dp);
+                                const ModelStates a
+                                    = modelStates(sb, rp[w].dense.params, rp[w].dense.factoredState, z, dp);
+                                const ModelStates b
+                                    = modelStates(sb, rp[w].expert.params, rp[w].expert.factoredState, z, edp);
+                                const ModelStates cst
+                                    = modelStates(sb, rp[w].stage.params, rp[w].stage.factoredState, z, dp);
                                 Bytes comm = 0;
-                                const std::int64_t onRank = rp[w].dense.params + rp[w].expert.params + rp[w].stage.params;
+                                const std::int64_t onRank
+                                    = rp[w].dense.params + rp[w].expert.params + rp[w].stage.params;
                                 if (dp > 1 || edp > 1)
                                     comm += std::min<std::int64_t>(base.strategy.ddp_bucket_size, onRank) * sb.grad;
                                 if (z >= 3 && rp[w].layers > 0) {
                                     const LayerParams &lp = rp[w].moeLayers > 0 ? lpMoe : lpDense;
                                     comm += 2 * (lp.dense.params + lp.expert.params) * sb.weight;
                                 }
-                                const Bytes wg = a.weights + a.gradients + b.weights + b.gradients + cst.weights + cst.gradients;
+                                const Bytes wg
+                                    = a.weights + a.gradients + b.weights + b.gradients + cst.weights + cst.gradients;
                                 const Bytes o = a.optimizer + b.optimizer + cst.optimizer;
                                 states[w][z][0] = wg + o + comm;
                                 states[w][z][1] = wg + comm;
@@ -855,7 +775,8 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                 x.t = int(t), x.p = int(p), x.v = int(v), x.d = int(d), x.c = int(c), x.e = int(e);
                                 x.mbs = int(mbs);
                                 x.sp = std::int8_t(sp);
-                                // This loop's least bound and fastest plan, folded into the outer dimensions' slots below.
+                                // This loop's least bound and fastest plan, folded into the outer dimensions' slots
+                                // below.
                                 Slot here;
                                 for (int g = 0; g < kRecomputeChoices; ++g) {
                                     std::array<Bytes, 2> acts{}, layerActs{};
@@ -863,8 +784,9 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                         // Chunks may mix layer kinds: the smaller kind bounds every layer.
                                         const std::size_t gi = static_cast<std::size_t>(g);
                                         const Bytes perLayer = rp[w].moeLayers == 0 ? sh.storedDense[gi]
-                                            : rp[w].moeLayers == rp[w].layers       ? sh.storedMoe[gi]
-                                                                                    : std::min(sh.storedDense[gi], sh.storedMoe[gi]);
+                                                               : rp[w].moeLayers == rp[w].layers
+                                                                   ? sh.storedMoe[gi]
+                                                                   : std::min(sh.storedDense[gi], sh.storedMoe[gi]);
                                         layerActs[w] = perLayer * Lc * inFlight[w];
                                         acts[w] = (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes;
                                         if (rankIds[w] == 0)
@@ -872,13 +794,27 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                         if (rankIds[w] == p - 1)
                                             acts[w] += sh.lastStage * inFlightLast[1];
                                     }
-                                    StepInputs in{double(L / p), double(m), double(p), double(v), double(t), double(c),
-                                                  double(dp), double(opt.gpusPerNode), sh.forward, sh.backward,
-                                                  sh.recompute[static_cast<std::size_t>(g)], sh.outForward, sh.outBackward,
-                                                  sh.tpBytes, sh.kvBytes, sh.p2pBytes, paramsLast, double(sb.grad),
-                                                  double(sb.weight), sb.optimizerPerParam(), g == 2, false, false, false};
-                                    in.offloadBytes = double(sh.storedDense[static_cast<std::size_t>(g)]) * double(L / p);
-                                    // Activation offload keeps the group computing and one per staging buffer (as the ledger).
+                                    StepInputs in;
+                                    in.layersOnRank = double(L / p);
+                                    in.microBatches = double(m);
+                                    in.p = double(p);
+                                    in.v = double(v);
+                                    in.dataParallel = double(dp);
+                                    in.dataOnNvlink = double(t * dp) <= double(G);
+                                    in.layer = sh.layer[static_cast<std::size_t>(g)];
+                                    in.outputForward = sh.outForward;
+                                    in.outputBackward = sh.outBackward;
+                                    in.p2pSeconds = t * c * d < G ? sh.p2pNvlink : sh.p2pNetwork;
+                                    in.paramsOnRank = paramsLast;
+                                    in.gradBytes = double(sb.grad);
+                                    in.weightBytes = double(sb.weight);
+                                    in.optimizerBytesPerParam = sb.optimizerPerParam();
+                                    in.overlapGradReduce = base.strategy.overlap_grad_reduce;
+                                    in.bucketParams = double(base.strategy.ddp_bucket_size);
+                                    in.offloadBytes
+                                        = double(sh.storedDense[static_cast<std::size_t>(g)]) * double(L / p);
+                                    // Activation offload keeps the group computing and one per staging buffer (as the
+                                    // ledger).
                                     std::array<Bytes, 2> offloadedActs{};
                                     for (int w = 0; w < 2; ++w) {
                                         const std::int64_t onDevice = std::min<std::int64_t>(inFlight[w], buffers + 1);
@@ -911,9 +847,8 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                                 ++res.prunedByBound;
                                                 continue;
                                             }
-                                            in.zero3 = z >= 3;
-                                            in.sharded = z >= 1;
-                                            in.offload = opt1 == 1;
+                                            in.zeroStage = z;
+                                            in.optimizerOffload = opt1 == 1;
                                             in.activationOffload = (off & 2) != 0;
                                             x.time = stepTime(in, base.hardware).total;
                                             kept.push_back(x);
@@ -943,7 +878,8 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
     std::make_heap(kept.begin(), kept.end(), slower);
     double bestTime = 0; // the search's own estimate for the best plan, against which verdicts say "slower"
     auto keyOf = [](const Candidate &x) {
-        return std::make_tuple(x.t, x.p, x.v, x.d, x.c, x.e, x.mbs, int(x.zero), int(x.recompute), int(x.offload), int(x.sp));
+        return std::make_tuple(x.t, x.p, x.v, x.d, x.c, x.e, x.mbs, int(x.zero), int(x.recompute), int(x.offload),
+                               int(x.sp));
     };
     // Candidates already put to the ledger (the fastest plan of several values is often the same one).
     std::map<decltype(keyOf(Candidate{})), bool> confirmed;
@@ -986,18 +922,31 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
         res.plans.push_back(std::move(plan));
     }
     if (res.candidates == 0)
-        res.notes.push_back("no split of " + std::to_string(N) + " GPUs is valid for this model (t must divide the heads, "
-                            "query groups and FFN width; p must divide the layers; the global batch of " + std::to_string(GB)
-                            + " must divide into micro-batches over d)");
+        res.notes.push_back("no split of " + std::to_string(N)
+                            + " GPUs is valid for this model (t must divide the heads, "
+                              "query groups and FFN width; p must divide the layers; the global batch of "
+                            + std::to_string(GB) + " must divide into micro-batches over d)");
     else if (res.plans.empty())
         res.notes.push_back("none of " + std::to_string(res.candidates) + " plans stays under "
-                            + std::to_string(opt.margin) + " × device memory; add GPUs, shorten the sequence or use a larger device");
+                            + std::to_string(opt.margin)
+                            + " × device memory; add GPUs, shorten the sequence or use a larger device");
 
     // Verdicts, value by value.
-    const Facts facts{N, G, L, s, GB, heads, groups, model.ffn(), model.moe_shared_expert_intermediate_size, model.moeFfn(),
-                      etpFixed, model.isMoe(), etpFixed > 0};
+    const Facts facts{N,
+                      G,
+                      L,
+                      s,
+                      GB,
+                      heads,
+                      groups,
+                      model.ffn(),
+                      model.moe_shared_expert_intermediate_size,
+                      model.moeFfn(),
+                      etpFixed,
+                      model.isMoe(),
+                      etpFixed > 0};
     const std::string limitText = formatGB(double(limit)) + " (" + percentOf(opt.margin) + " of "
-        + formatGB(double(base.hardware.hbm_bytes)) + ")";
+                                  + formatGB(double(base.hardware.hbm_bytes)) + ")";
     const std::string topText = "in the top " + std::to_string(res.plans.size());
     for (const SearchDimension d : kSearchDimensions) {
         const Domain &dm = dom[dimIndex(d)];
@@ -1009,8 +958,9 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
             vv.value = dm.values[k];
             vv.label = labelOf(d, vv.value);
             const std::string it = phraseOf(d, vv.value);
-            const bool inTop = std::any_of(res.plans.begin(), res.plans.end(),
-                                           [&](const SearchPlan &p) { return dimensionValue(p.config, d) == vv.value; });
+            const bool inTop = std::any_of(res.plans.begin(), res.plans.end(), [&](const SearchPlan &p) {
+                return dimensionValue(p.config, d) == vv.value;
+            });
             if (inTop) {
                 vv.kind = VerdictKind::InTop;
                 vv.reason = it + " is " + topText;
@@ -1022,7 +972,8 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                 vv.leastPeakBytes = slot.least.bound;
                 vv.example = configOf(base, slot.least, GB);
                 std::string need = floorGB(slot.least.bound), lim = formatGB(double(limit));
-                vv.reason = "every plan with " + it + " needs at least " + need + " on its busiest GPU; the limit is " + limitText;
+                vv.reason = "every plan with " + it + " needs at least " + need + " on its busiest GPU; the limit is "
+                            + limitText;
                 if (need == lim)
                     vv.reason += " (" + formatThousands(slot.least.bound) + " > " + formatThousands(limit) + " bytes)";
             } else {
@@ -1050,16 +1001,20 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                     vv.example = std::move(ok->first);
                     char line[160];
                     if (vv.slowerPercent >= 0.05)
-                        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", found.time,
-                                      vv.slowerPercent, bestTime);
+                        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)",
+                                      found.time, vv.slowerPercent, bestTime);
                     else
-                        std::snprintf(line, sizeof line, "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu "
-                                      "(ties go to the simpler plan)", found.time, res.plans.size());
+                        std::snprintf(line, sizeof line,
+                                      "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu "
+                                      "(ties go to the simpler plan)",
+                                      found.time, res.plans.size());
                     vv.reason = "fits, but the fastest plan with " + it + " takes " + line;
                 } else {
                     vv.kind = VerdictKind::Ledger;
-                    vv.reason = "plans with " + it + " pass the search's lower bound, but the fastest of them fail the full ledger "
-                                "(over the limit of " + limitText + ") or validation";
+                    vv.reason = "plans with " + it
+                                + " pass the search's lower bound, but the fastest of them fail the full ledger "
+                                  "(over the limit of "
+                                + limitText + ") or validation";
                 }
             }
             dv.values.push_back(std::move(vv));

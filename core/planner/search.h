@@ -4,6 +4,7 @@
 #include "core/config.h"
 #include "core/ledger.h"
 #include "core/problem.h"
+#include "core/steptime.h"
 
 #include <array>
 #include <cstdint>
@@ -17,59 +18,27 @@ namespace memledger {
 // "Find plans that fit" (issue 6): every split of a GPU count into t, p, v, d,
 // c, e with every micro-batch size, ZeRO stage, recompute choice and
 // offload choice (none, CPU optimizer, activations to the host, both), for one model, device and global batch.
-struct SearchOptions {
+struct SearchOptions
+{
     std::int64_t gpus = 8;
     int top = 10;
-    double margin = 0.8;          // keep plans whose ledger peak ≤ margin × hbm_bytes (454 runs, none OOM)
+    double margin = 0.8; // keep plans whose ledger peak ≤ margin × hbm_bytes (454 runs, none OOM)
     std::int64_t gpusPerNode = 8; // NVLink domain: t and c stay inside it
-    std::int64_t maxVirtual = 4;  // interleaved chunks per rank tried: 2..maxVirtual
+    std::int64_t maxVirtual = 4; // interleaved chunks per rank tried: 2..maxVirtual
     std::int64_t maxMicroBatch = 16;
 };
 
 // Arguments named as on the command line ("--gpus", "--top", "--margin").
 Problems checkSearchOptions(const SearchOptions &options);
 
-// Estimated step time of a plan, seconds, by part. A simple documented model:
-// roofline compute of the busiest (last) stage per micro-batch; tensor-parallel
-// collectives (4 per layer per micro-batch, 6 with full recompute: ring cost
-// 2(t-1)/t of the layer's activation over NVLink) and context-parallel K/V
-// all-gathers fully exposed; the pipeline bubble (p-1)/v stage-micro-batch
-// times (Narayanan et al. 2021); data-parallel gradient reduction (ring
-// all-reduce volume, ×1.5 with ZeRO-3's extra parameter gather) hidden only
-// under the backward of the last micro-batch; pipeline sends; the optimizer
-// step (device HBM streaming, or CPU-Adam plus host-link copies); activation
-// offload stalls where a micro-batch's saved activations take longer to cross
-// the host link than the stage's forward (out) or backward (in) lasts.
-struct StepTime {
-    double compute = 0;    // forward + backward of all micro-batches on the busiest stage
-    double recompute = 0;
-    double bubble = 0;
-    double tensorComm = 0;
-    double contextComm = 0;
-    double dataComm = 0;   // the exposed part
-    double pipelineComm = 0;
-    double optimizer = 0;
-    double activationOffload = 0; // stalls
-    double total = 0;
-};
-
-// The parts of a StepTime by name ("compute", "bubble", ...), in the order above.
-struct StepTimePart {
-    std::string_view name;
-    double seconds = 0;
-};
-std::array<StepTimePart, 9> stepTimeParts(const StepTime &time);
-// The part that takes longest (the first such on ties).
-StepTimePart largestStepTimePart(const StepTime &time);
-
 // The dimensions the search varies, named as the search and the preset name
 // them ("t" ... "e", "micro_batch_size", "zero_stage", "recompute_granularity",
 // "offload").
 enum class SearchDimension { T, P, V, D, C, E, MicroBatch, ZeroStage, Recompute, Offload };
-inline constexpr std::array<SearchDimension, 10> kSearchDimensions = {
-    SearchDimension::T, SearchDimension::P,          SearchDimension::V,         SearchDimension::D,
-    SearchDimension::C, SearchDimension::E,          SearchDimension::MicroBatch, SearchDimension::ZeroStage,
-    SearchDimension::Recompute, SearchDimension::Offload};
+inline constexpr std::array<SearchDimension, 10> kSearchDimensions
+    = {SearchDimension::T,         SearchDimension::P,      SearchDimension::V,          SearchDimension::D,
+       SearchDimension::C,         SearchDimension::E,      SearchDimension::MicroBatch, SearchDimension::ZeroStage,
+       SearchDimension::Recompute, SearchDimension::Offload};
 std::string_view dimensionName(SearchDimension dimension);
 // "tensor-parallel degree", "micro-batch size", ...
 std::string_view dimensionTitle(SearchDimension dimension);
@@ -78,19 +47,20 @@ std::int64_t dimensionValue(const Config &config, SearchDimension dimension);
 
 // Why one value of a dimension is, or is not, in the answer.
 enum class VerdictKind {
-    InTop,      // some returned plan has it
+    InTop, // some returned plan has it
     Structural, // no valid plan has it (divisibility, the NVLink node, the batch)
-    Memory,     // every plan with it was pruned: its lower bound exceeds the limit
-    Slower,     // plans with it fit, but none made the top K
-    Ledger,     // plans with it pass the lower bound, but the ones tried fail the full ledger (MoE)
+    Memory, // every plan with it was pruned: its lower bound exceeds the limit
+    Slower, // plans with it fit, but none made the top K
+    Ledger, // plans with it pass the lower bound, but the ones tried fail the full ledger (MoE)
 };
 std::string_view verdictKindName(VerdictKind kind); // "top", "structural", "memory", "slower", "ledger"
 
-struct ValueVerdict {
+struct ValueVerdict
+{
     // The degree, micro-batch size or ZeRO stage; recompute: int(RecomputeGranularity);
     // offload: bit 0 the optimizer on the CPU, bit 1 activations to the host.
     std::int64_t value = 0;
-    std::string label;  // "3", "selective", "optimizer+activations"
+    std::string label; // "3", "selective", "optimizer+activations"
     VerdictKind kind = VerdictKind::Structural;
     std::string reason; // one sentence that names the value
     // Memory: the least lower bound of any plan with this value (every one
@@ -103,23 +73,26 @@ struct ValueVerdict {
     std::optional<Config> example; // Memory and Slower: the plan named above
 };
 
-struct DimensionVerdicts {
+struct DimensionVerdicts
+{
     SearchDimension dimension = SearchDimension::T;
     std::vector<ValueVerdict> values; // ascending
 };
 
-struct SearchPlan {
+struct SearchPlan
+{
     Config config;
     Ledger ledger;
     Bytes estimateBytes = 0; // the search's lower bound on the peak (what it pruned with)
     StepTime time;
 };
 
-struct SearchResult {
-    std::vector<SearchPlan> plans;  // best (fastest) first
-    std::int64_t candidates = 0;    // valid plans enumerated
+struct SearchResult
+{
+    std::vector<SearchPlan> plans; // best (fastest) first
+    std::int64_t candidates = 0; // valid plans enumerated
     std::int64_t prunedByBound = 0; // rejected because the lower bound already exceeds the limit
-    std::int64_t ledgersRun = 0;    // full ledgers computed to confirm the best and the verdicts' plans
+    std::int64_t ledgersRun = 0; // full ledgers computed to confirm the best and the verdicts' plans
     std::int64_t rejectedByLedger = 0;
     Bytes limitBytes = 0;
     double seconds = 0;
@@ -158,8 +131,5 @@ double percentSlower(double seconds, double fastest);
 // step time (as fast and no more memory, better in one): the search's
 // memory-against-time frontier, fastest first (indices into result.plans).
 std::vector<std::size_t> paretoPlans(const SearchResult &result);
-
-// The step-time model above for one configuration (used by the search and tests).
-StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode = 8);
 
 } // namespace memledger

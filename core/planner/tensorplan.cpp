@@ -13,15 +13,29 @@ namespace memledger {
 namespace {
 
 enum Node {
-    kInput, kQkvInput, kQkv, kSoftmax, kCoreMask, kCoreDropout, kProjInput, kHiddenMask, kMlpNormInput,
-    kFc1Input, kFc1Output, kFc2Input, kMlpMask, kNodeCount
+    kInput,
+    kQkvInput,
+    kQkv,
+    kSoftmax,
+    kCoreMask,
+    kCoreDropout,
+    kProjInput,
+    kHiddenMask,
+    kMlpNormInput,
+    kFc1Input,
+    kFc1Output,
+    kFc2Input,
+    kMlpMask,
+    kNodeCount
 };
 
-const char *kNodeNames[kNodeCount] = {
-    "input_norm.input",          "attention.qkv.input",   "attention.q,k,v",    "attention.softmax_output",
-    "attention.dropout_mask",    "attention.dropout_output", "attention.proj.input", "attention.hidden_dropout_mask",
-    "pre_mlp_norm.input",        "mlp.fc1.input",         "mlp.fc1.output",     "mlp.fc2.input",
-    "mlp.dropout_mask"};
+const char *kNodeNames[kNodeCount] = {"input_norm.input",       "attention.qkv.input",
+                                      "attention.q,k,v",        "attention.softmax_output",
+                                      "attention.dropout_mask", "attention.dropout_output",
+                                      "attention.proj.input",   "attention.hidden_dropout_mask",
+                                      "pre_mlp_norm.input",     "mlp.fc1.input",
+                                      "mlp.fc1.output",         "mlp.fc2.input",
+                                      "mlp.dropout_mask"};
 
 // Which graph node a row of layerActivations belongs to.
 int nodeOf(const SavedTensor &s)
@@ -56,8 +70,13 @@ int nodeOf(const SavedTensor &s)
 
 double opSeconds(const LayerGraph &g, const TensorNode &n, TensorCost cost)
 {
-    const double compute = n.flops / g.peakFlops;
-    return cost == TensorCost::Flops ? compute : std::max(compute, n.bytesMoved / g.hbmBytesPerS);
+    if (cost == TensorCost::Flops)
+        return n.flops / g.peakFlops;
+    // As core/kernelcost.h prices a kernel, so the layer's own time (the cost model's) is the same scale.
+    const double compute = n.flops > 0 ? n.flops / (g.peakFlops * efficiencyAt(g.gemmEfficiency, n.flops)) : 0.0;
+    const double memory
+        = n.bytesMoved > 0 ? n.bytesMoved / (g.hbmBytesPerS * efficiencyAt(g.hbmEfficiency, n.bytesMoved)) : 0.0;
+    return compute + memory;
 }
 
 } // namespace
@@ -89,7 +108,8 @@ LayerGraph layerGraph(const Config &config)
     const double W = dtypeBytes(config.training.params_dtype);
     const double t = double(par.tensor_model_parallel_size);
     const double h = double(m.hidden_size), d = double(m.headDim());
-    const double T = double(config.training.seq_length) / double(par.context_parallel_size) * double(config.training.micro_batch_size);
+    const double T = double(config.training.seq_length) / double(par.context_parallel_size)
+                     * double(config.training.micro_batch_size);
     auto B = [&](int k) { return double(g.nodes[static_cast<std::size_t>(k)].bytes); };
     auto set = [&](int k, double flops, double moved, std::vector<int> deps) {
         TensorNode &n = g.nodes[static_cast<std::size_t>(k)];
@@ -107,12 +127,14 @@ LayerGraph layerGraph(const Config &config)
     set(kCoreMask, B(kCoreMask) / M, B(kCoreMask), {});
     set(kCoreDropout, B(kCoreDropout) / A, B(kSoftmax) + B(kCoreMask) + B(kCoreDropout), {kSoftmax, kCoreMask});
     // Probabilities × V.
-    set(kProjInput, 2 * d * scores, (B(kCoreDropout) > 0 ? B(kCoreDropout) : B(kSoftmax)) + B(kQkv) / 3.0 + B(kProjInput),
+    set(kProjInput, 2 * d * scores,
+        (B(kCoreDropout) > 0 ? B(kCoreDropout) : B(kSoftmax)) + B(kQkv) / 3.0 + B(kProjInput),
         {kCoreDropout, kSoftmax, kQkv});
     set(kHiddenMask, B(kHiddenMask) / M, B(kHiddenMask), {});
     // Output projection, dropout and the residual add give the MLP norm's input.
     set(kMlpNormInput, 2 * h * B(kProjInput) / A + 3 * T * h,
-        B(kProjInput) + h * h / t * W + B(kHiddenMask) + B(kInput) + B(kMlpNormInput), {kProjInput, kHiddenMask, kInput});
+        B(kProjInput) + h * h / t * W + B(kHiddenMask) + B(kInput) + B(kMlpNormInput),
+        {kProjInput, kHiddenMask, kInput});
     set(kFc1Input, 8 * B(kFc1Input) / A, B(kMlpNormInput) + B(kFc1Input), {kMlpNormInput});
     const double fc1Width = B(kFc1Output) / A / T;
     set(kFc1Output, 2 * h * B(kFc1Output) / A, B(kFc1Input) + h * fc1Width * W + B(kFc1Output), {kFc1Input});
@@ -126,6 +148,8 @@ LayerGraph layerGraph(const Config &config)
     g.backwardSeconds = cm.dense.backward.seconds;
     g.peakFlops = config.hardware.peak_bf16_flops;
     g.hbmBytesPerS = config.hardware.hbm_bytes_per_s;
+    g.gemmEfficiency = config.hardware.gemm_efficiency;
+    g.hbmEfficiency = config.hardware.hbm_efficiency;
     g.linkBytesPerS = config.hardware.host_link_bytes_per_s;
     return g;
 }
@@ -142,7 +166,8 @@ namespace {
 
 double layerSeconds(const LayerGraph &g, TensorCost cost)
 {
-    return cost == TensorCost::Flops ? (g.forwardFlops + g.backwardFlops) / g.peakFlops : g.forwardSeconds + g.backwardSeconds;
+    return cost == TensorCost::Flops ? (g.forwardFlops + g.backwardFlops) / g.peakFlops
+                                     : g.forwardSeconds + g.backwardSeconds;
 }
 
 } // namespace
@@ -156,9 +181,15 @@ TensorPlan evaluateTensorPlan(const LayerGraph &g, const std::vector<Fate> &fate
     for (std::size_t k = 0; k < g.nodes.size(); ++k) {
         const TensorNode &n = g.nodes[k];
         switch (p.fates[k]) {
-        case Fate::Store: p.deviceBytes += n.bytes; break;
-        case Fate::Recompute: p.recomputeSeconds += opSeconds(g, n, cost); break;
-        case Fate::Offload: p.offloadedBytes += n.bytes; break;
+        case Fate::Store:
+            p.deviceBytes += n.bytes;
+            break;
+        case Fate::Recompute:
+            p.recomputeSeconds += opSeconds(g, n, cost);
+            break;
+        case Fate::Offload:
+            p.offloadedBytes += n.bytes;
+            break;
         }
     }
     p.stallSeconds = offloadStall(double(p.offloadedBytes), g.linkBytesPerS, g.forwardSeconds, g.backwardSeconds);
@@ -189,7 +220,8 @@ std::vector<TensorPlan> tensorFrontier(const LayerGraph &g, TensorCost cost, boo
     const double layer = layerSeconds(g, cost);
     Bytes all = g.total();
 
-    struct Point {
+    struct Point
+    {
         Bytes device;
         double overhead;
         std::uint64_t code;

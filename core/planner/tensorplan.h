@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/config.h"
+#include "core/efficiency.h"
 #include "core/units.h"
 
 #include <cstdint>
@@ -26,20 +27,23 @@ namespace memledger {
 // (reference section 6: 150 MB over 25 GB/s against a 5 ms forward stalls 1 ms).
 enum class Fate : std::uint8_t { Store, Recompute, Offload };
 
-struct TensorNode {
-    std::string name;        // "attention.softmax_output"
-    Bytes bytes = 0;         // as saved, one micro-batch on one rank
-    double flops = 0;        // to recompute it from its dependencies
-    double bytesMoved = 0;   // HBM traffic of that recompute (inputs read, output written, weights)
-    std::vector<int> deps;   // nodes it is computed from (empty: the layer input or an RNG mask)
+struct TensorNode
+{
+    std::string name; // "attention.softmax_output"
+    Bytes bytes = 0; // as saved, one micro-batch on one rank
+    double flops = 0; // to recompute it from its dependencies
+    double bytesMoved = 0; // HBM traffic of that recompute (inputs read, output written, weights)
+    std::vector<int> deps; // nodes it is computed from (empty: the layer input or an RNG mask)
     bool attentionCore = false; // what Megatron's selective recompute drops
 };
 
-struct LayerGraph {
+struct LayerGraph
+{
     std::vector<TensorNode> nodes; // nodes[0] is the layer input: always stored
     double forwardFlops = 0, backwardFlops = 0;
     double forwardSeconds = 0, backwardSeconds = 0; // roofline
     double peakFlops = 0, hbmBytesPerS = 0, linkBytesPerS = 0;
+    EfficiencyTable gemmEfficiency, hbmEfficiency; // the device's achieved fractions (core/efficiency.h)
     Bytes total() const;
 };
 
@@ -48,17 +52,19 @@ struct LayerGraph {
 LayerGraph layerGraph(const Config &config);
 
 enum class TensorCost {
-    Flops,    // recompute priced by its FLOPs, as if every op ran at peak
-    Roofline, // max(FLOPs / peak, bytes / HBM bandwidth) per op, on the configured device
+    Flops, // recompute priced by its FLOPs, as if every op ran at peak
+    Roofline, // per op as the time model prices a kernel: FLOPs at the achieved GEMM rate plus bytes at the achieved
+              // HBM bandwidth
 };
 
-struct TensorPlan {
-    std::vector<Fate> fates;     // one per node; fates[0] is Store
-    Bytes deviceBytes = 0;       // kept on the device from forward to backward
+struct TensorPlan
+{
+    std::vector<Fate> fates; // one per node; fates[0] is Store
+    Bytes deviceBytes = 0; // kept on the device from forward to backward
     Bytes offloadedBytes = 0;
     double recomputeSeconds = 0; // under the cost model (FLOPs model: FLOPs / peak)
-    double stallSeconds = 0;     // offload copies not hidden under compute
-    double overhead = 0;         // (recompute + stall) / the layer's forward + backward under the same model
+    double stallSeconds = 0; // offload copies not hidden under compute
+    double overhead = 0; // (recompute + stall) / the layer's forward + backward under the same model
 };
 
 // Seconds of compute stalled by copying `bytes` out during a forward of

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+#include "core/kernelcost.h"
+
+namespace memledger {
+
+OpCost &OpCost::operator+=(const OpCost &o)
+{
+    flops += o.flops;
+    bytes += o.bytes;
+    seconds += o.seconds;
+    return *this;
+}
+
+namespace {
+
+double hbmSeconds(const HardwareConfig &hw, double bytes)
+{
+    return bytes > 0 ? bytes / (hw.hbm_bytes_per_s * efficiencyAt(hw.hbm_efficiency, bytes)) : 0.0;
+}
+
+} // namespace
+
+OpCost gemmCost(const HardwareConfig &hw, const Gemm &g, double elementBytes)
+{
+    OpCost c;
+    c.flops = 2.0 * g.batch * g.m * g.n * g.k;
+    c.bytes = elementBytes * g.batch * (g.m * g.k + g.k * g.n + g.m * g.n);
+    if (c.flops <= 0)
+        return {};
+    c.seconds = c.flops / (hw.peak_bf16_flops * efficiencyAt(hw.gemm_efficiency, c.flops)) + hbmSeconds(hw, c.bytes)
+                + hw.kernel_launch_s;
+    return c;
+}
+
+OpCost gemmBackwardCost(const HardwareConfig &hw, const Gemm &g, double elementBytes)
+{
+    OpCost c = gemmCost(hw, {g.batch, g.m, g.k, g.n}, elementBytes); // dA[m × k] = dC[m × n] · Bᵀ
+    c += gemmCost(hw, {g.batch, g.k, g.n, g.m}, elementBytes); // dB[k × n] = Aᵀ · dC
+    return c;
+}
+
+OpCost memoryCost(const HardwareConfig &hw, double bytes)
+{
+    if (bytes <= 0)
+        return {};
+    return {0.0, bytes, hbmSeconds(hw, bytes) + hw.kernel_launch_s};
+}
+
+double collectiveSeconds(const HardwareConfig &hw, Collective kind, double bytes, double ranks, bool nvlink)
+{
+    if (ranks <= 1 || bytes <= 0)
+        return 0.0;
+    double factor = (ranks - 1) / ranks;
+    if (kind == Collective::AllReduce)
+        factor *= 2.0;
+    else if (kind == Collective::Send)
+        factor = 1.0;
+    const double link = nvlink ? hw.nvlink_bytes_per_s : hw.network_bytes_per_s;
+    const EfficiencyTable &table = nvlink ? hw.nvlink_efficiency : hw.network_efficiency;
+    return hw.collective_latency_s + bytes * factor / (link * efficiencyAt(table, bytes));
+}
+
+} // namespace memledger

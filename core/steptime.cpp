@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+#include "core/steptime.h"
+
+#include "core/activations.h"
+#include "core/kernelcost.h"
+#include "core/modelstates.h"
+#include "core/parameters.h"
+#include "core/planner/tensorplan.h"
+
+#include <algorithm>
+
+namespace memledger {
+
+namespace {
+
+// The transformer layers (global indices) of the last pipeline rank, all its chunks.
+std::vector<std::int64_t> lastRankLayers(const Config &c)
+{
+    const std::int64_t p = std::max<std::int64_t>(1, c.parallelism.pipeline_model_parallel_size);
+    const std::vector<StageLayers> stages = stageLayers(c);
+    std::vector<std::int64_t> out;
+    for (std::size_t s = static_cast<std::size_t>(p - 1); s < stages.size(); s += static_cast<std::size_t>(p))
+        for (std::int64_t i = 0; i < stages[s].count; ++i)
+            out.push_back(stages[s].first + i);
+    return out;
+}
+
+// Dense parameters of the last rank (which also holds the output layer), the
+// group the data-parallel reduction and the optimizer step cover.
+double paramsOnLastRank(const Config &c)
+{
+    const ParallelismConfig &par = c.parallelism;
+    const std::int64_t t = par.tensor_model_parallel_size, p = par.pipeline_model_parallel_size;
+    const LayerParams dense
+        = layerParams(c.model, false, t, par.expert_model_parallel_size, par.expertTensorParallel());
+    const LayerParams moe
+        = c.model.isMoe() ? layerParams(c.model, true, t, par.expert_model_parallel_size, par.expertTensorParallel())
+                          : dense;
+    double params = 0;
+    for (std::int64_t l : lastRankLayers(c)) {
+        const LayerParams &lp = c.model.isMoeLayer(l) ? moe : dense;
+        params += double(lp.dense.params + lp.expert.params);
+    }
+    const EmbeddingParams emb = embeddingParams(c.model, c.training.seq_length, t, p);
+    params += double(emb.output.params + emb.finalNorm.params);
+    if (p == 1)
+        params += double(emb.word.params + emb.position.params);
+    return params;
+}
+
+} // namespace
+
+LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB)
+{
+    const auto op = [&](const OpCost &x, const OpCost &y) {
+        return OpCost{(1 - shareOfB) * x.flops + shareOfB * y.flops, (1 - shareOfB) * x.bytes + shareOfB * y.bytes,
+                      (1 - shareOfB) * x.seconds + shareOfB * y.seconds};
+    };
+    const auto comm = [&](const PassComm &x, const PassComm &y) {
+        return PassComm{(1 - shareOfB) * x.tensor + shareOfB * y.tensor,
+                        (1 - shareOfB) * x.context + shareOfB * y.context,
+                        (1 - shareOfB) * x.expert + shareOfB * y.expert};
+    };
+    LayerCost m;
+    m.forward = op(a.forward, b.forward);
+    m.backward = op(a.backward, b.backward);
+    m.recompute = op(a.recompute, b.recompute);
+    m.forwardComm = comm(a.forwardComm, b.forwardComm);
+    m.backwardComm = comm(a.backwardComm, b.backwardComm);
+    m.recomputeComm = comm(a.recomputeComm, b.recomputeComm);
+    return m;
+}
+
+StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
+{
+    StepTime st;
+    const double Lr = in.layersOnRank, m = in.microBatches;
+    const LayerCost &l = in.layer;
+    const double fwd = Lr * l.forward.seconds, bwd = Lr * l.backward.seconds, rec = Lr * l.recompute.seconds;
+    const double out = in.outputForward.seconds + in.outputBackward.seconds;
+    st.tensorComm = m * Lr * (l.forwardComm.tensor + l.backwardComm.tensor + l.recomputeComm.tensor);
+    st.contextComm = m * Lr * (l.forwardComm.context + l.backwardComm.context + l.recomputeComm.context);
+    st.expertComm = m * Lr * (l.forwardComm.expert + l.backwardComm.expert + l.recomputeComm.expert);
+    st.recompute = m * rec - m * Lr * l.recomputeComm.total();
+    st.compute = m * (fwd + bwd + out) - m * Lr * (l.forwardComm.total() + l.backwardComm.total());
+    // The bubble: (p−1)/v times one micro-batch through one stage's chunk set.
+    st.bubble = (in.p - 1) / in.v * (fwd + bwd + rec);
+    if (in.p > 1)
+        st.pipelineComm = 2.0 * in.v * m * in.p2pSeconds;
+    if (in.dataParallel > 1) {
+        const double grads = in.paramsOnRank * in.gradBytes;
+        double reduce = 0;
+        if (in.zeroStage == 0) {
+            reduce = collectiveSeconds(hw, Collective::AllReduce, grads, in.dataParallel, in.dataOnNvlink);
+        } else {
+            // Reduce-scatter the gradients, all-gather the updated weights.
+            reduce = collectiveSeconds(hw, Collective::ReduceScatter, grads, in.dataParallel, in.dataOnNvlink)
+                     + collectiveSeconds(hw, Collective::AllGather, in.paramsOnRank * in.weightBytes, in.dataParallel,
+                                         in.dataOnNvlink);
+        }
+        if (in.overlapGradReduce) {
+            // Buckets reduce as the last backward produces them; the last one cannot hide.
+            const double bucket = std::min(in.bucketParams, in.paramsOnRank);
+            const double last
+                = collectiveSeconds(hw, Collective::AllReduce, bucket * in.gradBytes, in.dataParallel, in.dataOnNvlink);
+            reduce = std::max(last, reduce - bwd);
+        }
+        st.dataComm = reduce;
+        if (in.zeroStage >= 3) {
+            // Every micro-batch gathers the weights for its forward and again for its
+            // backward, prefetched under the previous layers' compute.
+            const double gather = 2.0 * m
+                                  * collectiveSeconds(hw, Collective::AllGather, in.paramsOnRank * in.weightBytes,
+                                                      in.dataParallel, in.dataOnNvlink);
+            st.dataComm += std::max(0.0, gather - m * (fwd + bwd));
+        }
+    }
+    const double shard = in.paramsOnRank / (in.zeroStage >= 1 ? in.dataParallel : 1.0);
+    if (in.optimizerOffload)
+        st.optimizer
+            = shard * (in.gradBytes + in.weightBytes) / hw.host_link_bytes_per_s + shard * kCpuAdamSecondsPerParam;
+    else
+        st.optimizer
+            = memoryCost(hw, shard * (2.0 * in.optimizerBytesPerParam + 2.0 * in.gradBytes + in.weightBytes)).seconds;
+    if (in.activationOffload)
+        st.activationOffload = m * offloadStall(in.offloadBytes, hw.host_link_bytes_per_s, fwd, bwd);
+    st.total = st.compute + st.recompute + st.tensorComm + st.contextComm + st.expertComm + st.bubble + st.pipelineComm
+               + st.dataComm + st.optimizer + st.activationOffload;
+    return st;
+}
+
+double modelFlopsPerIteration(const Config &c)
+{
+    const ModelConfig &m = c.model;
+    const double s = double(c.training.seq_length);
+    const double tokens = double(c.globalBatch()) * s;
+    const LayerParams dense = layerParams(m, false, 1, 1, 1);
+    const LayerParams moe = m.isMoe() ? layerParams(m, true, 1, 1, 1) : dense;
+    const double routed = m.isMoe() ? double(m.moe_router_topk) / double(m.num_experts) : 0.0;
+    const double dqk = m.multi_latent_attention ? double(m.qk_head_dim + m.qk_pos_emb_head_dim) : double(m.headDim());
+    const double dv = m.multi_latent_attention ? double(m.v_head_dim) : double(m.headDim());
+    const double attention = 6.0 * s * double(m.num_attention_heads) * (dqk + dv); // per token and layer
+    double perToken = 0;
+    for (std::int64_t l = 0; l < m.num_layers; ++l) {
+        const LayerParams &lp = m.isMoeLayer(l) ? moe : dense;
+        perToken += 6.0 * (double(lp.dense.params) + routed * double(lp.expert.params)) + attention;
+    }
+    perToken += 6.0 * double(paddedVocab(m, 1)) * double(m.hidden_size);
+    return perToken * tokens;
+}
+
+StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
+{
+    const ParallelismConfig &par = c.parallelism;
+    const CostModel cm = costModel(c, gpusPerNode);
+    const std::vector<std::int64_t> layers = lastRankLayers(c);
+    std::int64_t moeLayers = 0;
+    for (std::int64_t l : layers)
+        moeLayers += c.model.isMoeLayer(l);
+    const StateBytes sb = stateBytes(c.training);
+    StepInputs in;
+    in.layersOnRank = double(layers.size());
+    in.microBatches = double(c.microBatches());
+    in.p = double(par.pipeline_model_parallel_size);
+    in.v = double(par.virtual_pipeline_model_parallel_size);
+    in.dataParallel = double(par.data_parallel_size * par.context_parallel_size);
+    in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
+    in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));
+    in.outputForward = cm.outputForward;
+    in.outputBackward = cm.outputBackward;
+    in.p2pSeconds = cm.p2pSeconds;
+    in.paramsOnRank = paramsOnLastRank(c);
+    in.gradBytes = double(sb.grad);
+    in.weightBytes = double(sb.weight);
+    in.optimizerBytesPerParam = sb.optimizerPerParam();
+    in.zeroStage = int(par.zero_stage);
+    in.overlapGradReduce = c.strategy.overlap_grad_reduce;
+    in.bucketParams = double(c.strategy.ddp_bucket_size);
+    in.optimizerOffload = c.strategy.optimizer_offload != OffloadTarget::None;
+    in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
+    if (in.activationOffload) {
+        const LayerActivations dense = layerActivations(c, false, false);
+        in.offloadBytes = double(dense.stored(c.strategy.recompute_granularity)) * in.layersOnRank;
+    }
+    StepTime st = stepTime(in, c.hardware);
+    const double gpus = double(par.tensor_model_parallel_size * par.pipeline_model_parallel_size
+                               * par.data_parallel_size * par.context_parallel_size);
+    st.modelFlopsPerGpu = modelFlopsPerIteration(c) / gpus;
+    st.mfu = st.total > 0 ? st.modelFlopsPerGpu / (st.total * c.hardware.peak_bf16_flops) : 0.0;
+    return st;
+}
+
+std::array<StepTimePart, 10> stepTimeParts(const StepTime &t)
+{
+    return {{{"compute", t.compute},
+             {"recompute", t.recompute},
+             {"bubble", t.bubble},
+             {"tensor_comm", t.tensorComm},
+             {"context_comm", t.contextComm},
+             {"expert_comm", t.expertComm},
+             {"data_comm_exposed", t.dataComm},
+             {"pipeline_comm", t.pipelineComm},
+             {"optimizer", t.optimizer},
+             {"activation_offload", t.activationOffload}}};
+}
+
+StepTimePart largestStepTimePart(const StepTime &time)
+{
+    const auto parts = stepTimeParts(time);
+    return *std::max_element(parts.begin(), parts.end(),
+                             [](const StepTimePart &a, const StepTimePart &b) { return a.seconds < b.seconds; });
+}
+
+} // namespace memledger

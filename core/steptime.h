@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config.h"
+#include "core/costmodel.h"
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace memledger {
+
+// Estimated time of one training iteration, seconds, by part, on the busiest
+// pipeline rank (the last: it also holds the output layer). Kernel and
+// collective costs come from core/costmodel.h; this adds the schedule:
+// micro-batches one after another, the pipeline bubble of (p−1)/v stage
+// micro-batch times (Narayanan et al. 2021, §2.2), pipeline sends, the
+// data-parallel reduction (exposed, or bucket by bucket under the last
+// backward with overlap_grad_reduce), the optimizer step, and activation
+// offload stalls where a micro-batch's saved activations take longer to cross
+// the host link than the stage's forward (out) or backward (in) lasts.
+struct StepTime
+{
+    double compute = 0; // forward + backward kernels of all micro-batches on the busiest stage
+    double recompute = 0;
+    double bubble = 0;
+    double tensorComm = 0; // exposed TP / SP collectives
+    double contextComm = 0; // exposed CP ring exchange
+    double expertComm = 0; // EP all-to-all
+    double dataComm = 0; // exposed gradient reduction and parameter gathers
+    double pipelineComm = 0;
+    double optimizer = 0;
+    double activationOffload = 0; // stalls
+    double total = 0;
+    // Model FLOPs of the iteration per GPU (forward and backward, no recompute;
+    // attention over the whole square, as Megatron counts it) and their share
+    // of the device's peak over `total`: MFU.
+    double modelFlopsPerGpu = 0;
+    double mfu = 0;
+};
+
+// The parts of a StepTime by name ("compute", "bubble", ...), in the order above.
+struct StepTimePart
+{
+    std::string_view name;
+    double seconds = 0;
+};
+std::array<StepTimePart, 10> stepTimeParts(const StepTime &time);
+// The part that takes longest (the first such on ties).
+StepTimePart largestStepTimePart(const StepTime &time);
+
+// What stepTime needs, named; the plan search fills one per candidate from
+// costs it computed once per shape, estimateStepTime from a whole config.
+struct StepInputs
+{
+    double layersOnRank = 0; // transformer layers of the busiest rank
+    double microBatches = 1; // per iteration and data-parallel rank
+    double p = 1, v = 1;
+    double dataParallel = 1; // d·c: the group that reduces dense gradients
+    bool dataOnNvlink = false; // that group inside one node
+    LayerCost layer; // one layer, averaged over the layer kinds the rank holds
+    OpCost outputForward, outputBackward;
+    double p2pSeconds = 0;
+    double paramsOnRank = 0; // before ZeRO: what the data-parallel group reduces
+    double gradBytes = 4, weightBytes = 2, optimizerBytesPerParam = 12; // per parameter
+    int zeroStage = 0;
+    bool overlapGradReduce = false;
+    double bucketParams = 4e7; // DDP bucket, elements
+    bool optimizerOffload = false;
+    bool activationOffload = false;
+    double offloadBytes = 0; // saved activations of one micro-batch on the rank
+};
+StepTime stepTime(const StepInputs &inputs, const HardwareConfig &hardware);
+
+// A layer of kind `a` or `b` in proportion: (1 − shareOfB)·a + shareOfB·b.
+LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB);
+
+// Model FLOPs of one iteration of the whole model (all GPUs): 6 per
+// parameter-token of every layer's linear layers (MoE: the experts a token is
+// routed to) and the output layer, plus attention's 12·s·(a·d) per token and
+// layer. For a GPT this is Korthikanti et al.'s 72·B·s·l·h²(1 + s/6h + V/12lh).
+double modelFlopsPerIteration(const Config &config);
+
+StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode = 8);
+
+} // namespace memledger

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// The calibrated time model against published, measured iteration times
+// (tests/data/time_reference, where every figure's source is recorded):
+// Korthikanti et al. 2022 (measured end-to-end iteration times of 22B–1T GPT
+// models on A100, full recompute vs sequence parallelism + selective
+// recompute) and Narayanan et al. 2021 Table 1 (achieved TFLOP/s of 1.7B–1T
+// GPT models on up to 3072 A100s; time = the paper's FLOPs / throughput). The
+// A100 efficiency tables were set against the Korthikanti cases; the Narayanan
+// cases are a held-out check. Target (issue 17): each within 10 %, the mean
+// of the absolute errors within 5 %.
+#include "core/steptime.h"
+#include "testutil.h"
+
+#include <cmath>
+#include <string>
+
+using namespace memledger;
+using nlohmann::json;
+
+namespace {
+
+const json &timeCases()
+{
+    static const json cases = [] {
+        std::ifstream in(std::string(MEMLEDGER_TEST_DATA) + "/time_reference/cases.json");
+        return json::parse(in);
+    }();
+    return cases;
+}
+
+bool starts(const std::string &s, const char *prefix)
+{
+    return s.rfind(prefix, 0) == 0;
+}
+
+// The case as a user would write it: a GPT of the paper's shape (LayerNorm,
+// GeLU MLP of 4h, learned positions, biases, tied embeddings, dropout 0.1,
+// Megatron's unfused attention of the time) on the A100 built-in.
+Config caseConfig(const json &c)
+{
+    const json &m = c["model"];
+    const json &par = c["parallelism"];
+    const std::string id = c["id"];
+    const bool selective = id.find("seqsel") != std::string::npos;
+    const bool narayanan = starts(id, "narayanan");
+    const std::int64_t vocab = m["vocab"].is_null() ? 51200 : m["vocab"].get<std::int64_t>();
+    json doc = test::emptyDoc();
+    doc["model"] = {{"num_layers", m["layers"]},         {"hidden_size", m["hidden"]},
+                    {"num_attention_heads", m["heads"]}, {"vocab_size", vocab},
+                    {"normalization", "LayerNorm"},      {"position_embedding_type", "learned_absolute"}};
+    doc["training"] = {{"seq_length", m["seq_length"]},
+                       {"micro_batch_size", par["micro_batch"]},
+                       {"global_batch_size", c["global_batch"]},
+                       {"params_dtype", "fp16"}};
+    doc["parallelism"]
+        = {{"tensor_model_parallel_size", par["t"]},
+           {"pipeline_model_parallel_size", par["p"]},
+           {"virtual_pipeline_model_parallel_size", par["virtual_stages"].is_null() ? json(1) : par["virtual_stages"]},
+           {"data_parallel_size", par["d"]},
+           {"sequence_parallel", selective},
+           {"zero_stage", 0}};
+    doc["strategy"] = {{"recompute_granularity", selective ? "selective" : "full"},
+                       {"recompute_method", "uniform"},
+                       {"recompute_num_layers", 1},
+                       {"flash_attention", false},
+                       // PyTorch DDP (the smaller Table 1 runs) reduces buckets under the backward.
+                       {"overlap_grad_reduce", narayanan && par["ddp_impl"] == "torch"}};
+    doc["hardware"] = "A100-SXM-80GB";
+    return test::configFrom(doc);
+}
+
+double measuredSeconds(const json &c)
+{
+    if (c["measured"].contains("iteration_time_s"))
+        return c["measured"]["iteration_time_s"];
+    return c["derived"]["iteration_time_s"];
+}
+
+struct Outcome
+{
+    std::string id;
+    double modelled, measured;
+    double error() const { return modelled / measured - 1.0; }
+};
+
+std::vector<Outcome> outcomes(const char *prefix)
+{
+    std::vector<Outcome> out;
+    for (const json &c : timeCases()["cases"]) {
+        const std::string id = c["id"];
+        if (!starts(id, prefix))
+            continue;
+        const Config config = caseConfig(c);
+        out.push_back({id, estimateStepTime(config).total, measuredSeconds(c)});
+    }
+    return out;
+}
+
+void checkWithinTargets(const std::vector<Outcome> &cases, std::size_t expected)
+{
+    REQUIRE(cases.size() == expected);
+    double sum = 0;
+    for (const Outcome &o : cases) {
+        INFO(o.id << ": modelled " << o.modelled << " s, measured " << o.measured << " s, error " << 100.0 * o.error()
+                  << " %");
+        CHECK(std::fabs(o.error()) <= 0.10);
+        sum += std::fabs(o.error());
+    }
+    INFO("mean absolute error " << 100.0 * sum / double(cases.size()) << " %");
+    CHECK(sum / double(cases.size()) <= 0.05);
+}
+
+} // namespace
+
+TEST_CASE("time model: Korthikanti et al. 2022 measured iteration times, 22B to 1T on A100")
+{
+    checkWithinTargets(outcomes("korthikanti2022_"), 8);
+}
+
+TEST_CASE("time model: Narayanan et al. 2021 Table 1, 1.7B to 1T on up to 3072 A100 (held out)")
+{
+    checkWithinTargets(outcomes("narayanan2021_t1_"), 10);
+}
+
+TEST_CASE("time model: every A100 case together stays within the issue's targets")
+{
+    std::vector<Outcome> all = outcomes("korthikanti2022_");
+    const std::vector<Outcome> held = outcomes("narayanan2021_t1_");
+    all.insert(all.end(), held.begin(), held.end());
+    checkWithinTargets(all, 18);
+}
+
+TEST_CASE("time model: selective recompute with SP saves what Korthikanti et al. measured")
+{
+    // The paper's point: full recompute costs ~30 % over SP + selective; the
+    // measured ratios are 1.29 (22B), 1.32 (175B), 1.30 (530B), 1.32 (1T).
+    // The model's ratios agree within 6 % (22B: 1.36, the largest gap).
+    const std::vector<Outcome> cases = outcomes("korthikanti2022_");
+    for (std::size_t i = 0; i + 1 < cases.size(); i += 2) {
+        const Outcome &full = cases[i], &sel = cases[i + 1];
+        REQUIRE(full.id.find("full") != std::string::npos);
+        REQUIRE(sel.id.find("seqsel") != std::string::npos);
+        INFO(full.id);
+        CHECK(full.modelled / sel.modelled == Approx(full.measured / sel.measured).epsilon(0.06));
+    }
+}
+
+TEST_CASE("time model: MFU of the measured times is the Megatron-LM README's")
+{
+    // Megatron-LM's README (for these four runs, data-parallel size one):
+    // MFU 41.5 %, 51.4 %, 56.0 %, 56.3 % against 312 TFLOP/s. Our model FLOPs
+    // over the measured time must give the same figures (the 22B differs by
+    // 0.2 points in the README's own arithmetic, see tests/data).
+    const std::vector<std::pair<std::string, double>> readme = {{"korthikanti2022_22b_seqsel", 0.415},
+                                                                {"korthikanti2022_175b_seqsel", 0.514},
+                                                                {"korthikanti2022_530b_seqsel", 0.560},
+                                                                {"korthikanti2022_1t_seqsel", 0.563}};
+    for (const auto &[id, mfu] : readme) {
+        for (const json &c : timeCases()["cases"]) {
+            if (c["id"] != id)
+                continue;
+            const Config config = caseConfig(c);
+            const StepTime st = estimateStepTime(config);
+            const double measuredMfu = st.modelFlopsPerGpu / (measuredSeconds(c) * 312e12);
+            INFO(id << " MFU " << measuredMfu);
+            CHECK(measuredMfu == Approx(mfu).margin(0.003));
+            // And the modelled MFU is the same ratio over the modelled time.
+            CHECK(st.mfu == Approx(st.modelFlopsPerGpu / (st.total * 312e12)));
+        }
+    }
+}
