@@ -2,11 +2,10 @@
 // memledger-cli as a user runs it: the real binary, its exit codes, stdout and stderr.
 #include "clirun.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 using namespace memledger::test;
@@ -62,20 +61,23 @@ TEST_CASE("eval reproduces Korthikanti Figure 1 with --set", "[cli][reference]")
         const std::string model = k["model"];
         CAPTURE(model);
         const std::int64_t p = k["p"], m = k["m"], b = k["b"];
-        std::string doc = R"({"format": "memledger-preset", "version": 1, "name": "fig1", "model": ")" + model + R"("})";
+        std::string doc
+            = R"({"format": "memledger-preset", "version": 1, "name": "fig1", "model": ")" + model + R"("})";
         const std::string path = writeTemp(model + ".json", doc);
         const std::string sets = " --set training.seq_length=2048 --set training.micro_batch_size=" + std::to_string(b)
-            + " --set training.global_batch_size=" + std::to_string(b * p * 8) + " --set parallelism.tensor_model_parallel_size=8"
-            + " --set parallelism.pipeline_model_parallel_size=" + std::to_string(p)
-            + " --set parallelism.virtual_pipeline_model_parallel_size=" + std::to_string(m)
-            + " --set strategy.flash_attention=false --set strategy.norm_stats_dtype=none";
+                                 + " --set training.global_batch_size=" + std::to_string(b * p * 8)
+                                 + " --set parallelism.tensor_model_parallel_size=8"
+                                 + " --set parallelism.pipeline_model_parallel_size=" + std::to_string(p)
+                                 + " --set parallelism.virtual_pipeline_model_parallel_size=" + std::to_string(m)
+                                 + " --set strategy.flash_attention=false --set strategy.norm_stats_dtype=none";
         const CliRun r = runCli("eval " + shellQuote(path) + sets + " --format json");
         REQUIRE(r.code == 0);
         const nlohmann::json j = nlohmann::json::parse(r.out);
         // layer_activation_bytes x the layers' worth the first stage holds = Figure 1's activations.
         const nlohmann::json &first = j["ranks"][0];
         const double layersHeld = double(first["in_flight_chunks"]) * double(k["L"]) / double(p * m);
-        CHECK(double(first["layer_activation_bytes"]) * layersHeld / 1073741824.0 == Approx(double(k["act_tp_gib"])).epsilon(1e-9));
+        CHECK(double(first["layer_activation_bytes"]) * layersHeld / 1073741824.0
+              == Approx(double(k["act_tp_gib"])).epsilon(1e-9));
         std::filesystem::remove(path);
     }
 }
@@ -92,9 +94,11 @@ TEST_CASE("The staircase through the CLI", "[cli][reference]")
     CHECK(got == st["one_f_one_b"].get<std::vector<double>>());
 
     const CliRun v2 = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-only")
-                       + " --set parallelism.virtual_pipeline_model_parallel_size=2 --set parallelism.pipeline_schedule=interleaved --format json");
+                             + " --set parallelism.virtual_pipeline_model_parallel_size=2 --set "
+                               "parallelism.pipeline_schedule=interleaved --format json");
     REQUIRE(v2.code == 0);
-    CHECK(double(nlohmann::json::parse(v2.out)["ranks"][0]["in_flight_microbatches"]) == Approx(double(st["interleaved_rank0"])));
+    CHECK(double(nlohmann::json::parse(v2.out)["ranks"][0]["in_flight_microbatches"])
+          == Approx(double(st["interleaved_rank0"])));
 }
 
 TEST_CASE("check exits 0 when every rank fits and 3 when one does not", "[cli]")
@@ -127,14 +131,18 @@ TEST_CASE("Every output format renders", "[cli]")
 
 TEST_CASE("Bad input exits 2 with one line per problem naming the field, never a partial result", "[cli][input]")
 {
-    struct Case {
+    struct Case
+    {
         std::string args;
         std::string mentions;
     };
     const std::string good = scenario("llama-3-70b-128xh100");
-    const std::string malformed = writeTemp("malformed.json", "{\"format\": \"memledger-preset\", \"version\": 1, \"model\": {");
-    const std::string wrongType = writeTemp("type.json", R"({"format": "memledger-preset", "version": 1, "model": {"num_layers": "many"}})");
-    const std::string unknown = writeTemp("unknown.json", R"({"format": "memledger-preset", "version": 1, "strategy": {"recompute": "full"}})");
+    const std::string malformed
+        = writeTemp("malformed.json", "{\"format\": \"memledger-preset\", \"version\": 1, \"model\": {");
+    const std::string wrongType
+        = writeTemp("type.json", R"({"format": "memledger-preset", "version": 1, "model": {"num_layers": "many"}})");
+    const std::string unknown = writeTemp(
+        "unknown.json", R"({"format": "memledger-preset", "version": 1, "strategy": {"recompute": "full"}})");
     const std::vector<Case> cases = {
         {"eval /nonexistent/plan.json", "/nonexistent/plan.json"},
         {"eval " + shellQuote(malformed), "not valid JSON"},
@@ -150,6 +158,9 @@ TEST_CASE("Bad input exits 2 with one line per problem naming the field, never a
         {"eval", "PRESET"},
         {"frobnicate " + good, "unknown command"},
         {"check " + good + " --set training.params_dtype=fp64", "training.params_dtype"},
+        {"eval " + good + " --set 'hardware.gemm_efficiency=[[1e9,0.8],[1e10,0.6]]'", "hardware.gemm_efficiency[1]"},
+        {"eval " + good + " --set 'hardware.nvlink_efficiency=[[1e6,1.5]]'", "hardware.nvlink_efficiency[0]"},
+        {"eval " + good + " --set 'hardware.hbm_efficiency=[]'", "hardware.hbm_efficiency"},
     };
     for (const Case &c : cases)
         checkRefused(c.args, c.mentions);

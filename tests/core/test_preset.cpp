@@ -80,8 +80,8 @@ TEST_CASE("Overrides (--set) change a field before the preset is read", "[preset
 {
     nlohmann::json doc = scenarioDoc("llama-3-70b-128xh100");
     CHECK(applyOverride(doc, "parallelism.tensor_model_parallel_size=4").empty());
-    CHECK(applyOverride(doc, "training.params_dtype=fp16").empty());          // bare string
-    CHECK(applyOverride(doc, "model.num_layers=40").empty());                 // expands the built-in reference
+    CHECK(applyOverride(doc, "training.params_dtype=fp16").empty()); // bare string
+    CHECK(applyOverride(doc, "model.num_layers=40").empty()); // expands the built-in reference
     CHECK(applyOverride(doc, "hardware.hbm_bytes=1000000000000").empty());
     const LoadResult r = presetFromJson(doc);
     REQUIRE(r.config.has_value());
@@ -111,8 +111,9 @@ TEST_CASE("Bad input is refused with a message naming the field", "[preset][inpu
     const std::string head = R"({"format": "memledger-preset", "version": 1, )";
     SECTION("malformed and truncated JSON")
     {
-        for (const std::string &text : {std::string("{"), std::string("{\"format\": \"memledger-preset\", \"version\": 1,"),
-                                       std::string("not json"), std::string(""), head + R"("model": {"num_layers": 32,})"}) {
+        for (const std::string &text :
+             {std::string("{"), std::string("{\"format\": \"memledger-preset\", \"version\": 1,"),
+              std::string("not json"), std::string(""), head + R"("model": {"num_layers": 32,})"}) {
             CAPTURE(text);
             const Problems p = problemsOf(text);
             REQUIRE(p.size() == 1);
@@ -136,12 +137,19 @@ TEST_CASE("Bad input is refused with a message naming the field", "[preset][inpu
         CHECK(mentions(problemsOf(head + R"("parallelism": []})"), "parallelism"));
         CHECK(mentions(problemsOf(head + R"("name": 7})"), "name"));
         CHECK(mentions(problemsOf(head + R"("strategy": {"flash_attention": null}})"), "strategy.flash_attention"));
+        CHECK(mentions(problemsOf(head + R"("hardware": {"gemm_efficiency": 0.8}})"), "hardware.gemm_efficiency"));
+        CHECK(mentions(problemsOf(head + R"("hardware": {"gemm_efficiency": [[1e9]]}})"), "hardware.gemm_efficiency"));
+        CHECK(mentions(problemsOf(head + R"("hardware": {"hbm_efficiency": [[1e9, "high"]]}})"),
+                       "hardware.hbm_efficiency"));
+        CHECK(mentions(problemsOf(head + R"("strategy": {"overlap_grad_reduce": "yes"}})"),
+                       "strategy.overlap_grad_reduce"));
     }
     SECTION("negative, zero and out-of-range values")
     {
         CHECK(mentions(problemsOf(head + R"("model": {"num_layers": -1}})"), "model.num_layers"));
         CHECK(mentions(problemsOf(head + R"("model": {"hidden_size": 0}})"), "model.hidden_size"));
-        CHECK(mentions(problemsOf(head + R"("parallelism": {"tensor_model_parallel_size": 0}})"), "parallelism.tensor_model_parallel_size"));
+        CHECK(mentions(problemsOf(head + R"("parallelism": {"tensor_model_parallel_size": 0}})"),
+                       "parallelism.tensor_model_parallel_size"));
         CHECK(mentions(problemsOf(head + R"("parallelism": {"zero_stage": 4}})"), "parallelism.zero_stage"));
         CHECK(mentions(problemsOf(head + R"("model": {"attention_dropout": 1.5}})"), "model.attention_dropout"));
         CHECK(mentions(problemsOf(head + R"("hardware": {"hbm_bytes": -80}})"), "hardware.hbm_bytes"));
@@ -155,7 +163,9 @@ TEST_CASE("Bad input is refused with a message naming the field", "[preset][inpu
     }
     SECTION("every problem at once")
     {
-        const Problems p = problemsOf(head + R"("model": {"num_layers": "x", "hidden_size": -4, "colour": 1}, "training": {"optimizer": "lion"}})");
+        const Problems p = problemsOf(
+            head
+            + R"("model": {"num_layers": "x", "hidden_size": -4, "colour": 1}, "training": {"optimizer": "lion"}})");
         CHECK(p.size() == 4);
     }
 }

@@ -105,7 +105,8 @@ TEST_CASE("Sequence parallelism needs the local sequence divisible by t", "[vali
     CHECK(find(validate(c), "training.seq_length"));
 }
 
-TEST_CASE("Micro-batches: global batch divisible by b*d; fewer than p warns; interleaved needs a multiple of p", "[validate]")
+TEST_CASE("Micro-batches: global batch divisible by b*d; fewer than p warns; interleaved needs a multiple of p",
+          "[validate]")
 {
     Config c = base();
     c.training.global_batch_size = 510;
@@ -193,4 +194,43 @@ TEST_CASE("Warnings do not block the ledger", "[validate]")
     CHECK(find(p, "parallelism.zero_stage", Problem::Severity::Warning));
     CHECK_FALSE(hasErrors(p));
     CHECK(computeLedger(c).warnings.size() >= 2);
+}
+
+TEST_CASE("Efficiency tables: empty, above 1, falling or unordered are refused, naming the entry", "[validate][time]")
+{
+    const auto check = [](EfficiencyTable table, const std::string &path, const std::string &words) {
+        Config c = base();
+        c.hardware.gemm_efficiency = std::move(table);
+        const Problems p = validate(c);
+        CAPTURE(path, words);
+        for (const Problem &q : p)
+            UNSCOPED_INFO(q.toString());
+        CHECK(find(p, path, Problem::Severity::Error, words));
+    };
+    check({}, "hardware.gemm_efficiency", "at least one");
+    check({{1e9, 0.5}, {1e10, 1.2}}, "hardware.gemm_efficiency[1]", "(0, 1]");
+    check({{1e9, 0.0}}, "hardware.gemm_efficiency[0]", "(0, 1]");
+    check({{1e9, 0.8}, {1e10, 0.6}}, "hardware.gemm_efficiency[1]", "must not fall");
+    check({{1e10, 0.5}, {1e9, 0.6}}, "hardware.gemm_efficiency[1]", "strictly ascending");
+    check({{-1, 0.5}}, "hardware.gemm_efficiency[0]", "positive");
+
+    Config c = base();
+    c.hardware.network_efficiency = {{1e6, 0.9}, {1e7, 0.4}};
+    CHECK(find(validate(c), "hardware.network_efficiency[1]"));
+    // The shipped tables are valid, and a single point is a constant fraction.
+    CHECK_FALSE(hasErrors(validate(base())));
+    c = base();
+    c.hardware.gemm_efficiency = {{1e9, 0.7}};
+    CHECK_FALSE(hasErrors(validate(c)));
+}
+
+TEST_CASE("Efficiency tables interpolate in log size and hold at the ends", "[time]")
+{
+    const EfficiencyTable t = {{1e6, 0.2}, {1e8, 0.6}};
+    CHECK(efficiencyAt(t, 1.0) == 0.2);
+    CHECK(efficiencyAt(t, 1e6) == 0.2);
+    CHECK(efficiencyAt(t, 1e7) == Approx(0.4)); // halfway in log(size)
+    CHECK(efficiencyAt(t, 1e8) == Approx(0.6));
+    CHECK(efficiencyAt(t, 1e12) == 0.6);
+    CHECK(efficiencyAt({}, 1e7) == 1.0);
 }
