@@ -2,6 +2,7 @@
 #include "core/report.h"
 
 #include "core/activations.h"
+#include "core/steptimereport.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -112,6 +113,7 @@ json ledgerToJson(const Config &config, const Ledger &l)
         warnings.push_back({{"path", p.path}, {"message", p.message}, {"suggestion", p.suggestion}});
     doc["warnings"] = std::move(warnings);
     doc["choices"] = l.choices;
+    doc["step_time"] = stepTimeToJson(config, estimateStepTime(config));
     return doc;
 }
 
@@ -137,7 +139,7 @@ std::string ledgerToTable(const Config &config, const Ledger &l)
                       inFlight(r.in_flight_microbatches).c_str(), r.fits ? "yes" : "NO");
         out << line;
     }
-    out << "\n" << verdict(l) << "\n";
+    out << "\n" << verdict(l) << "\n" << stepTimeLine(estimateStepTime(config)) << "\n";
     for (const Problem &p : l.warnings)
         out << "warning: " << p.toString() << "\n";
     return out.str();
@@ -231,6 +233,8 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
                 layerActivations(config, false));
     if (config.model.isMoe())
         account("Activations of one MoE layer", layerActivations(config, true));
+
+    out << stepTimeToMarkdown(config, estimateStepTime(config));
 
     out << "\n## Choices in force\n\n";
     for (const std::string &c : l.choices)

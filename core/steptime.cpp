@@ -8,6 +8,7 @@
 #include "core/planner/tensorplan.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace memledger {
 
@@ -202,6 +203,19 @@ std::array<StepTimePart, 10> stepTimeParts(const StepTime &t)
              {"pipeline_comm", t.pipelineComm},
              {"optimizer", t.optimizer},
              {"activation_offload", t.activationOffload}}};
+}
+
+std::string stepTimeDifference(const StepTime &slower, const StepTime &faster)
+{
+    const auto a = stepTimeParts(slower), b = stepTimeParts(faster);
+    std::size_t most = 0;
+    for (std::size_t i = 1; i < a.size(); ++i)
+        if (a[i].seconds - b[i].seconds > a[most].seconds - b[most].seconds)
+            most = i;
+    char line[96];
+    std::snprintf(line, sizeof line, "most of it in %s (+%.3f s)", std::string(a[most].name).c_str(),
+                  a[most].seconds - b[most].seconds);
+    return line;
 }
 
 StepTimePart largestStepTimePart(const StepTime &time)

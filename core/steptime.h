@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace memledger {
@@ -74,6 +75,10 @@ StepTime stepTime(const StepInputs &inputs, const HardwareConfig &hardware);
 
 // A layer of kind `a` or `b` in proportion: (1 − shareOfB)·a + shareOfB·b.
 LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB);
+
+// Where a slower plan loses its time against a faster one, for the search's
+// verdicts: "most of it in bubble (+1.20 s)", the part that grew the most.
+std::string stepTimeDifference(const StepTime &slower, const StepTime &faster);
 
 // Model FLOPs of one iteration of the whole model (all GPUs): 6 per
 // parameter-token of every layer's linear layers (MoE: the experts a token is

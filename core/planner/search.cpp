@@ -1009,6 +1009,10 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                       "(ties go to the simpler plan)",
                                       found.time, res.plans.size());
                     vv.reason = "fits, but the fastest plan with " + it + " takes " + line;
+                    if (vv.slowerPercent >= 0.05 && !res.plans.empty())
+                        vv.reason += "; "
+                                     + stepTimeDifference(estimateStepTime(*vv.example, opt.gpusPerNode),
+                                                          res.plans.front().time);
                 } else {
                     vv.kind = VerdictKind::Ledger;
                     vv.reason = "plans with " + it

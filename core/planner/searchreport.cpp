@@ -5,9 +5,8 @@
 #include "core/report.h"
 #include "core/units.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace memledger {
 
@@ -20,6 +19,7 @@ nlohmann::json timeToJson(const StepTime &t)
     for (const StepTimePart &part : stepTimeParts(t))
         out[std::string(part.name)] = part.seconds;
     out["total"] = t.total;
+    out["mfu"] = t.mfu;
     return out;
 }
 
@@ -87,14 +87,14 @@ std::string searchToTable(const SearchResult &r, const SearchOptions &o)
                   static_cast<long long>(r.candidates), static_cast<long long>(o.gpus), r.seconds,
                   formatGB(static_cast<double>(r.limitBytes)).c_str(), o.margin * 100);
     out += line;
-    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %10s %10s\n", "#", "t", "p", "v", "d", "c",
-                  "e", "mbs", "zero", "recompute", "offload", "peak", "step (s)");
+    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %10s %10s\n", "#", "t", "p", "v",
+                  "d", "c", "e", "mbs", "zero", "recompute", "offload", "peak", "step (s)");
     out += line;
     int k = 0;
     for (const SearchPlan &p : r.plans) {
         const ParallelismConfig &par = p.config.parallelism;
-        std::snprintf(line, sizeof line, "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %10s %10.3f\n", ++k,
-                      static_cast<long long>(par.tensor_model_parallel_size),
+        std::snprintf(line, sizeof line, "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %10s %10.3f\n",
+                      ++k, static_cast<long long>(par.tensor_model_parallel_size),
                       static_cast<long long>(par.pipeline_model_parallel_size),
                       static_cast<long long>(par.virtual_pipeline_model_parallel_size),
                       static_cast<long long>(par.data_parallel_size), static_cast<long long>(par.context_parallel_size),

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#include "core/steptimereport.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace memledger {
+
+namespace {
+
+std::string seconds(double s)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, s >= 100 ? "%.0f s" : s >= 1 ? "%.2f s" : "%.3f s", s);
+    return buf;
+}
+
+std::string percent(double fraction)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * fraction);
+    return buf;
+}
+
+// "tensor_comm" -> "tensor comm"
+std::string spaced(std::string_view name)
+{
+    std::string s(name);
+    for (char &c : s)
+        if (c == '_')
+            c = ' ';
+    return s;
+}
+
+} // namespace
+
+std::vector<std::string> stepTimeChoices(const Config &c)
+{
+    const StrategyConfig &st = c.strategy;
+    std::vector<std::string> out;
+    out.push_back("Kernels at " + c.hardware.name
+                  + "'s achieved rates (hardware.gemm_efficiency, hbm_efficiency by operation size); collectives "
+                    "at its NVLink and network bus bandwidths by message size (nvlink_efficiency, "
+                    "network_efficiency). Busiest pipeline rank, micro-batches back to back, bubble (p-1)/v.");
+    out.push_back(st.flash_attention ? "FlashAttention: one kernel per pass, causal (half the score work), its "
+                                       "backward recomputing the scores (FlashAttention-2)."
+                                     : "Unfused attention (Megatron's core attention): QK^T over the whole square, "
+                                       "softmax and dropout through HBM, then the product with V.");
+    out.push_back(st.overlap_grad_reduce
+                      ? "overlap_grad_reduce: gradient buckets are reduced under the last micro-batch's backward "
+                        "(Megatron --overlap-grad-reduce, PyTorch DDP)."
+                      : "overlap_grad_reduce off (Megatron's default): the data-parallel reduction follows the "
+                        "backward, exposed.");
+    out.push_back(st.tp_comm_overlap ? "tp_comm_overlap: TP collectives hide behind the GEMMs of the same pass "
+                                       "(Megatron --tp-comm-overlap)."
+                                     : "tp_comm_overlap off (Megatron's default): TP collectives are exposed.");
+    return out;
+}
+
+nlohmann::json stepTimeToJson(const Config &config, const StepTime &t)
+{
+    nlohmann::json parts = nlohmann::json::object();
+    for (const StepTimePart &p : stepTimeParts(t))
+        parts[std::string(p.name)] = p.seconds;
+    return {{"total_s", t.total},
+            {"mfu", t.mfu},
+            {"model_flops_per_gpu", t.modelFlopsPerGpu},
+            {"parts_s", std::move(parts)},
+            {"choices", stepTimeChoices(config)}};
+}
+
+std::string stepTimeLine(const StepTime &t)
+{
+    std::ostringstream out;
+    out << "Step time ≈ " << seconds(t.total) << " (MFU " << percent(t.mfu) << "):";
+    bool first = true;
+    for (const StepTimePart &p : stepTimeParts(t)) {
+        if (p.seconds <= 0.0005 * t.total)
+            continue;
+        out << (first ? " " : ", ") << spaced(p.name) << " " << seconds(p.seconds);
+        first = false;
+    }
+    return out.str();
+}
+
+std::string stepTimeToMarkdown(const Config &config, const StepTime &t)
+{
+    std::ostringstream out;
+    out << "\n## Step time (estimate)\n\n"
+        << "About " << seconds(t.total) << " per iteration, MFU " << percent(t.mfu) << " (model FLOPs of ";
+    char flops[64];
+    std::snprintf(flops, sizeof flops, "%.3g", t.modelFlopsPerGpu);
+    out << flops << " per GPU against the device's peak over the step).\n\n"
+        << "| Part | Seconds | Share |\n|---|---:|---:|\n";
+    for (const StepTimePart &p : stepTimeParts(t))
+        if (p.seconds > 0)
+            out << "| " << spaced(p.name) << " | " << seconds(p.seconds) << " | "
+                << percent(t.total > 0 ? p.seconds / t.total : 0) << " |\n";
+    out << "\n";
+    for (const std::string &c : stepTimeChoices(config))
+        out << "- " << c << "\n";
+    return out.str();
+}
+
+} // namespace memledger
