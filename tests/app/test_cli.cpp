@@ -167,3 +167,36 @@ TEST_CASE("Bad input exits 2 with one line per problem naming the field, never a
     for (const std::string &p : {malformed, wrongType, unknown})
         std::filesystem::remove(p);
 }
+
+TEST_CASE("eval reports the step time, its parts and MFU; GPT-3 175B lands on Korthikanti's measured 13.75 s",
+          "[cli][time]")
+{
+    // Korthikanti et al. 2022: GPT-3 175B on 64 A100s, t 8, p 8 with 3 interleaved
+    // stages, SP + selective recompute, batch 64: 13.75 s measured per iteration.
+    const CliRun r = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-sp-selective")
+                            + " --set parallelism.virtual_pipeline_model_parallel_size=3"
+                              " --set parallelism.pipeline_schedule=interleaved --format json");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const nlohmann::json &st = j.at("step_time");
+    const double total = st.at("total_s").get<double>();
+    CHECK(total == Approx(13.75).epsilon(0.10));
+    double sum = 0;
+    for (const auto &[name, seconds] : st.at("parts_s").items()) {
+        CHECK(seconds.get<double>() >= 0);
+        sum += seconds.get<double>();
+    }
+    CHECK(sum == Approx(total));
+    for (const char *part : {"compute", "recompute", "bubble", "tensor_comm", "pipeline_comm", "optimizer"})
+        CHECK(st.at("parts_s").contains(part));
+    CHECK(st.at("parts_s").at("recompute").get<double>() > 0); // selective recompute of the unfused core
+    // Megatron-LM's README: 51.4 % MFU for this run at its measured time.
+    CHECK(st.at("mfu").get<double>() * total / 13.75 == Approx(0.514).margin(0.003));
+    CHECK(st.at("choices").size() >= 3);
+
+    const CliRun md = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-sp-selective") + " --format markdown");
+    CHECK(md.out.find("## Step time (estimate)") != std::string::npos);
+    CHECK(md.out.find("Unfused attention") != std::string::npos);
+    const CliRun table = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-sp-selective"));
+    CHECK(table.out.find("Step time ≈") != std::string::npos);
+}
