@@ -197,6 +197,13 @@ TraceComparison compareTrace(const Config &config, const MeasuredTrace &trace, c
     const RankTimeline &rt = timeline.ranks.at(static_cast<std::size_t>(rank));
     out.pipeline_rank = rank;
     out.modelled_iteration_s = timeline.step_time;
+    if (out.measured_iteration_s && *out.measured_iteration_s > 0) {
+        if (trace.format == TraceFormat::ProfilerTrace && trace.device < 0)
+            out.notes.push_back("The trace was recorded on the CPU: its iteration time says nothing of "
+                                + config.hardware.name + "'s, so the two times are shown, not compared.");
+        else
+            out.iteration_error = out.modelled_iteration_s / *out.measured_iteration_s - 1.0;
+    }
     const std::vector<CurvePoint> modelled = allocatorCurve(rt);
     for (const CurvePoint &p : modelled)
         if (p.bytes > out.modelled_peak_bytes) {

@@ -61,6 +61,9 @@ struct TraceComparison
     Bytes modelled_steady_bytes = 0;
     IterationPhase modelled_peak_phase = IterationPhase::Outside;
     double modelled_iteration_s = 0;
+    /// modelled / measured - 1 of the iteration time; none when the trace has no
+    /// times or was recorded on the CPU (not comparable with a GPU's model)
+    std::optional<double> iteration_error;
     double peak_error = 0; ///< modelled / measured - 1
     double steady_error = 0; ///< modelled / measured - 1
     std::vector<PhaseComparison> phases;

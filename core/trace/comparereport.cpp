@@ -101,6 +101,7 @@ nlohmann::json comparisonToJson(const TraceComparison &c)
                      {"steady_bytes", c.modelled_steady_bytes},
                      {"peak_phase", phaseName(c.modelled_peak_phase)},
                      {"iteration_s", c.modelled_iteration_s}};
+    j["iteration_error"] = c.iteration_error ? nlohmann::json(*c.iteration_error) : nlohmann::json(nullptr);
     j["peak_error"] = c.peak_error;
     j["steady_error"] = c.steady_error;
     nlohmann::json phases = nlohmann::json::array();
@@ -134,9 +135,14 @@ std::string comparisonToTable(const TraceComparison &c, const std::string &trace
         << "; modelled peak in: " << phaseName(c.modelled_peak_phase) << "\n";
     if (c.measured_iteration_s) {
         char buf[96];
-        std::snprintf(buf, sizeof buf, "iteration: measured %.3f s, modelled %.3f s\n", *c.measured_iteration_s,
+        std::snprintf(buf, sizeof buf, "iteration: measured %.3f s, modelled %.3f s", *c.measured_iteration_s,
                       c.modelled_iteration_s);
         out << buf;
+        if (c.iteration_error) {
+            std::snprintf(buf, sizeof buf, " (%+.1f %%)", 100.0 * *c.iteration_error);
+            out << buf;
+        }
+        out << "\n";
     }
     out << "\nalive at the measured peak (largest first):\n";
     for (const PeakAllocation &a : c.alive_at_peak)

@@ -2,6 +2,7 @@
 // Holding a measured trace against the model: where the iteration is found,
 // what counts as steady and peak, and the modelled side's conventions.
 #include "core/trace/compare.h"
+#include "core/trace/comparereport.h"
 #include "core/trace/iteration.h"
 #include "testutil.h"
 
@@ -104,6 +105,9 @@ TEST_CASE("Compare: measured steady is what lives between iterations, the peak i
     CHECK(c.measured_peak_phase == IterationPhase::Forward);
     REQUIRE(c.measured_iteration_s);
     CHECK(*c.measured_iteration_s == Approx(10e-6));
+    // A GPU trace's time is held against the model's: modelled / measured - 1.
+    REQUIRE(c.iteration_error);
+    CHECK(*c.iteration_error == Approx(c.modelled_iteration_s / 10e-6 - 1));
     REQUIRE(c.phases.size() == 3);
     CHECK(c.phases[0].measured_peak_bytes == 180); // forward
     CHECK(c.phases[1].measured_peak_bytes == 180); // backward: entering at 180 (the 30 is freed at 23), then frees
@@ -166,4 +170,20 @@ TEST_CASE("Compare: a block allocated inside torch.optim is matched to a paramet
     REQUIRE(cmp.alive_at_peak.size() == 1);
     CAPTURE(cmp.alive_at_peak[0].matched);
     CHECK(cmp.alive_at_peak[0].matched.find("fp32 copy of mlp.fc2.weight") == 0);
+}
+
+TEST_CASE("Compare: a CPU profiler trace's iteration time is shown, not held against a GPU's model", "[compare]")
+{
+    MeasuredTrace t = twoSteps(true);
+    t.format = TraceFormat::ProfilerTrace;
+    t.device = -1; // PyTorch's profiler: [memory] events of the CPU allocator
+    t.ranges = {{"ProfilerStep#1", 10, 20}, {"ProfilerStep#2", 20, 30}};
+    const TraceComparison c = compareTrace(scenario("seed-000-7b-a-plain"), t);
+    REQUIRE(c.measured_iteration_s);
+    CHECK_FALSE(c.iteration_error);
+    bool said = false;
+    for (const std::string &n : c.notes)
+        said = said || n.find("recorded on the CPU") != std::string::npos;
+    CHECK(said);
+    CHECK(comparisonToJson(c).at("iteration_error").is_null());
 }
