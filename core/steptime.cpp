@@ -14,13 +14,13 @@ namespace memledger {
 
 namespace {
 
-// The transformer layers (global indices) of the last pipeline rank, all its chunks.
-std::vector<std::int64_t> lastRankLayers(const Config &c)
+// The transformer layers (global indices) of one pipeline rank, all its chunks.
+std::vector<std::int64_t> rankLayers(const Config &c, std::int64_t rank)
 {
     const std::int64_t p = std::max<std::int64_t>(1, c.parallelism.pipeline_model_parallel_size);
     const std::vector<StageLayers> stages = stageLayers(c);
     std::vector<std::int64_t> out;
-    for (std::size_t s = static_cast<std::size_t>(p - 1); s < stages.size(); s += static_cast<std::size_t>(p))
+    for (std::size_t s = static_cast<std::size_t>(rank); s < stages.size(); s += static_cast<std::size_t>(p))
         for (std::int64_t i = 0; i < stages[s].count; ++i)
             out.push_back(stages[s].first + i);
     return out;
@@ -38,7 +38,7 @@ double paramsOnLastRank(const Config &c)
         = c.model.isMoe() ? layerParams(c.model, true, t, par.expert_model_parallel_size, par.expertTensorParallel())
                           : dense;
     double params = 0;
-    for (std::int64_t l : lastRankLayers(c)) {
+    for (std::int64_t l : rankLayers(c, p - 1)) {
         const LayerParams &lp = c.model.isMoeLayer(l) ? moe : dense;
         params += double(lp.dense.params + lp.expert.params);
     }
@@ -85,7 +85,7 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
     st.recompute = m * rec - m * Lr * l.recomputeComm.total();
     st.compute = m * (fwd + bwd + out) - m * Lr * (l.forwardComm.total() + l.backwardComm.total());
     // The bubble: (p−1)/v times one micro-batch through one stage's chunk set.
-    st.bubble = (in.p - 1) / in.v * (fwd + bwd + rec);
+    st.bubble = (in.p - 1) / in.v * (in.bubbleStageSeconds >= 0 ? in.bubbleStageSeconds : fwd + bwd + rec);
     if (in.p > 1)
         st.pipelineComm = 2.0 * in.v * m * in.p2pSeconds;
     if (in.dataParallel > 1) {
@@ -150,17 +150,37 @@ double modelFlopsPerIteration(const Config &c)
     return perToken * tokens;
 }
 
-StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
+StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
 {
     const ParallelismConfig &par = c.parallelism;
     const CostModel cm = costModel(c, gpusPerNode);
-    const std::vector<std::int64_t> layers = lastRankLayers(c);
+    // The busiest rank: the most layer work (an uneven pipeline_layout or a mix
+    // of dense and MoE layers can make it any rank), the last one's output layer included.
+    const std::int64_t p = std::max<std::int64_t>(1, par.pipeline_model_parallel_size);
+    const auto work = [&](const LayerCost &l) { return l.forward.seconds + l.backward.seconds + l.recompute.seconds; };
+    std::vector<std::int64_t> layers;
     std::int64_t moeLayers = 0;
-    for (std::int64_t l : layers)
-        moeLayers += c.model.isMoeLayer(l);
+    double most = -1, all = 0;
+    for (std::int64_t r = 0; r < p; ++r) {
+        const std::vector<std::int64_t> mine = rankLayers(c, r);
+        std::int64_t moe = 0;
+        double seconds = r == p - 1 ? cm.outputForward.seconds + cm.outputBackward.seconds : 0.0;
+        for (std::int64_t l : mine) {
+            const bool isMoe = c.model.isMoeLayer(l);
+            moe += isMoe;
+            seconds += work(isMoe ? cm.moe : cm.dense);
+        }
+        all += seconds;
+        if (seconds > most) {
+            most = seconds;
+            layers = mine;
+            moeLayers = moe;
+        }
+    }
     const StateBytes sb = stateBytes(c.training);
     StepInputs in;
     in.layersOnRank = double(layers.size());
+    in.bubbleStageSeconds = all / double(p);
     in.microBatches = double(c.microBatches());
     in.p = double(par.pipeline_model_parallel_size);
     in.v = double(par.virtual_pipeline_model_parallel_size);
@@ -183,7 +203,13 @@ StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
         const LayerActivations dense = layerActivations(c, false, false);
         in.offloadBytes = double(dense.stored(c.strategy.recompute_granularity)) * in.layersOnRank;
     }
-    StepTime st = stepTime(in, c.hardware);
+    return in;
+}
+
+StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
+{
+    const ParallelismConfig &par = c.parallelism;
+    StepTime st = stepTime(stepInputsOf(c, gpusPerNode), c.hardware);
     const double gpus = double(par.tensor_model_parallel_size * par.pipeline_model_parallel_size
                                * par.data_parallel_size * par.context_parallel_size);
     st.modelFlopsPerGpu = modelFlopsPerIteration(c) / gpus;

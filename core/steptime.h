@@ -15,7 +15,7 @@ namespace memledger {
 // pipeline rank (the last: it also holds the output layer). Kernel and
 // collective costs come from core/costmodel.h; this adds the schedule:
 // micro-batches one after another, the pipeline bubble of (p−1)/v stage
-// micro-batch times (Narayanan et al. 2021, §2.2), pipeline sends, the
+// micro-batch times (an average rank's) (Narayanan et al. 2021, §2.2), pipeline sends, the
 // data-parallel reduction (exposed, or bucket by bucket under the last
 // backward with overlap_grad_reduce), the optimizer step, and activation
 // offload stalls where a micro-batch's saved activations take longer to cross
@@ -62,6 +62,9 @@ struct StepInputs
     LayerCost layer; // one layer, averaged over the layer kinds the rank holds
     OpCost outputForward, outputBackward;
     double p2pSeconds = 0;
+    // One micro-batch through an average rank, what the bubble is made of when
+    // ranks differ (uneven layouts, dense and MoE layers); < 0: the busiest rank's.
+    double bubbleStageSeconds = -1;
     double paramsOnRank = 0; // before ZeRO: what the data-parallel group reduces
     double gradBytes = 4, weightBytes = 2, optimizerBytesPerParam = 12; // per parameter
     int zeroStage = 0;
@@ -86,6 +89,9 @@ std::string stepTimeDifference(const StepTime &slower, const StepTime &faster);
 // layer. For a GPT this is Korthikanti et al.'s 72·B·s·l·h²(1 + s/6h + V/12lh).
 double modelFlopsPerIteration(const Config &config);
 
+// The inputs of the busiest (last) rank from a whole configuration; the
+// timeline reuses them to time each rank's gradient reduction.
+StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode = 8);
 StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode = 8);
 
 } // namespace memledger

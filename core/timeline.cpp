@@ -6,6 +6,7 @@
 #include "core/modelstates.h"
 #include "core/offload.h"
 #include "core/parameters.h"
+#include "core/steptime.h"
 
 #include <algorithm>
 #include <cstring>
@@ -555,6 +556,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
 
     // Optimizer steps, then the whole-iteration rows and the activation groups.
     double recompute = 0;
+    StepInputs stepInputs = stepInputsOf(c);
     for (std::int64_t r = 0; r < x.p; ++r) {
         RankState &rs = states[static_cast<std::size_t>(r)];
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
@@ -571,7 +573,10 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         }
         recompute = std::max(recompute, rankRecompute);
         const RankLedger &ledger = tl.ledger.ranks[static_cast<std::size_t>(r)];
-        rt.optimizer_start = rt.pipeline_end;
+        // The data-parallel reduction of this rank's gradients (what of it the
+        // last backward does not hide) comes before the optimizer step.
+        stepInputs.paramsOnRank = double(ledger.parameters);
+        rt.optimizer_start = rt.pipeline_end + stepTime(stepInputs, c.hardware).dataComm;
         rs.expertParams = expertParams;
         const OptimizerCost oc = optimizerCost(c, ledger.parameters, expertParams);
         rt.optimizer_device_s = oc.deviceSeconds;

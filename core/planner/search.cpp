@@ -805,6 +805,12 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                     in.outputForward = sh.outForward;
                                     in.outputBackward = sh.outBackward;
                                     in.p2pSeconds = t * c * d < G ? sh.p2pNvlink : sh.p2pNetwork;
+                                    // As estimateStepTime: the bubble is made of an average rank's micro-batch.
+                                    in.bubbleStageSeconds
+                                        = in.layersOnRank
+                                              * (in.layer.forward.seconds + in.layer.backward.seconds
+                                                 + in.layer.recompute.seconds)
+                                          + (in.outputForward.seconds + in.outputBackward.seconds) / double(p);
                                     in.paramsOnRank = paramsLast;
                                     in.gradBytes = double(sb.grad);
                                     in.weightBytes = double(sb.weight);
