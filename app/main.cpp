@@ -33,7 +33,7 @@ int main(int argc, char *argv[])
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("memledger"));
     QApplication::setApplicationDisplayName(QStringLiteral("MemLedger"));
-    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QApplication::setApplicationVersion(QStringLiteral(MEMLEDGER_VERSION)); // project(VERSION) in CMakeLists.txt
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/memledger/memledger.svg")));
 
     QCommandLineParser parser;

@@ -18,6 +18,10 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
         out << kUsage;
         return kExitOk;
     }
+    if (!args.empty() && args[0] == "--version") {
+        out << "memledger-cli " << MEMLEDGER_VERSION << '\n'; // project(VERSION) in CMakeLists.txt
+        return kExitOk;
+    }
     Options o;
     if (!parse(args, o, err))
         return kExitUsage;

@@ -34,6 +34,8 @@ const char *const kUsage = "usage: memledger-cli COMMAND ...\n"
                            "      section from the config, the rest defaulted; warnings on stderr\n"
                            "  presets\n"
                            "      list the built-in presets (models, hardware, scenarios, decks)\n"
+                           "  --version\n"
+                           "      print the version\n"
                            "\n"
                            "PRESET is a preset file, or the name of a built-in scenario.\n"
                            "Exit codes: 0 fits / done, 3 does not fit (check), 2 bad input.\n";

@@ -41,7 +41,8 @@ TEST_CASE("import-hf prints a preset that eval accepts", "[cli][hfimport]")
                            R"({"format": "memledger-preset", "version": 1, "model": ")" + model + R"("})");
     const CliRun reference = runCli("eval " + builtin.quoted() + " --format json");
     REQUIRE(reference.code == 0);
-    CHECK(nlohmann::json::parse(eval.out)["total_parameters"] == nlohmann::json::parse(reference.out)["total_parameters"]);
+    CHECK(nlohmann::json::parse(eval.out)["total_parameters"]
+          == nlohmann::json::parse(reference.out)["total_parameters"]);
 }
 
 TEST_CASE("import-hf prints warnings on stderr and still succeeds", "[cli][hfimport]")
@@ -59,9 +60,10 @@ TEST_CASE("import-hf prints warnings on stderr and still succeeds", "[cli][hfimp
 
 TEST_CASE("import-hf applies --set to the preset it prints", "[cli][hfimport]")
 {
-    const CliRun r = runCli("import-hf " + hfConfig("Llama-2-70b-hf")
-                            + " --set parallelism.tensor_model_parallel_size=8 --set parallelism.pipeline_model_parallel_size=4"
-                            + " --set training.seq_length=4096 --set strategy.recompute_granularity=selective");
+    const CliRun r
+        = runCli("import-hf " + hfConfig("Llama-2-70b-hf")
+                 + " --set parallelism.tensor_model_parallel_size=8 --set parallelism.pipeline_model_parallel_size=4"
+                 + " --set training.seq_length=4096 --set strategy.recompute_granularity=selective");
     REQUIRE(r.code == 0);
     const nlohmann::json preset = nlohmann::json::parse(r.out);
     CHECK(preset["parallelism"]["tensor_model_parallel_size"] == 8);
@@ -82,7 +84,8 @@ TEST_CASE("import-hf exits 2 naming the field, and prints no preset", "[cli][hfi
     const TempFile wrongType("wrong-type-config.json",
                              R"({"architectures": ["LlamaForCausalLM"], "hidden_size": "4096", "num_hidden_layers": 32,
                                  "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000})");
-    struct Case {
+    struct Case
+    {
         std::string args;
         std::string mentions;
     };
@@ -111,4 +114,13 @@ TEST_CASE("The usage text and the preset list know import-hf and decks", "[cli]"
     const CliRun presets = runCli("presets");
     CHECK(presets.code == 0);
     CHECK(presets.out.find("decks:") != std::string::npos);
+}
+
+TEST_CASE("The version option prints the version project() declares", "[cli]")
+{
+    const CliRun version = runCli("--version");
+    CHECK(version.code == 0);
+    CHECK(version.out == std::string("memledger-cli ") + MEMLEDGER_VERSION + "\n");
+    CHECK(version.err.empty());
+    CHECK(runCli("--help").out.find("--version") != std::string::npos);
 }
