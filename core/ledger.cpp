@@ -431,7 +431,7 @@ Ledger computeLedger(const Config &c)
                                        "offload to NVMe or shard with ZeRO", Problem::Severity::Warning});
     }
 
-    // The choices in force, in words (DESIGN.md: every number explains itself).
+    // The choices in force, in words: every number explains itself (docs/accounting.md).
     const StrategyConfig &st = c.strategy;
     const int A = activationBytes(c);
     ledger.choices.push_back(

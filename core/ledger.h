@@ -13,7 +13,8 @@
 
 namespace memledger {
 
-// Fixed order, bottom-up in every chart and table (DESIGN.md, Views).
+// Fixed order, bottom-up in every chart and table: the model states, then
+// activations, buffers and the runtime reserve (docs/accounting.md).
 enum class Category { Weights, Gradients, OptimizerStates, Activations, Communication, Runtime };
 constexpr int kCategoryCount = 6;
 constexpr std::array<Category, kCategoryCount> kCategories

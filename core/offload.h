@@ -7,12 +7,15 @@
 
 namespace memledger {
 
-// Activation offload on two copy streams beside the compute stream (seed 002
-// §4.4): after its forward a group's saved activations go to the host through
-// one of a bounded number of staging buffers; before its backward they come
-// back, prefetched while the previous op computes. The compute stream stalls
-// when every staging buffer is still draining, or when a copy-in is late.
-class ActivationOffload {
+// Activation offload on two copy streams beside the compute stream, as
+// Megatron-LM's --cpu-offloading runs it (Transformer Engine's double-buffered
+// CPU offload): after its forward a group's saved activations go to the host
+// through one of a bounded number of staging buffers; before its backward
+// they come back, prefetched while the previous op computes. The compute
+// stream stalls when every staging buffer is still draining, or when a
+// copy-in is late.
+class ActivationOffload
+{
 public:
     ActivationOffload(double linkBytesPerSecond, int stagingBuffers);
 
@@ -40,15 +43,18 @@ private:
 };
 
 // A chain of layers run forward then backward on one GPU, every layer but
-// the last offloaded (its backward follows at once): the seed 002 exercise.
-struct ChainLayer {
+// the last offloaded (its backward follows at once): the textbook case of how
+// much of the copy time hides under compute.
+struct ChainLayer
+{
     double forwardSeconds = 0;
     double backwardSeconds = 0;
     double bytes = 0;
 };
-struct ChainResult {
-    double computeSeconds = 0;      // forward + backward without copies
-    double totalSeconds = 0;        // with the stalls
+struct ChainResult
+{
+    double computeSeconds = 0; // forward + backward without copies
+    double totalSeconds = 0; // with the stalls
     double forwardStallSeconds = 0;
     double backwardStallSeconds = 0;
     double copyOutSeconds = 0;

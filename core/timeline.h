@@ -15,8 +15,8 @@ namespace memledger {
 // One steady-state iteration simulated per pipeline rank: the schedule's ops
 // timed by the roofline cost model with point-to-point dependencies between
 // stages, and every allocation as a lifetime. Memory is a timeline, not a
-// number (seed 001): the peak, when it happens and what is alive then come
-// out of it.
+// number, as PyTorch's memory snapshot viewer draws it: the peak, when it
+// happens and what is alive then come out of it.
 
 enum class LifetimeKind : std::uint8_t {
     Persistent, // a device row of the ledger (weights, optimizer states, buffers, reserve)

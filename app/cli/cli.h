@@ -7,7 +7,7 @@
 
 namespace memledger {
 
-// Exit codes of memledger-cli (DESIGN.md, CLI).
+// Exit codes of memledger-cli (README.md, Using the CLI).
 enum ExitCode { kExitOk = 0, kExitUsage = 2, kExitBadInput = 2, kExitDoesNotFit = 3 };
 
 // The whole command line of memledger-cli, without the program name.

@@ -8,7 +8,7 @@
 
 namespace memledger {
 
-// memledger-cli compare's three outputs (DESIGN.md, CLI contract): a JSON
+// memledger-cli compare's three outputs (docs/measured-runs.md): a JSON
 // object with trace, measured, modelled, peak_error, phases and unexplained;
 // a plain-text table; a markdown report.
 nlohmann::json comparisonToJson(const TraceComparison &comparison);
