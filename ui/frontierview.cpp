@@ -88,12 +88,14 @@ FrontierView::FrontierView(Document *document, Planner planner, QWidget *parent)
         auto *row = new QHBoxLayout;
         row->addWidget(new QLabel(tr("Cost:")));
         m_costCombo = new QComboBox;
-        m_costCombo->addItem(tr("roofline"));
+        m_costCombo->addItem(tr("achieved rates"));
         m_costCombo->addItem(tr("FLOPs only"));
-        m_costCombo->setToolTip(tr("Roofline: each op takes the longer of its FLOPs at peak and its memory traffic at "
-                                   "HBM bandwidth. FLOPs only: as if every op ran at peak. Seed 002 §3.3: FLOPs alone "
-                                   "under-price the memory-bound softmax and dropout; switch to see selective "
-                                   "recompute's overhead shrink."));
+        m_costCombo->setToolTip(
+            tr("Achieved rates: each op takes its FLOPs at the GEMM rate the device reaches for its size "
+               "plus its memory traffic at the HBM bandwidth it reaches (the time model, "
+               "docs/time-model.md). FLOPs only: as if every op ran at peak. FLOPs alone "
+               "under-price the memory-bound softmax and dropout; switch to see selective "
+               "recompute's overhead shrink."));
         row->addWidget(m_costCombo);
         m_offloadBox = new QCheckBox(tr("Allow offload"));
         m_offloadBox->setToolTip(tr("A third fate per tensor: copied to host memory after the forward and back "
@@ -297,8 +299,9 @@ void FrontierView::rebuildPlot()
         data.costTitle = tr("recompute, ms per micro-batch");
     } else {
         data.memoryTitle = tr("device memory, %1 per layer per micro-batch").arg(m_memoryUnit);
-        data.costTitle = m_cost == TensorCost::Roofline ? tr("overhead, % of the layer's forward + backward (roofline)")
-                                                        : tr("overhead, % of the layer's forward + backward (FLOPs)");
+        data.costTitle = m_cost == TensorCost::Roofline
+                             ? tr("overhead, % of the layer's forward + backward (achieved rates)")
+                             : tr("overhead, % of the layer's forward + backward (FLOPs)");
     }
     auto sameAs = [&](double memory, double cost) {
         const int m = markerAt(m_markers, memory, cost);
@@ -361,15 +364,16 @@ void FrontierView::rebuildPlot()
     const QString hw = toQString(c.hardware.name);
     QString caption, explanation;
     if (chain) {
-        caption = tr("One micro-batch, one pipeline rank's %1 layers, roofline on %2. Chen's chain: memory counts "
+        caption = tr("One micro-batch, one pipeline rank's %1 layers, timed at %2's achieved rates. Chen's chain: "
+                     "memory counts "
                      "layer inputs only.")
                       .arg(m_chain.layers())
                       .arg(hw);
         explanation
-            = tr("Seed 002 §2's model: a layer is one op whose backward needs only its input, so a plan keeps "
+            = tr("Chen et al. 2016's model: a layer is one op whose backward needs only its input, so a plan keeps "
                  "checkpoints (layer inputs) and re-runs the forward of each segment but its last layer. What a "
-                 "layer saves inside is the per-tensor view's. Recompute is the roofline forward time of the "
-                 "recomputed layers.");
+                 "layer saves inside is the per-tensor view's. Recompute is the forward time of the "
+                 "recomputed layers at the device's achieved rates.");
         if (m_chainCapped)
             caption += QLatin1Char(' ')
                        + tr("Exact frontier skipped above %1 layers per rank (it takes seconds); only the settings are "
@@ -379,12 +383,13 @@ void FrontierView::rebuildPlot()
         caption
             = tr("One %1 layer, one micro-batch, %2 on %3%4; overhead = (recompute + stalls) / (forward + backward).")
                   .arg(c.model.isMoe() || c.model.multi_latent_attention ? tr("dense GPT") : tr("transformer"))
-                  .arg(m_cost == TensorCost::Roofline ? tr("roofline") : tr("FLOPs at peak"))
+                  .arg(m_cost == TensorCost::Roofline ? tr("achieved rates") : tr("FLOPs at peak"))
                   .arg(hw)
                   .arg(m_frontierOffload ? tr(" (%1 GB/s host link)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
                                          : QString());
         explanation
-            = tr("Seed 002 §3.3's graph of the 13 tensors a GPT layer saves: each is stored, recomputed from its "
+            = tr("The graph of the 13 tensors a GPT layer saves (Korthikanti et al. 2022's accounting): each is "
+                 "stored, recomputed from its "
                  "inputs once, or offloaded (its copies hide under the layer's forward and backward, the excess "
                  "stalls). FLOPs at peak ignore memory traffic and so under-price softmax and dropout.");
         if (c.strategy.activation_offload != OffloadTarget::None && !m_frontierOffload)

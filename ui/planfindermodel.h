@@ -33,6 +33,7 @@ public:
         PeakColumn,
         PeakShareColumn,
         StepTimeColumn,
+        MfuColumn,
         LargestPartColumn,
         ColumnCount
     };
