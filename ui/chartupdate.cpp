@@ -5,13 +5,16 @@
 #include <QApplication>
 #include <QBarSet>
 #include <QChart>
+#include <QFontMetricsF>
 #include <QLegend>
 #include <QString>
+#include <QStringList>
 #include <QValueAxis>
 #include <QWidget>
 #include <QXYSeries>
 
 #include <algorithm>
+#include <cmath>
 
 namespace memledger::ui {
 
@@ -24,6 +27,18 @@ void setNiceRange(QValueAxis *axis, const NiceAxis &nice)
     const QString format = QStringLiteral("%.%1f").arg(nice.decimals());
     if (axis->labelFormat() != format)
         axis->setLabelFormat(format);
+}
+
+NiceAxis thinTicks(NiceAxis nice, double length, const QFont &labelsFont)
+{
+    // Qt Charts gives each label the axis's length over the ticks, less 4 px of padding at each end.
+    const double need = QFontMetricsF(labelsFont).height() + 2 * 4.0 + 2.0;
+    while (length > 0 && nice.ticks() > 2 && length / nice.ticks() < need) {
+        const long steps = std::lround(nice.max / nice.step);
+        const int by = steps % 2 == 0 ? 2 : steps % 3 == 0 ? 3 : steps % 5 == 0 ? 5 : 0;
+        nice.step = by ? nice.step * by : nice.max;
+    }
+    return nice;
 }
 
 void setBarValues(QBarSet *set, const QList<qreal> &values)
@@ -55,6 +70,65 @@ void setChartTitle(QChart *chart, const QString &title)
 {
     if (chart->title() != title)
         chart->setTitle(title);
+}
+
+int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth)
+{
+    count = std::max(count, 1);
+    keep = std::clamp(keep, 0, count - 1);
+    if (axis->min() != -0.5 || axis->max() != count - 0.5)
+        axis->setRange(-0.5, count - 0.5);
+    // Qt Charts gives each label the plot's width over the number of ticks,
+    // less 4 px of padding on each side, and measures the label as rich text
+    // (half a pixel of margin around it), plus a pixel for rounding.
+    const QFontMetricsF fm(axis->labelsFont());
+    const double label = fm.horizontalAdvance(QString::number(count - 1)) + 2 * 4.0 + 1.0 + 1.0;
+    int step = 1;
+    for (; step < count; ++step) {
+        const int ticks = keep / step + (count - 1 - keep) / step + 1;
+        if (plotWidth <= 0 || plotWidth / ticks >= label)
+            break;
+    }
+    if (axis->tickType() != QValueAxis::TicksDynamic)
+        axis->setTickType(QValueAxis::TicksDynamic);
+    if (axis->tickAnchor() != keep)
+        axis->setTickAnchor(keep);
+    if (axis->tickInterval() != step)
+        axis->setTickInterval(step);
+    if (axis->minorTickCount() != step - 1)
+        axis->setMinorTickCount(step - 1);
+    return step;
+}
+
+void setWrappedChartTitle(QChart *chart, const QString &title, double width)
+{
+    // Qt Charts leaves a margin on each side of the title; a few pixels more for rounding.
+    const QFontMetricsF fm(chart->titleFont());
+    const double room = std::max(1.0, width - 2 * chart->margins().left() - 3 * fm.averageCharWidth());
+    QStringList lines;
+    QString line;
+    for (const QString &word : title.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+        if (!line.isEmpty() && fm.horizontalAdvance(longer) > room) {
+            lines << line.toHtmlEscaped();
+            line = word;
+        } else {
+            line = longer;
+        }
+    }
+    lines << line.toHtmlEscaped();
+    setChartTitle(chart, lines.join(QStringLiteral("<br>")));
+}
+
+void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString &shortTitle, double height)
+{
+    // As the labels: 4 px of padding at each end, half a pixel of margin, and a pixel for rounding.
+    const QFontMetricsF fm(axis->titleFont());
+    const double room = height - 2 * 4.0 - 2.0;
+    const QString fitted = fm.horizontalAdvance(title) <= room        ? title
+                           : fm.horizontalAdvance(shortTitle) <= room ? shortTitle
+                                                                      : QString();
+    setAxisTitle(axis, fitted);
 }
 
 ChartFonts chartFonts(const QChart *chart)

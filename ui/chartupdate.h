@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/units.h"
-
 #include <QFont>
 #include <QList>
 #include <QPointF>
+
+#include "core/units.h"
 
 #include <utility>
 #include <vector>
@@ -26,17 +26,37 @@ namespace memledger::ui {
 // slider drag would pay that on every step. These setters touch the chart only
 // where something changes, so an unchanged chart is not even repainted.
 void setNiceRange(QValueAxis *axis, const NiceAxis &nice);
+// `nice` with fewer ticks (a multiple of its step that divides the range, at
+// worst only 0 and the top) when a vertical axis `length` pixels long cannot
+// give each label its height: Qt Charts would cut every label to "...".
+NiceAxis thinTicks(NiceAxis nice, double length, const QFont &labelsFont);
 // Changed values are replaced one by one (a full bar layout each, fine for
 // the few hundred values of a ledger, STYLE.md §6); a new count rebuilds the set in one call.
 void setBarValues(QBarSet *set, const QList<qreal> &values);
 void setPoints(QXYSeries *series, const QList<QPointF> &points);
 void setAxisTitle(QAbstractAxis *axis, const QString &title);
 void setChartTitle(QChart *chart, const QString &title);
+// The title on as many lines as a chart `width` pixels wide needs (Qt Charts
+// would cut a long one short: "Device memory per pipeline rank —...").
+void setWrappedChartTitle(QChart *chart, const QString &title, double width);
+// A vertical axis's title, or the shorter one, or none, whichever fits the
+// plot's height unelided (the chart's legend or title still names the series).
+void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString &shortTitle, double height);
+
+// The pipeline-rank axis under bars drawn at x = 0 … count - 1: a value axis
+// from -0.5 to count - 0.5 (Qt Charts elides a category axis's labels to one
+// bar's width each, "…" from 12 ranks on in a narrow chart). A label every
+// `step` ranks, the step the smallest whose labels fit `plotWidth` unelided,
+// anchored on `keep` (the peak rank is always labelled), and a minor tick under
+// every bar between them, so each rank stays identifiable at any width.
+// Touches the axis only where something changes; returns the step.
+int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth);
 
 // Qt Charts keeps fonts of its own (the theme's) that the view's font does not
 // reach; talk mode enlarges the window's font, so each chart scales its fonts
 // by the view's font over the application's.
-struct ChartFonts {
+struct ChartFonts
+{
     QFont title, legend;
     std::vector<std::pair<QFont, QFont>> axes; // labels and title, in chart->axes() order
 };

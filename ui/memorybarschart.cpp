@@ -4,10 +4,11 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QCursor>
+#include <QEvent>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
-#include <QEvent>
+#include <QPainter>
 #include <QPen>
 #include <QStackedBarSeries>
 #include <QToolTip>
@@ -18,6 +19,8 @@
 #include "ui/chartupdate.h"
 #include "ui/qtstring.h"
 
+#include <algorithm>
+
 namespace memledger::ui {
 
 namespace {
@@ -25,6 +28,29 @@ namespace {
 QString gb(Bytes bytes)
 {
     return toQString(formatGB(static_cast<double>(bytes)));
+}
+
+// "rank 3", "ranks 0 and 1", "ranks 0–2, 5 and 7": runs of three or more as a range.
+QString rankList(const std::vector<int> &ranks)
+{
+    QStringList parts;
+    for (std::size_t i = 0; i < ranks.size();) {
+        std::size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+            ++j;
+        if (j >= i + 2) {
+            parts << QStringLiteral("%1–%2").arg(ranks[i]).arg(ranks[j]);
+        } else {
+            for (std::size_t k = i; k <= j; ++k)
+                parts << QString::number(ranks[k]);
+        }
+        i = j + 1;
+    }
+    const bool one = ranks.size() == 1;
+    QString text = parts.size() > 1 ? QStringList(parts.mid(0, parts.size() - 1)).join(QStringLiteral(", "))
+                                          + MemoryBarsChart::tr(" and ") + parts.last()
+                                    : parts.value(0);
+    return (one ? MemoryBarsChart::tr("rank %1") : MemoryBarsChart::tr("ranks %1")).arg(text);
 }
 
 } // namespace
@@ -36,14 +62,16 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     , m_capacity(new QLineSeries)
     , m_usable(new QLineSeries)
     , m_axisX(new QBarCategoryAxis)
+    , m_rankAxis(new QValueAxis)
     , m_axisY(new QValueAxis)
 {
     auto *chart = new QChart;
-    chart->setTitle(title(true));
+    m_title = title();
+    chart->setTitle(m_title);
     // On the right the category names fit unelided, in the bars' bottom-up
     // order. The host chart is the narrow one beside the staircase: its legend
     // goes below with only the capacity line (the categories keep the device
-    // legend's hues), so 16 ranks keep their labels unelided.
+    // legend's hues).
     chart->legend()->setAlignment(placement == Placement::Device ? Qt::AlignRight : Qt::AlignBottom);
     for (Category c : kCategories) {
         auto *set = new QBarSet(toQString(categoryLabel(c)));
@@ -69,12 +97,17 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
 
     m_axisY->setTitleText(tr("GB"));
     m_axisY->setLabelFormat(QStringLiteral("%.0f"));
-    m_axisX->setTitleText(tr("pipeline rank"));
+    m_rankAxis->setTitleText(tr("pipeline rank"));
+    m_rankAxis->setLabelFormat(QStringLiteral("%.0f"));
+    m_rankAxis->setGridLineVisible(false);
+    m_rankAxis->setMinorGridLineVisible(false);
+    chart->addAxis(m_rankAxis, Qt::AlignBottom);
     chart->addAxis(m_axisX, Qt::AlignBottom);
+    m_axisX->setVisible(false);
     chart->addAxis(m_axisY, Qt::AlignLeft);
     for (QAbstractSeries *s : {static_cast<QAbstractSeries *>(m_series), static_cast<QAbstractSeries *>(m_capacity),
                                static_cast<QAbstractSeries *>(m_usable)}) {
-        s->attachAxis(m_axisX);
+        s->attachAxis(m_rankAxis);
         s->attachAxis(m_axisY);
     }
     // QChartView made a chart of its own and setChart() does not delete it (Qt docs).
@@ -85,6 +118,34 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     setRenderHint(QPainter::Antialiasing);
     showLegendMarkers();
     connect(m_series, &QStackedBarSeries::hovered, this, &MemoryBarsChart::showSegmentTip);
+    // A new width (a resize, a splitter drag, talk mode's fonts) may label more or fewer ranks.
+    connect(chart, &QChart::plotAreaChanged, this, &MemoryBarsChart::updateRankTicks);
+}
+
+void MemoryBarsChart::useAxis(QAbstractAxis *x)
+{
+    QAbstractAxis *other = x == m_rankAxis ? static_cast<QAbstractAxis *>(m_axisX) : m_rankAxis;
+    if (m_series->attachedAxes().contains(x))
+        return;
+    for (QAbstractSeries *s : {static_cast<QAbstractSeries *>(m_series), static_cast<QAbstractSeries *>(m_capacity),
+                               static_cast<QAbstractSeries *>(m_usable)}) {
+        s->detachAxis(other);
+        s->attachAxis(x);
+    }
+    other->setVisible(false);
+    x->setVisible(true);
+}
+
+void MemoryBarsChart::updateRankTicks()
+{
+    setNiceRange(m_axisY, thinTicks(m_yRange, chart()->plotArea().height(), m_axisY->labelsFont()));
+    if (!m_compared.empty() || m_bars.empty())
+        return;
+    int peak = 0;
+    for (std::size_t i = 0; i < m_bars.size(); ++i)
+        if (m_bars[i]->pipeline_rank == m_ledger.peak_rank)
+            peak = static_cast<int>(i);
+    setRankTicks(m_rankAxis, static_cast<int>(m_bars.size()), peak, chart()->plotArea().width());
 }
 
 void MemoryBarsChart::setLedger(const Ledger &ledger)
@@ -95,17 +156,12 @@ void MemoryBarsChart::setLedger(const Ledger &ledger)
         return;
     }
     std::vector<const RankLedger *> bars;
-    QStringList labels;
-    for (const RankLedger &r : m_ledger.ranks) {
-        bars.push_back(&r);
-        labels << QString::number(r.pipeline_rank); // short enough for 16+ ranks unelided; the axis says "pipeline rank"
-    }
-    fill(bars, labels, m_ledger);
-    setAxisTitle(m_axisX, tr("pipeline rank"));
-    bool fits = true;
     for (const RankLedger &r : m_ledger.ranks)
-        fits &= m_placement == Placement::Device ? r.fits : r.host_total_bytes <= m_ledger.host_capacity_bytes;
-    setChartTitle(chart(), title(fits));
+        bars.push_back(&r);
+    useAxis(m_rankAxis);
+    fill(bars, {}, m_ledger);
+    updateRankTicks();
+    showTitle(title());
 }
 
 void MemoryBarsChart::setComparison(const std::vector<Compared> &plans)
@@ -132,12 +188,14 @@ void MemoryBarsChart::setComparison(const std::vector<Compared> &plans)
         bars.push_back(&m_ledger.ranks[static_cast<std::size_t>(m_ledger.peak_rank)]);
         labels << tr("now");
     }
+    useAxis(m_axisX);
     fill(bars, labels, m_ledger);
     setAxisTitle(m_axisX, legend.join(QStringLiteral("   ")));
-    setChartTitle(chart(), tr("Compare: the fullest GPU of each plan"));
+    showTitle(tr("Compare: the fullest GPU of each plan"));
 }
 
-void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QStringList &labels, const Ledger &reference)
+void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QStringList &labels,
+                           const Ledger &reference)
 {
     m_bars = bars;
     const bool device = m_placement == Placement::Device;
@@ -152,7 +210,7 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
             values << static_cast<double>(shown(*r, c)) / kGB;
         setBarValues(m_sets[static_cast<std::size_t>(c)], values);
     }
-    if (m_axisX->categories() != labels)
+    if (!labels.isEmpty() && m_axisX->categories() != labels)
         m_axisX->setCategories(labels);
 
     const double left = -0.5, right = static_cast<double>(bars.size()) - 0.5;
@@ -160,7 +218,69 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
     const double usable = static_cast<double>(reference.usable_bytes) / kGB;
     setPoints(m_capacity, {{left, capacity}, {right, capacity}});
     setPoints(m_usable, {{left, usable}, {right, usable}});
-    setNiceRange(m_axisY, niceAxis(top / kGB * 1.04));
+    m_yRange = niceAxis(top / kGB * 1.04);
+    setNiceRange(m_axisY, thinTicks(m_yRange, chart()->plotArea().height(), m_axisY->labelsFont()));
+
+    std::vector<int> failing;
+    for (std::size_t i = 0; i < bars.size(); ++i)
+        if (!fits(*bars[i], reference))
+            failing.push_back(static_cast<int>(i));
+    if (failing != m_failing) {
+        m_failing = std::move(failing);
+        viewport()->update(); // the marks are drawn over the chart, not part of its scene
+    }
+}
+
+bool MemoryBarsChart::fits(const RankLedger &rank, const Ledger &reference) const
+{
+    return m_placement == Placement::Device ? rank.fits : rank.host_total_bytes <= reference.host_capacity_bytes;
+}
+
+QRectF MemoryBarsChart::failMarkRect(int bar) const
+{
+    if (std::find(m_failing.begin(), m_failing.end(), bar) == m_failing.end())
+        return {};
+    const RankLedger &r = *m_bars[static_cast<std::size_t>(bar)];
+    const double total
+        = static_cast<double>(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes) / kGB;
+    const double half = m_series->barWidth() / 2;
+    const QPointF bottomLeft = chart()->mapToPosition(QPointF(bar - half, 0), m_series);
+    const QPointF topRight = chart()->mapToPosition(QPointF(bar + half, total), m_series);
+    const QRectF scene = QRectF(bottomLeft, topRight).normalized().intersected(chart()->plotArea());
+    return mapFromScene(scene).boundingRect();
+}
+
+void MemoryBarsChart::drawForeground(QPainter *painter, const QRectF &rect)
+{
+    QChartView::drawForeground(painter, rect);
+    if (m_failing.empty())
+        return;
+    // A red outline round each bar that does not fit and a mark above it, so
+    // every such rank is named on its own bar (the title lists them too).
+    const bool dark = chart()->theme() == QChart::ChartThemeDark;
+    const QColor red = dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c);
+    painter->save();
+    painter->setRenderHint(QPainter::Antialiasing, false);
+    const QRectF plot = chart()->plotArea();
+    for (int bar : m_failing) {
+        const QRectF box = mapToScene(failMarkRect(bar).toRect()).boundingRect();
+        if (box.isEmpty())
+            continue;
+        painter->setPen(QPen(red, 2.0));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRect(box.adjusted(-1, 0, 1, 0));
+        // A downward triangle just above the bar (inside the plot's headroom when there is some).
+        const double size = std::clamp(box.width() * 0.6, 6.0, 12.0);
+        const double tip = std::max(box.top() - 2, plot.top() + size);
+        const double cx = box.center().x();
+        const QPointF triangle[3] = {{cx - size / 2, tip - size}, {cx + size / 2, tip - size}, {cx, tip}};
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(red);
+        painter->setRenderHint(QPainter::Antialiasing, true);
+        painter->drawPolygon(triangle, 3);
+        painter->setRenderHint(QPainter::Antialiasing, false);
+    }
+    painter->restore();
 }
 
 QString MemoryBarsChart::segmentText(int bar, Category category) const
@@ -177,7 +297,8 @@ QString MemoryBarsChart::segmentText(int bar, Category category) const
         text += QStringLiteral("<br>%1 — %2<br><span style='color:#555555'>%3</span>")
                     .arg(toQString(e.label).toHtmlEscaped(), gb(e.bytes), toQString(e.formula).toHtmlEscaped());
     }
-    text += tr("<br>Rank total %1").arg(gb(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes));
+    text += tr("<br>Rank total %1")
+                .arg(gb(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes));
     return text;
 }
 
@@ -189,6 +310,7 @@ void MemoryBarsChart::setDark(bool dark)
     scaleChartFonts(chart(), m_fonts, fontScale(this));
     recolor();
     showLegendMarkers();
+    updateRankTicks();
 }
 
 void MemoryBarsChart::showLegendMarkers()
@@ -216,8 +338,11 @@ Bytes MemoryBarsChart::shown(const RankLedger &rank, Category category) const
     return m_placement == Placement::Device ? rank.device[i] : rank.host[i];
 }
 
-QString MemoryBarsChart::title(bool fits) const
+QString MemoryBarsChart::title() const
 {
+    std::vector<int> failing;
+    for (int bar : m_failing)
+        failing.push_back(m_bars[static_cast<std::size_t>(bar)]->pipeline_rank);
     if (m_placement != Placement::Device) {
         // An empty chart says why it is empty.
         bool any = false;
@@ -225,10 +350,14 @@ QString MemoryBarsChart::title(bool fits) const
             any |= r.host_total_bytes > 0;
         if (!any)
             return tr("Host memory per pipeline rank — nothing offloaded");
-        return fits ? tr("Host memory per pipeline rank (offloaded)") : tr("Host memory per pipeline rank — over the host's memory");
+        return failing.empty() ? tr("Host memory per pipeline rank (offloaded)")
+                               : tr("Host memory per pipeline rank — %1 over the host's memory").arg(rankList(failing));
     }
-    return fits ? tr("Device memory per pipeline rank — every rank fits")
-                : tr("Device memory per pipeline rank — rank %1 does NOT fit").arg(m_ledger.peak_rank);
+    if (failing.empty())
+        return tr("Device memory per pipeline rank — every rank fits");
+    return (failing.size() == 1 ? tr("Device memory per pipeline rank — %1 does NOT fit")
+                                : tr("Device memory per pipeline rank — %1 do NOT fit"))
+        .arg(rankList(failing));
 }
 
 void MemoryBarsChart::showSegmentTip(bool on, int index, QBarSet *set)
@@ -242,11 +371,26 @@ void MemoryBarsChart::showSegmentTip(bool on, int index, QBarSet *set)
             QToolTip::showText(QCursor::pos(), segmentText(index, c), this);
 }
 
+void MemoryBarsChart::resizeEvent(QResizeEvent *event)
+{
+    QChartView::resizeEvent(event);
+    setWrappedChartTitle(chart(), m_title, width());
+}
+
+void MemoryBarsChart::showTitle(const QString &title)
+{
+    m_title = title;
+    setWrappedChartTitle(chart(), title, width());
+}
+
 void MemoryBarsChart::changeEvent(QEvent *event)
 {
     QChartView::changeEvent(event);
-    if (event->type() == QEvent::FontChange)
+    if (event->type() == QEvent::FontChange) {
         scaleChartFonts(chart(), m_fonts, fontScale(this));
+        setWrappedChartTitle(chart(), m_title, width());
+        updateRankTicks();
+    }
 }
 
 } // namespace memledger::ui

@@ -3,13 +3,13 @@
 
 #include <QChartView>
 
-#include "ui/chartupdate.h"
-
 #include "core/ledger.h"
+#include "ui/chartupdate.h"
 
 #include <array>
 #include <vector>
 
+class QAbstractAxis;
 class QBarCategoryAxis;
 class QBarSet;
 class QLineSeries;
@@ -34,7 +34,8 @@ public:
     void setDark(bool dark);
     // Compare mode: one bar per plan (its peak rank), the current plan last,
     // as in seed 000's table of plans A-D. An empty list returns to the ranks.
-    struct Compared {
+    struct Compared
+    {
         QString name;
         Ledger ledger;
     };
@@ -42,32 +43,49 @@ public:
     bool isComparing() const { return !m_compared.empty(); }
     // The text a hover over `category` of bar `bar` shows (tests use it).
     QString segmentText(int bar, Category category) const;
+    // The bars whose rank does not fit (the device, or the host's memory per
+    // GPU), each outlined in red with a mark above it.
+    const std::vector<int> &failingBars() const { return m_failing; }
+    // Where bar `bar`'s outline is drawn, in the view's coordinates (empty when it fits).
+    QRectF failMarkRect(int bar) const;
 
 protected:
+    void drawForeground(QPainter *painter, const QRectF &rect) override;
     // Talk mode's larger font reaches the chart's own fonts.
     void changeEvent(QEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     void recolor();
     void showLegendMarkers();
+    // The ranks on the value axis, the plans of compare mode on the category axis.
+    void useAxis(QAbstractAxis *x);
+    void updateRankTicks();
+    // The title, wrapped onto more lines when the chart is too narrow for it.
+    void showTitle(const QString &title);
     void showSegmentTip(bool on, int index, QBarSet *set);
 
     void fill(const std::vector<const RankLedger *> &bars, const QStringList &labels, const Ledger &reference);
 
     Bytes shown(const RankLedger &rank, Category category) const;
-    QString title(bool fits) const;
+    QString title() const;
+    bool fits(const RankLedger &rank, const Ledger &reference) const;
 
     Placement m_placement;
     Ledger m_ledger;
     std::vector<Compared> m_compared;
     std::vector<const RankLedger *> m_bars; // what each bar shows (into m_ledger or m_compared)
+    std::vector<int> m_failing; // indices into m_bars
     QStackedBarSeries *m_series;
     std::array<QBarSet *, kCategoryCount> m_sets{};
     QLineSeries *m_capacity;
     QLineSeries *m_usable;
-    QBarCategoryAxis *m_axisX;
+    QBarCategoryAxis *m_axisX; // compare mode: one letter per plan
+    QValueAxis *m_rankAxis; // the pipeline ranks, labels thinned to fit (setRankTicks)
     QValueAxis *m_axisY;
     ChartFonts m_fonts; // the theme's, scaled by fontScale() on a font change
+    QString m_title; // unwrapped
+    NiceAxis m_yRange; // before thinTicks() for the plot's height
 };
 
 } // namespace memledger::ui

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "ui/staircasechart.h"
 
-#include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
-#include <QLineSeries>
 #include <QEvent>
+#include <QLineSeries>
 #include <QPen>
 #include <QValueAxis>
 
@@ -20,13 +19,16 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     , m_series(new QBarSeries)
     , m_activations(new QBarSet(tr("Activations (GB)")))
     , m_inFlight(new QLineSeries)
-    , m_axisX(new QBarCategoryAxis)
+    , m_axisX(new QValueAxis)
     , m_axisBytes(new QValueAxis)
     , m_axisCount(new QValueAxis)
 {
     auto *chart = new QChart;
     chart->setTitle(tr("Activation staircase"));
-    chart->legend()->setAlignment(Qt::AlignBottom);
+    // No legend: each axis title is in its series' colour (the bars' vermillion
+    // on the left, the line's on the right), which leaves the bars the height
+    // and keeps two long legend entries from being cut in a narrow column.
+    chart->legend()->hide();
     m_activations->setColor(categoryColor(Category::Activations));
     m_activations->setBorderColor(categoryColor(Category::Activations).darker(115));
     m_series->append(m_activations);
@@ -38,6 +40,9 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     chart->addSeries(m_inFlight);
 
     m_axisX->setTitleText(tr("pipeline rank"));
+    m_axisX->setLabelFormat(QStringLiteral("%.0f"));
+    m_axisX->setGridLineVisible(false);
+    m_axisX->setMinorGridLineVisible(false);
     m_axisBytes->setTitleText(tr("activations, GB"));
     m_axisBytes->setLabelFormat(QStringLiteral("%.0f"));
     m_axisCount->setTitleText(tr("micro-batches in flight"));
@@ -56,6 +61,26 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     delete initial;
     m_fonts = chartFonts(chart);
     setRenderHint(QPainter::Antialiasing);
+    // A new width (a resize, a splitter drag, talk mode's fonts) may label more or fewer ranks.
+    connect(chart, &QChart::plotAreaChanged, this, &StaircaseChart::fitTexts);
+    recolor();
+}
+
+void StaircaseChart::updateRankTicks()
+{
+    if (m_ranks > 0)
+        setRankTicks(m_axisX, m_ranks, m_peakRank, chart()->plotArea().width());
+}
+
+void StaircaseChart::fitTexts()
+{
+    updateRankTicks();
+    const double height = chart()->plotArea().height();
+    setNiceRange(m_axisBytes, thinTicks(m_bytesRange, height, m_axisBytes->labelsFont()));
+    setNiceRange(m_axisCount, thinTicks(m_countRange, height, m_axisCount->labelsFont()));
+    setFittedAxisTitle(m_axisBytes, tr("activations, GB"), tr("GB"), height);
+    setFittedAxisTitle(m_axisCount, tr("micro-batches in flight"), tr("in flight"), height);
+    setWrappedChartTitle(chart(), tr("Activation staircase"), width());
 }
 
 void StaircaseChart::setDark(bool dark)
@@ -64,6 +89,7 @@ void StaircaseChart::setDark(bool dark)
     m_fonts = chartFonts(chart()); // a theme sets its own fonts
     scaleChartFonts(chart(), m_fonts, fontScale(this));
     recolor();
+    fitTexts();
 }
 
 void StaircaseChart::recolor()
@@ -71,17 +97,21 @@ void StaircaseChart::recolor()
     const bool dark = chart()->theme() == QChart::ChartThemeDark;
     m_activations->setColor(categoryColor(Category::Activations));
     m_activations->setBorderColor(categoryColor(Category::Activations).darker(115));
-    m_inFlight->setPen(QPen(dark ? QColor(0xe8, 0xe8, 0xe8) : QColor(0x20, 0x20, 0x20), 2.5));
+    const QColor line = dark ? QColor(0xe8, 0xe8, 0xe8) : QColor(0x20, 0x20, 0x20);
+    m_inFlight->setPen(QPen(line, 2.5));
+    // The axis titles name the series in their colours (there is no legend);
+    // the bars' vermillion lifted on a dark background for contrast.
+    const QColor bars = categoryColor(Category::Activations);
+    m_axisBytes->setTitleBrush(dark ? bars.lighter(130) : bars.darker(110));
+    m_axisCount->setTitleBrush(line);
 }
 
 void StaircaseChart::setLedger(const Ledger &ledger)
 {
-    QStringList categories;
     QList<qreal> bytes;
     QList<QPointF> inFlight;
     double maxBytes = 0, maxCount = 0;
     for (const RankLedger &r : ledger.ranks) {
-        categories << QString::number(r.pipeline_rank); // as the memory bars
         const double gb = static_cast<double>(r.device[static_cast<std::size_t>(Category::Activations)]) / kGB;
         bytes << gb;
         inFlight << QPointF(r.pipeline_rank, r.in_flight_microbatches);
@@ -89,18 +119,21 @@ void StaircaseChart::setLedger(const Ledger &ledger)
         maxCount = std::max(maxCount, r.in_flight_microbatches);
     }
     setBarValues(m_activations, bytes);
-    if (m_axisX->categories() != categories)
-        m_axisX->setCategories(categories);
+    m_ranks = static_cast<int>(ledger.ranks.size());
+    m_peakRank = ledger.peak_rank;
     setPoints(m_inFlight, inFlight);
-    setNiceRange(m_axisBytes, niceAxis(maxBytes * 1.04));
-    setNiceRange(m_axisCount, niceAxis(maxCount * 1.04));
+    m_bytesRange = niceAxis(maxBytes * 1.04);
+    m_countRange = niceAxis(maxCount * 1.04);
+    fitTexts();
 }
 
 void StaircaseChart::changeEvent(QEvent *event)
 {
     QChartView::changeEvent(event);
-    if (event->type() == QEvent::FontChange)
+    if (event->type() == QEvent::FontChange) {
         scaleChartFonts(chart(), m_fonts, fontScale(this));
+        fitTexts();
+    }
 }
 
 } // namespace memledger::ui

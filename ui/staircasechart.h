@@ -3,11 +3,9 @@
 
 #include <QChartView>
 
+#include "core/ledger.h"
 #include "ui/chartupdate.h"
 
-#include "core/ledger.h"
-
-class QBarCategoryAxis;
 class QBarSet;
 class QBarSeries;
 class QLineSeries;
@@ -33,10 +31,16 @@ protected:
 
 private:
     void recolor();
+    void updateRankTicks();
+    // Ticks, axis titles and the title for the chart's size and fonts.
+    void fitTexts();
     QBarSeries *m_series;
     QBarSet *m_activations;
     QLineSeries *m_inFlight;
-    QBarCategoryAxis *m_axisX;
+    QValueAxis *m_axisX; // the pipeline ranks, labels thinned to fit (setRankTicks)
+    int m_ranks = 0;
+    NiceAxis m_bytesRange, m_countRange; // before thinTicks() for the plot's height
+    int m_peakRank = 0;
     QValueAxis *m_axisBytes;
     QValueAxis *m_axisCount;
     ChartFonts m_fonts; // the theme's, scaled by fontScale() on a font change
