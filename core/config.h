@@ -178,7 +178,7 @@ struct HardwareConfig
     double peak_bf16_flops = 989e12; // dense
     // Achieved fractions of the peaks above, by operation size (core/efficiency.h);
     // the time model's calibration, documented per preset in presets/README.md.
-    EfficiencyTable gemm_efficiency = {{1e9, 0.45}, {1e10, 0.70}, {1e11, 0.80}, {1e12, 0.83}}; // by GEMM FLOPs
+    EfficiencyTable gemm_efficiency = {{1e9, 0.32}, {1e10, 0.50}, {1e11, 0.58}, {1e12, 0.60}}; // by GEMM FLOPs
     EfficiencyTable hbm_efficiency = {{1e5, 0.20}, {1e6, 0.50}, {1e7, 0.75}, {1e8, 0.85}}; // by bytes one kernel moves
     EfficiencyTable nvlink_efficiency
         = {{1e5, 0.05}, {1e6, 0.30}, {1e7, 0.65}, {1e8, 0.78}}; // bus bandwidth by message
