@@ -69,7 +69,7 @@ Document::Document(QObject *parent)
 
 bool Document::loadFile(const QString &path, QString *error)
 {
-    return applyLoaded(presetFromFile(path.toStdString()), path, error);
+    return applyLoaded(presetFromFile(path.toStdString()), path, path, error);
 }
 
 bool Document::saveFile(const QString &path, QString *error)
@@ -91,12 +91,35 @@ bool Document::saveFile(const QString &path, QString *error)
     return true;
 }
 
+void Document::markSaved(const QString &path)
+{
+    m_undo->setClean();
+    m_source = path;
+    m_filePath = path;
+    m_loaded = m_config;
+    Q_EMIT sourceChanged();
+}
+
+bool Document::isEditedSinceLoad() const
+{
+    if (m_config.name != m_loaded.name || m_config.description != m_loaded.description) {
+        Config named = m_config;
+        named.name = m_loaded.name;
+        named.description = m_loaded.description;
+        return !(named == m_loaded);
+    }
+    return !(m_config == m_loaded);
+}
+
 void Document::newPlan()
 {
     m_source = tr("new plan");
+    m_filePath.clear();
     m_sourceWarnings.clear();
     m_undo->clear();
+    m_loaded = Config{};
     setConfig(Config{});
+    Q_EMIT sourceChanged();
 }
 
 bool Document::loadBuiltinScenario(std::string_view name, QString *error)
@@ -107,7 +130,7 @@ bool Document::loadBuiltinScenario(std::string_view name, QString *error)
             *error = tr("There is no built-in scenario named \"%1\".").arg(toQString(name));
         return false;
     }
-    return applyLoaded(presetFromText(builtin->text, name), tr("built-in: %1").arg(toQString(name)), error);
+    return applyLoaded(presetFromText(builtin->text, name), tr("built-in: %1").arg(toQString(name)), {}, error);
 }
 
 bool Document::importHfConfig(const QString &path, QString *error)
@@ -115,10 +138,10 @@ bool Document::importHfConfig(const QString &path, QString *error)
     ImportResult imported = importHfConfigFile(path.toStdString());
     const Problems warnings = imported.problems; // without errors only warnings remain
     return applyLoaded({std::move(imported.config), std::move(imported.problems)},
-                       tr("Hugging Face config %1").arg(path), error, warnings);
+                       tr("Hugging Face config %1").arg(path), {}, error, warnings);
 }
 
-bool Document::applyLoaded(const LoadResult &loaded, const QString &source, QString *error,
+bool Document::applyLoaded(const LoadResult &loaded, const QString &source, const QString &filePath, QString *error,
                            const Problems &sourceWarnings)
 {
     if (!loaded.config || hasErrors(loaded.problems)) {
@@ -135,9 +158,12 @@ bool Document::applyLoaded(const LoadResult &loaded, const QString &source, QStr
         return false;
     }
     m_source = source;
+    m_filePath = filePath; // Save must not write a preset over a config.json
     m_sourceWarnings = sourceWarnings;
     m_undo->clear(); // a new document starts a new history
+    m_loaded = *loaded.config;
     setConfig(*loaded.config);
+    Q_EMIT sourceChanged();
     return true;
 }
 

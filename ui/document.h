@@ -40,7 +40,8 @@ public:
     // Every edit is one undo step; one slider drag merges into one step.
     QUndoStack *undoStack() const { return m_undo; }
     // Compare mode: up to kMaxPins plans pinned beside the current one.
-    struct Pin {
+    struct Pin
+    {
         QString name;
         Config config;
         Ledger ledger;
@@ -58,8 +59,19 @@ public:
     bool hasLedger() const { return m_hasLedger; }
     // True when the current configuration has errors and the ledger is an older one.
     bool isStale() const { return hasErrors(m_problems); }
-    // The file last loaded, or "built-in: <name>".
+    // The file last loaded or saved, or "built-in: <name>".
     QString source() const { return m_source; }
+    // The preset file Save writes: the one loaded or saved last; empty for a
+    // built-in, a new plan or an imported Hugging Face config.
+    QString filePath() const { return m_filePath; }
+    // The plan was written to `path` (saveFile succeeded): it is the source and
+    // the file from now on, and the undo history is clean here.
+    void markSaved(const QString &path);
+    // The plan as it was loaded or last saved.
+    const Config &loadedConfig() const { return m_loaded; }
+    // True when the plan differs from loadedConfig() in more than its name and
+    // description: those then describe the plan as loaded, not this one.
+    bool isEditedSinceLoad() const;
 
     // Loads, validates and applies a preset file. On failure the document is
     // untouched, nothing is emitted, and `error` gets one line per problem.
@@ -95,15 +107,18 @@ Q_SIGNALS:
     void timelineChanged();
     void pinsChanged();
     void problemsChanged(const memledger::Problems &problems);
+    // source() or filePath() changed (a load, a save, a new plan).
+    void sourceChanged();
 
 private:
-    bool applyLoaded(const LoadResult &loaded, const QString &source, QString *error, const Problems &sourceWarnings = {});
+    bool applyLoaded(const LoadResult &loaded, const QString &source, const QString &filePath, QString *error,
+                     const Problems &sourceWarnings = {});
 
     void recompute();
 
     Config m_config;
     Ledger m_ledger;
-    Config m_ledgerConfig;             // what m_ledger (and the timeline, when simulated) describe
+    Config m_ledgerConfig; // what m_ledger (and the timeline, when simulated) describe
     mutable Timeline m_timeline;
     mutable bool m_timelineStale = true;
     QUndoStack *m_undo;
@@ -114,6 +129,8 @@ private:
     Problems m_sourceWarnings; // what loading the current source could not carry over
     bool m_hasLedger = false;
     QString m_source;
+    QString m_filePath;
+    Config m_loaded; // as loaded or last saved
 };
 
 } // namespace memledger::ui

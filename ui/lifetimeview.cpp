@@ -165,11 +165,18 @@ void LifetimeView::setRank(int rank)
     rank = std::clamp(rank, 0, std::max(0, int(m_timeline.ranks.size()) - 1));
     if (rank == m_rank && !m_rows.rowOf.empty())
         return;
+    const TimeAxis previous = m_axis;
     m_rank = rank;
     m_hovered = -1;
     rebuildRows();
     rebuildOverlayCurves();
+    // Another rank of the same iteration keeps the window the user zoomed to, where it lies inside this rank's.
+    if (previous.isZoomed() && previous.t1 <= m_axis.end) {
+        m_axis.t0 = previous.t0;
+        m_axis.t1 = previous.t1;
+    }
     invalidate();
+    Q_EMIT visibleWindowChanged(m_axis.t0, m_axis.t1);
 }
 
 void LifetimeView::setMode(Mode mode)
@@ -265,6 +272,13 @@ void LifetimeView::ensureLayout() const
     m_frame = bands ? bandsFrame(width(), height(), fm.height(), gutter)
                     : ganttFrame(width(), height(), fm.height(), gutter);
     m_frame.fitBytes = m_fitBytes && !bands; // bands stack from zero
+    // A narrow view wraps the legend: the curve starts under its last line.
+    if (layoutLegend() > 1) {
+        const double below = m_legendBottom + fm.height() * 0.55;
+        const double shift = std::min(std::max(0.0, below - m_frame.curveArea.y), m_frame.curveArea.h / 2);
+        m_frame.curveArea.y += shift;
+        m_frame.curveArea.h -= shift;
+    }
     auto &axis = const_cast<TimeAxis &>(m_axis);
     axis.setPixels(m_frame.rowsArea.x, m_frame.rowsArea.right());
 
@@ -914,56 +928,98 @@ void LifetimeView::paintRows(QPainter &p) const
     }
 }
 
-void LifetimeView::paintLegend(QPainter &p) const
+int LifetimeView::layoutLegend() const
 {
+    m_legend.clear();
+    const RankTimeline *rank = currentRank();
+    if (!rank)
+        return 1;
     const QFontMetricsF fm(font());
-    const RankTimeline &rank = *currentRank();
-    const double box = std::round(fm.height() * 0.7);
-    const double baseline = fm.height() * 0.25 + fm.ascent();
-    double x = fm.height() * 0.3;
-
     QFont bold = font();
     bold.setBold(true);
-    p.setFont(bold);
-    p.setPen(palette().color(QPalette::Text));
-    const QString title = tr("Rank %1").arg(rank.pipeline_rank);
-    p.drawText(QPointF(x, baseline), title);
-    p.setFont(font());
-    x = std::max(x + QFontMetricsF(bold).horizontalAdvance(title) + fm.height(), m_frame.curveArea.x);
+    const double box = std::round(fm.height() * 0.7);
+    const double lineStep = fm.height() * 1.25;
+    double top = fm.height() * 0.25;
+    const double left = fm.height() * 0.3;
+    const double right = width() - fm.height() * 0.3;
+    int lines = 1;
 
-    const auto entry = [&](const QColor &fill, const QString &label) {
-        const QRectF swatch(x, baseline - fm.ascent() / 2 - box / 2 + 1, box, box);
-        p.setPen(QPen(palette().color(QPalette::Mid), 1));
-        p.setBrush(fill);
-        p.drawRect(swatch);
-        p.setPen(palette().color(QPalette::Text));
-        p.drawText(QPointF(x + box + fm.height() * 0.3, baseline), label);
-        x += box + fm.height() * 0.3 + fm.horizontalAdvance(label) + fm.height();
+    const QString title = tr("Rank %1").arg(rank->pipeline_rank);
+    const double titleWidth = QFontMetricsF(bold).horizontalAdvance(title);
+    m_legend.push_back({QColor(), title, QRectF(left, top, titleWidth, fm.height())});
+    const double lineStart = std::max(left + titleWidth + fm.height(), m_frame.curveArea.x);
+    double x = lineStart;
+
+    const auto entry = [&](const QColor &fill, const QString &label, bool gapBefore) {
+        if (gapBefore && x > lineStart)
+            x += fm.height();
+        const double w = box + fm.height() * 0.3 + fm.horizontalAdvance(label);
+        if (x + w > right && x > lineStart) { // the next line, under the first entry
+            ++lines;
+            top += lineStep;
+            x = lineStart;
+        }
+        m_legend.push_back({fill, label, QRectF(x, top, w, fm.height())});
+        x += w + fm.height();
     };
     std::array<bool, kCategoryCount> present{};
     bool transients = false;
-    for (const Lifetime &l : rank.lifetimes) {
+    for (const Lifetime &l : rank->lifetimes) {
         present[std::size_t(l.category)] = true;
         transients = transients || (isTransient(l.kind) && l.category == Category::Activations);
     }
     for (Category c : kCategories)
         if (present[std::size_t(c)])
-            entry(categoryColor(c), toQString(categoryLabel(c)));
+            entry(categoryColor(c), toQString(categoryLabel(c)), false);
     if (transients)
-        entry(categoryColor(Category::Activations).darker(135), tr("Transient activations"));
-    x += fm.height();
-    for (int k = 0; k < kPhaseKinds; ++k) {
+        entry(categoryColor(Category::Activations).darker(135), tr("Transient activations"), false);
+    for (int k = 0; k < kPhaseKinds; ++k)
         // Drawn over the background like in the plot (the legend strip is unshaded).
-        const QColor shade = phaseColour(PhaseKind(k), palette());
-        entry(shade, toQString(phaseLabel(PhaseKind(k))));
+        entry(phaseColour(PhaseKind(k), palette()), toQString(phaseLabel(PhaseKind(k))), k == 0);
+    m_legendBottom = top + fm.height();
+    return lines;
+}
+
+std::vector<LifetimeView::LegendEntry> LifetimeView::legend() const
+{
+    ensureLayout();
+    return m_legend;
+}
+
+void LifetimeView::paintLegend(QPainter &p) const
+{
+    if (m_legend.empty())
+        return;
+    const QFontMetricsF fm(font());
+    const double box = std::round(fm.height() * 0.7);
+    const auto baseline = [&](const QRectF &r) { return r.top() + fm.ascent(); };
+
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QPointF(m_legend.front().rect.left(), baseline(m_legend.front().rect)), m_legend.front().label);
+    p.setFont(font());
+    double lastRight = 0;
+    for (std::size_t i = 1; i < m_legend.size(); ++i) {
+        const LegendEntry &e = m_legend[i];
+        const double y = baseline(e.rect);
+        const QRectF swatch(e.rect.left(), y - fm.ascent() / 2 - box / 2 + 1, box, box);
+        p.setPen(QPen(palette().color(QPalette::Mid), 1));
+        p.setBrush(e.fill);
+        p.drawRect(swatch);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QPointF(e.rect.left() + box + fm.height() * 0.3, y), e.label);
+        if (i + 1 == m_legend.size())
+            lastRight = e.rect.right();
     }
-    // At the right end of the legend line, when there is room for it.
+    // At the right end of the legend's last line, when there is room for it.
     if (m_axis.isZoomed()) {
         const QString hint = tr("zoomed: double-click to reset");
         const double left = m_frame.curveArea.right() - fm.horizontalAdvance(hint);
-        if (left > x) {
+        if (left > lastRight + fm.height()) {
             p.setPen(palette().color(QPalette::PlaceholderText));
-            p.drawText(QPointF(left, baseline), hint);
+            p.drawText(QPointF(left, baseline(m_legend.back().rect)), hint);
         }
     }
 }

@@ -36,7 +36,8 @@ public:
 
     void setTimeline(const Timeline &timeline);
     const Timeline &timeline() const { return m_timeline; }
-    // Clamped to the timeline's ranks; the visible window resets.
+    // Clamped to the timeline's ranks; a zoomed window stays where it lies
+    // inside the new rank's iteration.
     void setRank(int rank);
     int rank() const { return m_rank; }
     void setMode(Mode mode);
@@ -74,6 +75,15 @@ public:
     int hoveredLifetime() const { return m_hovered; }
     QRectF curveArea() const;
     QRectF rowsArea() const;
+    // The legend's entries as drawn: the rank's title, then each swatch with
+    // its label (wrapped onto a second line when the view is narrow).
+    struct LegendEntry
+    {
+        QColor fill; // invalid for the title
+        QString label;
+        QRectF rect; // swatch and label together
+    };
+    std::vector<LegendEntry> legend() const;
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -95,7 +105,8 @@ protected:
     void keyPressEvent(QKeyEvent *event) override;
 
 private:
-    struct ColouredRects {
+    struct ColouredRects
+    {
         QColor colour;
         QVector<QRectF> rects;
     };
@@ -106,6 +117,8 @@ private:
     void ensureLayout() const;
     QColor barColour(const Lifetime &lifetime) const;
     void paintLegend(QPainter &p) const;
+    // Places the legend's entries from the left, wrapping at the view's width; returns the lines used.
+    int layoutLegend() const;
     void paintCurve(QPainter &p) const;
     void paintRows(QPainter &p) const;
     void paintAxis(QPainter &p) const;
@@ -142,6 +155,8 @@ private:
     mutable std::vector<ColouredRects> m_bandRects;
     mutable QPolygonF m_measuredLine;
     mutable QPolygonF m_modelledLine;
+    mutable std::vector<LegendEntry> m_legend;
+    mutable double m_legendBottom = 0; // the baseline of the legend's last line
 };
 
 } // namespace memledger::ui

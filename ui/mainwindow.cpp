@@ -2,9 +2,13 @@
 #include "ui/mainwindow.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QCoreApplication>
+#include <QDialogButtonBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -18,6 +22,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
 #include <QScrollArea>
 #include <QSet>
 #include <QSettings>
@@ -28,9 +33,11 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QToolButton>
 #include <QTreeView>
 #include <QUndoStack>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "core/builtins.h"
@@ -58,6 +65,7 @@
 #include "ui/tracefiles.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -118,6 +126,28 @@ void showLoadFailure(QWidget *parent, const QString &title, const QString &path,
     std::unique_ptr<QMessageBox> box(loadFailureBox(parent, title, path, error));
     box->exec();
 }
+
+// A hint that gives way first in a narrow window: elided ("Wheel or + − zooms, d…"), whole in its tooltip.
+class ElidedHint : public QLabel
+{
+public:
+    explicit ElidedHint(const QString &text, QWidget *parent)
+        : QLabel(text, parent)
+    {
+        setToolTip(text);
+        setForegroundRole(QPalette::PlaceholderText);
+    }
+    QSize minimumSizeHint() const override { return {0, QLabel::minimumSizeHint().height()}; }
+
+protected:
+    void paintEvent(QPaintEvent *) override
+    {
+        QPainter painter(this);
+        painter.setPen(palette().color(foregroundRole()));
+        painter.drawText(rect(), Qt::AlignLeft | Qt::AlignVCenter,
+                         fontMetrics().elidedText(text(), Qt::ElideRight, width()));
+    }
+};
 
 const RankLedger *findRank(const Ledger &ledger, int pipelineRank)
 {
@@ -186,6 +216,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     charts->setChildrenCollapsible(false);
     // Lifetimes: one rank's memory curve over its gantt, with the rank and mode pickers.
     auto *lifetimesBar = new QHBoxLayout;
+    m_rankSpin->setObjectName(QStringLiteral("lifetimesRank"));
     lifetimesBar->addWidget(new QLabel(tr("Rank"), m_lifetimesPage));
     lifetimesBar->addWidget(m_rankSpin);
     auto *mode = new QComboBox(m_lifetimesPage);
@@ -195,7 +226,18 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     fit->setChecked(m_lifetimes->fitBytes());
     m_fitBytes = fit;
     lifetimesBar->addWidget(fit);
-    lifetimesBar->addStretch(1);
+    auto *resetZoom = new QToolButton(m_lifetimesPage);
+    resetZoom->setObjectName(QStringLiteral("resetZoom"));
+    resetZoom->setText(tr("Whole iteration"));
+    resetZoom->setToolTip(tr("Reset the zoom: show the whole iteration again (double-click or 0 in the chart)"));
+    resetZoom->setEnabled(false);
+    connect(resetZoom, &QToolButton::clicked, m_lifetimes, &LifetimeView::resetZoom);
+    connect(m_lifetimes, &LifetimeView::visibleWindowChanged, resetZoom,
+            [this, resetZoom] { resetZoom->setEnabled(m_lifetimes->timeAxis().isZoomed()); });
+    lifetimesBar->addWidget(resetZoom);
+    auto *zoomHint = new ElidedHint(tr("Wheel or + − zooms, drag pans, double-click resets"), m_lifetimesPage);
+    zoomHint->setObjectName(QStringLiteral("zoomHint"));
+    lifetimesBar->addWidget(zoomHint, 1);
     auto *clearOverlay = new QToolButton(m_lifetimesPage);
     clearOverlay->setText(tr("Clear measured run"));
     clearOverlay->setToolTip(tr("Forget the measured trace drawn over the curve (File > Clear measured trace)"));
@@ -258,8 +300,10 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     connect(m_talk, &TalkMode::started, this, [this] {
         m_undoAction->setEnabled(false);
         m_redoAction->setEnabled(false);
+        m_header->setWrapDetail(true); // a slide's description whole, for the room to read
     });
     connect(m_talk, &TalkMode::stopped, this, [this] {
+        m_header->setWrapDetail(false);
         m_undoAction->setEnabled(m_document->undoStack()->canUndo());
         m_redoAction->setEnabled(m_document->undoStack()->canRedo());
         statusBar()->showMessage(tr("Back to %1").arg(QString::fromStdString(m_document->config().name)), 4000);
@@ -294,6 +338,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         statusBar()->showMessage(tr("The measured trace could not be held against this plan: %1").arg(message));
     });
 
+    connect(m_document, &Document::sourceChanged, this, &MainWindow::updateTitle);
+    connect(m_document->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
     connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
     connect(m_document, &Document::problemsChanged, this, &MainWindow::updateProblems);
     // Last of an edit's signals (after the config and the ledger): the header reads all three, once.
@@ -320,13 +366,12 @@ void MainWindow::createMenus()
         if (!maybeSave())
             return;
         m_document->newPlan();
-        m_filePath.clear();
     });
     file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     updateRecentMenu();
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
-    file->addAction(tr("Save &as…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
+    file->addAction(tr("Save &as…"), QKeySequence::SaveAs, this, [this] { saveAs(); });
     file->addAction(tr("Import &Hugging Face config…"), this, &MainWindow::importHfConfig);
     file->addAction(tr("Import &measured trace…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I), this,
                     &MainWindow::chooseTrace)
@@ -341,8 +386,6 @@ void MainWindow::createMenus()
             QString error;
             if (!m_document->loadBuiltinScenario(name, &error))
                 showLoadFailure(this, tr("Cannot open scenario"), QString::fromStdString(name), error);
-            else
-                m_filePath.clear();
         });
     }
     file->addSeparator();
@@ -425,6 +468,131 @@ void MainWindow::createMenus()
     redo->setShortcut(QKeySequence::Redo);
     editMenu->addAction(undo);
     editMenu->addAction(redo);
+    createHelpMenu();
+}
+
+void MainWindow::createHelpMenu()
+{
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    QAction *keys = help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts);
+    keys->setShortcut(QKeySequence(Qt::Key_F1));
+    help->addAction(tr("&Documentation"), this, &MainWindow::showDocumentation);
+    help->addSeparator();
+    help->addAction(tr("&About MemLedger"), this, &MainWindow::showAbout)->setMenuRole(QAction::AboutRole);
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt)->setMenuRole(QAction::AboutQtRole);
+}
+
+void MainWindow::showShortcuts()
+{
+    if (!m_shortcuts) {
+        m_shortcuts = new QDialog(this);
+        m_shortcuts->setObjectName(QStringLiteral("shortcuts"));
+        m_shortcuts->setWindowTitle(tr("Keyboard shortcuts"));
+        auto *table = new QTableWidget(0, 2, m_shortcuts);
+        table->setHorizontalHeaderLabels({tr("Keys"), tr("What they do")});
+        table->verticalHeader()->hide();
+        table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+        table->setSelectionMode(QAbstractItemView::NoSelection);
+        table->setAlternatingRowColors(true);
+        table->horizontalHeader()->setStretchLastSection(true);
+        const auto add = [table](const QString &keys, const QString &what) {
+            const int row = table->rowCount();
+            table->insertRow(row);
+            table->setItem(row, 0, new QTableWidgetItem(keys));
+            table->setItem(row, 1, new QTableWidgetItem(what));
+        };
+        // Every menu command with a shortcut, in menu order, as the menus name it.
+        std::function<void(QMenu *, const QString &)> walk = [&](QMenu *menu, const QString &path) {
+            for (QAction *action : menu->actions()) {
+                const QString text = action->text().remove(QLatin1Char('&'));
+                if (action->menu())
+                    walk(action->menu(), path + text + QStringLiteral(" › "));
+                else if (!action->shortcut().isEmpty())
+                    add(action->shortcut().toString(QKeySequence::NativeText), path + text);
+            }
+        };
+        for (QAction *top : menuBar()->actions())
+            if (top->menu())
+                walk(top->menu(), top->text().remove(QLatin1Char('&')) + QStringLiteral(" › "));
+        add(tr("Wheel, + and −"), tr("Lifetimes: zoom in and out around the cursor"));
+        add(tr("Drag, ← and →"), tr("Lifetimes: pan along the iteration"));
+        add(tr("Double-click, 0"), tr("Lifetimes: show the whole iteration again"));
+        add(tr("→, Page Down, Space"), tr("Talk mode: next slide"));
+        add(tr("←, Page Up, Backspace"), tr("Talk mode: previous slide"));
+        add(tr("Esc"), tr("Talk mode: leave, back to your plan as it was"));
+        table->resizeColumnsToContents();
+        auto *layout = new QVBoxLayout(m_shortcuts);
+        layout->addWidget(table);
+        auto *close = new QDialogButtonBox(QDialogButtonBox::Close, m_shortcuts);
+        connect(close, &QDialogButtonBox::rejected, m_shortcuts, &QDialog::close);
+        layout->addWidget(close);
+        m_shortcuts->resize(table->horizontalHeader()->length() + 60,
+                            std::min(700, table->verticalHeader()->length() + 120));
+    }
+    m_shortcuts->show();
+    m_shortcuts->raise();
+    m_shortcuts->activateWindow();
+}
+
+void MainWindow::showAbout()
+{
+    QString version = QCoreApplication::applicationVersion();
+#ifdef MEMLEDGER_VERSION
+    if (version.isEmpty())
+        version = QStringLiteral(MEMLEDGER_VERSION);
+#endif
+    auto *box = new QMessageBox(QMessageBox::NoIcon, tr("About MemLedger"),
+                                tr("<h3>MemLedger %1</h3>"
+                                   "<p>Shows where every byte of GPU memory goes when a large model is trained: "
+                                   "weights, gradients, optimizer states, activations, communication buffers and "
+                                   "the runtime's reserve, per pipeline rank, with the formula behind each.</p>"
+                                   "<p>The accounting follows Megatron-LM (Korthikanti et al. 2022, "
+                                   "<i>Reducing Activation Recomputation in Large Transformer Models</i>), "
+                                   "ZeRO (Rajbhandari et al. 2020) and PyTorch's caching allocator.</p>"
+                                   "<p>MIT licence.</p>")
+                                    .arg(version.toHtmlEscaped()),
+                                QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("about"));
+    box->setIconPixmap(windowIcon().pixmap(64, 64));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::showDocumentation()
+{
+    // The guides as installed beside the program, else in the source tree it was built from.
+    QStringList folders{QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/memledger"),
+                        QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/MemLedger")};
+#ifdef MEMLEDGER_SOURCE_DIR
+    folders << QStringLiteral(MEMLEDGER_SOURCE_DIR);
+#endif
+    QStringList links;
+    for (const QString &folder : folders) {
+        const QDir dir(folder);
+        QStringList files;
+        if (dir.exists(QStringLiteral("README.md")))
+            files << dir.filePath(QStringLiteral("README.md"));
+        for (const QString &name : QDir(dir.filePath(QStringLiteral("docs"))).entryList({QStringLiteral("*.md")}))
+            files << dir.filePath(QStringLiteral("docs/") + name);
+        if (dir.exists(QStringLiteral("presets/README.md")))
+            files << dir.filePath(QStringLiteral("presets/README.md"));
+        for (const QString &file : files)
+            links << QStringLiteral("<a href='%1'>%2</a>")
+                         .arg(QUrl::fromLocalFile(QFileInfo(file).canonicalFilePath()).toString(),
+                              QDir::cleanPath(file).toHtmlEscaped());
+        if (!links.isEmpty())
+            break;
+    }
+    QString text = tr("<p>MemLedger's guides are Markdown files: the README (the views, the presets, the command "
+                      "line) and the docs folder (how the ledger is built, how measured runs are compared).</p>");
+    text += links.isEmpty() ? tr("<p>They are in the MemLedger source repository: README.md and docs/.</p>")
+                            : QStringLiteral("<p>") + links.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
+    auto *box = new QMessageBox(QMessageBox::Information, tr("Documentation"), text, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("documentation"));
+    box->setTextFormat(Qt::RichText);
+    box->setTextInteractionFlags(Qt::TextBrowserInteraction);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
 }
 
 void MainWindow::setDark(bool dark)
@@ -487,26 +655,81 @@ bool MainWindow::openPath(const QString &path)
         showLoadFailure(this, tr("Cannot open preset"), path, error);
         return false;
     }
-    setFilePath(path);
+    rememberRecent(path);
     statusBar()->showMessage(tr("Opened %1").arg(path));
     return true;
 }
 
+QString MainWindow::filePath() const
+{
+    return m_document->filePath();
+}
+
 bool MainWindow::save()
 {
-    return m_filePath.isEmpty() ? saveAs() : saveTo(m_filePath);
+    return filePath().isEmpty() ? saveAs() : saveTo(filePath());
 }
 
 bool MainWindow::saveAs()
 {
-    QString suggested = m_filePath;
-    if (suggested.isEmpty())
-        suggested = QString::fromStdString(m_document->config().name) + QStringLiteral(".json");
-    QString path = QFileDialog::getSaveFileName(this, tr("Save preset"), suggested, tr("MemLedger presets (*.json)"));
-    if (path.isEmpty())
-        return false;
-    if (QFileInfo(path).suffix().isEmpty())
-        path += QStringLiteral(".json");
+    SavePlanDialog dialog(saveSuggestion(), this);
+    for (;;) {
+        if (dialog.exec() != QDialog::Accepted)
+            return false;
+        const QString path = dialog.path();
+        if (path == filePath() || !QFileInfo::exists(path)
+            || QMessageBox::question(this, tr("Replace the file?"),
+                                     tr("%1 already exists. Replace it?").arg(QFileInfo(path).fileName()),
+                                     QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
+                   == QMessageBox::Yes)
+            return saveAs(path, dialog.name(), dialog.description());
+    }
+}
+
+SavePlanDialog::Suggestion MainWindow::saveSuggestion() const
+{
+    const Config &config = m_document->config();
+    SavePlanDialog::Suggestion suggestion;
+    suggestion.name = QString::fromStdString(config.name);
+    suggestion.description = QString::fromStdString(config.description);
+    if (m_document->isEditedSinceLoad()) {
+        // The name and description were written for the plan as loaded and may
+        // quote numbers this one no longer has ("8K-token sequences" at 64K).
+        if (config.name == m_document->loadedConfig().name && !suggestion.name.isEmpty())
+            suggestion.name += tr(" (edited)");
+        suggestion.previousDescription = suggestion.description;
+        suggestion.description = currentFacts();
+    }
+    const QString file = filePath();
+    suggestion.path = !file.isEmpty() && !SavePlanDialog::isShippedPreset(file)
+                          ? file
+                          : SavePlanDialog::suggestedPath(SavePlanDialog::defaultFolder(), suggestion.name);
+    return suggestion;
+}
+
+QString MainWindow::currentFacts() const
+{
+    const Config &config = m_document->config();
+    QString facts = tr("%1, %2-token sequences, micro-batch %3")
+                        .arg(toQString(parallelSummary(config)))
+                        .arg(config.training.seq_length)
+                        .arg(config.training.micro_batch_size);
+    const Ledger &ledger = m_document->ledger();
+    if (m_document->hasLedger() && !m_document->isStale())
+        facts += tr("; peak %1 of %2 on %3 (%4)")
+                     .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
+                          QString::fromStdString(config.hardware.name),
+                          ledger.peak_bytes <= ledger.capacity_bytes ? tr("fits") : tr("does not fit"));
+    return facts + QLatin1Char('.');
+}
+
+bool MainWindow::saveAs(const QString &path, const QString &name, const QString &description)
+{
+    Config named = m_document->config();
+    named.name = name.toStdString();
+    named.description = description.toStdString();
+    if (!(named == m_document->config()))
+        m_document->edit(named, tr("Name the plan %1").arg(name));
     return saveTo(path);
 }
 
@@ -517,8 +740,8 @@ bool MainWindow::saveTo(const QString &path)
         QMessageBox::warning(this, tr("Save failed"), tr("%1\nThe file on disk was left as it was.").arg(error));
         return false;
     }
-    m_document->undoStack()->setClean();
-    setFilePath(path);
+    m_document->markSaved(path);
+    rememberRecent(path);
     statusBar()->showMessage(tr("Saved %1").arg(path));
     return true;
 }
@@ -543,11 +766,19 @@ void MainWindow::closeEvent(QCloseEvent *event)
         event->ignore();
 }
 
-void MainWindow::setFilePath(const QString &path)
+void MainWindow::updateTitle()
 {
-    m_filePath = path;
-    if (path.isEmpty())
-        return;
+    // Qt's convention: the file's name with a [*] that setWindowModified shows
+    // as '*'; the platform appends the application's name ("plan.json* — MemLedger").
+    const QString path = filePath();
+    setWindowFilePath(path);
+    setWindowTitle((path.isEmpty() ? QString::fromStdString(m_document->config().name) : QFileInfo(path).fileName())
+                   + QStringLiteral("[*]"));
+    setWindowModified(!m_document->undoStack()->isClean());
+}
+
+void MainWindow::rememberRecent(const QString &path)
+{
     QSettings settings;
     QStringList recent = settings.value(kRecentFilesKey).toStringList();
     recent.removeAll(path);
@@ -590,7 +821,6 @@ void MainWindow::importHfConfig()
         showLoadFailure(this, tr("Cannot import Hugging Face config"), path, error);
         return;
     }
-    m_filePath.clear(); // Save must not write a preset over the config.json
     statusBar()->showMessage(
         m_document->problems().empty()
             ? tr("Imported %1").arg(path)
@@ -704,9 +934,19 @@ void MainWindow::refreshCurrentView()
         return;
     m_stale[static_cast<std::size_t>(tab)] = false;
     if (tab == kMemoryTab) {
-        m_bars->setLedger(m_document->ledger());
-        m_staircase->setLedger(m_document->ledger());
-        m_hostBars->setLedger(m_document->ledger());
+        const Ledger &ledger = m_document->ledger();
+        m_bars->setLedger(ledger);
+        m_staircase->setLedger(ledger);
+        m_hostBars->setLedger(ledger);
+        // The host chart only when something is offloaded: otherwise its space goes to the staircase.
+        const bool offloaded = std::any_of(ledger.ranks.begin(), ledger.ranks.end(),
+                                           [](const RankLedger &r) { return r.host_total_bytes > 0; });
+        if (m_hostBars->isVisibleTo(m_hostBars->parentWidget()) != offloaded) {
+            m_hostBars->setVisible(offloaded);
+            // Shown again: half the column each, not what was left from before it hid.
+            if (auto *side = qobject_cast<QSplitter *>(m_hostBars->parentWidget()); side && offloaded)
+                side->setSizes({side->height() / 2, side->height() - side->height() / 2});
+        }
         return;
     }
     if (tab == kLifetimesTab) {
@@ -739,7 +979,7 @@ void MainWindow::updateHeader()
     const Config &config = m_document->config();
     const Ledger &ledger = m_document->ledger();
     const QString name = QString::fromStdString(config.name);
-    setWindowTitle(tr("MemLedger — %1").arg(name));
+    updateTitle();
 
     QString peak;
     if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
@@ -767,14 +1007,24 @@ void MainWindow::updateHeader()
         plan = QStringLiteral("<span style='color:%1'>%2 %3</span>")
                    .arg(palette().color(QPalette::Disabled, QPalette::Text).name(),
                         tr("Last valid plan:").toHtmlEscaped(), plan);
-    const QString title = QStringLiteral("<span style='font-size:large'><b>%1</b></span>&nbsp;&nbsp; %2")
-                              .arg(name.toHtmlEscaped(), plan);
+    // Once edited, the name and description are those of the plan as loaded
+    // ("8K-token sequences" at 64K): said so, until Save as names this plan.
+    const bool edited = m_document->isEditedSinceLoad() && !(m_talk && m_talk->isActive());
+    const QString editedMark
+        = edited ? QStringLiteral(" <span style='color:%1'>%2</span>")
+                       .arg(palette().color(QPalette::PlaceholderText).name(), tr("(edited)").toHtmlEscaped())
+                 : QString();
+    const QString title = QStringLiteral("<span style='font-size:large'><b>%1</b>%2</span>&nbsp;&nbsp; %3")
+                              .arg(name.toHtmlEscaped(), editedMark, plan);
+    const QString description = QString::fromStdString(config.description);
     // One detail line, so an invalid edit does not push the charts down.
     if (m_document->isStale())
         m_header->setContent(title, tr("The configuration has errors (below); the ledger shown is the last valid one."),
                              true);
+    else if (edited && !description.isEmpty())
+        m_header->setContent(title, tr("As loaded, before the edits: %1").arg(description), false);
     else
-        m_header->setContent(title, QString::fromStdString(config.description), false);
+        m_header->setContent(title, description, false);
     // The detail line is elided; the tooltip has it whole.
     m_header->setToolTip(
         tr("%1\n%2 parameters in total")

@@ -3,6 +3,8 @@
 
 #include <QMainWindow>
 
+#include "ui/saveplandialog.h"
+
 #include <array>
 #include <string>
 
@@ -59,10 +61,22 @@ public:
     // trace…, a drop); with `show`, the Measured vs model view comes up when it
     // is in. A failure is explained in a message box and changes nothing.
     void importTrace(const QString &path, bool show = true);
-    // The preset file the plan was opened from or saved to; empty for a built-in.
-    QString filePath() const { return m_filePath; }
+    // The preset file the plan was opened from or saved to, the one Save
+    // writes; empty for a built-in. The window's title names it (Qt's
+    // convention: setWindowFilePath, the file's name and a [*] marker).
+    QString filePath() const;
     bool save();
     bool saveAs();
+    // Writes the plan to `path` (what Save as does once a file is chosen); the
+    // window names that file from now on.
+    bool saveTo(const QString &path);
+    // What Save as's dialog starts with: the plan's name, a description that
+    // does not quote numbers of the plan as loaded once it was edited, and a
+    // file in the user's documents unless the plan has a file of the user's.
+    SavePlanDialog::Suggestion saveSuggestion() const;
+    // Save as with the name, description and file the dialog gave (the new
+    // name and description are one undo step).
+    bool saveAs(const QString &path, const QString &name, const QString &description);
     // Opens a preset file (errors in a message box, the plan untouched).
     bool openPath(const QString &path);
     // Light or dark palette for the window and the charts (remembered).
@@ -78,10 +92,19 @@ protected:
 private:
     // With unsaved edits, asks to save, discard or cancel; true to go on.
     bool maybeSave();
-    bool saveTo(const QString &path);
-    void setFilePath(const QString &path);
+    // Puts `path` first in File > Open recent.
+    void rememberRecent(const QString &path);
+    // The title: the file's name (or the plan's, without a file) and the unsaved-edits marker.
+    void updateTitle();
+    // The current plan in one line: its parallel degrees, sequence, micro-batch and peak (core's figures).
+    QString currentFacts() const;
     void updateRecentMenu();
     void createMenus();
+    void createHelpMenu();
+    // Help: every shortcut (F1), About (the version), the documentation.
+    void showShortcuts();
+    void showAbout();
+    void showDocumentation();
     void openFile();
     void importHfConfig();
     void chooseTrace();
@@ -123,7 +146,7 @@ private:
     QCheckBox *m_fitBytes = nullptr;
     bool m_showMeasuredWhenImported = false;
     QMenu *m_recentMenu = nullptr;
-    QString m_filePath;
+    QDialog *m_shortcuts = nullptr;
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
 };
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "ui/planheader.h"
 
-#include "ui/theme.h"
-
 #include <QAbstractTextDocumentLayout>
 #include <QColor>
 #include <QEvent>
 #include <QPainter>
+
+#include "ui/theme.h"
 
 #include <cmath>
 
@@ -39,10 +39,37 @@ void PlanHeader::setContent(const QString &titleHtml, const QString &detail, boo
         if (m_textHeight != before)
             updateGeometry(); // the only relayout: the first line wraps differently
     }
+    const bool relayout = m_wrapDetail && detail != m_detail;
     m_detail = detail;
     m_detailIsError = detailIsError;
     setAccessibleName(plainText());
+    if (relayout)
+        updateGeometry();
     update();
+}
+
+void PlanHeader::setWrapDetail(bool wrap)
+{
+    if (wrap == m_wrapDetail)
+        return;
+    m_wrapDetail = wrap;
+    updateGeometry();
+    update();
+}
+
+int PlanHeader::detailHeight(int width) const
+{
+    if (!m_wrapDetail || m_detail.isEmpty())
+        return fontMetrics().height();
+    const QRect room(0, 0, std::max(1, width - 2 * kMargin), 1 << 20);
+    return fontMetrics().boundingRect(room, Qt::TextWordWrap, m_detail).height();
+}
+
+QString PlanHeader::shownDetail() const
+{
+    if (m_wrapDetail)
+        return m_detail;
+    return fontMetrics().elidedText(m_detail, Qt::ElideRight, std::max(0, width() - 2 * kMargin));
 }
 
 QString PlanHeader::plainText() const
@@ -65,7 +92,7 @@ bool PlanHeader::hasHeightForWidth() const
 
 int PlanHeader::heightForWidth(int width) const
 {
-    const int height = textHeight(width) + fontMetrics().height() + kMargin + kBottomMargin;
+    const int height = textHeight(width) + detailHeight(width) + kMargin + kBottomMargin;
     textHeight(this->width()); // leave the document laid out for painting
     return height;
 }
@@ -93,8 +120,11 @@ void PlanHeader::paintEvent(QPaintEvent *)
         return;
     // Red for refusal, the placeholder grey for the description.
     painter.setPen(m_detailIsError ? errorTextColour(palette()) : palette().color(QPalette::PlaceholderText));
-    const QRect line(0, m_textHeight, width() - 2 * kMargin, fontMetrics().height());
-    painter.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, fontMetrics().elidedText(m_detail, Qt::ElideRight, line.width()));
+    const QRect line(0, m_textHeight, width() - 2 * kMargin, detailHeight(width()));
+    if (m_wrapDetail)
+        painter.drawText(line, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_detail);
+    else
+        painter.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, shownDetail());
 }
 
 void PlanHeader::resizeEvent(QResizeEvent *event)

@@ -13,7 +13,8 @@ namespace memledger::ui {
 // hint, height for width, paint) and relayouts the whole window each time;
 // this widget lays the text out once per change and asks for a new geometry
 // only when the first line wraps differently, so a slider drag repaints the
-// header without moving the charts below it. The detail line never wraps, so
+// header without moving the charts below it. The detail line never wraps (but
+// in talk mode, setWrapDetail), so
 // an invalid edit does not push the charts down either.
 class PlanHeader : public QWidget
 {
@@ -22,6 +23,12 @@ public:
     explicit PlanHeader(QWidget *parent = nullptr);
 
     void setContent(const QString &titleHtml, const QString &detail, bool detailIsError);
+    // Talk mode: the detail line wraps, whole, instead of being elided to one
+    // line (a slide's description is what tells the slides apart).
+    void setWrapDetail(bool wrap);
+    bool wrapsDetail() const { return m_wrapDetail; }
+    // The detail as painted: whole, or elided to the width.
+    QString shownDetail() const;
     // The text as shown, without markup (tests, accessibility).
     QString plainText() const;
     bool hasHeightForWidth() const override;
@@ -37,10 +44,13 @@ protected:
 private:
     // Lays the first line(s) out at `width` and returns their height.
     int textHeight(int width) const;
+    // The detail's height at `width`: one line, or all of it when it wraps.
+    int detailHeight(int width) const;
 
     QString m_html;
     QString m_detail;
     bool m_detailIsError = false;
+    bool m_wrapDetail = false;
     mutable QTextDocument m_document; // laid out at the widget's width, except inside heightForWidth
 
     int m_textHeight = 0;

@@ -31,6 +31,16 @@ void applyPalette(bool dark)
     p.setColor(QPalette::HighlightedText, Qt::white);
     p.setColor(QPalette::Link, QColor(0x6a, 0xb0, 0xff));
     p.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
+    // The bevel shades of a dark palette. Fusion etches disabled menu text with
+    // Light one pixel down and right: the light palette's white would make a
+    // disabled Undo look brighter than an enabled one, so that etch is drawn in
+    // the window's own colour.
+    p.setColor(QPalette::Light, QColor(0x4a, 0x4a, 0x4a));
+    p.setColor(QPalette::Midlight, QColor(0x3a, 0x3a, 0x3a));
+    p.setColor(QPalette::Mid, QColor(0x24, 0x24, 0x24));
+    p.setColor(QPalette::Dark, QColor(0x1a, 0x1a, 0x1a));
+    p.setColor(QPalette::Shadow, QColor(0x10, 0x10, 0x10));
+    p.setColor(QPalette::Disabled, QPalette::Light, window);
     p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
     p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x80, 0x80, 0x80));
     p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));

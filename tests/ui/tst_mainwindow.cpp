@@ -20,7 +20,7 @@ TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindo
     memledger::ui::Document document;
     REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
     memledger::ui::MainWindow window(&document);
-    CHECK(window.windowTitle() == QStringLiteral("MemLedger — %1").arg(QString::fromStdString(document.config().name)));
+    CHECK(window.windowTitle() == QString::fromStdString(document.config().name) + QStringLiteral("[*]"));
 
     const auto *tree = window.findChild<QTreeView *>();
     REQUIRE(tree != nullptr);

@@ -9,11 +9,14 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include "charttexts.h"
 #include "core/builtins.h"
 #include "core/deck.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/memorybarschart.h"
+#include "ui/planheader.h"
+#include "ui/staircasechart.h"
 #include "ui/talkmode.h"
 
 #include <catch2/catch.hpp>
@@ -124,4 +127,48 @@ TEST_CASE("Leaving talk mode gives the user's document back exactly as it was", 
     CHECK(document.config() == invalid);
     CHECK(document.isStale());
     CHECK(document.ledger().peak_bytes == lastValid);
+}
+
+TEST_CASE("Slides cut no chart text and show their whole description", "[ui][talk]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.show();
+    const DeckLoadResult loaded = deckFromText(findBuiltin("decks", "seed-000")->text, "seed-000");
+    REQUIRE(loaded.deck.has_value());
+    auto *header = window.findChild<PlanHeader *>();
+    REQUIRE(header != nullptr);
+
+    window.talkMode()->start(*loaded.deck);
+    // A projector's 1600x1000: offscreen, full screen is the virtual screen's 800x600, so the window leaves
+    // that state to take the projector's size (talk mode's fonts and layout stay).
+    window.setWindowState(window.windowState() & ~Qt::WindowFullScreen);
+    window.resize(1600, 1000);
+    QApplication::processEvents();
+    for (std::size_t slide = 0; slide < loaded.deck->slides.size(); ++slide) {
+        INFO("slide " << slide + 1);
+        INFO("cut: " << (test::elidedChartTexts(window.memoryBars()) + test::elidedChartTexts(window.staircase())
+                         + test::elidedChartTexts(window.hostBars()))
+                            .join(QStringLiteral(" | "))
+                            .toStdString());
+        REQUIRE(window.talkMode()->slide() == int(slide));
+        CHECK(test::elidedChartTexts(window.memoryBars()).isEmpty());
+        CHECK(test::elidedChartTexts(window.staircase()).isEmpty());
+        if (window.hostBars()->isVisible())
+            CHECK(test::elidedChartTexts(window.hostBars()).isEmpty());
+        // The description whole (it is what tells the slides apart), and room for all of its lines.
+        const QString description = QString::fromStdString(loaded.deck->slides[slide].description);
+        CHECK(header->shownDetail() == description);
+        CHECK(header->height() >= header->heightForWidth(header->width()));
+        QTest::keyClick(&window, Qt::Key_Right);
+        QApplication::processEvents();
+    }
+    if (qEnvironmentVariableIsSet("MEMLEDGER_TALK_PNG"))
+        window.grab().save(qEnvironmentVariable("MEMLEDGER_TALK_PNG"));
+
+    QTest::keyClick(&window, Qt::Key_Escape);
+    QApplication::processEvents();
+    CHECK_FALSE(header->wrapsDetail());
+    CHECK_FALSE(window.statusBar()->currentMessage().contains(QStringLiteral("Talk mode")));
 }

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// Which file am I editing: the window's title and file path follow Qt's
+// convention (the file's name with a [*] marker; the platform adds the
+// application's name), and the title, the status bar and Save agree after a
+// Save as and an undo.
+#include <QApplication>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QWindow>
+
+#include "catchqt.h"
+#include "core/builtins.h"
+#include "core/preset.h"
+#include "ui/document.h"
+#include "ui/mainwindow.h"
+#include "ui/planheader.h"
+#include "ui/saveplandialog.h"
+
+using namespace memledger;
+using namespace memledger::ui;
+
+TEST_CASE("The title names the file Ctrl+S writes and marks unsaved edits, also after Save as and undo",
+          "[ui][mainwindow][files]")
+{
+    QTemporaryDir dir;
+    REQUIRE(dir.isValid());
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.show();
+    QApplication::processEvents();
+
+    // A built-in plan goes by its own name. The window never names the program
+    // itself: the platform appends the application's display name.
+    const QString name = QString::fromStdString(document.config().name);
+    CHECK(window.windowTitle() == name + QStringLiteral("[*]"));
+    CHECK_FALSE(window.windowTitle().contains(QStringLiteral("MemLedger")));
+    CHECK(window.windowFilePath().isEmpty());
+    CHECK_FALSE(window.isWindowModified());
+
+    // An edit marks the window modified.
+    Config edited = document.config();
+    edited.training.micro_batch_size += 1;
+    document.edit(edited, QStringLiteral("Set Micro-batch (b)"));
+    QApplication::processEvents();
+    CHECK(window.isWindowModified());
+    CHECK(window.windowHandle()->title().endsWith(QLatin1Char('*')));
+
+    // Save as a file of the user's: the title and the file path name it, the marker goes.
+    const QString path = dir.filePath(QStringLiteral("mine.json"));
+    REQUIRE(window.saveTo(path));
+    QApplication::processEvents();
+    CHECK(window.filePath() == path);
+    CHECK(window.windowFilePath() == path);
+    CHECK(window.windowTitle() == QStringLiteral("mine.json[*]"));
+    CHECK_FALSE(window.isWindowModified());
+    CHECK(window.windowHandle()->title() == QStringLiteral("mine.json"));
+
+    // Undo: modified again, and the status bar names the file Ctrl+S writes, not the built-in.
+    document.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(window.isWindowModified());
+    CHECK(window.windowTitle() == QStringLiteral("mine.json[*]"));
+    const QString status = window.statusBar()->currentMessage();
+    CHECK(status.contains(path));
+    CHECK_FALSE(status.contains(QStringLiteral("built-in")));
+    REQUIRE(window.save());
+    const LoadResult back = presetFromFile(path.toStdString());
+    REQUIRE(back.config.has_value());
+    CHECK(*back.config == document.config());
+    CHECK_FALSE(window.isWindowModified());
+
+    // Another built-in: no file again, Ctrl+S will ask where.
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
+    QApplication::processEvents();
+    CHECK(window.filePath().isEmpty());
+    CHECK(window.windowFilePath().isEmpty());
+    CHECK(window.windowTitle() == QString::fromStdString(document.config().name) + QStringLiteral("[*]"));
+}
+
+TEST_CASE("Save as starts in the user's documents, with a name and description of the plan as it is now",
+          "[ui][mainwindow][files]")
+{
+    QTemporaryDir dir;
+    REQUIRE(dir.isValid());
+    // The shipped preset, opened from a presets/scenarios folder.
+    REQUIRE(QDir(dir.path()).mkpath(QStringLiteral("scenarios")));
+    const QString shipped = test::writeFile(dir, QStringLiteral("scenarios/llama-3-70b-128xh100.json"),
+                                            QByteArray(findBuiltin("scenarios", "llama-3-70b-128xh100")->text.data()));
+    Document document;
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    REQUIRE(window.openPath(shipped));
+    QApplication::processEvents();
+    const QString name = QString::fromStdString(document.config().name);
+    const QString description = QString::fromStdString(document.config().description);
+    REQUIRE(description.contains(QStringLiteral("8K-token sequences")));
+    auto *header = window.findChild<PlanHeader *>();
+    REQUIRE(header != nullptr);
+    CHECK_FALSE(header->plainText().contains(QStringLiteral("(edited)")));
+
+    // Never over the shipped file: a file named after the plan in the user's documents.
+    SavePlanDialog::Suggestion suggestion = window.saveSuggestion();
+    CHECK(QFileInfo(suggestion.path).absolutePath() == QDir(SavePlanDialog::defaultFolder()).absolutePath());
+    CHECK(QFileInfo(suggestion.path).fileName() == QStringLiteral("llama-3-70b-128xh100.json"));
+    CHECK(suggestion.name == name);
+    CHECK(suggestion.description == description);
+    CHECK(suggestion.previousDescription.isEmpty());
+
+    // 64K-token sequences: the header says the name and description are the plan's as loaded.
+    Config edited = document.config();
+    edited.training.seq_length = 65536;
+    document.edit(edited, QStringLiteral("Set the sequence length to 64K"));
+    QApplication::processEvents();
+    CHECK(header->plainText().contains(QStringLiteral("(edited)")));
+    CHECK(header->plainText().contains(QStringLiteral("As loaded, before the edits: ")));
+
+    // Save as offers neither the old name nor the old description's numbers as this plan's.
+    suggestion = window.saveSuggestion();
+    CHECK(suggestion.name != name);
+    CHECK_FALSE(suggestion.description.contains(QStringLiteral("8K-token")));
+    CHECK(suggestion.description.contains(QStringLiteral("65536-token sequences")));
+    CHECK(suggestion.previousDescription == description);
+    CHECK(QFileInfo(suggestion.path).absolutePath() == QDir(SavePlanDialog::defaultFolder()).absolutePath());
+
+    // The dialog starts from the suggestion; a name and a file are needed to save.
+    SavePlanDialog dialog(suggestion);
+    CHECK(dialog.name() == suggestion.name);
+    CHECK(dialog.description() == suggestion.description);
+    CHECK(dialog.path() == suggestion.path);
+    QPushButton *saveButton = dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Save);
+    REQUIRE(saveButton != nullptr);
+    CHECK(saveButton->isEnabled());
+    dialog.setName(QString());
+    CHECK_FALSE(saveButton->isEnabled());
+    dialog.setName(QStringLiteral("Llama 3 70B at 64K"));
+    dialog.setPath(dir.filePath(QStringLiteral("mine")));
+    CHECK(dialog.path() == dir.filePath(QStringLiteral("mine.json")));
+
+    // The user's name and description go into the file and the header.
+    const QString path = dialog.path();
+    REQUIRE(window.saveAs(path, dialog.name(), QStringLiteral("Llama 3 70B with 64K-token sequences.")));
+    QApplication::processEvents();
+    const LoadResult back = presetFromFile(path.toStdString());
+    REQUIRE(back.config.has_value());
+    CHECK(back.config->name == "Llama 3 70B at 64K");
+    CHECK(back.config->description == "Llama 3 70B with 64K-token sequences.");
+    CHECK(back.config->training.seq_length == 65536);
+    CHECK(document.undoStack()->isClean());
+    CHECK_FALSE(window.isWindowModified());
+    CHECK(header->plainText().contains(QStringLiteral("Llama 3 70B at 64K")));
+    CHECK_FALSE(header->plainText().contains(QStringLiteral("(edited)")));
+    // One undo step named the plan; the file is the user's now, suggested again as it is.
+    CHECK(window.saveSuggestion().path == path);
+}
+
+TEST_CASE("Save as suggests a file name made from the plan's name", "[ui][files]")
+{
+    CHECK(SavePlanDialog::suggestedPath(QStringLiteral("/home/u/Documents"), QStringLiteral("Llama 3 70B, 64K!"))
+          == QStringLiteral("/home/u/Documents/llama-3-70b-64k.json"));
+    CHECK(SavePlanDialog::suggestedPath(QStringLiteral("/d"), QStringLiteral("  ")) == QStringLiteral("/d/plan.json"));
+    CHECK(SavePlanDialog::isShippedPreset(QStringLiteral("/opt/x/presets/scenarios/llama-3-70b-128xh100.json")));
+    CHECK_FALSE(SavePlanDialog::isShippedPreset(QStringLiteral("/home/u/llama-3-70b-128xh100.json")));
+    CHECK_FALSE(SavePlanDialog::isShippedPreset(QStringLiteral("/home/u/scenarios/mine.json")));
+}

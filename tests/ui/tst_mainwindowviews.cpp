@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+// The smaller defects of the views (issue 16, item 11) and the Help menu.
+#include <QAction>
+#include <QApplication>
+#include <QCoreApplication>
+#include <QImage>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QToolButton>
+
+#include "catchqt.h"
+#include "core/builtins.h"
+#include "ui/document.h"
+#include "ui/lifetimeview.h"
+#include "ui/mainwindow.h"
+#include "ui/memorybarschart.h"
+#include "ui/staircasechart.h"
+
+#include <algorithm>
+
+using namespace memledger;
+using namespace memledger::ui;
+
+namespace {
+
+constexpr int kLifetimesTab = 1;
+
+QAction *actionWithShortcut(QWidget &window, const QKeySequence &keys)
+{
+    for (QAction *action : window.findChildren<QAction *>())
+        if (action->shortcut() == keys)
+            return action;
+    return nullptr;
+}
+
+QAction *actionNamed(QWidget &window, const QString &text)
+{
+    for (QAction *action : window.findChildren<QAction *>())
+        if (action->text().remove(QLatin1Char('&')) == text)
+            return action;
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("The lifetimes legend wraps instead of running off a 1024-pixel window", "[ui][lifetimes]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1024, 700);
+    window.show();
+    window.views()->setCurrentIndex(kLifetimesTab);
+    QApplication::processEvents();
+    LifetimeView *view = window.lifetimes();
+    const std::vector<LifetimeView::LegendEntry> legend = view->legend();
+    REQUIRE(legend.size() > 6); // the title, the categories and the three phases
+    QStringList labels;
+    for (std::size_t i = 0; i < legend.size(); ++i) {
+        const LifetimeView::LegendEntry &entry = legend[i];
+        labels << entry.label;
+        INFO(entry.label.toStdString());
+        CHECK(entry.rect.left() >= 0);
+        CHECK(entry.rect.right() <= view->width());
+        for (std::size_t j = 0; j < i; ++j)
+            CHECK_FALSE(entry.rect.intersects(legend[j].rect));
+        // Nothing of the legend over the curve.
+        CHECK(entry.rect.bottom() <= view->curveArea().top());
+    }
+    CHECK(labels.contains(QStringLiteral("Optimizer step")));
+}
+
+TEST_CASE("Lifetimes: a reset-zoom control and a zoom hint, and the zoom stays when the rank changes",
+          "[ui][lifetimes]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    window.views()->setCurrentIndex(kLifetimesTab);
+    QApplication::processEvents();
+    LifetimeView *view = window.lifetimes();
+    auto *reset = window.findChild<QToolButton *>(QStringLiteral("resetZoom"));
+    auto *hint = window.findChild<QLabel *>(QStringLiteral("zoomHint"));
+    REQUIRE(reset != nullptr);
+    REQUIRE(hint != nullptr);
+    CHECK(hint->isVisible());
+    CHECK(hint->text().contains(QStringLiteral("zoom")));
+    CHECK_FALSE(reset->isEnabled());
+
+    const TimeAxis &axis = view->timeAxis();
+    view->zoomAround((axis.t0 + axis.t1) / 2, 4);
+    REQUIRE(axis.isZoomed());
+    CHECK(reset->isEnabled());
+    const double t0 = axis.t0, t1 = axis.t1;
+
+    // Another rank: the same window of the iteration.
+    auto *rank = window.findChild<QSpinBox *>(QStringLiteral("lifetimesRank"));
+    REQUIRE(rank != nullptr);
+    REQUIRE(rank->maximum() >= 1);
+    rank->setValue(rank->value() == 0 ? 1 : 0);
+    QApplication::processEvents();
+    CHECK(view->rank() == rank->value());
+    CHECK(view->timeAxis().isZoomed());
+    CHECK(view->timeAxis().t0 == Approx(t0));
+    CHECK(view->timeAxis().t1 == Approx(t1));
+    CHECK(reset->isEnabled());
+
+    reset->click();
+    CHECK_FALSE(view->timeAxis().isZoomed());
+    CHECK_FALSE(reset->isEnabled());
+}
+
+TEST_CASE("The host-memory chart shows only when something is offloaded", "[ui][charts]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    QApplication::processEvents();
+    // Nothing offloaded: the staircase has the whole column.
+    CHECK_FALSE(window.hostBars()->isVisible());
+    const int alone = window.staircase()->height();
+
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-c-offload"));
+    QApplication::processEvents();
+    CHECK(window.hostBars()->isVisible());
+    CHECK(window.staircase()->height() < alone);
+}
+
+TEST_CASE("Help: F1 lists the shortcuts, About names the version, Documentation links the guides", "[ui][help]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.show();
+    QApplication::processEvents();
+
+    QAction *keys = actionWithShortcut(window, QKeySequence(Qt::Key_F1));
+    REQUIRE(keys != nullptr);
+    keys->trigger();
+    QApplication::processEvents();
+    auto *shortcuts = window.findChild<QDialog *>(QStringLiteral("shortcuts"));
+    REQUIRE(shortcuts != nullptr);
+    CHECK(shortcuts->isVisible());
+    auto *table = shortcuts->findChild<QTableWidget *>();
+    REQUIRE(table != nullptr);
+    QStringList rows;
+    for (int row = 0; row < table->rowCount(); ++row)
+        rows << table->item(row, 0)->text() + QStringLiteral(" = ") + table->item(row, 1)->text();
+    const QString all = rows.join(QLatin1Char('\n'));
+    INFO(all.toStdString());
+    CHECK(all.contains(QKeySequence(QKeySequence::Save).toString(QKeySequence::NativeText)
+                       + QStringLiteral(" = File › Save")));
+    CHECK(all.contains(QKeySequence(QKeySequence::Undo).toString(QKeySequence::NativeText)));
+    CHECK(all.contains(QStringLiteral("F1 = Help › Keyboard shortcuts")));
+    CHECK(all.contains(QStringLiteral("Talk mode")));
+    CHECK(all.contains(QStringLiteral("Lifetimes")));
+
+    const QString version = QCoreApplication::applicationVersion();
+    QCoreApplication::setApplicationVersion(QStringLiteral("9.8.7"));
+    QAction *about = actionNamed(window, QStringLiteral("About MemLedger"));
+    REQUIRE(about != nullptr);
+    about->trigger();
+    QApplication::processEvents();
+    auto *aboutBox = window.findChild<QMessageBox *>(QStringLiteral("about"));
+    REQUIRE(aboutBox != nullptr);
+    CHECK(aboutBox->text().contains(QStringLiteral("MemLedger 9.8.7")));
+    aboutBox->close();
+    QCoreApplication::setApplicationVersion(version);
+
+    QAction *docs = actionNamed(window, QStringLiteral("Documentation"));
+    REQUIRE(docs != nullptr);
+    docs->trigger();
+    QApplication::processEvents();
+    auto *docsBox = window.findChild<QMessageBox *>(QStringLiteral("documentation"));
+    REQUIRE(docsBox != nullptr);
+    CHECK(docsBox->text().contains(QStringLiteral("README.md")));
+    CHECK(docsBox->text().contains(QStringLiteral("docs/")));
+    docsBox->close();
+}
+
+TEST_CASE("In the dark palette a disabled menu command looks disabled", "[ui][dark]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.setDark(true);
+    window.show();
+    QApplication::processEvents();
+    QAction *undo = actionWithShortcut(window, QKeySequence(QKeySequence::Undo));
+    REQUIRE(undo != nullptr);
+    REQUIRE_FALSE(undo->isEnabled()); // a fresh document: nothing to undo
+    QMenu *edit = nullptr;
+    for (QAction *top : window.menuBar()->actions())
+        if (top->menu() && top->menu()->actions().contains(undo))
+            edit = top->menu();
+    REQUIRE(edit != nullptr);
+    // An enabled command beside it to compare with.
+    QAction *enabled = edit->addAction(QStringLiteral("Undo Set Tensor (t) to 4"));
+    enabled->setShortcut(QKeySequence(QKeySequence::Undo));
+    edit->popup(QPoint(0, 0));
+    QApplication::processEvents();
+    const QImage image = edit->grab().toImage();
+    // The brightest text pixel of each item: a disabled one is clearly dimmer on the dark background.
+    const auto brightest = [&](QAction *action) {
+        int most = 0;
+        const QRect r = edit->actionGeometry(action).intersected(image.rect());
+        for (int y = r.top(); y <= r.bottom(); ++y)
+            for (int x = r.left(); x <= r.right(); ++x)
+                most = std::max(most, qGray(image.pixel(x, y)));
+        return most;
+    };
+    const int on = brightest(enabled);
+    const int off = brightest(undo);
+    INFO("enabled " << on << ", disabled " << off);
+    CHECK(on - off >= 60);
+    edit->hide();
+    window.setDark(false);
+}
