@@ -371,7 +371,11 @@ void MainWindow::createMenus()
     m_recentMenu = file->addMenu(tr("Open &recent"));
     updateRecentMenu();
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
-    file->addAction(tr("Save &as…"), QKeySequence::SaveAs, this, [this] { saveAs(); });
+    // Save as and Quit have no standard keys outside GNOME and KDE: the usual ones then.
+    QAction *saveAsAction = file->addAction(tr("Save &as…"), this, [this] { saveAs(); });
+    saveAsAction->setShortcuts(QKeySequence::keyBindings(QKeySequence::SaveAs).isEmpty()
+                                   ? QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)}
+                                   : QKeySequence::keyBindings(QKeySequence::SaveAs));
     file->addAction(tr("Import &Hugging Face config…"), this, &MainWindow::importHfConfig);
     file->addAction(tr("Import &measured trace…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I), this,
                     &MainWindow::chooseTrace)
@@ -417,7 +421,10 @@ void MainWindow::createMenus()
                          ledgerToMarkdown(m_document->config(), m_document->ledger()));
     });
     file->addSeparator();
-    QAction *quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcuts(QKeySequence::keyBindings(QKeySequence::Quit).isEmpty()
+                           ? QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::Key_Q)}
+                           : QKeySequence::keyBindings(QKeySequence::Quit));
     quit->setMenuRole(QAction::QuitRole);
     QMenu *view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_planDock->toggleViewAction());

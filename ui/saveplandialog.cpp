@@ -45,12 +45,17 @@ SavePlanDialog::SavePlanDialog(const Suggestion &suggestion, QWidget *parent)
         previous->setForegroundRole(QPalette::PlaceholderText);
         form->addRow(QString(), previous);
     }
-    auto *fileRow = new QHBoxLayout;
+    // The file row in a widget of its own, so the "&File" label has the path as its buddy.
+    auto *fileRow = new QWidget(this);
+    auto *fileLayout = new QHBoxLayout(fileRow);
+    fileLayout->setContentsMargins(0, 0, 0, 0);
     m_path->setAccessibleName(tr("File"));
-    fileRow->addWidget(m_path, 1);
+    fileLayout->addWidget(m_path, 1);
     auto *choose = new QPushButton(tr("&Choose…"), this);
-    fileRow->addWidget(choose);
+    fileLayout->addWidget(choose);
     form->addRow(tr("&File"), fileRow);
+    if (auto *label = qobject_cast<QLabel *>(form->labelForField(fileRow)))
+        label->setBuddy(m_path);
 
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
     m_ok = buttons->button(QDialogButtonBox::Save);

@@ -162,6 +162,8 @@ TEST_CASE("Help: F1 lists the shortcuts, About names the version, Documentation 
                        + QStringLiteral(" = File › Save")));
     CHECK(all.contains(QKeySequence(QKeySequence::Undo).toString(QKeySequence::NativeText)));
     CHECK(all.contains(QStringLiteral("F1 = Help › Keyboard shortcuts")));
+    CHECK(all.contains(QStringLiteral(" = File › Save as…")));
+    CHECK(all.contains(QStringLiteral(" = File › Quit")));
     CHECK(all.contains(QStringLiteral("Talk mode")));
     CHECK(all.contains(QStringLiteral("Lifetimes")));
 
