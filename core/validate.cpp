@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 namespace memledger {
@@ -220,26 +221,33 @@ Problems validate(const Config &c)
                      "one 0 (dense) or 1 (MoE) per layer");
     }
 
-    // Tensor parallelism.
+    // Tensor parallelism. Every rule on t gets the same advice: the degrees
+    // nearest t that divide all of them at once (heads, query groups, FFN
+    // widths and, with SP, each context-parallel rank's sequence), so two
+    // messages never suggest different values.
     const std::string tp = kPar + "tensor_model_parallel_size";
-    ck.divisible(tp, m.num_attention_heads, t, "num_attention_heads", [&] {
-        return std::string("use tensor_model_parallel_size " + nearestDivisors(m.num_attention_heads, t));
-    });
+    std::int64_t common = m.num_attention_heads;
+    if (!m.multi_latent_attention)
+        common = std::gcd(common, g);
+    common = std::gcd(common, m.ffn());
+    if (m.moe_shared_expert_intermediate_size > 0)
+        common = std::gcd(common, m.moe_shared_expert_intermediate_size);
+    if (par.sequence_parallel && t > 1 && tr.seq_length / cp > 0)
+        common = std::gcd(common, tr.seq_length / cp);
+    const std::string useT = "use tensor_model_parallel_size " + nearestDivisors(common, t);
+    ck.divisible(tp, m.num_attention_heads, t, "num_attention_heads", [&] { return useT; });
     if (!m.multi_latent_attention && g % t != 0)
         ck.error(tp,
                  "num_query_groups (" + str(g) + ") is not divisible by tensor_model_parallel_size (" + str(t) + ")",
-                 "use tensor_model_parallel_size " + nearestDivisors(g, t));
-    ck.divisible(tp, m.ffn(), t, "ffn_hidden_size",
-                 [&] { return std::string("use tensor_model_parallel_size " + nearestDivisors(m.ffn(), t)); });
+                 useT);
+    ck.divisible(tp, m.ffn(), t, "ffn_hidden_size", [&] { return useT; });
     if (m.moe_shared_expert_intermediate_size > 0)
-        ck.divisible(tp, m.moe_shared_expert_intermediate_size, t, "moe_shared_expert_intermediate_size", [&] {
-            return std::string("use tensor_model_parallel_size "
-                               + nearestDivisors(m.moe_shared_expert_intermediate_size, t));
-        });
+        ck.divisible(tp, m.moe_shared_expert_intermediate_size, t, "moe_shared_expert_intermediate_size",
+                     [&] { return useT; });
     if (par.sequence_parallel && t > 1)
         ck.divisible(kTraining + "seq_length", tr.seq_length / cp, t, "the sequence on each context-parallel rank",
                      [&] {
-                         return std::string("sequence parallelism splits it over t; use seq_length "
+                         return std::string("sequence parallelism splits it over t; " + useT + ", or seq_length "
                                             + nearestMultiples(tr.seq_length, t * cp));
                      });
     if (par.sequence_parallel && t == 1)

@@ -48,6 +48,23 @@ TEST_CASE("Heads and query groups must divide by t", "[validate]")
     CHECK(groups->message.find("num_query_groups (8)") != std::string::npos);
 }
 
+TEST_CASE("Every rule on t gives the same advice: a degree that divides them all", "[validate]")
+{
+    // Llama-3-70B: 64 heads, 8 query groups, FFN 28672 (divisible by 7), SP on.
+    // t = 5 once gave "4 or 8" for the heads and "4 or 7" for the FFN.
+    Config c = base();
+    c.parallelism.tensor_model_parallel_size = 5;
+    const Problems p = validate(c);
+    int rules = 0;
+    for (const Problem &q : p)
+        if (q.path == "parallelism.tensor_model_parallel_size" || q.path == "training.seq_length") {
+            ++rules;
+            CAPTURE(q.toString());
+            CHECK(q.suggestion.find("use tensor_model_parallel_size 4 or 8") != std::string::npos);
+        }
+    CHECK(rules >= 3); // heads, query groups, FFN (and the sequence under SP)
+}
+
 TEST_CASE("Heads must divide by query groups", "[validate]")
 {
     Config c = base();
