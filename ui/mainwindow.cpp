@@ -43,6 +43,7 @@
 #include "core/builtins.h"
 #include "core/deck.h"
 #include "core/report.h"
+#include "core/steptime.h"
 #include "core/units.h"
 #include "ui/comparisontablemodel.h"
 #include "ui/controlpanel.h"
@@ -60,6 +61,7 @@
 #include "ui/planheader.h"
 #include "ui/qtstring.h"
 #include "ui/staircasechart.h"
+#include "ui/steptimebar.h"
 #include "ui/talkmode.h"
 #include "ui/theme.h"
 #include "ui/tracefiles.h"
@@ -164,6 +166,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_model(new LedgerTableModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
     , m_header(new PlanHeader(this))
+    , m_stepTime(new StepTimeBar(this))
     , m_tree(new QTreeView(this))
     , m_problems(new QListWidget(this))
     , m_controls(new ControlPanel(document, this))
@@ -282,7 +285,11 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
 
     auto *central = new QWidget(this);
     auto *layout = new QVBoxLayout(central);
-    layout->addWidget(m_header);
+    auto *headerRow = new QHBoxLayout;
+    headerRow->addWidget(m_header, 1);
+    headerRow->addSpacing(12);
+    headerRow->addWidget(m_stepTime, 0, Qt::AlignTop);
+    layout->addLayout(headerRow);
     layout->addWidget(splitter, 1);
     setCentralWidget(central);
 
@@ -1003,6 +1010,12 @@ void MainWindow::updateHeader()
     // The facts and the peak describe the plan the ledger was computed for:
     // while an edit has errors that is the last valid plan, said so and dimmed.
     const Config &planned = m_document->ledgerConfig();
+    if (m_document->hasLedger()) {
+        m_stepTime->setStepTime(estimateStepTime(planned));
+        m_stepTime->setStale(m_document->isStale());
+    } else {
+        m_stepTime->clear();
+    }
     QStringList facts;
     facts << (ledger.gpus == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(ledger.gpus));
     facts << tr("%1 parameters").arg(parameterCountText(ledger.total_parameters));

@@ -34,6 +34,7 @@ class MeasuredRun;
 class MemoryBarsChart;
 class PlanFinder;
 class PlanHeader;
+class StepTimeBar;
 class LifetimeView;
 class StaircaseChart;
 class TalkMode;
@@ -122,6 +123,7 @@ private:
     LedgerTableModel *m_model;
     QSortFilterProxyModel *m_proxy;
     PlanHeader *m_header;
+    StepTimeBar *m_stepTime; // the time model's answer beside the header
     QAction *m_undoAction = nullptr;
     QAction *m_redoAction = nullptr;
     QTreeView *m_tree;
