@@ -2,7 +2,6 @@
 // "Find plans that fit": exactness of the pruning, order, and one search an
 // engineer can check by hand.
 #include "core/planner/search.h"
-
 #include "testutil.h"
 
 using namespace memledger;
@@ -195,7 +194,8 @@ TEST_CASE("search verdicts: divisibility, the NVLink node and the batch are name
     const SearchResult small = searchPlans(llama7bOnH100(16), opt);
     const ValueVerdict &b32 = verdictOf(small, SearchDimension::MicroBatch, 32);
     CHECK(b32.kind == VerdictKind::Structural);
-    CHECK_THAT(b32.reason, Catch::Contains("micro-batch 32 does not divide the global batch per data-parallel replica"));
+    CHECK_THAT(b32.reason,
+               Catch::Contains("micro-batch 32 does not divide the global batch per data-parallel replica"));
 }
 
 TEST_CASE("search verdicts: the values of the returned plans are in the top K, and only those", "[search][verdicts]")
@@ -213,12 +213,18 @@ TEST_CASE("search verdicts: the values of the returned plans are in the top K, a
                 const ParallelismConfig &par = p.config.parallelism;
                 const StrategyConfig &st = p.config.strategy;
                 const std::int64_t planValue = std::array<std::int64_t, 10>{
-                    par.tensor_model_parallel_size, par.pipeline_model_parallel_size,
-                    par.virtual_pipeline_model_parallel_size, par.data_parallel_size, par.context_parallel_size,
-                    par.expert_model_parallel_size, p.config.training.micro_batch_size, par.zero_stage,
+                    par.tensor_model_parallel_size,
+                    par.pipeline_model_parallel_size,
+                    par.virtual_pipeline_model_parallel_size,
+                    par.data_parallel_size,
+                    par.context_parallel_size,
+                    par.expert_model_parallel_size,
+                    p.config.training.micro_batch_size,
+                    par.zero_stage,
                     static_cast<std::int64_t>(st.recompute_granularity),
-                    (st.optimizer_offload != OffloadTarget::None ? 1 : 0) | (st.activation_offload != OffloadTarget::None ? 2 : 0)}
-                    [static_cast<std::size_t>(dv.dimension)];
+                    (st.optimizer_offload != OffloadTarget::None ? 1 : 0)
+                        | (st.activation_offload != OffloadTarget::None ? 2
+                                                                        : 0)}[static_cast<std::size_t>(dv.dimension)];
                 inPlans = inPlans || planValue == v.value;
             }
             CHECK((v.kind == VerdictKind::InTop) == inPlans);
@@ -228,7 +234,8 @@ TEST_CASE("search verdicts: the values of the returned plans are in the top K, a
     }
 }
 
-TEST_CASE("search verdicts: a memory verdict states the least peak any plan with that value needs", "[search][verdicts]")
+TEST_CASE("search verdicts: a memory verdict states the least peak any plan with that value needs",
+          "[search][verdicts]")
 {
     // An 8 GB device: 7B parameters in bf16 alone are 14 GB, 1.75 GB per GPU even
     // sharded 8 ways, and fp32 states add 12 bytes per parameter more.
@@ -245,7 +252,8 @@ TEST_CASE("search verdicts: a memory verdict states the least peak any plan with
     const ValueVerdict &p1 = verdictOf(r, SearchDimension::P, 1);
     REQUIRE(p1.kind == VerdictKind::Memory);
     CHECK(p1.leastPeakBytes > r.limitBytes);
-    CHECK_THAT(p1.reason, Catch::Contains("needs at least") && Catch::Contains("the limit is 6.400 GB (80 % of 8.000 GB)"));
+    CHECK_THAT(p1.reason,
+               Catch::Contains("needs at least") && Catch::Contains("the limit is 6.400 GB (80 % of 8.000 GB)"));
     // The plan that needs the least: its own ledger peak is the bound (dense layers: the bound is exact).
     REQUIRE(p1.example);
     CHECK(p1.example->parallelism.pipeline_model_parallel_size == 1);
@@ -264,7 +272,8 @@ TEST_CASE("search verdicts: a memory verdict states the least peak any plan with
         }
 }
 
-TEST_CASE("search verdicts: ZeRO 0 is slower than the best sharded plan, by the model's own step times", "[search][verdicts]")
+TEST_CASE("search verdicts: ZeRO 0 is slower than the best sharded plan, by the model's own step times",
+          "[search][verdicts]")
 {
     // 141 GB per GPU holds a 7B model on 8 GPUs: sharding the optimizer step
     // (ZeRO >= 1) shortens it, and sharding the gradients too (ZeRO 2) makes room
