@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/steptimereport.h"
 
+#include "core/gantt.h"
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,13 +12,6 @@
 namespace memledger {
 
 namespace {
-
-std::string seconds(double s)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, s >= 100 ? "%.0f s" : s >= 1 ? "%.2f s" : "%.3f s", s);
-    return buf;
-}
 
 std::string percent(double fraction)
 {
@@ -75,12 +70,12 @@ nlohmann::json stepTimeToJson(const Config &config, const StepTime &t)
 std::string stepTimeLine(const StepTime &t)
 {
     std::ostringstream out;
-    out << "Step time ≈ " << seconds(t.total) << " (MFU " << percent(t.mfu) << "):";
+    out << "Step time ≈ " << formatSeconds(t.total) << " (MFU " << percent(t.mfu) << "):";
     bool first = true;
     for (const StepTimePart &p : stepTimeParts(t)) {
         if (p.seconds <= 0.0005 * t.total)
             continue;
-        out << (first ? " " : ", ") << spaced(p.name) << " " << seconds(p.seconds);
+        out << (first ? " " : ", ") << spaced(p.name) << " " << formatSeconds(p.seconds);
         first = false;
     }
     return out.str();
@@ -90,14 +85,14 @@ std::string stepTimeToMarkdown(const Config &config, const StepTime &t)
 {
     std::ostringstream out;
     out << "\n## Step time (estimate)\n\n"
-        << "About " << seconds(t.total) << " per iteration, MFU " << percent(t.mfu) << " (model FLOPs of ";
+        << "About " << formatSeconds(t.total) << " per iteration, MFU " << percent(t.mfu) << " (model FLOPs of ";
     char flops[64];
     std::snprintf(flops, sizeof flops, "%.3g", t.modelFlopsPerGpu);
     out << flops << " per GPU against the device's peak over the step).\n\n"
         << "| Part | Seconds | Share |\n|---|---:|---:|\n";
     for (const StepTimePart &p : stepTimeParts(t))
         if (p.seconds > 0)
-            out << "| " << spaced(p.name) << " | " << seconds(p.seconds) << " | "
+            out << "| " << spaced(p.name) << " | " << formatSeconds(p.seconds) << " | "
                 << percent(t.total > 0 ? p.seconds / t.total : 0) << " |\n";
     out << "\n";
     for (const std::string &c : stepTimeChoices(config))

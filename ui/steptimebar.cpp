@@ -4,6 +4,7 @@
 #include <QEvent>
 #include <QPainter>
 
+#include "core/gantt.h"
 #include "ui/qtstring.h"
 
 #include <array>
@@ -12,6 +13,11 @@
 namespace memledger::ui {
 
 namespace {
+
+QString secondsText(double s)
+{
+    return toQString(formatSeconds(s));
+}
 
 // Compute in blue (the work itself), recompute a lighter blue, the bubble
 // grey (idle), communication in oranges and purple, the optimizer green,
@@ -35,13 +41,6 @@ static_assert(kPartColours.size() == std::tuple_size_v<decltype(stepTimeParts(St
 
 constexpr int kBarHeight = 8;
 constexpr int kGap = 3;
-
-QString secondsText(double s)
-{
-    return s >= 100 ? QStringLiteral("%1 s").arg(s, 0, 'f', 0)
-           : s >= 1 ? QStringLiteral("%1 s").arg(s, 0, 'f', 2)
-                    : QStringLiteral("%1 ms").arg(s * 1000.0, 0, 'f', s >= 0.01 ? 0 : 1);
-}
 
 QString partLabel(std::string_view name)
 {
