@@ -274,25 +274,40 @@ double optimizerShard(const Config &c, std::int64_t params, std::int64_t expertP
     return double(params - expertParams) / double(sharded ? dp : 1) + double(expertParams) / double(sharded ? edp : 1);
 }
 
+OptimizerCost optimizerStepCost(const HardwareConfig &hw, double shard, double optimizerBytesPerParam, double gradBytes,
+                                double weightBytes, double offloadLinkBytesPerS)
+{
+    OptimizerCost oc;
+    if (offloadLinkBytesPerS <= 0) {
+        // Read and write every state, read the gradient, write the weight; and
+        // one read of the gradients before, for the global norm (clipping).
+        oc.deviceSeconds
+            = memoryCost(hw, shard * (2.0 * optimizerBytesPerParam + 2.0 * gradBytes + weightBytes)).seconds;
+        return oc;
+    }
+    oc.copyOutSeconds = shard * gradBytes / offloadLinkBytesPerS;
+    oc.cpuSeconds = shard * kCpuAdamSecondsPerParam;
+    oc.copyInSeconds = shard * weightBytes / offloadLinkBytesPerS;
+    return oc;
+}
+
+double optimizerOffloadLink(const Config &c)
+{
+    switch (c.strategy.optimizer_offload) {
+    case OffloadTarget::None:
+        return 0.0;
+    case OffloadTarget::NVMe:
+        return std::min(c.hardware.host_link_bytes_per_s, c.hardware.nvme_bytes_per_s);
+    default:
+        return c.hardware.host_link_bytes_per_s;
+    }
+}
+
 OptimizerCost optimizerCost(const Config &c, std::int64_t params, std::int64_t expertParams)
 {
     const StateBytes sb = stateBytes(c.training);
-    const double shard = optimizerShard(c, params, expertParams);
-    OptimizerCost oc;
-    if (c.strategy.optimizer_offload == OffloadTarget::None) {
-        // Read and write every state, read the gradient, write the weight; and
-        // one read of the gradients before, for the global norm (clipping).
-        const double perParam = 2.0 * sb.optimizerPerParam() + 2.0 * sb.grad + sb.weight;
-        oc.deviceSeconds = memoryCost(c.hardware, shard * perParam).seconds;
-        return oc;
-    }
-    const double link = c.strategy.optimizer_offload == OffloadTarget::NVMe
-                            ? std::min(c.hardware.host_link_bytes_per_s, c.hardware.nvme_bytes_per_s)
-                            : c.hardware.host_link_bytes_per_s;
-    oc.copyOutSeconds = shard * sb.grad / link;
-    oc.cpuSeconds = shard * kCpuAdamSecondsPerParam;
-    oc.copyInSeconds = shard * sb.weight / link;
-    return oc;
+    return optimizerStepCost(c.hardware, optimizerShard(c, params, expertParams), sb.optimizerPerParam(),
+                             double(sb.grad), double(sb.weight), optimizerOffloadLink(c));
 }
 
 } // namespace memledger

@@ -67,6 +67,14 @@ struct OptimizerCost
     double total() const { return deviceSeconds + copyOutSeconds + cpuSeconds + copyInSeconds; }
 };
 OptimizerCost optimizerCost(const Config &config, std::int64_t params, std::int64_t expertParams);
+// The same for a shard of `shard` parameters with the given bytes per
+// parameter; `offloadLinkBytesPerS` 0 keeps the step on the device.
+OptimizerCost optimizerStepCost(const HardwareConfig &hardware, double shard, double optimizerBytesPerParam,
+                                double gradBytes, double weightBytes, double offloadLinkBytesPerS);
+
+// The link an offloaded optimizer step crosses (host link, or the slower of
+// it and NVMe); 0 when the step stays on the device.
+double optimizerOffloadLink(const Config &config);
 
 // The parameters one rank's optimizer updates: all it holds without ZeRO,
 // its 1/(d·c) share (experts: 1/expert-data group) with ZeRO-1 and above.

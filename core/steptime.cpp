@@ -117,12 +117,9 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
         }
     }
     const double shard = in.paramsOnRank / (in.zeroStage >= 1 ? in.dataParallel : 1.0);
-    if (in.optimizerOffload)
-        st.optimizer
-            = shard * (in.gradBytes + in.weightBytes) / hw.host_link_bytes_per_s + shard * kCpuAdamSecondsPerParam;
-    else
-        st.optimizer
-            = memoryCost(hw, shard * (2.0 * in.optimizerBytesPerParam + 2.0 * in.gradBytes + in.weightBytes)).seconds;
+    st.optimizer
+        = optimizerStepCost(hw, shard, in.optimizerBytesPerParam, in.gradBytes, in.weightBytes, in.optimizerOffloadLink)
+              .total();
     if (in.activationOffload)
         st.activationOffload = m * offloadStall(in.offloadBytes, hw.host_link_bytes_per_s, fwd, bwd);
     st.total = st.compute + st.recompute + st.tensorComm + st.contextComm + st.expertComm + st.bubble + st.pipelineComm
@@ -197,7 +194,7 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
     in.zeroStage = int(par.zero_stage);
     in.overlapGradReduce = c.strategy.overlap_grad_reduce;
     in.bucketParams = double(c.strategy.ddp_bucket_size);
-    in.optimizerOffload = c.strategy.optimizer_offload != OffloadTarget::None;
+    in.optimizerOffloadLink = optimizerOffloadLink(c);
     in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
     if (in.activationOffload) {
         const LayerActivations dense = layerActivations(c, false, false);

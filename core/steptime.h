@@ -70,7 +70,7 @@ struct StepInputs
     int zeroStage = 0;
     bool overlapGradReduce = false;
     double bucketParams = 4e7; // DDP bucket, elements
-    bool optimizerOffload = false;
+    double optimizerOffloadLink = 0; // bytes/s the offloaded step's copies cross; 0: on the device
     bool activationOffload = false;
     double offloadBytes = 0; // saved activations of one micro-batch on the rank
 };

@@ -854,7 +854,8 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                                                 continue;
                                             }
                                             in.zeroStage = z;
-                                            in.optimizerOffload = opt1 == 1;
+                                            in.optimizerOffloadLink
+                                                = opt1 == 1 ? base.hardware.host_link_bytes_per_s : 0.0; // CPU-Adam
                                             in.activationOffload = (off & 2) != 0;
                                             x.time = stepTime(in, base.hardware).total;
                                             kept.push_back(x);
