@@ -214,6 +214,47 @@ void addMoe(Account &acc, const Shape &x, const Config &c)
         addMlp(acc, x, c, "moe.shared_expert", m.moe_shared_expert_intermediate_size, false);
 }
 
+// W of a zero-bubble schedule computes dW = Xᵀ·dY for every linear layer, so
+// after B has freed the rest of the layer's saved tensors it keeps X (as the
+// forward saved it) and dY as it arrived: a column-parallel layer's split over
+// t, a row-parallel layer's split along the sequence under sequence
+// parallelism (W gathers it again, as Megatron's backward re-gathers X).
+// Elements per token, times s·b and the element size.
+Bytes weightPassBytes(const Shape &x, const Config &c, bool moeLayer)
+{
+    const ModelConfig &m = c.model;
+    const double t = double(x.t.value), lin = double(x.lin.value), sp = double(x.sp.value);
+    const double h = double(x.h.value), a = double(m.num_attention_heads);
+    double perToken = 0;
+    if (m.multi_latent_attention) {
+        const double q = double(m.q_lora_rank), kv = double(m.kv_lora_rank);
+        const double qk = double(m.qk_head_dim + m.qk_pos_emb_head_dim), v = double(m.v_head_dim);
+        perToken += h / lin + (q > 0 ? q / sp : 0.0) + kv / sp + a * v / t; // inputs
+        perToken += (q > 0 ? q : a * qk / t) + kv + double(m.qk_pos_emb_head_dim); // down-projection outputs
+        perToken += (q > 0 ? a * qk / t : 0.0) + a * (double(m.qk_head_dim) + v) / t + h / sp; // up, proj
+    } else {
+        const double d = double(m.headDim()), g = double(m.queryGroups());
+        perToken += h / lin + a * d / t; // qkv and proj inputs
+        perToken += (a + 2 * g) * d / t + h / sp; // their output gradients
+    }
+    // fc1's input and output gradient (gated: twice as wide), fc2's input and output gradient.
+    const double gate = m.swiglu ? 2.0 : 1.0;
+    const auto mlp = [&](double width, double copies, double split, double input, double outputGrad) {
+        return input + copies * (gate * width / split + width / split + outputGrad);
+    };
+    if (moeLayer) {
+        const double etp = double(c.parallelism.expertTensorParallel());
+        const double routed = double(m.moe_router_topk) * etp / sp; // token copies per local token
+        perToken += h / lin; // the router's input
+        perToken += mlp(double(m.moeFfn()), routed, etp, routed * h, h); // per routed copy
+        if (m.moe_shared_expert_intermediate_size > 0)
+            perToken += mlp(double(m.moe_shared_expert_intermediate_size), 1.0, t, 0.0, h / sp);
+    } else {
+        perToken += mlp(double(m.ffn()), 1.0, t, h / lin, h / sp);
+    }
+    return static_cast<Bytes>(perToken * double(x.A.value) * double(x.s.value) * double(x.b.value));
+}
+
 } // namespace
 
 int activationBytes(const Config &config)
@@ -239,6 +280,7 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, bool list
     la.attentionCore = acc.attentionCore;
     // Full recompute keeps the layer's input (sharded along the sequence under SP).
     la.checkpoint = static_cast<Bytes>(x.A.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
+    la.weightPass = weightPassBytes(x, config, moeLayer);
     return la;
 }
 
@@ -280,6 +322,7 @@ ChunkActivations chunkActivations(const Config &c, const LayerActivations &dense
         ca.layerFull.push_back(la.total);
         ca.layerFullMlp.push_back(la.mlp);
         ca.layerCore.push_back(la.attentionCore);
+        ca.weightPass += la.weightPass;
     }
     return ca;
 }

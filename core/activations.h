@@ -28,6 +28,10 @@ struct LayerActivations
     Bytes attentionCore = 0; // the part selective recompute drops
     Bytes checkpoint = 0; // the layer input, all full recompute keeps
     Bytes mlp = 0; // the second half (pre-MLP norm, MLP or MoE, its dropout): backward frees it first
+    // What a deferred weight-gradient pass (W of the zero-bubble schedules)
+    // still needs once the input-gradient pass (B) has run: each linear
+    // layer's saved input and the gradient of its output (Qi et al. 2023 §2).
+    Bytes weightPass = 0;
     Bytes stored(RecomputeGranularity g) const
     {
         return g == RecomputeGranularity::Selective ? total - attentionCore : total;
@@ -57,6 +61,7 @@ struct ChunkActivations
     std::vector<Bytes> layerFull; // per layer, everything it saves (what recompute rebuilds)
     std::vector<Bytes> layerFullMlp; // per layer, the MLP half of layerFull
     std::vector<Bytes> layerCore; // per layer, the attention core (selective recompute rebuilds it)
+    Bytes weightPass = 0; // Σ over layers of LayerActivations::weightPass: kept from B until a deferred W
 };
 ChunkActivations chunkActivations(const Config &config, const LayerActivations &dense, const LayerActivations &moe,
                                   std::int64_t firstLayer, std::int64_t layers);

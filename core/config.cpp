@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/config.h"
 
+#include "core/schedule.h"
+
 #include <algorithm>
 
 namespace memledger {
@@ -24,20 +26,35 @@ PipelineSchedule ParallelismConfig::schedule() const
     return virtual_pipeline_model_parallel_size > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
 }
 
+std::int64_t ParallelismConfig::pipelineStages() const
+{
+    const std::int64_t p = pipeline_model_parallel_size;
+    return schedule() == PipelineSchedule::DualPipe ? p : p * virtual_pipeline_model_parallel_size;
+}
+
 std::vector<StageLayers> stageLayers(const Config &config)
 {
     const ParallelismConfig &par = config.parallelism;
-    const std::int64_t stages
-        = std::max<std::int64_t>(1, par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size);
-    std::vector<StageLayers> out(static_cast<std::size_t>(stages));
-    const bool layout = static_cast<std::int64_t>(par.pipeline_layout.size()) == stages;
+    const std::int64_t p = std::max<std::int64_t>(1, par.pipeline_model_parallel_size);
+    const std::int64_t v = std::max<std::int64_t>(1, par.virtual_pipeline_model_parallel_size);
+    // Layers by position along the data flow (pipeline_layout lists them in
+    // that order), then each rank's chunk k gets its position's layers.
+    const std::int64_t positions = std::max<std::int64_t>(1, par.pipelineStages());
+    std::vector<StageLayers> byPosition(static_cast<std::size_t>(positions));
+    const bool layout = static_cast<std::int64_t>(par.pipeline_layout.size()) == positions;
     std::int64_t first = 0;
-    for (std::int64_t s = 0; s < stages; ++s) {
+    for (std::int64_t s = 0; s < positions; ++s) {
         const std::int64_t count
-            = layout ? par.pipeline_layout[static_cast<std::size_t>(s)] : config.model.num_layers / stages;
-        out[static_cast<std::size_t>(s)] = {first, count};
+            = layout ? par.pipeline_layout[static_cast<std::size_t>(s)] : config.model.num_layers / positions;
+        byPosition[static_cast<std::size_t>(s)] = {first, count};
         first += count;
     }
+    std::vector<StageLayers> out(static_cast<std::size_t>(p * v));
+    for (std::int64_t k = 0; k < v; ++k)
+        for (std::int64_t r = 0; r < p; ++r) {
+            const std::int64_t pos = std::min(stagePlace(par, r, k).position, positions - 1);
+            out[static_cast<std::size_t>(k * p + r)] = byPosition[static_cast<std::size_t>(pos)];
+        }
     return out;
 }
 
@@ -106,6 +123,16 @@ std::string_view scheduleName(PipelineSchedule s)
         return "1f1b";
     case PipelineSchedule::Interleaved:
         return "interleaved";
+    case PipelineSchedule::ZbH1:
+        return "zb-h1";
+    case PipelineSchedule::ZbH2:
+        return "zb-h2";
+    case PipelineSchedule::ZbV:
+        return "zb-v";
+    case PipelineSchedule::DualPipe:
+        return "dualpipe";
+    case PipelineSchedule::DualPipeV:
+        return "dualpipev";
     }
     return "1f1b";
 }

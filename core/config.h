@@ -84,7 +84,13 @@ struct TrainingConfig
     bool operator==(const TrainingConfig &) const = default;
 };
 
-enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
+// The zero-bubble schedules split each backward into B (input gradients,
+// which the previous stage waits for) and W (weight gradients, which nothing
+// waits for) and move W into bubbles (Qi et al. 2023, "Zero Bubble Pipeline
+// Parallelism"; ZB-V: Qi et al. 2024). DualPipe runs two pipelines in opposite
+// directions over the same ranks (DeepSeek-AI 2024, DeepSeek-V3 report §3.2.1);
+// DualPipeV is its V-shaped half (deepseek-ai/DualPipe).
+enum class PipelineSchedule { GPipe, OneFOneB, Interleaved, ZbH1, ZbH2, ZbV, DualPipe, DualPipeV };
 
 struct ParallelismConfig
 {
@@ -105,6 +111,9 @@ struct ParallelismConfig
     std::vector<std::int64_t> pipeline_layout;
 
     PipelineSchedule schedule() const;
+    // Stages along one pipeline direction: p·v, but p for DualPipe, whose
+    // two chunks per rank are one stage of each direction (two copies of the model).
+    std::int64_t pipelineStages() const;
     std::int64_t expertTensorParallel() const
     {
         return expert_tensor_parallel_size > 0 ? expert_tensor_parallel_size : tensor_model_parallel_size;

@@ -70,6 +70,7 @@ struct Pass
 struct LayerKernels
 {
     Pass forward, backward, core; // core: the attention core's forward alone (selective recompute)
+    OpCost weight; // the linear layers' weight-gradient GEMMs: the part of the backward a W pass runs
 };
 
 void addGemm(const HardwareConfig &hw, LayerKernels &k, const Gemm &g, double act, bool linear)
@@ -80,6 +81,7 @@ void addGemm(const HardwareConfig &hw, LayerKernels &k, const Gemm &g, double ac
     if (linear) {
         k.forward.gemmSeconds += f.seconds;
         k.backward.gemmSeconds += b.seconds;
+        k.weight += gemmCost(hw, {g.batch, g.k, g.n, g.m}, act); // dB = Aᵀ · dC, as gemmBackwardCost's second
     } else {
         k.forward.coreSeconds += f.seconds;
         k.backward.coreSeconds += b.seconds;
@@ -205,6 +207,7 @@ LayerCost layerCost(const Config &c, const Dims &d, bool moe)
     cost.forward = k.forward.cost;
     cost.forward.seconds += cost.forwardComm.total();
     cost.backward = k.backward.cost;
+    cost.weightGrad = k.weight;
     cost.backward.seconds += cost.backwardComm.total();
     switch (st.recompute_granularity) {
     case RecomputeGranularity::None:
@@ -243,6 +246,7 @@ CostModel costModel(const Config &c, std::int64_t gpusPerNode)
     cm.outputForward += memoryCost(hw, logits * (d.act + 4.0 + 4.0));
     cm.outputBackward = memoryCost(hw, logits * (4.0 + d.act));
     cm.outputBackward += gemmBackwardCost(hw, out, d.act);
+    cm.outputWeightGrad = gemmCost(hw, {out.batch, out.k, out.n, out.m}, d.act);
     cm.outputBackward += memoryCost(hw, 4.0 * d.spTokens * d.h * d.act);
 
     const double distance = d.t * d.c * double(par.data_parallel_size);

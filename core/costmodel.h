@@ -24,6 +24,7 @@ struct LayerCost
     OpCost forward;
     OpCost backward; // input and weight gradients: twice the forward's GEMM work
     OpCost recompute; // what the recompute policy adds to the backward (full: one more forward)
+    OpCost weightGrad; // the part of `backward` that computes weight gradients (a deferred W pass)
     PassComm forwardComm, backwardComm, recomputeComm;
 };
 
@@ -33,6 +34,7 @@ struct CostModel
     LayerCost moe;
     OpCost outputForward; // last stage: final norm, logits and loss
     OpCost outputBackward;
+    OpCost outputWeightGrad; // the output layer's weight-gradient GEMM, part of outputBackward
     double p2pSeconds = 0; // one activation (or its gradient) between neighbouring stages
 };
 

@@ -198,19 +198,46 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     std::int64_t inFlightTotal = 0;
     std::int64_t layerMicroBatches = 0; // Σ over chunks: in-flight micro-batches × the chunk's layers
     bool even = true;
+    std::vector<ChunkActivations> chunks;
+    chunks.reserve(static_cast<std::size_t>(x.v));
     for (std::int64_t k = 0; k < x.v; ++k) {
         const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
+        chunks.push_back(chunkActivations(c, x.denseAct, x.moeAct, sl.first, sl.count));
+    }
+    // The zero-bubble schedules and DualPipe: counted along the rank's op
+    // order, each chunk's groups and pending weight passes weighed by their bytes.
+    const bool counted = splitsBackward(c.parallelism.schedule());
+    InFlightAtPeak peak;
+    if (counted) {
+        std::vector<double> groupBytes, weightBytes;
+        for (const ChunkActivations &ca : chunks) {
+            groupBytes.push_back(double(ca.stored));
+            weightBytes.push_back(double(ca.weightPass));
+        }
+        peak = inFlightAtPeak(c.parallelism, x.m, r, groupBytes, weightBytes);
+    }
+    Bytes weightPending = 0;
+    std::int64_t weightPendingCount = 0;
+    for (std::int64_t k = 0; k < x.v; ++k) {
+        const std::size_t ki = static_cast<std::size_t>(k);
+        const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
         even &= sl.count == x.stages[static_cast<std::size_t>(r)].count;
-        const std::int64_t inFlight = inFlightOfChunk(c.parallelism, x.m, r, k);
+        const std::int64_t inFlight = counted ? peak.groups[ki] : inFlightOfChunk(c.parallelism, x.m, r, k);
         inFlightTotal += inFlight;
         layerMicroBatches += inFlight * sl.count;
-        const ChunkActivations ca = chunkActivations(c, x.denseAct, x.moeAct, sl.first, sl.count);
+        const ChunkActivations &ca = chunks[ki];
         stored += ca.stored * inFlight;
         storedOneEach += ca.stored;
         workingSet = std::max(workingSet, ca.recomputeWorkingSet);
+        if (counted) {
+            weightPending += ca.weightPass * peak.weightPending[ki];
+            weightPendingCount += peak.weightPending[ki];
+        }
     }
     rank.in_flight_chunks = inFlightTotal;
-    rank.in_flight_microbatches = static_cast<double>(inFlightTotal) / static_cast<double>(x.v);
+    // In stage-micro-batches: v chunks make a stage, but each of DualPipe's two is a whole stage.
+    rank.in_flight_microbatches
+        = static_cast<double>(inFlightTotal) / static_cast<double>(x.v / pipelineDirections(c.parallelism));
     rank.layer_activation_bytes = rank.layers > 0 ? storedOneEach / rank.layers : 0;
 
     const std::string perLayer = formatGB(static_cast<double>(rank.layer_activation_bytes));
@@ -241,6 +268,14 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     } else {
         rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, formula);
     }
+    if (weightPending > 0)
+        rb.add(Category::Activations, Placement::Device, "Inputs of deferred weight passes", weightPending,
+               countOf(double(weightPendingCount), "micro-batch", "micro-batches") + " past B, before W × "
+                   + formatGB(double(weightPending / weightPendingCount))
+                   + " (each linear layer's input and output gradient)",
+               std::string(scheduleName(c.parallelism.schedule()))
+                   + " splits each backward: B frees what only the input gradients needed, W (the weight "
+                     "gradients) runs later and keeps its GEMM operands until then");
     if (full)
         rb.add(Category::Activations, Placement::Device, "Recompute working set", workingSet,
                "one "
@@ -250,14 +285,23 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
                    + " re-materialised for its backward, one micro-batch",
                "full recompute keeps each group's input and rebuilds the group's activations during its backward");
 
-    if (r == 0) {
-        const std::int64_t inFlight = inFlightOfChunk(c.parallelism, x.m, 0, 0);
+    // The first and last stages' extras, on the chunks that hold those stages
+    // (DualPipe: both ends of the pipe hold one of each direction).
+    const auto inFlightOf = [&](std::int64_t k) {
+        return counted ? peak.groups[static_cast<std::size_t>(k)] : inFlightOfChunk(c.parallelism, x.m, r, k);
+    };
+    for (std::int64_t k = 0; k < x.v; ++k) {
+        if (!isFirstStage(c.parallelism, r, k))
+            continue;
+        const std::int64_t inFlight = inFlightOf(k);
         for (const SavedTensor &s : x.stageAct.first)
             rb.add(Category::Activations, Placement::Device, "Embedding: " + s.name, s.bytes * inFlight,
                    num(inFlight) + " micro-batches × (" + s.formula + ")");
     }
-    if (r == x.p - 1) {
-        const std::int64_t inFlight = inFlightOfChunk(c.parallelism, x.m, r, x.v - 1);
+    for (std::int64_t k = 0; k < x.v; ++k) {
+        if (!isLastStage(c.parallelism, r, k))
+            continue;
+        const std::int64_t inFlight = inFlightOf(k);
         Bytes lastBytes = 0;
         std::string parts;
         for (const SavedTensor &s : x.stageAct.last) {
@@ -384,11 +428,16 @@ Ledger computeLedger(const Config &c)
             }
         }
         rank.layers = rankLayers(x.stages, x.p, r);
-        if (r == 0) {
+        bool first = false, last = false;
+        for (std::int64_t k = 0; k < x.v; ++k) {
+            first |= isFirstStage(c.parallelism, r, k);
+            last |= isLastStage(c.parallelism, r, k);
+        }
+        if (first) {
             firstStage += x.emb.word;
             firstStage += x.emb.position;
         }
-        if (r == x.p - 1) {
+        if (last) {
             lastStage += x.emb.output;
             lastStage += x.emb.finalNorm;
         }

@@ -377,7 +377,10 @@ void visit(V &v, ParallelismConfig &p)
     p.zero_stage = static_cast<int>(zero);
     v.legacyDistributedOptimizer("use_distributed_optimizer", p.zero_stage);
     v.choice("pipeline_schedule", p.pipeline_schedule,
-             {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved}, scheduleName);
+             {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved,
+              PipelineSchedule::ZbH1, PipelineSchedule::ZbH2, PipelineSchedule::ZbV, PipelineSchedule::DualPipe,
+              PipelineSchedule::DualPipeV},
+             scheduleName);
     v.field("pipeline_layout", p.pipeline_layout, 0, kMaxDim);
     v.finish();
 }

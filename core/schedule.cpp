@@ -1,13 +1,34 @@
 // SPDX-License-Identifier: MIT
 #include "core/schedule.h"
 
+#include "core/splitschedules.h"
+
 #include <algorithm>
+#include <utility>
 
 namespace memledger {
+
+namespace {
+
+// Counted along the op order: what the closed forms below cannot give.
+InFlightAtPeak countedInFlight(const ParallelismConfig &par, std::int64_t m, std::int64_t rank)
+{
+    const std::vector<double> one(static_cast<std::size_t>(par.virtual_pipeline_model_parallel_size), 1.0);
+    return inFlightAtPeak(par, m, rank, one, one); // a pending W weighed as its whole group (scheduleOps' default)
+}
+
+} // namespace
 
 std::int64_t inFlightChunks(const ParallelismConfig &par, std::int64_t m, std::int64_t rank)
 {
     const std::int64_t p = par.pipeline_model_parallel_size;
+    if (splitsBackward(par.schedule())) {
+        const InFlightAtPeak at = countedInFlight(par, m, rank);
+        std::int64_t n = 0;
+        for (std::int64_t g : at.groups)
+            n += g;
+        return n;
+    }
     switch (par.schedule()) {
     case PipelineSchedule::GPipe:
         return m * par.virtual_pipeline_model_parallel_size;
@@ -18,6 +39,8 @@ std::int64_t inFlightChunks(const ParallelismConfig &par, std::int64_t m, std::i
         const std::int64_t warmup = (p - rank - 1) * 2 + (v - 1) * p;
         return std::min(warmup + 1, m * v);
     }
+    default:
+        break;
     }
     return m;
 }
@@ -25,6 +48,9 @@ std::int64_t inFlightChunks(const ParallelismConfig &par, std::int64_t m, std::i
 std::int64_t inFlightOfChunk(const ParallelismConfig &par, std::int64_t m, std::int64_t rank, std::int64_t chunk)
 {
     const std::int64_t v = par.virtual_pipeline_model_parallel_size;
+    if (splitsBackward(par.schedule()))
+        return countedInFlight(par, m, rank)
+            .groups[static_cast<std::size_t>(std::clamp<std::int64_t>(chunk, 0, v - 1))];
     if (par.schedule() != PipelineSchedule::Interleaved || v <= 1)
         return v <= 1 ? inFlightChunks(par, m, rank) : m;
     const std::int64_t p = par.pipeline_model_parallel_size;
@@ -50,12 +76,12 @@ PipelineOp interleavedOp(OpKind kind, std::int64_t k, std::int64_t p, std::int64
 
 } // namespace
 
-std::vector<PipelineOp> scheduleOps(const ParallelismConfig &par, std::int64_t m, std::int64_t rank)
+std::vector<PipelineOp> scheduleOps(const ParallelismConfig &par, std::int64_t m, std::int64_t rank, double weightShare)
 {
     const std::int64_t p = par.pipeline_model_parallel_size;
     const std::int64_t v = par.virtual_pipeline_model_parallel_size;
     std::vector<PipelineOp> ops;
-    ops.reserve(static_cast<std::size_t>(2 * m * v));
+    ops.reserve(static_cast<std::size_t>(3 * m * v));
     const auto op = [](OpKind kind, std::int64_t mb, std::int64_t chunk) {
         return PipelineOp{kind, static_cast<std::int32_t>(mb), static_cast<std::int32_t>(chunk)};
     };
@@ -93,8 +119,137 @@ std::vector<PipelineOp> scheduleOps(const ParallelismConfig &par, std::int64_t m
             ops.push_back(interleavedOp(OpKind::Backward, k, p, v));
         break;
     }
+    case PipelineSchedule::ZbH1:
+        return zbH1Ops(p, m, rank);
+    case PipelineSchedule::ZbH2:
+        return zbH2Ops(p, m, rank);
+    case PipelineSchedule::ZbV:
+        return std::move(zbVOps(p, m, weightShare)[static_cast<std::size_t>(rank)]);
+    case PipelineSchedule::DualPipeV:
+        return dualPipeVOps(p, m, rank);
+    case PipelineSchedule::DualPipe:
+        return dualPipeOps(p, microBatchesPerDirection(par, m), rank);
     }
     return ops;
+}
+
+StagePlace stagePlace(const ParallelismConfig &par, std::int64_t rank, std::int64_t chunk)
+{
+    const std::int64_t p = par.pipeline_model_parallel_size;
+    switch (par.schedule()) {
+    case PipelineSchedule::ZbV:
+    case PipelineSchedule::DualPipeV:
+        return {0, chunk == 0 ? rank : 2 * p - 1 - rank};
+    case PipelineSchedule::DualPipe:
+        return {chunk, chunk == 0 ? rank : p - 1 - rank};
+    default:
+        return {0, chunk * p + rank};
+    }
+}
+
+RankChunk rankChunkAt(const ParallelismConfig &par, std::int64_t direction, std::int64_t position)
+{
+    const std::int64_t p = par.pipeline_model_parallel_size;
+    switch (par.schedule()) {
+    case PipelineSchedule::ZbV:
+    case PipelineSchedule::DualPipeV:
+        return position < p ? RankChunk{position, 0} : RankChunk{2 * p - 1 - position, 1};
+    case PipelineSchedule::DualPipe:
+        return direction == 0 ? RankChunk{position, 0} : RankChunk{p - 1 - position, 1};
+    default:
+        return {position % p, position / p};
+    }
+}
+
+double pipelineBubbleSeconds(PipelineSchedule s, double p, double v, double F, double B, double W)
+{
+    if (p <= 1)
+        return 0.0;
+    double bubble = 0;
+    switch (s) {
+    case PipelineSchedule::GPipe:
+    case PipelineSchedule::OneFOneB:
+    case PipelineSchedule::Interleaved:
+        bubble = (p - 1) / std::max(1.0, v) * (F + B + W);
+        break;
+    case PipelineSchedule::ZbH1:
+        bubble = (p - 1) * (F + B - W);
+        break;
+    case PipelineSchedule::ZbH2:
+        bubble = (p - 1) * (F + B - 2 * W);
+        break;
+    case PipelineSchedule::ZbV:
+        bubble = (p - 1) * (F + B - 2 * W) / 2;
+        break;
+    case PipelineSchedule::DualPipe:
+        bubble = (p / 2 - 1) * (F + 2 * B - 3 * W) / 2;
+        break;
+    case PipelineSchedule::DualPipeV:
+        bubble = (p - 1) * (F + 2 * B - 3 * W) / 2;
+        break;
+    }
+    return std::max(0.0, bubble);
+}
+
+bool splitsBackward(PipelineSchedule s)
+{
+    return s != PipelineSchedule::GPipe && s != PipelineSchedule::OneFOneB && s != PipelineSchedule::Interleaved;
+}
+
+std::int64_t pipelineDirections(const ParallelismConfig &par)
+{
+    return par.schedule() == PipelineSchedule::DualPipe ? 2 : 1;
+}
+
+std::int64_t microBatchesPerDirection(const ParallelismConfig &par, std::int64_t m)
+{
+    return m / pipelineDirections(par);
+}
+
+bool isFirstStage(const ParallelismConfig &par, std::int64_t rank, std::int64_t chunk)
+{
+    return stagePlace(par, rank, chunk).position == 0;
+}
+
+bool isLastStage(const ParallelismConfig &par, std::int64_t rank, std::int64_t chunk)
+{
+    return stagePlace(par, rank, chunk).position == par.pipelineStages() - 1;
+}
+
+InFlightAtPeak inFlightAtPeak(const ParallelismConfig &par, std::int64_t m, std::int64_t rank,
+                              const std::vector<double> &groupBytes, const std::vector<double> &weightBytes)
+{
+    const std::size_t v = groupBytes.size();
+    InFlightAtPeak now{std::vector<std::int64_t>(v, 0), std::vector<std::int64_t>(v, 0)};
+    InFlightAtPeak best = now;
+    double bytes = 0, most = 0;
+    const double omega = !groupBytes.empty() && groupBytes[0] > 0 ? weightBytes[0] / groupBytes[0] : 1.0;
+    for (const PipelineOp &op : scheduleOps(par, m, rank, omega)) {
+        const std::size_t k = std::min(static_cast<std::size_t>(op.chunk), v - 1);
+        switch (op.kind) {
+        case OpKind::Forward:
+            ++now.groups[k];
+            bytes += groupBytes[k];
+            break;
+        case OpKind::Backward:
+            --now.groups[k];
+            bytes -= groupBytes[k];
+            if (op.deferredWeight) {
+                ++now.weightPending[k];
+                bytes += weightBytes[k];
+            }
+            break;
+        case OpKind::Weight:
+            --now.weightPending[k];
+            bytes -= weightBytes[k];
+            break;
+        }
+        if (bytes > most) {
+            most = bytes;
+            best = now;
+        }
+    }
+    return best;
 }
 
 } // namespace memledger

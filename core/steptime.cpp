@@ -6,6 +6,7 @@
 #include "core/modelstates.h"
 #include "core/parameters.h"
 #include "core/planner/tensorplan.h"
+#include "core/schedule.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -66,6 +67,7 @@ LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB
     m.forward = op(a.forward, b.forward);
     m.backward = op(a.backward, b.backward);
     m.recompute = op(a.recompute, b.recompute);
+    m.weightGrad = op(a.weightGrad, b.weightGrad);
     m.forwardComm = comm(a.forwardComm, b.forwardComm);
     m.backwardComm = comm(a.backwardComm, b.backwardComm);
     m.recomputeComm = comm(a.recomputeComm, b.recomputeComm);
@@ -84,8 +86,13 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
     st.expertComm = m * Lr * (l.forwardComm.expert + l.backwardComm.expert + l.recomputeComm.expert);
     st.recompute = m * rec - m * Lr * l.recomputeComm.total();
     st.compute = m * (fwd + bwd + out) - m * Lr * (l.forwardComm.total() + l.backwardComm.total());
-    // The bubble: (p−1)/v times one micro-batch through one stage's chunk set.
-    st.bubble = (in.p - 1) / in.v * (in.bubbleStageSeconds >= 0 ? in.bubbleStageSeconds : fwd + bwd + rec);
+    // The bubble: one micro-batch through an average rank's chunks, split
+    // into F, B and W in the busiest rank's proportions, in the schedule's formula.
+    const double stage = in.bubbleStageSeconds >= 0 ? in.bubbleStageSeconds : fwd + bwd + rec;
+    const double whole = fwd + bwd + rec;
+    const double wgt = Lr * l.weightGrad.seconds;
+    const double scale = whole > 0 ? stage / whole : 0.0;
+    st.bubble = pipelineBubbleSeconds(in.schedule, in.p, in.v, fwd * scale, (bwd + rec - wgt) * scale, wgt * scale);
     if (in.p > 1)
         st.pipelineComm = 2.0 * in.v * m * in.p2pSeconds;
     if (in.dataParallel > 1) {
@@ -161,7 +168,10 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
     for (std::int64_t r = 0; r < p; ++r) {
         const std::vector<std::int64_t> mine = rankLayers(c, r);
         std::int64_t moe = 0;
-        double seconds = r == p - 1 ? cm.outputForward.seconds + cm.outputBackward.seconds : 0.0;
+        bool last = false;
+        for (std::int64_t k = 0; k < par.virtual_pipeline_model_parallel_size; ++k)
+            last |= isLastStage(par, r, k);
+        double seconds = last ? cm.outputForward.seconds + cm.outputBackward.seconds : 0.0;
         for (std::int64_t l : mine) {
             const bool isMoe = c.model.isMoeLayer(l);
             moe += isMoe;
@@ -178,9 +188,11 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
     StepInputs in;
     in.layersOnRank = double(layers.size());
     in.bubbleStageSeconds = all / double(p);
-    in.microBatches = double(c.microBatches());
+    // DualPipe: each chunk (one direction) carries half the micro-batches.
+    in.microBatches = double(microBatchesPerDirection(par, c.microBatches()));
     in.p = double(par.pipeline_model_parallel_size);
     in.v = double(par.virtual_pipeline_model_parallel_size);
+    in.schedule = par.schedule();
     in.dataParallel = double(par.data_parallel_size * par.context_parallel_size);
     in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
     in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));

@@ -57,6 +57,7 @@ struct StepInputs
     double layersOnRank = 0; // transformer layers of the busiest rank
     double microBatches = 1; // per iteration and data-parallel rank
     double p = 1, v = 1;
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB; // the bubble's formula
     double dataParallel = 1; // d·c: the group that reduces dense gradients
     bool dataOnNvlink = false; // that group inside one node
     LayerCost layer; // one layer, averaged over the layer kinds the rank holds

@@ -58,6 +58,8 @@ struct ChunkPlan
     double recompute = 0;
     double outputForward = 0; // last stage: the logits and loss at the end of the forward
     std::vector<double> layerBackward; // per layer, recompute included
+    double weight = 0; // seconds: the weight-gradient part of `backward`, a W op's time when split
+    Bytes weightPass = 0; // what a deferred W keeps from its B to its end
     bool lastStage = false;
     std::int64_t firstLayer = 0;
     std::int64_t layers = 0;
@@ -84,35 +86,53 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
         firstExtra += s.bytes;
     for (const SavedTensor &s : x.stage.last)
         lastExtra += s.bytes;
+    const ParallelismConfig &par = x.c.parallelism;
     for (std::int64_t k = 0; k < x.v; ++k) {
         ChunkPlan &cp = plans[static_cast<std::size_t>(k)];
         const std::int64_t stage = k * x.p + r;
         cp.firstLayer = x.stages[static_cast<std::size_t>(stage)].first;
         cp.layers = x.stages[static_cast<std::size_t>(stage)].count;
-        cp.lastStage = stage == x.p * x.v - 1;
+        cp.lastStage = isLastStage(par, r, k);
         cp.acts = chunkActivations(x.c, x.dense, x.moe, cp.firstLayer, cp.layers);
         cp.lastExtra = cp.lastStage ? lastExtra : 0;
-        cp.groupBytes = cp.acts.stored + (stage == 0 ? firstExtra : 0) + cp.lastExtra;
+        cp.groupBytes = cp.acts.stored + (isFirstStage(par, r, k) ? firstExtra : 0) + cp.lastExtra;
+        cp.weightPass = cp.acts.weightPass;
         for (std::int64_t i = 0; i < cp.layers; ++i) {
             const LayerCost &lc = x.c.model.isMoeLayer(cp.firstLayer + i) ? x.cost.moe : x.cost.dense;
             cp.forward += lc.forward.seconds;
             cp.layerBackward.push_back(lc.backward.seconds + lc.recompute.seconds);
             cp.backward += lc.backward.seconds + lc.recompute.seconds;
             cp.recompute += lc.recompute.seconds;
+            cp.weight += lc.weightGrad.seconds;
         }
         if (cp.lastStage) {
             cp.outputForward = x.cost.outputForward.seconds;
             cp.forward += x.cost.outputForward.seconds;
             cp.backward += x.cost.outputBackward.seconds;
+            cp.weight += x.cost.outputWeightGrad.seconds;
         }
     }
     return plans;
+}
+
+// The same chunk when its backward runs B alone: every layer's backward
+// shortened by the weight-gradient share a later W op runs.
+ChunkPlan inputGradientPlan(const ChunkPlan &whole)
+{
+    ChunkPlan b = whole;
+    const double share
+        = whole.backward > 0 ? std::clamp((whole.backward - whole.weight) / whole.backward, 0.0, 1.0) : 1.0;
+    for (double &d : b.layerBackward)
+        d *= share;
+    b.backward = whole.backward - whole.weight;
+    return b;
 }
 
 struct RankState
 {
     std::vector<PipelineOp> ops;
     std::vector<ChunkPlan> chunks;
+    std::vector<ChunkPlan> inputChunks; // the chunks' B-only plans (schedules that defer W)
     std::size_t next = 0;
     double free = 0;
     double previousStart = 0;
@@ -436,17 +456,31 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
     x.lossBackwardSeconds
         = std::min(x.cost.outputBackward.seconds, 3.0 * double(x.transients.lossForward) / c.hardware.hbm_bytes_per_s);
 
-    const std::int64_t stages = x.p * x.v;
-    const auto slot = [&](std::int64_t stage, std::int64_t mb) { return static_cast<std::size_t>(stage * x.m + mb); };
-    std::vector<double> fEnd(static_cast<std::size_t>(stages * x.m), -1.0), bEnd(fEnd.size(), -1.0);
+    // Dependencies run along positions of a direction (DualPipe has two).
+    const std::int64_t positions = par.pipelineStages();
+    const std::int64_t directions = pipelineDirections(par);
+    const auto slot = [&](StagePlace at, std::int64_t mb) {
+        return static_cast<std::size_t>((at.direction * positions + at.position) * x.m + mb);
+    };
+    std::vector<double> fEnd(static_cast<std::size_t>(directions * positions * x.m), -1.0), bEnd(fEnd.size(), -1.0);
+    std::vector<double> weightFrom(static_cast<std::size_t>(x.p * x.v * x.m), -1.0); // per rank's (chunk, mb): B's end
     const bool offload = c.strategy.activation_offload != OffloadTarget::None;
 
     std::vector<RankState> states;
     states.reserve(static_cast<std::size_t>(x.p));
     tl.ranks.resize(static_cast<std::size_t>(x.p));
     for (std::int64_t r = 0; r < x.p; ++r) {
+        std::vector<ChunkPlan> chunks = planChunks(x, r);
+        std::vector<ChunkPlan> inputChunks;
+        if (splitsBackward(par.schedule()))
+            for (const ChunkPlan &cp : chunks)
+                inputChunks.push_back(inputGradientPlan(cp));
+        // ZB-V's order depends on how much of a group its W keeps (as the ledger's).
+        const ChunkPlan &c0 = chunks.front();
+        const double omega = c0.acts.stored > 0 ? double(c0.acts.weightPass) / double(c0.acts.stored) : 1.0;
+        std::vector<PipelineOp> ops = scheduleOps(par, x.m, r, omega);
         states.push_back(
-            {scheduleOps(par, x.m, r), planChunks(x, r), 0, 0, 0,
+            {std::move(ops), std::move(chunks), std::move(inputChunks), 0, 0, 0,
              ActivationOffload(c.hardware.host_link_bytes_per_s, int(c.strategy.activation_offload_buffers)),
              std::vector<double>(static_cast<std::size_t>(x.v * x.m), -1.0),
              std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0), 0});
@@ -473,34 +507,43 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
         while (rs.next < rs.ops.size()) {
             const PipelineOp op = rs.ops[rs.next];
-            const std::int64_t stage = op.chunk * x.p + r;
+            const StagePlace at = stagePlace(par, r, op.chunk);
             double ready = 0;
             if (op.kind == OpKind::Forward) {
-                if (stage > 0) {
-                    const double dep = fEnd[slot(stage - 1, op.microbatch)];
+                if (at.position > 0) {
+                    const double dep = fEnd[slot({at.direction, at.position - 1}, op.microbatch)];
                     if (dep < 0)
                         break;
                     ready = dep + x.cost.p2pSeconds;
                 }
-            } else if (stage == stages - 1) {
-                ready = fEnd[slot(stage, op.microbatch)];
+            } else if (op.kind == OpKind::Weight) {
+                ready = 0; // its own B ran earlier on this rank
+            } else if (at.position == positions - 1) {
+                ready = fEnd[slot(at, op.microbatch)];
             } else {
-                const double dep = bEnd[slot(stage + 1, op.microbatch)];
+                const double dep = bEnd[slot({at.direction, at.position + 1}, op.microbatch)];
                 if (dep < 0)
                     break;
                 ready = dep + x.cost.p2pSeconds;
             }
-            const ChunkPlan &cp = rs.chunks[static_cast<std::size_t>(op.chunk)];
+            const bool inputOnly = op.kind == OpKind::Backward && op.deferredWeight;
+            const ChunkPlan &cp = (inputOnly ? rs.inputChunks : rs.chunks)[static_cast<std::size_t>(op.chunk)];
             const std::size_t group = static_cast<std::size_t>(op.chunk * x.m + op.microbatch);
             TimedOp timed{op, std::max(rs.free, ready), 0, 0};
-            if (op.kind == OpKind::Forward) {
+            if (op.kind == OpKind::Weight) {
+                timed.end = timed.start + cp.weight;
+                const double from = weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group];
+                if (cp.weightPass > 0 && from >= 0)
+                    rt.lifetimes.push_back({from, timed.end, cp.weightPass, Category::Activations,
+                                            LifetimeKind::WeightPassInputs, op.microbatch, op.chunk, -1});
+            } else if (op.kind == OpKind::Forward) {
                 if (offload) {
                     const double s = rs.offload.forwardStart(timed.start);
                     timed.stall = s - timed.start;
                     timed.start = s;
                 }
                 timed.end = timed.start + cp.forward;
-                fEnd[slot(stage, op.microbatch)] = timed.end;
+                fEnd[slot(at, op.microbatch)] = timed.end;
                 // Offload unless this group's backward is the very next op.
                 const bool nextIsOwnBackward
                     = rs.next + 1 < rs.ops.size() && rs.ops[rs.next + 1].kind == OpKind::Backward
@@ -527,7 +570,9 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                     }
                 }
                 timed.end = timed.start + cp.backward;
-                bEnd[slot(stage, op.microbatch)] = timed.end;
+                bEnd[slot(at, op.microbatch)] = timed.end;
+                if (inputOnly)
+                    weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group] = timed.end;
                 addTransients(x, rt, cp, timed);
             }
             rt.busy_seconds += timed.end - timed.start;
@@ -537,9 +582,9 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             rt.ops.push_back(timed);
             ++rs.next;
             // The neighbour that consumes this op's output may now proceed.
-            const std::int64_t consumer = op.kind == OpKind::Forward ? stage + 1 : stage - 1;
-            if (consumer >= 0 && consumer < stages) {
-                const std::int64_t cr = consumer % x.p;
+            const std::int64_t consumer = op.kind == OpKind::Forward ? at.position + 1 : at.position - 1;
+            if (op.kind != OpKind::Weight && consumer >= 0 && consumer < positions) {
+                const std::int64_t cr = rankChunkAt(par, at.direction, consumer).rank;
                 if (cr != r && !queued[static_cast<std::size_t>(cr)]) {
                     queued[static_cast<std::size_t>(cr)] = 1;
                     work.push_back(cr);
@@ -614,12 +659,15 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         std::int64_t alive = 0;
         for (const TimedOp &op : rt.ops) {
             const std::size_t group = static_cast<std::size_t>(op.op.chunk * x.m + op.op.microbatch);
-            const ChunkPlan &cp = rs.chunks[static_cast<std::size_t>(op.op.chunk)];
+            const ChunkPlan &cp
+                = (op.op.deferredWeight ? rs.inputChunks : rs.chunks)[static_cast<std::size_t>(op.op.chunk)];
             if (op.op.kind == OpKind::Forward) {
                 forwardStart[group] = op.start;
                 rt.max_alive_chunks = std::max(rt.max_alive_chunks, ++alive);
                 continue;
             }
+            if (op.op.kind == OpKind::Weight)
+                continue;
             --alive;
             if (cp.groupBytes <= 0)
                 continue;
@@ -734,6 +782,8 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         return "Forward working set of a layer that saves only its input (full recompute), " + where();
     case LifetimeKind::WeightGradient:
         return "Weight gradient before its accumulation into the gradient buffer, " + where();
+    case LifetimeKind::WeightPassInputs:
+        return "Inputs of a deferred weight pass (linear inputs and output gradients, B to W), " + where();
     case LifetimeKind::OptimizerTemporaries:
         return "Optimizer step temporaries";
     }

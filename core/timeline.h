@@ -29,6 +29,7 @@ enum class LifetimeKind : std::uint8_t {
     LossTemporaries, // bf16 logits and their fp32 copy around the loss
     LossBackward, // the cross entropy's gradients at the start of the last stage's backward
     WeightGradient, // a weight gradient before it is added to the gradient buffer
+    WeightPassInputs, // a deferred W's operands (linear inputs, output gradients), from its B to its end
     OptimizerTemporaries // the optimizer step's scratch
 };
 

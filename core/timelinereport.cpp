@@ -2,7 +2,6 @@
 #include "core/timelinereport.h"
 
 #include <nlohmann/json.hpp>
-
 #include <sstream>
 
 namespace memledger {
@@ -47,12 +46,9 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
         r["max_alive_microbatches"] = rt.max_alive_microbatches;
         r["busy_s"] = rt.busy_seconds;
         r["pipeline_end_s"] = rt.pipeline_end;
-        r["optimizer"] = {{"start", rt.optimizer_start},
-                          {"end", rt.optimizer_end},
-                          {"device_s", rt.optimizer_device_s},
-                          {"copy_out_s", rt.optimizer_copy_out_s},
-                          {"cpu_s", rt.optimizer_cpu_s},
-                          {"copy_in_s", rt.optimizer_copy_in_s}};
+        r["optimizer"] = {{"start", rt.optimizer_start},       {"end", rt.optimizer_end},
+                          {"device_s", rt.optimizer_device_s}, {"copy_out_s", rt.optimizer_copy_out_s},
+                          {"cpu_s", rt.optimizer_cpu_s},       {"copy_in_s", rt.optimizer_copy_in_s}};
         r["copies"] = {{"copy_out_s", rt.copies.copyOutSeconds},
                        {"copy_in_s", rt.copies.copyInSeconds},
                        {"stall_s", rt.copies.stallSeconds},
@@ -67,7 +63,9 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
         r["curve"] = std::move(curve);
         json ops = json::array();
         for (const TimedOp &op : rt.ops)
-            ops.push_back({{"kind", op.op.kind == OpKind::Forward ? "forward" : "backward"},
+            ops.push_back({{"kind", op.op.kind == OpKind::Forward  ? "forward"
+                                    : op.op.kind == OpKind::Weight ? "weight"
+                                                                   : "backward"},
                            {"microbatch", op.op.microbatch},
                            {"chunk", op.op.chunk},
                            {"start", op.start},

@@ -165,8 +165,9 @@ Problems validate(const Config &c)
         // a GPipe plan with 2^34 micro-batches overflow its activation rows.)
         const long double p_ = p, micro = std::max<long double>(1, static_cast<long double>(c.globalBatch()) / (b * d));
         const bool gpipe = par.schedule() == PipelineSchedule::GPipe;
-        const long double layerMicrobatches = gpipe ? std::ceil(L / p_) * micro : 2 * L;
-        const long double inFlight = gpipe ? micro : std::min(micro, 2 * p_);
+        // ZB-H2 and DualPipe's two model copies hold up to twice that: 4L bounds them all.
+        const long double layerMicrobatches = gpipe ? std::ceil(L / p_) * micro : 4 * L;
+        const long double inFlight = gpipe ? micro : std::min(micro, 4 * p_);
         const long double perLayer = s * b * (80 * h + 10 * a * s + 16 * k * f + 16 * f);
         if (params > 1e14L)
             ck.error(kModel + "num_layers",
@@ -254,7 +255,8 @@ Problems validate(const Config &c)
         ck.warning(kPar + "sequence_parallel", "has no effect with tensor_model_parallel_size 1");
 
     // Pipeline parallelism.
-    const std::int64_t stages = p * v;
+    const PipelineSchedule sched = par.schedule();
+    const std::int64_t stages = par.pipelineStages();
     const std::vector<std::int64_t> &layout = par.pipeline_layout;
     if (!layout.empty()) {
         std::int64_t sum = 0;
@@ -265,26 +267,49 @@ Problems validate(const Config &c)
         }
         if (static_cast<std::int64_t>(layout.size()) != stages)
             ck.error(kPar + "pipeline_layout",
-                     "lists " + str(std::int64_t(layout.size())) + " stages but p × v = " + str(p) + " × " + str(v)
-                         + " = " + str(stages),
+                     "lists " + str(std::int64_t(layout.size())) + " stages but "
+                         + (sched == PipelineSchedule::DualPipe
+                                ? "DualPipe has p = " + str(p) + " (each rank holds one stage of each direction)"
+                                : "p × v = " + str(p) + " × " + str(v) + " = " + str(stages)),
                      "give one layer count per virtual stage, or remove pipeline_layout to split the layers evenly");
         else if (negative)
             ck.error(kPar + "pipeline_layout", "holds a negative layer count", "a stage holds 0 or more layers");
         else if (sum != m.num_layers)
             ck.error(kPar + "pipeline_layout", "places " + str(sum) + " layers but the model has " + str(m.num_layers),
                      "make the counts add up to num_layers");
-    } else if (m.num_layers % stages != 0)
+    } else if (m.num_layers % stages != 0 && sched == PipelineSchedule::DualPipe)
+        ck.error(kModel + "num_layers",
+                 "num_layers (" + str(m.num_layers) + ") is not divisible by pipeline_model_parallel_size (" + str(p)
+                     + "): DualPipe gives each of its p stages an equal share",
+                 "use num_layers " + nearestMultiples(m.num_layers, p) + ", or list the stages in pipeline_layout");
+    else if (m.num_layers % stages != 0)
         ck.error(kModel + "num_layers",
                  "num_layers (" + str(m.num_layers)
                      + ") is not divisible by pipeline_model_parallel_size × virtual_pipeline_model_parallel_size ("
                      + str(p) + " × " + str(v) + " = " + str(stages) + ")",
                  "use num_layers " + nearestMultiples(m.num_layers, stages) + ", or a split dividing "
                      + str(m.num_layers) + " (p·v = " + nearestDivisors(m.num_layers, stages) + ")");
-    const PipelineSchedule sched = par.schedule();
-    if (v > 1 && sched != PipelineSchedule::Interleaved)
+    const bool twoChunks
+        = sched == PipelineSchedule::ZbV || sched == PipelineSchedule::DualPipe || sched == PipelineSchedule::DualPipeV;
+    const std::string schedName = "\"" + std::string(scheduleName(sched)) + "\"";
+    if (twoChunks && v != 2)
+        ck.error(kPar + "virtual_pipeline_model_parallel_size",
+                 "the " + schedName + " schedule runs exactly two chunks on each rank, not " + str(v),
+                 "set virtual_pipeline_model_parallel_size to 2");
+    else if (v > 1 && sched != PipelineSchedule::Interleaved && !twoChunks)
         ck.error(kPar + "pipeline_schedule",
                  "virtual_pipeline_model_parallel_size " + str(v) + " needs the interleaved schedule",
-                 "set pipeline_schedule to \"interleaved\" or virtual_pipeline_model_parallel_size to 1");
+                 "set pipeline_schedule to \"interleaved\" (or \"zb-v\", \"dualpipev\" with v = 2), or "
+                 "virtual_pipeline_model_parallel_size to 1");
+    const bool zeroBubbleFamily = sched == PipelineSchedule::ZbH1 || sched == PipelineSchedule::ZbH2 || twoChunks;
+    if (zeroBubbleFamily && p < 2)
+        ck.error(kPar + "pipeline_model_parallel_size", "the " + schedName + " schedule needs a pipeline (p ≥ 2)",
+                 "raise pipeline_model_parallel_size or use the 1f1b schedule");
+    if (sched == PipelineSchedule::DualPipe && p % 2 != 0)
+        ck.error(kPar + "pipeline_model_parallel_size",
+                 "DualPipe pairs rank r with rank p − 1 − r, so p must be even, not " + str(p),
+                 "use pipeline_model_parallel_size " + str(std::max<std::int64_t>(2, p - 1)) + " or " + str(p + 1)
+                     + ", or the \"dualpipev\" schedule");
     if (sched == PipelineSchedule::Interleaved && v < 2)
         ck.error(kPar + "virtual_pipeline_model_parallel_size",
                  "the interleaved schedule needs at least 2 chunks per rank",
@@ -303,7 +328,15 @@ Problems validate(const Config &c)
                  "use global_batch_size " + nearestMultiples(gbs, perIteration));
     const std::int64_t micro = gbs / perIteration;
     if (gbs % perIteration == 0) {
-        if (sched == PipelineSchedule::Interleaved && p >= 2 && micro % p != 0)
+        const bool dual = sched == PipelineSchedule::DualPipe || sched == PipelineSchedule::DualPipeV;
+        if (dual && p >= 2 && (micro < 2 * p || (sched == PipelineSchedule::DualPipe && micro % 2 != 0)))
+            ck.error(kTraining + "global_batch_size",
+                     str(micro) + " micro-batches per iteration: " + schedName + " needs at least 2p = " + str(2 * p)
+                         + (sched == PipelineSchedule::DualPipe ? ", an even number (half in each direction)" : "")
+                         + " (deepseek-ai/DualPipe)",
+                     "use global_batch_size "
+                         + nearestMultiples(std::max(gbs, perIteration * 2 * p), perIteration * 2));
+        else if (sched == PipelineSchedule::Interleaved && p >= 2 && micro % p != 0)
             ck.error(kTraining + "global_batch_size",
                      str(micro) + " micro-batches per iteration is not a multiple of the pipeline size " + str(p)
                          + " (Megatron's interleaved schedule needs it)",
