@@ -58,7 +58,8 @@ std::string writeFileAtomically(const std::string &path, std::string_view conten
     if (fd < 0)
         return reason("cannot create a temporary file beside " + path);
     // mkstemp makes the file 0600; a saved preset is as readable as the one it replaces.
-    struct stat old {};
+    struct stat old
+    { };
     const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : 0644;
     std::string error;
     if (::fchmod(fd, mode) != 0)

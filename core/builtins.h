@@ -9,10 +9,11 @@ namespace memledger {
 
 // The presets shipped in presets/, compiled into the core library so that
 // the CLI and the GUI resolve "model": "llama-2-7b" without files or Qt.
-struct BuiltinPreset {
-    std::string_view kind;   // "models", "hardware", "scenarios"
-    std::string_view name;   // file name without .json
-    std::string_view text;   // the JSON document
+struct BuiltinPreset
+{
+    std::string_view kind; // "models", "hardware", "scenarios"
+    std::string_view name; // file name without .json
+    std::string_view text; // the JSON document
 };
 
 const std::vector<BuiltinPreset> &builtinPresets();

@@ -7,7 +7,6 @@
 #include "core/validate.h"
 
 #include <nlohmann/json.hpp>
-
 #include <set>
 
 namespace memledger {
@@ -48,7 +47,8 @@ std::optional<Config> loadSlide(const json &slide, const std::string &where, Pro
             doc["version"] = 1;
         loaded = presetFromJson(doc);
     } else {
-        problems.push_back({where, "expected the name of a built-in scenario or a preset object, got " + describeJson(slide)});
+        problems.push_back(
+            {where, "expected the name of a built-in scenario or a preset object, got " + describeJson(slide)});
         return std::nullopt;
     }
     addPrefixed(problems, loaded.problems, where);
@@ -78,11 +78,13 @@ DeckLoadResult deckFromJson(const json &doc)
             problems.push_back({it.key(), "unknown field", "a deck has format, version, name, description and slides"});
     const auto format = doc.find("format");
     if (format == doc.end() || !format->is_string() || format->get<std::string>() != "memledger-deck")
-        problems.push_back({"format", format == doc.end() ? "missing" : "expected \"memledger-deck\", got " + describeJson(*format),
-                            "add \"format\": \"memledger-deck\""});
+        problems.push_back(
+            {"format", format == doc.end() ? "missing" : "expected \"memledger-deck\", got " + describeJson(*format),
+             "add \"format\": \"memledger-deck\""});
     const auto version = doc.find("version");
     if (version == doc.end() || !version->is_number_integer())
-        problems.push_back({"version", version == doc.end() ? "missing" : "expected an integer, got " + describeJson(*version),
+        problems.push_back({"version",
+                            version == doc.end() ? "missing" : "expected an integer, got " + describeJson(*version),
                             "add \"version\": 1"});
     else if (version->get<std::int64_t>() != 1)
         problems.push_back({"version", "this MemLedger reads version 1, the file has version " + version->dump(),
@@ -100,7 +102,10 @@ DeckLoadResult deckFromJson(const json &doc)
     }
     const auto slides = doc.find("slides");
     if (slides == doc.end() || !slides->is_array() || slides->empty()) {
-        problems.push_back({"slides", slides == doc.end() ? "missing" : slides->is_array() ? "is empty" : "expected a list, got " + describeJson(*slides),
+        problems.push_back({"slides",
+                            slides == doc.end()  ? "missing"
+                            : slides->is_array() ? "is empty"
+                                                 : "expected a list, got " + describeJson(*slides),
                             "a list of built-in scenario names or preset objects"});
     } else {
         for (std::size_t i = 0; i < slides->size(); ++i) {

@@ -5,7 +5,6 @@
 #include "core/problem.h"
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,15 +16,17 @@ namespace memledger {
 // "Decks"): {"format": "memledger-deck", "version": 1, "name", "description",
 // "slides": ["scenario-name" | {preset object}, ...]}. Every slide is loaded
 // and validated; a problem names its slide ("slides[3].parallelism.zero_stage").
-struct Deck {
+struct Deck
+{
     std::string name;
     std::string description;
     std::vector<Config> slides;
 };
 
-struct DeckLoadResult {
+struct DeckLoadResult
+{
     std::optional<Deck> deck; // set only when no slide has an error
-    Problems problems;        // errors, and the slides' validation warnings
+    Problems problems; // errors, and the slides' validation warnings
 };
 
 DeckLoadResult deckFromJson(const nlohmann::json &doc);

@@ -3,9 +3,8 @@
 
 #include "core/jsontext.h"
 
-#include <nlohmann/json.hpp>
-
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 
 namespace memledger {
@@ -18,8 +17,9 @@ constexpr std::int64_t kMaxDim = std::int64_t(1) << 24; // the preset format's b
 
 enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, DeepseekV3 };
 
-struct Architecture {
-    std::string_view name;      // the entry of "architectures"
+struct Architecture
+{
+    std::string_view name; // the entry of "architectures"
     std::string_view modelType; // "model_type", used when "architectures" is missing
     Family family;
 };
@@ -38,29 +38,59 @@ const Architecture kArchitectures[] = {
 // not understood, so this list is the importer's whole licence to ignore.
 const std::set<std::string, std::less<>> kNoMemoryEffect = {
     // identity and bookkeeping
-    "_name_or_path", "architectures", "model_type", "transformers_version", "auto_map", "tokenizer_class",
+    "_name_or_path",
+    "architectures",
+    "model_type",
+    "transformers_version",
+    "auto_map",
+    "tokenizer_class",
     // token ids
-    "bos_token_id", "eos_token_id", "pad_token_id",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
     // initialisation and inference-time switches; pretraining_tp only slices the same matmuls
-    "initializer_range", "use_cache", "pretraining_tp", "output_attentions", "output_hidden_states", "return_dict",
+    "initializer_range",
+    "use_cache",
+    "pretraining_tp",
+    "output_attentions",
+    "output_hidden_states",
+    "return_dict",
     // rotary frequencies and their scaling are computed on the fly: no parameters, nothing saved
-    "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave", "use_mrope",
+    "rope_theta",
+    "rope_scaling",
+    "rope_parameters",
+    "rope_interleave",
+    "use_mrope",
     // the norm's epsilon; every supported architecture uses RMSNorm
     "rms_norm_eps",
     // router losses, noise and scoring rules: the same tensors, other numbers in them
-    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "norm_topk_prob", "aux_loss_alpha",
-    "seq_aux", "n_group", "topk_group", "topk_method", "scoring_func", "routed_scaling_factor",
+    "output_router_logits",
+    "router_aux_loss_coef",
+    "router_jitter_noise",
+    "norm_topk_prob",
+    "aux_loss_alpha",
+    "seq_aux",
+    "n_group",
+    "topk_group",
+    "topk_method",
+    "scoring_func",
+    "routed_scaling_factor",
     // DeepSeek's expert-parallel hint for inference, not a model shape
     "ep_size",
     // the checkpoint's storage dtype, read for a note
-    "torch_dtype", "dtype",
+    "torch_dtype",
+    "dtype",
 };
 
 // Reads fields of one config, remembering which were read, and collects
 // the problems with their "hf." paths.
-class Reader {
+class Reader
+{
 public:
-    Reader(const json &hf, ImportResult &result) : m_hf(hf), m_result(result) { }
+    Reader(const json &hf, ImportResult &result)
+        : m_hf(hf)
+        , m_result(result)
+    { }
 
     // The value of `key`, or nullptr when it is absent or null (transformers
     // treats a null as "not set").
@@ -87,7 +117,8 @@ public:
             error(key, "expected an integer, got " + describeJson(*j));
             return std::nullopt;
         }
-        const std::int64_t v = j->is_number_unsigned() && j->get<std::uint64_t>() > std::uint64_t(hi) ? hi + 1 : j->get<std::int64_t>();
+        const std::int64_t v
+            = j->is_number_unsigned() && j->get<std::uint64_t>() > std::uint64_t(hi) ? hi + 1 : j->get<std::int64_t>();
         if (v < lo || v > hi) {
             error(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + j->dump());
             return std::nullopt;
@@ -133,12 +164,14 @@ public:
 
     void error(const std::string &field, std::string message, std::string suggestion = {})
     {
-        m_result.problems.push_back({"hf." + field, std::move(message), std::move(suggestion), Problem::Severity::Error});
+        m_result.problems.push_back(
+            {"hf." + field, std::move(message), std::move(suggestion), Problem::Severity::Error});
     }
 
     void warning(const std::string &field, std::string message, std::string suggestion = {})
     {
-        m_result.problems.push_back({"hf." + field, std::move(message), std::move(suggestion), Problem::Severity::Warning});
+        m_result.problems.push_back(
+            {"hf." + field, std::move(message), std::move(suggestion), Problem::Severity::Warning});
     }
 
     void note(std::string text) { m_result.notes.push_back(std::move(text)); }
@@ -167,15 +200,17 @@ const Architecture *findArchitecture(Reader &r, const json &hf)
     std::string name;
     if (const json *list = r.get("architectures")) {
         if (!list->is_array() || list->empty() || !(*list)[0].is_string()) {
-            r.error("architectures", list->is_array() && list->empty()
-                                         ? std::string("is an empty list")
-                                         : "expected a list of class names, got " + describeJson(list->is_array() ? (*list)[0] : *list),
+            r.error("architectures",
+                    list->is_array() && list->empty()
+                        ? std::string("is an empty list")
+                        : "expected a list of class names, got " + describeJson(list->is_array() ? (*list)[0] : *list),
                     "for example [\"LlamaForCausalLM\"]");
             return nullptr;
         }
         name = (*list)[0].get<std::string>();
         if (list->size() > 1)
-            r.warning("architectures", "lists " + std::to_string(list->size()) + " classes; importing the first, " + name);
+            r.warning("architectures",
+                      "lists " + std::to_string(list->size()) + " classes; importing the first, " + name);
     }
     const std::optional<std::string> modelType = hf.contains("model_type") ? r.text("model_type") : std::nullopt;
     std::string supported;
@@ -186,7 +221,8 @@ const Architecture *findArchitecture(Reader &r, const json &hf)
             return &a;
     }
     if (name.empty())
-        r.error("architectures", modelType ? "missing, and model_type \"" + *modelType + "\" is not a supported one" : "missing",
+        r.error("architectures",
+                modelType ? "missing, and model_type \"" + *modelType + "\" is not a supported one" : "missing",
                 "supported: " + supported);
     else
         r.error("architectures", "\"" + name + "\" is not supported", "supported: " + supported);
@@ -239,36 +275,45 @@ void readDecoder(Reader &r, Family family, ModelConfig &m)
             r.error("layer_types", "expected a list, got " + describeJson(*types));
         else if (!other.empty())
             r.warning("layer_types", "has layers other than full_attention (" + *other.begin()
-                                         + (other.size() > 1 ? ", ..." : "") + "); every layer is counted as full attention");
+                                         + (other.size() > 1 ? ", ..." : "")
+                                         + "); every layer is counted as full attention");
     }
 
     if (const json *q = r.get("quantization_config")) {
         const std::string method = q->is_object() && q->contains("quant_method") && (*q)["quant_method"].is_string()
                                        ? (*q)["quant_method"].get<std::string>()
                                        : std::string("unknown");
-        r.warning("quantization_config", "the checkpoint is stored quantized (" + method + "); the ledger counts weights in training.params_dtype",
+        r.warning("quantization_config",
+                  "the checkpoint is stored quantized (" + method
+                      + "); the ledger counts weights in training.params_dtype",
                   "set training.params_dtype for the precision you train in");
     }
     for (const char *key : {"torch_dtype", "dtype"})
         if (const std::optional<std::string> dtype = r.text(key))
             r.note("The checkpoint is stored in " + *dtype + " (" + key
-                   + "); that is how the published weights are saved, not a training choice: the ledger uses training.params_dtype.");
+                   + "); that is how the published weights are saved, not a training choice: the ledger uses "
+                     "training.params_dtype.");
 }
 
 // Sliding-window attention masks the same s x s attention a full one computes.
 void readSlidingWindow(Reader &r, bool switchable, const ModelConfig &m)
 {
-    const std::optional<std::int64_t> window = r.integer("sliding_window", false, 0, std::numeric_limits<std::int64_t>::max() - 1);
+    const std::optional<std::int64_t> window
+        = r.integer("sliding_window", false, 0, std::numeric_limits<std::int64_t>::max() - 1);
     std::optional<bool> on;
     if (switchable) {
         on = r.flag("use_sliding_window");
         r.get("max_window_layers"); // which layers use the window, when it is on
     }
     // A window no shorter than the longest sequence never applies (Qwen2.5's 131072).
-    const bool applies = window && *window > 0 && (m.max_position_embeddings == 0 || *window < m.max_position_embeddings);
+    const bool applies
+        = window && *window > 0 && (m.max_position_embeddings == 0 || *window < m.max_position_embeddings);
     if (applies && on.value_or(true))
-        r.warning("sliding_window", "sliding-window attention (" + std::to_string(*window) + " tokens) is counted as full causal attention",
-                  "training saves the same tensors either way; the window shortens only what a kernel computes and an inference KV cache");
+        r.warning("sliding_window",
+                  "sliding-window attention (" + std::to_string(*window)
+                      + " tokens) is counted as full causal attention",
+                  "training saves the same tensors either way; the window shortens only what a kernel computes and an "
+                  "inference KV cache");
 }
 
 void readLlamaBiases(Reader &r, ModelConfig &m)
@@ -279,9 +324,11 @@ void readLlamaBiases(Reader &r, ModelConfig &m)
         m.add_bias_linear = true;
     } else if (attention) {
         m.add_qkv_bias = true;
-        r.warning("attention_bias", "biases on q, k, v and o but not the MLP: counted as QKV biases (add_qkv_bias), the output projection's bias (h per layer) is left out");
+        r.warning("attention_bias", "biases on q, k, v and o but not the MLP: counted as QKV biases (add_qkv_bias), "
+                                    "the output projection's bias (h per layer) is left out");
     } else if (mlp) {
-        r.warning("mlp_bias", "biases on the MLP but not attention: not counted (MemLedger has biases on every linear layer or on QKV only)");
+        r.warning("mlp_bias", "biases on the MLP but not attention: not counted (MemLedger has biases on every linear "
+                              "layer or on QKV only)");
     }
 }
 
@@ -335,7 +382,8 @@ void readQwen2Moe(Reader &r, ModelConfig &m)
                 if (!x.is_number_integer())
                     r.error(field, "expected a layer index, got " + describeJson(x));
                 else if (x.get<std::int64_t>() < 0 || x.get<std::int64_t>() >= m.num_layers)
-                    r.warning(field, "layer " + x.dump() + " does not exist (" + std::to_string(m.num_layers) + " layers); ignored");
+                    r.warning(field, "layer " + x.dump() + " does not exist (" + std::to_string(m.num_layers)
+                                         + " layers); ignored");
                 else
                     pattern[static_cast<std::size_t>(x.get<std::int64_t>())] = 0;
             }
@@ -379,15 +427,17 @@ void readDeepseekV3(Reader &r, ModelConfig &m)
         setMoeLayers(m, pattern, firstDense, freq);
     } else {
         // A dense model: the expert fields describe nothing.
-        for (const char *key : {"num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace", "moe_layer_freq"})
+        for (const char *key : {"num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                                "first_k_dense_replace", "moe_layer_freq"})
             r.get(key);
     }
 
     if (const std::int64_t mtp = r.integer("num_nextn_predict_layers", false, 0, 1000).value_or(0); mtp > 0)
-        r.warning("num_nextn_predict_layers",
-                  "the multi-token-prediction module (" + std::to_string(mtp)
-                      + (mtp == 1 ? " extra layer" : " extra layers") + " with its own projection and norms) is not counted",
-                  "transformers does not build it either; add its layers to model.num_layers to approximate its memory");
+        r.warning(
+            "num_nextn_predict_layers",
+            "the multi-token-prediction module (" + std::to_string(mtp) + (mtp == 1 ? " extra layer" : " extra layers")
+                + " with its own projection and norms) is not counted",
+            "transformers does not build it either; add its layers to model.num_layers to approximate its memory");
 }
 
 // "meta-llama/Llama-2-7b-hf" -> "Llama-2-7b-hf"; a local path keeps its last folder.
@@ -405,7 +455,8 @@ std::string nameFrom(Reader &r, const Architecture &arch)
 std::string descriptionOf(const std::string &name, const Architecture &arch, const ImportResult &result)
 {
     std::string d = "Imported from the Hugging Face config of " + name + " (" + std::string(arch.name)
-                    + "). Only the model section comes from it; training, parallelism, strategy and hardware are MemLedger's defaults.";
+                    + "). Only the model section comes from it; training, parallelism, strategy and hardware are "
+                      "MemLedger's defaults.";
     for (const Problem &p : result.problems)
         d += " Import warning: " + p.path + ": " + p.message + ".";
     for (const std::string &n : result.notes)

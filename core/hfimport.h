@@ -5,7 +5,6 @@
 #include "core/problem.h"
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,7 +19,8 @@ namespace memledger {
 // malformed field is an error (no Config comes back), a field that changes
 // memory but cannot be carried over is a warning. Problem paths read
 // "hf.<field>" ("hf.num_key_value_heads", "hf.sliding_window").
-struct ImportResult {
+struct ImportResult
+{
     std::optional<Config> config;
     Problems problems;
     // What was read but is not part of a training plan (the checkpoint

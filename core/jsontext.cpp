@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/jsontext.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace memledger {
@@ -13,12 +12,18 @@ using nlohmann::json;
 std::string describeJson(const json &v)
 {
     switch (v.type()) {
-    case json::value_t::string: return "string \"" + v.get<std::string>() + "\"";
-    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "a list";
-    default: return "number " + v.dump();
+    case json::value_t::string:
+        return "string \"" + v.get<std::string>() + "\"";
+    case json::value_t::boolean:
+        return v.get<bool>() ? "true" : "false";
+    case json::value_t::null:
+        return "null";
+    case json::value_t::object:
+        return "an object";
+    case json::value_t::array:
+        return "a list";
+    default:
+        return "number " + v.dump();
     }
 }
 

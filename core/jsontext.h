@@ -4,7 +4,6 @@
 #include "core/problem.h"
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>

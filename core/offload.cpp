@@ -8,8 +8,7 @@ namespace memledger {
 ActivationOffload::ActivationOffload(double rate, int buffers)
     : m_rate(rate)
     , m_buffers(static_cast<std::size_t>(std::max(1, buffers)))
-{
-}
+{ }
 
 double ActivationOffload::forwardStart(double want) const
 {

@@ -5,7 +5,6 @@
 #include "core/problem.h"
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +14,8 @@ namespace memledger {
 // Reading and writing the preset format of DESIGN.md. Loading never throws:
 // every problem found (syntax, unknown keys, wrong types, bad values) is
 // returned at once, and no Config comes back unless there were none.
-struct LoadResult {
+struct LoadResult
+{
     std::optional<Config> config;
     Problems problems;
 };

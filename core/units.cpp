@@ -9,11 +9,14 @@ namespace memledger {
 int dtypeBytes(Dtype d)
 {
     switch (d) {
-    case Dtype::FP32: return 4;
+    case Dtype::FP32:
+        return 4;
     case Dtype::BF16:
-    case Dtype::FP16: return 2;
+    case Dtype::FP16:
+        return 2;
     case Dtype::FP8:
-    case Dtype::INT8: return 1;
+    case Dtype::INT8:
+        return 1;
     }
     return 4;
 }
@@ -21,11 +24,16 @@ int dtypeBytes(Dtype d)
 std::string_view dtypeName(Dtype d)
 {
     switch (d) {
-    case Dtype::FP32: return "fp32";
-    case Dtype::BF16: return "bf16";
-    case Dtype::FP16: return "fp16";
-    case Dtype::FP8: return "fp8";
-    case Dtype::INT8: return "int8";
+    case Dtype::FP32:
+        return "fp32";
+    case Dtype::BF16:
+        return "bf16";
+    case Dtype::FP16:
+        return "fp16";
+    case Dtype::FP8:
+        return "fp8";
+    case Dtype::INT8:
+        return "int8";
     }
     return "fp32";
 }

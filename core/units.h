@@ -29,7 +29,8 @@ std::string formatGiB(double bytes);
 double niceCeiling(double value);
 
 // A value axis from 0 that holds `value`: ticks every 1, 2 or 5 x 10^k, about six of them.
-struct NiceAxis {
+struct NiceAxis
+{
     double max = 1;
     double step = 1;
     int ticks() const { return static_cast<int>(max / step + 0.5) + 1; }
