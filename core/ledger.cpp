@@ -210,11 +210,13 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     InFlightAtPeak peak;
     if (counted) {
         std::vector<double> groupBytes, weightBytes;
+        double working = 0;
         for (const ChunkActivations &ca : chunks) {
             groupBytes.push_back(double(ca.stored));
             weightBytes.push_back(double(ca.weightPass));
+            working = std::max(working, double(ca.recomputeWorkingSet));
         }
-        peak = inFlightAtPeak(c.parallelism, x.m, r, groupBytes, weightBytes);
+        peak = inFlightAtPeak(c.parallelism, x.m, r, groupBytes, weightBytes, full ? working : 0.0);
     }
     Bytes weightPending = 0;
     std::int64_t weightPendingCount = 0;
@@ -276,7 +278,8 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
                std::string(scheduleName(c.parallelism.schedule()))
                    + " splits each backward: B frees what only the input gradients needed, W (the weight "
                      "gradients) runs later and keeps its GEMM operands until then");
-    if (full)
+    // A split schedule's peak may fall between backwards, pending Ws alive and no group being rebuilt.
+    if (full && (!counted || peak.duringBackward))
         rb.add(Category::Activations, Placement::Device, "Recompute working set", workingSet,
                "one "
                    + std::string(st.recompute_method == RecomputeMethod::Uniform
@@ -311,6 +314,33 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         rb.add(Category::Activations, Placement::Device, "Output layer and loss", lastBytes * inFlight,
                countOf(double(inFlight), "micro-batch", "micro-batches") + " × (" + parts + ")",
                "the loss keeps the fp32 softmax of the vocabulary-parallel logits (Megatron cross entropy)");
+    }
+}
+
+// What the schedule means for memory, in the ledger's explanation.
+std::string scheduleNote(PipelineSchedule s)
+{
+    switch (s) {
+    case PipelineSchedule::OneFOneB:
+        return "; rank r holds min(p − r, m) of them.";
+    case PipelineSchedule::ZbH1:
+        return "; each backward split into B (input gradients) and W (weight gradients), rank r deferring r of its "
+               "Ws to the cool-down (Qi et al. 2023, ZB-H1): 1F1B's peak, W's operands held from B to W.";
+    case PipelineSchedule::ZbH2:
+        return "; B and W split, the warm-up filled with 2(p − r) − 1 forwards (Qi et al. 2023, ZB-H2): no bubble "
+               "for (2p − 1)/p of 1F1B's first-rank activations.";
+    case PipelineSchedule::ZbV:
+        return "; two chunks per rank in a V (rank r holds stages r and 2p − 1 − r), B and W split and W filling "
+               "the bubbles under 1F1B's first-rank memory (Qi et al. 2024, ZB-V); counted along the op order.";
+    case PipelineSchedule::DualPipe:
+        return "; two pipelines in opposite directions, each with half the micro-batches: every rank holds its "
+               "stage of each, two copies of the model's parameters, and up to p + 1 stage-micro-batches "
+               "(DeepSeek-V3 report, deepseek-ai/DualPipe).";
+    case PipelineSchedule::DualPipeV:
+        return "; DualPipe cut in half: a V of 2p stages over p ranks, one copy of the parameters, up to 2p + 1 "
+               "chunk-micro-batches (deepseek-ai/DualPipe).";
+    default:
+        return ".";
     }
 }
 
@@ -514,10 +544,9 @@ Ledger computeLedger(const Config &c)
                                           + countOf(double(st.recompute_num_layers), "layer", "layers") + ")"
                                     : "")
                              + ".");
-    ledger.choices.push_back(
-        "Pipeline: " + std::string(scheduleName(par.schedule())) + " over " + countOf(double(x.p), "stage", "stages")
-        + " with " + num(x.m) + " micro-batches per iteration"
-        + (par.schedule() == PipelineSchedule::OneFOneB ? "; rank r holds min(p − r, m) of them." : "."));
+    ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over "
+                             + countOf(double(x.p), "stage", "stages") + " with " + num(x.m)
+                             + " micro-batches per iteration" + scheduleNote(par.schedule()));
     if (!par.pipeline_layout.empty()) {
         std::string counts;
         for (std::size_t s = 0; s < par.pipeline_layout.size(); ++s)

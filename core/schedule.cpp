@@ -191,6 +191,23 @@ double pipelineBubbleSeconds(PipelineSchedule s, double p, double v, double F, d
     return std::max(0.0, bubble);
 }
 
+double overlappedChunkShare(const ParallelismConfig &par, std::int64_t m)
+{
+    const PipelineSchedule s = par.schedule();
+    if (s != PipelineSchedule::DualPipe && s != PipelineSchedule::DualPipeV)
+        return 0.0;
+    // Along the V: `ranks` ranks, `perPhase` micro-batches in each phase; rank
+    // r runs 2(perPhase − 2·ranks + r + 1) pairs in step 4 and ranks − r − 1 in
+    // step 5, out of 4·perPhase chunk passes. Rank 0 has the fewest.
+    const std::int64_t p = par.pipeline_model_parallel_size;
+    const std::int64_t ranks = s == PipelineSchedule::DualPipe ? p / 2 : p;
+    const std::int64_t perPhase = microBatchesPerDirection(par, m);
+    if (perPhase <= 0)
+        return 0.0;
+    const std::int64_t pairs = 2 * std::max<std::int64_t>(0, perPhase - 2 * ranks + 1) + (ranks - 1);
+    return std::clamp(2.0 * double(pairs) / (4.0 * double(perPhase)), 0.0, 1.0);
+}
+
 bool splitsBackward(PipelineSchedule s)
 {
     return s != PipelineSchedule::GPipe && s != PipelineSchedule::OneFOneB && s != PipelineSchedule::Interleaved;
@@ -217,7 +234,8 @@ bool isLastStage(const ParallelismConfig &par, std::int64_t rank, std::int64_t c
 }
 
 InFlightAtPeak inFlightAtPeak(const ParallelismConfig &par, std::int64_t m, std::int64_t rank,
-                              const std::vector<double> &groupBytes, const std::vector<double> &weightBytes)
+                              const std::vector<double> &groupBytes, const std::vector<double> &weightBytes,
+                              double backwardBytes)
 {
     const std::size_t v = groupBytes.size();
     InFlightAtPeak now{std::vector<std::int64_t>(v, 0), std::vector<std::int64_t>(v, 0)};
@@ -232,6 +250,11 @@ InFlightAtPeak inFlightAtPeak(const ParallelismConfig &par, std::int64_t m, std:
             bytes += groupBytes[k];
             break;
         case OpKind::Backward:
+            if (backwardBytes > 0 && bytes + backwardBytes > most) {
+                most = bytes + backwardBytes;
+                best = now;
+                best.duringBackward = true;
+            }
             --now.groups[k];
             bytes -= groupBytes[k];
             if (op.deferredWeight) {
@@ -247,6 +270,7 @@ InFlightAtPeak inFlightAtPeak(const ParallelismConfig &par, std::int64_t m, std:
         if (bytes > most) {
             most = bytes;
             best = now;
+            best.duringBackward = false;
         }
     }
     return best;

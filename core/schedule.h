@@ -107,16 +107,27 @@ bool isLastStage(const ParallelismConfig &parallelism, std::int64_t rank, std::i
 double pipelineBubbleSeconds(PipelineSchedule schedule, double p, double v, double forward, double inputGrad,
                              double weightGrad);
 
+// DualPipe's point: a forward chunk of one direction and a backward chunk of
+// the other run as one overlapped pair, each one's all-to-all hidden under the
+// other's computation (DeepSeek-V3 report §3.2.1, Figure 4). The share of a
+// rank's forward and backward chunks that run in such pairs (its steps 4 and
+// 5), on the rank with the fewest: 0 for every other schedule.
+double overlappedChunkShare(const ParallelismConfig &parallelism, std::int64_t microBatches);
+
 // What a rank holds at its activation peak, counted along its op order: per
 // chunk, the micro-batches whose forward ran and whose backward has not
 // (`groups`), and those whose deferred W has not run yet (`weightPending`).
-// The peak weighs each by its bytes (groupBytes, weightBytes per chunk).
+// The peak weighs each by its bytes (groupBytes, weightBytes per chunk); a
+// backward in progress adds `backwardBytes` (full recompute's working set)
+// to what is alive as it starts.
 struct InFlightAtPeak
 {
     std::vector<std::int64_t> groups;
     std::vector<std::int64_t> weightPending;
+    bool duringBackward = false; // the peak is inside a backward (its working set counts)
 };
 InFlightAtPeak inFlightAtPeak(const ParallelismConfig &parallelism, std::int64_t microBatches, std::int64_t rank,
-                              const std::vector<double> &groupBytes, const std::vector<double> &weightBytes);
+                              const std::vector<double> &groupBytes, const std::vector<double> &weightBytes,
+                              double backwardBytes = 0);
 
 } // namespace memledger

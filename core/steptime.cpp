@@ -84,6 +84,10 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
     st.tensorComm = m * Lr * (l.forwardComm.tensor + l.backwardComm.tensor + l.recomputeComm.tensor);
     st.contextComm = m * Lr * (l.forwardComm.context + l.backwardComm.context + l.recomputeComm.context);
     st.expertComm = m * Lr * (l.forwardComm.expert + l.backwardComm.expert + l.recomputeComm.expert);
+    // DualPipe's paired chunks hide each other's all-to-alls under their computation.
+    const double pairedCompute
+        = in.overlappedShare * m * (fwd + bwd - Lr * (l.forwardComm.total() + l.backwardComm.total()));
+    st.expertComm -= std::min(in.overlappedShare * st.expertComm, std::max(0.0, pairedCompute));
     st.recompute = m * rec - m * Lr * l.recomputeComm.total();
     st.compute = m * (fwd + bwd + out) - m * Lr * (l.forwardComm.total() + l.backwardComm.total());
     // The bubble: one micro-batch through an average rank's chunks, split
@@ -193,6 +197,7 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
     in.p = double(par.pipeline_model_parallel_size);
     in.v = double(par.virtual_pipeline_model_parallel_size);
     in.schedule = par.schedule();
+    in.overlappedShare = overlappedChunkShare(par, c.microBatches());
     in.dataParallel = double(par.data_parallel_size * par.context_parallel_size);
     in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
     in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));

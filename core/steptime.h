@@ -58,6 +58,7 @@ struct StepInputs
     double microBatches = 1; // per iteration and data-parallel rank
     double p = 1, v = 1;
     PipelineSchedule schedule = PipelineSchedule::OneFOneB; // the bubble's formula
+    double overlappedShare = 0; // DualPipe: chunk passes paired so that their all-to-alls hide (overlappedChunkShare)
     double dataParallel = 1; // d·c: the group that reduces dense gradients
     bool dataOnNvlink = false; // that group inside one node
     LayerCost layer; // one layer, averaged over the layer kinds the rank holds
