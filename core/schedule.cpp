@@ -208,6 +208,20 @@ double overlappedChunkShare(const ParallelismConfig &par, std::int64_t m)
     return std::clamp(2.0 * double(pairs) / (4.0 * double(perPhase)), 0.0, 1.0);
 }
 
+std::int64_t chunksPerRankFor(PipelineSchedule s, std::int64_t v)
+{
+    switch (s) {
+    case PipelineSchedule::Interleaved:
+        return std::max<std::int64_t>(2, v);
+    case PipelineSchedule::ZbV:
+    case PipelineSchedule::DualPipe:
+    case PipelineSchedule::DualPipeV:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
 bool splitsBackward(PipelineSchedule s)
 {
     return s != PipelineSchedule::GPipe && s != PipelineSchedule::OneFOneB && s != PipelineSchedule::Interleaved;

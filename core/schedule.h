@@ -84,6 +84,11 @@ RankChunk rankChunkAt(const ParallelismConfig &parallelism, std::int64_t directi
 // in-flight counts come from the op order, not a closed form.
 bool splitsBackward(PipelineSchedule schedule);
 
+// The chunks per rank a schedule runs, for a user switching to it from `v`:
+// 2 for ZB-V, DualPipe and DualPipeV, 1 for GPipe, 1F1B, ZB-H1 and ZB-H2,
+// and `v` (at least 2) for interleaved 1F1B.
+std::int64_t chunksPerRankFor(PipelineSchedule schedule, std::int64_t v);
+
 // 2 for DualPipe (two pipelines in opposite directions), else 1.
 std::int64_t pipelineDirections(const ParallelismConfig &parallelism);
 

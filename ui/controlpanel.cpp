@@ -15,6 +15,7 @@
 
 #include "core/builtins.h"
 #include "core/preset.h"
+#include "core/schedule.h"
 #include "ui/document.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
@@ -84,7 +85,10 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
         [](const Config &c) { return c.parallelism.virtual_pipeline_model_parallel_size; },
         [](Config &c, std::int64_t v) {
             c.parallelism.virtual_pipeline_model_parallel_size = v;
-            c.parallelism.pipeline_schedule.reset(); // interleaved exactly when v > 1
+            // Interleaved exactly when v > 1, unless a two-chunk schedule keeps its two.
+            const PipelineSchedule s = c.parallelism.schedule();
+            if (chunksPerRankFor(s, v) != v)
+                c.parallelism.pipeline_schedule.reset();
             dropStaleLayout(c.parallelism);
         },
         tr("layer chunks per pipeline rank (interleaved 1F1B)"));
@@ -111,10 +115,23 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
         [](const Config &c) { return std::int64_t(c.parallelism.zero_stage); },
         [](Config &c, std::int64_t v) { c.parallelism.zero_stage = int(v); });
     fieldOfLast(QStringLiteral("parallelism.zero_stage"));
+    // In PipelineSchedule's order; a schedule brings its chunks per rank along.
     addCombo(
-        par, tr("Schedule"), {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B")},
+        par, tr("Schedule"),
+        {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B"), tr("ZB-H1 (zero bubble)"),
+         tr("ZB-H2 (zero bubble)"), tr("ZB-V (zero bubble, V)"), QStringLiteral("DualPipe"),
+         QStringLiteral("DualPipeV")},
         [](const Config &c) { return std::int64_t(c.parallelism.schedule()); },
-        [](Config &c, std::int64_t v) { c.parallelism.pipeline_schedule = PipelineSchedule(v); });
+        [](Config &c, std::int64_t v) {
+            const PipelineSchedule s = PipelineSchedule(v);
+            ParallelismConfig &p = c.parallelism;
+            const std::int64_t chunks = chunksPerRankFor(s, p.virtual_pipeline_model_parallel_size);
+            if (chunks != p.virtual_pipeline_model_parallel_size) {
+                p.virtual_pipeline_model_parallel_size = chunks;
+                dropStaleLayout(p);
+            }
+            p.pipeline_schedule = s;
+        });
     fieldOfLast(QStringLiteral("parallelism.pipeline_schedule"));
     par->addRow(tr("GPUs"), m_gpus);
 
