@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// memledger-cli inference as a user runs it.
+#include "clirun.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace memledger::test;
+
+namespace {
+
+std::string scenarioPath(const std::string &name)
+{
+    return shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
+}
+
+} // namespace
+
+TEST_CASE("inference --format json carries the contract's keys and the training peak", "[cli][inference]")
+{
+    // Llama-3-70B served as the 128-GPU plan splits it (t = 8, p = 4): 8 × 8K tokens.
+    const std::string plan = scenarioPath("llama-3-70b-128xh100");
+    const CliRun r = runCli("inference " + plan
+                            + " --set inference.batch_size=8 --set inference.context_length=8192 --format json");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["kv_cache_bytes_per_token"] == 327680); // 2 · 80 layers · 8 KV heads · 128 · 2 B
+    REQUIRE(j["ranks"].size() == 4);
+    std::int64_t peak = 0;
+    for (const nlohmann::json &rank : j["ranks"]) {
+        const nlohmann::json &d = rank["device_bytes"];
+        CHECK(d.size() == 4);
+        // 20 layers on each stage, one KV head per tensor-parallel rank.
+        CHECK(d["kv_cache"] == std::int64_t(20) * 2 * 128 * 2 * 8192 * 8);
+        CHECK(d["weights"].get<std::int64_t>() + d["kv_cache"].get<std::int64_t>()
+                  + d["activations"].get<std::int64_t>() + d["runtime"].get<std::int64_t>()
+              == rank["device_total_bytes"].get<std::int64_t>());
+        CHECK(rank["fits"].is_boolean());
+        peak = std::max(peak, rank["device_total_bytes"].get<std::int64_t>());
+    }
+    CHECK(j["peak_bytes"] == peak);
+    const CliRun eval = runCli("eval " + plan + " --format json");
+    REQUIRE(eval.code == 0);
+    CHECK(j["training_peak_bytes"] == nlohmann::json::parse(eval.out)["peak_bytes"]);
+    CHECK(j["training_peak_bytes"].get<std::int64_t>() > peak);
+
+    const CliRun table = runCli("inference " + plan);
+    CHECK(table.code == 0);
+    CHECK(table.out.find("kv cache") != std::string::npos);
+    CHECK(table.out.find("training this plan needs") != std::string::npos);
+}
+
+TEST_CASE("inference refuses bad input with the field named and nothing on stdout", "[cli][inference]")
+{
+    const std::string plan = scenarioPath("llama-3-70b-128xh100");
+    checkRefused("inference " + plan + " --set inference.context_length=0", "inference.context_length");
+    checkRefused("inference " + plan + " --set inference.batch_size=0", "inference.batch_size");
+    checkRefused("inference " + plan + " --set inference.kv_cache_dtype=int4", "inference.kv_cache_dtype");
+    checkRefused("inference " + plan + " --set inference.weights_dtype=int3", "inference.weights_dtype");
+    checkRefused("inference " + plan + " --set inference.beams=2", "inference.beams");
+    checkRefused("inference " + plan + " --format csv", "--format");
+    checkRefused("inference", "PRESET");
+}
