@@ -4,6 +4,7 @@
 #include "app/cli/commands.h"
 #include "core/inference.h"
 #include "core/inferencereport.h"
+#include "core/validate.h"
 
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -23,6 +24,11 @@ int inference(const Options &o, std::ostream &out, std::ostream &err)
     const std::optional<Config> config = load(o, err);
     if (!config)
         return kExitBadInput;
+    // load() prints the errors; the serving section's warnings (a context
+    // longer than the model's positions) are this command's to show.
+    for (const Problem &p : validate(*config))
+        if (!p.isError() && p.path.rfind("inference.", 0) == 0)
+            err << "warning: " << p.toString() << "\n";
     const InferenceLedger ledger = computeInference(*config);
     if (o.format == "json")
         out << inferenceToJson(*config, ledger).dump(2) << "\n";

@@ -59,4 +59,9 @@ TEST_CASE("inference refuses bad input with the field named and nothing on stdou
     checkRefused("inference " + plan + " --set inference.beams=2", "inference.beams");
     checkRefused("inference " + plan + " --format csv", "--format");
     checkRefused("inference", "PRESET");
+
+    // Longer than Llama-3-70B's 8192 positions: served, with a warning.
+    const CliRun longer = runCli("inference " + plan + " --set inference.context_length=16384 --format json");
+    CHECK(longer.code == 0);
+    CHECK(longer.err.find("warning: inference.context_length") != std::string::npos);
 }
