@@ -65,3 +65,26 @@ TEST_CASE("inference refuses bad input with the field named and nothing on stdou
     CHECK(longer.code == 0);
     CHECK(longer.err.find("warning: inference.context_length") != std::string::npos);
 }
+
+TEST_CASE("timeline --inference lays one serving forward out as a timeline", "[cli][inference][timeline]")
+{
+    const std::string plan = scenarioPath("llama-3-70b-128xh100");
+    const std::string sets = " --set inference.batch_size=8 --set inference.context_length=8192";
+    const CliRun prefill = runCli("timeline " + plan + sets + " --inference prefill --rank 3");
+    REQUIRE(prefill.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(prefill.out);
+    CHECK(j["serving_pass"] == "prefill");
+    REQUIRE(j["ranks"].size() == 1);
+    const nlohmann::json &rank = j["ranks"][0];
+    CHECK(rank["pipeline_rank"] == 3);
+    const CliRun served = runCli("inference " + plan + sets + " --format json");
+    REQUIRE(served.code == 0);
+    // Rank 3 holds dense layers only: the prefill peaks at the inference ledger's total.
+    CHECK(rank["peak_bytes"] == nlohmann::json::parse(served.out)["ranks"][3]["device_total_bytes"]);
+    bool kv = false;
+    for (const nlohmann::json &l : rank["lifetimes"])
+        kv = kv || l["label"].get<std::string>().rfind("KV cache of layer", 0) == 0;
+    CHECK(kv);
+    CHECK(runCli("timeline " + plan + " --inference decode --format csv").code == 0);
+    checkRefused("timeline " + plan + " --inference beam", "--inference");
+}
