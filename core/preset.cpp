@@ -527,19 +527,19 @@ void readSection(const json &doc, const char *section, S &target, Problems &prob
     visit(reader, target);
 }
 
-// A section that may be absent: present (even empty) means its defaults apply.
+// A section that may be absent: present (even empty) means its defaults
+// apply. Like the others it may name a built-in scenario that has one.
 template<class S>
 void readOptionalSection(const json &doc, const char *section, std::optional<S> &target, Problems &problems)
 {
-    auto it = doc.find(section);
-    if (it == doc.end())
+    if (!doc.contains(section))
         return;
-    if (!it->is_object()) {
-        problems.push_back({std::string(section), "expected an object, got " + describe(*it)});
+    json storage;
+    const json *obj = resolveSection(doc, section, storage, problems, 0);
+    if (!obj)
         return;
-    }
     S value;
-    Reader reader(*it, section, problems);
+    Reader reader(*obj, section, problems);
     visit(reader, value);
     target = value;
 }

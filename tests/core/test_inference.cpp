@@ -188,7 +188,9 @@ TEST_CASE("Bad inference input names the field and the valid choices", "[inferen
     CHECK(mentions(loadProblems({{"kv_cache_dtype", "int4"}}), "inference.kv_cache_dtype", "\"fp8\""));
     CHECK(mentions(loadProblems({{"weights_dtype", "int3"}}), "inference.weights_dtype", "\"int4\""));
     CHECK(mentions(loadProblems({{"beam_width", 4}}), "inference.beam_width", "unknown field"));
-    CHECK(mentions(loadProblems("big"), "inference", "expected an object"));
+    CHECK(mentions(loadProblems(42), "inference", "expected an object or the name of a built-in preset"));
+    CHECK(mentions(loadProblems("big"), "inference", "no built-in preset named \"big\""));
+    CHECK(mentions(loadProblems("seed-000-7b-a-plain"), "inference", "has no inference section"));
 
     // A hand-built Config (the GUI) is caught by validate().
     Config c = served("llama-2-7b");
