@@ -121,12 +121,15 @@ TEST_CASE("Serving splits: t divides KV heads (replicating past them), p the lay
 
 TEST_CASE("A sliding window caps the cached tokens (Mistral 7B's rolling buffer)", "[inference]")
 {
-    // Mistral 7B: window 4096 (Jiang et al. 2023); a 32K context caches 4096 tokens.
-    const Config c = served("mistral-7b", {"model.sliding_window=4096", "inference.context_length=32768"});
+    // Mistral 7B: window 4096 (Jiang et al. 2023, and its config.json); a 32K context caches 4096 tokens.
+    const Config c = served("mistral-7b", {"inference.context_length=32768"});
+    CHECK(c.model.sliding_window == 4096);
     const InferenceLedger l = computeInference(c);
     CHECK(l.cached_tokens == 4096);
     CHECK(l.ranks[0].device[1] == std::int64_t(4096) * 131072);
-    CHECK(computeInference(served("mistral-7b", {"inference.context_length=32768"})).cached_tokens == 32768);
+    CHECK(computeInference(served("mistral-7b", {"model.sliding_window=0", "inference.context_length=32768"}))
+              .cached_tokens
+          == 32768);
 }
 
 TEST_CASE("Seed 001: serving keeps one layer's activations, training keeps every layer's", "[inference]")
