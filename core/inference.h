@@ -19,9 +19,9 @@ namespace memledger {
 // reserve. No gradients, no optimizer states, nothing kept for a backward.
 
 // Weight-only int8/int4 store one scale and one zero point per group of input
-// channels of each output column: the GPTQ / AWQ checkpoint layout
-// (AutoGPTQ and AutoAWQ default `group_size` 128, fp16 `scales`, `qzeros`
-// packed at the weight's bit width).
+// channels of each output column: the GPTQ / AWQ checkpoint layout (fp16
+// `scales`, `qzeros` packed at the weight's bit width) with group size 128,
+// AutoAWQ's default `q_group_size` and the usual GPTQ `group_size`.
 constexpr std::int64_t kQuantGroupSize = 128;
 constexpr int kQuantScaleBytes = 2; // fp16
 // fp8 weights carry one fp32 scale per 128 × 128 block (DeepSeek-V3 report
