@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/efficiency.h"
+#include "core/inferenceconfig.h"
 #include "core/units.h"
 
 #include <cstdint>
@@ -54,6 +55,11 @@ struct ModelConfig
     std::int64_t qk_head_dim = 128; // the "nope" part of a query/key head
     std::int64_t qk_pos_emb_head_dim = 64; // the rotary part
     std::int64_t v_head_dim = 128;
+
+    // Sliding-window attention (Mistral 7B; Hugging Face's `sliding_window`):
+    // each token attends to the last this many; 0: full attention. Only the
+    // inference KV cache reads it.
+    std::int64_t sliding_window = 0;
 
     // Resolved helpers (defaults applied).
     std::int64_t queryGroups() const { return num_query_groups > 0 ? num_query_groups : num_attention_heads; }
@@ -207,6 +213,7 @@ struct Config
     ParallelismConfig parallelism;
     StrategyConfig strategy;
     HardwareConfig hardware;
+    std::optional<InferenceConfig> inference; // absent: not written back; serving uses the defaults
 
     std::int64_t globalBatch() const;
     std::int64_t microBatches() const; // per iteration, per data-parallel rank

@@ -295,8 +295,10 @@ void readDecoder(Reader &r, Family family, ModelConfig &m)
                      "training.params_dtype.");
 }
 
-// Sliding-window attention masks the same s x s attention a full one computes.
-void readSlidingWindow(Reader &r, bool switchable, const ModelConfig &m)
+// Sliding-window attention masks the same s x s attention a full one
+// computes, so training counts it as full attention; a served sequence
+// caches only the window (model.sliding_window).
+void readSlidingWindow(Reader &r, bool switchable, ModelConfig &m)
 {
     const std::optional<std::int64_t> window
         = r.integer("sliding_window", false, 0, std::numeric_limits<std::int64_t>::max() - 1);
@@ -308,12 +310,15 @@ void readSlidingWindow(Reader &r, bool switchable, const ModelConfig &m)
     // A window no shorter than the longest sequence never applies (Qwen2.5's 131072).
     const bool applies
         = window && *window > 0 && (m.max_position_embeddings == 0 || *window < m.max_position_embeddings);
-    if (applies && on.value_or(true))
+    if (applies && on.value_or(true)) {
+        if (*window <= (std::int64_t(1) << 24)) // the preset's range; a longer window never applies
+            m.sliding_window = *window;
         r.warning("sliding_window",
                   "sliding-window attention (" + std::to_string(*window)
-                      + " tokens) is counted as full causal attention",
-                  "training saves the same tensors either way; the window shortens only what a kernel computes and an "
-                  "inference KV cache");
+                      + " tokens) is counted as full causal attention in training",
+                  "training saves the same tensors either way; the window shortens only what a kernel computes and the "
+                  "inference KV cache (model.sliding_window)");
+    }
 }
 
 void readLlamaBiases(Reader &r, ModelConfig &m)

@@ -59,6 +59,20 @@ public:
         v = x;
     }
 
+    // An integer that may be absent (the default then depends on other fields).
+    void field(const char *key, std::optional<std::int64_t> &v, std::int64_t lo, std::int64_t hi)
+    {
+        if (!m_obj.contains(key)) {
+            get(key);
+            return;
+        }
+        std::int64_t x = 0;
+        const std::size_t before = m_problems.size();
+        field(key, x, lo, hi);
+        if (m_problems.size() == before)
+            v = x;
+    }
+
     // A list of integers in [lo, hi] (pipeline_layout).
     void field(const char *key, std::vector<std::int64_t> &v, std::int64_t lo, std::int64_t hi)
     {
@@ -261,6 +275,11 @@ public:
         : m_obj(obj)
     { }
     void field(const char *key, std::int64_t &v, std::int64_t, std::int64_t) { m_obj[key] = v; }
+    void field(const char *key, std::optional<std::int64_t> &v, std::int64_t, std::int64_t)
+    {
+        if (v)
+            m_obj[key] = *v;
+    }
     void field(const char *key, bool &v) { m_obj[key] = v; }
     void field(const char *key, std::vector<std::int64_t> &v, std::int64_t, std::int64_t)
     {
@@ -341,6 +360,7 @@ void visit(V &v, ModelConfig &m)
     v.field("qk_head_dim", m.qk_head_dim, 1, 65536);
     v.field("qk_pos_emb_head_dim", m.qk_pos_emb_head_dim, 0, 65536);
     v.field("v_head_dim", m.v_head_dim, 1, 65536);
+    v.field("sliding_window", m.sliding_window, 0, kMaxDim);
     v.finish();
 }
 
@@ -439,6 +459,19 @@ void visit(V &v, HardwareConfig &h)
     v.finish();
 }
 
+// The optional serving section (DESIGN.md): the same model served. The
+// ranges are the validator's too; see core/validate.cpp.
+template<class V>
+void visit(V &v, InferenceConfig &i)
+{
+    v.field("batch_size", i.batch_size, 1, 65536);
+    v.field("context_length", i.context_length, 1, kMaxDim);
+    v.choice("kv_cache_dtype", i.kv_cache_dtype, kKvCacheDtypes, servingDtypeName);
+    v.choice("weights_dtype", i.weights_dtype, kWeightsDtypes, servingDtypeName);
+    v.field("prefill_chunk_tokens", i.prefill_chunk_tokens, 0, kMaxDim);
+    v.finish();
+}
+
 // Which built-in kind a section's string reference names.
 std::string_view refKind(std::string_view section)
 {
@@ -497,6 +530,23 @@ void readSection(const json &doc, const char *section, S &target, Problems &prob
     visit(reader, target);
 }
 
+// A section that may be absent: present (even empty) means its defaults
+// apply. Like the others it may name a built-in scenario that has one.
+template<class S>
+void readOptionalSection(const json &doc, const char *section, std::optional<S> &target, Problems &problems)
+{
+    if (!doc.contains(section))
+        return;
+    json storage;
+    const json *obj = resolveSection(doc, section, storage, problems, 0);
+    if (!obj)
+        return;
+    S value;
+    Reader reader(*obj, section, problems);
+    visit(reader, value);
+    target = value;
+}
+
 } // namespace
 
 LoadResult presetFromJson(const json &doc)
@@ -507,13 +557,13 @@ LoadResult presetFromJson(const json &doc)
         problems.push_back({"", "a preset must be a JSON object, got " + describe(doc)});
         return result;
     }
-    static const std::set<std::string> kTopLevel
-        = {"format", "version", "name", "description", "model", "training", "parallelism", "strategy", "hardware"};
+    static const std::set<std::string> kTopLevel = {"format",   "version",     "name",     "description", "model",
+                                                    "training", "parallelism", "strategy", "hardware",    "inference"};
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         if (!kTopLevel.count(it.key()))
             problems.push_back({it.key(), "unknown field",
                                 "a preset has format, version, name, description, model, training, parallelism, "
-                                "strategy and hardware"});
+                                "strategy, hardware and (optional) inference"});
     }
     const auto format = doc.find("format");
     if (format == doc.end() || !format->is_string() || format->get<std::string>() != "memledger-preset")
@@ -544,6 +594,7 @@ LoadResult presetFromJson(const json &doc)
     readSection(doc, "parallelism", config.parallelism, problems);
     readSection(doc, "strategy", config.strategy, problems);
     readSection(doc, "hardware", config.hardware, problems);
+    readOptionalSection(doc, "inference", config.inference, problems);
     if (!hasErrors(problems))
         result.config = std::move(config);
     return result;
@@ -584,6 +635,12 @@ json presetToJson(const Config &config)
     doc["parallelism"] = std::move(parallelism);
     doc["strategy"] = std::move(strategy);
     doc["hardware"] = std::move(hardware);
+    if (c.inference) {
+        json inference = json::object();
+        Writer wi(inference);
+        visit(wi, *c.inference);
+        doc["inference"] = std::move(inference);
+    }
     return doc;
 }
 
@@ -595,7 +652,8 @@ std::string presetToText(const Config &config)
 Problems applyOverride(json &doc, std::string_view assignment)
 {
     Problems problems;
-    static const std::set<std::string> kSections = {"model", "training", "parallelism", "strategy", "hardware"};
+    static const std::set<std::string> kSections
+        = {"model", "training", "parallelism", "strategy", "hardware", "inference"};
     const auto eq = assignment.find('=');
     const auto dot = assignment.find('.');
     // "--set hardware=H200-141GB": a whole section replaced by a built-in's name.
@@ -615,7 +673,8 @@ Problems applyOverride(json &doc, std::string_view assignment)
     const std::string key(assignment.substr(dot + 1, eq - dot - 1));
     const std::string text(assignment.substr(eq + 1));
     if (!kSections.count(section)) {
-        problems.push_back({section, "unknown section", "one of model, training, parallelism, strategy, hardware"});
+        problems.push_back(
+            {section, "unknown section", "one of model, training, parallelism, strategy, hardware, inference"});
         return problems;
     }
     json value = json::parse(text, nullptr, false);

@@ -786,6 +786,15 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         return "Inputs of a deferred weight pass (linear inputs and output gradients, B to W), " + where();
     case LifetimeKind::OptimizerTemporaries:
         return "Optimizer step temporaries";
+    case LifetimeKind::KvCache:
+        return "KV cache of layer " + std::to_string(l.layer);
+    case LifetimeKind::InferenceWorkingSet:
+        if (l.chunk == 2)
+            return "Logits of each sequence's last position (fp32, for the sampler)";
+        if (l.layer < 0)
+            return "Residual stream of the serving forward";
+        return std::string(l.chunk == 0 ? "Attention" : "MLP") + " working set of layer " + std::to_string(l.layer)
+               + " (serving: freed when the layer has run)";
     }
     return "";
 }

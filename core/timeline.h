@@ -30,7 +30,10 @@ enum class LifetimeKind : std::uint8_t {
     LossBackward, // the cross entropy's gradients at the start of the last stage's backward
     WeightGradient, // a weight gradient before it is added to the gradient buffer
     WeightPassInputs, // a deferred W's operands (linear inputs, output gradients), from its B to its end
-    OptimizerTemporaries // the optimizer step's scratch
+    OptimizerTemporaries, // the optimizer step's scratch
+    KvCache, // serving (core/inferencetimeline.h): one layer's KV cache
+    InferenceWorkingSet // serving: a layer's attention (chunk 0) or MLP (chunk 1) working set, the residual
+                        // stream (layer -1) or the logits (chunk 2), alive only while computed
 };
 
 struct Lifetime

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/validate.h"
 
+#include "core/inference.h"
 #include "core/parameters.h"
 
 #include <algorithm>
@@ -74,6 +75,50 @@ public:
 private:
     Problems m_problems;
 };
+
+const std::string kInference = "inference.";
+
+std::string dtypeChoices(std::initializer_list<ServingDtype> all)
+{
+    std::string out;
+    for (ServingDtype d : all)
+        out += (out.empty() ? "" : ", ") + std::string(servingDtypeName(d));
+    return out;
+}
+
+// The serving section (DESIGN.md): a hand-built Config (the GUI) can still get these wrong.
+void checkInference(Checker &ck, const Config &c)
+{
+    const InferenceConfig &inf = *c.inference;
+    if (inf.batch_size < 1)
+        ck.error(kInference + "batch_size", "must be at least 1 sequence, got " + str(inf.batch_size));
+    if (inf.context_length && *inf.context_length < 1)
+        ck.error(kInference + "context_length",
+                 "must be at least 1 token (prompt + generated tokens per sequence), got " + str(*inf.context_length),
+                 "leave it out to serve training.seq_length tokens");
+    if (inf.prefill_chunk_tokens < 0)
+        ck.error(kInference + "prefill_chunk_tokens", "must not be negative, got " + str(inf.prefill_chunk_tokens),
+                 "0 prefills the whole batch at once");
+    if (std::find(kKvCacheDtypes.begin(), kKvCacheDtypes.end(), inf.kv_cache_dtype) == kKvCacheDtypes.end())
+        ck.error(kInference + "kv_cache_dtype",
+                 std::string(servingDtypeName(inf.kv_cache_dtype)) + " is a weight-only format, not a KV cache dtype",
+                 "use one of " + dtypeChoices(kKvCacheDtypes));
+    if (std::find(kWeightsDtypes.begin(), kWeightsDtypes.end(), inf.weights_dtype) == kWeightsDtypes.end())
+        ck.error(kInference + "weights_dtype", "not a serving dtype", "use one of " + dtypeChoices(kWeightsDtypes));
+    if (inf.batch_size < 1 || (inf.context_length && *inf.context_length < 1))
+        return;
+    const std::int64_t ctx = inf.context_length.value_or(c.training.seq_length);
+    const std::int64_t positions = c.model.max_position_embeddings;
+    if (positions > 0 && ctx > positions)
+        ck.warning(kInference + "context_length",
+                   str(ctx) + " tokens is longer than the model's " + str(positions) + " positions",
+                   "use at most " + str(positions));
+    // The KV cache of the whole batch must stay a byte count (the loader caps batch and context).
+    const double kv = double(kvCacheBytesPerToken(c)) * double(ctx) * double(inf.batch_size);
+    if (kv > double(std::int64_t(1) << 62))
+        ck.error(kInference + "batch_size", "batch_size × context_length gives a KV cache beyond 2^62 bytes",
+                 "serve fewer or shorter sequences");
+}
 
 } // namespace
 
@@ -422,6 +467,8 @@ Problems validate(const Config &c)
     checkEfficiencyTable(c.hardware.network_efficiency, "hardware.network_efficiency", tables);
     for (const Problem &p : tables)
         ck.error(p.path, p.message, p.suggestion);
+    if (c.inference)
+        checkInference(ck, c);
     return ck.take();
 }
 

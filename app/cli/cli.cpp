@@ -33,6 +33,8 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
         return timeline(o, out, err);
     if (o.command == "search")
         return search(o, out, err);
+    if (o.command == "inference")
+        return inference(o, out, err);
     if (o.command == "compare")
         return compare(o, out, err);
     if (o.command == "eval" || o.command == "check")

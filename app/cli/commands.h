@@ -17,6 +17,9 @@ int importHf(const Options &o, std::ostream &out, std::ostream &err);
 int timeline(const Options &o, std::ostream &out, std::ostream &err);
 int compare(const Options &o, std::ostream &out, std::ostream &err);
 
+// inferencecommand.cpp
+int inference(const Options &o, std::ostream &out, std::ostream &err);
+
 // searchcommand.cpp
 int search(const Options &o, std::ostream &out, std::ostream &err);
 

@@ -19,9 +19,14 @@ const char *const kUsage = "usage: memledger-cli COMMAND ...\n"
                            "      the per-rank memory ledger of a preset\n"
                            "  check PRESET [--set section.key=value]... [--format table|json]\n"
                            "      exit 0 if every pipeline rank fits the device, 3 if one does not\n"
+                           "  inference PRESET [--set section.key=value]... [--format table|json]\n"
+                           "      the same model served: weights, KV cache, one forward's activations and the\n"
+                           "      runtime per pipeline rank, beside the training plan's peak (inference.* fields)\n"
                            "  timeline PRESET [--set section.key=value]... [--rank R] [--format json|csv]\n"
+                           "           [--inference prefill|decode]\n"
                            "      one iteration simulated per pipeline rank: peak, when, what is alive,\n"
-                           "      the memory curve and every lifetime (csv: the lifetimes)\n"
+                           "      the memory curve and every lifetime (csv: the lifetimes);\n"
+                           "      --inference prefill|decode: one serving forward of the same model instead\n"
                            "  search PRESET --gpus N [--top K] [--margin F] [--set ...] [--format table|json]\n"
                            "      the fastest plans (t, p, v, d, c, e, micro-batch, ZeRO, recompute,\n"
                            "      optimizer offload) for N GPUs whose peak stays under F × HBM (0.8)\n"
@@ -76,6 +81,9 @@ bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
         } else if ((o.command == "timeline" || o.command == "compare")
                    && (a == "--rank" || a.rfind("--rank=", 0) == 0)) {
             if (!value("--rank", o.rank))
+                return false;
+        } else if (o.command == "timeline" && (a == "--inference" || a.rfind("--inference=", 0) == 0)) {
+            if (!value("--inference", o.serve))
                 return false;
         } else if (o.command == "compare" && (a == "--device" || a.rfind("--device=", 0) == 0)) {
             if (!value("--device", o.device))

@@ -22,6 +22,7 @@ struct Options
     std::string format = "table";
     bool formatGiven = false;
     std::string rank; // timeline and compare --rank
+    std::string serve; // timeline --inference prefill|decode
     std::string device; // compare --device
     std::string trace; // compare TRACE
     std::string gpus, top, margin; // search

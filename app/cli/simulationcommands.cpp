@@ -2,6 +2,7 @@
 // timeline and compare: one simulated iteration, alone or against a measured trace.
 #include "app/cli/cli.h"
 #include "app/cli/commands.h"
+#include "core/inferencetimeline.h"
 #include "core/timeline.h"
 #include "core/timelinereport.h"
 #include "core/trace/compare.h"
@@ -37,13 +38,23 @@ int timeline(const Options &o, std::ostream &out, std::ostream &err)
         return kExitBadInput;
     if (rank >= 0 && !rankInPlan(rank, *config, err))
         return kExitUsage;
-    const Timeline tl = simulateIteration(*config);
+    if (!o.serve.empty() && o.serve != "prefill" && o.serve != "decode") {
+        err << "--inference: expected prefill or decode, got \"" << o.serve << "\"\n";
+        return kExitUsage;
+    }
+    const Timeline tl = o.serve.empty() ? simulateIteration(*config)
+                                        : simulateInferenceForward(*config, o.serve == "decode" ? ServingPass::Decode
+                                                                                                : ServingPass::Prefill);
     for (const Problem &p : tl.ledger.warnings)
         err << "warning: " << p.toString() << "\n";
-    if (format == "json")
-        out << timelineToJson(*config, tl, rank).dump(1) << "\n";
-    else
+    if (format == "json") {
+        nlohmann::json doc = timelineToJson(*config, tl, rank);
+        if (!o.serve.empty())
+            doc["serving_pass"] = o.serve;
+        out << doc.dump(1) << "\n";
+    } else {
         out << timelineToCsv(tl, rank);
+    }
     return kExitOk;
 }
 

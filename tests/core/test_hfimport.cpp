@@ -65,6 +65,7 @@ void checkSameModel(const ModelConfig &got, const ModelConfig &want)
     MEMLEDGER_SAME(num_attention_heads);
     MEMLEDGER_SAME(num_query_groups);
     MEMLEDGER_SAME(kv_channels);
+    MEMLEDGER_SAME(sliding_window);
     MEMLEDGER_SAME(ffn_hidden_size);
     MEMLEDGER_SAME(vocab_size);
     MEMLEDGER_SAME(make_vocab_size_divisible_by);

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/config.h"
+#include "core/inference.h"
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace memledger {
+
+// Renderings of an inference ledger for `memledger-cli inference` (DESIGN.md's contract keys).
+nlohmann::json inferenceToJson(const Config &config, const InferenceLedger &ledger);
+std::string inferenceToTable(const Config &config, const InferenceLedger &ledger);
+
+} // namespace memledger

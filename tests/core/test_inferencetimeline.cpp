@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// The serving forward as a timeline: seed 001's picture with the user's own
+// model. A served layer's activations live only while that layer runs; the
+// training iteration keeps them from forward to backward.
+#include "core/gantt.h"
+#include "core/inference.h"
+#include "core/inferencetimeline.h"
+#include "core/timeline.h"
+#include "testutil.h"
+
+using namespace memledger;
+using namespace memledger::test;
+
+namespace {
+
+Config served(const std::string &model, const std::vector<std::string> &sets = {})
+{
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = model;
+    doc["inference"] = nlohmann::json::object();
+    return configFrom(doc, sets);
+}
+
+double longestWorkingSet(const RankTimeline &rank)
+{
+    double longest = 0;
+    for (const Lifetime &l : rank.lifetimes)
+        if (l.kind == LifetimeKind::InferenceWorkingSet && l.layer >= 0)
+            longest = std::max(longest, l.end - l.start);
+    return longest;
+}
+
+} // namespace
+
+TEST_CASE("A served prefill peaks at the inference ledger's total, with one layer's activations alive",
+          "[inference][timeline]")
+{
+    const Config c = served("llama-2-7b", {"training.seq_length=4096", "inference.batch_size=4"});
+    const InferenceLedger ledger = computeInference(c);
+    const Timeline tl = simulateInferenceForward(c);
+    REQUIRE(tl.ranks.size() == 1);
+    const RankTimeline &rank = tl.ranks[0];
+    REQUIRE(ledger.ranks[0].prefill.total >= ledger.ranks[0].decode.total);
+    // Every KV layer written, the widest half-layer running: exactly the ledger's rows.
+    CHECK(rank.peak_bytes == ledger.ranks[0].device_total_bytes);
+    CHECK(tl.step_time > 0);
+    REQUIRE(rank.ops.size() == 1);
+    for (const Lifetime &l : rank.lifetimes) {
+        CHECK(l.start >= 0);
+        CHECK(l.end <= tl.step_time);
+        CHECK(l.start <= l.end);
+    }
+    // 32 layers: a layer's working set lives half of one layer's time (attention, then MLP).
+    CHECK(longestWorkingSet(rank) * 2 * 32 <= rank.busy_seconds * 1.000001);
+    std::int64_t kvLayers = 0;
+    for (const Lifetime &l : rank.lifetimes)
+        kvLayers += l.kind == LifetimeKind::KvCache;
+    CHECK(kvLayers == 32);
+    CHECK_FALSE(rank.alive_at_peak.empty());
+
+    // The training iteration of the same preset keeps each micro-batch's
+    // activations from its forward to its backward: longer than any served
+    // layer's working set is alive, relative to its own step.
+    const Timeline training = simulateIteration(c);
+    double longestSaved = 0;
+    for (const Lifetime &l : training.ranks[0].lifetimes)
+        if (l.kind == LifetimeKind::Activations)
+            longestSaved = std::max(longestSaved, l.end - l.start);
+    CHECK(longestSaved / training.step_time > 0.25);
+    CHECK(longestWorkingSet(rank) / tl.step_time < 1.0 / 32);
+
+    // The gantt lays it out like a training timeline.
+    const GanttRows rows = ganttRows(tl, rank, RowMode::Groups);
+    CHECK(rows.rowOf.size() == rank.lifetimes.size());
+    CHECK(rows.rows.front().label.find("Weights") != std::string::npos);
+}
+
+TEST_CASE("A decode step finds the KV cache in place; pipeline ranks run one after another", "[inference][timeline]")
+{
+    const Config c = served("llama-3-70b",
+                            {"inference.batch_size=8", "inference.context_length=8192",
+                             "parallelism.tensor_model_parallel_size=8", "parallelism.pipeline_model_parallel_size=4"});
+    const InferenceLedger ledger = computeInference(c);
+    const Timeline decode = simulateInferenceForward(c, ServingPass::Decode);
+    REQUIRE(decode.ranks.size() == 4);
+    for (std::size_t r = 0; r < 4; ++r) {
+        const RankTimeline &rank = decode.ranks[r];
+        const InferenceRank &ir = ledger.ranks[r];
+        // Everything but the activation row, plus the decode step's working set.
+        CHECK(rank.peak_bytes == ir.device_total_bytes - ir.device[2] + ir.decode.total);
+        for (const Lifetime &l : rank.lifetimes)
+            if (l.kind == LifetimeKind::KvCache)
+                CHECK(l.start == 0);
+        if (r > 0)
+            CHECK(rank.ops[0].start == Approx(decode.ranks[r - 1].ops[0].end));
+    }
+    const Timeline prefill = simulateInferenceForward(c);
+    CHECK(prefill.step_time > decode.step_time);
+}
