@@ -327,6 +327,12 @@ ChunkActivations chunkActivations(const Config &c, const LayerActivations &dense
     return ca;
 }
 
+double weightPassShare(const Config &config, const LayerActivations &dense, const LayerActivations &moe)
+{
+    const ChunkActivations one = chunkActivations(config, dense, moe, 0, 1);
+    return one.stored > 0 ? std::min(1.0, double(one.weightPass) / double(one.stored)) : 1.0;
+}
+
 StageActivations stageActivations(const Config &config)
 {
     StageActivations sa;

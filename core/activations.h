@@ -66,6 +66,11 @@ struct ChunkActivations
 ChunkActivations chunkActivations(const Config &config, const LayerActivations &dense, const LayerActivations &moe,
                                   std::int64_t firstLayer, std::int64_t layers);
 
+// A deferred W's operands over what one layer keeps for its backward (the
+// first layer's, at most 1): how ZB-V's greedy fill counts memory. One figure
+// for the whole pipeline, so that every rank's order comes from one fill.
+double weightPassShare(const Config &config, const LayerActivations &dense, const LayerActivations &moe);
+
 // What a backward (and the loss) allocates besides the saved tensors, for one
 // micro-batch on one rank; each is alive for a moment, one at a time.
 struct TransientActivations

@@ -136,6 +136,7 @@ struct Context
     EmbeddingParams emb;
     LayerActivations denseAct, moeAct;
     StageActivations stageAct;
+    std::vector<std::vector<PipelineOp>> splitOps; // every rank's op order, for the schedules that split backwards
 };
 
 // Weights, gradients and optimizer states of one parameter group.
@@ -216,7 +217,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
             weightBytes.push_back(double(ca.weightPass));
             working = std::max(working, double(ca.recomputeWorkingSet));
         }
-        peak = inFlightAtPeak(c.parallelism, x.m, r, groupBytes, weightBytes, full ? working : 0.0);
+        peak = inFlightAlong(x.splitOps[static_cast<std::size_t>(r)], groupBytes, weightBytes, full ? working : 0.0);
     }
     Bytes weightPending = 0;
     std::int64_t weightPendingCount = 0;
@@ -427,6 +428,8 @@ Ledger computeLedger(const Config &c)
     x.denseAct = layerActivations(c, false, false);
     x.moeAct = c.model.isMoe() ? layerActivations(c, true, false) : x.denseAct;
     x.stageAct = stageActivations(c);
+    if (splitsBackward(par.schedule()))
+        x.splitOps = scheduleAllOps(par, x.m, weightPassShare(c, x.denseAct, x.moeAct));
 
     Ledger ledger;
     ledger.total_parameters = totalParameters(c);

@@ -133,6 +133,18 @@ std::vector<PipelineOp> scheduleOps(const ParallelismConfig &par, std::int64_t m
     return ops;
 }
 
+std::vector<std::vector<PipelineOp>> scheduleAllOps(const ParallelismConfig &par, std::int64_t m, double weightShare)
+{
+    const std::int64_t p = par.pipeline_model_parallel_size;
+    if (par.schedule() == PipelineSchedule::ZbV)
+        return zbVOps(p, m, weightShare);
+    std::vector<std::vector<PipelineOp>> all;
+    all.reserve(static_cast<std::size_t>(p));
+    for (std::int64_t r = 0; r < p; ++r)
+        all.push_back(scheduleOps(par, m, r, weightShare));
+    return all;
+}
+
 StagePlace stagePlace(const ParallelismConfig &par, std::int64_t rank, std::int64_t chunk)
 {
     const std::int64_t p = par.pipeline_model_parallel_size;
@@ -251,12 +263,18 @@ InFlightAtPeak inFlightAtPeak(const ParallelismConfig &par, std::int64_t m, std:
                               const std::vector<double> &groupBytes, const std::vector<double> &weightBytes,
                               double backwardBytes)
 {
+    const double omega = !groupBytes.empty() && groupBytes[0] > 0 ? weightBytes[0] / groupBytes[0] : 1.0;
+    return inFlightAlong(scheduleOps(par, m, rank, omega), groupBytes, weightBytes, backwardBytes);
+}
+
+InFlightAtPeak inFlightAlong(const std::vector<PipelineOp> &ops, const std::vector<double> &groupBytes,
+                             const std::vector<double> &weightBytes, double backwardBytes)
+{
     const std::size_t v = groupBytes.size();
     InFlightAtPeak now{std::vector<std::int64_t>(v, 0), std::vector<std::int64_t>(v, 0)};
     InFlightAtPeak best = now;
     double bytes = 0, most = 0;
-    const double omega = !groupBytes.empty() && groupBytes[0] > 0 ? weightBytes[0] / groupBytes[0] : 1.0;
-    for (const PipelineOp &op : scheduleOps(par, m, rank, omega)) {
+    for (const PipelineOp &op : ops) {
         const std::size_t k = std::min(static_cast<std::size_t>(op.chunk), v - 1);
         switch (op.kind) {
         case OpKind::Forward:

@@ -60,6 +60,10 @@ struct PipelineOp
 std::vector<PipelineOp> scheduleOps(const ParallelismConfig &parallelism, std::int64_t microBatches, std::int64_t rank,
                                     double weightShare = 1.0);
 
+// Every rank's order at once (ZB-V's greedy fill runs once, not per rank).
+std::vector<std::vector<PipelineOp>> scheduleAllOps(const ParallelismConfig &parallelism, std::int64_t microBatches,
+                                                    double weightShare = 1.0);
+
 // Where chunk k of rank r sits in the data flow. Slot k·p + r is how a rank's
 // chunks are indexed everywhere; its position along the pipeline depends on
 // the schedule: k·p + r for the looped ones, r and 2p−1−r for the V-shaped
@@ -134,5 +138,8 @@ struct InFlightAtPeak
 InFlightAtPeak inFlightAtPeak(const ParallelismConfig &parallelism, std::int64_t microBatches, std::int64_t rank,
                               const std::vector<double> &groupBytes, const std::vector<double> &weightBytes,
                               double backwardBytes = 0);
+// The same along a given op order (one of scheduleAllOps').
+InFlightAtPeak inFlightAlong(const std::vector<PipelineOp> &ops, const std::vector<double> &groupBytes,
+                             const std::vector<double> &weightBytes, double backwardBytes = 0);
 
 } // namespace memledger

@@ -466,6 +466,8 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
     std::vector<double> weightFrom(static_cast<std::size_t>(x.p * x.v * x.m), -1.0); // per rank's (chunk, mb): B's end
     const bool offload = c.strategy.activation_offload != OffloadTarget::None;
 
+    // ZB-V's order depends on how much of a group its W keeps (as the ledger's).
+    std::vector<std::vector<PipelineOp>> allOps = scheduleAllOps(par, x.m, weightPassShare(c, x.dense, x.moe));
     std::vector<RankState> states;
     states.reserve(static_cast<std::size_t>(x.p));
     tl.ranks.resize(static_cast<std::size_t>(x.p));
@@ -475,12 +477,8 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         if (splitsBackward(par.schedule()))
             for (const ChunkPlan &cp : chunks)
                 inputChunks.push_back(inputGradientPlan(cp));
-        // ZB-V's order depends on how much of a group its W keeps (as the ledger's).
-        const ChunkPlan &c0 = chunks.front();
-        const double omega = c0.acts.stored > 0 ? double(c0.acts.weightPass) / double(c0.acts.stored) : 1.0;
-        std::vector<PipelineOp> ops = scheduleOps(par, x.m, r, omega);
         states.push_back(
-            {std::move(ops), std::move(chunks), std::move(inputChunks), 0, 0, 0,
+            {std::move(allOps[static_cast<std::size_t>(r)]), std::move(chunks), std::move(inputChunks), 0, 0, 0,
              ActivationOffload(c.hardware.host_link_bytes_per_s, int(c.strategy.activation_offload_buffers)),
              std::vector<double>(static_cast<std::size_t>(x.v * x.m), -1.0),
              std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0), 0});

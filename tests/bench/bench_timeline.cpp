@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Timeline benchmarks (the timeline issue's target: all ranks of a 128-layer
 // model with p = 16, v = 4 and 256 micro-batches under 5 ms).
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include "core/builtins.h"
 #include "core/preset.h"
 #include "core/timeline.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
 
 using namespace memledger;
 
@@ -14,8 +15,8 @@ TEST_CASE("Timeline simulation", "[bench]")
 {
     nlohmann::json doc = nlohmann::json::parse(findBuiltin("scenarios", "gpt-3-175b-64gpus-tp-sp-selective")->text);
     for (const char *s : {"model.num_layers=128", "parallelism.pipeline_model_parallel_size=16",
-                          "parallelism.virtual_pipeline_model_parallel_size=4", "parallelism.pipeline_schedule=interleaved",
-                          "training.global_batch_size=256"})
+                          "parallelism.virtual_pipeline_model_parallel_size=4",
+                          "parallelism.pipeline_schedule=interleaved", "training.global_batch_size=256"})
         applyOverride(doc, s);
     const Config big = *presetFromJson(doc).config;
     BENCHMARK("128 layers, p = 16, v = 4, 256 micro-batches, all ranks")
@@ -28,6 +29,20 @@ TEST_CASE("Timeline simulation", "[bench]")
     {
         return simulateIteration(full).step_time;
     };
+    // The same plan under each schedule that splits backwards (issue: within the same 5 ms).
+    for (const char *schedule : {"zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev"}) {
+        nlohmann::json d = doc;
+        applyOverride(d, "strategy.recompute_granularity=selective");
+        applyOverride(d, std::string("parallelism.pipeline_schedule=") + schedule);
+        const bool two = std::string(schedule) != "zb-h1" && std::string(schedule) != "zb-h2";
+        applyOverride(d, two ? "parallelism.virtual_pipeline_model_parallel_size=2"
+                             : "parallelism.virtual_pipeline_model_parallel_size=1");
+        const Config split = *presetFromJson(d).config;
+        BENCHMARK(std::string("128 layers, p = 16, 256 micro-batches, ") + schedule)
+        {
+            return simulateIteration(split).step_time;
+        };
+    }
     const Config llama = *presetFromText(findBuiltin("scenarios", "llama-3-70b-128xh100")->text).config;
     BENCHMARK("Llama-3-70B on 128 H100s, p = 4, 128 micro-batches")
     {
