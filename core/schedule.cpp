@@ -239,6 +239,13 @@ bool splitsBackward(PipelineSchedule s)
     return s != PipelineSchedule::GPipe && s != PipelineSchedule::OneFOneB && s != PipelineSchedule::Interleaved;
 }
 
+std::string chunkName(PipelineSchedule schedule, std::int64_t chunk)
+{
+    if (schedule == PipelineSchedule::DualPipe)
+        return chunk == 0 ? "forward direction" : "reverse direction";
+    return "chunk " + std::to_string(chunk);
+}
+
 std::int64_t pipelineDirections(const ParallelismConfig &par)
 {
     return par.schedule() == PipelineSchedule::DualPipe ? 2 : 1;

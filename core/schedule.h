@@ -4,6 +4,7 @@
 #include "core/config.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace memledger {
@@ -92,6 +93,10 @@ bool splitsBackward(PipelineSchedule schedule);
 // 2 for ZB-V, DualPipe and DualPipeV, 1 for GPipe, 1F1B, ZB-H1 and ZB-H2,
 // and `v` (at least 2) for interleaved 1F1B.
 std::int64_t chunksPerRankFor(PipelineSchedule schedule, std::int64_t v);
+
+// How the ledger and the timeline name chunk k of a rank: "chunk k", but
+// DualPipe's two are its directions ("forward direction", "reverse direction").
+std::string chunkName(PipelineSchedule schedule, std::int64_t chunk);
 
 // 2 for DualPipe (two pipelines in opposite directions), else 1.
 std::int64_t pipelineDirections(const ParallelismConfig &parallelism);

@@ -435,6 +435,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
 {
     Timeline tl;
     tl.ledger = computeLedger(c);
+    tl.schedule = c.parallelism.schedule();
     const ParallelismConfig &par = c.parallelism;
     Sim x{c,
           par.pipeline_model_parallel_size,
@@ -728,7 +729,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                                 + (count == 1 ? " (" + std::to_string(lo) + ")"
                                               : " (" + std::to_string(lo) + "–" + std::to_string(hi) + ")");
             if (x.v > 1)
-                label += ", chunk " + std::to_string(chunk);
+                label += ", " + chunkName(tl.schedule, chunk);
             rt.alive_at_peak.push_back({std::move(label), Category::Activations, bytes});
         }
         std::stable_sort(rt.alive_at_peak.begin(), rt.alive_at_peak.end(),
@@ -748,8 +749,8 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
 {
     const auto where = [&] {
         std::string s = "micro-batch " + std::to_string(l.microbatch);
-        if (l.chunk > 0)
-            s += ", chunk " + std::to_string(l.chunk);
+        if (l.chunk > 0 || (tl.schedule == PipelineSchedule::DualPipe && l.chunk == 0))
+            s += ", " + chunkName(tl.schedule, l.chunk);
         return s;
     };
     switch (l.kind) {

@@ -104,6 +104,7 @@ struct RankTimeline
 struct Timeline
 {
     Ledger ledger; // the same configuration's ledger (persistent rows, labels)
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB; // how its chunks are named
     std::vector<RankTimeline> ranks;
     double step_time = 0; // seconds: the slowest rank's last op plus its optimizer step
     double pipeline_time = 0; // seconds until the last backward ends
