@@ -350,7 +350,9 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
         for (std::size_t i : groups[key])
             out.rowOf[i] = row;
         std::string label = "mb " + std::to_string(key.second);
-        if (chunked)
+        if (chunked && timeline.schedule == PipelineSchedule::DualPipe)
+            label += key.first == 0 ? " fwd" : " rev"; // DualPipe's two directions (chunkName)
+        else if (chunked)
             label += " c" + std::to_string(key.first);
         out.rows.push_back({RowSection::Activations, std::move(label)});
     }

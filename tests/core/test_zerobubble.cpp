@@ -4,6 +4,7 @@
 // the sail-sg/zero-bubble-pipeline-parallelism README; ZB-V: Qi et al. 2024)
 // and DualPipe / DualPipeV (DeepSeek-V3 report §3.2.1, deepseek-ai/DualPipe
 // README and dualpipe.py). Figures are the papers' and the README's tables.
+#include "core/gantt.h"
 #include "core/schedule.h"
 #include "core/steptime.h"
 #include "core/timeline.h"
@@ -322,4 +323,21 @@ TEST_CASE("Invalid zero-bubble and DualPipe plans name the field and the valid v
     CHECK(mentions(
         errorsOf({"parallelism.pipeline_schedule=zb-h1", "parallelism.virtual_pipeline_model_parallel_size=2"}),
         "parallelism.pipeline_schedule"));
+}
+
+TEST_CASE("DualPipe's chunks are named by direction in the timeline and the gantt", "[timeline][dualpipe]")
+{
+    const Timeline tl = simulateIteration(plan("dualpipe", {"training.global_batch_size=64"}));
+    const GanttRows rows = ganttRows(tl, tl.ranks[0], RowMode::Groups);
+    bool forward = false, reverse = false;
+    for (const GanttRow &row : rows.rows) {
+        forward |= row.label.find(" fwd") != std::string::npos;
+        reverse |= row.label.find(" rev") != std::string::npos;
+    }
+    CHECK(forward);
+    CHECK(reverse);
+    bool named = false;
+    for (const AliveItem &a : tl.ranks[0].alive_at_peak)
+        named |= a.label.find("direction") != std::string::npos;
+    CHECK(named);
 }
