@@ -76,9 +76,9 @@ void zbH1(OpWriter &w, std::int64_t p, std::int64_t m, std::int64_t r)
     while (w.weight()) { }
 }
 
-// ZB-H2: rank r starts p−1−r time units after the last rank's first backward
-// would reach it, so 2(p−r)−1 forwards fit before its first B; then B, W, F
-// in turn: no bubble in the warm-up, 2p−1 groups on the first rank.
+// ZB-H2: with unit times rank r starts its first forward at time r and the
+// last rank's first B reaches it at 2p−1−r, so 2(p−r)−1 forwards fill the
+// wait; then B, W, F in turn: no warm-up bubble, 2p−1 groups on the first rank.
 void zbH2(OpWriter &w, std::int64_t p, std::int64_t m, std::int64_t r)
 {
     const std::int64_t warmup = std::min(2 * (p - r) - 1, m);

@@ -354,3 +354,39 @@ TEST_CASE("The optimizer, its states' dtype and the master weights are controls 
     QApplication::processEvents();
     CHECK(document.undoStack()->count() == 3);
 }
+
+TEST_CASE("Picking a two-chunk schedule sets v = 2 in one undo step; a one-chunk schedule sets it back",
+          "[ui][controls]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
+    MainWindow window(&document);
+    QComboBox *schedule = nullptr;
+    for (QWidget *w : window.controlPanel()->controls())
+        if (w->accessibleName() == QStringLiteral("Schedule"))
+            schedule = qobject_cast<QComboBox *>(w);
+    REQUIRE(schedule);
+    REQUIRE(schedule->count() == 8);
+    const int undo = document.undoStack()->count();
+
+    const int zbv = int(PipelineSchedule::ZbV);
+    schedule->setCurrentIndex(zbv);
+    Q_EMIT schedule->activated(zbv);
+    QApplication::processEvents();
+    CHECK(document.config().parallelism.schedule() == PipelineSchedule::ZbV);
+    CHECK(document.config().parallelism.virtual_pipeline_model_parallel_size == 2);
+    CHECK(document.undoStack()->count() == undo + 1);
+    CHECK(document.ledger().ranks.size() == 4);
+
+    const int h1 = int(PipelineSchedule::ZbH1);
+    schedule->setCurrentIndex(h1);
+    Q_EMIT schedule->activated(h1);
+    QApplication::processEvents();
+    CHECK(document.config().parallelism.schedule() == PipelineSchedule::ZbH1);
+    CHECK(document.config().parallelism.virtual_pipeline_model_parallel_size == 1);
+
+    document.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(document.config().parallelism.schedule() == PipelineSchedule::ZbV);
+    CHECK(schedule->currentIndex() == zbv);
+}
