@@ -5,6 +5,7 @@
 #include "core/costmodel.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
+#include "core/planner/splitschedules.h"
 #include "core/planner/tensorplan.h"
 #include "core/schedule.h"
 #include "core/validate.h"
@@ -928,6 +929,7 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
         plan.estimateBytes = x.bound;
         res.plans.push_back(std::move(plan));
     }
+    trySplitSchedules(res, opt, limit);
     if (res.candidates == 0)
         res.notes.push_back("no split of " + std::to_string(N)
                             + " GPUs is valid for this model (t must divide the heads, "

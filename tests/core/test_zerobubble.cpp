@@ -5,6 +5,7 @@
 // and DualPipe / DualPipeV (DeepSeek-V3 report §3.2.1, deepseek-ai/DualPipe
 // README and dualpipe.py). Figures are the papers' and the README's tables.
 #include "core/gantt.h"
+#include "core/planner/search.h"
 #include "core/schedule.h"
 #include "core/steptime.h"
 #include "core/timeline.h"
@@ -340,4 +341,32 @@ TEST_CASE("DualPipe's chunks are named by direction in the timeline and the gant
     for (const AliveItem &a : tl.ranks[0].alive_at_peak)
         named |= a.label.find("direction") != std::string::npos;
     CHECK(named);
+}
+
+TEST_CASE("The search tries the split schedules on its fastest plans and says what became of each", "[search][zb]")
+{
+    SearchOptions options;
+    options.gpus = 128;
+    options.top = 5;
+    const SearchResult r = searchPlans(scenario("llama-3-70b-128xh100"), options);
+    REQUIRE_FALSE(r.plans.empty());
+    for (PipelineSchedule s : {PipelineSchedule::ZbH1, PipelineSchedule::ZbH2, PipelineSchedule::ZbV,
+                               PipelineSchedule::DualPipe, PipelineSchedule::DualPipeV}) {
+        const std::string name = "Schedule " + std::string(scheduleName(s)) + ": ";
+        CHECK(std::count_if(r.notes.begin(), r.notes.end(), [&](const std::string &n) { return n.rfind(name, 0) == 0; })
+              == 1);
+    }
+    // Best first by step time, every plan valid, under the margin, and its schedule's bubble in its time.
+    bool split = false;
+    for (std::size_t i = 0; i < r.plans.size(); ++i) {
+        const SearchPlan &p = r.plans[i];
+        CHECK_FALSE(hasErrors(validate(p.config)));
+        CHECK(double(p.ledger.peak_bytes) <= options.margin * double(p.config.hardware.hbm_bytes));
+        CHECK(p.time.total == Approx(estimateStepTime(p.config).total));
+        if (i > 0)
+            CHECK(r.plans[i - 1].time.total <= p.time.total);
+        split |= splitsBackward(p.config.parallelism.schedule());
+    }
+    // With equal layer work and a ZB-V bubble near zero, some split schedule beats interleaving here.
+    CHECK(split);
 }
