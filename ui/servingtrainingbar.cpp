@@ -68,8 +68,8 @@ QString ServingTrainingBar::text() const
     if (!m_inference || !m_document->hasLedger())
         return {};
     const InferenceConfig &serving = m_inference->settings;
-    return tr("%1: serving %2 × %3 tokens needs %4 per GPU; training this plan needs %5")
-        .arg(m_name)
+    // The plan's name is in the header above; the sentence keeps to the numbers so it fits the column.
+    return tr("Serving %1 × %2 tokens needs %3 per GPU; training this plan needs %4")
         .arg(serving.batch_size)
         .arg(toQString(formatThousands(serving.context_length.value_or(0))), gbText(m_inference->peak_bytes),
              gbText(m_document->ledger().peak_bytes));
@@ -144,10 +144,12 @@ void ServingTrainingBar::refresh()
         for (std::size_t i = 0; i < training.size(); ++i)
             if (training[i] > 0)
                 rows += row(categoryColor(kCategories[i]), toQString(categoryLabel(kCategories[i])), training[i]);
-        setToolTip(tr("<b>%1</b><table cellspacing='3'>%2</table>Device bytes per GPU of the fullest rank; the line "
-                      "is the %3 of HBM. Serving keeps no gradients, no optimizer states and no activations for a "
-                      "backward, but a KV cache per sequence (docs/accounting.md, Inference).")
-                       .arg(text().toHtmlEscaped(), rows, gbText(m_document->ledger().capacity_bytes)));
+        setToolTip(
+            tr("<b>%1</b>: %2<table cellspacing='3'>%3</table>Device bytes per GPU of the fullest rank; the line "
+               "is the %4 of HBM. Serving keeps no gradients, no optimizer states and no activations for a "
+               "backward, but a KV cache per sequence (docs/accounting.md, Inference).")
+                .arg(m_name.toHtmlEscaped(), text().toHtmlEscaped(), rows,
+                     gbText(m_document->ledger().capacity_bytes)));
     } else {
         setToolTip({});
     }

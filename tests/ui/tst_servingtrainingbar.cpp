@@ -37,7 +37,7 @@ TEST_CASE("Serving vs training: the sentence names the core's numbers", "[ui][in
     const QString text = bar.text();
     CHECK(text.contains(gb(inference.peak_bytes) + QStringLiteral(" per GPU")));
     CHECK(text.contains(QStringLiteral("training this plan needs ") + gb(document.ledger().peak_bytes)));
-    CHECK(text.contains(QStringLiteral("%1 × ").arg(inference.settings.batch_size)));
+    CHECK(text.startsWith(QStringLiteral("Serving %1 × ").arg(inference.settings.batch_size)));
     // The bars are the peak ranks' device bytes, category by category.
     const std::vector<Bytes> serving = bar.servingBytes();
     CHECK(std::accumulate(serving.begin(), serving.end(), Bytes{0}) == inference.peak_bytes);
@@ -61,7 +61,7 @@ TEST_CASE("Serving vs training: follows the document's configuration", "[ui][inf
     REQUIRE(document.hasLedger());
     const memledger::InferenceLedger inference = memledger::computeInference(config);
     CHECK(bar.text() != before);
-    CHECK(bar.text().contains(QStringLiteral("serving 32 × ")));
+    CHECK(bar.text().contains(QStringLiteral("Serving 32 × ")));
     CHECK(bar.text().contains(gb(inference.peak_bytes) + QStringLiteral(" per GPU")));
 }
 
