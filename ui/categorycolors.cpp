@@ -17,6 +17,11 @@ constexpr std::array<QRgb, kCategoryCount> kPalette = {
     0xff8c8c8c, // runtime: grey
 };
 
+// Yellow is the Okabe–Ito hue no training category uses; on a dark window a
+// deeper gold, so it does not glare beside the other fills.
+constexpr QRgb kKvCacheLight = 0xfff0e442;
+constexpr QRgb kKvCacheDark = 0xffd8c21a;
+
 constexpr double kHostLightening = 0.55; // share of white blended in for host rows
 
 } // namespace
@@ -34,6 +39,26 @@ QColor categoryColor(Category category, Placement placement)
         return base;
     const auto lighten = [](int channel) { return channel + static_cast<int>((255 - channel) * kHostLightening); };
     return QColor(lighten(base.red()), lighten(base.green()), lighten(base.blue()));
+}
+
+QColor kvCacheColor(bool dark)
+{
+    return QColor::fromRgb(dark ? kKvCacheDark : kKvCacheLight);
+}
+
+QColor inferenceCategoryColor(InferenceCategory category, bool dark)
+{
+    switch (category) {
+    case InferenceCategory::Weights:
+        return categoryColor(Category::Weights);
+    case InferenceCategory::KvCache:
+        return kvCacheColor(dark);
+    case InferenceCategory::Activations:
+        return categoryColor(Category::Activations);
+    case InferenceCategory::Runtime:
+        return categoryColor(Category::Runtime);
+    }
+    return QColor(Qt::black);
 }
 
 } // namespace memledger::ui

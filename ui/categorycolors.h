@@ -3,6 +3,7 @@
 
 #include <QColor>
 
+#include "core/inference.h"
 #include "core/ledger.h"
 
 namespace memledger::ui {
@@ -14,5 +15,12 @@ QColor categoryColor(Category category);
 
 // Host DRAM and NVMe use the same hue, lighter.
 QColor categoryColor(Category category, Placement placement);
+
+// The serving ledger's categories (core/inference.h): weights, activations and
+// the runtime reserve share the training hues; the KV cache, which training
+// does not have, gets its own (Okabe–Ito yellow, a darker gold on a dark
+// palette so it keeps its contrast there too).
+QColor kvCacheColor(bool dark = false);
+QColor inferenceCategoryColor(InferenceCategory category, bool dark = false);
 
 } // namespace memledger::ui

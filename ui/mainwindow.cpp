@@ -60,6 +60,7 @@
 #include "ui/planfinder.h"
 #include "ui/planheader.h"
 #include "ui/qtstring.h"
+#include "ui/servingtrainingbar.h"
 #include "ui/staircasechart.h"
 #include "ui/steptimebar.h"
 #include "ui/talkmode.h"
@@ -208,7 +209,14 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
 
     // Memory: the bars per rank beside the staircase.
     auto *charts = new QSplitter(Qt::Horizontal, this);
-    charts->addWidget(m_bars);
+    // Seed 001's contrast over the device bars (the staircase and host bars
+    // keep their height): the same model served and trained.
+    auto *deviceColumn = new QWidget(this);
+    auto *deviceLayout = new QVBoxLayout(deviceColumn);
+    deviceLayout->setContentsMargins(0, 4, 0, 0);
+    deviceLayout->addWidget(new ServingTrainingBar(document, deviceColumn));
+    deviceLayout->addWidget(m_bars, 1);
+    charts->addWidget(deviceColumn);
     auto *side = new QSplitter(Qt::Vertical, this);
     side->addWidget(m_staircase);
     side->addWidget(m_hostBars);

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "core/deck.h"
+#include "core/inference.h"
 
 #include <algorithm>
 #include <limits>
@@ -94,6 +95,24 @@ TEST_CASE("The decks tell their stories", "[deck][reference]")
         }
         CHECK_FALSE(computeLedger(s[0]).fits());
         CHECK(computeLedger(s[2]).fits());
+    }
+    SECTION("seed 001: the same model served fits where training does not, until training sheds its extra bytes")
+    {
+        const std::vector<Config> s = slides("seed-001");
+        REQUIRE(s.size() == 4);
+        for (const Config &c : s) {
+            CAPTURE(c.name);
+            const InferenceLedger served = computeInference(c);
+            CHECK(served.fits());
+            CHECK(served.peak_bytes < served.training_peak_bytes);
+            CHECK(served.training_peak_bytes == peak(c));
+        }
+        CHECK(s[0].model == s[2].model);
+        CHECK_FALSE(computeLedger(s[0]).fits());
+        CHECK_FALSE(computeLedger(s[1]).fits()); // checkpointing alone leaves the model states
+        CHECK(computeLedger(s[2]).fits());
+        CHECK(peak(s[2]) < peak(s[1]));
+        CHECK(peak(s[1]) < peak(s[0]));
     }
     SECTION("ZeRO: stages 0 to 3, each sharding one more kind of model state")
     {

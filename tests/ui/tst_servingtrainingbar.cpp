@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// The serving-vs-training strip over the memory charts (seed 001): its
+// sentence names computeInference's and the ledger's numbers, it follows the
+// document, and the KV cache has a colour no training category has.
+#include <QApplication>
+
+#include "catchqt.h"
+#include "core/builtins.h"
+#include "core/inference.h"
+#include "ui/categorycolors.h"
+#include "ui/document.h"
+#include "ui/servingtrainingbar.h"
+
+#include <numeric>
+
+using memledger::Bytes;
+using memledger::Config;
+using memledger::ui::Document;
+using memledger::ui::ServingTrainingBar;
+
+namespace {
+
+QString gb(Bytes bytes)
+{
+    return QString::fromStdString(memledger::formatGB(static_cast<double>(bytes)));
+}
+
+} // namespace
+
+TEST_CASE("Serving vs training: the sentence names the core's numbers", "[ui][inference]")
+{
+    Document document;
+    ServingTrainingBar bar(&document);
+    CHECK(bar.text().isEmpty());
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    const memledger::InferenceLedger inference = memledger::computeInference(document.config());
+    const QString text = bar.text();
+    CHECK(text.contains(gb(inference.peak_bytes) + QStringLiteral(" per GPU")));
+    CHECK(text.contains(QStringLiteral("training this plan needs ") + gb(document.ledger().peak_bytes)));
+    CHECK(text.startsWith(QStringLiteral("Serving %1 × ").arg(inference.settings.batch_size)));
+    // The bars are the peak ranks' device bytes, category by category.
+    const std::vector<Bytes> serving = bar.servingBytes();
+    CHECK(std::accumulate(serving.begin(), serving.end(), Bytes{0}) == inference.peak_bytes);
+    const std::vector<Bytes> training = bar.trainingBytes();
+    CHECK(std::accumulate(training.begin(), training.end(), Bytes{0}) == document.ledger().peak_bytes);
+    CHECK(bar.toolTip().contains(QStringLiteral("KV cache")));
+    CHECK(bar.toolTip().contains(QStringLiteral("Optimizer states")));
+}
+
+TEST_CASE("Serving vs training: follows the document's configuration", "[ui][inference]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    ServingTrainingBar bar(&document);
+    const QString before = bar.text();
+    Config config = document.config();
+    memledger::InferenceConfig serving = memledger::resolvedInference(config);
+    serving.batch_size = 32;
+    config.inference = serving;
+    document.setConfig(config);
+    REQUIRE(document.hasLedger());
+    const memledger::InferenceLedger inference = memledger::computeInference(config);
+    CHECK(bar.text() != before);
+    CHECK(bar.text().contains(QStringLiteral("Serving 32 × ")));
+    CHECK(bar.text().contains(gb(inference.peak_bytes) + QStringLiteral(" per GPU")));
+}
+
+TEST_CASE("Serving vs training: the KV cache's colour is its own", "[ui][inference]")
+{
+    for (bool dark : {false, true}) {
+        const QColor kv = memledger::ui::kvCacheColor(dark);
+        CHECK(memledger::ui::inferenceCategoryColor(memledger::InferenceCategory::KvCache, dark) == kv);
+        for (memledger::Category c : memledger::kCategories)
+            CHECK(memledger::ui::categoryColor(c) != kv);
+        for (memledger::InferenceCategory c : memledger::kInferenceCategories)
+            if (c != memledger::InferenceCategory::KvCache)
+                CHECK(memledger::ui::inferenceCategoryColor(c, dark) != kv);
+    }
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+#include "ui/servingtrainingbar.h"
+
+#include <QEvent>
+#include <QPainter>
+
+#include "ui/categorycolors.h"
+#include "ui/document.h"
+#include "ui/qtstring.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace memledger::ui {
+
+namespace {
+
+constexpr int kBarHeight = 12;
+constexpr int kRowGap = 3;
+constexpr int kLabelGap = 6;
+
+QString gbText(Bytes bytes)
+{
+    return toQString(formatGB(static_cast<double>(bytes)));
+}
+
+bool isDark(const QPalette &palette)
+{
+    return palette.color(QPalette::Window).lightness() < 128;
+}
+
+const RankLedger *peakRank(const Ledger &ledger)
+{
+    const auto it = std::find_if(ledger.ranks.begin(), ledger.ranks.end(),
+                                 [&](const RankLedger &r) { return r.pipeline_rank == ledger.peak_rank; });
+    return it == ledger.ranks.end() ? nullptr : &*it;
+}
+
+const InferenceRank *peakRank(const InferenceLedger &ledger)
+{
+    const auto it = std::find_if(ledger.ranks.begin(), ledger.ranks.end(),
+                                 [&](const InferenceRank &r) { return r.pipeline_rank == ledger.peak_rank; });
+    return it == ledger.ranks.end() ? nullptr : &*it;
+}
+
+Bytes sum(const std::vector<Bytes> &bytes)
+{
+    return std::accumulate(bytes.begin(), bytes.end(), Bytes{0});
+}
+
+} // namespace
+
+ServingTrainingBar::ServingTrainingBar(Document *document, QWidget *parent)
+    : QWidget(parent)
+    , m_document(document)
+{
+    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // the charts set the column's width
+    setAccessibleName(tr("Serving vs training"));
+    // The ledger changes with every valid configuration (the inference
+    // section included); one computeInference per change, never per frame.
+    connect(document, &Document::ledgerChanged, this, &ServingTrainingBar::refresh);
+    connect(document, &Document::problemsChanged, this, [this] { update(); });
+    refresh();
+}
+
+QString ServingTrainingBar::text() const
+{
+    if (!m_inference || !m_document->hasLedger())
+        return {};
+    const InferenceConfig &serving = m_inference->settings;
+    // The plan's name is in the header above; the sentence keeps to the numbers so it fits the column.
+    return tr("Serving %1 × %2 tokens needs %3 per GPU; training this plan needs %4")
+        .arg(serving.batch_size)
+        .arg(toQString(formatThousands(serving.context_length.value_or(0))), gbText(m_inference->peak_bytes),
+             gbText(m_document->ledger().peak_bytes));
+}
+
+std::vector<Bytes> ServingTrainingBar::servingBytes() const
+{
+    const InferenceRank *rank = m_inference ? peakRank(*m_inference) : nullptr;
+    if (!rank)
+        return {};
+    return {rank->device.begin(), rank->device.end()};
+}
+
+std::vector<Bytes> ServingTrainingBar::trainingBytes() const
+{
+    const RankLedger *rank = m_document->hasLedger() ? peakRank(m_document->ledger()) : nullptr;
+    if (!rank)
+        return {};
+    return {rank->device.begin(), rank->device.end()};
+}
+
+int ServingTrainingBar::labelWidth() const
+{
+    const QFontMetrics fm = fontMetrics();
+    return std::max(fm.horizontalAdvance(tr("Serving")), fm.horizontalAdvance(tr("Training")));
+}
+
+int ServingTrainingBar::rowTop(int row) const
+{
+    const int rowHeight = std::max(fontMetrics().height(), kBarHeight);
+    return fontMetrics().height() + kRowGap + row * (rowHeight + kRowGap);
+}
+
+QSize ServingTrainingBar::sizeHint() const
+{
+    // Narrow on purpose: the strip takes the width its column is given and
+    // must not squeeze the charts beside it (the sentence elides).
+    return minimumSizeHint();
+}
+
+QSize ServingTrainingBar::minimumSizeHint() const
+{
+    return {labelWidth() * 4, rowTop(2)};
+}
+
+void ServingTrainingBar::refresh()
+{
+    m_inference.reset();
+    if (m_document->hasLedger()) {
+        // ledgerConfig() is the valid plan the ledger describes, as computeInference requires.
+        m_inference = computeInference(m_document->ledgerConfig());
+        m_name = QString::fromStdString(m_document->ledgerConfig().name);
+    }
+    QString rows;
+    const auto row = [](const QColor &colour, QString label, Bytes bytes) {
+        return QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align='right'>%3</td></tr>")
+            .arg(colour.name(), label.toHtmlEscaped(), gbText(bytes));
+    };
+    const bool dark = isDark(palette());
+    const std::vector<Bytes> serving = servingBytes();
+    const std::vector<Bytes> training = trainingBytes();
+    if (!serving.empty() && !training.empty()) {
+        const InferenceConfig &s = m_inference->settings;
+        rows += tr("<tr><td colspan='2'><b>Serving</b> (%1 weights, %2 KV cache), rank %3</td></tr>")
+                    .arg(toQString(servingDtypeName(s.weights_dtype)), toQString(servingDtypeName(s.kv_cache_dtype)))
+                    .arg(m_inference->peak_rank);
+        for (std::size_t i = 0; i < serving.size(); ++i)
+            if (serving[i] > 0)
+                rows += row(inferenceCategoryColor(kInferenceCategories[i], dark),
+                            toQString(inferenceCategoryLabel(kInferenceCategories[i])), serving[i]);
+        rows += tr("<tr><td colspan='2'><b>Training</b>, rank %1</td></tr>").arg(m_document->ledger().peak_rank);
+        for (std::size_t i = 0; i < training.size(); ++i)
+            if (training[i] > 0)
+                rows += row(categoryColor(kCategories[i]), toQString(categoryLabel(kCategories[i])), training[i]);
+        setToolTip(
+            tr("<b>%1</b>: %2<table cellspacing='3'>%3</table>Device bytes per GPU of the fullest rank; the line "
+               "is the %4 of HBM. Serving keeps no gradients, no optimizer states and no activations for a "
+               "backward, but a KV cache per sequence (docs/accounting.md, Inference).")
+                .arg(m_name.toHtmlEscaped(), text().toHtmlEscaped(), rows,
+                     gbText(m_document->ledger().capacity_bytes)));
+    } else {
+        setToolTip({});
+    }
+    update();
+}
+
+void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
+                                  const std::vector<QColor> &colours)
+{
+    const QFontMetrics fm = fontMetrics();
+    const int top = rowTop(row);
+    const int rowHeight = std::max(fm.height(), kBarHeight);
+    const int valueWidth = fm.horizontalAdvance(QStringLiteral("0000.00 GB")) + kLabelGap;
+    const int left = labelWidth() + kLabelGap;
+    const int full = std::max(width() - left - valueWidth, 1);
+    const Ledger &ledger = m_document->ledger();
+    const double scale
+        = static_cast<double>(std::max({sum(servingBytes()), sum(trainingBytes()), ledger.capacity_bytes, Bytes{1}}));
+
+    painter.setPen(palette().color(QPalette::WindowText));
+    painter.drawText(QRect(0, top, left, rowHeight), Qt::AlignLeft | Qt::AlignVCenter, label);
+    const int barTop = top + (rowHeight - kBarHeight) / 2;
+    // Rounded cumulatively so the segments add up to the bar.
+    Bytes cumulative = 0;
+    int previous = 0;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        cumulative += bytes[i];
+        const int edge = static_cast<int>(full * static_cast<double>(cumulative) / scale + 0.5);
+        if (edge > previous)
+            painter.fillRect(QRect(left + previous, barTop, edge - previous, kBarHeight), colours[i]);
+        previous = edge;
+    }
+    painter.drawText(QRect(left + previous + kLabelGap, top, valueWidth, rowHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                     gbText(sum(bytes)));
+    // The HBM capacity, across both rows, named once on the serving row
+    // (whose bar is the shorter one): right of the line where there is room.
+    const int capacity = left + static_cast<int>(full * static_cast<double>(ledger.capacity_bytes) / scale + 0.5);
+    painter.setPen(QPen(palette().color(QPalette::PlaceholderText), 1, Qt::DashLine));
+    painter.drawLine(capacity, barTop - kRowGap, capacity, barTop + kBarHeight + kRowGap);
+    if (row == 0) {
+        const QString hbm = tr("HBM %1").arg(gbText(ledger.capacity_bytes));
+        const int hbmWidth = fm.horizontalAdvance(hbm);
+        const bool right = capacity + kLabelGap + hbmWidth <= width();
+        painter.drawText(
+            QRect(right ? capacity + kLabelGap : capacity - kLabelGap - hbmWidth, top, hbmWidth, rowHeight),
+            Qt::AlignLeft | Qt::AlignVCenter, hbm);
+    }
+}
+
+void ServingTrainingBar::paintEvent(QPaintEvent *)
+{
+    const std::vector<Bytes> serving = servingBytes();
+    const std::vector<Bytes> training = trainingBytes();
+    if (serving.empty() || training.empty())
+        return;
+    QPainter painter(this);
+    if (m_document->isStale())
+        painter.setOpacity(0.45); // the last valid plan's numbers, like the header
+    painter.setPen(palette().color(QPalette::WindowText));
+    const QFontMetrics fm = fontMetrics();
+    painter.drawText(QRect(0, 0, width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                     fm.elidedText(text(), Qt::ElideRight, width()));
+    const bool dark = isDark(palette());
+    std::vector<QColor> servingColours;
+    for (InferenceCategory c : kInferenceCategories)
+        servingColours.push_back(inferenceCategoryColor(c, dark));
+    std::vector<QColor> trainingColours;
+    for (Category c : kCategories)
+        trainingColours.push_back(categoryColor(c));
+    paintBar(painter, 0, tr("Serving"), serving, servingColours);
+    paintBar(painter, 1, tr("Training"), training, trainingColours);
+}
+
+void ServingTrainingBar::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::FontChange)
+        updateGeometry();
+    if (event->type() == QEvent::PaletteChange)
+        refresh(); // the KV cache's hue follows the palette
+    QWidget::changeEvent(event);
+}
+
+} // namespace memledger::ui
