@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Decks: lists of presets for talk mode. Every built-in deck loads with every
 // slide valid, and a bad deck is refused with a problem naming the slide.
-#include "testutil.h"
-
 #include "core/deck.h"
 #include "core/inference.h"
+#include "testutil.h"
 
 #include <algorithm>
 #include <limits>
@@ -23,12 +22,17 @@ Problems problemsOf(const nlohmann::json &doc)
 
 bool mentions(const Problems &problems, const std::string &path)
 {
-    return std::any_of(problems.begin(), problems.end(), [&](const Problem &p) { return p.path == path && p.isError(); });
+    return std::any_of(problems.begin(), problems.end(),
+                       [&](const Problem &p) { return p.path == path && p.isError(); });
 }
 
 nlohmann::json deckOf(nlohmann::json slides)
 {
-    return {{"format", "memledger-deck"}, {"version", 1}, {"name", "test"}, {"description", "a test deck"}, {"slides", std::move(slides)}};
+    return {{"format", "memledger-deck"},
+            {"version", 1},
+            {"name", "test"},
+            {"description", "a test deck"},
+            {"slides", std::move(slides)}};
 }
 
 } // namespace
@@ -139,7 +143,8 @@ TEST_CASE("Slides may be scenario names or preset objects; problems name the sli
 {
     SECTION("an inline slide without format or version is a preset")
     {
-        const DeckLoadResult r = deckFromJson(deckOf({"seed-000-7b-a-plain", {{"name", "inline"}, {"model", "llama-2-7b"}}}));
+        const DeckLoadResult r
+            = deckFromJson(deckOf({"seed-000-7b-a-plain", {{"name", "inline"}, {"model", "llama-2-7b"}}}));
         REQUIRE(r.deck.has_value());
         REQUIRE(r.deck->slides.size() == 2);
         CHECK(r.deck->slides[1].name == "inline");
@@ -156,8 +161,9 @@ TEST_CASE("Slides may be scenario names or preset objects; problems name the sli
     {
         nlohmann::json slide = scenarioDoc("llama-3-70b-128xh100");
         slide["parallelism"]["tensor_model_parallel_size"] = "eight";
-        CHECK(mentions(problemsOf(deckOf({"seed-000-7b-a-plain", "seed-000-7b-b-checkpointing", "seed-000-7b-c-offload", slide})),
-                       "slides[3].parallelism.tensor_model_parallel_size"));
+        CHECK(mentions(
+            problemsOf(deckOf({"seed-000-7b-a-plain", "seed-000-7b-b-checkpointing", "seed-000-7b-c-offload", slide})),
+            "slides[3].parallelism.tensor_model_parallel_size"));
         slide = scenarioDoc("llama-3-70b-128xh100");
         slide["parallelism"]["tensor_model_parallel_size"] = 3; // loads, but cannot split 64 heads
         CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].parallelism.tensor_model_parallel_size"));

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Hugging Face config import: the published configs in tests/data/hf import to
 // the built-in model presets, and what cannot be mapped is named.
-#include "testutil.h"
-
 #include "core/hfimport.h"
 #include "core/parameters.h"
+#include "testutil.h"
 
 #include <algorithm>
 #include <fstream>
@@ -99,10 +98,18 @@ void checkSameModel(const ModelConfig &got, const ModelConfig &want)
 // A small Llama config to vary in the tests below.
 nlohmann::json llama()
 {
-    return {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"hidden_size", 1024},
-            {"num_hidden_layers", 4}, {"num_attention_heads", 16}, {"num_key_value_heads", 4},
-            {"intermediate_size", 2816}, {"vocab_size", 32000}, {"hidden_act", "silu"},
-            {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", false}, {"max_position_embeddings", 4096}};
+    return {{"architectures", {"LlamaForCausalLM"}},
+            {"model_type", "llama"},
+            {"hidden_size", 1024},
+            {"num_hidden_layers", 4},
+            {"num_attention_heads", 16},
+            {"num_key_value_heads", 4},
+            {"intermediate_size", 2816},
+            {"vocab_size", 32000},
+            {"hidden_act", "silu"},
+            {"rms_norm_eps", 1e-5},
+            {"tie_word_embeddings", false},
+            {"max_position_embeddings", 4096}};
 }
 
 ModelConfig imported(const nlohmann::json &hf)
@@ -160,8 +167,8 @@ TEST_CASE("Each import warns exactly about what it cannot carry over", "[hfimpor
     CHECK(warnings(importFile("Llama-2-7b-hf")).empty());
     CHECK(warnings(importFile("Llama-2-70b-hf")).empty());
     CHECK(warnings(importFile("Meta-Llama-3.1-405B")).empty()); // rope_scaling changes no memory
-    CHECK(warnings(importFile("Mixtral-8x7B-v0.1")).empty());   // sliding_window: null
-    CHECK(warnings(importFile("Qwen2.5-7B")).empty());          // a window, but use_sliding_window: false
+    CHECK(warnings(importFile("Mixtral-8x7B-v0.1")).empty()); // sliding_window: null
+    CHECK(warnings(importFile("Qwen2.5-7B")).empty()); // a window, but use_sliding_window: false
     CHECK(warnings(importFile("Qwen2.5-72B")).empty());
     CHECK(warnings(importFile("Mistral-7B-v0.1")) == V{"hf.sliding_window"});
     CHECK(warnings(importFile("DeepSeek-V3")) == V{"hf.quantization_config", "hf.num_nextn_predict_layers"});

@@ -16,14 +16,6 @@ using namespace memledger::test;
 
 namespace {
 
-Config served(const std::string &model, const std::vector<std::string> &sets = {})
-{
-    nlohmann::json doc = emptyDoc();
-    doc["model"] = model;
-    doc["inference"] = nlohmann::json::object();
-    return configFrom(doc, sets);
-}
-
 // The loader's problems for one inference section.
 Problems loadProblems(const nlohmann::json &inference)
 {

@@ -13,14 +13,6 @@ using namespace memledger::test;
 
 namespace {
 
-Config served(const std::string &model, const std::vector<std::string> &sets = {})
-{
-    nlohmann::json doc = emptyDoc();
-    doc["model"] = model;
-    doc["inference"] = nlohmann::json::object();
-    return configFrom(doc, sets);
-}
-
 double longestWorkingSet(const RankTimeline &rank)
 {
     double longest = 0;

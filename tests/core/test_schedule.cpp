@@ -1,28 +1,18 @@
 // SPDX-License-Identifier: MIT
 // Pipeline op orders: GPipe, 1F1B and Megatron's interleaved 1F1B.
-#include "testutil.h"
-
 #include "core/schedule.h"
+#include "testutil.h"
 
 using namespace memledger;
 
 namespace {
 
-ParallelismConfig pipeline(std::int64_t p, std::int64_t v, PipelineSchedule s)
-{
-    ParallelismConfig par;
-    par.pipeline_model_parallel_size = p;
-    par.virtual_pipeline_model_parallel_size = v;
-    par.pipeline_schedule = s;
-    return par;
-}
-
 std::string render(const std::vector<PipelineOp> &ops)
 {
     std::string s;
     for (const PipelineOp &op : ops)
-        s += (s.empty() ? "" : " ") + std::string(op.kind == OpKind::Forward ? "F" : "B") + std::to_string(op.chunk) + "."
-            + std::to_string(op.microbatch);
+        s += (s.empty() ? "" : " ") + std::string(op.kind == OpKind::Forward ? "F" : "B") + std::to_string(op.chunk)
+             + "." + std::to_string(op.microbatch);
     return s;
 }
 
@@ -30,7 +20,7 @@ std::string render(const std::vector<PipelineOp> &ops)
 
 TEST_CASE("1F1B: p - r - 1 warm-up forwards, then one forward one backward, then the cool-down", "[schedule]")
 {
-    const ParallelismConfig par = pipeline(4, 1, PipelineSchedule::OneFOneB);
+    const ParallelismConfig par = test::pipelineOf(4, 1, PipelineSchedule::OneFOneB);
     CHECK(render(scheduleOps(par, 6, 0)) == "F0.0 F0.1 F0.2 F0.3 B0.0 F0.4 B0.1 F0.5 B0.2 B0.3 B0.4 B0.5");
     CHECK(render(scheduleOps(par, 6, 3)) == "F0.0 B0.0 F0.1 B0.1 F0.2 B0.2 F0.3 B0.3 F0.4 B0.4 F0.5 B0.5");
     CHECK(render(scheduleOps(par, 2, 0)) == "F0.0 F0.1 B0.0 B0.1");
@@ -38,17 +28,20 @@ TEST_CASE("1F1B: p - r - 1 warm-up forwards, then one forward one backward, then
 
 TEST_CASE("GPipe: all forwards, then all backwards", "[schedule]")
 {
-    CHECK(render(scheduleOps(pipeline(4, 1, PipelineSchedule::GPipe), 3, 1)) == "F0.0 F0.1 F0.2 B0.2 B0.1 B0.0");
+    CHECK(render(scheduleOps(test::pipelineOf(4, 1, PipelineSchedule::GPipe), 3, 1))
+          == "F0.0 F0.1 F0.2 B0.2 B0.1 B0.0");
 }
 
 TEST_CASE("Interleaved 1F1B follows Megatron's schedules.py", "[schedule]")
 {
     // p = 2, v = 2, m = 4 on rank 0: warm-up (p-r-1)*2 + (v-1)*p = 4 chunk forwards;
     // forward k runs chunk (k mod 4)/2 on micro-batch (k/4)*2 + k mod 2, backward k the mirrored chunk.
-    const ParallelismConfig par = pipeline(2, 2, PipelineSchedule::Interleaved);
-    CHECK(render(scheduleOps(par, 4, 0)) == "F0.0 F0.1 F1.0 F1.1 F0.2 B1.0 F0.3 B1.1 F1.2 B0.0 F1.3 B0.1 B1.2 B1.3 B0.2 B0.3");
+    const ParallelismConfig par = test::pipelineOf(2, 2, PipelineSchedule::Interleaved);
+    CHECK(render(scheduleOps(par, 4, 0))
+          == "F0.0 F0.1 F1.0 F1.1 F0.2 B1.0 F0.3 B1.1 F1.2 B0.0 F1.3 B0.1 B1.2 B1.3 B0.2 B0.3");
     // Rank 1 warms up with (v-1)p = 2.
-    CHECK(render(scheduleOps(par, 4, 1)) == "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F0.3 B0.1 F1.2 B1.2 F1.3 B1.3 B0.2 B0.3");
+    CHECK(render(scheduleOps(par, 4, 1))
+          == "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F0.3 B0.1 F1.2 B1.2 F1.3 B1.3 B0.2 B0.3");
 }
 
 TEST_CASE("Every schedule runs each forward and backward once, forward first", "[schedule]")
@@ -57,7 +50,7 @@ TEST_CASE("Every schedule runs each forward and backward once, forward first", "
         for (std::int64_t p : {2, 4, 8}) {
             const std::int64_t v = s == PipelineSchedule::Interleaved ? 3 : 1;
             for (std::int64_t m : {p, 2 * p, 5 * p}) {
-                const ParallelismConfig par = pipeline(p, v, s);
+                const ParallelismConfig par = test::pipelineOf(p, v, s);
                 for (std::int64_t r = 0; r < p; ++r) {
                     CAPTURE(scheduleName(s), p, m, r);
                     const std::vector<PipelineOp> ops = scheduleOps(par, m, r);

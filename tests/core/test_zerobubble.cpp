@@ -30,15 +30,6 @@ Config plan(const std::string &schedule, std::vector<std::string> more = {})
     return scenario("llama-3-70b-128xh100", more);
 }
 
-Bytes entryBytes(const RankLedger &r, const std::string &label, Category category)
-{
-    Bytes b = 0;
-    for (const LedgerEntry &e : r.entries)
-        if (e.label == label && e.category == category && e.placement == Placement::Device)
-            b += e.bytes;
-    return b;
-}
-
 Bytes mostActivations(const Ledger &l)
 {
     Bytes most = 0;
@@ -57,20 +48,11 @@ std::string render(const std::vector<PipelineOp> &ops)
     return s;
 }
 
-ParallelismConfig pipeline(std::int64_t p, std::int64_t v, PipelineSchedule s)
-{
-    ParallelismConfig par;
-    par.pipeline_model_parallel_size = p;
-    par.virtual_pipeline_model_parallel_size = v;
-    par.pipeline_schedule = s;
-    return par;
-}
-
 } // namespace
 
 TEST_CASE("ZB-H1 defers rank r's first r weight passes to the cool-down (Qi et al. 2023, Figure 3)", "[schedule][zb]")
 {
-    const ParallelismConfig par = pipeline(4, 1, PipelineSchedule::ZbH1);
+    const ParallelismConfig par = test::pipelineOf(4, 1, PipelineSchedule::ZbH1);
     // The first rank runs each W right after its B, as 1F1B does; the last
     // holds three back and ends on them while the earlier ranks cool down.
     CHECK(render(scheduleOps(par, 6, 0)) == "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 B3 W3 B4 W4 B5 W5");
@@ -79,7 +61,7 @@ TEST_CASE("ZB-H1 defers rank r's first r weight passes to the cool-down (Qi et a
 
 TEST_CASE("ZB-H2 fills the warm-up with 2(p - r) - 1 forwards, then B W F", "[schedule][zb]")
 {
-    const ParallelismConfig par = pipeline(3, 1, PipelineSchedule::ZbH2);
+    const ParallelismConfig par = test::pipelineOf(3, 1, PipelineSchedule::ZbH2);
     CHECK(render(scheduleOps(par, 6, 0)) == "F0 F1 F2 F3 F4 B0 W0 F5 B1 W1 B2 W2 B3 W3 B4 W4 B5 W5");
     CHECK(render(scheduleOps(par, 6, 2)) == "F0 B0 W0 F1 B1 W1 F2 B2 W2 F3 B3 W3 F4 B4 W4 F5 B5 W5");
 }
@@ -90,7 +72,7 @@ TEST_CASE("DualPipeV follows deepseek-ai/DualPipe's eight steps", "[schedule][du
     // chunk-0 forwards (step 1), then r + 1 = 1 pair F0 F1 (step 2), then
     // p - r - 1 = 3 B1 W1 F1 (step 3, its W deferred), m - 2p + r + 1 = 1 main
     // step F0 B1 F1 B0, ...
-    const ParallelismConfig par = pipeline(4, 2, PipelineSchedule::DualPipeV);
+    const ParallelismConfig par = test::pipelineOf(4, 2, PipelineSchedule::DualPipeV);
     const std::vector<PipelineOp> ops = scheduleOps(par, 8, 0);
     REQUIRE(ops.size() >= 8);
     for (std::size_t i = 0; i < 6; ++i)
@@ -115,7 +97,7 @@ TEST_CASE("Every split schedule runs each F, B and W once, W after its B, B afte
             for (std::int64_t m : {2 * p, 3 * p, 8 * p}) {
                 if (s == PipelineSchedule::DualPipe && m % 2 != 0)
                     continue;
-                const ParallelismConfig par = pipeline(p, two ? 2 : 1, s);
+                const ParallelismConfig par = test::pipelineOf(p, two ? 2 : 1, s);
                 const std::int64_t perChunk = microBatchesPerDirection(par, m);
                 INFO(scheduleName(s) << " p=" << p << " m=" << m);
                 for (std::int64_t r = 0; r < p; ++r) {
@@ -163,11 +145,11 @@ TEST_CASE("ZB-H1 holds 1F1B's peak activations, ZB-H2 (2p - 1)/p of them (Qi et 
     // ZB-H2: 2p - 1 on the first rank, 2(p - r) - 1 on rank r.
     for (std::int64_t r = 0; r < p; ++r)
         CHECK(h2.ranks[std::size_t(r)].in_flight_chunks == 2 * (p - r) - 1);
-    const Bytes layers1F1B = entryBytes(oneF.ranks[0], "Transformer layers", Category::Activations);
-    const Bytes layersH2 = entryBytes(h2.ranks[0], "Transformer layers", Category::Activations);
+    const Bytes layers1F1B = test::entryBytes(oneF.ranks[0], Category::Activations, "Transformer layers");
+    const Bytes layersH2 = test::entryBytes(h2.ranks[0], Category::Activations, "Transformer layers");
     CHECK(double(layersH2) == Approx(double(layers1F1B) * double(2 * p - 1) / double(p)));
     // The explanation names the deferred W's operands where they are held.
-    CHECK(entryBytes(h1.ranks[3], "Inputs of deferred weight passes", Category::Activations) > 0);
+    CHECK(test::entryBytes(h1.ranks[3], Category::Activations, "Inputs of deferred weight passes") > 0);
 }
 
 TEST_CASE("ZB-V spreads 1F1B's first-rank activations over every rank (Qi et al. 2024: 1x, balanced)", "[ledger][zb]")
@@ -193,8 +175,8 @@ TEST_CASE("DualPipe: 2x parameters and PP + 1 stage-micro-batches per rank (deep
     const Ledger dual = computeLedger(plan("dualpipe"));
     const std::int64_t p = 4;
     // Rank 1 holds no embedding in either plan: two stages' copies against one.
-    CHECK(entryBytes(dual.ranks[1], "Transformer layers", Category::Weights)
-          == 2 * entryBytes(oneF.ranks[1], "Transformer layers", Category::Weights));
+    CHECK(test::entryBytes(dual.ranks[1], Category::Weights, "Transformer layers")
+          == 2 * test::entryBytes(oneF.ranks[1], Category::Weights, "Transformer layers"));
     std::int64_t most = 0;
     for (const RankLedger &r : dual.ranks) {
         most = std::max(most, r.in_flight_chunks);
@@ -204,8 +186,8 @@ TEST_CASE("DualPipe: 2x parameters and PP + 1 stage-micro-batches per rank (deep
     // Both ends of the pipe hold an embedding and an output layer: one of each direction.
     for (int r : {0, 3}) {
         INFO("rank " << r);
-        CHECK(entryBytes(dual.ranks[std::size_t(r)], "Embeddings", Category::Weights) > 0);
-        CHECK(entryBytes(dual.ranks[std::size_t(r)], "Output layer and final norm", Category::Weights) > 0);
+        CHECK(test::entryBytes(dual.ranks[std::size_t(r)], Category::Weights, "Embeddings") > 0);
+        CHECK(test::entryBytes(dual.ranks[std::size_t(r)], Category::Weights, "Output layer and final norm") > 0);
     }
 }
 
@@ -213,8 +195,8 @@ TEST_CASE("DualPipeV on p ranks holds what DualPipe holds on 2p ('the same on ha
 {
     const Ledger dualV = computeLedger(plan("dualpipev"));
     const Ledger dual8 = computeLedger(plan("dualpipe", {"parallelism.pipeline_model_parallel_size=8"}));
-    CHECK(entryBytes(dualV.ranks[1], "Transformer layers", Category::Weights)
-          == entryBytes(dual8.ranks[1], "Transformer layers", Category::Weights));
+    CHECK(test::entryBytes(dualV.ranks[1], Category::Weights, "Transformer layers")
+          == test::entryBytes(dual8.ranks[1], Category::Weights, "Transformer layers"));
     std::int64_t mostV = 0, most8 = 0;
     for (const RankLedger &r : dualV.ranks)
         mostV = std::max(mostV, r.in_flight_chunks);

@@ -9,9 +9,8 @@
 #include "core/validate.h"
 
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -61,7 +60,27 @@ inline nlohmann::json emptyDoc()
     return {{"format", "memledger-preset"}, {"version", 1}, {"name", "test"}};
 }
 
-inline Bytes entryBytes(const RankLedger &rank, Category c, const std::string &label, Placement where = Placement::Device)
+// The preset's model served: an empty `inference` section, its defaults.
+inline Config served(const std::string &model, const std::vector<std::string> &sets = {})
+{
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = model;
+    doc["inference"] = nlohmann::json::object();
+    return configFrom(doc, sets);
+}
+
+// A pipeline of p ranks, v chunks each, under one schedule (for the op-order tests).
+inline ParallelismConfig pipelineOf(std::int64_t p, std::int64_t v, PipelineSchedule schedule)
+{
+    ParallelismConfig par;
+    par.pipeline_model_parallel_size = p;
+    par.virtual_pipeline_model_parallel_size = v;
+    par.pipeline_schedule = schedule;
+    return par;
+}
+
+inline Bytes entryBytes(const RankLedger &rank, Category c, const std::string &label,
+                        Placement where = Placement::Device)
 {
     Bytes total = 0;
     for (const LedgerEntry &e : rank.entries)
@@ -75,7 +94,8 @@ inline Bytes modelStatesOf(const RankLedger &rank, const std::string &label)
     Bytes total = 0;
     for (const LedgerEntry &e : rank.entries)
         if (e.label == label
-            && (e.category == Category::Weights || e.category == Category::Gradients || e.category == Category::OptimizerStates))
+            && (e.category == Category::Weights || e.category == Category::Gradients
+                || e.category == Category::OptimizerStates))
             total += e.bytes;
     return total;
 }
