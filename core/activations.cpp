@@ -2,6 +2,7 @@
 #include "core/activations.h"
 
 #include "core/parameters.h"
+#include "core/tensorpolicy.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -27,12 +28,16 @@ struct Factor
 class Account
 {
 public:
-    explicit Account(std::vector<SavedTensor> *out)
+    Account(std::vector<SavedTensor> *out, const StrategyConfig &strategy, int activationElementBytes)
         : m_out(out)
+        , m_strategy(strategy)
+        , m_A(activationElementBytes)
     { }
 
+    // `elementBytes` 0: the first factor is the element size (every tensor
+    // but the norm statistics, whose first factor counts them).
     void add(std::string_view module, std::string_view tensor, std::initializer_list<Factor> num,
-             std::initializer_list<Factor> den, bool core = false)
+             std::initializer_list<Factor> den, bool core = false, std::int64_t elementBytes = 0)
     {
         Wide n = 1, d = 1;
         for (const Factor &f : num)
@@ -45,12 +50,28 @@ public:
         total += bytes;
         if (core)
             attentionCore += bytes;
+        const bool named = m_out || !m_strategy.tensor_policies.empty();
+        const std::string name = named ? std::string(module) + "." + std::string(tensor) : std::string();
+        const TensorFate fate = tensorFate(m_strategy, name, core, module == "input_norm" && tensor == "input");
+        const int elem = static_cast<int>(elementBytes > 0 ? elementBytes : num.begin()->value);
+        const Bytes q = quantizes(fate) ? quantizedBytes(m_strategy, bytes, elem, m_A) : bytes;
+        if (quantizes(fate)) {
+            quantized += q;
+            quantizedFrom += bytes;
+        }
+        if (fate == TensorFate::Recompute)
+            recomputed += bytes;
+        else if (offloads(fate))
+            offloaded += q;
+        else
+            kept += q;
         if (m_out)
-            m_out->push_back({std::string(module) + "." + std::string(tensor), bytes, formula(num, den), core});
+            m_out->push_back({name, bytes, formula(num, den), core, fate, fate == TensorFate::Recompute ? 0 : q, elem});
     }
 
     Bytes total = 0;
     Bytes attentionCore = 0;
+    Bytes kept = 0, recomputed = 0, offloaded = 0, quantized = 0, quantizedFrom = 0;
 
 private:
     static std::string formula(std::initializer_list<Factor> num, std::initializer_list<Factor> den)
@@ -70,6 +91,8 @@ private:
     }
 
     std::vector<SavedTensor> *m_out;
+    const StrategyConfig &m_strategy;
+    int m_A;
 };
 
 struct Shape
@@ -115,7 +138,7 @@ void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
     acc.add(name, "input", {x.A, x.s, x.b, width}, {x.sp});
     if (x.statsSaved) {
         const Factor n{x.normStats == 2 ? "2" : "1", x.normStats};
-        acc.add(name, "stats", {n, x.S, x.s, x.b}, {x.sp});
+        acc.add(name, "stats", {n, x.S, x.s, x.b}, {x.sp}, false, x.S.value);
     }
 }
 
@@ -141,7 +164,7 @@ void addCore(Account &acc, const Shape &x, const Config &c, Factor heads, Factor
     acc.add("attention", "k", {x.A, x.s, x.b, heads, qkDim}, {x.t});
     acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
     if (pAttn > 0) {
-        acc.add("attention", "dropout_mask", {x.M, heads, x.s, x.skv, x.b}, {x.t}, true);
+        acc.add("attention", "softmax_dropout_mask", {x.M, heads, x.s, x.skv, x.b}, {x.t}, true);
         acc.add("attention", "dropout_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
     }
     acc.add("attention", "v", {x.A, x.s, x.b, heads, vDim}, {x.t});
@@ -265,10 +288,11 @@ int activationBytes(const Config &config)
 LayerActivations layerActivations(const Config &config, bool moeLayer, bool listTensors)
 {
     LayerActivations la;
-    Account acc(listTensors ? &la.tensors : nullptr);
     const Shape x = shapeOf(config);
+    Account acc(listTensors ? &la.tensors : nullptr, config.strategy, static_cast<int>(x.A.value));
     addAttention(acc, x, config);
     const Bytes attentionHalf = acc.total;
+    const Bytes keptAttention = acc.kept;
     addNorm(acc, x, "pre_mlp_norm", x.h);
     if (moeLayer)
         addMoe(acc, x, config);
@@ -278,6 +302,12 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, bool list
     la.total = acc.total;
     la.mlp = acc.total - attentionHalf;
     la.attentionCore = acc.attentionCore;
+    la.kept = acc.kept;
+    la.keptMlp = acc.kept - keptAttention;
+    la.recomputed = acc.recomputed;
+    la.offloaded = acc.offloaded;
+    la.quantized = acc.quantized;
+    la.quantizedFrom = acc.quantizedFrom;
     // Full recompute keeps the layer's input (sharded along the sequence under SP).
     la.checkpoint = static_cast<Bytes>(x.A.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
     la.weightPass = weightPassBytes(x, config, moeLayer);
@@ -296,23 +326,28 @@ ChunkActivations chunkActivations(const Config &c, const LayerActivations &dense
     ca.layerFull.reserve(static_cast<std::size_t>(layers));
     ca.layerFullMlp.reserve(static_cast<std::size_t>(layers));
     ca.layerCore.reserve(static_cast<std::size_t>(layers));
+    ca.layerOffloaded.reserve(static_cast<std::size_t>(layers));
     Bytes group = 0;
     for (std::int64_t i = 0; i < layers; ++i) {
         const LayerActivations &la = c.model.isMoeLayer(first + i) ? moe : dense;
-        Bytes kept = la.stored(st.recompute_granularity);
-        Bytes keptMlp = la.mlp; // selective recompute drops attention tensors only
+        Bytes kept = la.kept;
+        Bytes keptMlp = la.keptMlp;
+        Bytes rebuilt = la.recomputed;
+        Bytes offloaded = la.offloaded;
         if (full && st.recompute_method == RecomputeMethod::Uniform) {
             // Groups of n layers keep only the group's input.
             if (i % n == 0)
                 group = 0;
             kept = i % n == 0 ? la.checkpoint : 0;
             keptMlp = 0;
+            rebuilt = offloaded = 0;
             group += la.total;
             ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, group);
         } else if (full) {
             // Block: the first n layers of the chunk are recomputed, the rest keep everything.
             kept = i < n ? la.checkpoint : la.total;
             keptMlp = i < n ? 0 : la.mlp;
+            rebuilt = offloaded = 0;
             if (i < n)
                 ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, la.total);
         }
@@ -321,7 +356,9 @@ ChunkActivations chunkActivations(const Config &c, const LayerActivations &dense
         ca.layerStoredMlp.push_back(keptMlp);
         ca.layerFull.push_back(la.total);
         ca.layerFullMlp.push_back(la.mlp);
-        ca.layerCore.push_back(la.attentionCore);
+        ca.layerCore.push_back(rebuilt);
+        ca.layerOffloaded.push_back(offloaded);
+        ca.offloaded += offloaded;
         ca.weightPass += la.weightPass;
     }
     return ca;
@@ -333,16 +370,19 @@ double weightPassShare(const Config &config, const LayerActivations &dense, cons
     return one.stored > 0 ? std::min(1.0, double(one.weightPass) / double(one.stored)) : 1.0;
 }
 
+// Policies name a transformer layer's tensors; the embedding's and the loss's are stored as they are.
+const StrategyConfig kNoPolicies{};
+
 StageActivations stageActivations(const Config &config)
 {
     StageActivations sa;
     const Shape x = shapeOf(config);
     {
-        Account acc(&sa.first);
+        Account acc(&sa.first, kNoPolicies, static_cast<int>(x.A.value));
         addDropoutMask(acc, x, "embedding", config.model.hidden_dropout);
     }
     {
-        Account acc(&sa.last);
+        Account acc(&sa.last, kNoPolicies, static_cast<int>(x.A.value));
         addNorm(acc, x, "final_norm", x.h);
         acc.add("output_layer", "input", {x.A, x.s, x.b, x.h}, {x.lin});
         // Megatron's vocab-parallel cross entropy keeps the fp32 softmax of the logits.

@@ -19,6 +19,9 @@ struct SavedTensor
     Bytes bytes = 0;
     std::string formula; // symbolic, with the divisor that applies: "2·s·b·h/t"
     bool attentionCore = false; // recomputed by Megatron's selective recompute
+    TensorFate fate = TensorFate::Store; // recompute_granularity refined by strategy.tensor_policies
+    Bytes placed = 0; // where the fate puts it (device or host), after fp8 quantisation; 0 when recomputed
+    int elementBytes = 2; // 1 for bool masks, 4 for fp32 statistics; only the activation dtype quantises
 };
 
 struct LayerActivations
@@ -32,10 +35,15 @@ struct LayerActivations
     // still needs once the input-gradient pass (B) has run: each linear
     // layer's saved input and the gradient of its output (Qi et al. 2023 §2).
     Bytes weightPass = 0;
-    Bytes stored(RecomputeGranularity g) const
-    {
-        return g == RecomputeGranularity::Selective ? total - attentionCore : total;
-    }
+    // Under recompute_granularity none or selective, refined tensor by tensor
+    // by strategy.tensor_policies (core/tensorpolicy.h); full recompute
+    // decides per layer instead (chunkActivations).
+    Bytes kept = 0; // on the device from forward to backward (quantised tensors at their fp8 size)
+    Bytes keptMlp = 0; // the part of `kept` the MLP half saved
+    Bytes recomputed = 0; // rebuilt during the backward (selective: the attention core)
+    Bytes offloaded = 0; // on the host from forward to backward (after quantisation where the fate stacks them)
+    Bytes quantized = 0; // fp8 bytes with scales of the quantised tensors, on the device or the host
+    Bytes quantizedFrom = 0; // their size before quantisation
 };
 
 // listTensors = false computes the totals only (the ledger's hot path).
@@ -60,8 +68,11 @@ struct ChunkActivations
     std::vector<Bytes> layerStoredMlp; // per layer, the part of layerStored the MLP half saved
     std::vector<Bytes> layerFull; // per layer, everything it saves (what recompute rebuilds)
     std::vector<Bytes> layerFullMlp; // per layer, the MLP half of layerFull
-    std::vector<Bytes> layerCore; // per layer, the attention core (selective recompute rebuilds it)
+    std::vector<Bytes>
+        layerCore; // per layer, what its backward rebuilds (selective: the attention core; tensor_policies)
+    std::vector<Bytes> layerOffloaded; // per layer, what tensor_policies keep on the host until its backward
     Bytes weightPass = 0; // Σ over layers of LayerActivations::weightPass: kept from B until a deferred W
+    Bytes offloaded = 0; // Σ over layers of LayerActivations::offloaded
 };
 ChunkActivations chunkActivations(const Config &config, const LayerActivations &dense, const LayerActivations &moe,
                                   std::int64_t firstLayer, std::int64_t layers);

@@ -214,4 +214,26 @@ std::string_view optimizerKernelName(OptimizerKernel k)
     return "fused";
 }
 
+std::string_view tensorFateName(TensorFate f)
+{
+    switch (f) {
+    case TensorFate::Store:
+        return "store";
+    case TensorFate::Recompute:
+        return "recompute";
+    case TensorFate::Offload:
+        return "offload";
+    case TensorFate::QuantizeFp8:
+        return "quantize_fp8";
+    case TensorFate::QuantizeFp8Offload:
+        return "quantize_fp8+offload";
+    }
+    return "store";
+}
+
+std::string_view quantScaleName(QuantScale s)
+{
+    return s == QuantScale::E8M0 ? "e8m0" : "fp32";
+}
+
 } // namespace memledger

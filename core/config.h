@@ -141,6 +141,24 @@ enum class GradBuffer { Contiguous, OnDemand };
 enum class CrossEntropy { VocabParallel, Unfused };
 enum class OptimizerKernel { Fused, Foreach, SingleTensor };
 
+// What becomes of one saved tensor between its layer's forward and backward
+// (strategy.tensor_policies; the seeds' "storage policy" per tensor, as
+// unified activation managers bind one to each tensor). Quantised tensors
+// are fp8 e4m3 with block scales, dequantised in the backward.
+enum class TensorFate { Store, Recompute, Offload, QuantizeFp8, QuantizeFp8Offload };
+// A rule of strategy.tensor_policies: a saved tensor's name as the per-layer
+// table writes it ("mlp.fc1.output") or a glob ("attention.*", "*").
+struct TensorPolicy
+{
+    std::string pattern;
+    TensorFate fate = TensorFate::Store;
+    bool operator==(const TensorPolicy &) const = default;
+};
+// The scale of each block of a quantised activation: fp32 (DeepSeek-V3's
+// 1×128 tiles, Transformer Engine's blockwise recipe) or a power-of-two E8M0
+// byte (the OCP microscaling formats).
+enum class QuantScale { FP32, E8M0 };
+
 struct StrategyConfig
 {
     RecomputeGranularity recompute_granularity = RecomputeGranularity::None;
@@ -174,6 +192,11 @@ struct StrategyConfig
     // each rank sends 1/t and the receiver all-gathers over NVLink (Narayanan
     // et al. 2021 §4.1, Megatron's default then), or every rank sends it all.
     bool scatter_gather_tensors_in_pipeline = true;
+    // Per saved tensor, in the order the preset lists them; refines
+    // recompute_granularity (none or selective) tensor by tensor.
+    std::vector<TensorPolicy> tensor_policies;
+    std::int64_t activation_quant_block_size = 128; // elements per scale of a quantize_fp8 tensor
+    QuantScale activation_quant_scale_dtype = QuantScale::FP32;
     bool operator==(const StrategyConfig &) const = default;
 };
 
@@ -245,5 +268,7 @@ std::string_view offloadName(OffloadTarget);
 std::string_view gradBufferName(GradBuffer);
 std::string_view crossEntropyName(CrossEntropy);
 std::string_view optimizerKernelName(OptimizerKernel);
+std::string_view tensorFateName(TensorFate);
+std::string_view quantScaleName(QuantScale);
 
 } // namespace memledger

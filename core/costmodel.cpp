@@ -5,6 +5,7 @@
 #include "core/efficiency.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
+#include "core/planner/tensorplan.h"
 
 #include <algorithm>
 
@@ -235,6 +236,19 @@ CostModel costModel(const Config &c, std::int64_t gpusPerNode)
     CostModel cm;
     cm.dense = layerCost(c, d, false);
     cm.moe = c.model.isMoe() ? layerCost(c, d, true) : cm.dense;
+    if (!c.strategy.tensor_policies.empty() && c.strategy.recompute_granularity != RecomputeGranularity::Full) {
+        // Per-tensor policies: what each recomputed tensor's own ops and each
+        // quantised tensor's two passes cost (core/planner/tensorplan.h), on
+        // the dense layer's graph; MoE layers are priced alike.
+        Config plain = c;
+        plain.strategy.tensor_policies.clear();
+        const TensorPlan plan = configuredTensorPlan(c, layerGraph(plain), TensorCost::Roofline);
+        OpCost extra;
+        extra.seconds = plan.recomputeSeconds + plan.quantizeSeconds;
+        cm.dense.recompute = extra;
+        cm.moe.recompute = extra;
+        cm.policyOffloadBytes = double(plan.offloadedBytes);
+    }
 
     // Final norm, the logits GEMM, then Megatron's vocab-parallel cross
     // entropy over the fp32 logits (max, exp-sum, loss; its backward in place).

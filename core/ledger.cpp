@@ -176,6 +176,8 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
 
 std::string granularityText(const StrategyConfig &s)
 {
+    if (!s.tensor_policies.empty() && s.recompute_granularity != RecomputeGranularity::Full)
+        return "tensor_policies over " + std::string(granularityName(s.recompute_granularity)) + " recompute";
     switch (s.recompute_granularity) {
     case RecomputeGranularity::None:
         return "all saved tensors kept";
@@ -221,6 +223,8 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     }
     Bytes weightPending = 0;
     std::int64_t weightPendingCount = 0;
+    Bytes policyHost = 0; // tensors strategy.tensor_policies keep on the host, all in-flight micro-batches
+    Bytes policyTransit = 0; // the largest layer's offloaded tensors
     for (std::int64_t k = 0; k < x.v; ++k) {
         const std::size_t ki = static_cast<std::size_t>(k);
         const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
@@ -231,6 +235,9 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         const ChunkActivations &ca = chunks[ki];
         stored += ca.stored * inFlight;
         storedOneEach += ca.stored;
+        policyHost += ca.offloaded * inFlight;
+        for (Bytes b : ca.layerOffloaded)
+            policyTransit = std::max(policyTransit, b);
         workingSet = std::max(workingSet, ca.recomputeWorkingSet);
         if (counted) {
             weightPending += ca.weightPass * peak.weightPending[ki];
@@ -270,6 +277,20 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
                num(inFlightTotal - onDevice) + "/" + num(inFlightTotal) + " of " + formatGB(double(stored)));
     } else {
         rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, formula);
+    }
+    if (policyHost > 0) {
+        const LayerActivations &la = x.denseAct;
+        rb.add(Category::Activations, Placement::Host, "Tensors offloaded by tensor_policies", policyHost,
+               countOf(double(inFlightTotal), "in-flight chunk-micro-batch", "in-flight chunk-micro-batches")
+                   + " × each chunk's layers × " + formatGB(double(la.offloaded)) + " per layer",
+               "each offloaded tensor goes to the host once its layer's forward has produced it and returns "
+               "for that layer's backward (quantised first where the fate is quantize_fp8+offload)");
+        // One layer's tensors still leaving the device while the next layer
+        // runs forward, or already back while the layer after it runs backward,
+        // and those of the layer computing.
+        rb.add(Category::Activations, Placement::Device, "Offloaded tensors in transit", 2 * policyTransit,
+               "2 layers × " + formatGB(double(policyTransit)) + " (one copying, one in use)",
+               "per-tensor offload hides each layer's copies under its neighbours' compute");
     }
     if (weightPending > 0)
         rb.add(Category::Activations, Placement::Device, "Inputs of deferred weight passes", weightPending,
@@ -316,6 +337,27 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
                countOf(double(inFlight), "micro-batch", "micro-batches") + " × (" + parts + ")",
                "the loss keeps the fp32 softmax of the vocabulary-parallel logits (Megatron cross entropy)");
     }
+}
+
+// strategy.tensor_policies in words: the rules and what they do to one layer.
+std::string tensorPolicyChoice(const Config &c, const LayerActivations &la)
+{
+    const StrategyConfig &st = c.strategy;
+    if (st.recompute_granularity == RecomputeGranularity::Full)
+        return "Tensor policies: not applied under full recompute, which keeps only each group's input.";
+    std::string rules;
+    for (const TensorPolicy &p : st.tensor_policies)
+        rules += (rules.empty() ? "" : ", ") + p.pattern + " → " + std::string(tensorFateName(p.fate));
+    std::string out = "Tensor policies (" + rules + ") over " + std::string(granularityName(st.recompute_granularity))
+                      + " recompute: per layer " + formatGB(double(la.kept)) + " kept of "
+                      + formatGB(double(la.total)) + ", " + formatGB(double(la.recomputed)) + " recomputed, "
+                      + formatGB(double(la.offloaded)) + " offloaded to the host";
+    if (la.quantizedFrom > 0)
+        out += "; " + formatGB(double(la.quantizedFrom)) + " quantised to " + formatGB(double(la.quantized))
+               + " (fp8 e4m3, one " + std::string(quantScaleName(st.activation_quant_scale_dtype))
+               + " scale per " + num(st.activation_quant_block_size)
+               + " elements, dequantised in the backward; 1-byte masks and fp32 statistics unchanged)";
+    return out + ".";
 }
 
 // What the schedule means for memory, in the ledger's explanation.
@@ -547,6 +589,8 @@ Ledger computeLedger(const Config &c)
                                           + countOf(double(st.recompute_num_layers), "layer", "layers") + ")"
                                     : "")
                              + ".");
+    if (!st.tensor_policies.empty())
+        ledger.choices.push_back(tensorPolicyChoice(c, x.denseAct));
     ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over "
                              + countOf(double(x.p), "stage", "stages") + " with " + num(x.m)
                              + " micro-batches per iteration" + scheduleNote(par.schedule()));

@@ -150,6 +150,44 @@ public:
         v = std::move(out);
     }
 
+    // tensor_policies: {"tensor name or glob": "fate", ...}. Whether a name is
+    // one the model saves is the validator's question (it knows the model).
+    void field(const char *key, std::vector<TensorPolicy> &v, std::initializer_list<TensorFate> fates)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        if (!j->is_object()) {
+            error(key, "expected an object from saved-tensor names or globs to fates, e.g. "
+                       "{\"mlp.fc1.output\": \"recompute\"}, got " + describe(*j));
+            return;
+        }
+        std::string options;
+        for (TensorFate f : fates)
+            options += (options.empty() ? "\"" : ", \"") + std::string(tensorFateName(f)) + "\"";
+        std::vector<TensorPolicy> out;
+        bool ok = true;
+        for (auto it = j->begin(); it != j->end(); ++it) {
+            const std::string sub = std::string(key) + "." + it.key();
+            bool found = false;
+            if (it->is_string())
+                for (TensorFate f : fates)
+                    if (tensorFateName(f) == it->get<std::string>()) {
+                        out.push_back({it.key(), f});
+                        found = true;
+                    }
+            if (it.key().empty()) {
+                error(key, "a tensor name or glob is empty");
+                ok = false;
+            } else if (!found) {
+                error(sub.c_str(), "expected one of " + options + ", got " + describe(*it));
+                ok = false;
+            }
+        }
+        if (ok)
+            v = std::move(out);
+    }
+
     void field(const char *key, std::string &v)
     {
         const json *j = get(key);
@@ -288,6 +326,15 @@ public:
     }
     void field(const char *key, double &v, double, double) { m_obj[key] = v; }
     void field(const char *key, std::string &v) { m_obj[key] = v; }
+    void field(const char *key, std::vector<TensorPolicy> &v, std::initializer_list<TensorFate>)
+    {
+        if (v.empty()) // optional: absent means recompute_granularity alone
+            return;
+        json policies = json::object();
+        for (const TensorPolicy &p : v)
+            policies[p.pattern] = std::string(tensorFateName(p.fate));
+        m_obj[key] = std::move(policies);
+    }
     void field(const char *key, EfficiencyTable &v)
     {
         json table = json::array();
@@ -433,6 +480,12 @@ void visit(V &v, StrategyConfig &s)
     v.field("overlap_grad_reduce", s.overlap_grad_reduce);
     v.field("tp_comm_overlap", s.tp_comm_overlap);
     v.field("scatter_gather_tensors_in_pipeline", s.scatter_gather_tensors_in_pipeline);
+    v.field("tensor_policies", s.tensor_policies,
+            {TensorFate::Store, TensorFate::Recompute, TensorFate::Offload, TensorFate::QuantizeFp8,
+             TensorFate::QuantizeFp8Offload});
+    v.field("activation_quant_block_size", s.activation_quant_block_size, 1, std::int64_t(1) << 20);
+    v.choice("activation_quant_scale_dtype", s.activation_quant_scale_dtype, {QuantScale::FP32, QuantScale::E8M0},
+             quantScaleName);
     v.finish();
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/activations.h"
 #include "core/steptimereport.h"
+#include "core/tensorpolicy.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -113,6 +114,21 @@ json ledgerToJson(const Config &config, const Ledger &l)
         warnings.push_back({{"path", p.path}, {"message", p.message}, {"suggestion", p.suggestion}});
     doc["warnings"] = std::move(warnings);
     doc["choices"] = l.choices;
+    // Each saved tensor of one layer with its fate (strategy.tensor_policies over recompute_granularity).
+    const auto tensors = [&](bool moe) {
+        json list = json::array();
+        const bool full = config.strategy.recompute_granularity == RecomputeGranularity::Full;
+        for (const SavedTensor &s : layerActivations(config, moe).tensors)
+            list.push_back({{"name", s.name},
+                            {"bytes", s.bytes},
+                            {"fate", full ? (s.name == "input_norm.input" ? "store" : "recompute")
+                                          : std::string(tensorFateName(s.fate))},
+                            {"placed_bytes", full ? (s.name == "input_norm.input" ? s.bytes : 0) : s.placed}});
+        return list;
+    };
+    doc["layer_tensors"] = tensors(false);
+    if (config.model.isMoe())
+        doc["moe_layer_tensors"] = tensors(true);
     doc["step_time"] = stepTimeToJson(config, estimateStepTime(config));
     return doc;
 }
@@ -218,12 +234,22 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
     const auto account = [&](const char *title, const LayerActivations &la) {
         out << "\n## " << title << "\n\nWhat autograd saves for backward in one layer, one micro-batch, on one rank "
             << "(s = sequence, b = micro-batch, h = hidden, a = heads, t = tensor-parallel split):\n\n"
-            << "| Tensor | Bytes | Formula |\n|---|---:|---|\n";
-        for (const SavedTensor &s : la.tensors)
-            out << "| " << s.name << (s.attentionCore ? " (attention core)" : "") << " | " << gb(s.bytes) << " | "
-                << s.formula << " |\n";
-        out << "| **total** | **" << gb(la.total) << "** | selective recompute keeps "
-            << gb(la.total - la.attentionCore) << ", full recompute keeps the input " << gb(la.checkpoint) << " |\n";
+            << "| Tensor | Bytes | Fate | Formula |\n|---|---:|---|---|\n";
+        const bool full = config.strategy.recompute_granularity == RecomputeGranularity::Full;
+        for (const SavedTensor &s : la.tensors) {
+            out << "| " << s.name << (s.attentionCore ? " (attention core)" : "") << " | " << gb(s.bytes) << " | ";
+            if (full)
+                out << (s.name == "input_norm.input" ? "store (checkpoint)" : "recompute (full)");
+            else
+                out << tensorFateName(s.fate)
+                    << (quantizes(s.fate) && s.placed != s.bytes ? " → " + gb(s.placed) : std::string());
+            out << " | " << s.formula << " |\n";
+        }
+        out << "| **total** | **" << gb(la.total) << "** | ";
+        if (!full)
+            out << "kept " << gb(la.kept) << (la.offloaded > 0 ? ", host " + gb(la.offloaded) : std::string());
+        out << " | selective recompute keeps " << gb(la.total - la.attentionCore)
+            << ", full recompute keeps the input " << gb(la.checkpoint) << " |\n";
     };
     bool anyDense = false;
     for (std::int64_t i = 0; i < config.model.num_layers; ++i)

@@ -133,6 +133,12 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
               .total();
     if (in.activationOffload)
         st.activationOffload = m * offloadStall(in.offloadBytes, hw.host_link_bytes_per_s, fwd, bwd);
+    // Per-tensor offload hides each layer's copies under that layer's own
+    // forward and backward (the per-tensor planner's model).
+    if (in.policyOffloadBytes > 0)
+        st.activationOffload += m * Lr
+                                * offloadStall(in.policyOffloadBytes, hw.host_link_bytes_per_s, l.forward.seconds,
+                                               l.backward.seconds);
     st.total = st.compute + st.recompute + st.tensorComm + st.contextComm + st.expertComm + st.bubble + st.pipelineComm
                + st.dataComm + st.optimizer + st.activationOffload;
     return st;
@@ -212,10 +218,12 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
     in.overlapGradReduce = c.strategy.overlap_grad_reduce;
     in.bucketParams = double(c.strategy.ddp_bucket_size);
     in.optimizerOffloadLink = optimizerOffloadLink(c);
+    in.policyOffloadBytes = cm.policyOffloadBytes;
     in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
     if (in.activationOffload) {
         const LayerActivations dense = layerActivations(c, false, false);
-        in.offloadBytes = double(dense.stored(c.strategy.recompute_granularity)) * in.layersOnRank;
+        const bool full = c.strategy.recompute_granularity == RecomputeGranularity::Full;
+        in.offloadBytes = double(full ? dense.total : dense.kept) * in.layersOnRank;
     }
     return in;
 }

@@ -75,6 +75,7 @@ struct StepInputs
     double optimizerOffloadLink = 0; // bytes/s the offloaded step's copies cross; 0: on the device
     bool activationOffload = false;
     double offloadBytes = 0; // saved activations of one micro-batch on the rank
+    double policyOffloadBytes = 0; // per layer and micro-batch, strategy.tensor_policies' offloaded tensors
 };
 StepTime stepTime(const StepInputs &inputs, const HardwareConfig &hardware);
 

@@ -156,6 +156,7 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     const bool uniform = st.recompute_method == RecomputeMethod::Uniform;
     const std::int64_t n = std::max<std::int64_t>(1, st.recompute_num_layers);
     const bool selective = st.recompute_granularity == RecomputeGranularity::Selective && !st.flash_attention;
+    const bool policies = !st.tensor_policies.empty() && !full;
     // Times summed layer by layer may overshoot the op's end by a rounding
     // error; nothing outlives its op.
     const auto push = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer) {
@@ -187,8 +188,15 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
         push(t, mid, x.transients.mlpBackward, LifetimeKind::BackwardWorkingSet, layer);
         push(mid, t + d, x.transients.attentionBackward, LifetimeKind::BackwardWorkingSet, layer);
         // Selective recompute rebuilds the attention core when its backward is reached.
-        if (selective)
+        if (policies) {
+            // Rebuilt as the layer's backward begins; offloaded tensors were
+            // prefetched during the previous layer's backward.
+            push(t, t + d, cp.acts.layerCore[li], LifetimeKind::TensorRecompute, layer);
+            push(std::max(op.start, t - d), t + d, cp.acts.layerOffloaded[li], LifetimeKind::TensorOffloadTransit,
+                 layer);
+        } else if (selective) {
             push(mid, t + d, cp.acts.layerCore[li], LifetimeKind::AttentionRecompute, layer);
+        }
         // Full recompute rebuilds a layer (uniform: a group of n layers) when
         // its backward begins; each half of a layer is freed as its backward ends.
         const bool rebuilt = full && (uniform || i < n);
@@ -554,6 +562,20 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                     rt.lifetimes.push_back({timed.start, timed.end - cp.outputForward, x.transients.recomputedForward,
                                             Category::Activations, LifetimeKind::ForwardWorkingSet, op.microbatch,
                                             op.chunk, -1});
+                if (!c.strategy.tensor_policies.empty() && cp.acts.offloaded > 0 && cp.layers > 0) {
+                    // Each layer's offloaded tensors stay until the next layer's forward has copied them out.
+                    const double layerEnd = timed.end - cp.outputForward;
+                    const double dl = (layerEnd - timed.start) / double(cp.layers);
+                    for (std::int64_t i = 0; i < cp.layers; ++i) {
+                        const Bytes b = cp.acts.layerOffloaded[static_cast<std::size_t>(i)];
+                        const double from = timed.start + double(i) * dl;
+                        if (b > 0)
+                            rt.lifetimes.push_back({from, std::min(timed.end, from + 2 * dl), b,
+                                                    Category::Activations, LifetimeKind::TensorOffloadTransit,
+                                                    op.microbatch, op.chunk,
+                                                    static_cast<std::int32_t>(cp.firstLayer + i)});
+                    }
+                }
                 if (cp.lastStage && x.transients.lossForward > 0)
                     rt.lifetimes.push_back({timed.end - cp.outputForward, timed.end, x.transients.lossForward,
                                             Category::Activations, LifetimeKind::LossTemporaries, op.microbatch,
@@ -785,6 +807,12 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         return "Inputs of a deferred weight pass (linear inputs and output gradients, B to W), " + where();
     case LifetimeKind::OptimizerTemporaries:
         return "Optimizer step temporaries";
+    case LifetimeKind::TensorRecompute:
+        return "Tensors of layer " + std::to_string(l.layer) + " recomputed for its backward (tensor_policies), "
+               + where();
+    case LifetimeKind::TensorOffloadTransit:
+        return "Offloaded tensors of layer " + std::to_string(l.layer) + " in transit to or from the host "
+               + "(tensor_policies), " + where();
     case LifetimeKind::KvCache:
         return "KV cache of layer " + std::to_string(l.layer);
     case LifetimeKind::InferenceWorkingSet:

@@ -31,6 +31,8 @@ enum class LifetimeKind : std::uint8_t {
     WeightGradient, // a weight gradient before it is added to the gradient buffer
     WeightPassInputs, // a deferred W's operands (linear inputs, output gradients), from its B to its end
     OptimizerTemporaries, // the optimizer step's scratch
+    TensorRecompute, // strategy.tensor_policies: a layer's recomputed tensors, rebuilt for its backward
+    TensorOffloadTransit, // strategy.tensor_policies: a layer's offloaded tensors on their way to or from the host
     KvCache, // serving (core/inferencetimeline.h): one layer's KV cache
     InferenceWorkingSet // serving: a layer's attention (chunk 0) or MLP (chunk 1) working set, the residual
                         // stream (layer -1) or the logits (chunk 2), alive only while computed

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/validate.h"
 
+#include "core/activations.h"
 #include "core/inference.h"
 #include "core/parameters.h"
+#include "core/tensorpolicy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -70,6 +72,13 @@ public:
             error(path, what + std::string(" (") + str(value) + ") is not divisible by " + str(by), suggestion());
     }
     bool hasProblems() const { return !m_problems.empty(); }
+    bool hasErrors() const
+    {
+        for (const Problem &p : m_problems)
+            if (p.severity == Problem::Severity::Error)
+                return true;
+        return false;
+    }
     Problems take() { return std::move(m_problems); }
 
 private:
@@ -118,6 +127,58 @@ void checkInference(Checker &ck, const Config &c)
     if (kv > double(std::int64_t(1) << 62))
         ck.error(kInference + "batch_size", "batch_size × context_length gives a KV cache beyond 2^62 bytes",
                  "serve fewer or shorter sequences");
+}
+
+} // namespace
+
+namespace {
+
+// strategy.tensor_policies: every exact name is a tensor the model's layers
+// save, every glob matches one, the layer input is never recomputed, and
+// quantising needs 16-bit activations.
+void checkTensorPolicies(Checker &ck, const Config &c)
+{
+    const std::string path = "strategy.tensor_policies";
+    const StrategyConfig &st = c.strategy;
+    if (st.recompute_granularity == RecomputeGranularity::Full) {
+        ck.error(path, "refines recompute_granularity \"none\" or \"selective\"; full recompute keeps only each "
+                       "group's input",
+                 "set strategy.recompute_granularity to \"none\" (the policies then name every fate)");
+        return;
+    }
+    if (ck.hasErrors())
+        return; // the tensors' names need a model that makes sense
+    std::vector<std::string> names;
+    for (const SavedTensor &t : layerActivations(c, false, true).tensors)
+        names.push_back(t.name);
+    if (c.model.isMoe())
+        for (const SavedTensor &t : layerActivations(c, true, true).tensors)
+            if (std::find(names.begin(), names.end(), t.name) == names.end())
+                names.push_back(t.name);
+    std::string all;
+    for (const std::string &n : names)
+        all += (all.empty() ? "" : ", ") + n;
+    for (const TensorPolicy &p : st.tensor_policies) {
+        const std::string field = path + "." + p.pattern;
+        const bool glob = p.pattern.find_first_of("*?") != std::string::npos;
+        bool matches = false;
+        for (const std::string &n : names)
+            matches = matches || (glob ? globMatch(p.pattern, n) : p.pattern == n);
+        if (!matches) {
+            if (glob)
+                ck.warning(field, "matches no tensor this model's layers save", "the layers save " + all);
+            else
+                ck.error(field, "is not a tensor this model's layers save", "use one of " + all);
+            continue;
+        }
+        if (!glob && p.pattern == "input_norm.input" && p.fate == TensorFate::Recompute)
+            ck.error(field, "is the layer's input: nothing inside the layer can rebuild it",
+                     "store, offload or quantise it; recompute_granularity \"full\" keeps only this tensor");
+        if (quantizes(p.fate) && activationBytes(c) != 2)
+            ck.error(field, "fp8 quantisation of saved activations needs 16-bit training (activations are "
+                            + std::to_string(activationBytes(c)) + "-byte here)",
+                     "set training.params_dtype to \"bf16\", or store the tensor");
+    }
 }
 
 } // namespace
@@ -445,6 +506,9 @@ Problems validate(const Config &c)
         ck.warning(kStrategy + "recompute_num_layers",
                    "is " + str(st.recompute_num_layers) + " but each pipeline chunk has " + str(perChunk) + " layers",
                    "use at most " + str(perChunk));
+
+    if (!st.tensor_policies.empty())
+        checkTensorPolicies(ck, c);
 
     // Precision.
     if (tr.optimizer != Optimizer::Adam8bit

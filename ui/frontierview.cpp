@@ -3,11 +3,18 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileDialog>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QShowEvent>
+#include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "core/activations.h"
+#include "core/preset.h"
+#include "core/tensorpolicy.h"
 #include "core/units.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"
@@ -30,7 +37,7 @@ bool sameGraph(const LayerGraph &a, const LayerGraph &b)
     for (std::size_t k = 0; k < a.nodes.size(); ++k) {
         const TensorNode &x = a.nodes[k], &y = b.nodes[k];
         if (x.bytes != y.bytes || x.flops != y.flops || x.bytesMoved != y.bytesMoved || x.deps != y.deps
-            || x.attentionCore != y.attentionCore)
+            || x.attentionCore != y.attentionCore || x.quantizedBytes != y.quantizedBytes)
             return false;
     }
     return true;
@@ -52,6 +59,8 @@ QString tagOf(const std::string &label)
     const QString l = toQString(label);
     if (l == QLatin1String("no full recompute"))
         return QObject::tr("store all");
+    if (l == QLatin1String("tensor_policies"))
+        return QObject::tr("per-tensor");
     for (const char *method : {"uniform", "block"}) {
         const QString prefix = QStringLiteral("full, %1, ").arg(QLatin1String(method));
         if (l.startsWith(prefix))
@@ -97,26 +106,68 @@ FrontierView::FrontierView(Document *document, Planner planner, QWidget *parent)
                "under-price the memory-bound softmax and dropout; switch to see selective "
                "recompute's overhead shrink."));
         row->addWidget(m_costCombo);
-        m_offloadBox = new QCheckBox(tr("Allow offload"));
+        m_offloadBox = new QCheckBox(tr("Offload"));
         m_offloadBox->setToolTip(tr("A third fate per tensor: copied to host memory after the forward and back "
                                     "before the backward, stalling compute where the copy does not hide."));
         row->addSpacing(12);
         row->addWidget(m_offloadBox);
+        m_quantizeBox = new QCheckBox(tr("fp8"));
+        m_quantizeBox->setToolTip(
+            tr("A fourth fate per tensor: kept in fp8 (1 byte per element plus one scale per "
+               "block, strategy.activation_quant_block_size) and dequantised in the backward; "
+               "two memory-bound passes. With offload also fp8 then offloaded. 16-bit training only."));
+        row->addSpacing(12);
+        row->addWidget(m_quantizeBox);
         row->addStretch(1);
         layout->addLayout(row);
+        m_exportButton = new QPushButton(tr("Export point…"));
+        m_exportButton->setToolTip(tr("Click a point of the frontier first: its plan is written as a preset "
+                                      "(strategy.tensor_policies) that memledger-cli eval accepts."));
+        m_exportButton->setEnabled(false);
         connect(m_costCombo, &QComboBox::currentIndexChanged, this,
                 [this](int index) { setCostModel(index == 1 ? TensorCost::Flops : TensorCost::Roofline); });
         connect(m_offloadBox, &QCheckBox::toggled, this, &FrontierView::setOffload);
+        connect(m_quantizeBox, &QCheckBox::toggled, this, &FrontierView::setQuantize);
+        connect(m_exportButton, &QPushButton::clicked, this, &FrontierView::onExportClicked);
     }
     m_caption->setWordWrap(true);
     m_caption->setTextFormat(Qt::PlainText);
     m_details->setWordWrap(true);
     m_details->setTextFormat(Qt::PlainText);
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_details->setText(tr("Hover a point for its plan. Click a diamond to apply that setting (one undo step)."));
+    m_details->setText(planner == Planner::Tensor
+                           ? tr("Hover a point for its plan. Click a diamond or a frontier point to apply it "
+                                "(one undo step).")
+                           : tr("Hover a point for its plan. Click a diamond to apply that setting (one undo step)."));
     layout->addWidget(m_caption);
     layout->addWidget(m_plot, 1);
-    layout->addWidget(m_details);
+    if (m_exportButton) {
+        // Beside the details, which are several lines tall anyway: no extra height.
+        auto *bottom = new QHBoxLayout;
+        bottom->addWidget(m_details, 1);
+        bottom->addWidget(m_exportButton, 0, Qt::AlignTop);
+        layout->addLayout(bottom);
+    } else {
+        layout->addWidget(m_details);
+    }
+    if (planner == Planner::Tensor) {
+        m_tensorTable = new QTableWidget(0, 4);
+        m_tensorTable->setAccessibleName(tr("Saved tensors and their fates"));
+        m_tensorTable->setHorizontalHeaderLabels({tr("Saved tensor"), tr("Saved"), tr("Fate"), tr("Kept as")});
+        m_tensorTable->setToolTip(tr("What one transformer layer saves for one micro-batch, tensor by tensor, and what "
+                                     "the current plan does with each (recompute_granularity refined by "
+                                     "strategy.tensor_policies)."));
+        m_tensorTable->verticalHeader()->hide();
+        m_tensorTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+        m_tensorTable->setSelectionMode(QAbstractItemView::NoSelection);
+        for (int col = 0; col < 3; ++col)
+            m_tensorTable->horizontalHeader()->setSectionResizeMode(col, QHeaderView::ResizeToContents);
+        m_tensorTable->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
+        m_tensorTable->setMaximumHeight(180);
+        // It scrolls: a short window keeps the plot, not every row.
+        m_tensorTable->setMinimumHeight(60);
+        layout->addWidget(m_tensorTable);
+    }
 
     connect(m_plot, &FrontierPlot::markerClicked, this, &FrontierView::onMarkerClicked);
     connect(m_plot, &FrontierPlot::frontierPointClicked, this, &FrontierView::onFrontierPointClicked);
@@ -146,6 +197,18 @@ void FrontierView::setOffload(bool offload)
     if (offload == m_offload)
         return;
     m_offload = offload;
+    m_stale = true;
+    if (isVisible())
+        refresh();
+}
+
+void FrontierView::setQuantize(bool quantize)
+{
+    if (m_quantizeBox && m_quantizeBox->isChecked() != quantize)
+        m_quantizeBox->setChecked(quantize); // comes back here
+    if (quantize == m_quantize)
+        return;
+    m_quantize = quantize;
     m_stale = true;
     if (isVisible())
         refresh();
@@ -202,11 +265,15 @@ void FrontierView::computeTensor()
 {
     LayerGraph graph = layerGraph(m_config);
     const bool offload = m_offload && graph.linkBytesPerS > 0;
-    if (!m_haveFrontier || !sameGraph(graph, m_graph) || m_cost != m_frontierCost || offload != m_frontierOffload) {
+    const bool quantize = m_quantize && activationBytes(m_config) == 2;
+    if (!m_haveFrontier || !sameGraph(graph, m_graph) || m_cost != m_frontierCost || offload != m_frontierOffload
+        || quantize != m_frontierQuantize) {
         m_graph = std::move(graph);
-        m_tensorFrontier = memledger::tensorFrontier(m_graph, m_cost, offload);
+        m_tensorFrontier = memledger::tensorFrontier(m_graph, m_cost, offload, quantize);
         m_frontierCost = m_cost;
         m_frontierOffload = offload;
+        m_frontierQuantize = quantize;
+        m_chosenFates.clear(); // a point of the old frontier
         m_haveFrontier = true;
         ++m_frontierComputations;
     }
@@ -214,8 +281,61 @@ void FrontierView::computeTensor()
     if (m_offloadBox) {
         m_offloadBox->setEnabled(m_graph.linkBytesPerS > 0);
         m_offloadBox->setText(m_graph.linkBytesPerS > 0
-                                  ? tr("Allow offload (%1 GB/s)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
-                                  : tr("Allow offload (no host link)"));
+                                  ? tr("Offload (%1 GB/s)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
+                                  : tr("Offload (no host link)"));
+    }
+    if (m_quantizeBox) {
+        m_quantizeBox->setEnabled(activationBytes(m_config) == 2);
+    }
+    fillTensorTable();
+}
+
+void FrontierView::fillTensorTable()
+{
+    if (!m_tensorTable)
+        return;
+    // The rows and their fates are core's (layerActivations with the plan's
+    // tensor_policies); only the words are chosen here.
+    const LayerActivations la = layerActivations(m_config, false, true);
+    const bool full = m_config.strategy.recompute_granularity == RecomputeGranularity::Full;
+    m_tensorTable->setRowCount(int(la.tensors.size()));
+    const auto mb = [](Bytes b) { return QStringLiteral("%1 MB").arg(double(b) / 1e6, 0, 'f', 1); };
+    for (int row = 0; row < int(la.tensors.size()); ++row) {
+        const SavedTensor &t = la.tensors[std::size_t(row)];
+        const bool input = t.name == "input_norm.input";
+        QString fate, kept;
+        if (full) {
+            fate = input ? tr("stored (checkpoint)") : tr("recomputed (full)");
+            kept = input ? tr("%1 on the device").arg(mb(t.bytes)) : tr("rebuilt in the backward");
+        } else {
+            switch (t.fate) {
+            case TensorFate::Store:
+                fate = tr("stored");
+                break;
+            case TensorFate::Recompute:
+                fate = tr("recomputed");
+                break;
+            case TensorFate::Offload:
+                fate = tr("offloaded");
+                break;
+            case TensorFate::QuantizeFp8:
+                fate = t.placed == t.bytes ? tr("quantised (unchanged: not 16-bit)") : tr("quantised (fp8)");
+                break;
+            case TensorFate::QuantizeFp8Offload:
+                fate = tr("quantised (fp8) and offloaded");
+                break;
+            }
+            kept = t.fate == TensorFate::Recompute ? tr("rebuilt in the backward")
+                   : offloads(t.fate)              ? tr("%1 on the host").arg(mb(t.placed))
+                                                   : tr("%1 on the device").arg(mb(t.placed));
+        }
+        const QStringList cells = {toQString(t.name), mb(t.bytes), fate, kept};
+        for (int col = 0; col < 4; ++col) {
+            auto *item = new QTableWidgetItem(cells[col]);
+            if (col == 1)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_tensorTable->setItem(row, col, item);
+        }
     }
 }
 
@@ -235,19 +355,39 @@ QString FrontierView::costText(double cost) const
 
 QString FrontierView::fatesText(const std::vector<Fate> &fates) const
 {
-    QStringList stored, recomputed, offloaded;
+    QStringList stored, recomputed, offloaded, quantized, quantizedOffloaded;
     for (std::size_t k = 0; k < fates.size() && k < m_graph.nodes.size(); ++k) {
         const TensorNode &n = m_graph.nodes[k];
         if (n.bytes == 0)
             continue;
         const QString name = toQString(n.name);
-        (fates[k] == Fate::Store ? stored : fates[k] == Fate::Recompute ? recomputed : offloaded) << name;
+        switch (fates[k]) {
+        case Fate::Store:
+            stored << name;
+            break;
+        case Fate::Recompute:
+            recomputed << name;
+            break;
+        case Fate::Offload:
+            offloaded << name;
+            break;
+        case Fate::QuantizeFp8:
+            quantized << name;
+            break;
+        case Fate::QuantizeFp8Offload:
+            quantizedOffloaded << name;
+            break;
+        }
     }
     QStringList lines;
     if (!recomputed.isEmpty())
         lines << tr("Recomputed: %1").arg(recomputed.join(QStringLiteral(", ")));
     if (!offloaded.isEmpty())
         lines << tr("Offloaded: %1").arg(offloaded.join(QStringLiteral(", ")));
+    if (!quantized.isEmpty())
+        lines << tr("In fp8: %1").arg(quantized.join(QStringLiteral(", ")));
+    if (!quantizedOffloaded.isEmpty())
+        lines << tr("In fp8, offloaded: %1").arg(quantizedOffloaded.join(QStringLiteral(", ")));
     lines << tr("Stored: %1").arg(stored.join(QStringLiteral(", ")));
     return lines.join(QLatin1Char('\n'));
 }
@@ -399,6 +539,12 @@ void FrontierView::rebuildPlot()
     m_caption->setToolTip(explanation);
     data.emptyText = tr("Nothing to draw.");
     m_plot->setData(std::move(data));
+    // Keep the clicked point selected across the redraw its own edit causes.
+    for (std::size_t k = 0; k < m_tensorFrontier.size() && !m_chosenFates.empty(); ++k)
+        if (m_tensorFrontier[k].fates == m_chosenFates)
+            m_plot->setSelectedFrontierPoint(int(k));
+    if (m_exportButton)
+        m_exportButton->setEnabled(!m_chosenFates.empty());
 }
 
 void FrontierView::onMarkerClicked(int index)
@@ -435,8 +581,20 @@ void FrontierView::onFrontierPointClicked(int index)
         text += p.checkpoints.empty() ? tr("No checkpoint.")
                                       : tr("Checkpoints after layers %1.").arg(joinNumbers(p.checkpoints));
     } else {
-        text += fatesText(m_tensorFrontier[std::size_t(index)].fates).replace(QLatin1Char('\n'), QStringLiteral(". "))
-                + QLatin1Char('.');
+        // Every tensor-frontier point is a preset: apply it.
+        const std::vector<Fate> fates = m_tensorFrontier[std::size_t(index)].fates;
+        text += fatesText(fates).replace(QLatin1Char('\n'), QStringLiteral(". ")) + QLatin1Char('.');
+        const Config applied = withTensorPlan(m_document->config(), m_graph, fates);
+        m_chosenFates = fates;
+        if (m_exportButton)
+            m_exportButton->setEnabled(true);
+        if (applied == m_document->config()) {
+            m_details->setText(text + QLatin1Char('\n') + tr("The current plan is this point."));
+            return;
+        }
+        m_details->setText(tr("Applied as tensor_policies (one undo step): ") + text);
+        m_document->edit(applied, tr("Apply a per-tensor plan from the tensor frontier"));
+        return;
     }
     text += QLatin1Char('\n');
     const int same = markerAt(m_markers, memory, cost);
@@ -452,6 +610,38 @@ void FrontierView::onFrontierPointClicked(int index)
                     : tr("No setting reaches this little memory.");
     }
     m_details->setText(text);
+}
+
+bool FrontierView::exportSelectedPoint(const QString &path, QString *error)
+{
+    if (m_planner != Planner::Tensor || m_chosenFates.empty()) {
+        if (error)
+            *error = tr("Click a point of the tensor frontier first.");
+        return false;
+    }
+    Config c = withTensorPlan(m_config, m_graph, m_chosenFates);
+    c.description
+        = tr("Per-tensor plan from the tensor frontier of \"%1\": %2.")
+              .arg(toQString(m_config.name), fatesText(m_chosenFates).replace(QLatin1Char('\n'), QStringLiteral(". ")))
+              .toStdString();
+    const std::string problem = writeFileAtomically(path.toStdString(), presetToText(c));
+    if (!problem.empty()) {
+        if (error)
+            *error = toQString(problem);
+        return false;
+    }
+    return true;
+}
+
+void FrontierView::onExportClicked()
+{
+    const QString path
+        = QFileDialog::getSaveFileName(this, tr("Export point as preset"), QString(), tr("MemLedger presets (*.json)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    m_details->setText(exportSelectedPoint(path, &error) ? tr("Exported the point to %1.").arg(path)
+                                                         : tr("Could not export: %1").arg(error));
 }
 
 } // namespace memledger::ui

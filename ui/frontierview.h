@@ -14,6 +14,8 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QPushButton;
+class QTableWidget;
 
 namespace memledger::ui {
 
@@ -23,14 +25,18 @@ class FrontierPlot;
 // A planner's frontier for the document's configuration: memory against
 // recompute time, the exact frontier as a step line, the settings a preset can
 // express as diamonds with the current plan ringed. Clicking a diamond applies
-// its setting as one undoable edit; clicking a frontier point no setting
-// reaches only shows its plan and names the nearest setting at no more memory.
+// its setting as one undoable edit. On the tensor frontier every point is a
+// preset (strategy.tensor_policies): clicking it applies it as one undoable
+// edit, and "Export point as preset…" writes it to a file. On the chain
+// frontier a point no setting reaches only shows its plan and names the
+// nearest setting at no more memory.
 //
 // Chain: checkpointing one pipeline rank's layers (frontierDP on
 // chainFromConfig), peak bytes against recompute seconds for one micro-batch.
-// Tensor: store / recompute / offload per tensor of one layer (tensorFrontier
-// on layerGraph), device bytes against the time overhead, under the roofline
-// or the FLOPs-only cost model, with or without offload.
+// Tensor: store / recompute / offload / quantise per tensor of one layer
+// (tensorFrontier on layerGraph), device bytes against the time overhead,
+// under the roofline or the FLOPs-only cost model, with or without offload and
+// fp8, above a table of the current plan's saved tensors and their fates.
 //
 // It recomputes on the document's ledgerChanged only while visible, and
 // otherwise once when next shown; a frontier whose chain or layer graph did
@@ -52,6 +58,13 @@ public:
     TensorCost costModel() const { return m_cost; }
     void setOffload(bool offload);
     bool offload() const { return m_offload; }
+    void setQuantize(bool quantize);
+    bool quantize() const { return m_quantize; }
+    // The selected tensor-frontier point as a complete preset; false with a
+    // message when none is selected or the file cannot be written.
+    bool exportSelectedPoint(const QString &path, QString *error);
+    // The tensor table: one row per saved tensor of the current plan's layer.
+    QTableWidget *tensorTable() const { return m_tensorTable; }
 
     // What is drawn, in core's units (for tests and the owner).
     const std::vector<ChainPlan> &chainFrontier() const { return m_chainFrontier; }
@@ -78,6 +91,8 @@ private:
     void rebuildPlot();
     void onMarkerClicked(int index);
     void onFrontierPointClicked(int index);
+    void onExportClicked();
+    void fillTensorTable();
     QString settingText(const SettingPoint &s) const;
     QString memoryText(double bytes) const;
     QString costText(double cost) const;
@@ -99,6 +114,9 @@ private:
     bool m_haveFrontier = false;
     TensorCost m_frontierCost = TensorCost::Roofline;
     bool m_frontierOffload = false;
+    bool m_quantize = false;
+    bool m_frontierQuantize = false;
+    std::vector<Fate> m_chosenFates; // the tensor-frontier point last clicked (empty: none)
     std::vector<SettingPoint> m_settings;
     std::vector<SettingMarker> m_markers;
     int m_frontierComputations = 0;
@@ -107,6 +125,9 @@ private:
 
     QComboBox *m_costCombo = nullptr;
     QCheckBox *m_offloadBox = nullptr;
+    QCheckBox *m_quantizeBox = nullptr;
+    QPushButton *m_exportButton = nullptr;
+    QTableWidget *m_tensorTable = nullptr;
     QLabel *m_caption;
     FrontierPlot *m_plot;
     QLabel *m_details;

@@ -93,15 +93,20 @@ Shape shapeOf(const Config &base, std::int64_t t, std::int64_t c, bool sp, std::
     }
     for (int g = 0; g < kRecomputeChoices; ++g) {
         cfg.strategy.recompute_granularity = kGranularities[g];
+        if (kGranularities[g] == RecomputeGranularity::Full)
+            cfg.strategy.tensor_policies.clear(); // as the plan's preset will have it
         cfg.strategy.recompute_method = RecomputeMethod::Uniform;
         cfg.strategy.recompute_num_layers = 1;
         // A layer index of each kind, so chunkActivations sees that kind.
         std::int64_t denseLayer = 0;
         while (denseLayer < cfg.model.num_layers && cfg.model.isMoeLayer(denseLayer))
             ++denseLayer;
-        sh.storedDense[g] = chunkActivations(cfg, dense, moe, denseLayer, 1).stored;
-        sh.storedMoe[g]
-            = firstMoeLayer >= 0 ? chunkActivations(cfg, dense, moe, firstMoeLayer, 1).stored : sh.storedDense[g];
+        // What a layer keeps depends on the granularity (and the preset's tensor_policies).
+        const LayerActivations keptDense = layerActivations(cfg, false, false);
+        const LayerActivations keptMoe = cfg.model.isMoe() ? layerActivations(cfg, true, false) : keptDense;
+        sh.storedDense[g] = chunkActivations(cfg, keptDense, keptMoe, denseLayer, 1).stored;
+        sh.storedMoe[g] = firstMoeLayer >= 0 ? chunkActivations(cfg, keptDense, keptMoe, firstMoeLayer, 1).stored
+                                             : sh.storedDense[g];
         const CostModel cm = costModel(cfg, gpusPerNode);
         sh.layer[g] = mixedLayerCost(cm.dense, cm.moe, moeShare);
         sh.outForward = cm.outputForward;
@@ -151,6 +156,8 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     cfg.training.micro_batch_size = x.mbs;
     cfg.training.global_batch_size = globalBatch;
     cfg.strategy.recompute_granularity = kGranularities[static_cast<std::size_t>(x.recompute)];
+    if (cfg.strategy.recompute_granularity == RecomputeGranularity::Full)
+        cfg.strategy.tensor_policies.clear(); // full recompute keeps only each layer's input: nothing to refine
     cfg.strategy.recompute_method = RecomputeMethod::Uniform;
     cfg.strategy.recompute_num_layers = 1;
     cfg.strategy.optimizer_offload = (x.offload & 1) ? OffloadTarget::CPU : OffloadTarget::None;

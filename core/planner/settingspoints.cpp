@@ -32,6 +32,8 @@ Config applySetting(Config config, const SettingEdit &edit)
 {
     StrategyConfig &st = config.strategy;
     st.recompute_granularity = edit.granularity;
+    // A setting is the coarse knob alone: per-tensor rules would refine it into another point.
+    st.tensor_policies.clear();
     if (edit.method)
         st.recompute_method = *edit.method;
     if (edit.numLayers)
@@ -121,7 +123,21 @@ std::vector<Fate> megatronFates(const StrategyConfig &strategy, const LayerGraph
 std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph &graph, TensorCost cost, bool offload)
 {
     const std::vector<Fate> current = megatronFates(config.strategy, graph);
+    // Per-tensor rules put the plan between the settings: it gets its own point.
+    const bool policies = !config.strategy.tensor_policies.empty()
+                          && config.strategy.recompute_granularity != RecomputeGranularity::Full;
     std::vector<SettingPoint> out;
+    if (policies) {
+        const TensorPlan plan = configuredTensorPlan(config, graph, cost);
+        SettingPoint s;
+        s.label = "tensor_policies";
+        s.edit = {config.strategy.recompute_granularity, {}, {}, config.strategy.activation_offload};
+        s.memory = double(plan.deviceBytes);
+        s.cost = plan.overhead;
+        s.fates = plan.fates;
+        s.current = s.exact = true;
+        out.push_back(std::move(s));
+    }
     auto add = [&](std::string label, SettingEdit edit) {
         SettingPoint s;
         s.label = std::move(label);
@@ -131,7 +147,7 @@ std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph 
         s.memory = double(plan.deviceBytes);
         s.cost = plan.overhead;
         s.fates = plan.fates;
-        s.current = s.fates == current;
+        s.current = !policies && s.fates == current;
         s.exact = applySetting(config, edit).strategy == config.strategy;
         out.push_back(std::move(s));
     };

@@ -65,7 +65,9 @@ std::vector<Fate> megatronFates(const StrategyConfig &strategy, const LayerGraph
 // The per-tensor view's settings: none, selective and full (uniform, 1
 // layer); with `offload` and a host link also none and selective with
 // activation offload (full keeps only the input, which never leaves).
-// Evaluated by evaluateTensorPlan under `cost`.
+// Evaluated by evaluateTensorPlan under `cost`. A configuration with
+// strategy.tensor_policies lands on none of them: its own plan comes first,
+// labelled "tensor_policies" (configuredTensorPlan), current and exact.
 std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph &graph, TensorCost cost, bool offload);
 
 // The settings drawn as markers. Settings at one point merge into one marker

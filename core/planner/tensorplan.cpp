@@ -3,9 +3,11 @@
 
 #include "core/activations.h"
 #include "core/costmodel.h"
+#include "core/tensorpolicy.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace memledger {
@@ -49,8 +51,10 @@ int nodeOf(const SavedTensor &s)
         return kQkv;
     if (n == "attention.softmax_output" || n == "attention.softmax_lse")
         return kSoftmax;
+    if (n == "attention.softmax_dropout_mask")
+        return kCoreMask;
     if (n == "attention.dropout_mask")
-        return s.attentionCore ? kCoreMask : kHiddenMask;
+        return kHiddenMask;
     if (n == "attention.dropout_output")
         return kCoreDropout;
     if (n == "attention.proj.input")
@@ -79,6 +83,18 @@ double opSeconds(const LayerGraph &g, const TensorNode &n, TensorCost cost)
     return compute + memory;
 }
 
+// Quantising in the forward and dequantising in the backward: two
+// memory-bound kernels per tensor (a few FLOPs per element: amax, scale, cast).
+double quantizeSeconds(const LayerGraph &g, const TensorNode &n, TensorCost cost)
+{
+    if (n.quantizeBytesMoved <= 0)
+        return 0;
+    if (cost == TensorCost::Flops)
+        return 4 * n.quantizedElements / g.peakFlops;
+    const double pass = n.quantizeBytesMoved / 2;
+    return 2 * pass / (g.hbmBytesPerS * efficiencyAt(g.hbmEfficiency, pass));
+}
+
 } // namespace
 
 Bytes LayerGraph::total() const
@@ -96,10 +112,18 @@ LayerGraph layerGraph(const Config &config)
     for (int k = 0; k < kNodeCount; ++k)
         g.nodes[static_cast<std::size_t>(k)].name = kNodeNames[k];
     const LayerActivations la = layerActivations(config, false, true);
+    const int elementBytes = activationBytes(config);
     for (const SavedTensor &s : la.tensors) {
         TensorNode &n = g.nodes[static_cast<std::size_t>(nodeOf(s))];
         n.bytes += s.bytes;
         n.attentionCore = n.attentionCore || s.attentionCore;
+        n.tensors.push_back(s.name);
+        const Bytes q = quantizedBytes(config.strategy, s.bytes, s.elementBytes, elementBytes);
+        n.quantizedBytes += q;
+        if (q != s.bytes)
+            n.quantizedElements += double(s.bytes / s.elementBytes);
+        if (q != s.bytes)
+            n.quantizeBytesMoved += 2.0 * double(s.bytes + q); // forward: read 16-bit, write fp8; backward: back
     }
     const ModelConfig &m = config.model;
     const ParallelismConfig &par = config.parallelism;
@@ -177,7 +201,8 @@ TensorPlan evaluateTensorPlan(const LayerGraph &g, const std::vector<Fate> &fate
     TensorPlan p;
     p.fates = fates;
     p.fates.resize(g.nodes.size(), Fate::Store);
-    p.fates[0] = Fate::Store;
+    if (!p.fates.empty() && p.fates[0] != Fate::QuantizeFp8)
+        p.fates[0] = Fate::Store; // the checkpoint: kept, in fp8 at most
     for (std::size_t k = 0; k < g.nodes.size(); ++k) {
         const TensorNode &n = g.nodes[k];
         switch (p.fates[k]) {
@@ -190,10 +215,18 @@ TensorPlan evaluateTensorPlan(const LayerGraph &g, const std::vector<Fate> &fate
         case Fate::Offload:
             p.offloadedBytes += n.bytes;
             break;
+        case Fate::QuantizeFp8:
+            p.deviceBytes += n.quantizedBytes;
+            p.quantizeSeconds += quantizeSeconds(g, n, cost);
+            break;
+        case Fate::QuantizeFp8Offload:
+            p.offloadedBytes += n.quantizedBytes;
+            p.quantizeSeconds += quantizeSeconds(g, n, cost);
+            break;
         }
     }
     p.stallSeconds = offloadStall(double(p.offloadedBytes), g.linkBytesPerS, g.forwardSeconds, g.backwardSeconds);
-    p.overhead = (p.recomputeSeconds + p.stallSeconds) / layerSeconds(g, cost);
+    p.overhead = (p.recomputeSeconds + p.quantizeSeconds + p.stallSeconds) / layerSeconds(g, cost);
     return p;
 }
 
@@ -206,8 +239,14 @@ std::vector<Fate> selectivePlan(const LayerGraph &g)
     return f;
 }
 
-std::vector<TensorPlan> tensorFrontier(const LayerGraph &g, TensorCost cost, bool allowOffload)
+std::vector<TensorPlan> tensorFrontier(const LayerGraph &g, TensorCost cost, bool allowOffload, bool allowQuantize)
 {
+    if (allowQuantize) {
+        std::vector<Fate> fates = {Fate::Store, Fate::Recompute, Fate::QuantizeFp8};
+        if (allowOffload)
+            fates.insert(fates.end(), {Fate::Offload, Fate::QuantizeFp8Offload});
+        return tensorFrontierOf(g, cost, fates);
+    }
     // Tensors of zero bytes (no dropout, FlashAttention's scores) have no choice.
     std::vector<std::size_t> free;
     for (std::size_t k = 1; k < g.nodes.size(); ++k)
@@ -265,6 +304,180 @@ std::vector<TensorPlan> tensorFrontier(const LayerGraph &g, TensorCost cost, boo
         out.push_back(evaluateTensorPlan(g, fates, cost));
     }
     return out;
+}
+
+std::vector<TensorPlan> tensorFrontierOf(const LayerGraph &g, TensorCost cost, const std::vector<Fate> &fates)
+{
+    struct State
+    {
+        Bytes device;
+        double seconds; // recompute + quantise
+        Bytes offloaded;
+        std::int32_t parent;
+        Fate fate;
+    };
+    const auto quantizable = [&](const TensorNode &n) { return n.quantizedBytes != n.bytes; };
+    std::vector<std::vector<State>> steps;
+    if (g.nodes.empty())
+        return {};
+    // The layer input is the checkpoint every planner keeps; with quantise
+    // among the fates it may be kept in fp8.
+    steps.push_back({{g.nodes[0].bytes, 0.0, 0, -1, Fate::Store}});
+    if (std::find(fates.begin(), fates.end(), Fate::QuantizeFp8) != fates.end() && quantizable(g.nodes[0]))
+        steps.back().push_back(
+            {g.nodes[0].quantizedBytes, quantizeSeconds(g, g.nodes[0], cost), 0, -1, Fate::QuantizeFp8});
+    std::vector<State> next;
+    std::map<double, Bytes> stair; // seconds → fewest offloaded bytes, among kept states of no more device bytes
+    for (std::size_t k = 1; k < g.nodes.size(); ++k) {
+        const TensorNode &n = g.nodes[k];
+        const std::vector<State> &prev = steps.back();
+        next.clear();
+        const double rec = opSeconds(g, n, cost), quant = quantizeSeconds(g, n, cost);
+        for (std::size_t i = 0; i < prev.size(); ++i) {
+            const State &s = prev[i];
+            const auto parent = static_cast<std::int32_t>(i);
+            for (Fate f : fates) {
+                if (n.bytes == 0 && f != Fate::Store)
+                    continue; // no choice to make
+                if ((f == Fate::QuantizeFp8 || f == Fate::QuantizeFp8Offload) && !quantizable(n))
+                    continue; // the same as storing or offloading it
+                State t{s.device, s.seconds, s.offloaded, parent, f};
+                switch (f) {
+                case Fate::Store:
+                    t.device += n.bytes;
+                    break;
+                case Fate::Recompute:
+                    t.seconds += rec;
+                    break;
+                case Fate::Offload:
+                    t.offloaded += n.bytes;
+                    break;
+                case Fate::QuantizeFp8:
+                    t.device += n.quantizedBytes;
+                    t.seconds += quant;
+                    break;
+                case Fate::QuantizeFp8Offload:
+                    t.offloaded += n.quantizedBytes;
+                    t.seconds += quant;
+                    break;
+                }
+                next.push_back(t);
+            }
+        }
+        std::sort(next.begin(), next.end(), [](const State &a, const State &b) {
+            if (a.device != b.device)
+                return a.device < b.device;
+            if (a.seconds != b.seconds)
+                return a.seconds < b.seconds;
+            return a.offloaded < b.offloaded;
+        });
+        // Keep a state unless one kept before it (no more device bytes) has
+        // no more seconds and no more offloaded bytes.
+        stair.clear();
+        std::vector<State> kept;
+        for (const State &t : next) {
+            auto it = stair.upper_bound(t.seconds);
+            if (it != stair.begin() && std::prev(it)->second <= t.offloaded)
+                continue;
+            kept.push_back(t);
+            it = stair.insert_or_assign(t.seconds, t.offloaded).first;
+            for (auto j = std::next(it); j != stair.end() && j->second >= t.offloaded;)
+                j = stair.erase(j);
+        }
+        steps.push_back(std::move(kept));
+    }
+
+    const double layer = layerSeconds(g, cost);
+    struct Point
+    {
+        Bytes device;
+        double overhead;
+        std::size_t index;
+    };
+    std::vector<Point> points;
+    const std::vector<State> &last = steps.back();
+    for (std::size_t i = 0; i < last.size(); ++i) {
+        const State &s = last[i];
+        const double stall = offloadStall(double(s.offloaded), g.linkBytesPerS, g.forwardSeconds, g.backwardSeconds);
+        points.push_back({s.device, (s.seconds + stall) / layer, i});
+    }
+    std::stable_sort(points.begin(), points.end(), [](const Point &a, const Point &b) {
+        return a.device != b.device ? a.device < b.device : a.overhead < b.overhead;
+    });
+    std::vector<TensorPlan> out;
+    double best = INFINITY;
+    for (const Point &p : points) {
+        if (!(p.overhead < best))
+            continue;
+        best = p.overhead;
+        std::vector<Fate> plan(g.nodes.size(), Fate::Store);
+        std::int32_t at = static_cast<std::int32_t>(p.index);
+        for (std::size_t k = g.nodes.size(); k-- > 0;) {
+            const State &s = steps[k][static_cast<std::size_t>(at)];
+            plan[k] = s.fate;
+            at = s.parent;
+        }
+        out.push_back(evaluateTensorPlan(g, plan, cost));
+    }
+    return out;
+}
+
+std::vector<TensorPolicy> policiesOf(const LayerGraph &g, const std::vector<Fate> &fates)
+{
+    std::vector<TensorPolicy> out;
+    for (std::size_t k = 0; k < g.nodes.size() && k < fates.size(); ++k)
+        if (fates[k] != Fate::Store)
+            for (const std::string &name : g.nodes[k].tensors)
+                out.push_back({name, fates[k]});
+    std::sort(out.begin(), out.end(),
+              [](const TensorPolicy &a, const TensorPolicy &b) { return a.pattern < b.pattern; });
+    return out;
+}
+
+Config withTensorPlan(const Config &config, const LayerGraph &g, const std::vector<Fate> &fates)
+{
+    Config c = config;
+    // The plan names every tensor's fate: nothing is left for the coarse knob.
+    c.strategy.recompute_granularity = RecomputeGranularity::None;
+    c.strategy.tensor_policies = policiesOf(g, fates);
+    return c;
+}
+
+TensorPlan configuredTensorPlan(const Config &config, const LayerGraph &g, TensorCost cost)
+{
+    TensorPlan p;
+    p.fates.assign(g.nodes.size(), Fate::Store);
+    const LayerActivations la = layerActivations(config, false, true);
+    const int A = activationBytes(config);
+    std::vector<std::map<Fate, Bytes>> byFate(g.nodes.size());
+    for (const SavedTensor &s : la.tensors) {
+        const std::size_t k = static_cast<std::size_t>(nodeOf(s));
+        byFate[k][s.fate] += s.bytes;
+        const TensorNode &n = g.nodes[k];
+        const double share = n.bytes > 0 ? double(s.bytes) / double(n.bytes) : 0.0;
+        if (s.fate == Fate::Recompute)
+            p.recomputeSeconds += share * opSeconds(g, n, cost);
+        if (quantizes(s.fate) && quantizedBytes(config.strategy, s.bytes, s.elementBytes, A) != s.bytes) {
+            const double nodeQuantized = double(n.bytes - n.quantizedBytes);
+            const double own = double(s.bytes - quantizedBytes(config.strategy, s.bytes, s.elementBytes, A));
+            p.quantizeSeconds += nodeQuantized > 0 ? own / nodeQuantized * quantizeSeconds(g, n, cost) : 0.0;
+        }
+        if (offloads(s.fate))
+            p.offloadedBytes += s.placed;
+        else if (s.fate != Fate::Recompute)
+            p.deviceBytes += s.placed;
+    }
+    for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+        Bytes most = 0;
+        for (const auto &[fate, bytes] : byFate[k])
+            if (bytes > most) {
+                most = bytes;
+                p.fates[k] = fate;
+            }
+    }
+    p.stallSeconds = offloadStall(double(p.offloadedBytes), g.linkBytesPerS, g.forwardSeconds, g.backwardSeconds);
+    p.overhead = (p.recomputeSeconds + p.quantizeSeconds + p.stallSeconds) / layerSeconds(g, cost);
+    return p;
 }
 
 } // namespace memledger

@@ -25,7 +25,13 @@ namespace memledger {
 // hardware.host_link_bytes_per_s; the copy-out hides under the layer's forward
 // and the copy-in under its backward, and only the excess stalls compute
 // (reference section 6: 150 MB over 25 GB/s against a 5 ms forward stalls 1 ms).
-enum class Fate : std::uint8_t { Store, Recompute, Offload };
+//
+// Quantise (issue 12): fp8 e4m3 with one scale per block of
+// strategy.activation_quant_block_size elements, written after the forward
+// and read back to 16 bits in the backward, both memory-bound passes; a node
+// quantised and offloaded sends its fp8 bytes. 1-byte masks and fp32
+// statistics do not quantise.
+using Fate = TensorFate;
 
 struct TensorNode
 {
@@ -35,6 +41,10 @@ struct TensorNode
     double bytesMoved = 0; // HBM traffic of that recompute (inputs read, output written, weights)
     std::vector<int> deps; // nodes it is computed from (empty: the layer input or an RNG mask)
     bool attentionCore = false; // what Megatron's selective recompute drops
+    std::vector<std::string> tensors; // the saved tensors it groups, as the per-layer table names them
+    Bytes quantizedBytes = 0; // its size with the 16-bit tensors in fp8 and their scales
+    double quantizedElements = 0; // elements of its 16-bit tensors
+    double quantizeBytesMoved = 0; // HBM traffic of quantising in the forward and dequantising in the backward
 };
 
 struct LayerGraph
@@ -63,8 +73,9 @@ struct TensorPlan
     Bytes deviceBytes = 0; // kept on the device from forward to backward
     Bytes offloadedBytes = 0;
     double recomputeSeconds = 0; // under the cost model (FLOPs model: FLOPs / peak)
+    double quantizeSeconds = 0; // quantise and dequantise passes
     double stallSeconds = 0; // offload copies not hidden under compute
-    double overhead = 0; // (recompute + stall) / the layer's forward + backward under the same model
+    double overhead = 0; // (recompute + quantise + stall) / the layer's forward + backward under the same model
 };
 
 // Seconds of compute stalled by copying `bytes` out during a forward of
@@ -75,8 +86,28 @@ TensorPlan evaluateTensorPlan(const LayerGraph &graph, const std::vector<Fate> &
 
 // The Pareto frontier of device bytes against overhead, fewest bytes first
 // (each point the first plan found in enumeration order). With allowOffload
-// false: the 2^(k) store/recompute plans of seed 002 §3.3.
-std::vector<TensorPlan> tensorFrontier(const LayerGraph &graph, TensorCost cost, bool allowOffload);
+// false: the 2^(k) store/recompute plans of seed 002 §3.3. With
+// allowQuantize the five fates of strategy.tensor_policies (5^12 plans, too
+// many to enumerate): see tensorFrontierOf.
+std::vector<TensorPlan> tensorFrontier(const LayerGraph &graph, TensorCost cost, bool allowOffload,
+                                       bool allowQuantize = false);
+
+// The same exact frontier over any set of fates, by dynamic programming
+// over the nodes: a partial plan is (device bytes, recompute and quantise
+// seconds, offloaded bytes), all three additive, and the overhead rises with
+// each, so a partial plan no better in all three than another is dropped.
+std::vector<TensorPlan> tensorFrontierOf(const LayerGraph &graph, TensorCost cost, const std::vector<Fate> &fates);
+
+// A plan as strategy.tensor_policies: one rule per saved tensor not stored,
+// under recompute_granularity none (what `eval` accepts).
+std::vector<TensorPolicy> policiesOf(const LayerGraph &graph, const std::vector<Fate> &fates);
+Config withTensorPlan(const Config &config, const LayerGraph &graph, const std::vector<Fate> &fates);
+
+// What the configuration's own fates (recompute_granularity refined by
+// tensor_policies) cost one layer: each node's recompute and quantise work in
+// proportion to its bytes given that fate, the offloaded bytes exact. `fates`
+// holds the fate of most of each node's bytes, for display.
+TensorPlan configuredTensorPlan(const Config &config, const LayerGraph &graph, TensorCost cost);
 
 // Megatron's selective recompute as a plan: the attention core recomputed, the rest stored.
 std::vector<Fate> selectivePlan(const LayerGraph &graph);

@@ -3,12 +3,13 @@
 // Catch2's prebuilt main lacks benchmarking support: this file builds our own
 // (CATCH_CONFIG_ENABLE_BENCHMARKING comes from tests/CMakeLists.txt).
 #define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include "core/builtins.h"
 #include "core/ledger.h"
+#include "core/planner/tensorplan.h"
 #include "core/preset.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace memledger;
 
@@ -32,8 +33,9 @@ TEST_CASE("Ledger evaluation", "[bench]")
     {
         return computeLedger(gpt3).peak_bytes;
     };
-    const Config interleaved = load("gpt-3-175b-64gpus-tp-sp-selective",
-                                    {"parallelism.virtual_pipeline_model_parallel_size=3", "parallelism.pipeline_schedule=interleaved"});
+    const Config interleaved
+        = load("gpt-3-175b-64gpus-tp-sp-selective",
+               {"parallelism.virtual_pipeline_model_parallel_size=3", "parallelism.pipeline_schedule=interleaved"});
     BENCHMARK("GPT-3 175B, 96 layers, p = 8, v = 3 interleaved")
     {
         return computeLedger(interleaved).peak_bytes;
@@ -43,4 +45,34 @@ TEST_CASE("Ledger evaluation", "[bench]")
     {
         return computeLedger(llama).peak_bytes;
     };
+}
+
+TEST_CASE("Ledger with tensor policies", "[bench]")
+{
+    // Issue 12's target: per-tensor policies keep the 96-layer ledger within its 20 µs.
+    const Config gpt3 = load("gpt-3-175b-64gpus-tp-sp-selective",
+                             {R"(strategy.tensor_policies={"attention.*":"recompute","mlp.fc1.output":"quantize_fp8",)"
+                              R"("mlp.fc2.input":"offload","*dropout_mask":"store"})"});
+    BENCHMARK("GPT-3 175B, 96 layers, p = 8, four rules")
+    {
+        return computeLedger(gpt3).peak_bytes;
+    };
+}
+
+TEST_CASE("Tensor frontier", "[bench]")
+{
+    // Issue 12's target: the per-tensor frontier with quantise as a fourth
+    // (and fifth) fate stays under a frame (16 ms) on the largest preset.
+    for (const char *name : {"llama-3.1-405b-16k-h100", "gpt-3-175b-64gpus-tp-only"}) {
+        Config c = load(name, {"strategy.flash_attention=false"});
+        const LayerGraph g = layerGraph(c);
+        BENCHMARK(std::string(name) + ", no FlashAttention: store / recompute / offload (enumerated)")
+        {
+            return tensorFrontier(g, TensorCost::Roofline, true).size();
+        };
+        BENCHMARK(std::string(name) + ", no FlashAttention: all five fates")
+        {
+            return tensorFrontier(g, TensorCost::Roofline, true, true).size();
+        };
+    }
 }

@@ -25,7 +25,7 @@ Config gptLayer(std::int64_t s, std::int64_t b, std::int64_t h, std::int64_t a, 
 
 Bytes stored(const Config &c)
 {
-    return layerActivations(c, false).stored(c.strategy.recompute_granularity);
+    return layerActivations(c, false).kept;
 }
 
 } // namespace

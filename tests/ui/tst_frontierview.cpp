@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QPalette>
+#include <QTableWidget>
 #include <QTest>
 #include <QUndoStack>
 
 #include "catchqt.h"
+#include "core/activations.h"
 #include "core/planner/chain.h"
 #include "core/planner/settingspoints.h"
 #include "core/planner/tensorplan.h"
+#include "core/preset.h"
+#include "core/tensorpolicy.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"
 #include "ui/frontierview.h"
@@ -175,40 +180,86 @@ TEST_CASE("Clicking the selective marker applies it in one undo step", "[ui][fro
     CHECK(view.markers()[std::size_t(view.markerOf("none"))].current);
 }
 
-TEST_CASE("Clicking a frontier point no setting reaches changes nothing and names the nearest setting",
-          "[ui][frontier]")
+TEST_CASE("Clicking a tensor frontier point applies it as tensor_policies in one undo step", "[ui][frontier]")
 {
     Document doc;
     FrontierView view(&doc, FrontierView::Planner::Tensor);
-    view.resize(1000, 600);
+    view.resize(1000, 700);
     view.show();
     loadWith(doc, "gpt-3-175b-64gpus-tp-only", RecomputeGranularity::None);
     const Config before = doc.config();
 
-    // A frontier point away from every diamond.
+    // A frontier point away from every diamond: no setting reaches it, tensor_policies do.
     FrontierPlot *plot = view.plot();
     int pick = -1;
     for (int k = 0; k < int(view.tensorFrontier().size()) && pick < 0; ++k) {
         const TensorPlan &p = view.tensorFrontier()[std::size_t(k)];
         if (markerAt(view.markers(), double(p.deviceBytes), p.overhead) < 0
-            && plot->markerAt(plot->frontierPosition(k)) < 0
-            && nearestMarkerAtMost(view.markers(), double(p.deviceBytes)) >= 0)
+            && plot->markerAt(plot->frontierPosition(k)) < 0)
             pick = k;
     }
     REQUIRE(pick >= 0);
+    const TensorPlan plan = view.tensorFrontier()[std::size_t(pick)];
     CHECK(plot->frontierPointAt(plot->frontierPosition(pick)) == pick);
     CHECK(plot->toolTipAt(plot->frontierPosition(pick)).contains(QStringLiteral("Recomputed")));
     QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, plot->frontierPosition(pick).toPoint());
     QApplication::processEvents();
+    REQUIRE(doc.undoStack()->count() == 1);
+    CHECK_FALSE(doc.config().strategy.tensor_policies.empty());
+    // The ledger's layer now keeps what the planner said, and the table says which tensor went where.
+    CHECK(layerActivations(doc.config(), false, false).kept == plan.deviceBytes);
+    CHECK(view.details().contains(QStringLiteral("one undo step")));
+    QTableWidget *table = view.tensorTable();
+    REQUIRE(table != nullptr);
+    const LayerActivations la = layerActivations(doc.config(), false, true);
+    REQUIRE(table->rowCount() == int(la.tensors.size()));
+    int recomputedRows = 0;
+    for (int row = 0; row < table->rowCount(); ++row) {
+        const bool recomputed = la.tensors[std::size_t(row)].fate == TensorFate::Recompute;
+        CHECK(table->item(row, 0)->text() == QString::fromStdString(la.tensors[std::size_t(row)].name));
+        CHECK((table->item(row, 2)->text() == QStringLiteral("recomputed")) == recomputed);
+        recomputedRows += recomputed;
+    }
+    CHECK(recomputedRows > 0);
+    // Export the point as a preset that loads back to the same plan.
+    const QString path = QDir::temp().filePath(QStringLiteral("memledger-frontier-point.json"));
+    QString error;
+    REQUIRE(view.exportSelectedPoint(path, &error));
+    const LoadResult loaded = presetFromFile(path.toStdString());
+    REQUIRE(loaded.config.has_value());
+    CHECK(loaded.config->strategy.tensor_policies == doc.config().strategy.tensor_policies);
+    QFile::remove(path);
+    // Undo: back to the preset as it was.
+    doc.undoStack()->undo();
     CHECK(doc.config() == before);
-    CHECK(doc.undoStack()->count() == 0);
-    CHECK(plot->selectedFrontierPoint() == pick);
-    CHECK(view.details().contains(QStringLiteral("cannot express")));
-    const TensorPlan &p = view.tensorFrontier()[std::size_t(pick)];
-    const int nearest = nearestMarkerAtMost(view.markers(), double(p.deviceBytes));
-    const std::string label = view.settings()[std::size_t(view.markers()[std::size_t(nearest)].settings.front())].label;
-    CHECK(view.details().contains(
-        QStringLiteral("Nearest setting at no more memory: %1").arg(QString::fromStdString(label))));
+    QApplication::processEvents();
+    CHECK(table->item(0, 2)->text() == QStringLiteral("stored"));
+}
+
+TEST_CASE("Allowing fp8 adds quantised plans below the store/recompute frontier", "[ui][frontier]")
+{
+    Document doc;
+    FrontierView view(&doc, FrontierView::Planner::Tensor);
+    view.resize(1000, 700);
+    view.show();
+    loadWith(doc, "gpt-3-175b-64gpus-tp-only", RecomputeGranularity::None);
+    const Bytes least = view.tensorFrontier().front().deviceBytes;
+    view.setQuantize(true);
+    QApplication::processEvents();
+    // The layer input itself may be kept in fp8: fewer bytes than any store/recompute plan.
+    CHECK(view.tensorFrontier().front().deviceBytes < least);
+    bool listed = false;
+    for (int k = 0; k < int(view.tensorFrontier().size()); ++k)
+        listed = listed || view.plot()->toolTipAt(view.plot()->frontierPosition(k)).contains(QStringLiteral("In fp8"));
+    CHECK(listed);
+    // fp32 training has nothing to quantise: the box says so and the frontier drops the fate.
+    Config fp32 = doc.config();
+    fp32.training.params_dtype = Dtype::FP32;
+    doc.setConfig(fp32);
+    QApplication::processEvents();
+    for (const TensorPlan &p : view.tensorFrontier())
+        for (Fate f : p.fates)
+            CHECK_FALSE(quantizes(f));
 }
 
 TEST_CASE("The frontier views render the default scenario offscreen", "[ui][frontier]")
