@@ -214,4 +214,26 @@ std::string_view optimizerKernelName(OptimizerKernel k)
     return "fused";
 }
 
+std::string_view fp8RecipeName(Fp8Recipe r)
+{
+    switch (r) {
+    case Fp8Recipe::None:
+        return "none";
+    case Fp8Recipe::Delayed:
+        return "delayed";
+    case Fp8Recipe::Tensorwise:
+        return "tensorwise";
+    case Fp8Recipe::MXFP8:
+        return "mxfp8";
+    case Fp8Recipe::Blockwise:
+        return "blockwise";
+    }
+    return "none";
+}
+
+std::string_view fp8ImplementationName(Fp8Implementation i)
+{
+    return i == Fp8Implementation::Torchao ? "torchao" : "transformer_engine";
+}
+
 } // namespace memledger
