@@ -6,6 +6,7 @@
 #include "core/fp8.h"
 #include "core/kernelcost.h"
 #include "core/steptime.h"
+#include "core/timeline.h"
 #include "testutil.h"
 
 using namespace memledger;
@@ -246,4 +247,23 @@ TEST_CASE("torchtitan Float8 on Llama 3.1 8B: the peak moves well under a couple
     const double speedup = estimateStepTime(bf16).total / estimateStepTime(float8).total;
     INFO("modelled speedup " << speedup);
     CHECK(speedup == Approx(8532.0 / 6667.0).epsilon(0.15));
+}
+
+TEST_CASE("The timeline holds the FP8 rows for the whole iteration, and its saved groups shrink", "[fp8][timeline]")
+{
+    const Config bf16 = llama8b("H100-SXM-80GB");
+    const Config fp8 = llama8b("H100-SXM-80GB", {"training.fp8_recipe=tensorwise"});
+    const Timeline a = simulateIteration(bf16), b = simulateIteration(fp8);
+    bool copies = false;
+    for (const AliveItem &item : b.ranks[0].alive_at_peak)
+        copies |= item.label == "Weights: FP8 weight copies" && item.bytes == kModelLinear * 2;
+    CHECK(copies);
+    // One micro-batch of 32 layers saves 32 · s·b·(h + f) bytes less; the
+    // copies (2 B per linear weight) and the buffer come on top.
+    Bytes savedA = 0, savedB = 0;
+    for (const Lifetime &l : a.ranks[0].lifetimes)
+        savedA += l.kind == LifetimeKind::Activations ? l.bytes : 0;
+    for (const Lifetime &l : b.ranks[0].lifetimes)
+        savedB += l.kind == LifetimeKind::Activations ? l.bytes : 0;
+    CHECK(savedA - savedB == 32LL * 4096 * (4096 + 14336));
 }
