@@ -267,3 +267,21 @@ TEST_CASE("The timeline holds the FP8 rows for the whole iteration, and its save
         savedB += l.kind == LifetimeKind::Activations ? l.bytes : 0;
     CHECK(savedA - savedB == 32LL * 4096 * (4096 + 14336));
 }
+
+TEST_CASE("FP8 on an MoE: routed experts' copies apart, one GEMM per local expert in the amax history", "[fp8]")
+{
+    // Mixtral 8x7B on one GPU (e = 1): per layer, attention 4096·6144 + 4096·4096 = 41,943,040
+    // weights; 8 experts × (4096·28672 + 14336·4096) = 1,409,286,144; the router stays bf16.
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = "mixtral-8x7b";
+    doc["hardware"] = "H100-SXM-80GB";
+    doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 1}};
+    const Ledger l = computeLedger(configFrom(doc, {"training.fp8_recipe=delayed"}));
+    const RankLedger &r = l.ranks[0];
+    CHECK(entryBytes(r, Category::Weights, "FP8 weight copies") == 32LL * 41943040 * 2);
+    CHECK(entryBytes(r, Category::Weights, "FP8 weight copies (routed experts)") == 32LL * 1409286144 * 2);
+    // qkv, proj and a GroupedLinear of 8 GEMMs for each of fc1 and fc2: 18 GEMMs a layer.
+    CHECK(entryBytes(r, Category::Weights, "FP8 amax history and scales") == 32LL * 18 * 5 * 1025 * 4);
+    // The grouped GEMM quantises every routed token copy at once: s·b·k = 8,192 copies × 2f.
+    CHECK(entryBytes(r, Category::Communication, "FP8 quantisation buffer") == 8192LL * 28672 * 2);
+}
