@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/activations.h"
 
+#include "core/fp8.h"
 #include "core/parameters.h"
 #include "core/tensorpolicy.h"
 
@@ -84,7 +85,8 @@ private:
         for (const Factor &f : den) {
             if (f.value == 1)
                 continue;
-            sym += "/" + std::string(f.symbol);
+            if (!f.symbol.empty()) // an unnamed divisor belongs to a fraction written in the numerator
+                sym += "/" + std::string(f.symbol);
             val += "/" + std::to_string(f.value);
         }
         return sym + " = " + val;
@@ -98,6 +100,11 @@ private:
 struct Shape
 {
     Factor A; // activation element bytes
+    // A saved linear-layer input: A, or with FP8 (Transformer Engine) its
+    // columnwise FP8 copy, L / Ld bytes per element with the scales.
+    Factor L;
+    Factor Ld;
+    bool fp8Inputs; // saved linear inputs are FP8 copies, not the 16-bit tensors
     Factor M; // dropout mask element bytes
     Factor S; // stats element bytes
     Factor s; // local sequence (s/c under context parallelism)
@@ -119,6 +126,10 @@ Shape shapeOf(const Config &c)
     const std::int64_t cp = c.parallelism.context_parallel_size;
     Shape sh{};
     sh.A = {A == 4 ? "4" : "2", A};
+    const Fp8Format f8 = fp8Format(c);
+    sh.fp8Inputs = f8.on && f8.transformerEngine;
+    sh.L = sh.fp8Inputs ? Factor{f8.inputSymbol, f8.inputNum} : sh.A;
+    sh.Ld = {"", sh.fp8Inputs ? f8.inputDen : 1};
     sh.M = c.strategy.dropout_mask_dtype == DropoutMaskDtype::Bool ? Factor{"1", 1} : sh.A;
     sh.S = c.strategy.norm_stats_dtype == NormStatsDtype::FP32 ? Factor{"4", 4} : sh.A;
     sh.s = {cp > 1 ? "s/c" : "s", c.training.seq_length / cp};
@@ -170,6 +181,16 @@ void addCore(Account &acc, const Shape &x, const Config &c, Factor heads, Factor
     acc.add("attention", "v", {x.A, x.s, x.b, heads, vDim}, {x.t});
 }
 
+// With FlashAttention the kernel's output O is also the projection's input:
+// one tensor. With FP8 the projection saves its own FP8 copy and the kernel
+// still keeps O (TE's save_original_input=False, its default).
+void addProjInput(Account &acc, const Shape &x, const Config &c, Factor heads, Factor vDim)
+{
+    if (x.fp8Inputs && c.strategy.flash_attention)
+        acc.add("attention", "output", {x.A, x.s, x.b, heads, vDim}, {x.t});
+    acc.add("attention.proj", "input", {x.L, x.s, x.b, heads, vDim}, {x.Ld, x.t});
+}
+
 void addAttention(Account &acc, const Shape &x, const Config &c)
 {
     const ModelConfig &m = c.model;
@@ -177,26 +198,25 @@ void addAttention(Account &acc, const Shape &x, const Config &c)
     const Factor a{"a", m.num_attention_heads};
     if (m.multi_latent_attention) {
         // Down-projections (replicated weights) see the whole hidden state.
-        acc.add("mla.down_proj", "input", {x.A, x.s, x.b, x.h}, {x.lin});
+        acc.add("mla.down_proj", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
         if (m.q_lora_rank > 0) {
             const Factor q{"q_lora", m.q_lora_rank};
             addNorm(acc, x, "mla.q_norm", q);
-            acc.add("mla.q_up", "input", {x.A, x.s, x.b, q}, {x.sp});
+            acc.add("mla.q_up", "input", {x.L, x.s, x.b, q}, {x.Ld, x.sp});
         }
         const Factor kv{"kv_lora", m.kv_lora_rank};
         addNorm(acc, x, "mla.kv_norm", kv);
-        acc.add("mla.kv_up", "input", {x.A, x.s, x.b, kv}, {x.sp});
+        acc.add("mla.kv_up", "input", {x.L, x.s, x.b, kv}, {x.Ld, x.sp});
         const Factor qk{"d_qk", m.qk_head_dim + m.qk_pos_emb_head_dim};
         const Factor v{"d_v", m.v_head_dim};
         addCore(acc, x, c, a, qk, a, v);
-        acc.add("attention.proj", "input", {x.A, x.s, x.b, a, v}, {x.t});
+        addProjInput(acc, x, c, a, v);
     } else {
         const Factor d{"d", m.headDim()};
         const Factor g{"g", m.queryGroups()};
-        acc.add("attention.qkv", "input", {x.A, x.s, x.b, x.h}, {x.lin});
+        acc.add("attention.qkv", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
         addCore(acc, x, c, a, d, g, d);
-        // With FlashAttention the kernel's output O is also the projection's input: one tensor.
-        acc.add("attention.proj", "input", {x.A, x.s, x.b, a, d}, {x.t});
+        addProjInput(acc, x, c, a, d);
     }
     addDropoutMask(acc, x, "attention", m.hidden_dropout);
 }
@@ -205,12 +225,12 @@ void addMlp(Account &acc, const Shape &x, const Config &c, std::string_view name
 {
     const Factor f{"f", width};
     if (input)
-        acc.add(name, "fc1.input", {x.A, x.s, x.b, x.h}, {x.lin});
+        acc.add(name, "fc1.input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
     if (c.model.swiglu)
         acc.add(name, "fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
     else
         acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t}); // GeLU input
-    acc.add(name, "fc2.input", {x.A, x.s, x.b, f}, {x.t});
+    acc.add(name, "fc2.input", {x.L, x.s, x.b, f}, {x.Ld, x.t});
 }
 
 void addMoe(Account &acc, const Shape &x, const Config &c)
@@ -225,12 +245,12 @@ void addMoe(Account &acc, const Shape &x, const Config &c)
     const Factor k{"k", m.moe_router_topk};
     const Factor etpF{"etp", etp};
     const Factor f{"f_moe", m.moeFfn()};
-    acc.add("moe.experts.fc1", "input", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
+    acc.add("moe.experts.fc1", "input", {x.L, x.s, x.b, k, etpF, x.h}, {x.Ld, x.sp});
     if (m.swiglu)
         acc.add("moe.experts.fc1", "output", {x.A, {"2", 2}, x.s, x.b, k, etpF, f}, {x.sp, etpF});
     else
         acc.add("moe.experts.fc1", "output", {x.A, x.s, x.b, k, etpF, f}, {x.sp, etpF});
-    acc.add("moe.experts.fc2", "input", {x.A, x.s, x.b, k, etpF, f}, {x.sp, etpF});
+    acc.add("moe.experts.fc2", "input", {x.L, x.s, x.b, k, etpF, f}, {x.Ld, x.sp, etpF});
     // Unpermute multiplies expert outputs by their routing probabilities: both saved.
     acc.add("moe.experts", "output", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
     if (m.moe_shared_expert_intermediate_size > 0)
@@ -242,40 +262,44 @@ void addMoe(Account &acc, const Shape &x, const Config &c)
 // forward saved it) and dY as it arrived: a column-parallel layer's split over
 // t, a row-parallel layer's split along the sequence under sequence
 // parallelism (W gathers it again, as Megatron's backward re-gathers X).
-// Elements per token, times s·b and the element size.
+// Elements per token, times s·b and the element size: with FP8 inputs X is
+// the saved FP8 copy (L/Ld bytes), dY stays 16-bit until W quantises it.
 Bytes weightPassBytes(const Shape &x, const Config &c, bool moeLayer)
 {
     const ModelConfig &m = c.model;
     const double t = double(x.t.value), lin = double(x.lin.value), sp = double(x.sp.value);
     const double h = double(x.h.value), a = double(m.num_attention_heads);
-    double perToken = 0;
+    double inputs = 0, grads = 0; // per token
     if (m.multi_latent_attention) {
         const double q = double(m.q_lora_rank), kv = double(m.kv_lora_rank);
         const double qk = double(m.qk_head_dim + m.qk_pos_emb_head_dim), v = double(m.v_head_dim);
-        perToken += h / lin + (q > 0 ? q / sp : 0.0) + kv / sp + a * v / t; // inputs
-        perToken += (q > 0 ? q : a * qk / t) + kv + double(m.qk_pos_emb_head_dim); // down-projection outputs
-        perToken += (q > 0 ? a * qk / t : 0.0) + a * (double(m.qk_head_dim) + v) / t + h / sp; // up, proj
+        inputs += h / lin + (q > 0 ? q / sp : 0.0) + kv / sp + a * v / t;
+        grads += (q > 0 ? q : a * qk / t) + kv + double(m.qk_pos_emb_head_dim); // down-projection outputs
+        grads += (q > 0 ? a * qk / t : 0.0) + a * (double(m.qk_head_dim) + v) / t + h / sp; // up, proj
     } else {
         const double d = double(m.headDim()), g = double(m.queryGroups());
-        perToken += h / lin + a * d / t; // qkv and proj inputs
-        perToken += (a + 2 * g) * d / t + h / sp; // their output gradients
+        inputs += h / lin + a * d / t; // qkv and proj inputs
+        grads += (a + 2 * g) * d / t + h / sp; // their output gradients
     }
     // fc1's input and output gradient (gated: twice as wide), fc2's input and output gradient.
     const double gate = m.swiglu ? 2.0 : 1.0;
     const auto mlp = [&](double width, double copies, double split, double input, double outputGrad) {
-        return input + copies * (gate * width / split + width / split + outputGrad);
+        inputs += input + copies * width / split;
+        grads += copies * (gate * width / split + outputGrad);
     };
     if (moeLayer) {
         const double etp = double(c.parallelism.expertTensorParallel());
         const double routed = double(m.moe_router_topk) * etp / sp; // token copies per local token
-        perToken += h / lin; // the router's input
-        perToken += mlp(double(m.moeFfn()), routed, etp, routed * h, h); // per routed copy
+        grads += h / lin; // the router's input, kept 16-bit (the router is not an FP8 GEMM)
+        mlp(double(m.moeFfn()), routed, etp, routed * h, h); // per routed copy
         if (m.moe_shared_expert_intermediate_size > 0)
-            perToken += mlp(double(m.moe_shared_expert_intermediate_size), 1.0, t, 0.0, h / sp);
+            mlp(double(m.moe_shared_expert_intermediate_size), 1.0, t, 0.0, h / sp);
     } else {
-        perToken += mlp(double(m.ffn()), 1.0, t, h / lin, h / sp);
+        mlp(double(m.ffn()), 1.0, t, h / lin, h / sp);
     }
-    return static_cast<Bytes>(perToken * double(x.A.value) * double(x.s.value) * double(x.b.value));
+    const double inputBytes = double(x.L.value) / double(x.Ld.value);
+    return static_cast<Bytes>((inputs * inputBytes + grads * double(x.A.value)) * double(x.s.value)
+                              * double(x.b.value));
 }
 
 } // namespace

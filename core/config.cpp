@@ -236,4 +236,26 @@ std::string_view quantScaleName(QuantScale s)
     return s == QuantScale::E8M0 ? "e8m0" : "fp32";
 }
 
+std::string_view fp8RecipeName(Fp8Recipe r)
+{
+    switch (r) {
+    case Fp8Recipe::None:
+        return "none";
+    case Fp8Recipe::Delayed:
+        return "delayed";
+    case Fp8Recipe::Tensorwise:
+        return "tensorwise";
+    case Fp8Recipe::MXFP8:
+        return "mxfp8";
+    case Fp8Recipe::Blockwise:
+        return "blockwise";
+    }
+    return "none";
+}
+
+std::string_view fp8ImplementationName(Fp8Implementation i)
+{
+    return i == Fp8Implementation::Torchao ? "torchao" : "transformer_engine";
+}
+
 } // namespace memledger

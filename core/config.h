@@ -76,6 +76,15 @@ struct ModelConfig
 
 enum class Optimizer { Adam, AdamW, SGD, Adafactor, Adam8bit };
 
+// FP8 training as Transformer Engine runs it (Megatron's --fp8-recipe): the
+// GEMMs of the transformer layers' linear layers take FP8 operands, the bf16
+// (or fp16) weights and fp32 master weights stay. Delayed and tensorwise
+// (TE's Float8CurrentScaling) keep one fp32 scale per tensor, delayed with an
+// amax history; mxfp8 one E8M0 byte per 32 elements (Blackwell); blockwise
+// (DeepSeek-V3's scheme) fp32 scales per 1×128 activation tile and per
+// 128×128 weight block. core/fp8.h holds the formats' figures.
+enum class Fp8Recipe { None, Delayed, Tensorwise, MXFP8, Blockwise };
+
 struct TrainingConfig
 {
     std::int64_t seq_length = 2048;
@@ -87,6 +96,8 @@ struct TrainingConfig
     Optimizer optimizer = Optimizer::Adam;
     std::optional<Dtype> exp_avg_dtype; // unset: fp32, or int8 for adam8bit
     std::optional<Dtype> exp_avg_sq_dtype;
+    Fp8Recipe fp8_recipe = Fp8Recipe::None;
+    std::int64_t fp8_amax_history_len = 1024; // delayed scaling: TE's DelayedScaling default (Megatron's flag: 1)
     bool operator==(const TrainingConfig &) const = default;
 };
 
@@ -140,6 +151,10 @@ enum class OffloadTarget { None, CPU, NVMe };
 enum class GradBuffer { Contiguous, OnDemand };
 enum class CrossEntropy { VocabParallel, Unfused };
 enum class OptimizerKernel { Fused, Foreach, SingleTensor };
+// Who runs the FP8 GEMMs: Transformer Engine caches the FP8 weights for the
+// iteration and saves FP8 linear inputs; torchao's Float8Linear (torchtitan)
+// saves the high-precision input and weight and casts them again in backward.
+enum class Fp8Implementation { TransformerEngine, Torchao };
 
 // What becomes of one saved tensor between its layer's forward and backward
 // (strategy.tensor_policies; the seeds' "storage policy" per tensor, as
@@ -197,6 +212,7 @@ struct StrategyConfig
     std::vector<TensorPolicy> tensor_policies;
     std::int64_t activation_quant_block_size = 128; // elements per scale of a quantize_fp8 tensor
     QuantScale activation_quant_scale_dtype = QuantScale::FP32;
+    Fp8Implementation fp8_implementation = Fp8Implementation::TransformerEngine; // only with training.fp8_recipe
     bool operator==(const StrategyConfig &) const = default;
 };
 
@@ -214,6 +230,10 @@ struct HardwareConfig
     double network_bytes_per_s = 50e9; // per direction
     double nvme_bytes_per_s = 3.5e9;
     double peak_bf16_flops = 989e12; // dense
+    double peak_fp8_flops = 1979e12; // dense; 0: no FP8 tensor cores (A100)
+    // Blackwell-class tensor cores: MX block-scaled FP8 GEMMs, and FP8
+    // operands read column-wise without a transposed copy (TE docs).
+    bool mx_tensor_cores = false;
     // Achieved fractions of the peaks above, by operation size (core/efficiency.h);
     // the time model's calibration, documented per preset in presets/README.md.
     EfficiencyTable gemm_efficiency = {{1e9, 0.32}, {1e10, 0.50}, {1e11, 0.58}, {1e12, 0.60}}; // by GEMM FLOPs
@@ -270,5 +290,7 @@ std::string_view crossEntropyName(CrossEntropy);
 std::string_view optimizerKernelName(OptimizerKernel);
 std::string_view tensorFateName(TensorFate);
 std::string_view quantScaleName(QuantScale);
+std::string_view fp8RecipeName(Fp8Recipe);
+std::string_view fp8ImplementationName(Fp8Implementation);
 
 } // namespace memledger

@@ -3,6 +3,7 @@
 
 #include "core/activations.h"
 #include "core/efficiency.h"
+#include "core/fp8.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
 #include "core/planner/tensorplan.h"
@@ -21,6 +22,23 @@ constexpr double kFlashForwardShare = 0.88;
 constexpr double kFlashBackwardShare = 0.76;
 constexpr double kFlashBackwardWork = 2.5;
 
+// The linear layers' GEMMs in FP8 (training.fp8_recipe) and their casts,
+// memory-bound kernels read in 16-bit and written in FP8: Transformer Engine
+// casts each input to its two usages in the forward (one is saved), the
+// output gradient to both in the backward, and each weight once per
+// iteration (cached from the first micro-batch: 1/m of it per micro-batch);
+// torchao casts input and weight at every GEMM, forward and backward, and the
+// output gradient to both usages. TE fuses some casts into the norm before;
+// they are priced unfused here.
+struct Fp8Gemms
+{
+    bool on = false;
+    bool transformerEngine = true;
+    double operand = 1; // bytes per FP8 element with its scales
+    double copies = 2; // usages stored apart
+    double microBatches = 1;
+};
+
 struct Dims
 {
     double b, s, sLocal, t, c, e, etp, h, a, g, dqk, dv;
@@ -29,6 +47,7 @@ struct Dims
     double moeTokens; // tokens entering this rank's experts (balanced, top-k, ETP-gathered)
     double act; // bytes of one activation element
     bool sp, nvlinkTp, nvlinkCp, nvlinkEp;
+    Fp8Gemms fp8;
 };
 
 Dims dimsOf(const Config &c, std::int64_t gpusPerNode)
@@ -57,6 +76,9 @@ Dims dimsOf(const Config &c, std::int64_t gpusPerNode)
     d.nvlinkTp = d.t <= node;
     d.nvlinkCp = d.t * d.c <= node;
     d.nvlinkEp = d.t * d.c * d.e <= node;
+    const Fp8Format f8 = fp8Format(c);
+    d.fp8
+        = {f8.on, f8.transformerEngine, f8.inputBytes, f8.copies, double(std::max<std::int64_t>(1, c.microBatches()))};
     return d;
 }
 
@@ -74,15 +96,43 @@ struct LayerKernels
     OpCost weight; // the linear layers' weight-gradient GEMMs: the part of the backward a W pass runs
 };
 
-void addGemm(const HardwareConfig &hw, LayerKernels &k, const Gemm &g, double act, bool linear)
+// The casts of one FP8 GEMM's operands, forward and backward (Fp8Gemms).
+void addFp8Casts(const HardwareConfig &hw, LayerKernels &k, const Gemm &g, double act, const Fp8Gemms &q)
 {
-    const OpCost f = gemmCost(hw, g, act), b = gemmBackwardCost(hw, g, act);
+    const double in = g.batch * g.m * g.k, out = g.batch * g.m * g.n, w = g.batch * g.k * g.n;
+    if (q.transformerEngine) {
+        const double written = q.copies * q.operand;
+        OpCost weight = memoryCost(hw, w * (act + written));
+        weight.bytes /= q.microBatches;
+        weight.seconds /= q.microBatches;
+        k.forward.cost += memoryCost(hw, in * (act + written));
+        k.forward.cost += weight;
+        k.backward.cost += memoryCost(hw, out * (act + written));
+        return;
+    }
+    k.forward.cost += memoryCost(hw, in * (act + 1));
+    k.forward.cost += memoryCost(hw, w * (act + 1));
+    k.backward.cost += memoryCost(hw, out * (act + 2));
+    k.backward.cost += memoryCost(hw, in * (act + 1));
+    k.backward.cost += memoryCost(hw, w * (act + 1));
+}
+
+// `fp8`: a linear layer's GEMM under training.fp8_recipe (nullptr: 16-bit).
+void addGemm(const HardwareConfig &hw, LayerKernels &k, const Gemm &g, double act, bool linear,
+             const Fp8Gemms *fp8 = nullptr)
+{
+    const bool q = fp8 && fp8->on;
+    const OpCost f = q ? fp8GemmCost(hw, g, fp8->operand, act) : gemmCost(hw, g, act);
+    const OpCost b = q ? fp8GemmBackwardCost(hw, g, fp8->operand, act) : gemmBackwardCost(hw, g, act);
     k.forward.cost += f;
     k.backward.cost += b;
+    if (q)
+        addFp8Casts(hw, k, g, act, *fp8);
     if (linear) {
         k.forward.gemmSeconds += f.seconds;
         k.backward.gemmSeconds += b.seconds;
-        k.weight += gemmCost(hw, {g.batch, g.k, g.n, g.m}, act); // dB = Aᵀ · dC, as gemmBackwardCost's second
+        const Gemm dB{g.batch, g.k, g.n, g.m}; // dB = Aᵀ · dC, as gemmBackwardCost's second
+        k.weight += q ? fp8GemmCost(hw, dB, fp8->operand, act) : gemmCost(hw, dB, act);
     } else {
         k.forward.coreSeconds += f.seconds;
         k.backward.coreSeconds += b.seconds;
@@ -105,10 +155,10 @@ void addMlp(const HardwareConfig &hw, LayerKernels &k, const Dims &d, double bat
             double split, bool swiglu)
 {
     const double in = ffn * (swiglu ? 2.0 : 1.0) / split;
-    addGemm(hw, k, {batch, tokens, in, d.h}, d.act, true);
+    addGemm(hw, k, {batch, tokens, in, d.h}, d.act, true, &d.fp8);
     addMemory(hw, k,
               batch * tokens * (in + ffn / split) * d.act); // GeLU / SwiGLU: read fc1's output, write fc2's input
-    addGemm(hw, k, {batch, tokens, d.h, ffn / split}, d.act, true);
+    addGemm(hw, k, {batch, tokens, d.h, ffn / split}, d.act, true, &d.fp8);
 }
 
 LayerCost layerCost(const Config &c, const Dims &d, bool moe)
@@ -129,7 +179,7 @@ LayerCost layerCost(const Config &c, const Dims &d, bool moe)
                           c.parallelism.expertTensorParallel());
         qkvWidth = std::max(1.0, double(lp.dense.params - lp.mlpDense) / d.h - d.a * d.dv / d.t);
     }
-    addGemm(hw, k, {1, d.tokens, qkvWidth, d.h}, d.act, true);
+    addGemm(hw, k, {1, d.tokens, qkvWidth, d.h}, d.act, true, &d.fp8);
     if (m.position_embedding_type == PositionEmbedding::Rope)
         addMemory(hw, k, 2.0 * d.tokens * (d.a + d.g) * d.dqk / d.t * d.act);
     const double heads = d.b * d.a / d.t;
@@ -160,7 +210,7 @@ LayerCost layerCost(const Config &c, const Dims &d, bool moe)
             addMemory(hw, k, elements * (2.0 * d.act + 1.0), true);
         addGemm(hw, k, context, d.act, false);
     }
-    addGemm(hw, k, {1, d.tokens, d.h, d.a * d.dv / d.t}, d.act, true);
+    addGemm(hw, k, {1, d.tokens, d.h, d.a * d.dv / d.t}, d.act, true, &d.fp8);
     addMemory(hw, k, d.spTokens * d.h * (3.0 * d.act + hiddenMask)); // bias, dropout, residual add
 
     // MLP: norm, the MLP (or router, experts and shared experts), bias-dropout-add.

@@ -18,17 +18,34 @@ double hbmSeconds(const HardwareConfig &hw, double bytes)
     return bytes > 0 ? bytes / (hw.hbm_bytes_per_s * efficiencyAt(hw.hbm_efficiency, bytes)) : 0.0;
 }
 
+OpCost gemmAt(const HardwareConfig &hw, const Gemm &g, double peak, double operandBytes, double resultBytes)
+{
+    OpCost c;
+    c.flops = 2.0 * g.batch * g.m * g.n * g.k;
+    c.bytes = g.batch * (operandBytes * (g.m * g.k + g.k * g.n) + resultBytes * g.m * g.n);
+    if (c.flops <= 0)
+        return {};
+    c.seconds
+        = c.flops / (peak * efficiencyAt(hw.gemm_efficiency, c.flops)) + hbmSeconds(hw, c.bytes) + hw.kernel_launch_s;
+    return c;
+}
+
 } // namespace
 
 OpCost gemmCost(const HardwareConfig &hw, const Gemm &g, double elementBytes)
 {
-    OpCost c;
-    c.flops = 2.0 * g.batch * g.m * g.n * g.k;
-    c.bytes = elementBytes * g.batch * (g.m * g.k + g.k * g.n + g.m * g.n);
-    if (c.flops <= 0)
-        return {};
-    c.seconds = c.flops / (hw.peak_bf16_flops * efficiencyAt(hw.gemm_efficiency, c.flops)) + hbmSeconds(hw, c.bytes)
-                + hw.kernel_launch_s;
+    return gemmAt(hw, g, hw.peak_bf16_flops, elementBytes, elementBytes);
+}
+
+OpCost fp8GemmCost(const HardwareConfig &hw, const Gemm &g, double operandBytes, double resultBytes)
+{
+    return gemmAt(hw, g, hw.peak_fp8_flops, operandBytes, resultBytes);
+}
+
+OpCost fp8GemmBackwardCost(const HardwareConfig &hw, const Gemm &g, double operandBytes, double resultBytes)
+{
+    OpCost c = fp8GemmCost(hw, {g.batch, g.m, g.k, g.n}, operandBytes, resultBytes); // dA = dC · Bᵀ
+    c += fp8GemmCost(hw, {g.batch, g.k, g.n, g.m}, operandBytes, resultBytes); // dB = Aᵀ · dC
     return c;
 }
 

@@ -30,6 +30,13 @@ struct Gemm
 OpCost gemmCost(const HardwareConfig &hardware, const Gemm &gemm, double elementBytes);
 // Its backward: the input gradient dA = dC·Bᵀ and the weight gradient dB = Aᵀ·dC.
 OpCost gemmBackwardCost(const HardwareConfig &hardware, const Gemm &gemm, double elementBytes);
+// The same GEMM with FP8 operands (training.fp8_recipe): `operandBytes` per
+// element of A and B (1 plus the scales), the result in `resultBytes`, at
+// hardware.peak_fp8_flops with the same efficiency table (a GEMM of n FLOPs
+// is as far from its peak in FP8 as in BF16). The backward's two GEMMs take
+// FP8 operands too (Transformer Engine quantises the output gradient).
+OpCost fp8GemmCost(const HardwareConfig &hardware, const Gemm &gemm, double operandBytes, double resultBytes);
+OpCost fp8GemmBackwardCost(const HardwareConfig &hardware, const Gemm &gemm, double operandBytes, double resultBytes);
 
 // A memory-bound kernel (norm, softmax, dropout, activation, optimizer step)
 // moving `bytes` through HBM, plus one launch.

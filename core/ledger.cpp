@@ -2,6 +2,7 @@
 #include "core/ledger.h"
 
 #include "core/activations.h"
+#include "core/fp8.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
 #include "core/schedule.h"
@@ -404,9 +405,17 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
         // The layer being computed and the one prefetched, gathered over the data-parallel group.
         const LayerParams &lp = moeLayers > 0 ? x.moeLayer : x.denseLayer;
         const std::int64_t gathered = 2 * (lp.dense.params + lp.expert.params);
-        rb.add(Category::Communication, Placement::Device, "ZeRO-3 gathered parameters", gathered * x.sb.weight,
+        // torchao's float8 all-gather (torchtitan): the linear weights travel and land in FP8.
+        std::int64_t inFp8 = 0;
+        if (c.training.fp8_recipe != Fp8Recipe::None && c.strategy.fp8_implementation == Fp8Implementation::Torchao) {
+            const Fp8LayerWeights f8 = fp8LayerWeights(c.model, moeLayers > 0, x.t, x.e, x.etp);
+            inFp8 = 2 * (f8.dense + f8.expert);
+        }
+        rb.add(Category::Communication, Placement::Device, "ZeRO-3 gathered parameters",
+               (gathered - inFp8) * x.sb.weight + inFp8,
                "2 layers (current + prefetch) × " + num(lp.dense.params + lp.expert.params) + " params × "
-                   + x.sb.weightWhy);
+                   + x.sb.weightWhy
+                   + (inFp8 > 0 ? ", of which " + num(inFp8) + " linear weights at 1 B (FP8 all-gather)" : ""));
     }
     if (moeLayers > 0 && x.e > 1) {
         const ModelConfig &m = c.model;
@@ -526,6 +535,8 @@ Ledger computeLedger(const Config &c)
                        "the expert-data-parallel group");
         addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", firstStage, x.dp, dpName);
         addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", lastStage, x.dp, dpName);
+        for (const Fp8Row &row : fp8LedgerRows(c, rank.layers - moeLayers, moeLayers, x.dp, x.edp))
+            rb.add(row.category, Placement::Device, row.label, row.bytes, row.formula, row.note);
 
         addActivations(rb, rank, x, r);
         ParamCount denseOnRank = layersDense;
@@ -621,6 +632,8 @@ Ledger computeLedger(const Config &c)
                 ? "Optimizer step: torch.optim's foreach Adam allocates sqrt(exp_avg_sq) for the whole shard at once."
                 : "Optimizer step: torch.optim's single-tensor Adam allocates two temporaries of one parameter tensor "
                   "at a time.");
+    if (const std::string fp8 = fp8Choice(c); !fp8.empty())
+        ledger.choices.push_back(fp8);
     if (c.model.isMoe())
         ledger.choices.push_back(
             "MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)

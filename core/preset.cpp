@@ -425,6 +425,10 @@ void visit(V &v, TrainingConfig &t)
              optimizerName);
     v.choice("exp_avg_dtype", t.exp_avg_dtype, kStateDtypes, dtypeName);
     v.choice("exp_avg_sq_dtype", t.exp_avg_sq_dtype, kStateDtypes, dtypeName);
+    v.choice("fp8_recipe", t.fp8_recipe,
+             {Fp8Recipe::None, Fp8Recipe::Delayed, Fp8Recipe::Tensorwise, Fp8Recipe::MXFP8, Fp8Recipe::Blockwise},
+             fp8RecipeName);
+    v.field("fp8_amax_history_len", t.fp8_amax_history_len, 1, 1 << 20);
     v.finish();
 }
 
@@ -486,6 +490,8 @@ void visit(V &v, StrategyConfig &s)
     v.field("activation_quant_block_size", s.activation_quant_block_size, 1, std::int64_t(1) << 20);
     v.choice("activation_quant_scale_dtype", s.activation_quant_scale_dtype, {QuantScale::FP32, QuantScale::E8M0},
              quantScaleName);
+    v.choice("fp8_implementation", s.fp8_implementation,
+             {Fp8Implementation::TransformerEngine, Fp8Implementation::Torchao}, fp8ImplementationName);
     v.finish();
 }
 
@@ -503,6 +509,8 @@ void visit(V &v, HardwareConfig &h)
     v.field("network_bytes_per_s", h.network_bytes_per_s, 1.0, 1e16);
     v.field("nvme_bytes_per_s", h.nvme_bytes_per_s, 1.0, 1e16);
     v.field("peak_bf16_flops", h.peak_bf16_flops, 1.0, 1e20);
+    v.field("peak_fp8_flops", h.peak_fp8_flops, 0.0, 1e20);
+    v.field("mx_tensor_cores", h.mx_tensor_cores);
     v.field("gemm_efficiency", h.gemm_efficiency);
     v.field("hbm_efficiency", h.hbm_efficiency);
     v.field("nvlink_efficiency", h.nvlink_efficiency);

@@ -87,6 +87,41 @@ private:
 
 const std::string kInference = "inference.";
 
+// FP8 training (training.fp8_recipe): which recipe runs where follows
+// Transformer Engine's documented support (docs "Low precision training":
+// delayed and current scaling from Ada/Hopper, blockwise on Hopper and
+// emulated with MXFP8 on Blackwell, MXFP8 on SM 10.0 and later only).
+void checkFp8(Checker &ck, const Config &c)
+{
+    const Fp8Recipe r = c.training.fp8_recipe;
+    if (r == Fp8Recipe::None)
+        return;
+    const std::string name = std::string(fp8RecipeName(r));
+    if (c.training.params_dtype == Dtype::FP32)
+        ck.error(kTraining + "fp8_recipe",
+                 "FP8 training casts 16-bit weights and activations to FP8; with params_dtype fp32 there are none",
+                 "set training.params_dtype to \"bf16\" or fp8_recipe to \"none\"");
+    else if (c.training.params_dtype == Dtype::FP8)
+        ck.error(kTraining + "fp8_recipe",
+                 "params_dtype fp8 already counts 1-byte weights; FP8 training keeps the 16-bit weights and adds "
+                 "FP8 copies",
+                 "set training.params_dtype to \"bf16\"");
+    if (c.hardware.peak_fp8_flops <= 0)
+        ck.error("hardware.peak_fp8_flops",
+                 "is 0: " + c.hardware.name + " has no FP8 tensor cores, so fp8_recipe \"" + name + "\" cannot run",
+                 "set training.fp8_recipe to \"none\" or pick FP8 hardware (H100, H200, B200, MI300X)");
+    if (r == Fp8Recipe::MXFP8 && !c.hardware.mx_tensor_cores)
+        ck.error(kTraining + "fp8_recipe",
+                 "mxfp8 needs Blackwell tensor cores (Transformer Engine supports it on SM 10.0 and later); "
+                     + c.hardware.name + " has hardware.mx_tensor_cores false",
+                 "use \"blockwise\" (DeepSeek-V3's scaling) on Hopper");
+    if (r == Fp8Recipe::Blockwise && c.hardware.mx_tensor_cores)
+        ck.warning(kTraining + "fp8_recipe",
+                   "on Blackwell Transformer Engine emulates blockwise scaling with MXFP8; the ledger counts "
+                   "blockwise's fp32 scales",
+                   "use \"mxfp8\", the native recipe there");
+}
+
 std::string dtypeChoices(std::initializer_list<ServingDtype> all)
 {
     std::string out;
@@ -519,6 +554,8 @@ Problems validate(const Config &c)
     if (tr.params_dtype == Dtype::FP32 && tr.main_grads_dtype != Dtype::FP32)
         ck.warning(kTraining + "main_grads_dtype", "gradients of fp32 parameters are fp32",
                    "set main_grads_dtype to \"fp32\"");
+
+    checkFp8(ck, c);
 
     // Hardware.
     if (c.hardware.runtime_reserve_bytes >= c.hardware.hbm_bytes)

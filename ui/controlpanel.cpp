@@ -152,6 +152,16 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
         [](const Config &c) { return std::int64_t(c.training.params_dtype); },
         [](Config &c, std::int64_t v) { c.training.params_dtype = Dtype(v); });
     fieldOfLast(QStringLiteral("training.params_dtype"));
+    // In Fp8Recipe's order: Megatron's --fp8-recipe names.
+    addCombo(
+        training, tr("FP8 recipe"),
+        {tr("none"), QStringLiteral("delayed"), QStringLiteral("tensorwise"), QStringLiteral("MXFP8"),
+         QStringLiteral("blockwise")},
+        [](const Config &c) { return std::int64_t(c.training.fp8_recipe); },
+        [](Config &c, std::int64_t v) { c.training.fp8_recipe = Fp8Recipe(v); },
+        tr("FP8 GEMMs as Transformer Engine runs them: FP8 weight copies and FP8 saved linear inputs beside the "
+           "16-bit weights"));
+    fieldOfLast(QStringLiteral("training.fp8_recipe"));
     addCombo(
         training, tr("Gradients"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
         [](const Config &c) { return std::int64_t(c.training.main_grads_dtype); },
