@@ -214,4 +214,9 @@ std::string_view optimizerKernelName(OptimizerKernel k)
     return "fused";
 }
 
+std::string_view activationBalanceName(ActivationBalance b)
+{
+    return b == ActivationBalance::Auto ? "auto" : "none";
+}
+
 } // namespace memledger

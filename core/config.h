@@ -140,6 +140,7 @@ enum class OffloadTarget { None, CPU, NVMe };
 enum class GradBuffer { Contiguous, OnDemand };
 enum class CrossEntropy { VocabParallel, Unfused };
 enum class OptimizerKernel { Fused, Foreach, SingleTensor };
+enum class ActivationBalance { None, Auto };
 
 struct StrategyConfig
 {
@@ -174,6 +175,10 @@ struct StrategyConfig
     // each rank sends 1/t and the receiver all-gathers over NVLink (Narayanan
     // et al. 2021 §4.1, Megatron's default then), or every rank sends it all.
     bool scatter_gather_tensors_in_pipeline = true;
+    // Park part of the first pipeline ranks' saved activations in the later
+    // ranks' memory over NVLink or the network, so that the device totals even
+    // out (core/balance.h).
+    ActivationBalance pipeline_activation_balance = ActivationBalance::None;
     bool operator==(const StrategyConfig &) const = default;
 };
 
@@ -200,6 +205,9 @@ struct HardwareConfig
     EfficiencyTable network_efficiency = {{1e5, 0.10}, {1e6, 0.40}, {1e7, 0.75}, {1e8, 0.90}};
     double collective_latency_s = 10e-6; // added to every collective and pipeline send
     double kernel_launch_s = 4e-6; // per kernel: what small micro-batches cannot hide
+    // GPUs of one NVLink domain (a node): ranks closer than this in Megatron's
+    // order talk over NVLink, others over the network.
+    std::int64_t gpus_per_node = 8;
     Bytes usableBytes() const { return hbm_bytes - runtime_reserve_bytes; }
     bool operator==(const HardwareConfig &) const = default;
 };
@@ -245,5 +253,6 @@ std::string_view offloadName(OffloadTarget);
 std::string_view gradBufferName(GradBuffer);
 std::string_view crossEntropyName(CrossEntropy);
 std::string_view optimizerKernelName(OptimizerKernel);
+std::string_view activationBalanceName(ActivationBalance);
 
 } // namespace memledger

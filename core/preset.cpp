@@ -433,6 +433,8 @@ void visit(V &v, StrategyConfig &s)
     v.field("overlap_grad_reduce", s.overlap_grad_reduce);
     v.field("tp_comm_overlap", s.tp_comm_overlap);
     v.field("scatter_gather_tensors_in_pipeline", s.scatter_gather_tensors_in_pipeline);
+    v.choice("pipeline_activation_balance", s.pipeline_activation_balance,
+             {ActivationBalance::None, ActivationBalance::Auto}, activationBalanceName);
     v.finish();
 }
 
@@ -456,6 +458,7 @@ void visit(V &v, HardwareConfig &h)
     v.field("network_efficiency", h.network_efficiency);
     v.field("collective_latency_s", h.collective_latency_s, 0.0, 1.0);
     v.field("kernel_launch_s", h.kernel_launch_s, 0.0, 1.0);
+    v.field("gpus_per_node", h.gpus_per_node, 1, 1 << 20);
     v.finish();
 }
 
