@@ -238,8 +238,8 @@ void balanceActivations(Ledger &ledger, const Config &c)
             std::string to;
             for (const ParkedActivations &pa : ledger.parked)
                 if (pa.from == static_cast<int>(i))
-                    to += std::string(to.empty() ? "" : ", ") + gb(pa.bytes) + " on rank " + std::to_string(pa.to)
-                          + " (" + linkName(pa) + ")";
+                    to += std::string(to.empty() ? "" : ", ") + "rank " + std::to_string(pa.to) + " (" + gb(pa.bytes)
+                          + " over " + linkName(pa) + ")";
             char share[32];
             std::snprintf(share, sizeof share, "%.0f%%",
                           100.0 * static_cast<double>(r.parked_out_bytes) / static_cast<double>(before));

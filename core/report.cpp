@@ -47,13 +47,14 @@ std::string balanceLine(const Ledger &l)
     if (l.parked.empty())
         return {};
     Bytes moved = 0;
-    bool network = false;
+    bool nvlink = false, network = false;
     for (const ParkedActivations &pa : l.parked) {
         moved += pa.bytes;
+        nvlink |= pa.nvlink;
         network |= !pa.nvlink;
     }
-    return "Activation balance: " + gb(moved) + " of saved activations parked on later ranks over "
-           + (network ? "NVLink and the network" : "NVLink") + "; peak " + gb(l.unbalanced_peak_bytes) + " → "
+    return "Activation balance: " + gb(moved) + " of saved activations parked on other ranks over "
+           + (nvlink && network ? "NVLink and the network" : (nvlink ? "NVLink" : "the network")) + "; peak " + gb(l.unbalanced_peak_bytes) + " → "
            + gb(l.peak_bytes) + " (level " + gb(l.balance_level_bytes) + ")";
 }
 

@@ -7,9 +7,11 @@
 #include "core/report.h"
 #include "core/steptime.h"
 #include "core/timeline.h"
+#include "randomconfig.h"
 #include "testutil.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace memledger;
 using namespace memledger::test;
@@ -353,4 +355,35 @@ TEST_CASE("Every shipped pipeline scenario balances without losing a byte", "[ba
                 CHECK(e.bytes > 0);
         }
     }
+}
+
+TEST_CASE("Random pipelines balance: bytes conserved, every timeline lifetime sane", "[balance][properties]")
+{
+    RandomConfigs configs(20261201);
+    int balanced = 0;
+    for (int i = 0; i < 400 && balanced < 120; ++i) {
+        Config c = configs.next();
+        c.strategy.pipeline_activation_balance = ActivationBalance::Auto;
+        if (hasErrors(validate(c)))
+            continue; // p = 1 or activation offload: refused by name (tested above)
+        ++balanced;
+        INFO(presetToText(c));
+        Config plain = c;
+        plain.strategy.pipeline_activation_balance = ActivationBalance::None;
+        const Ledger before = computeLedger(plain), after = computeLedger(c);
+        CHECK(activationSum(after) == activationSum(before));
+        CHECK(after.peak_bytes <= before.peak_bytes);
+        for (const RankLedger &r : after.ranks)
+            for (const LedgerEntry &e : r.entries)
+                CHECK(e.bytes > 0);
+        const Timeline tl = simulateIteration(c, {200});
+        for (const RankTimeline &rt : tl.ranks)
+            for (const Lifetime &l : rt.lifetimes) {
+                CHECK(l.bytes >= 0);
+                CHECK(l.start <= l.end);
+                CHECK(l.end <= tl.step_time * (1 + 1e-9));
+            }
+        CHECK(std::isfinite(estimateStepTime(c).total));
+    }
+    CHECK(balanced >= 60);
 }
