@@ -258,4 +258,9 @@ std::string_view fp8ImplementationName(Fp8Implementation i)
     return i == Fp8Implementation::Torchao ? "torchao" : "transformer_engine";
 }
 
+std::string_view activationBalanceName(ActivationBalance b)
+{
+    return b == ActivationBalance::Auto ? "auto" : "none";
+}
+
 } // namespace memledger

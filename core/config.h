@@ -173,6 +173,7 @@ struct TensorPolicy
 // 1×128 tiles, Transformer Engine's blockwise recipe) or a power-of-two E8M0
 // byte (the OCP microscaling formats).
 enum class QuantScale { FP32, E8M0 };
+enum class ActivationBalance { None, Auto };
 
 struct StrategyConfig
 {
@@ -213,6 +214,10 @@ struct StrategyConfig
     std::int64_t activation_quant_block_size = 128; // elements per scale of a quantize_fp8 tensor
     QuantScale activation_quant_scale_dtype = QuantScale::FP32;
     Fp8Implementation fp8_implementation = Fp8Implementation::TransformerEngine; // only with training.fp8_recipe
+    // Park part of the first pipeline ranks' saved activations in the later
+    // ranks' memory over NVLink or the network, so that the device totals even
+    // out (core/balance.h).
+    ActivationBalance pipeline_activation_balance = ActivationBalance::None;
     bool operator==(const StrategyConfig &) const = default;
 };
 
@@ -243,6 +248,9 @@ struct HardwareConfig
     EfficiencyTable network_efficiency = {{1e5, 0.10}, {1e6, 0.40}, {1e7, 0.75}, {1e8, 0.90}};
     double collective_latency_s = 10e-6; // added to every collective and pipeline send
     double kernel_launch_s = 4e-6; // per kernel: what small micro-batches cannot hide
+    // GPUs of one NVLink domain (a node): ranks closer than this in Megatron's
+    // order talk over NVLink, others over the network.
+    std::int64_t gpus_per_node = 8;
     Bytes usableBytes() const { return hbm_bytes - runtime_reserve_bytes; }
     bool operator==(const HardwareConfig &) const = default;
 };
@@ -292,5 +300,6 @@ std::string_view tensorFateName(TensorFate);
 std::string_view quantScaleName(QuantScale);
 std::string_view fp8RecipeName(Fp8Recipe);
 std::string_view fp8ImplementationName(Fp8Implementation);
+std::string_view activationBalanceName(ActivationBalance);
 
 } // namespace memledger

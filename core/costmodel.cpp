@@ -280,6 +280,8 @@ LayerCost layerCost(const Config &c, const Dims &d, bool moe)
 
 CostModel costModel(const Config &c, std::int64_t gpusPerNode)
 {
+    if (gpusPerNode <= 0)
+        gpusPerNode = std::max<std::int64_t>(1, c.hardware.gpus_per_node);
     const Dims d = dimsOf(c, gpusPerNode);
     const ParallelismConfig &par = c.parallelism;
     const HardwareConfig &hw = c.hardware;

@@ -46,8 +46,8 @@ struct CostModel
 // tensor-, context- and expert-parallel collectives each pass issues. Ranks
 // of one tensor- or context-parallel group share a node of `gpusPerNode`
 // GPUs (NVLink); pipeline neighbours sit t·c·d ranks apart (Megatron's rank
-// order).
-CostModel costModel(const Config &config, std::int64_t gpusPerNode = 8);
+// order). gpusPerNode 0: the hardware's gpus_per_node.
+CostModel costModel(const Config &config, std::int64_t gpusPerNode = 0);
 
 // One send per micro-batch and direction between pipeline neighbours, over
 // NVLink or the network (whatever the configured p). Without SP a TP stage sends 1/t per rank and the

@@ -3,6 +3,7 @@
 
 #include "core/activations.h"
 #include "core/fp8.h"
+#include "core/balance.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
 #include "core/schedule.h"
@@ -639,6 +640,7 @@ Ledger computeLedger(const Config &c)
             "MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)
             + " copies per token); all-to-all buffers are sized for "
             + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
+    balanceActivations(ledger, c); // strategy.pipeline_activation_balance: moves rows, then re-totals
     return ledger;
 }
 

@@ -60,7 +60,22 @@ struct RankLedger
     Bytes device_total_bytes = 0;
     Bytes host_total_bytes = 0;
     bool fits = false; // device total <= hbm capacity
+    // strategy.pipeline_activation_balance: saved activations this rank parks
+    // in other ranks' memory, and other ranks' it holds (both in device_total_bytes).
+    Bytes parked_out_bytes = 0;
+    Bytes parked_in_bytes = 0;
+    Bytes unbalancedDeviceTotal() const { return device_total_bytes + parked_out_bytes - parked_in_bytes; }
     std::vector<LedgerEntry> entries;
+};
+
+// One donor-receiver pair of strategy.pipeline_activation_balance (core/balance.h).
+struct ParkedActivations
+{
+    int from = 0; // the donor's pipeline rank
+    int to = 0; // the receiver's
+    Bytes bytes = 0; // per GPU, at the donor's peak
+    bool nvlink = false; // both ranks' GPUs in one node; else the network
+    double link_bytes_per_s = 0; // per direction
 };
 
 struct Ledger
@@ -76,6 +91,9 @@ struct Ledger
     Bytes host_capacity_bytes = 0; // host memory per GPU (offload targets)
     Problems warnings; // non-fatal remarks (validation warnings and ledger notes)
     std::vector<std::string> choices; // one line per implementation choice in force
+    std::vector<ParkedActivations> parked; // empty unless activations are balanced across ranks
+    Bytes balance_level_bytes = 0; // the level the device totals were evened to
+    Bytes unbalanced_peak_bytes = 0; // the peak before balancing (= peak_bytes without it)
 
     bool fits() const;
 };

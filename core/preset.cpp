@@ -492,6 +492,8 @@ void visit(V &v, StrategyConfig &s)
              quantScaleName);
     v.choice("fp8_implementation", s.fp8_implementation,
              {Fp8Implementation::TransformerEngine, Fp8Implementation::Torchao}, fp8ImplementationName);
+    v.choice("pipeline_activation_balance", s.pipeline_activation_balance,
+             {ActivationBalance::None, ActivationBalance::Auto}, activationBalanceName);
     v.finish();
 }
 
@@ -517,6 +519,7 @@ void visit(V &v, HardwareConfig &h)
     v.field("network_efficiency", h.network_efficiency);
     v.field("collective_latency_s", h.collective_latency_s, 0.0, 1.0);
     v.field("kernel_launch_s", h.kernel_launch_s, 0.0, 1.0);
+    v.field("gpus_per_node", h.gpus_per_node, 1, 1 << 20);
     v.finish();
 }
 

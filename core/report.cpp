@@ -42,6 +42,23 @@ std::string inFlight(double v)
     return buf;
 }
 
+// strategy.pipeline_activation_balance in one line; empty when nothing is parked.
+std::string balanceLine(const Ledger &l)
+{
+    if (l.parked.empty())
+        return {};
+    Bytes moved = 0;
+    bool nvlink = false, network = false;
+    for (const ParkedActivations &pa : l.parked) {
+        moved += pa.bytes;
+        nvlink |= pa.nvlink;
+        network |= !pa.nvlink;
+    }
+    return "Activation balance: " + gb(moved) + " of saved activations parked on other ranks over "
+           + (nvlink && network ? "NVLink and the network" : (nvlink ? "NVLink" : "the network")) + "; peak " + gb(l.unbalanced_peak_bytes) + " → "
+           + gb(l.peak_bytes) + " (level " + gb(l.balance_level_bytes) + ")";
+}
+
 std::string verdict(const Ledger &l)
 {
     const RankLedger &peak = l.ranks[static_cast<std::size_t>(l.peak_rank)];
@@ -97,6 +114,11 @@ json ledgerToJson(const Config &config, const Ledger &l)
         rj["in_flight_microbatches"] = r.in_flight_microbatches;
         rj["in_flight_chunks"] = r.in_flight_chunks;
         rj["layer_activation_bytes"] = r.layer_activation_bytes;
+        if (config.strategy.pipeline_activation_balance == ActivationBalance::Auto) {
+            rj["parked_out_bytes"] = r.parked_out_bytes;
+            rj["parked_in_bytes"] = r.parked_in_bytes;
+            rj["unbalanced_device_total_bytes"] = r.unbalancedDeviceTotal();
+        }
         json entries = json::array();
         for (const LedgerEntry &e : r.entries)
             entries.push_back({{"category", categoryKey(e.category)},
@@ -109,6 +131,18 @@ json ledgerToJson(const Config &config, const Ledger &l)
         ranks.push_back(std::move(rj));
     }
     doc["ranks"] = std::move(ranks);
+    if (config.strategy.pipeline_activation_balance == ActivationBalance::Auto) {
+        json transfers = json::array();
+        for (const ParkedActivations &pa : l.parked)
+            transfers.push_back({{"from", pa.from},
+                                 {"to", pa.to},
+                                 {"bytes", pa.bytes},
+                                 {"link", pa.nvlink ? "nvlink" : "network"},
+                                 {"link_bytes_per_s", pa.link_bytes_per_s}});
+        doc["activation_balance"] = {{"level_bytes", l.balance_level_bytes},
+                                     {"unbalanced_peak_bytes", l.unbalanced_peak_bytes},
+                                     {"transfers", std::move(transfers)}};
+    }
     json warnings = json::array();
     for (const Problem &p : l.warnings)
         warnings.push_back({{"path", p.path}, {"message", p.message}, {"suggestion", p.suggestion}});
@@ -155,7 +189,10 @@ std::string ledgerToTable(const Config &config, const Ledger &l)
                       inFlight(r.in_flight_microbatches).c_str(), r.fits ? "yes" : "NO");
         out << line;
     }
-    out << "\n" << verdict(l) << "\n" << stepTimeLine(estimateStepTime(config)) << "\n";
+    out << "\n" << verdict(l) << "\n";
+    if (!l.parked.empty())
+        out << balanceLine(l) << "\n";
+    out << stepTimeLine(estimateStepTime(config)) << "\n";
     for (const Problem &p : l.warnings)
         out << "warning: " << p.toString() << "\n";
     return out.str();
@@ -197,7 +234,10 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
         << config.training.micro_batch_size << " × " << config.training.seq_length << " tokens per iteration\n";
     out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " = "
         << formatGiB(double(l.capacity_bytes)) << " (usable " << gb(l.usable_bytes) << " after the runtime reserve)\n";
-    out << "- " << verdict(l) << "\n\n";
+    out << "- " << verdict(l) << "\n";
+    if (!l.parked.empty())
+        out << "- " << balanceLine(l) << "\n";
+    out << "\n";
 
     out << "| rank |";
     for (Category c : kCategories)

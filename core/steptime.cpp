@@ -2,7 +2,9 @@
 #include "core/steptime.h"
 
 #include "core/activations.h"
+#include "core/balance.h"
 #include "core/kernelcost.h"
+#include "core/ledger.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
 #include "core/planner/tensorplan.h"
@@ -48,6 +50,41 @@ double paramsOnLastRank(const Config &c)
     if (p == 1)
         params += double(emb.word.params + emb.position.params);
     return params;
+}
+
+// Activation balance: the donor whose copy back hides worst (core/balance.h),
+// one chunk's group of it (chunk 0; chunks of an even split are alike).
+void addBalanceInputs(StepInputs &in, const Config &c, const CostModel &cm)
+{
+    const Ledger ledger = computeLedger(c);
+    const std::vector<StageLayers> stages = stageLayers(c);
+    const LayerActivations dense = layerActivations(c, false, false);
+    const LayerActivations moe = c.model.isMoe() ? layerActivations(c, true, false) : dense;
+    const std::int64_t v = c.parallelism.virtual_pipeline_model_parallel_size;
+    double worst = -1;
+    for (const RankLedger &r : ledger.ranks) {
+        const double link = donorLinkBytesPerS(ledger, r.pipeline_rank);
+        if (r.parked_out_bytes <= 0 || link <= 0)
+            continue;
+        const double share = parkedShare(ledger, r.pipeline_rank);
+        const StageLayers &sl = stages[static_cast<std::size_t>(r.pipeline_rank)];
+        const double bytes = share * double(chunkActivations(c, dense, moe, sl.first, sl.count).stored);
+        double backward = 0;
+        for (std::int64_t i = 0; i < sl.count; ++i) {
+            const LayerCost &lc = c.model.isMoeLayer(sl.first + i) ? cm.moe : cm.dense;
+            backward += lc.backward.seconds + lc.recompute.seconds;
+        }
+        const BalanceCopy copy = balanceCopy(bytes, share, backward, link);
+        const double ratio = copy.windowSeconds > 0 ? copy.neededBytesPerS / link : 1e300;
+        if (ratio > worst) {
+            worst = ratio;
+            in.balanceGroups = double(microBatchesPerDirection(c.parallelism, c.microBatches()) * v);
+            in.balanceBytes = bytes;
+            in.balanceShare = share;
+            in.balanceBackwardSeconds = backward;
+            in.balanceLinkBytesPerS = link;
+        }
+    }
 }
 
 } // namespace
@@ -139,8 +176,15 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
         st.activationOffload += m * Lr
                                 * offloadStall(in.policyOffloadBytes, hw.host_link_bytes_per_s, l.forward.seconds,
                                                l.backward.seconds);
+    if (in.balanceBytes > 0 && in.balanceLinkBytesPerS > 0) {
+        const BalanceCopy copy
+            = balanceCopy(in.balanceBytes, in.balanceShare, in.balanceBackwardSeconds, in.balanceLinkBytesPerS);
+        st.activationBalance = in.balanceGroups * copy.stallSeconds;
+        st.balanceNeededBytesPerS = copy.neededBytesPerS;
+        st.balanceLinkBytesPerS = in.balanceLinkBytesPerS;
+    }
     st.total = st.compute + st.recompute + st.tensorComm + st.contextComm + st.expertComm + st.bubble + st.pipelineComm
-               + st.dataComm + st.optimizer + st.activationOffload;
+               + st.dataComm + st.optimizer + st.activationOffload + st.activationBalance;
     return st;
 }
 
@@ -166,6 +210,8 @@ double modelFlopsPerIteration(const Config &c)
 
 StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
 {
+    if (gpusPerNode <= 0)
+        gpusPerNode = std::max<std::int64_t>(1, c.hardware.gpus_per_node);
     const ParallelismConfig &par = c.parallelism;
     const CostModel cm = costModel(c, gpusPerNode);
     // The busiest rank: the most layer work (an uneven pipeline_layout or a mix
@@ -225,6 +271,8 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
         const bool full = c.strategy.recompute_granularity == RecomputeGranularity::Full;
         in.offloadBytes = double(full ? dense.total : dense.kept) * in.layersOnRank;
     }
+    if (c.strategy.pipeline_activation_balance == ActivationBalance::Auto && p > 1)
+        addBalanceInputs(in, c, cm);
     return in;
 }
 
@@ -239,7 +287,7 @@ StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
     return st;
 }
 
-std::array<StepTimePart, 10> stepTimeParts(const StepTime &t)
+std::array<StepTimePart, 11> stepTimeParts(const StepTime &t)
 {
     return {{{"compute", t.compute},
              {"recompute", t.recompute},
@@ -250,7 +298,8 @@ std::array<StepTimePart, 10> stepTimeParts(const StepTime &t)
              {"data_comm_exposed", t.dataComm},
              {"pipeline_comm", t.pipelineComm},
              {"optimizer", t.optimizer},
-             {"activation_offload", t.activationOffload}}};
+             {"activation_offload", t.activationOffload},
+             {"activation_balance", t.activationBalance}}};
 }
 
 std::string stepTimeDifference(const StepTime &slower, const StepTime &faster)

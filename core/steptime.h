@@ -32,7 +32,13 @@ struct StepTime
     double pipelineComm = 0;
     double optimizer = 0;
     double activationOffload = 0; // stalls
+    double activationBalance = 0; // stalls: parked activations back later than their backward needs them
     double total = 0;
+    // strategy.pipeline_activation_balance, the busiest donor: the rate that
+    // hides its copies (parked bytes of a group over the backward time before
+    // they are needed) against the link's.
+    double balanceNeededBytesPerS = 0;
+    double balanceLinkBytesPerS = 0;
     // Model FLOPs of the iteration per GPU (forward and backward, no recompute;
     // attention over the whole square, as Megatron counts it) and their share
     // of the device's peak over `total`: MFU.
@@ -46,7 +52,7 @@ struct StepTimePart
     std::string_view name;
     double seconds = 0;
 };
-std::array<StepTimePart, 10> stepTimeParts(const StepTime &time);
+std::array<StepTimePart, 11> stepTimeParts(const StepTime &time);
 // The part that takes longest (the first such on ties).
 StepTimePart largestStepTimePart(const StepTime &time);
 
@@ -76,6 +82,15 @@ struct StepInputs
     bool activationOffload = false;
     double offloadBytes = 0; // saved activations of one micro-batch on the rank
     double policyOffloadBytes = 0; // per layer and micro-batch, strategy.tensor_policies' offloaded tensors
+    // Activation balance, the donor whose copies hide worst (core/balance.h):
+    // each of its `balanceGroups` chunk-micro-batches parks `balanceBytes`, the
+    // share `balanceShare` of its group saved first; the copy back runs under
+    // the backward of the rest, (1 − share) · balanceBackwardSeconds.
+    double balanceGroups = 0;
+    double balanceBytes = 0;
+    double balanceShare = 0;
+    double balanceBackwardSeconds = 0;
+    double balanceLinkBytesPerS = 0;
 };
 StepTime stepTime(const StepInputs &inputs, const HardwareConfig &hardware);
 
@@ -94,7 +109,8 @@ double modelFlopsPerIteration(const Config &config);
 
 // The inputs of the busiest (last) rank from a whole configuration; the
 // timeline reuses them to time each rank's gradient reduction.
-StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode = 8);
-StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode = 8);
+// gpusPerNode 0: the hardware's gpus_per_node.
+StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode = 0);
+StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode = 0);
 
 } // namespace memledger

@@ -52,6 +52,9 @@ std::vector<std::string> stepTimeChoices(const Config &c)
     out.push_back(st.tp_comm_overlap ? "tp_comm_overlap: TP collectives hide behind the GEMMs of the same pass "
                                        "(Megatron --tp-comm-overlap)."
                                      : "tp_comm_overlap off (Megatron's default): TP collectives are exposed.");
+    if (st.pipeline_activation_balance == ActivationBalance::Auto && c.parallelism.pipeline_model_parallel_size > 1)
+        out.push_back("Activation balance: each parked share comes back while the backward runs through the rest of "
+                      "its group; what the link cannot carry in that time stalls the backward (activation_balance).");
     return out;
 }
 
@@ -60,11 +63,16 @@ nlohmann::json stepTimeToJson(const Config &config, const StepTime &t)
     nlohmann::json parts = nlohmann::json::object();
     for (const StepTimePart &p : stepTimeParts(t))
         parts[std::string(p.name)] = p.seconds;
-    return {{"total_s", t.total},
-            {"mfu", t.mfu},
-            {"model_flops_per_gpu", t.modelFlopsPerGpu},
-            {"parts_s", std::move(parts)},
-            {"choices", stepTimeChoices(config)}};
+    nlohmann::json doc = {{"total_s", t.total},
+                          {"mfu", t.mfu},
+                          {"model_flops_per_gpu", t.modelFlopsPerGpu},
+                          {"parts_s", std::move(parts)},
+                          {"choices", stepTimeChoices(config)}};
+    if (t.balanceLinkBytesPerS > 0)
+        doc["activation_balance"] = {{"exposed_s", t.activationBalance},
+                                     {"needed_bytes_per_s", t.balanceNeededBytesPerS},
+                                     {"link_bytes_per_s", t.balanceLinkBytesPerS}};
+    return doc;
 }
 
 std::string stepTimeLine(const StepTime &t)
@@ -94,6 +102,15 @@ std::string stepTimeToMarkdown(const Config &config, const StepTime &t)
         if (p.seconds > 0)
             out << "| " << spaced(p.name) << " | " << formatSeconds(p.seconds) << " | "
                 << percent(t.total > 0 ? p.seconds / t.total : 0) << " |\n";
+    if (t.balanceLinkBytesPerS > 0) {
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "Activation balance needs %.0f GB/s to hide its copies back; the link gives %.0f GB/s "
+                      "(%s exposed).\n",
+                      t.balanceNeededBytesPerS / 1e9, t.balanceLinkBytesPerS / 1e9,
+                      formatSeconds(t.activationBalance).c_str());
+        out << "\n" << line;
+    }
     out << "\n";
     for (const std::string &c : stepTimeChoices(config))
         out << "- " << c << "\n";

@@ -2,6 +2,7 @@
 #include "core/timeline.h"
 
 #include "core/activations.h"
+#include "core/balance.h"
 #include "core/costmodel.h"
 #include "core/modelstates.h"
 #include "core/offload.h"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -140,6 +142,11 @@ struct RankState
     std::vector<double> copyOutEnd; // per (chunk, micro-batch); < 0 when kept on the device
     std::vector<double> copyInStart;
     std::int64_t expertParams = 0; // routed-expert parameters on this rank (before ZeRO)
+    // Activation balance (core/balance.h): the share of each group this rank
+    // parks, the copy stream's rate, and when each group's copy back lands.
+    double parkedShare = 0;
+    double parkLink = 0;
+    std::vector<double> copyInEnd;
 };
 
 // A layer's backward runs its MLP half first, then its attention half; each
@@ -303,10 +310,20 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
 // piece: the last stage's loss and output-layer inputs after the output
 // layer's backward, each layer's MLP half and attention half after their
 // own, the first stage's embedding mask at the end.
-void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const TimedOp &op, double from, bool offloaded)
+//
+// With activation balance only a slice of the group stays: [lo, hi) of its
+// bytes counted from the bottom, the earliest saved (and last freed) first.
+void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const TimedOp &op, double from, bool offloaded,
+                  Bytes lo = 0, Bytes hi = std::numeric_limits<Bytes>::max(), std::int32_t peer = -1)
 {
     const std::size_t first = rt.lifetimes.size();
+    Bytes above = 0; // bytes of the pieces freed before this one
     const auto push = [&](double end, Bytes bytes, std::int32_t layer) {
+        if (bytes <= 0)
+            return;
+        const Bytes top = cp.groupBytes - above;
+        above += bytes;
+        bytes = std::min(top, hi) - std::max(top - bytes, lo);
         if (bytes <= 0)
             return;
         Lifetime l{from,
@@ -318,6 +335,7 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
                    op.op.chunk,
                    layer};
         l.offloaded = offloaded;
+        l.peer = peer;
         rt.lifetimes.push_back(l);
     };
     double t = op.start;
@@ -340,6 +358,16 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
     // The pieces share one gantt row and one start: the longest first, so that
     // each shorter one is drawn, and hit, above it.
     std::reverse(rt.lifetimes.begin() + static_cast<std::ptrdiff_t>(first), rt.lifetimes.end());
+}
+
+// The rank a donor parks on first (the ledger's largest share comes first in
+// rank order); -1 when it parks nothing.
+std::int32_t firstReceiver(const Ledger &ledger, int donor)
+{
+    for (const ParkedActivations &pa : ledger.parked)
+        if (pa.from == donor)
+            return pa.to;
+    return -1;
 }
 
 struct Event
@@ -480,17 +508,25 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
     std::vector<RankState> states;
     states.reserve(static_cast<std::size_t>(x.p));
     tl.ranks.resize(static_cast<std::size_t>(x.p));
+    const bool balance = !tl.ledger.parked.empty();
     for (std::int64_t r = 0; r < x.p; ++r) {
         std::vector<ChunkPlan> chunks = planChunks(x, r);
+        // A donor's copies go to its receivers over NVLink or the network,
+        // straight from the saved tensors: no staging buffer holds a forward back.
+        const double parkLink = balance ? donorLinkBytesPerS(tl.ledger, static_cast<int>(r)) : 0.0;
         std::vector<ChunkPlan> inputChunks;
         if (splitsBackward(par.schedule()))
             for (const ChunkPlan &cp : chunks)
                 inputChunks.push_back(inputGradientPlan(cp));
         states.push_back(
             {std::move(allOps[static_cast<std::size_t>(r)]), std::move(chunks), std::move(inputChunks), 0, 0, 0,
-             ActivationOffload(c.hardware.host_link_bytes_per_s, int(c.strategy.activation_offload_buffers)),
+             parkLink > 0
+                 ? ActivationOffload(parkLink, int(x.v * x.m) + 1)
+                 : ActivationOffload(c.hardware.host_link_bytes_per_s, int(c.strategy.activation_offload_buffers)),
              std::vector<double>(static_cast<std::size_t>(x.v * x.m), -1.0),
-             std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0), 0});
+             std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0), 0,
+             parkLink > 0 ? parkedShare(tl.ledger, static_cast<int>(r)) : 0.0, parkLink,
+             std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0)});
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
         rt.pipeline_rank = static_cast<int>(r);
         rt.ops.reserve(states.back().ops.size());
@@ -557,6 +593,12 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                       && rs.ops[rs.next + 1].chunk == op.chunk && rs.ops[rs.next + 1].microbatch == op.microbatch;
                 if (offload && !nextIsOwnBackward)
                     rs.copyOutEnd[group] = rs.offload.copyOut(timed.end, double(cp.groupBytes));
+                // Activation balance: the parked share, the layers saved first,
+                // leaves as soon as those layers' forwards have run.
+                if (rs.parkLink > 0 && cp.acts.stored > 0)
+                    rs.copyOutEnd[group]
+                        = rs.offload.copyOut(timed.start + rs.parkedShare * (cp.forward - cp.outputForward),
+                                             rs.parkedShare * double(cp.acts.stored));
                 if (c.strategy.recompute_granularity == RecomputeGranularity::Full && cp.layers > 0
                     && x.transients.recomputedForward > 0)
                     rt.lifetimes.push_back({timed.start, timed.end - cp.outputForward, x.transients.recomputedForward,
@@ -581,7 +623,22 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                                             Category::Activations, LifetimeKind::LossTemporaries, op.microbatch,
                                             op.chunk, -1});
             } else {
-                if (rs.copyOutEnd[group] >= 0) {
+                if (rs.copyOutEnd[group] >= 0 && rs.parkLink > 0) {
+                    // Activation balance: the copy back runs under the backward of
+                    // the rest of the group and must land when it reaches the
+                    // parked layers; what does not fit stalls the backward.
+                    const double bytes = rs.parkedShare * double(cp.acts.stored);
+                    const double copy = bytes / rs.parkLink;
+                    const double need = timed.start + (1.0 - rs.parkedShare) * cp.backward;
+                    const double back
+                        = rs.offload.copyIn(std::max({need - copy, timed.start, rs.copyOutEnd[group]}), bytes);
+                    rs.copyInStart[group] = back - copy;
+                    rs.copyInEnd[group] = back;
+                    if (back > need) {
+                        timed.stall = back - need;
+                        timed.start += timed.stall;
+                    }
+                } else if (rs.copyOutEnd[group] >= 0) {
                     const double issue = std::max(rs.previousStart, rs.copyOutEnd[group]);
                     rs.copyInStart[group] = issue;
                     const double back = rs.offload.copyIn(issue, double(cp.groupBytes));
@@ -657,6 +714,36 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
     }
     tl.recompute_seconds = recompute;
 
+    // Activation balance: each donor's parked slices in its receivers' memory,
+    // from the copy out's start to the copy back's end, split as the ledger splits them.
+    for (std::int64_t r = 0; r < x.p && balance; ++r) {
+        const RankState &rs = states[static_cast<std::size_t>(r)];
+        const RankLedger &donor = tl.ledger.ranks[static_cast<std::size_t>(r)];
+        if (rs.parkLink <= 0 || donor.parked_out_bytes <= 0)
+            continue;
+        for (const TimedOp &op : tl.ranks[static_cast<std::size_t>(r)].ops) {
+            const std::size_t group = static_cast<std::size_t>(op.op.chunk * x.m + op.op.microbatch);
+            if (op.op.kind != OpKind::Backward || rs.copyOutEnd[group] < 0)
+                continue;
+            const double bytes = rs.parkedShare * double(rs.chunks[static_cast<std::size_t>(op.op.chunk)].acts.stored);
+            const double from = rs.copyOutEnd[group] - bytes / rs.parkLink;
+            for (const ParkedActivations &pa : tl.ledger.parked) {
+                if (pa.from != static_cast<int>(r))
+                    continue;
+                Lifetime l{from,
+                           rs.copyInEnd[group],
+                           static_cast<Bytes>(bytes * double(pa.bytes) / double(donor.parked_out_bytes)),
+                           Category::Activations,
+                           LifetimeKind::ParkedActivations,
+                           op.op.microbatch,
+                           op.op.chunk,
+                           -1};
+                l.peer = static_cast<std::int32_t>(r);
+                tl.ranks[static_cast<std::size_t>(pa.to)].lifetimes.push_back(l);
+            }
+        }
+    }
+
     for (std::int64_t r = 0; r < x.p; ++r) {
         RankState &rs = states[static_cast<std::size_t>(r)];
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
@@ -692,7 +779,18 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             --alive;
             if (cp.groupBytes <= 0)
                 continue;
-            if (rs.copyOutEnd[group] >= 0) {
+            if (rs.copyOutEnd[group] >= 0 && rs.parkLink > 0) {
+                // Balance: the parked slice until it has left, the rest until its
+                // backward, the parked slice again from its copy back.
+                const Bytes parked = static_cast<Bytes>(rs.parkedShare * double(cp.acts.stored));
+                const std::int32_t to = firstReceiver(tl.ledger, static_cast<int>(r));
+                Lifetime leaving{forwardStart[group],       rs.copyOutEnd[group], parked,      Category::Activations,
+                                 LifetimeKind::Activations, op.op.microbatch,     op.op.chunk, -1};
+                leaving.peer = to;
+                rt.lifetimes.push_back(leaving);
+                addGroupStay(x, rt, cp, op, forwardStart[group], false, parked);
+                addGroupStay(x, rt, cp, op, rs.copyInStart[group], true, 0, parked, to);
+            } else if (rs.copyOutEnd[group] >= 0) {
                 rt.lifetimes.push_back({forwardStart[group], rs.copyOutEnd[group], cp.groupBytes, Category::Activations,
                                         LifetimeKind::Activations, op.op.microbatch, op.op.chunk, -1});
                 addGroupStay(x, rt, cp, op, rs.copyInStart[group], true);
@@ -713,6 +811,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         // What is alive at the peak, groups of a chunk gathered in one line.
         std::map<std::int32_t, std::vector<const Lifetime *>> groupsByChunk;
         std::map<std::int32_t, std::vector<const Lifetime *>> gradientsByEntry; // created layer by layer
+        std::map<std::int32_t, std::pair<Bytes, std::size_t>> parkedByDonor; // activation balance
         for (const Lifetime &l : rt.lifetimes) {
             if (!(l.start <= rt.peak_time && rt.peak_time < l.end) || l.bytes == 0)
                 continue;
@@ -722,6 +821,11 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             }
             if (l.kind == LifetimeKind::Gradients && l.layer >= 0) {
                 gradientsByEntry[l.entry].push_back(&l);
+                continue;
+            }
+            if (l.kind == LifetimeKind::ParkedActivations) {
+                parkedByDonor[l.peer].first += l.bytes;
+                ++parkedByDonor[l.peer].second;
                 continue;
             }
             rt.alive_at_peak.push_back({lifetimeLabel(tl, rt, l), l.category, l.bytes});
@@ -736,6 +840,10 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                 {lifetimeLabel(tl, rt, whole) + " (" + countOf(double(pieces.size()), "layer", "layers") + " so far)",
                  Category::Gradients, bytes});
         }
+        for (const auto &[donor, parked] : parkedByDonor)
+            rt.alive_at_peak.push_back({"Activations parked from rank " + std::to_string(donor) + " ("
+                                            + countOf(double(parked.second), "micro-batch", "micro-batches") + ")",
+                                        Category::Activations, parked.first});
         for (const auto &[chunk, groups] : groupsByChunk) {
             Bytes bytes = 0;
             std::int32_t lo = groups.front()->microbatch, hi = lo;
@@ -787,6 +895,10 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         return std::string(categoryLabel(l.category));
     }
     case LifetimeKind::Activations:
+        if (l.peer >= 0)
+            return std::string(l.offloaded ? "Parked activations back from rank " + std::to_string(l.peer) + ", "
+                                           : "Saved activations, leaving for rank " + std::to_string(l.peer) + ", ")
+                   + (l.layer >= 0 ? "layer " + std::to_string(l.layer) + ", " : std::string()) + where();
         return std::string(l.offloaded ? "Activations back from the host, " : "Saved activations, ")
                + (l.layer >= 0 ? "layer " + std::to_string(l.layer) + ", " : std::string()) + where();
     case LifetimeKind::RecomputeWorkingSet:
@@ -813,6 +925,8 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
     case LifetimeKind::TensorOffloadTransit:
         return "Offloaded tensors of layer " + std::to_string(l.layer) + " in transit to or from the host "
                + "(tensor_policies), " + where();
+    case LifetimeKind::ParkedActivations:
+        return "Activations parked from rank " + std::to_string(l.peer) + ", " + where();
     case LifetimeKind::KvCache:
         return "KV cache of layer " + std::to_string(l.layer);
     case LifetimeKind::InferenceWorkingSet:

@@ -34,8 +34,9 @@ enum class LifetimeKind : std::uint8_t {
     TensorRecompute, // strategy.tensor_policies: a layer's recomputed tensors, rebuilt for its backward
     TensorOffloadTransit, // strategy.tensor_policies: a layer's offloaded tensors on their way to or from the host
     KvCache, // serving (core/inferencetimeline.h): one layer's KV cache
-    InferenceWorkingSet // serving: a layer's attention (chunk 0) or MLP (chunk 1) working set, the residual
-                        // stream (layer -1) or the logits (chunk 2), alive only while computed
+    InferenceWorkingSet, // serving: a layer's attention (chunk 0) or MLP (chunk 1) working set, the residual
+                         // stream (layer -1) or the logits (chunk 2), alive only while computed
+    ParkedActivations // another rank's saved activations parked here (strategy.pipeline_activation_balance)
 };
 
 struct Lifetime
@@ -50,6 +51,7 @@ struct Lifetime
     std::int32_t layer = -1; // global layer index, for per-layer transients
     std::int32_t entry = -1; // index into the rank's ledger entries, for persistent rows
     bool offloaded = false; // an activation group's second stay, after its copy back
+    std::int32_t peer = -1; // activation balance: the rank parked on (donor) or parked from (receiver)
 };
 
 struct TimedOp

@@ -533,6 +533,18 @@ Problems validate(const Config &c)
     if (st.optimizer_offload == OffloadTarget::NVMe && c.hardware.nvme_bytes == 0)
         ck.warning(kStrategy + "optimizer_offload", "the hardware lists no NVMe capacity", "set hardware.nvme_bytes");
 
+    // Activation balance (core/balance.h): it needs other pipeline ranks, and
+    // a group is either parked on one or offloaded to the host, not both.
+    if (st.pipeline_activation_balance == ActivationBalance::Auto && par.pipeline_model_parallel_size < 2)
+        ck.error(kStrategy + "pipeline_activation_balance",
+                 "\"auto\" parks activations on the other pipeline ranks, and p = 1 has none",
+                 "set it to \"none\" or raise parallelism.pipeline_model_parallel_size");
+    else if (st.pipeline_activation_balance == ActivationBalance::Auto && st.activation_offload != OffloadTarget::None)
+        ck.error(kStrategy + "pipeline_activation_balance",
+                 "\"auto\" and activation_offload both move saved activations off the device; the two together "
+                 "are not modelled",
+                 "choose one: activation_offload \"none\" or pipeline_activation_balance \"none\"");
+
     // Recompute.
     std::int64_t perChunk = m.num_layers / stages;
     for (std::int64_t n : layout)

@@ -226,6 +226,14 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
         [](const Config &c) { return std::int64_t(c.strategy.activation_offload); },
         [](Config &c, std::int64_t v) { c.strategy.activation_offload = OffloadTarget(v); });
     fieldOfLast(QStringLiteral("strategy.activation_offload"));
+    addCheck(
+        memory, tr("Balance activations"),
+        [](const Config &c) { return std::int64_t(c.strategy.pipeline_activation_balance); },
+        [](Config &c, std::int64_t v) { c.strategy.pipeline_activation_balance = ActivationBalance(v); },
+        tr("Balance activations across pipeline ranks: park part of the first pipeline ranks' saved activations in the "
+           "later ranks' memory, over NVLink or "
+           "the network, so that the ranks' device totals even out (pipeline_activation_balance)"));
+    fieldOfLast(QStringLiteral("strategy.pipeline_activation_balance"));
     layout->addStretch(1);
 
     connect(m_document, &Document::configChanged, this, &ControlPanel::syncFromConfig);

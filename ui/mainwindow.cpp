@@ -1019,7 +1019,9 @@ void MainWindow::updateHeader()
     // while an edit has errors that is the last valid plan, said so and dimmed.
     const Config &planned = m_document->ledgerConfig();
     if (m_document->hasLedger()) {
-        m_stepTime->setStepTime(estimateStepTime(planned));
+        const StepTime time = estimateStepTime(planned);
+        m_stepTime->setStepTime(time);
+        m_staircase->setBalanceBandwidth(time.balanceNeededBytesPerS, time.balanceLinkBytesPerS);
         m_stepTime->setStale(m_document->isStale());
     } else {
         m_stepTime->clear();

@@ -8,9 +8,11 @@
 #include <QPen>
 #include <QValueAxis>
 
+#include "core/balance.h"
 #include "core/units.h"
 #include "ui/categorycolors.h"
 #include "ui/chartupdate.h"
+#include "ui/qtstring.h"
 
 namespace memledger::ui {
 
@@ -19,6 +21,7 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     , m_series(new QBarSeries)
     , m_activations(new QBarSet(tr("Activations (GB)")))
     , m_inFlight(new QLineSeries)
+    , m_unbalanced(new QLineSeries)
     , m_axisX(new QValueAxis)
     , m_axisBytes(new QValueAxis)
     , m_axisCount(new QValueAxis)
@@ -38,6 +41,8 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     m_inFlight->setPen(QPen(QColor(0x20, 0x20, 0x20), 2.5));
     m_inFlight->setPointsVisible(true);
     chart->addSeries(m_inFlight);
+    m_unbalanced->setName(tr("Activations before balancing"));
+    chart->addSeries(m_unbalanced);
 
     m_axisX->setTitleText(tr("pipeline rank"));
     m_axisX->setLabelFormat(QStringLiteral("%.0f"));
@@ -55,6 +60,8 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     m_series->attachAxis(m_axisBytes);
     m_inFlight->attachAxis(m_axisX);
     m_inFlight->attachAxis(m_axisCount);
+    m_unbalanced->attachAxis(m_axisX);
+    m_unbalanced->attachAxis(m_axisBytes);
     // QChartView made a chart of its own and setChart() does not delete it (Qt docs).
     QChart *initial = this->chart();
     setChart(chart);
@@ -80,7 +87,29 @@ void StaircaseChart::fitTexts()
     setNiceRange(m_axisCount, thinTicks(m_countRange, height, m_axisCount->labelsFont()));
     setFittedAxisTitle(m_axisBytes, tr("activations, GB"), tr("GB"), height);
     setFittedAxisTitle(m_axisCount, tr("micro-batches in flight"), tr("in flight"), height);
-    setWrappedChartTitle(chart(), tr("Activation staircase"), width());
+    setWrappedChartTitle(chart(), titleText(), width());
+}
+
+QString StaircaseChart::titleText() const
+{
+    if (m_parkedBytes <= 0)
+        return tr("Activation staircase");
+    QString title = tr("Activation staircase, balanced: %1 parked (dashed: before)")
+                        .arg(toQString(formatGB(static_cast<double>(m_parkedBytes))));
+    if (m_linkBytesPerS > 0)
+        title += tr(", copies need %1 of %2 GB/s")
+                     .arg(m_neededBytesPerS / 1e9, 0, 'f', 0)
+                     .arg(m_linkBytesPerS / 1e9, 0, 'f', 0);
+    return title;
+}
+
+void StaircaseChart::setBalanceBandwidth(double neededBytesPerS, double linkBytesPerS)
+{
+    if (neededBytesPerS == m_neededBytesPerS && linkBytesPerS == m_linkBytesPerS)
+        return;
+    m_neededBytesPerS = neededBytesPerS;
+    m_linkBytesPerS = linkBytesPerS;
+    fitTexts();
 }
 
 void StaircaseChart::setDark(bool dark)
@@ -99,6 +128,10 @@ void StaircaseChart::recolor()
     m_activations->setBorderColor(categoryColor(Category::Activations).darker(115));
     const QColor line = dark ? QColor(0xe8, 0xe8, 0xe8) : QColor(0x20, 0x20, 0x20);
     m_inFlight->setPen(QPen(line, 2.5));
+    // The ghost of the staircase before balancing: the bars' hue, faint and dashed.
+    QColor ghost = categoryColor(Category::Activations).darker(dark ? 70 : 140);
+    ghost.setAlpha(200);
+    m_unbalanced->setPen(QPen(ghost, 2.0, Qt::DashLine));
     // The axis titles name the series in their colours (there is no legend);
     // the bars' vermillion lifted on a dark background for contrast.
     const QColor bars = categoryColor(Category::Activations);
@@ -110,8 +143,17 @@ void StaircaseChart::setLedger(const Ledger &ledger)
 {
     QList<qreal> bytes;
     QList<QPointF> inFlight;
+    QList<QPointF> unbalanced; // a step outline over the bars: each rank's level across its slot
     double maxBytes = 0, maxCount = 0;
+    m_parkedBytes = 0;
+    for (const ParkedActivations &pa : ledger.parked)
+        m_parkedBytes += pa.bytes;
     for (const RankLedger &r : ledger.ranks) {
+        if (m_parkedBytes > 0) {
+            const double before = static_cast<double>(unbalancedActivationBytes(r)) / kGB;
+            unbalanced << QPointF(r.pipeline_rank - 0.5, before) << QPointF(r.pipeline_rank + 0.5, before);
+            maxBytes = std::max(maxBytes, before);
+        }
         const double gb = static_cast<double>(r.device[static_cast<std::size_t>(Category::Activations)]) / kGB;
         bytes << gb;
         inFlight << QPointF(r.pipeline_rank, r.in_flight_microbatches);
@@ -122,6 +164,7 @@ void StaircaseChart::setLedger(const Ledger &ledger)
     m_ranks = static_cast<int>(ledger.ranks.size());
     m_peakRank = ledger.peak_rank;
     setPoints(m_inFlight, inFlight);
+    setPoints(m_unbalanced, unbalanced);
     m_bytesRange = niceAxis(maxBytes * 1.04);
     m_countRange = niceAxis(maxCount * 1.04);
     fitTexts();

@@ -22,6 +22,12 @@ class StaircaseChart : public QChartView
 public:
     explicit StaircaseChart(QWidget *parent = nullptr);
     void setLedger(const Ledger &ledger);
+    // Activation balance: the rate its copies need against the link's (from
+    // the step time), named in the title; 0, 0 when none.
+    void setBalanceBandwidth(double neededBytesPerS, double linkBytesPerS);
+    // The dashed outline of the activations before balancing (empty when nothing is parked).
+    const QLineSeries *unbalancedOutline() const { return m_unbalanced; }
+    QString titleText() const;
     // Qt Charts' dark or light theme, with the category colours kept.
     void setDark(bool dark);
 
@@ -37,6 +43,9 @@ private:
     QBarSeries *m_series;
     QBarSet *m_activations;
     QLineSeries *m_inFlight;
+    QLineSeries *m_unbalanced; // activation balance: the staircase before, dashed over the bars
+    Bytes m_parkedBytes = 0;
+    double m_neededBytesPerS = 0, m_linkBytesPerS = 0;
     QValueAxis *m_axisX; // the pipeline ranks, labels thinned to fit (setRankTicks)
     int m_ranks = 0;
     NiceAxis m_bytesRange, m_countRange; // before thinTicks() for the plot's height

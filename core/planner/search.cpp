@@ -163,6 +163,7 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     cfg.strategy.optimizer_offload = (x.offload & 1) ? OffloadTarget::CPU : OffloadTarget::None;
     cfg.strategy.param_offload = OffloadTarget::None;
     cfg.strategy.activation_offload = (x.offload & 2) ? OffloadTarget::CPU : OffloadTarget::None;
+    cfg.strategy.pipeline_activation_balance = ActivationBalance::None; // not a searched dimension
     cfg.name = base.name + " t" + std::to_string(x.t) + " p" + std::to_string(x.p)
                + (x.v > 1 ? " v" + std::to_string(x.v) : "") + " d" + std::to_string(x.d)
                + (x.c > 1 ? " c" + std::to_string(x.c) : "") + (x.e > 1 ? " e" + std::to_string(x.e) : "") + " b"

@@ -200,3 +200,33 @@ TEST_CASE("eval reports the step time, its parts and MFU; GPT-3 175B lands on Ko
     const CliRun table = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-sp-selective"));
     CHECK(table.out.find("Step time ≈") != std::string::npos);
 }
+
+TEST_CASE("Balancing activations across pipeline ranks through the CLI", "[cli][balance]")
+{
+    // GPT-3 175B, t = 8, p = 8, 1F1B: rank 0's 8 in-flight micro-batches do not fit
+    // (above); parked on the later ranks the totals even out under 80 GB.
+    const std::string balance = " --set strategy.pipeline_activation_balance=auto";
+    CHECK(runCli("check gpt-3-175b-64gpus-tp-only" + balance).code == 0);
+    const CliRun r = runCli("eval gpt-3-175b-64gpus-tp-only" + balance + " --format json");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    std::int64_t out = 0, in = 0;
+    for (const nlohmann::json &rank : j["ranks"]) {
+        out += rank["parked_out_bytes"].get<std::int64_t>();
+        in += rank["parked_in_bytes"].get<std::int64_t>();
+    }
+    CHECK(out > 0);
+    CHECK(out == in);
+    // t = 8 fills an 8-GPU node: every pipeline rank in its own, so the network carries it.
+    for (const nlohmann::json &t : j["activation_balance"]["transfers"])
+        CHECK(t["link"] == "network");
+    // The A100 preset's network: 25 GB/s per GPU and direction.
+    CHECK(j["activation_balance"]["transfers"][0]["link_bytes_per_s"].get<double>() == 25e9);
+    CHECK(j["step_time"]["activation_balance"]["link_bytes_per_s"].get<double>() == Approx(25e9));
+    CHECK(j["step_time"]["parts_s"]["activation_balance"].get<double>() > 0);
+
+    // Without a pipeline the field is refused by name.
+    const CliRun p1 = runCli("eval " + scenario("seed-000-7b-a-plain") + balance);
+    CHECK(p1.code == 2);
+    CHECK(p1.err.find("strategy.pipeline_activation_balance") != std::string::npos);
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+#include "core/balance.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace memledger {
+
+namespace {
+
+constexpr const char *kLayersRow = "Transformer layers";
+
+LedgerEntry *layersRow(RankLedger &rank)
+{
+    for (LedgerEntry &e : rank.entries)
+        if (e.category == Category::Activations && e.placement == Placement::Device && e.label == kLayersRow)
+            return &e;
+    return nullptr;
+}
+
+const LedgerEntry *layersRow(const RankLedger &rank)
+{
+    return layersRow(const_cast<RankLedger &>(rank));
+}
+
+Bytes give(const std::vector<Bytes> &totals, const std::vector<Bytes> &movable, Bytes level)
+{
+    Bytes sum = 0;
+    for (std::size_t r = 0; r < totals.size(); ++r)
+        sum += std::min(movable[r], std::max<Bytes>(0, totals[r] - level));
+    return sum;
+}
+
+Bytes take(const std::vector<Bytes> &totals, Bytes level)
+{
+    Bytes sum = 0;
+    for (Bytes t : totals)
+        sum += std::max<Bytes>(0, level - t);
+    return sum;
+}
+
+std::string gb(Bytes b)
+{
+    return formatGB(static_cast<double>(b));
+}
+
+std::string rate(double bytesPerS)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f GB/s", bytesPerS / 1e9);
+    return buf;
+}
+
+std::string linkName(const ParkedActivations &p)
+{
+    return p.nvlink ? "NVLink" : "the network";
+}
+
+} // namespace
+
+bool pipelineRanksShareNode(const ParallelismConfig &par, std::int64_t gpusPerNode, std::int64_t a, std::int64_t b)
+{
+    const std::int64_t stage = par.tensor_model_parallel_size * par.context_parallel_size * par.data_parallel_size;
+    const std::int64_t lo = std::min(a, b), hi = std::max(a, b);
+    const std::int64_t node = std::max<std::int64_t>(1, gpusPerNode);
+    return (lo * stage) / node == (hi * stage + stage - 1) / node;
+}
+
+WaterFill waterFill(const std::vector<Bytes> &totals, const std::vector<Bytes> &movable)
+{
+    WaterFill f;
+    const std::size_t n = totals.size();
+    f.out.assign(n, 0);
+    f.in.assign(n, 0);
+    if (n == 0)
+        return f;
+    // give(L) falls and take(L) rises with L: the smallest L where the
+    // donors can give no more than the receivers can take.
+    Bytes lo = *std::min_element(totals.begin(), totals.end());
+    Bytes hi = *std::max_element(totals.begin(), totals.end());
+    while (lo < hi) {
+        const Bytes mid = lo + (hi - lo) / 2;
+        if (give(totals, movable, mid) <= take(totals, mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    f.level = lo;
+    Bytes given = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+        f.out[r] = std::min(movable[r], std::max<Bytes>(0, totals[r] - f.level));
+        given += f.out[r];
+    }
+    if (given == 0)
+        return f;
+    // The receivers fill from the bottom to a common level (never above L,
+    // since take(L) ≥ given); the last bytes one each.
+    Bytes rlo = *std::min_element(totals.begin(), totals.end()), rhi = f.level;
+    while (rlo < rhi) {
+        const Bytes mid = rlo + (rhi - rlo) / 2;
+        if (take(totals, mid) >= given)
+            rhi = mid;
+        else
+            rlo = mid + 1;
+    }
+    Bytes left = given;
+    for (std::size_t r = 0; r < n; ++r)
+        if (f.out[r] == 0 && totals[r] < rlo - 1) {
+            f.in[r] = rlo - 1 - totals[r];
+            left -= f.in[r];
+        }
+    for (std::size_t r = 0; r < n && left > 0; ++r)
+        if (f.out[r] == 0 && totals[r] + f.in[r] < rlo) {
+            ++f.in[r];
+            --left;
+        }
+    return f;
+}
+
+std::vector<ParkedActivations> pairParked(const WaterFill &fill, const Config &c)
+{
+    const std::int64_t p = static_cast<std::int64_t>(fill.out.size());
+    std::vector<Bytes> out = fill.out, in = fill.in;
+    std::vector<ParkedActivations> pairs;
+    const auto link = [&](std::int64_t a, std::int64_t b) {
+        ParkedActivations pa;
+        pa.from = static_cast<int>(a);
+        pa.to = static_cast<int>(b);
+        pa.nvlink = pipelineRanksShareNode(c.parallelism, c.hardware.gpus_per_node, a, b);
+        pa.link_bytes_per_s = pa.nvlink ? c.hardware.nvlink_bytes_per_s : c.hardware.network_bytes_per_s;
+        return pa;
+    };
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::int64_t d = 0; d < p; ++d)
+            for (std::int64_t r = p - 1; r >= 0 && out[std::size_t(d)] > 0; --r) {
+                const bool sameNode = pipelineRanksShareNode(c.parallelism, c.hardware.gpus_per_node, d, r);
+                if (in[std::size_t(r)] <= 0 || (pass == 0 && !sameNode))
+                    continue;
+                const Bytes moved = std::min(out[std::size_t(d)], in[std::size_t(r)]);
+                out[std::size_t(d)] -= moved;
+                in[std::size_t(r)] -= moved;
+                auto same = std::find_if(pairs.begin(), pairs.end(),
+                                         [&](const ParkedActivations &x) { return x.from == d && x.to == r; });
+                if (same != pairs.end()) {
+                    same->bytes += moved;
+                    continue;
+                }
+                ParkedActivations pa = link(d, r);
+                pa.bytes = moved;
+                pairs.push_back(pa);
+            }
+    return pairs;
+}
+
+BalanceCopy balanceCopy(double bytes, double share, double backwardSeconds, double linkBytesPerS)
+{
+    BalanceCopy b;
+    if (bytes <= 0 || linkBytesPerS <= 0)
+        return b;
+    b.copySeconds = bytes / linkBytesPerS;
+    b.windowSeconds = std::max(0.0, 1.0 - share) * backwardSeconds;
+    b.stallSeconds = std::max(0.0, b.copySeconds - b.windowSeconds);
+    b.neededBytesPerS = b.windowSeconds > 0 ? bytes / b.windowSeconds : 0.0;
+    return b;
+}
+
+double donorLinkBytesPerS(const Ledger &ledger, int rank)
+{
+    double bytes = 0, seconds = 0;
+    for (const ParkedActivations &pa : ledger.parked)
+        if (pa.from == rank && pa.link_bytes_per_s > 0) {
+            bytes += double(pa.bytes);
+            seconds += double(pa.bytes) / pa.link_bytes_per_s;
+        }
+    return seconds > 0 ? bytes / seconds : 0.0;
+}
+
+Bytes unbalancedActivationBytes(const RankLedger &rank)
+{
+    return rank.device[static_cast<int>(Category::Activations)] + rank.parked_out_bytes - rank.parked_in_bytes;
+}
+
+double parkedShare(const Ledger &ledger, int rank)
+{
+    if (rank < 0 || static_cast<std::size_t>(rank) >= ledger.ranks.size())
+        return 0.0;
+    const RankLedger &r = ledger.ranks[static_cast<std::size_t>(rank)];
+    const LedgerEntry *row = layersRow(r);
+    const Bytes before = (row ? row->bytes : 0) + r.parked_out_bytes;
+    return before > 0 ? static_cast<double>(r.parked_out_bytes) / static_cast<double>(before) : 0.0;
+}
+
+void balanceActivations(Ledger &ledger, const Config &c)
+{
+    const std::size_t p = ledger.ranks.size();
+    ledger.unbalanced_peak_bytes = ledger.peak_bytes;
+    if (c.strategy.pipeline_activation_balance != ActivationBalance::Auto || p < 2)
+        return;
+    std::vector<Bytes> totals, movable;
+    for (RankLedger &r : ledger.ranks) {
+        totals.push_back(r.device_total_bytes);
+        // A donor keeps at least the group being computed: of n groups in
+        // flight, at most n − 1 groups' worth moves.
+        const LedgerEntry *row = layersRow(r);
+        const std::int64_t n = r.in_flight_chunks;
+        movable.push_back(row && n > 1 ? static_cast<Bytes>(static_cast<long double>(row->bytes) * (n - 1) / n) : 0);
+    }
+    const WaterFill fill = waterFill(totals, movable);
+    ledger.balance_level_bytes = fill.level;
+    ledger.parked = pairParked(fill, c);
+    const std::string why = "strategy.pipeline_activation_balance = auto";
+
+    for (const ParkedActivations &pa : ledger.parked) {
+        RankLedger &donor = ledger.ranks[static_cast<std::size_t>(pa.from)];
+        RankLedger &receiver = ledger.ranks[static_cast<std::size_t>(pa.to)];
+        donor.parked_out_bytes += pa.bytes;
+        receiver.parked_in_bytes += pa.bytes;
+        const std::string over = linkName(pa) + " at " + rate(pa.link_bytes_per_s) + " per direction";
+        const std::string where
+            = pa.nvlink ? "ranks " + std::to_string(pa.from) + " and " + std::to_string(pa.to) + " share a node of "
+                              + std::to_string(c.hardware.gpus_per_node) + " GPUs"
+                        : "ranks " + std::to_string(pa.from) + " and " + std::to_string(pa.to)
+                              + " are in different nodes of " + std::to_string(c.hardware.gpus_per_node) + " GPUs";
+        receiver.entries.push_back(
+            {Category::Activations, Placement::Device, "Parked activations from rank " + std::to_string(pa.from),
+             pa.bytes,
+             "rank " + std::to_string(pa.from) + "'s device total " + gb(totals[std::size_t(pa.from)]) + " − level "
+                 + gb(fill.level) + ": " + gb(pa.bytes) + " of it held here, up to the level",
+             "held for rank " + std::to_string(pa.from) + " between each micro-batch's forward and backward, over "
+                 + over + " (" + where + "; " + why + ")"});
+    }
+    for (std::size_t i = 0; i < p; ++i) {
+        RankLedger &r = ledger.ranks[i];
+        if (r.parked_out_bytes > 0) {
+            LedgerEntry *row = layersRow(r);
+            const Bytes before = row->bytes;
+            row->bytes -= r.parked_out_bytes;
+            std::string to;
+            for (const ParkedActivations &pa : ledger.parked)
+                if (pa.from == static_cast<int>(i))
+                    to += std::string(to.empty() ? "" : ", ") + "rank " + std::to_string(pa.to) + " (" + gb(pa.bytes)
+                          + " over " + linkName(pa) + ")";
+            char share[32];
+            std::snprintf(share, sizeof share, "%.0f%%",
+                          100.0 * static_cast<double>(r.parked_out_bytes) / static_cast<double>(before));
+            row->formula += " − " + gb(r.parked_out_bytes) + " parked (device total " + gb(totals[i]) + " − level "
+                            + gb(fill.level) + ", at most this row)";
+            row->note += std::string(row->note.empty() ? "" : "; ") + "Activations parked on " + to
+                         + ": the earliest-saved " + share
+                         + " of every micro-batch's group leaves after its forward and comes back during its backward ("
+                         + why + ")";
+        }
+        r.device[static_cast<int>(Category::Activations)] += r.parked_in_bytes - r.parked_out_bytes;
+        r.device_total_bytes += r.parked_in_bytes - r.parked_out_bytes;
+        r.fits = r.device_total_bytes <= c.hardware.hbm_bytes;
+    }
+    ledger.peak_bytes = 0;
+    for (const RankLedger &r : ledger.ranks)
+        if (r.device_total_bytes > ledger.peak_bytes) {
+            ledger.peak_bytes = r.device_total_bytes;
+            ledger.peak_rank = r.pipeline_rank;
+        }
+
+    if (ledger.parked.empty()) {
+        ledger.choices.push_back("Activation balance: auto, but no rank's saved activations can bring the device "
+                                 "totals closer; nothing is parked.");
+        return;
+    }
+    std::string moves;
+    for (const ParkedActivations &pa : ledger.parked)
+        moves += std::string(moves.empty() ? "" : ", ") + "rank " + std::to_string(pa.from) + " → "
+                 + std::to_string(pa.to) + " " + gb(pa.bytes) + " over " + linkName(pa);
+    ledger.choices.push_back("Activation balance: ranks above the level " + gb(fill.level)
+                             + " park their earliest-saved activations in the memory of ranks below it (" + moves
+                             + "); the peak goes from " + gb(ledger.unbalanced_peak_bytes) + " to "
+                             + gb(ledger.peak_bytes) + " (pipeline_activation_balance = auto).");
+}
+
+} // namespace memledger
