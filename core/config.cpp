@@ -110,6 +110,8 @@ std::string_view optimizerName(Optimizer o)
         return "adafactor";
     case Optimizer::Adam8bit:
         return "adam8bit";
+    case Optimizer::Muon:
+        return "muon";
     }
     return "adam";
 }

@@ -74,7 +74,7 @@ struct ModelConfig
     bool operator==(const ModelConfig &) const = default;
 };
 
-enum class Optimizer { Adam, AdamW, SGD, Adafactor, Adam8bit };
+enum class Optimizer { Adam, AdamW, SGD, Adafactor, Adam8bit, Muon };
 
 struct TrainingConfig
 {
@@ -164,6 +164,10 @@ struct StrategyConfig
         = OptimizerKernel::Fused; // what the Adam step allocates: fused none, foreach, for-loop
     double moe_expert_capacity_factor = 0.0; // 0: dropless, all-to-all buffers sized for the worst case
     std::int64_t ddp_bucket_size = 40000000; // elements per gradient-reduction bucket (Megatron)
+    // ZeRO-Offload's gradient offload (DeepSpeed offload_optimizer): gradients
+    // stream to the host as backward produces them through a double buffer of
+    // two ddp_bucket_size buckets; needs optimizer_offload (core/gradoffload.h).
+    OffloadTarget grad_offload = OffloadTarget::None;
     // Time model only. Megatron's --overlap-grad-reduce (off by default): the
     // data-parallel reduction runs bucket by bucket under the last backward.
     bool overlap_grad_reduce = false;
@@ -200,6 +204,9 @@ struct HardwareConfig
     EfficiencyTable network_efficiency = {{1e5, 0.10}, {1e6, 0.40}, {1e7, 0.75}, {1e8, 0.90}};
     double collective_latency_s = 10e-6; // added to every collective and pipeline send
     double kernel_launch_s = 4e-6; // per kernel: what small micro-batches cannot hide
+    // Offloaded optimizer step on the host: ZeRO-Offload's CPU-Adam, 0.25 s per
+    // billion parameters (Ren et al. 2021, Table 4).
+    double cpu_adam_params_per_s = 4e9;
     Bytes usableBytes() const { return hbm_bytes - runtime_reserve_bytes; }
     bool operator==(const HardwareConfig &) const = default;
 };

@@ -374,7 +374,8 @@ void visit(V &v, TrainingConfig &t)
     v.mainParams("main_params_dtype", t.main_params_fp32);
     v.choice("main_grads_dtype", t.main_grads_dtype, kGradDtypes, dtypeName);
     v.choice("optimizer", t.optimizer,
-             {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit},
+             {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit,
+              Optimizer::Muon},
              optimizerName);
     v.choice("exp_avg_dtype", t.exp_avg_dtype, kStateDtypes, dtypeName);
     v.choice("exp_avg_sq_dtype", t.exp_avg_sq_dtype, kStateDtypes, dtypeName);
@@ -430,6 +431,7 @@ void visit(V &v, StrategyConfig &s)
              {OptimizerKernel::Fused, OptimizerKernel::Foreach, OptimizerKernel::SingleTensor}, optimizerKernelName);
     v.field("moe_expert_capacity_factor", s.moe_expert_capacity_factor, 0.0, 1024.0);
     v.field("ddp_bucket_size", s.ddp_bucket_size, 1, std::int64_t(1) << 40);
+    v.choice("grad_offload", s.grad_offload, {OffloadTarget::None, OffloadTarget::CPU}, offloadName);
     v.field("overlap_grad_reduce", s.overlap_grad_reduce);
     v.field("tp_comm_overlap", s.tp_comm_overlap);
     v.field("scatter_gather_tensors_in_pipeline", s.scatter_gather_tensors_in_pipeline);
@@ -456,6 +458,7 @@ void visit(V &v, HardwareConfig &h)
     v.field("network_efficiency", h.network_efficiency);
     v.field("collective_latency_s", h.collective_latency_s, 0.0, 1.0);
     v.field("kernel_launch_s", h.kernel_launch_s, 0.0, 1.0);
+    v.field("cpu_adam_params_per_s", h.cpu_adam_params_per_s, 1.0, 1e15);
     v.finish();
 }
 

@@ -97,13 +97,16 @@ json ledgerToJson(const Config &config, const Ledger &l)
         rj["in_flight_chunks"] = r.in_flight_chunks;
         rj["layer_activation_bytes"] = r.layer_activation_bytes;
         json entries = json::array();
-        for (const LedgerEntry &e : r.entries)
+        for (const LedgerEntry &e : r.entries) {
             entries.push_back({{"category", categoryKey(e.category)},
                                {"placement", placementName(e.placement)},
                                {"label", e.label},
                                {"bytes", e.bytes},
                                {"formula", e.formula},
                                {"note", e.note}});
+            if (e.transient) // alive only during the optimizer step (Muon's Newton–Schulz working set)
+                entries.back()["transient"] = true;
+        }
         rj["entries"] = std::move(entries);
         ranks.push_back(std::move(rj));
     }

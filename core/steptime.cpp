@@ -3,7 +3,9 @@
 
 #include "core/activations.h"
 #include "core/kernelcost.h"
+#include "core/gradoffload.h"
 #include "core/modelstates.h"
+#include "core/muon.h"
 #include "core/parameters.h"
 #include "core/planner/tensorplan.h"
 #include "core/schedule.h"
@@ -128,13 +130,21 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
         }
     }
     const double shard = in.paramsOnRank / (in.zeroStage >= 1 ? in.dataParallel : 1.0);
-    st.optimizer
-        = optimizerStepCost(hw, shard, in.optimizerBytesPerParam, in.gradBytes, in.weightBytes, in.optimizerOffloadLink)
-              .total();
+    st.optimizer = optimizerStepCost(hw, shard, in.optimizerBytesPerParam, in.gradBytes, in.weightBytes,
+                                     in.optimizerOffloadLink, in.gradsOnHost)
+                       .total();
+    st.optimizer += in.muonSeconds;
     if (in.activationOffload)
         st.activationOffload = m * offloadStall(in.offloadBytes, hw.host_link_bytes_per_s, fwd, bwd);
+    if (in.gradOffloadBytes > 0) {
+        // Each micro-batch's backward sends its gradients through the double
+        // buffer; after the last one the two buffered buckets still drain.
+        const double link = hw.host_link_bytes_per_s;
+        st.gradOffload = m * gradOffloadStall(bwd, in.gradOffloadBytes, in.gradOffloadBucketBytes, link)
+                         + gradOffloadTail(in.gradOffloadBytes, in.gradOffloadBucketBytes, link);
+    }
     st.total = st.compute + st.recompute + st.tensorComm + st.contextComm + st.expertComm + st.bubble + st.pipelineComm
-               + st.dataComm + st.optimizer + st.activationOffload;
+               + st.dataComm + st.optimizer + st.activationOffload + st.gradOffload;
     return st;
 }
 
@@ -212,6 +222,15 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
     in.overlapGradReduce = c.strategy.overlap_grad_reduce;
     in.bucketParams = double(c.strategy.ddp_bucket_size);
     in.optimizerOffloadLink = optimizerOffloadLink(c);
+    in.gradsOnHost = c.strategy.grad_offload != OffloadTarget::None;
+    if (in.gradsOnHost) {
+        in.gradOffloadBytes = in.paramsOnRank * in.gradBytes / (par.zero_stage >= 2 ? in.dataParallel : 1.0);
+        in.gradOffloadBucketBytes = std::min(double(c.strategy.ddp_bucket_size), in.paramsOnRank) * in.gradBytes;
+    }
+    if (sb.muon)
+        in.muonSeconds = muonStep(c.hardware, muonFullMatrices(c, layers), muonLocalMatrixElements(c, layers),
+                                  in.dataOnNvlink)
+                             .seconds();
     in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
     if (in.activationOffload) {
         const LayerActivations dense = layerActivations(c, false, false);
@@ -231,7 +250,7 @@ StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
     return st;
 }
 
-std::array<StepTimePart, 10> stepTimeParts(const StepTime &t)
+std::array<StepTimePart, 11> stepTimeParts(const StepTime &t)
 {
     return {{{"compute", t.compute},
              {"recompute", t.recompute},
@@ -242,7 +261,8 @@ std::array<StepTimePart, 10> stepTimeParts(const StepTime &t)
              {"data_comm_exposed", t.dataComm},
              {"pipeline_comm", t.pipelineComm},
              {"optimizer", t.optimizer},
-             {"activation_offload", t.activationOffload}}};
+             {"activation_offload", t.activationOffload},
+             {"grad_offload", t.gradOffload}}};
 }
 
 std::string stepTimeDifference(const StepTime &slower, const StepTime &faster)

@@ -32,6 +32,7 @@ struct StepTime
     double pipelineComm = 0;
     double optimizer = 0;
     double activationOffload = 0; // stalls
+    double gradOffload = 0; // gradient copies to the host that backward does not hide (grad_offload)
     double total = 0;
     // Model FLOPs of the iteration per GPU (forward and backward, no recompute;
     // attention over the whole square, as Megatron counts it) and their share
@@ -46,7 +47,7 @@ struct StepTimePart
     std::string_view name;
     double seconds = 0;
 };
-std::array<StepTimePart, 10> stepTimeParts(const StepTime &time);
+std::array<StepTimePart, 11> stepTimeParts(const StepTime &time);
 // The part that takes longest (the first such on ties).
 StepTimePart largestStepTimePart(const StepTime &time);
 
@@ -75,6 +76,10 @@ struct StepInputs
     double optimizerOffloadLink = 0; // bytes/s the offloaded step's copies cross; 0: on the device
     bool activationOffload = false;
     double offloadBytes = 0; // saved activations of one micro-batch on the rank
+    bool gradsOnHost = false; // grad_offload: the offloaded step need not copy them out
+    double muonSeconds = 0; // Muon: Newton–Schulz GEMMs and full-matrix gathers (core/muon.h)
+    double gradOffloadBytes = 0; // grad_offload: gradient bytes one micro-batch's backward sends to the host
+    double gradOffloadBucketBytes = 0; // one of the two device staging buckets
 };
 StepTime stepTime(const StepInputs &inputs, const HardwareConfig &hardware);
 
