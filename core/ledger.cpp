@@ -624,7 +624,8 @@ Ledger computeLedger(const Config &c)
     if (x.sb.muon)
         ledger.choices.push_back(
             "Optimizer: Muon on the layers' 2-D matrices (one momentum buffer each), AdamW on embeddings, output "
-            "layer, norms and biases (Moonlight); Newton–Schulz runs " + std::to_string(kNewtonSchulzSteps)
+            "layer, norms and biases (Moonlight); Newton–Schulz runs "
+            + std::to_string(kNewtonSchulzSteps)
             + " bf16 iterations per matrix, each gathered whole on demand under TP or ZeRO.");
     if (st.grad_offload != OffloadTarget::None)
         ledger.choices.push_back(

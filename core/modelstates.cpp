@@ -40,8 +40,9 @@ StateBytes stateBytes(const TrainingConfig &tr)
         sb.states = m1;
         sb.muon = true;
         sb.fallbackStates = m1 + m2;
-        sb.optWhy = masterWhy + std::to_string(m1) + " B Muon momentum per matrix element; AdamW's " + std::to_string(m1)
-                    + " B exp_avg + " + std::to_string(m2) + " B exp_avg_sq for embeddings, output layer, norms, biases";
+        sb.optWhy = masterWhy + std::to_string(m1) + " B Muon momentum per matrix element; AdamW's "
+                    + std::to_string(m1) + " B exp_avg + " + std::to_string(m2)
+                    + " B exp_avg_sq for embeddings, output layer, norms, biases";
         break;
     case Optimizer::Adafactor:
         sb.states = 4;

@@ -9,7 +9,12 @@ namespace {
 
 ParamCount matrix(std::int64_t rows, std::int64_t cols)
 {
-    return {rows * cols, rows + cols, rows * cols, rows * cols, 1, newtonSchulzIterationFlops(rows, cols),
+    return {rows * cols,
+            rows + cols,
+            rows * cols,
+            rows * cols,
+            1,
+            newtonSchulzIterationFlops(rows, cols),
             newtonSchulzWorkingElements(rows, cols)};
 }
 

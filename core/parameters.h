@@ -39,9 +39,8 @@ struct ParamCount
     // k copies of the same tensors (experts): each stays its own tensor.
     ParamCount scaled(std::int64_t k) const
     {
-        return {params * k,         factoredState * k, k > 0 ? largest : 0,
-                matrixParams * k,   matrices * k,      nsFlops * double(k),
-                k > 0 ? nsWorkingElements : 0};
+        return {params * k,   factoredState * k,   k > 0 ? largest : 0,          matrixParams * k,
+                matrices * k, nsFlops * double(k), k > 0 ? nsWorkingElements : 0};
     }
 };
 

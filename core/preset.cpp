@@ -373,10 +373,10 @@ void visit(V &v, TrainingConfig &t)
     v.choice("params_dtype", t.params_dtype, kParamDtypes, dtypeName);
     v.mainParams("main_params_dtype", t.main_params_fp32);
     v.choice("main_grads_dtype", t.main_grads_dtype, kGradDtypes, dtypeName);
-    v.choice("optimizer", t.optimizer,
-             {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit,
-              Optimizer::Muon},
-             optimizerName);
+    v.choice(
+        "optimizer", t.optimizer,
+        {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit, Optimizer::Muon},
+        optimizerName);
     v.choice("exp_avg_dtype", t.exp_avg_dtype, kStateDtypes, dtypeName);
     v.choice("exp_avg_sq_dtype", t.exp_avg_sq_dtype, kStateDtypes, dtypeName);
     v.finish();

@@ -672,8 +672,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             oc.copyOutSeconds = std::max(0.0, rs.gradFree - rt.pipeline_end);
         if (x.muon)
             oc.deviceSeconds += muonStep(c.hardware, muonFullMatrices(c, x.stages, r),
-                                         muonLocalMatrixElements(c, rankLayerIndices(x, r)),
-                                         stepInputs.dataOnNvlink)
+                                         muonLocalMatrixElements(c, rankLayerIndices(x, r)), stepInputs.dataOnNvlink)
                                     .seconds();
         rt.optimizer_device_s = oc.deviceSeconds;
         rt.optimizer_copy_out_s = oc.copyOutSeconds;
