@@ -626,7 +626,9 @@ Ledger computeLedger(const Config &c)
             "Optimizer: Muon on the layers' 2-D matrices (one momentum buffer each), AdamW on embeddings, output "
             "layer, norms and biases (Moonlight); Newton–Schulz runs "
             + std::to_string(kNewtonSchulzSteps)
-            + " bf16 iterations per matrix, each gathered whole on demand under TP or ZeRO.");
+            + " bf16 iterations per matrix, each gathered whole on demand under TP or ZeRO; every rank "
+              "computes all its matrices whole (redundant over TP and data-parallel ranks, as "
+              "Moonlight's Distributed Muon).");
     if (st.grad_offload != OffloadTarget::None)
         ledger.choices.push_back(
             "Gradient offload: gradients stream to the host during backward through a device double buffer of two "

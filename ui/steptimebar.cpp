@@ -23,7 +23,7 @@ QString secondsText(double s)
 // grey (idle), communication in oranges and purple, the optimizer green,
 // offload stalls vermillion: Okabe & Ito's hues, so the bar reads without
 // relying on red-green contrast.
-constexpr std::array<QRgb, 10> kPartColours = {
+constexpr std::array<QRgb, 11> kPartColours = {
     0xff0072b2, // compute
     0xff56b4e9, // recompute
     0xffa0a0a0, // bubble
@@ -34,6 +34,7 @@ constexpr std::array<QRgb, 10> kPartColours = {
     0xffb08060, // pipeline_comm
     0xff009e73, // optimizer
     0xffd55e00, // activation_offload
+    0xff9c4400, // grad_offload: the same stall family, darker
 };
 
 static_assert(kPartColours.size() == std::tuple_size_v<decltype(stepTimeParts(StepTime{}))>,
