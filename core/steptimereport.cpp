@@ -52,6 +52,18 @@ std::vector<std::string> stepTimeChoices(const Config &c)
     out.push_back(st.tp_comm_overlap ? "tp_comm_overlap: TP collectives hide behind the GEMMs of the same pass "
                                        "(Megatron --tp-comm-overlap)."
                                      : "tp_comm_overlap off (Megatron's default): TP collectives are exposed.");
+    if (c.training.optimizer == Optimizer::Muon)
+        out.push_back(
+            "Muon: 5 Newton–Schulz iterations per layer matrix (3 GEMMs each, 4m²n + 2m³ FLOPs), every "
+            "rank computing its matrices whole, and the bf16 all-gathers that make them whole, in optimizer.");
+    if (st.optimizer_offload != OffloadTarget::None)
+        out.push_back("Offloaded optimizer step: CPU-Adam at hardware.cpu_adam_params_per_s ("
+                      + formatThousands(std::int64_t(c.hardware.cpu_adam_params_per_s))
+                      + " parameters/s; ZeRO-Offload's 0.25 s per billion, Ren et al. 2021)"
+                      + (st.grad_offload != OffloadTarget::None
+                             ? "; gradients stream out during backward through a two-bucket double buffer, the "
+                               "stalls and the final drain in grad_offload."
+                             : "; gradients copied out after the backward."));
     return out;
 }
 

@@ -7,6 +7,7 @@
 #include "core/gradoffload.h"
 #include "core/parameters.h"
 #include "core/steptime.h"
+#include "core/steptimereport.h"
 #include "core/timeline.h"
 #include "testutil.h"
 
@@ -91,6 +92,11 @@ TEST_CASE("Gradient offload in the step time: copies in backward, CPU-Adam on th
     CHECK(oc.copyOutSeconds == 0);
     const Config slowCpu = configFrom(singleGpu(), {"hardware.cpu_adam_params_per_s=1e9"});
     CHECK(optimizerCost(slowCpu, std::int64_t(psi), 0).cpuSeconds == Approx(psi * 1e-9));
+    bool explained = false;
+    for (const std::string &s : stepTimeChoices(both))
+        explained
+            |= s.find("cpu_adam_params_per_s") != std::string::npos && s.find("double buffer") != std::string::npos;
+    CHECK(explained);
 
     // The timeline: every micro-batch's backward sends its layers' gradients.
     const Timeline tl = simulateIteration(both);
