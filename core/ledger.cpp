@@ -201,7 +201,9 @@ void addOptimizerStepRows(RankBuilder &rb, RankLedger &rank, const Context &x, s
                "one bucket filled by backward while the other drains to the host (DeepSpeed's reduce_bucket_size "
                "plays this part)");
     }
-    if (!x.sb.muon || layersDense.matrixParams + layersExpert.matrixParams <= 0)
+    // An offloaded step is timed as CPU-Adam (validate warns): no device working set.
+    if (!x.sb.muon || c.strategy.optimizer_offload != OffloadTarget::None
+        || layersDense.matrixParams + layersExpert.matrixParams <= 0)
         return;
     const ParamCount full = muonFullMatrices(c, x.stages, r);
     const std::size_t before = rank.entries.size();

@@ -227,7 +227,7 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
         in.gradOffloadBytes = in.paramsOnRank * in.gradBytes / (par.zero_stage >= 2 ? in.dataParallel : 1.0);
         in.gradOffloadBucketBytes = std::min(double(c.strategy.ddp_bucket_size), in.paramsOnRank) * in.gradBytes;
     }
-    if (sb.muon)
+    if (sb.muon && c.strategy.optimizer_offload == OffloadTarget::None)
         in.muonSeconds
             = muonStep(c.hardware, muonFullMatrices(c, layers), muonLocalMatrixElements(c, layers), in.dataOnNvlink)
                   .seconds();

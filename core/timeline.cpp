@@ -483,7 +483,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         x.gradBytesPerLayer = params / double(c.model.num_layers) * sb.grad / shard;
         x.gradBucketBytes = double(c.strategy.ddp_bucket_size) * sb.grad;
     }
-    x.muon = c.training.optimizer == Optimizer::Muon;
+    x.muon = c.training.optimizer == Optimizer::Muon && c.strategy.optimizer_offload == OffloadTarget::None;
     // The loss backward is memory-bound: it reads the saved fp32 softmax and
     // writes its gradients, a small part of the output layer's backward.
     x.lossBackwardSeconds

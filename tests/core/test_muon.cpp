@@ -123,6 +123,8 @@ TEST_CASE("Muon's working set is one whole matrix, gathered on demand under TP a
     const MuonStep ms = muonStep(split.hardware, full, local, true);
     CHECK(ms.gatherBytes == Approx((98304.0 - 98304.0 / 8) * 2));
     CHECK(ms.gatherSeconds > 0);
+    // Offloaded, the step is timed as CPU-Adam (a warning says so): no device working set.
+    CHECK(row(configFrom(tinyDoc(), {"strategy.optimizer_offload=cpu"})).bytes == 0);
     // Adam has no such row.
     CHECK(row(configFrom(tinyDoc(), {"training.optimizer=adam"})).bytes == 0);
 }
