@@ -147,6 +147,25 @@ struct RankState
     double gradFree = 0; // grad_offload: when the gradient copy stream is next free
 };
 
+// grad_offload: the weight gradients an op makes stream to the host while it
+// runs; it may lead the copy by the two buckets of the double buffer, and
+// ends later (a stall) when it would lead by more. Returns the stall.
+double streamGradients(const Sim &x, RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed)
+{
+    if (x.gradBytesPerLayer <= 0)
+        return 0.0;
+    const double bytes = x.gradBytesPerLayer * double(cp.layers);
+    const double link = x.c.hardware.host_link_bytes_per_s;
+    const double copyEnd = std::max(timed.start, rs.gradFree) + bytes / link;
+    const double stall = std::max(0.0, copyEnd - std::min(bytes, 2.0 * x.gradBucketBytes) / link - timed.end);
+    timed.end += stall;
+    timed.stall += stall;
+    rs.gradFree = copyEnd;
+    rt.grad_copies.copyOutSeconds += bytes / link;
+    rt.grad_copies.stallSeconds += stall;
+    return stall;
+}
+
 // The global indices of the layers a rank holds, all its chunks.
 std::vector<std::int64_t> rankLayerIndices(const Sim &x, std::int64_t r)
 {
@@ -564,6 +583,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             double gradStall = 0; // grad_offload: the backward held by a full double buffer
             if (op.kind == OpKind::Weight) {
                 timed.end = timed.start + cp.weight;
+                gradStall = streamGradients(x, rs, rt, cp, timed);
                 const double from = weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group];
                 if (cp.weightPass > 0 && from >= 0)
                     rt.lifetimes.push_back({from, timed.end, cp.weightPass, Category::Activations,
@@ -602,18 +622,8 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                     }
                 }
                 timed.end = timed.start + cp.backward;
-                if (x.gradBytesPerLayer > 0) {
-                    // Its gradients stream out while it runs; it may lead the copy by two buckets.
-                    const double bytes = x.gradBytesPerLayer * double(cp.layers);
-                    const double link = c.hardware.host_link_bytes_per_s;
-                    const double copyEnd = std::max(timed.start, rs.gradFree) + bytes / link;
-                    gradStall = std::max(0.0, copyEnd - std::min(bytes, 2.0 * x.gradBucketBytes) / link - timed.end);
-                    timed.end += gradStall;
-                    timed.stall += gradStall;
-                    rs.gradFree = copyEnd;
-                    rt.grad_copies.copyOutSeconds += bytes / link;
-                    rt.grad_copies.stallSeconds += gradStall;
-                }
+                if (!inputOnly) // a B alone makes no weight gradients; its W sends them
+                    gradStall = streamGradients(x, rs, rt, cp, timed);
                 bEnd[slot(at, op.microbatch)] = timed.end;
                 if (inputOnly)
                     weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group] = timed.end;

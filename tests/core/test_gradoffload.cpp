@@ -105,6 +105,15 @@ TEST_CASE("Gradient offload in the step time: copies in backward, CPU-Adam on th
     const double layer = double(layerParams(both.model, false, 1, 1, 1).dense.params);
     CHECK(rt.grad_copies.copyOutSeconds == Approx(4 * 32 * layer * 2 / both.hardware.host_link_bytes_per_s));
     CHECK(rt.optimizer_cpu_s == Approx(oc.cpuSeconds));
+    // Zero-bubble schedules send them from the deferred W passes instead: the same bytes.
+    for (const char *schedule : {"1f1b", "zb-h1"}) {
+        const Timeline two
+            = simulateIteration(configFrom(singleGpu(), {"parallelism.pipeline_model_parallel_size=2",
+                                                         std::string("parallelism.pipeline_schedule=") + schedule}));
+        INFO(schedule);
+        CHECK(two.ranks[0].grad_copies.copyOutSeconds + two.ranks[1].grad_copies.copyOutSeconds
+              == Approx(4 * 32 * layer * 2 / both.hardware.host_link_bytes_per_s));
+    }
     // A PCIe link of 1 GB/s cannot keep up: backward stalls.
     const Timeline slow = simulateIteration(configFrom(singleGpu(), {"hardware.host_link_bytes_per_s=1e9"}));
     CHECK(slow.ranks[0].grad_copies.stallSeconds > 0);
