@@ -116,6 +116,11 @@ std::string_view optimizerName(Optimizer o)
     return "adam";
 }
 
+std::string_view muonNewtonSchulzName(MuonNewtonSchulz m)
+{
+    return m == MuonNewtonSchulz::LayerWise ? "layer_wise" : "redundant";
+}
+
 std::string_view scheduleName(PipelineSchedule s)
 {
     switch (s) {

@@ -75,6 +75,10 @@ struct ModelConfig
 };
 
 enum class Optimizer { Adam, AdamW, SGD, Adafactor, Adam8bit, Muon };
+// Who runs Muon's Newton–Schulz on a matrix: every rank holding a shard, on
+// the whole gathered matrix (Moonlight's Distributed Muon), or one rank of the
+// data-parallel group per matrix (Megatron-LM's LayerWiseDistributedOptimizer).
+enum class MuonNewtonSchulz { Redundant, LayerWise };
 
 struct TrainingConfig
 {
@@ -87,6 +91,7 @@ struct TrainingConfig
     Optimizer optimizer = Optimizer::Adam;
     std::optional<Dtype> exp_avg_dtype; // unset: fp32, or int8 for adam8bit
     std::optional<Dtype> exp_avg_sq_dtype;
+    MuonNewtonSchulz muon_newton_schulz = MuonNewtonSchulz::Redundant;
     bool operator==(const TrainingConfig &) const = default;
 };
 
@@ -242,6 +247,7 @@ std::int64_t rankLayers(const std::vector<StageLayers> &stages, std::int64_t p, 
 std::string_view normalizationName(Normalization);
 std::string_view positionEmbeddingName(PositionEmbedding);
 std::string_view optimizerName(Optimizer);
+std::string_view muonNewtonSchulzName(MuonNewtonSchulz);
 std::string_view scheduleName(PipelineSchedule);
 std::string_view granularityName(RecomputeGranularity);
 std::string_view methodName(RecomputeMethod);

@@ -629,8 +629,11 @@ Ledger computeLedger(const Config &c)
             "layer, norms and biases (Moonlight); Newton–Schulz runs "
             + std::to_string(kNewtonSchulzSteps)
             + " bf16 iterations per matrix, each gathered whole on demand under TP or ZeRO; every rank "
-              "computes all its matrices whole (redundant over TP and data-parallel ranks, as "
-              "Moonlight's Distributed Muon).");
+            + (c.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
+                   ? "computes all its matrices whole (muon_newton_schulz = redundant, as Moonlight's Distributed "
+                     "Muon)."
+                   : "iterates on 1/(d·c) of the matrices (muon_newton_schulz = layer_wise, as Megatron-LM's "
+                     "LayerWiseDistributedOptimizer)."));
     if (st.grad_offload != OffloadTarget::None)
         ledger.choices.push_back(
             "Gradient offload: gradients stream to the host during backward through a device double buffer of two "

@@ -65,18 +65,27 @@ double muonLocalMatrixElements(const Config &c, const std::vector<std::int64_t> 
     return local;
 }
 
-MuonStep muonStep(const HardwareConfig &hw, const ParamCount &full, double local, bool nvlink)
+double muonSharers(const Config &c)
+{
+    const ParallelismConfig &par = c.parallelism;
+    return c.training.muon_newton_schulz == MuonNewtonSchulz::LayerWise
+               ? double(par.data_parallel_size * par.context_parallel_size)
+               : 1.0;
+}
+
+MuonStep muonStep(const HardwareConfig &hw, const ParamCount &full, double local, bool nvlink, double sharers)
 {
     MuonStep ms;
     const int ns = dtypeBytes(kNewtonSchulzDtype);
     ms.workingSetBytes = full.nsWorkingElements * ns;
-    ms.flops = kNewtonSchulzSteps * full.nsFlops;
+    ms.flops = kNewtonSchulzSteps * full.nsFlops / std::max(1.0, sharers);
     if (full.matrices <= 0)
         return ms;
     // Three GEMMs per iteration and matrix, at the achieved rate of an average one.
-    const double perGemm = ms.flops / double(3 * kNewtonSchulzSteps * full.matrices);
-    ms.gemmSeconds = ms.flops / (hw.peak_bf16_flops * efficiencyAt(hw.gemm_efficiency, perGemm))
-                     + double(3 * kNewtonSchulzSteps * full.matrices) * hw.kernel_launch_s;
+    const double gemms = double(3 * kNewtonSchulzSteps * full.matrices) / std::max(1.0, sharers);
+    const double perGemm = ms.flops / gemms;
+    ms.gemmSeconds
+        = ms.flops / (hw.peak_bf16_flops * efficiencyAt(hw.gemm_efficiency, perGemm)) + gemms * hw.kernel_launch_s;
     const double fullElements = double(full.matrixParams);
     const double missing = std::max(0.0, fullElements - local);
     ms.gatherBytes = missing * ns;

@@ -47,6 +47,11 @@ struct MuonStep
     double gatherSeconds = 0;
     double seconds() const { return gemmSeconds + gatherSeconds; }
 };
-MuonStep muonStep(const HardwareConfig &hardware, const ParamCount &full, double localMatrixElements, bool nvlink);
+// `sharers`: how many ranks split the matrices' iterations between them (1:
+// every rank computes all its matrices whole).
+MuonStep muonStep(const HardwareConfig &hardware, const ParamCount &full, double localMatrixElements, bool nvlink,
+                  double sharers = 1);
+// The data-parallel ranks that share the iterations under training.muon_newton_schulz.
+double muonSharers(const Config &config);
 
 } // namespace memledger

@@ -379,6 +379,8 @@ void visit(V &v, TrainingConfig &t)
         optimizerName);
     v.choice("exp_avg_dtype", t.exp_avg_dtype, kStateDtypes, dtypeName);
     v.choice("exp_avg_sq_dtype", t.exp_avg_sq_dtype, kStateDtypes, dtypeName);
+    v.choice("muon_newton_schulz", t.muon_newton_schulz, {MuonNewtonSchulz::Redundant, MuonNewtonSchulz::LayerWise},
+             muonNewtonSchulzName);
     v.finish();
 }
 

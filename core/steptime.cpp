@@ -228,9 +228,9 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
         in.gradOffloadBucketBytes = std::min(double(c.strategy.ddp_bucket_size), in.paramsOnRank) * in.gradBytes;
     }
     if (sb.muon && c.strategy.optimizer_offload == OffloadTarget::None)
-        in.muonSeconds
-            = muonStep(c.hardware, muonFullMatrices(c, layers), muonLocalMatrixElements(c, layers), in.dataOnNvlink)
-                  .seconds();
+        in.muonSeconds = muonStep(c.hardware, muonFullMatrices(c, layers), muonLocalMatrixElements(c, layers),
+                                  in.dataOnNvlink, muonSharers(c))
+                             .seconds();
     in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
     if (in.activationOffload) {
         const LayerActivations dense = layerActivations(c, false, false);

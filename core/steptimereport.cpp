@@ -54,8 +54,11 @@ std::vector<std::string> stepTimeChoices(const Config &c)
                                      : "tp_comm_overlap off (Megatron's default): TP collectives are exposed.");
     if (c.training.optimizer == Optimizer::Muon)
         out.push_back(
-            "Muon: 5 Newton–Schulz iterations per layer matrix (3 GEMMs each, 4m²n + 2m³ FLOPs), every "
-            "rank computing its matrices whole, and the bf16 all-gathers that make them whole, in optimizer.");
+            std::string("Muon: 5 Newton–Schulz iterations per layer matrix (3 GEMMs each, 4m²n + 2m³ FLOPs), ")
+            + (c.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
+                   ? "every rank computing its matrices whole (muon_newton_schulz = redundant)"
+                   : "each matrix on one data-parallel rank (muon_newton_schulz = layer_wise)")
+            + ", and the bf16 all-gathers that make them whole, in optimizer.");
     if (st.optimizer_offload != OffloadTarget::None)
         out.push_back("Offloaded optimizer step: CPU-Adam at hardware.cpu_adam_params_per_s ("
                       + formatThousands(std::int64_t(c.hardware.cpu_adam_params_per_s))

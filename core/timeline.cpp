@@ -681,9 +681,10 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         if (x.gradBytesPerLayer > 0) // the gradients left during backward; the buffered buckets drain first
             oc.copyOutSeconds = std::max(0.0, rs.gradFree - rt.pipeline_end);
         if (x.muon)
-            oc.deviceSeconds += muonStep(c.hardware, muonFullMatrices(c, x.stages, r),
-                                         muonLocalMatrixElements(c, rankLayerIndices(x, r)), stepInputs.dataOnNvlink)
-                                    .seconds();
+            oc.deviceSeconds
+                += muonStep(c.hardware, muonFullMatrices(c, x.stages, r),
+                            muonLocalMatrixElements(c, rankLayerIndices(x, r)), stepInputs.dataOnNvlink, muonSharers(c))
+                       .seconds();
         rt.optimizer_device_s = oc.deviceSeconds;
         rt.optimizer_copy_out_s = oc.copyOutSeconds;
         rt.optimizer_cpu_s = oc.cpuSeconds;

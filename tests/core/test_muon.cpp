@@ -167,3 +167,29 @@ TEST_CASE("An unknown optimizer names the field and lists muon", "[muon][preset]
     const Config c = configFrom(tinyDoc());
     CHECK(presetToJson(c)["training"]["optimizer"] == "muon");
 }
+
+TEST_CASE("Layer-wise Newton–Schulz shares the iterations over the data-parallel group", "[muon][time]")
+{
+    // Moonlight's Distributed Muon: every data-parallel rank iterates on every
+    // matrix whole; Megatron-LM's layer-wise optimizer gives each matrix to one
+    // rank of the d ranks, so each does 1/d of the FLOPs (here d = 4).
+    const Config redundant = configFrom(tinyDoc(), {"parallelism.data_parallel_size=4", "parallelism.zero_stage=1"});
+    const Config layerWise = configFrom(tinyDoc(), {"parallelism.data_parallel_size=4", "parallelism.zero_stage=1",
+                                                    "training.muon_newton_schulz=layer_wise"});
+    CHECK(muonSharers(redundant) == 1);
+    CHECK(muonSharers(layerWise) == 4);
+    const ParamCount full = muonFullMatrices(redundant, stageLayers(redundant), 0);
+    CHECK(muonStep(redundant.hardware, full, 0.0, true, muonSharers(layerWise)).flops
+          == Approx(5.0 * 2 * 14680064.0 / 4));
+    CHECK(stepInputsOf(layerWise).muonSeconds < stepInputsOf(redundant).muonSeconds);
+    // The working set is still one whole matrix on the rank that iterates on it.
+    CHECK(computeLedger(layerWise).ranks[0].device[int(Category::OptimizerStates)]
+          == computeLedger(redundant).ranks[0].device[int(Category::OptimizerStates)]);
+    CHECK(presetToJson(layerWise)["training"]["muon_newton_schulz"] == "layer_wise");
+    nlohmann::json doc = tinyDoc();
+    doc["training"]["muon_newton_schulz"] = "sharded";
+    const LoadResult bad = presetFromJson(doc);
+    REQUIRE(!bad.problems.empty());
+    CHECK(bad.problems[0].path == "training.muon_newton_schulz");
+    CHECK(bad.problems[0].message.find("\"redundant\", \"layer_wise\"") != std::string::npos);
+}
