@@ -110,8 +110,15 @@ std::string_view optimizerName(Optimizer o)
         return "adafactor";
     case Optimizer::Adam8bit:
         return "adam8bit";
+    case Optimizer::Muon:
+        return "muon";
     }
     return "adam";
+}
+
+std::string_view muonNewtonSchulzName(MuonNewtonSchulz m)
+{
+    return m == MuonNewtonSchulz::LayerWise ? "layer_wise" : "redundant";
 }
 
 std::string_view scheduleName(PipelineSchedule s)

@@ -74,7 +74,11 @@ struct ModelConfig
     bool operator==(const ModelConfig &) const = default;
 };
 
-enum class Optimizer { Adam, AdamW, SGD, Adafactor, Adam8bit };
+enum class Optimizer { Adam, AdamW, SGD, Adafactor, Adam8bit, Muon };
+// Who runs Muon's Newton–Schulz on a matrix: every rank holding a shard, on
+// the whole gathered matrix (Moonlight's Distributed Muon), or one rank of the
+// data-parallel group per matrix (Megatron-LM's LayerWiseDistributedOptimizer).
+enum class MuonNewtonSchulz { Redundant, LayerWise };
 
 // FP8 training as Transformer Engine runs it (Megatron's --fp8-recipe): the
 // GEMMs of the transformer layers' linear layers take FP8 operands, the bf16
@@ -98,6 +102,7 @@ struct TrainingConfig
     std::optional<Dtype> exp_avg_sq_dtype;
     Fp8Recipe fp8_recipe = Fp8Recipe::None;
     std::int64_t fp8_amax_history_len = 1024; // delayed scaling: TE's DelayedScaling default (Megatron's flag: 1)
+    MuonNewtonSchulz muon_newton_schulz = MuonNewtonSchulz::Redundant;
     bool operator==(const TrainingConfig &) const = default;
 };
 
@@ -198,6 +203,10 @@ struct StrategyConfig
         = OptimizerKernel::Fused; // what the Adam step allocates: fused none, foreach, for-loop
     double moe_expert_capacity_factor = 0.0; // 0: dropless, all-to-all buffers sized for the worst case
     std::int64_t ddp_bucket_size = 40000000; // elements per gradient-reduction bucket (Megatron)
+    // ZeRO-Offload's gradient offload (DeepSpeed offload_optimizer): gradients
+    // stream to the host as backward produces them through a double buffer of
+    // two ddp_bucket_size buckets; needs optimizer_offload (core/gradoffload.h).
+    OffloadTarget grad_offload = OffloadTarget::None;
     // Time model only. Megatron's --overlap-grad-reduce (off by default): the
     // data-parallel reduction runs bucket by bucket under the last backward.
     bool overlap_grad_reduce = false;
@@ -251,6 +260,9 @@ struct HardwareConfig
     // GPUs of one NVLink domain (a node): ranks closer than this in Megatron's
     // order talk over NVLink, others over the network.
     std::int64_t gpus_per_node = 8;
+    // Offloaded optimizer step on the host: ZeRO-Offload's CPU-Adam, 0.25 s per
+    // billion parameters (Ren et al. 2021, Table 4).
+    double cpu_adam_params_per_s = 4e9;
     Bytes usableBytes() const { return hbm_bytes - runtime_reserve_bytes; }
     bool operator==(const HardwareConfig &) const = default;
 };
@@ -286,6 +298,7 @@ std::int64_t rankLayers(const std::vector<StageLayers> &stages, std::int64_t p, 
 std::string_view normalizationName(Normalization);
 std::string_view positionEmbeddingName(PositionEmbedding);
 std::string_view optimizerName(Optimizer);
+std::string_view muonNewtonSchulzName(MuonNewtonSchulz);
 std::string_view scheduleName(PipelineSchedule);
 std::string_view granularityName(RecomputeGranularity);
 std::string_view methodName(RecomputeMethod);

@@ -345,7 +345,7 @@ double optimizerShard(const Config &c, std::int64_t params, std::int64_t expertP
 }
 
 OptimizerCost optimizerStepCost(const HardwareConfig &hw, double shard, double optimizerBytesPerParam, double gradBytes,
-                                double weightBytes, double offloadLinkBytesPerS)
+                                double weightBytes, double offloadLinkBytesPerS, bool gradsOnHost)
 {
     OptimizerCost oc;
     if (offloadLinkBytesPerS <= 0) {
@@ -355,8 +355,8 @@ OptimizerCost optimizerStepCost(const HardwareConfig &hw, double shard, double o
             = memoryCost(hw, shard * (2.0 * optimizerBytesPerParam + 2.0 * gradBytes + weightBytes)).seconds;
         return oc;
     }
-    oc.copyOutSeconds = shard * gradBytes / offloadLinkBytesPerS;
-    oc.cpuSeconds = shard * kCpuAdamSecondsPerParam;
+    oc.copyOutSeconds = gradsOnHost ? 0.0 : shard * gradBytes / offloadLinkBytesPerS;
+    oc.cpuSeconds = shard / hw.cpu_adam_params_per_s;
     oc.copyInSeconds = shard * weightBytes / offloadLinkBytesPerS;
     return oc;
 }
@@ -377,7 +377,8 @@ OptimizerCost optimizerCost(const Config &c, std::int64_t params, std::int64_t e
 {
     const StateBytes sb = stateBytes(c.training);
     return optimizerStepCost(c.hardware, optimizerShard(c, params, expertParams), sb.optimizerPerParam(),
-                             double(sb.grad), double(sb.weight), optimizerOffloadLink(c));
+                             double(sb.grad), double(sb.weight), optimizerOffloadLink(c),
+                             c.strategy.grad_offload != OffloadTarget::None);
 }
 
 } // namespace memledger

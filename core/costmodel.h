@@ -58,9 +58,9 @@ double pipelineSendSeconds(const Config &config, bool nvlink);
 // The optimizer step of one rank, whose parameters (before ZeRO) are
 // `params`, of which `expertParams` are sharded over the expert-data group.
 // On the device it streams states, gradients and weights through HBM; with
-// optimizer offload the CPU updates at ZeRO-Offload's measured 0.25 s per
-// billion parameters (CPU-Adam, Table 4) after the gradients cross the host
-// link, and the updated weights come back over it.
+// optimizer offload the CPU updates at hardware.cpu_adam_params_per_s
+// (ZeRO-Offload's CPU-Adam: 0.25 s per billion parameters, Table 4) after
+// the gradients cross the host link, and the updated weights come back over it.
 struct OptimizerCost
 {
     double deviceSeconds = 0;
@@ -72,8 +72,10 @@ struct OptimizerCost
 OptimizerCost optimizerCost(const Config &config, std::int64_t params, std::int64_t expertParams);
 // The same for a shard of `shard` parameters with the given bytes per
 // parameter; `offloadLinkBytesPerS` 0 keeps the step on the device.
+// `gradsOnHost`: grad_offload already sent the gradients during backward.
 OptimizerCost optimizerStepCost(const HardwareConfig &hardware, double shard, double optimizerBytesPerParam,
-                                double gradBytes, double weightBytes, double offloadLinkBytesPerS);
+                                double gradBytes, double weightBytes, double offloadLinkBytesPerS,
+                                bool gradsOnHost = false);
 
 // The link an offloaded optimizer step crosses (host link, or the slower of
 // it and NVMe); 0 when the step stays on the device.
@@ -82,7 +84,5 @@ double optimizerOffloadLink(const Config &config);
 // The parameters one rank's optimizer updates: all it holds without ZeRO,
 // its 1/(d·c) share (experts: 1/expert-data group) with ZeRO-1 and above.
 double optimizerShard(const Config &config, std::int64_t params, std::int64_t expertParams);
-
-constexpr double kCpuAdamSecondsPerParam = 0.25e-9;
 
 } // namespace memledger

@@ -4,7 +4,9 @@
 #include "core/activations.h"
 #include "core/fp8.h"
 #include "core/balance.h"
+#include "core/gradoffload.h"
 #include "core/modelstates.h"
+#include "core/muon.h"
 #include "core/parameters.h"
 #include "core/schedule.h"
 #include "core/validate.h"
@@ -149,7 +151,10 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
         return;
     const std::size_t first = rank.entries.size();
     const int zero = x.c.parallelism.zero_stage;
-    const ModelStates ms = modelStates(x.sb, pc.params, pc.factoredState, zero, group);
+    // Muon updates the hidden matrices of the layers; embeddings and the output layer stay with AdamW.
+    const std::int64_t muonElements
+        = x.sb.muon && (which == ParamGroup::Layers || which == ParamGroup::Experts) ? pc.matrixParams : 0;
+    const ModelStates ms = modelStates(x.sb, pc.params, pc.factoredState, zero, group, muonElements);
     const std::string shard = " / " + num(group) + " (ZeRO-" + std::to_string(zero) + " over " + groupName + ")";
     const auto sharded = [&](int fromStage) { return zero >= fromStage && group > 1 ? shard : std::string(); };
     const std::string params = num(pc.params) + " params";
@@ -159,13 +164,21 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
            po != OffloadTarget::None
                ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used"
                : "");
-    rb.add(Category::Gradients, Placement::Device, what, ms.gradients, params + " × " + x.sb.gradWhy + sharded(2));
+    const OffloadTarget go = x.c.strategy.grad_offload;
+    rb.add(Category::Gradients, placementOf(go), what, ms.gradients, params + " × " + x.sb.gradWhy + sharded(2),
+           go != OffloadTarget::None ? "gradient offload: sent to the host bucket by bucket during backward "
+                                       "(ZeRO-Offload); the device keeps a double buffer"
+                                     : "");
 
     const bool sum = x.sb.optWhy.find(" + ") != std::string::npos;
     std::string formula = params + " × " + (sum ? "(" + x.sb.optWhy + ")" : x.sb.optWhy);
     if (x.sb.factored)
         formula = params + " × " + std::to_string(x.sb.master) + " B master + " + num(pc.factoredState)
                   + " row/column elements × 4 B (Adafactor)";
+    if (x.sb.muon)
+        formula = params + " × " + std::to_string(x.sb.master) + " B master + " + num(muonElements)
+                  + " matrix elements × " + dec(x.sb.states) + " B momentum (Muon) + " + num(pc.params - muonElements)
+                  + " other elements × " + dec(x.sb.fallbackStates) + " B (AdamW)";
     const OffloadTarget oo = x.c.strategy.optimizer_offload;
     rb.add(Category::OptimizerStates, placementOf(oo), what, ms.optimizer, formula + sharded(1),
            oo != OffloadTarget::None
@@ -174,6 +187,38 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
                : "");
     for (std::size_t i = first; i < rank.entries.size(); ++i)
         rank.entries[i].group = which;
+}
+
+// The double buffer of gradient offload and Muon's Newton–Schulz working set.
+void addOptimizerStepRows(RankBuilder &rb, RankLedger &rank, const Context &x, std::int64_t r,
+                          const ParamCount &layersDense, const ParamCount &layersExpert)
+{
+    const Config &c = x.c;
+    if (c.strategy.grad_offload != OffloadTarget::None) {
+        const std::int64_t bucket = std::min(c.strategy.ddp_bucket_size, rank.parameters);
+        rb.add(Category::Gradients, Placement::Device, "Gradient offload double buffer",
+               gradOffloadBufferBytes(c.strategy.ddp_bucket_size, rank.parameters, x.sb.grad),
+               "2 buckets × " + num(bucket) + " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × "
+                   + x.sb.gradWhy,
+               "one bucket filled by backward while the other drains to the host (DeepSpeed's reduce_bucket_size "
+               "plays this part)");
+    }
+    // An offloaded step is timed as CPU-Adam (validate warns): no device working set.
+    if (!x.sb.muon || c.strategy.optimizer_offload != OffloadTarget::None
+        || layersDense.matrixParams + layersExpert.matrixParams <= 0)
+        return;
+    const ParamCount full = muonFullMatrices(c, x.stages, r);
+    const std::size_t before = rank.entries.size();
+    rb.add(Category::OptimizerStates, Placement::Device, "Muon Newton–Schulz working set (transient)",
+           muonStep(c.hardware, full, 0.0, true).workingSetBytes,
+           "largest full matrix m×n (m ≤ n): (3mn + 2m²) = " + num(full.nsWorkingElements) + " elements × "
+               + std::to_string(dtypeBytes(kNewtonSchulzDtype)) + " B " + std::string(dtypeName(kNewtonSchulzDtype))
+               + " (gathered G, X and the next X, m×n; A = X·Xᵀ and B = b·A + c·A·A, m×m)",
+           "alive only during the optimizer step: each of the rank's " + num(full.matrices)
+               + " matrices is gathered whole on demand, one at a time, for " + std::to_string(kNewtonSchulzSteps)
+               + " Newton–Schulz iterations (Moonlight's Distributed Muon), not the whole model at once");
+    if (rank.entries.size() > before)
+        rank.entries.back().transient = true;
 }
 
 std::string granularityText(const StrategyConfig &s)
@@ -539,6 +584,7 @@ Ledger computeLedger(const Config &c)
         for (const Fp8Row &row : fp8LedgerRows(c, rank.layers - moeLayers, moeLayers, x.dp, x.edp))
             rb.add(row.category, Placement::Device, row.label, row.bytes, row.formula, row.note);
 
+        addOptimizerStepRows(rb, rank, x, r, layersDense, layersExpert);
         addActivations(rb, rank, x, r);
         ParamCount denseOnRank = layersDense;
         denseOnRank += firstStage;
@@ -635,6 +681,22 @@ Ledger computeLedger(const Config &c)
                   "at a time.");
     if (const std::string fp8 = fp8Choice(c); !fp8.empty())
         ledger.choices.push_back(fp8);
+    if (x.sb.muon)
+        ledger.choices.push_back(
+            "Optimizer: Muon on the layers' 2-D matrices (one momentum buffer each), AdamW on embeddings, output "
+            "layer, norms and biases (Moonlight); Newton–Schulz runs "
+            + std::to_string(kNewtonSchulzSteps)
+            + " bf16 iterations per matrix, each gathered whole on demand under TP or ZeRO; every rank "
+            + (c.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
+                   ? "computes all its matrices whole (muon_newton_schulz = redundant, as Moonlight's Distributed "
+                     "Muon)."
+                   : "iterates on 1/(d·c) of the matrices (muon_newton_schulz = layer_wise, as Megatron-LM's "
+                     "LayerWiseDistributedOptimizer)."));
+    if (st.grad_offload != OffloadTarget::None)
+        ledger.choices.push_back(
+            "Gradient offload: gradients stream to the host during backward through a device double buffer of two "
+            "ddp_bucket_size buckets; the optimizer step runs on the CPU and the updated weights come back "
+            "(ZeRO-Offload).");
     if (c.model.isMoe())
         ledger.choices.push_back(
             "MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)

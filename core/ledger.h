@@ -42,6 +42,7 @@ struct LedgerEntry
     std::string formula;
     std::string note; // the choice made where frameworks differ; may be empty
     ParamGroup group = ParamGroup::None;
+    bool transient = false; // alive only while the optimizer step runs (the timeline places it there)
 };
 
 using ByCategory = std::array<Bytes, kCategoryCount>;

@@ -34,6 +34,16 @@ StateBytes stateBytes(const TrainingConfig &tr)
         sb.states = m1;
         sb.optWhy = masterWhy + std::to_string(m1) + " B momentum";
         break;
+    case Optimizer::Muon:
+        // One momentum buffer per matrix element (fp32 unless exp_avg_dtype
+        // says otherwise); AdamW's two moments for everything else (Moonlight).
+        sb.states = m1;
+        sb.muon = true;
+        sb.fallbackStates = m1 + m2;
+        sb.optWhy = masterWhy + std::to_string(m1) + " B Muon momentum per matrix element; AdamW's "
+                    + std::to_string(m1) + " B exp_avg + " + std::to_string(m2)
+                    + " B exp_avg_sq for embeddings, output layer, norms, biases";
+        break;
     case Optimizer::Adafactor:
         sb.states = 4;
         sb.factored = true;
@@ -49,7 +59,7 @@ static Bytes ceilDiv(Bytes a, std::int64_t b)
 }
 
 ModelStates modelStates(const StateBytes &sb, std::int64_t params, std::int64_t factoredElements, int zero,
-                        std::int64_t group)
+                        std::int64_t group, std::int64_t matrixElements)
 {
     ModelStates ms;
     ms.weights = ceilDiv(params * sb.weight, zero >= 3 ? group : 1);
@@ -57,6 +67,11 @@ ModelStates modelStates(const StateBytes &sb, std::int64_t params, std::int64_t 
     double optimizer = static_cast<double>(params) * sb.optimizerPerParam();
     if (sb.factored)
         optimizer += static_cast<double>(factoredElements) * sb.states;
+    if (sb.muon) {
+        const std::int64_t matrices = std::clamp<std::int64_t>(matrixElements, 0, params);
+        optimizer = static_cast<double>(params) * sb.master + static_cast<double>(matrices) * sb.states
+                    + static_cast<double>(params - matrices) * sb.fallbackStates;
+    }
     ms.optimizer = ceilDiv(static_cast<Bytes>(std::llround(optimizer)), zero >= 1 ? group : 1);
     return ms;
 }

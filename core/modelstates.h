@@ -18,6 +18,10 @@ struct StateBytes
     int master = 4; // fp32 master copy, 0 without one
     double states = 8; // optimizer moments per parameter (Adafactor: per factored element)
     bool factored = false; // Adafactor: states scale with rows + cols, not rows * cols
+    // Muon: `states` is the momentum of each 2-D matrix element; every other
+    // element (embeddings, output layer, norms, biases) takes AdamW's two moments.
+    bool muon = false;
+    double fallbackStates = 0;
     std::string weightWhy, gradWhy, optWhy;
 
     // K of the ZeRO paper: optimizer bytes per parameter (master + moments).
@@ -35,8 +39,9 @@ struct ModelStates
     Bytes optimizer = 0;
     Bytes total() const { return weights + gradients + optimizer; }
 };
+// `matrixElements`: of `params`, those Muon updates (the rest AdamW); ignored by other optimizers.
 ModelStates modelStates(const StateBytes &bytes, std::int64_t params, std::int64_t factoredElements, int zeroStage,
-                        std::int64_t group);
+                        std::int64_t group, std::int64_t matrixElements = 0);
 
 // What the optimizer step allocates on the device for a moment, as Adam's
 // update divides by sqrt(exp_avg_sq) (strategy.optimizer_kernel):

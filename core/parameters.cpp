@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: MIT
 #include "core/parameters.h"
 
+#include "core/muon.h"
+
 namespace memledger {
 
 namespace {
 
 ParamCount matrix(std::int64_t rows, std::int64_t cols)
 {
-    return {rows * cols, rows + cols, rows * cols};
+    return {rows * cols,
+            rows + cols,
+            rows * cols,
+            rows * cols,
+            1,
+            newtonSchulzIterationFlops(rows, cols),
+            newtonSchulzWorkingElements(rows, cols)};
 }
 
 ParamCount vector(std::int64_t n)

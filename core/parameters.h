@@ -18,16 +18,30 @@ struct ParamCount
     std::int64_t factoredState = 0; // Adafactor's second moment: rows+cols per matrix, full size per vector
     std::int64_t largest
         = 0; // elements of the largest single tensor (what a per-tensor optimizer step sizes its temporaries by)
+    // Muon (core/muon.h): the 2-D matrices, as this count's shapes are (full
+    // shapes when counted with t = 1).
+    std::int64_t matrixParams = 0; // elements of 2-D weights
+    std::int64_t matrices = 0; // how many
+    double nsFlops = 0; // one Newton–Schulz iteration over every matrix
+    std::int64_t nsWorkingElements = 0; // the largest matrix's Newton–Schulz working set
 
     ParamCount &operator+=(const ParamCount &o)
     {
         params += o.params;
         factoredState += o.factoredState;
         largest = std::max(largest, o.largest);
+        matrixParams += o.matrixParams;
+        matrices += o.matrices;
+        nsFlops += o.nsFlops;
+        nsWorkingElements = std::max(nsWorkingElements, o.nsWorkingElements);
         return *this;
     }
     // k copies of the same tensors (experts): each stays its own tensor.
-    ParamCount scaled(std::int64_t k) const { return {params * k, factoredState * k, k > 0 ? largest : 0}; }
+    ParamCount scaled(std::int64_t k) const
+    {
+        return {params * k,   factoredState * k,   k > 0 ? largest : 0,          matrixParams * k,
+                matrices * k, nsFlops * double(k), k > 0 ? nsWorkingElements : 0};
+    }
 };
 
 // Vocabulary padded as Megatron does: to a multiple of make_vocab_size_divisible_by * t.

@@ -420,15 +420,18 @@ void visit(V &v, TrainingConfig &t)
     v.choice("params_dtype", t.params_dtype, kParamDtypes, dtypeName);
     v.mainParams("main_params_dtype", t.main_params_fp32);
     v.choice("main_grads_dtype", t.main_grads_dtype, kGradDtypes, dtypeName);
-    v.choice("optimizer", t.optimizer,
-             {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit},
-             optimizerName);
+    v.choice(
+        "optimizer", t.optimizer,
+        {Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit, Optimizer::Muon},
+        optimizerName);
     v.choice("exp_avg_dtype", t.exp_avg_dtype, kStateDtypes, dtypeName);
     v.choice("exp_avg_sq_dtype", t.exp_avg_sq_dtype, kStateDtypes, dtypeName);
     v.choice("fp8_recipe", t.fp8_recipe,
              {Fp8Recipe::None, Fp8Recipe::Delayed, Fp8Recipe::Tensorwise, Fp8Recipe::MXFP8, Fp8Recipe::Blockwise},
              fp8RecipeName);
     v.field("fp8_amax_history_len", t.fp8_amax_history_len, 1, 1 << 20);
+    v.choice("muon_newton_schulz", t.muon_newton_schulz, {MuonNewtonSchulz::Redundant, MuonNewtonSchulz::LayerWise},
+             muonNewtonSchulzName);
     v.finish();
 }
 
@@ -481,6 +484,7 @@ void visit(V &v, StrategyConfig &s)
              {OptimizerKernel::Fused, OptimizerKernel::Foreach, OptimizerKernel::SingleTensor}, optimizerKernelName);
     v.field("moe_expert_capacity_factor", s.moe_expert_capacity_factor, 0.0, 1024.0);
     v.field("ddp_bucket_size", s.ddp_bucket_size, 1, std::int64_t(1) << 40);
+    v.choice("grad_offload", s.grad_offload, {OffloadTarget::None, OffloadTarget::CPU}, offloadName);
     v.field("overlap_grad_reduce", s.overlap_grad_reduce);
     v.field("tp_comm_overlap", s.tp_comm_overlap);
     v.field("scatter_gather_tensors_in_pipeline", s.scatter_gather_tensors_in_pipeline);
@@ -520,6 +524,7 @@ void visit(V &v, HardwareConfig &h)
     v.field("collective_latency_s", h.collective_latency_s, 0.0, 1.0);
     v.field("kernel_launch_s", h.kernel_launch_s, 0.0, 1.0);
     v.field("gpus_per_node", h.gpus_per_node, 1, 1 << 20);
+    v.field("cpu_adam_params_per_s", h.cpu_adam_params_per_s, 1.0, 1e15);
     v.finish();
 }
 

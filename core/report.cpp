@@ -120,13 +120,16 @@ json ledgerToJson(const Config &config, const Ledger &l)
             rj["unbalanced_device_total_bytes"] = r.unbalancedDeviceTotal();
         }
         json entries = json::array();
-        for (const LedgerEntry &e : r.entries)
+        for (const LedgerEntry &e : r.entries) {
             entries.push_back({{"category", categoryKey(e.category)},
                                {"placement", placementName(e.placement)},
                                {"label", e.label},
                                {"bytes", e.bytes},
                                {"formula", e.formula},
                                {"note", e.note}});
+            if (e.transient) // alive only during the optimizer step (Muon's Newton–Schulz working set)
+                entries.back()["transient"] = true;
+        }
         rj["entries"] = std::move(entries);
         ranks.push_back(std::move(rj));
     }

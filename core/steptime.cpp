@@ -3,9 +3,11 @@
 
 #include "core/activations.h"
 #include "core/balance.h"
+#include "core/gradoffload.h"
 #include "core/kernelcost.h"
 #include "core/ledger.h"
 #include "core/modelstates.h"
+#include "core/muon.h"
 #include "core/parameters.h"
 #include "core/planner/tensorplan.h"
 #include "core/schedule.h"
@@ -165,9 +167,10 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
         }
     }
     const double shard = in.paramsOnRank / (in.zeroStage >= 1 ? in.dataParallel : 1.0);
-    st.optimizer
-        = optimizerStepCost(hw, shard, in.optimizerBytesPerParam, in.gradBytes, in.weightBytes, in.optimizerOffloadLink)
-              .total();
+    st.optimizer = optimizerStepCost(hw, shard, in.optimizerBytesPerParam, in.gradBytes, in.weightBytes,
+                                     in.optimizerOffloadLink, in.gradsOnHost)
+                       .total();
+    st.optimizer += in.muonSeconds;
     if (in.activationOffload)
         st.activationOffload = m * offloadStall(in.offloadBytes, hw.host_link_bytes_per_s, fwd, bwd);
     // Per-tensor offload hides each layer's copies under that layer's own
@@ -183,8 +186,15 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
         st.balanceNeededBytesPerS = copy.neededBytesPerS;
         st.balanceLinkBytesPerS = in.balanceLinkBytesPerS;
     }
+    if (in.gradOffloadBytes > 0) {
+        // Each micro-batch's backward sends its gradients through the double
+        // buffer; after the last one the two buffered buckets still drain.
+        const double link = hw.host_link_bytes_per_s;
+        st.gradOffload = m * gradOffloadStall(bwd, in.gradOffloadBytes, in.gradOffloadBucketBytes, link)
+                         + gradOffloadTail(in.gradOffloadBytes, in.gradOffloadBucketBytes, link);
+    }
     st.total = st.compute + st.recompute + st.tensorComm + st.contextComm + st.expertComm + st.bubble + st.pipelineComm
-               + st.dataComm + st.optimizer + st.activationOffload + st.activationBalance;
+               + st.dataComm + st.optimizer + st.activationOffload + st.activationBalance + st.gradOffload;
     return st;
 }
 
@@ -265,6 +275,15 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
     in.bucketParams = double(c.strategy.ddp_bucket_size);
     in.optimizerOffloadLink = optimizerOffloadLink(c);
     in.policyOffloadBytes = cm.policyOffloadBytes;
+    in.gradsOnHost = c.strategy.grad_offload != OffloadTarget::None;
+    if (in.gradsOnHost) {
+        in.gradOffloadBytes = in.paramsOnRank * in.gradBytes / (par.zero_stage >= 2 ? in.dataParallel : 1.0);
+        in.gradOffloadBucketBytes = std::min(double(c.strategy.ddp_bucket_size), in.paramsOnRank) * in.gradBytes;
+    }
+    if (sb.muon && c.strategy.optimizer_offload == OffloadTarget::None)
+        in.muonSeconds = muonStep(c.hardware, muonFullMatrices(c, layers), muonLocalMatrixElements(c, layers),
+                                  in.dataOnNvlink, muonSharers(c))
+                             .seconds();
     in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
     if (in.activationOffload) {
         const LayerActivations dense = layerActivations(c, false, false);
@@ -287,7 +306,7 @@ StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
     return st;
 }
 
-std::array<StepTimePart, 11> stepTimeParts(const StepTime &t)
+std::array<StepTimePart, 12> stepTimeParts(const StepTime &t)
 {
     return {{{"compute", t.compute},
              {"recompute", t.recompute},
@@ -299,7 +318,8 @@ std::array<StepTimePart, 11> stepTimeParts(const StepTime &t)
              {"pipeline_comm", t.pipelineComm},
              {"optimizer", t.optimizer},
              {"activation_offload", t.activationOffload},
-             {"activation_balance", t.activationBalance}}};
+             {"activation_balance", t.activationBalance},
+             {"grad_offload", t.gradOffload}}};
 }
 
 std::string stepTimeDifference(const StepTime &slower, const StepTime &faster)

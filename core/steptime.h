@@ -33,6 +33,7 @@ struct StepTime
     double optimizer = 0;
     double activationOffload = 0; // stalls
     double activationBalance = 0; // stalls: parked activations back later than their backward needs them
+    double gradOffload = 0; // gradient copies to the host that backward does not hide (grad_offload)
     double total = 0;
     // strategy.pipeline_activation_balance, the busiest donor: the rate that
     // hides its copies (parked bytes of a group over the backward time before
@@ -52,7 +53,7 @@ struct StepTimePart
     std::string_view name;
     double seconds = 0;
 };
-std::array<StepTimePart, 11> stepTimeParts(const StepTime &time);
+std::array<StepTimePart, 12> stepTimeParts(const StepTime &time);
 // The part that takes longest (the first such on ties).
 StepTimePart largestStepTimePart(const StepTime &time);
 
@@ -91,6 +92,10 @@ struct StepInputs
     double balanceShare = 0;
     double balanceBackwardSeconds = 0;
     double balanceLinkBytesPerS = 0;
+    bool gradsOnHost = false; // grad_offload: the offloaded step need not copy them out
+    double muonSeconds = 0; // Muon: Newton–Schulz GEMMs and full-matrix gathers (core/muon.h)
+    double gradOffloadBytes = 0; // grad_offload: gradient bytes one micro-batch's backward sends to the host
+    double gradOffloadBucketBytes = 0; // one of the two device staging buckets
 };
 StepTime stepTime(const StepInputs &inputs, const HardwareConfig &hardware);
 

@@ -55,6 +55,21 @@ std::vector<std::string> stepTimeChoices(const Config &c)
     if (st.pipeline_activation_balance == ActivationBalance::Auto && c.parallelism.pipeline_model_parallel_size > 1)
         out.push_back("Activation balance: each parked share comes back while the backward runs through the rest of "
                       "its group; what the link cannot carry in that time stalls the backward (activation_balance).");
+    if (c.training.optimizer == Optimizer::Muon)
+        out.push_back(
+            std::string("Muon: 5 Newton–Schulz iterations per layer matrix (3 GEMMs each, 4m²n + 2m³ FLOPs), ")
+            + (c.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
+                   ? "every rank computing its matrices whole (muon_newton_schulz = redundant)"
+                   : "each matrix on one data-parallel rank (muon_newton_schulz = layer_wise)")
+            + ", and the bf16 all-gathers that make them whole, in optimizer.");
+    if (st.optimizer_offload != OffloadTarget::None)
+        out.push_back("Offloaded optimizer step: CPU-Adam at hardware.cpu_adam_params_per_s ("
+                      + formatThousands(std::int64_t(c.hardware.cpu_adam_params_per_s))
+                      + " parameters/s; ZeRO-Offload's 0.25 s per billion, Ren et al. 2021)"
+                      + (st.grad_offload != OffloadTarget::None
+                             ? "; gradients stream out during backward through a two-bucket double buffer, the "
+                               "stalls and the final drain in grad_offload."
+                             : "; gradients copied out after the backward."));
     return out;
 }
 

@@ -5,6 +5,7 @@
 #include "core/balance.h"
 #include "core/costmodel.h"
 #include "core/modelstates.h"
+#include "core/muon.h"
 #include "core/offload.h"
 #include "core/parameters.h"
 #include "core/steptime.h"
@@ -78,6 +79,9 @@ struct Sim
     TransientActivations transients;
     double lossBackwardSeconds = 0; // the cross entropy's share of the output backward
     std::vector<Bytes> weightGradient; // per rank: its largest weight gradient, before accumulation
+    double gradBytesPerLayer = 0; // grad_offload: what one layer's backward sends to the host (average layer)
+    double gradBucketBytes = 0; // one of the two staging buckets
+    bool muon = false;
 };
 
 std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
@@ -147,7 +151,39 @@ struct RankState
     double parkedShare = 0;
     double parkLink = 0;
     std::vector<double> copyInEnd;
+    double gradFree = 0; // grad_offload: when the gradient copy stream is next free
 };
+
+// grad_offload: the weight gradients an op makes stream to the host while it
+// runs; it may lead the copy by the two buckets of the double buffer, and
+// ends later (a stall) when it would lead by more. Returns the stall.
+double streamGradients(const Sim &x, RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed)
+{
+    if (x.gradBytesPerLayer <= 0)
+        return 0.0;
+    const double bytes = x.gradBytesPerLayer * double(cp.layers);
+    const double link = x.c.hardware.host_link_bytes_per_s;
+    const double copyEnd = std::max(timed.start, rs.gradFree) + bytes / link;
+    const double stall = std::max(0.0, copyEnd - std::min(bytes, 2.0 * x.gradBucketBytes) / link - timed.end);
+    timed.end += stall;
+    timed.stall += stall;
+    rs.gradFree = copyEnd;
+    rt.grad_copies.copyOutSeconds += bytes / link;
+    rt.grad_copies.stallSeconds += stall;
+    return stall;
+}
+
+// The global indices of the layers a rank holds, all its chunks.
+std::vector<std::int64_t> rankLayerIndices(const Sim &x, std::int64_t r)
+{
+    std::vector<std::int64_t> layers;
+    for (std::int64_t k = 0; k < x.v; ++k) {
+        const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
+        for (std::int64_t i = 0; i < sl.count; ++i)
+            layers.push_back(sl.first + i);
+    }
+    return layers;
+}
 
 // A layer's backward runs its MLP half first, then its attention half; each
 // half takes half the layer's time here (a split the roofline does not time).
@@ -488,6 +524,21 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
     x.moe = c.model.isMoe() ? layerActivations(c, true, false) : x.dense;
     for (const RankLedger &r : tl.ledger.ranks)
         x.weightGradient.push_back(r.largest_parameter_tensor * dtypeBytes(c.training.params_dtype));
+    if (c.strategy.grad_offload != OffloadTarget::None && c.model.num_layers > 0) {
+        const StateBytes sb = stateBytes(c.training);
+        const std::int64_t t = par.tensor_model_parallel_size, e = par.expert_model_parallel_size;
+        const LayerParams dense = layerParams(c.model, false, t, e, par.expertTensorParallel());
+        const LayerParams moe = c.model.isMoe() ? layerParams(c.model, true, t, e, par.expertTensorParallel()) : dense;
+        double params = 0;
+        for (std::int64_t l = 0; l < c.model.num_layers; ++l) {
+            const LayerParams &lp = c.model.isMoeLayer(l) ? moe : dense;
+            params += double(lp.dense.params + lp.expert.params);
+        }
+        const double shard = par.zero_stage >= 2 ? double(par.data_parallel_size * par.context_parallel_size) : 1.0;
+        x.gradBytesPerLayer = params / double(c.model.num_layers) * sb.grad / shard;
+        x.gradBucketBytes = double(c.strategy.ddp_bucket_size) * sb.grad;
+    }
+    x.muon = c.training.optimizer == Optimizer::Muon && c.strategy.optimizer_offload == OffloadTarget::None;
     // The loss backward is memory-bound: it reads the saved fp32 softmax and
     // writes its gradients, a small part of the output layer's backward.
     x.lossBackwardSeconds
@@ -573,8 +624,10 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             const ChunkPlan &cp = (inputOnly ? rs.inputChunks : rs.chunks)[static_cast<std::size_t>(op.chunk)];
             const std::size_t group = static_cast<std::size_t>(op.chunk * x.m + op.microbatch);
             TimedOp timed{op, std::max(rs.free, ready), 0, 0};
+            double gradStall = 0; // grad_offload: the backward held by a full double buffer
             if (op.kind == OpKind::Weight) {
                 timed.end = timed.start + cp.weight;
+                gradStall = streamGradients(x, rs, rt, cp, timed);
                 const double from = weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group];
                 if (cp.weightPass > 0 && from >= 0)
                     rt.lifetimes.push_back({from, timed.end, cp.weightPass, Category::Activations,
@@ -648,13 +701,15 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                     }
                 }
                 timed.end = timed.start + cp.backward;
+                if (!inputOnly) // a B alone makes no weight gradients; its W sends them
+                    gradStall = streamGradients(x, rs, rt, cp, timed);
                 bEnd[slot(at, op.microbatch)] = timed.end;
                 if (inputOnly)
                     weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group] = timed.end;
                 addTransients(x, rt, cp, timed);
             }
             rt.busy_seconds += timed.end - timed.start;
-            rt.copies.stallSeconds += timed.stall;
+            rt.copies.stallSeconds += timed.stall - gradStall;
             rs.previousStart = timed.start;
             rs.free = timed.end;
             rt.ops.push_back(timed);
@@ -701,7 +756,14 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         stepInputs.paramsOnRank = double(ledger.parameters);
         rt.optimizer_start = rt.pipeline_end + stepTime(stepInputs, c.hardware).dataComm;
         rs.expertParams = expertParams;
-        const OptimizerCost oc = optimizerCost(c, ledger.parameters, expertParams);
+        OptimizerCost oc = optimizerCost(c, ledger.parameters, expertParams);
+        if (x.gradBytesPerLayer > 0) // the gradients left during backward; the buffered buckets drain first
+            oc.copyOutSeconds = std::max(0.0, rs.gradFree - rt.pipeline_end);
+        if (x.muon)
+            oc.deviceSeconds
+                += muonStep(c.hardware, muonFullMatrices(c, x.stages, r),
+                            muonLocalMatrixElements(c, rankLayerIndices(x, r)), stepInputs.dataOnNvlink, muonSharers(c))
+                       .seconds();
         rt.optimizer_device_s = oc.deviceSeconds;
         rt.optimizer_copy_out_s = oc.copyOutSeconds;
         rt.optimizer_cpu_s = oc.cpuSeconds;
@@ -753,7 +815,12 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             if (entry.placement != Placement::Device || entry.category == Category::Activations)
                 continue;
             const bool gradients = entry.category == Category::Gradients;
-            if (gradients && c.strategy.grad_buffer == GradBuffer::OnDemand) {
+            if (entry.transient) { // Muon's Newton–Schulz working set: the optimizer step's alone
+                rt.lifetimes.push_back({rt.optimizer_start, rt.optimizer_end, entry.bytes, entry.category,
+                                        LifetimeKind::OptimizerTemporaries, -1, -1, -1, static_cast<std::int32_t>(e)});
+                continue;
+            }
+            if (gradients && c.strategy.grad_buffer == GradBuffer::OnDemand && entry.group != ParamGroup::None) {
                 addOnDemandGradients(x, rt, rs, entry, static_cast<std::int32_t>(e));
                 continue;
             }
@@ -917,8 +984,12 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         return "Weight gradient before its accumulation into the gradient buffer, " + where();
     case LifetimeKind::WeightPassInputs:
         return "Inputs of a deferred weight pass (linear inputs and output gradients, B to W), " + where();
-    case LifetimeKind::OptimizerTemporaries:
+    case LifetimeKind::OptimizerTemporaries: {
+        const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
+        if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()) // a transient ledger row
+            return "Optimizer step: " + r.entries[static_cast<std::size_t>(l.entry)].label;
         return "Optimizer step temporaries";
+    }
     case LifetimeKind::TensorRecompute:
         return "Tensors of layer " + std::to_string(l.layer) + " recomputed for its backward (tensor_policies), "
                + where();

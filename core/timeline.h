@@ -103,6 +103,7 @@ struct RankTimeline
     double optimizer_cpu_s = 0; //                    the CPU update
     double optimizer_copy_in_s = 0; //                    updated weights back
     CopyStats copies; // activation offload
+    CopyStats grad_copies; // gradient offload: copy-out during backward, stalls when the double buffer is full
 };
 
 struct Timeline

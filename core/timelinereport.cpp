@@ -53,6 +53,10 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
                        {"copy_in_s", rt.copies.copyInSeconds},
                        {"stall_s", rt.copies.stallSeconds},
                        {"overlap", rt.copies.overlap()}};
+        if (rt.grad_copies.copyOutSeconds > 0) // grad_offload: gradients to the host during backward
+            r["grad_copies"] = {{"copy_out_s", rt.grad_copies.copyOutSeconds},
+                                {"stall_s", rt.grad_copies.stallSeconds},
+                                {"overlap", rt.grad_copies.overlap()}};
         json alive = json::array();
         for (const AliveItem &a : rt.alive_at_peak)
             alive.push_back({{"label", a.label}, {"category", categoryKey(a.category)}, {"bytes", a.bytes}});

@@ -532,6 +532,15 @@ Problems validate(const Config &c)
                  "set parallelism.zero_stage to 3");
     if (st.optimizer_offload == OffloadTarget::NVMe && c.hardware.nvme_bytes == 0)
         ck.warning(kStrategy + "optimizer_offload", "the hardware lists no NVMe capacity", "set hardware.nvme_bytes");
+    // ZeRO-Offload moves the gradients only because the update runs on the host.
+    if (st.grad_offload != OffloadTarget::None && st.optimizer_offload == OffloadTarget::None)
+        ck.error(kStrategy + "grad_offload",
+                 "gradients go to the host only for an optimizer step that runs there (ZeRO-Offload)",
+                 "set strategy.optimizer_offload to \"cpu\", or grad_offload to \"none\"");
+    if (tr.optimizer == Optimizer::Muon && st.optimizer_offload != OffloadTarget::None)
+        ck.warning(kTraining + "optimizer",
+                   "Muon's Newton–Schulz iteration has no CPU kernel; the host step is timed as CPU-Adam",
+                   "keep Muon's step on the device (optimizer_offload \"none\")");
 
     // Activation balance (core/balance.h): it needs other pipeline ranks, and
     // a group is either parked on one or offloaded to the host, not both.

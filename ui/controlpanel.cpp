@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "core/builtins.h"
+#include "core/gradoffload.h"
 #include "core/preset.h"
 #include "core/schedule.h"
 #include "ui/document.h"
@@ -175,7 +176,7 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     addCombo(
         training, tr("Optimizer"),
         {QStringLiteral("Adam"), QStringLiteral("AdamW"), QStringLiteral("SGD"), QStringLiteral("Adafactor"),
-         tr("8-bit Adam")},
+         tr("8-bit Adam"), QStringLiteral("Muon")},
         [](const Config &c) { return std::int64_t(c.training.optimizer); },
         [](Config &c, std::int64_t v) { c.training.optimizer = Optimizer(v); });
     fieldOfLast(QStringLiteral("training.optimizer"));
@@ -214,8 +215,13 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     addCombo(
         memory, tr("Optimizer offload"), {tr("none"), tr("CPU"), tr("NVMe")},
         [](const Config &c) { return std::int64_t(c.strategy.optimizer_offload); },
-        [](Config &c, std::int64_t v) { c.strategy.optimizer_offload = OffloadTarget(v); });
+        [](Config &c, std::int64_t v) { setOptimizerOffload(c.strategy, OffloadTarget(v)); });
     fieldOfLast(QStringLiteral("strategy.optimizer_offload"));
+    addCombo(
+        memory, tr("Gradient offload"), {tr("none"), tr("CPU")},
+        [](const Config &c) { return std::int64_t(c.strategy.grad_offload); },
+        [](Config &c, std::int64_t v) { setGradOffload(c.strategy, OffloadTarget(v)); });
+    fieldOfLast(QStringLiteral("strategy.grad_offload"));
     addCombo(
         memory, tr("Parameter offload"), {tr("none"), tr("CPU"), tr("NVMe")},
         [](const Config &c) { return std::int64_t(c.strategy.param_offload); },

@@ -23,7 +23,7 @@ QString secondsText(double s)
 // grey (idle), communication in oranges and purple, the optimizer green,
 // offload stalls vermillion: Okabe & Ito's hues, so the bar reads without
 // relying on red-green contrast.
-constexpr std::array<QRgb, 11> kPartColours = {
+constexpr std::array<QRgb, 12> kPartColours = {
     0xff0072b2, // compute
     0xff56b4e9, // recompute
     0xffa0a0a0, // bubble
@@ -35,6 +35,7 @@ constexpr std::array<QRgb, 11> kPartColours = {
     0xff009e73, // optimizer
     0xffd55e00, // activation_offload
     0xff9c3d00, // activation_balance: a darker vermillion, the same kind of stall over another link
+    0xfff4a582, // grad_offload: the stall family, a light vermillion beside the balance's dark one
 };
 
 static_assert(kPartColours.size() == std::tuple_size_v<decltype(stepTimeParts(StepTime{}))>,

@@ -117,8 +117,8 @@ private:
         tr.params_dtype = pick({Dtype::BF16, Dtype::BF16, Dtype::FP16, Dtype::FP32});
         tr.main_params_fp32 = tr.params_dtype != Dtype::FP32 ? coin(0.8) : true;
         tr.main_grads_dtype = tr.params_dtype == Dtype::FP32 ? Dtype::FP32 : pick({Dtype::FP32, Dtype::BF16});
-        tr.optimizer
-            = pick({Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor, Optimizer::Adam8bit});
+        tr.optimizer = pick({Optimizer::Adam, Optimizer::AdamW, Optimizer::SGD, Optimizer::Adafactor,
+                             Optimizer::Adam8bit, Optimizer::Muon});
 
         par.zero_stage = static_cast<int>(between(0, 3));
         st.recompute_granularity
@@ -131,6 +131,8 @@ private:
         st.sp_linear_saves = coin() ? SpLinearSaves::Shard : SpLinearSaves::Gathered;
         st.optimizer_offload
             = pick({OffloadTarget::None, OffloadTarget::None, OffloadTarget::CPU, OffloadTarget::NVMe});
+        st.grad_offload
+            = st.optimizer_offload != OffloadTarget::None && coin(0.5) ? OffloadTarget::CPU : OffloadTarget::None;
         st.param_offload = par.zero_stage == 3 && coin(0.3) ? OffloadTarget::CPU : OffloadTarget::None;
         st.activation_offload = coin(0.3) ? OffloadTarget::CPU : OffloadTarget::None;
         st.activation_offload_buffers = between(1, 3);

@@ -390,3 +390,49 @@ TEST_CASE("Picking a two-chunk schedule sets v = 2 in one undo step; a one-chunk
     CHECK(document.config().parallelism.schedule() == PipelineSchedule::ZbV);
     CHECK(schedule->currentIndex() == zbv);
 }
+
+TEST_CASE("Muon and gradient offload are one pick each, one undo step, and the ledger follows", "[ui][controls]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
+    MainWindow window(&document);
+    const auto control = [&window](const QString &name) -> QWidget * {
+        for (QWidget *w : window.controlPanel()->controls())
+            if (w->accessibleName() == name)
+                return w;
+        return nullptr;
+    };
+    auto *optimizer = qobject_cast<QComboBox *>(control(QStringLiteral("Optimizer")));
+    auto *grads = qobject_cast<QComboBox *>(control(QStringLiteral("Gradient offload")));
+    REQUIRE(optimizer);
+    REQUIRE(grads);
+    const auto bytes = [&document](Category c, bool host) {
+        const RankLedger &r = document.ledger().ranks.front();
+        return (host ? r.host : r.device)[std::size_t(c)];
+    };
+    const Bytes adamStates = bytes(Category::OptimizerStates, false);
+    const int before = document.undoStack()->count();
+
+    // Muon: one momentum buffer per matrix element instead of two moments (plus its transient working set).
+    optimizer->setCurrentIndex(5);
+    Q_EMIT optimizer->activated(5);
+    QApplication::processEvents();
+    CHECK(document.config().training.optimizer == Optimizer::Muon);
+    CHECK(bytes(Category::OptimizerStates, false) < adamStates);
+    CHECK(document.undoStack()->count() == before + 1);
+
+    // Gradient offload brings the optimizer step to the CPU in the same step: gradients leave the device.
+    const Bytes deviceGrads = bytes(Category::Gradients, false);
+    grads->setCurrentIndex(1);
+    Q_EMIT grads->activated(1);
+    QApplication::processEvents();
+    CHECK(document.config().strategy.grad_offload == OffloadTarget::CPU);
+    CHECK(document.config().strategy.optimizer_offload == OffloadTarget::CPU);
+    CHECK(bytes(Category::Gradients, false) < deviceGrads);
+    CHECK(bytes(Category::Gradients, true) > 0);
+    CHECK(document.undoStack()->count() == before + 2);
+    document.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(document.config().strategy.grad_offload == OffloadTarget::None);
+    CHECK(document.config().strategy.optimizer_offload == OffloadTarget::None);
+}
