@@ -60,7 +60,7 @@ TEST_CASE("Every built-in deck loads, and every slide validates and evaluates", 
             CHECK_FALSE(computeLedger(slide).ranks.empty());
         }
     }
-    CHECK(decks >= 3);
+    CHECK(decks >= 5);
 }
 
 TEST_CASE("The decks tell their stories", "[deck][reference]")
@@ -117,6 +117,41 @@ TEST_CASE("The decks tell their stories", "[deck][reference]")
         CHECK(computeLedger(s[2]).fits());
         CHECK(peak(s[2]) < peak(s[1]));
         CHECK(peak(s[1]) < peak(s[0]));
+    }
+    SECTION("seed 004: a model that does not fit, its rows moved one at a time until it fits")
+    {
+        const std::vector<Config> s = slides("seed-004");
+        REQUIRE(s.size() == 4);
+        std::vector<Ledger> l;
+        for (const Config &c : s) {
+            CAPTURE(c.name);
+            CHECK(c.model == s[0].model);
+            CHECK(c.parallelism == s[0].parallelism);
+            l.push_back(computeLedger(c));
+        }
+        const auto device = [](const RankLedger &r, Category k) { return r.device[int(k)]; };
+        // Plain: 16 bytes per parameter of model states, and the 1F1B staircase of activations (p − r in flight).
+        CHECK_FALSE(l[0].fits());
+        for (const RankLedger &r : l[0].ranks)
+            CHECK(r.in_flight_microbatches == 4 - r.pipeline_rank);
+        // ZeRO-Offload: the optimizer states leave, the gradients keep only the double buffer; still no fit.
+        CHECK_FALSE(l[1].fits());
+        CHECK(device(l[1].ranks[0], Category::OptimizerStates) == 0);
+        CHECK(device(l[1].ranks[0], Category::Gradients) < device(l[0].ranks[0], Category::Gradients) / 10);
+        CHECK(device(l[1].ranks[0], Category::Activations) == device(l[0].ranks[0], Category::Activations));
+        // Per-tensor fates: fewer activations on the device, the offloaded ones on the host; it fits.
+        CHECK(l[2].fits());
+        CHECK(device(l[2].ranks[0], Category::Activations) < device(l[1].ranks[0], Category::Activations));
+        CHECK(l[2].ranks[0].host[int(Category::Activations)] > 0);
+        // Balanced: the peak drops to the level, and the activation bytes summed over ranks do not change.
+        CHECK(l[3].peak_bytes < l[2].peak_bytes);
+        Bytes before = 0, after = 0;
+        for (std::size_t r = 0; r < l[2].ranks.size(); ++r) {
+            before += device(l[2].ranks[r], Category::Activations);
+            after += device(l[3].ranks[r], Category::Activations);
+            CHECK(l[3].ranks[r].device_total_bytes <= l[3].peak_bytes);
+        }
+        CHECK(after == before);
     }
     SECTION("ZeRO: stages 0 to 3, each sharding one more kind of model state")
     {
