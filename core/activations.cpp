@@ -6,6 +6,7 @@
 #include "core/tensorpolicy.h"
 
 #include <algorithm>
+#include <cstring>
 #include <initializer_list>
 #include <string_view>
 
@@ -29,10 +30,12 @@ struct Factor
 class Account
 {
 public:
-    Account(std::vector<SavedTensor> *out, const StrategyConfig &strategy, int activationElementBytes)
+    Account(std::vector<SavedTensor> *out, const StrategyConfig &strategy, int activationElementBytes,
+            bool formulas = true)
         : m_out(out)
         , m_strategy(strategy)
         , m_A(activationElementBytes)
+        , m_formulas(formulas)
     { }
 
     // `elementBytes` 0: the first factor is the element size (every tensor
@@ -51,8 +54,17 @@ public:
         total += bytes;
         if (core)
             attentionCore += bytes;
-        const bool named = m_out || !m_strategy.tensor_policies.empty();
-        const std::string name = named ? std::string(module) + "." + std::string(tensor) : std::string();
+        // The name on the stack: policies are matched on every ledger evaluation.
+        char buffer[96];
+        std::string_view name;
+        if (m_out || !m_strategy.tensor_policies.empty()) {
+            const std::size_t n = std::min(module.size(), sizeof buffer - 1);
+            std::memcpy(buffer, module.data(), n);
+            buffer[n] = '.';
+            const std::size_t k = std::min(tensor.size(), sizeof buffer - n - 1);
+            std::memcpy(buffer + n + 1, tensor.data(), k);
+            name = std::string_view(buffer, n + 1 + k);
+        }
         const TensorFate fate = tensorFate(m_strategy, name, core, module == "input_norm" && tensor == "input");
         const int elem = static_cast<int>(elementBytes > 0 ? elementBytes : num.begin()->value);
         const Bytes q = quantizes(fate) ? quantizedBytes(m_strategy, bytes, elem, m_A) : bytes;
@@ -67,7 +79,8 @@ public:
         else
             kept += q;
         if (m_out)
-            m_out->push_back({name, bytes, formula(num, den), core, fate, fate == TensorFate::Recompute ? 0 : q, elem});
+            m_out->push_back({std::string(name), bytes, m_formulas ? formula(num, den) : std::string(), core, fate,
+                              fate == TensorFate::Recompute ? 0 : q, elem});
     }
 
     Bytes total = 0;
@@ -95,6 +108,7 @@ private:
     std::vector<SavedTensor> *m_out;
     const StrategyConfig &m_strategy;
     int m_A;
+    bool m_formulas; // the symbolic text costs more than the rest; the validator needs only names
 };
 
 struct Shape
@@ -311,9 +325,15 @@ int activationBytes(const Config &config)
 
 LayerActivations layerActivations(const Config &config, bool moeLayer, bool listTensors)
 {
+    return layerActivations(config, moeLayer, listTensors ? TensorList::WithFormulas : TensorList::None);
+}
+
+LayerActivations layerActivations(const Config &config, bool moeLayer, TensorList list)
+{
     LayerActivations la;
     const Shape x = shapeOf(config);
-    Account acc(listTensors ? &la.tensors : nullptr, config.strategy, static_cast<int>(x.A.value));
+    Account acc(list == TensorList::None ? nullptr : &la.tensors, config.strategy, static_cast<int>(x.A.value),
+                list == TensorList::WithFormulas);
     addAttention(acc, x, config);
     const Bytes attentionHalf = acc.total;
     const Bytes keptAttention = acc.kept;

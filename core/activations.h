@@ -48,6 +48,9 @@ struct LayerActivations
 
 // listTensors = false computes the totals only (the ledger's hot path).
 LayerActivations layerActivations(const Config &config, bool moeLayer, bool listTensors = true);
+// NamesOnly lists the tensors without their formula text (the validator's check of tensor_policies).
+enum class TensorList { None, NamesOnly, WithFormulas };
+LayerActivations layerActivations(const Config &config, bool moeLayer, TensorList list);
 
 // Saved outside the transformer layers, per micro-batch.
 struct StageActivations

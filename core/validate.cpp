@@ -184,15 +184,19 @@ void checkTensorPolicies(Checker &ck, const Config &c)
     if (ck.hasErrors())
         return; // the tensors' names need a model that makes sense
     std::vector<std::string> names;
-    for (const SavedTensor &t : layerActivations(c, false, true).tensors)
+    for (const SavedTensor &t : layerActivations(c, false, TensorList::NamesOnly).tensors)
         names.push_back(t.name);
     if (c.model.isMoe())
-        for (const SavedTensor &t : layerActivations(c, true, true).tensors)
+        for (const SavedTensor &t : layerActivations(c, true, TensorList::NamesOnly).tensors)
             if (std::find(names.begin(), names.end(), t.name) == names.end())
                 names.push_back(t.name);
-    std::string all;
-    for (const std::string &n : names)
-        all += (all.empty() ? "" : ", ") + n;
+    // Built only for a message: validation runs on every slider move.
+    const auto all = [&] {
+        std::string list;
+        for (const std::string &n : names)
+            list += (list.empty() ? "" : ", ") + n;
+        return list;
+    };
     for (const TensorPolicy &p : st.tensor_policies) {
         const std::string field = path + "." + p.pattern;
         const bool glob = p.pattern.find_first_of("*?") != std::string::npos;
@@ -201,9 +205,9 @@ void checkTensorPolicies(Checker &ck, const Config &c)
             matches = matches || (glob ? globMatch(p.pattern, n) : p.pattern == n);
         if (!matches) {
             if (glob)
-                ck.warning(field, "matches no tensor this model's layers save", "the layers save " + all);
+                ck.warning(field, "matches no tensor this model's layers save", "the layers save " + all());
             else
-                ck.error(field, "is not a tensor this model's layers save", "use one of " + all);
+                ck.error(field, "is not a tensor this model's layers save", "use one of " + all());
             continue;
         }
         if (!glob && p.pattern == "input_norm.input" && p.fate == TensorFate::Recompute)

@@ -84,13 +84,17 @@ double offloadStall(double bytes, double linkBytesPerS, double forward, double b
 
 TensorPlan evaluateTensorPlan(const LayerGraph &graph, const std::vector<Fate> &fates, TensorCost cost);
 
-// The Pareto frontier of device bytes against overhead, fewest bytes first
-// (each point the first plan found in enumeration order). With allowOffload
-// false: the 2^(k) store/recompute plans of seed 002 §3.3. With
-// allowQuantize the five fates of strategy.tensor_policies (5^12 plans, too
-// many to enumerate): see tensorFrontierOf.
+// The Pareto frontier of device bytes against overhead, fewest bytes first.
+// Store/recompute alone: the 2^k plans of seed 002 §3.3, enumerated (each
+// point the first plan found in enumeration order). With offload or quantise
+// (3^12 to 5^12 plans): the dynamic programme of tensorFrontierOf.
 std::vector<TensorPlan> tensorFrontier(const LayerGraph &graph, TensorCost cost, bool allowOffload,
                                        bool allowQuantize = false);
+
+// Every plan enumerated: 2^k store/recompute plans, 3^k with offload. The
+// reference the dynamic programme is tested against; tensorFrontier uses it
+// for store/recompute alone (4096 plans).
+std::vector<TensorPlan> tensorFrontierEnumerated(const LayerGraph &graph, TensorCost cost, bool allowOffload);
 
 // The same exact frontier over any set of fates, by dynamic programming
 // over the nodes: a partial plan is (device bytes, recompute and quantise

@@ -66,7 +66,7 @@ TEST_CASE("Tensor frontier", "[bench]")
     for (const char *name : {"llama-3.1-405b-16k-h100", "gpt-3-175b-64gpus-tp-only"}) {
         Config c = load(name, {"strategy.flash_attention=false"});
         const LayerGraph g = layerGraph(c);
-        BENCHMARK(std::string(name) + ", no FlashAttention: store / recompute / offload (enumerated)")
+        BENCHMARK(std::string(name) + ", no FlashAttention: store / recompute / offload")
         {
             return tensorFrontier(g, TensorCost::Roofline, true).size();
         };

@@ -277,7 +277,7 @@ TEST_CASE("tensor frontier: the dynamic programme finds the enumeration's fronti
     for (const std::string &hw : {"H100-SXM-80GB", "A100-SXM-80GB"}) {
         const LayerGraph g = layerGraph(gpt3({"hardware=" + hw}));
         for (TensorCost cost : {TensorCost::Roofline, TensorCost::Flops}) {
-            const auto enumerated = tensorFrontier(g, cost, true);
+            const auto enumerated = tensorFrontierEnumerated(g, cost, true);
             const auto dp = tensorFrontierOf(g, cost, {Fate::Store, Fate::Recompute, Fate::Offload});
             REQUIRE(dp.size() == enumerated.size());
             for (std::size_t i = 0; i < dp.size(); ++i) {
