@@ -104,7 +104,8 @@ TEST_CASE("Muon's working set is one whole matrix, gathered on demand under TP a
     // The largest matrix is fc1/fc2: 57,344 elements × 2 B bf16 = 114,688 B,
     // whether or not TP and the distributed optimizer split it.
     const auto row = [](const Config &c) {
-        for (const LedgerEntry &e : computeLedger(c).ranks[0].entries)
+        const Ledger ledger = computeLedger(c); // alive for the loop: ranks[0] of a temporary would dangle
+        for (const LedgerEntry &e : ledger.ranks[0].entries)
             if (e.transient)
                 return e;
         return LedgerEntry{};
