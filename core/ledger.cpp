@@ -2,8 +2,8 @@
 #include "core/ledger.h"
 
 #include "core/activations.h"
-#include "core/fp8.h"
 #include "core/balance.h"
+#include "core/fp8.h"
 #include "core/gradoffload.h"
 #include "core/modelstates.h"
 #include "core/muon.h"
@@ -396,13 +396,13 @@ std::string tensorPolicyChoice(const Config &c, const LayerActivations &la)
     for (const TensorPolicy &p : st.tensor_policies)
         rules += (rules.empty() ? "" : ", ") + p.pattern + " → " + std::string(tensorFateName(p.fate));
     std::string out = "Tensor policies (" + rules + ") over " + std::string(granularityName(st.recompute_granularity))
-                      + " recompute: per layer " + formatGB(double(la.kept)) + " kept of "
-                      + formatGB(double(la.total)) + ", " + formatGB(double(la.recomputed)) + " recomputed, "
-                      + formatGB(double(la.offloaded)) + " offloaded to the host";
+                      + " recompute: per layer " + formatGB(double(la.kept)) + " kept of " + formatGB(double(la.total))
+                      + ", " + formatGB(double(la.recomputed)) + " recomputed, " + formatGB(double(la.offloaded))
+                      + " offloaded to the host";
     if (la.quantizedFrom > 0)
         out += "; " + formatGB(double(la.quantizedFrom)) + " quantised to " + formatGB(double(la.quantized))
-               + " (fp8 e4m3, one " + std::string(quantScaleName(st.activation_quant_scale_dtype))
-               + " scale per " + num(st.activation_quant_block_size)
+               + " (fp8 e4m3, one " + std::string(quantScaleName(st.activation_quant_scale_dtype)) + " scale per "
+               + num(st.activation_quant_block_size)
                + " elements, dequantised in the backward; 1-byte masks and fp32 statistics unchanged)";
     return out + ".";
 }

@@ -159,7 +159,8 @@ public:
             return;
         if (!j->is_object()) {
             error(key, "expected an object from saved-tensor names or globs to fates, e.g. "
-                       "{\"mlp.fc1.output\": \"recompute\"}, got " + describe(*j));
+                       "{\"mlp.fc1.output\": \"recompute\"}, got "
+                           + describe(*j));
             return;
         }
         std::string options;

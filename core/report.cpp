@@ -55,8 +55,8 @@ std::string balanceLine(const Ledger &l)
         network |= !pa.nvlink;
     }
     return "Activation balance: " + gb(moved) + " of saved activations parked on other ranks over "
-           + (nvlink && network ? "NVLink and the network" : (nvlink ? "NVLink" : "the network")) + "; peak " + gb(l.unbalanced_peak_bytes) + " → "
-           + gb(l.peak_bytes) + " (level " + gb(l.balance_level_bytes) + ")";
+           + (nvlink && network ? "NVLink and the network" : (nvlink ? "NVLink" : "the network")) + "; peak "
+           + gb(l.unbalanced_peak_bytes) + " → " + gb(l.peak_bytes) + " (level " + gb(l.balance_level_bytes) + ")";
 }
 
 std::string verdict(const Ledger &l)
@@ -291,8 +291,8 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
         out << "| **total** | **" << gb(la.total) << "** | ";
         if (!full)
             out << "kept " << gb(la.kept) << (la.offloaded > 0 ? ", host " + gb(la.offloaded) : std::string());
-        out << " | selective recompute keeps " << gb(la.total - la.attentionCore)
-            << ", full recompute keeps the input " << gb(la.checkpoint) << " |\n";
+        out << " | selective recompute keeps " << gb(la.total - la.attentionCore) << ", full recompute keeps the input "
+            << gb(la.checkpoint) << " |\n";
     };
     bool anyDense = false;
     for (std::int64_t i = 0; i < config.model.num_layers; ++i)

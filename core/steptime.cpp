@@ -176,9 +176,9 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
     // Per-tensor offload hides each layer's copies under that layer's own
     // forward and backward (the per-tensor planner's model).
     if (in.policyOffloadBytes > 0)
-        st.activationOffload += m * Lr
-                                * offloadStall(in.policyOffloadBytes, hw.host_link_bytes_per_s, l.forward.seconds,
-                                               l.backward.seconds);
+        st.activationOffload
+            += m * Lr
+               * offloadStall(in.policyOffloadBytes, hw.host_link_bytes_per_s, l.forward.seconds, l.backward.seconds);
     if (in.balanceBytes > 0 && in.balanceLinkBytesPerS > 0) {
         const BalanceCopy copy
             = balanceCopy(in.balanceBytes, in.balanceShare, in.balanceBackwardSeconds, in.balanceLinkBytesPerS);

@@ -665,9 +665,8 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
                         const Bytes b = cp.acts.layerOffloaded[static_cast<std::size_t>(i)];
                         const double from = timed.start + double(i) * dl;
                         if (b > 0)
-                            rt.lifetimes.push_back({from, std::min(timed.end, from + 2 * dl), b,
-                                                    Category::Activations, LifetimeKind::TensorOffloadTransit,
-                                                    op.microbatch, op.chunk,
+                            rt.lifetimes.push_back({from, std::min(timed.end, from + 2 * dl), b, Category::Activations,
+                                                    LifetimeKind::TensorOffloadTransit, op.microbatch, op.chunk,
                                                     static_cast<std::int32_t>(cp.firstLayer + i)});
                     }
                 }

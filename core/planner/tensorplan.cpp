@@ -194,6 +194,34 @@ double layerSeconds(const LayerGraph &g, TensorCost cost)
                                      : g.forwardSeconds + g.backwardSeconds;
 }
 
+// A plan found by a frontier search: its device bytes, its overhead and a key
+// from which `fatesOf` rebuilds its fates.
+struct Point
+{
+    Bytes device;
+    double overhead;
+    std::uint64_t key;
+};
+
+// The Pareto frontier of `points`, fewest bytes first: each point that beats
+// every one with no more bytes on overhead (the first of equals), evaluated.
+template<class FatesOf>
+std::vector<TensorPlan> frontierOf(const LayerGraph &g, TensorCost cost, std::vector<Point> &points, FatesOf fatesOf)
+{
+    std::stable_sort(points.begin(), points.end(), [](const Point &a, const Point &b) {
+        return a.device != b.device ? a.device < b.device : a.overhead < b.overhead;
+    });
+    std::vector<TensorPlan> out;
+    double best = INFINITY;
+    for (const Point &p : points) {
+        if (!(p.overhead < best))
+            continue;
+        best = p.overhead;
+        out.push_back(evaluateTensorPlan(g, fatesOf(p.key), cost));
+    }
+    return out;
+}
+
 } // namespace
 
 TensorPlan evaluateTensorPlan(const LayerGraph &g, const std::vector<Fate> &fates, TensorCost cost)
@@ -270,12 +298,6 @@ std::vector<TensorPlan> tensorFrontierEnumerated(const LayerGraph &g, TensorCost
     const double layer = layerSeconds(g, cost);
     Bytes all = g.total();
 
-    struct Point
-    {
-        Bytes device;
-        double overhead;
-        std::uint64_t code;
-    };
     std::vector<Point> points;
     std::uint64_t count = 1;
     for (std::size_t i = 0; i < free.size(); ++i)
@@ -299,22 +321,12 @@ std::vector<TensorPlan> tensorFrontierEnumerated(const LayerGraph &g, TensorCost
         const double stall = offloadStall(double(off), g.linkBytesPerS, g.forwardSeconds, g.backwardSeconds);
         points.push_back({device, (r + stall) / layer, code});
     }
-    std::stable_sort(points.begin(), points.end(), [](const Point &a, const Point &b) {
-        return a.device != b.device ? a.device < b.device : a.overhead < b.overhead;
-    });
-    std::vector<TensorPlan> out;
-    double best = INFINITY;
-    for (const Point &p : points) {
-        if (!(p.overhead < best))
-            continue;
-        best = p.overhead;
+    return frontierOf(g, cost, points, [&](std::uint64_t code) {
         std::vector<Fate> fates(g.nodes.size(), Fate::Store);
-        std::uint64_t c = p.code;
-        for (std::size_t i = 0; i < free.size(); ++i, c /= static_cast<std::uint64_t>(radix))
-            fates[free[i]] = static_cast<Fate>(c % static_cast<std::uint64_t>(radix));
-        out.push_back(evaluateTensorPlan(g, fates, cost));
-    }
-    return out;
+        for (std::size_t i = 0; i < free.size(); ++i, code /= static_cast<std::uint64_t>(radix))
+            fates[free[i]] = static_cast<Fate>(code % static_cast<std::uint64_t>(radix));
+        return fates;
+    });
 }
 
 std::vector<TensorPlan> tensorFrontierOf(const LayerGraph &g, TensorCost cost, const std::vector<Fate> &fates)
@@ -399,12 +411,6 @@ std::vector<TensorPlan> tensorFrontierOf(const LayerGraph &g, TensorCost cost, c
     }
 
     const double layer = layerSeconds(g, cost);
-    struct Point
-    {
-        Bytes device;
-        double overhead;
-        std::size_t index;
-    };
     std::vector<Point> points;
     const std::vector<State> &last = steps.back();
     for (std::size_t i = 0; i < last.size(); ++i) {
@@ -412,25 +418,16 @@ std::vector<TensorPlan> tensorFrontierOf(const LayerGraph &g, TensorCost cost, c
         const double stall = offloadStall(double(s.offloaded), g.linkBytesPerS, g.forwardSeconds, g.backwardSeconds);
         points.push_back({s.device, (s.seconds + stall) / layer, i});
     }
-    std::stable_sort(points.begin(), points.end(), [](const Point &a, const Point &b) {
-        return a.device != b.device ? a.device < b.device : a.overhead < b.overhead;
-    });
-    std::vector<TensorPlan> out;
-    double best = INFINITY;
-    for (const Point &p : points) {
-        if (!(p.overhead < best))
-            continue;
-        best = p.overhead;
+    return frontierOf(g, cost, points, [&](std::uint64_t index) {
         std::vector<Fate> plan(g.nodes.size(), Fate::Store);
-        std::int32_t at = static_cast<std::int32_t>(p.index);
+        std::int32_t at = static_cast<std::int32_t>(index);
         for (std::size_t k = g.nodes.size(); k-- > 0;) {
             const State &s = steps[k][static_cast<std::size_t>(at)];
             plan[k] = s.fate;
             at = s.parent;
         }
-        out.push_back(evaluateTensorPlan(g, plan, cost));
-    }
-    return out;
+        return plan;
+    });
 }
 
 std::vector<TensorPolicy> policiesOf(const LayerGraph &g, const std::vector<Fate> &fates)

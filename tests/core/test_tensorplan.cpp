@@ -21,15 +21,6 @@ Config gpt3Layer(const std::string &hardware = "H100-SXM-80GB")
                            "hardware=" + hardware});
 }
 
-double minOverheadAt(const std::vector<TensorPlan> &frontier, Bytes device)
-{
-    double best = INFINITY;
-    for (const TensorPlan &p : frontier)
-        if (p.deviceBytes <= device)
-            best = std::min(best, p.overhead);
-    return best;
-}
-
 } // namespace
 
 TEST_CASE("tensor graph: the 13 tensors of a GPT layer add up to the ledger's layer", "[tensorplan]")
@@ -57,7 +48,7 @@ TEST_CASE("tensor frontier: selective recompute is on the roofline frontier; FLO
     const auto roof = tensorFrontier(g, TensorCost::Roofline, false);
     const auto flops = tensorFrontier(g, TensorCost::Flops, false);
     // No store/recompute plan keeps at most 34·sbh for less recompute time.
-    CHECK(minOverheadAt(roof, selRoof.deviceBytes) == Approx(selRoof.overhead));
+    CHECK(test::minOverheadAt(roof, selRoof.deviceBytes) == Approx(selRoof.overhead));
     bool onFrontier = false;
     for (const TensorPlan &p : roof)
         onFrontier = onFrontier || (p.deviceBytes == selRoof.deviceBytes && p.overhead == Approx(selRoof.overhead));
@@ -94,9 +85,9 @@ TEST_CASE("offload: a GH200-class link reaches frontier points PCIe cannot", "[t
     const auto p5 = tensorFrontier(layerGraph(pcie5), TensorCost::Roofline, true);
     int reachedOnlyByFastLink = 0;
     for (const TensorPlan &p : gh) {
-        CHECK(minOverheadAt(p5, p.deviceBytes) >= p.overhead - 1e-12); // a faster link never hurts
-        if (minOverheadAt(p5, p.deviceBytes) > p.overhead * 1.5 + 1e-9
-            && minOverheadAt(p4, p.deviceBytes) > p.overhead * 1.5 + 1e-9)
+        CHECK(test::minOverheadAt(p5, p.deviceBytes) >= p.overhead - 1e-12); // a faster link never hurts
+        if (test::minOverheadAt(p5, p.deviceBytes) > p.overhead * 1.5 + 1e-9
+            && test::minOverheadAt(p4, p.deviceBytes) > p.overhead * 1.5 + 1e-9)
             ++reachedOnlyByFastLink;
     }
     CHECK(reachedOnlyByFastLink > 0);
@@ -110,5 +101,5 @@ TEST_CASE("offload: a GH200-class link reaches frontier points PCIe cannot", "[t
     // with offload allowed every frontier point is at least as good.
     const auto noOffload = tensorFrontier(layerGraph(pcie4), TensorCost::Roofline, false);
     for (const TensorPlan &p : noOffload)
-        CHECK(minOverheadAt(p4, p.deviceBytes) <= p.overhead + 1e-12);
+        CHECK(test::minOverheadAt(p4, p.deviceBytes) <= p.overhead + 1e-12);
 }

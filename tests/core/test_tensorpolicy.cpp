@@ -57,15 +57,6 @@ bool hasError(const Problems &ps, const std::string &path)
     return false;
 }
 
-double minOverheadAt(const std::vector<TensorPlan> &frontier, Bytes device)
-{
-    double best = INFINITY;
-    for (const TensorPlan &p : frontier)
-        if (p.deviceBytes <= device)
-            best = std::min(best, p.overhead);
-    return best;
-}
-
 } // namespace
 
 TEST_CASE("tensor policies: an exact name beats a glob, the longer glob beats the shorter", "[tensorpolicy]")
@@ -298,8 +289,8 @@ TEST_CASE("tensor frontier: quantise as a fourth fate reaches cheaper points, an
     const auto five = tensorFrontier(g, TensorCost::Roofline, false, true);
     int better = 0;
     for (const TensorPlan &p : three) {
-        CHECK(minOverheadAt(five, p.deviceBytes) <= p.overhead + 1e-12);
-        better += minOverheadAt(five, p.deviceBytes) < p.overhead - 1e-9;
+        CHECK(test::minOverheadAt(five, p.deviceBytes) <= p.overhead + 1e-12);
+        better += test::minOverheadAt(five, p.deviceBytes) < p.overhead - 1e-9;
     }
     CHECK(better > 0);
     // The layer input, which no plan recomputes, may be quantised: fewer bytes than any store/recompute plan.
@@ -308,7 +299,7 @@ TEST_CASE("tensor frontier: quantise as a fourth fate reaches cheaper points, an
     // With offload too, every plan of the five fates.
     const auto all = tensorFrontier(g, TensorCost::Roofline, true, true);
     for (const TensorPlan &p : tensorFrontier(g, TensorCost::Roofline, true))
-        CHECK(minOverheadAt(all, p.deviceBytes) <= p.overhead + 1e-12);
+        CHECK(test::minOverheadAt(all, p.deviceBytes) <= p.overhead + 1e-12);
     bool quantises = false;
     for (const TensorPlan &p : all) {
         for (Fate f : p.fates)

@@ -5,10 +5,13 @@
 
 #include "core/builtins.h"
 #include "core/ledger.h"
+#include "core/planner/tensorplan.h"
 #include "core/preset.h"
 #include "core/validate.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -87,6 +90,16 @@ inline Bytes entryBytes(const RankLedger &rank, Category c, const std::string &l
         if (e.category == c && e.label == label && e.placement == where)
             total += e.bytes;
     return total;
+}
+
+// The least overhead of a tensor-frontier plan keeping at most `device` bytes.
+inline double minOverheadAt(const std::vector<TensorPlan> &frontier, Bytes device)
+{
+    double best = INFINITY;
+    for (const TensorPlan &p : frontier)
+        if (p.deviceBytes <= device)
+            best = std::min(best, p.overhead);
+    return best;
 }
 
 inline Bytes modelStatesOf(const RankLedger &rank, const std::string &label)
