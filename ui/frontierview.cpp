@@ -116,8 +116,6 @@ FrontierView::FrontierView(Document *document, Planner planner, QWidget *parent)
             tr("A fourth fate per tensor: kept in fp8 (1 byte per element plus one scale per "
                "block, strategy.activation_quant_block_size) and dequantised in the backward; "
                "two memory-bound passes. With offload also fp8 then offloaded. 16-bit training only."));
-        row->addSpacing(12);
-        row->addWidget(m_quantizeBox);
         row->addStretch(1);
         layout->addLayout(row);
         m_exportButton = new QPushButton(tr("Export point…"));
@@ -142,10 +140,15 @@ FrontierView::FrontierView(Document *document, Planner planner, QWidget *parent)
     layout->addWidget(m_caption);
     layout->addWidget(m_plot, 1);
     if (m_exportButton) {
-        // Beside the details, which are several lines tall anyway: no extra height.
+        // Beside the details, which are several lines tall anyway: no extra
+        // height, and the top row stays narrow enough for half a window.
         auto *bottom = new QHBoxLayout;
         bottom->addWidget(m_details, 1);
-        bottom->addWidget(m_exportButton, 0, Qt::AlignTop);
+        auto *side = new QHBoxLayout;
+        side->addWidget(m_quantizeBox);
+        side->addWidget(m_exportButton);
+        bottom->addLayout(side);
+        bottom->setAlignment(side, Qt::AlignTop);
         layout->addLayout(bottom);
     } else {
         layout->addWidget(m_details);
@@ -299,14 +302,17 @@ void FrontierView::fillTensorTable()
     const LayerActivations la = layerActivations(m_config, false, true);
     const bool full = m_config.strategy.recompute_granularity == RecomputeGranularity::Full;
     m_tensorTable->setRowCount(int(la.tensors.size()));
-    const auto mb = [](Bytes b) { return QStringLiteral("%1 MB").arg(double(b) / 1e6, 0, 'f', 1); };
+    const auto mb = [](Bytes b) {
+        return double(b) < 1e5 ? QStringLiteral("%1 kB").arg(double(b) / 1e3, 0, 'f', 1)
+                               : QStringLiteral("%1 MB").arg(double(b) / 1e6, 0, 'f', 1);
+    };
     for (int row = 0; row < int(la.tensors.size()); ++row) {
         const SavedTensor &t = la.tensors[std::size_t(row)];
         const bool input = t.name == "input_norm.input";
         QString fate, kept;
         if (full) {
             fate = input ? tr("stored (checkpoint)") : tr("recomputed (full)");
-            kept = input ? tr("%1 on the device").arg(mb(t.bytes)) : tr("rebuilt in the backward");
+            kept = input ? tr("%1, device").arg(mb(t.bytes)) : tr("rebuilt");
         } else {
             switch (t.fate) {
             case TensorFate::Store:
@@ -325,9 +331,9 @@ void FrontierView::fillTensorTable()
                 fate = tr("quantised (fp8) and offloaded");
                 break;
             }
-            kept = t.fate == TensorFate::Recompute ? tr("rebuilt in the backward")
-                   : offloads(t.fate)              ? tr("%1 on the host").arg(mb(t.placed))
-                                                   : tr("%1 on the device").arg(mb(t.placed));
+            kept = t.fate == TensorFate::Recompute ? tr("rebuilt")
+                   : offloads(t.fate)              ? tr("%1, host").arg(mb(t.placed))
+                                                   : tr("%1, device").arg(mb(t.placed));
         }
         const QStringList cells = {toQString(t.name), mb(t.bytes), fate, kept};
         for (int col = 0; col < 4; ++col) {
