@@ -7,7 +7,7 @@
 #include <QPixmap>
 #include <QTabWidget>
 
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 #include "ui/benchui.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"

@@ -176,8 +176,9 @@ void checkTensorPolicies(Checker &ck, const Config &c)
     const std::string path = "strategy.tensor_policies";
     const StrategyConfig &st = c.strategy;
     if (st.recompute_granularity == RecomputeGranularity::Full) {
-        ck.error(path, "refines recompute_granularity \"none\" or \"selective\"; full recompute keeps only each "
-                       "group's input",
+        ck.error(path,
+                 "refines recompute_granularity \"none\" or \"selective\"; full recompute keeps only each "
+                 "group's input",
                  "set strategy.recompute_granularity to \"none\" (the policies then name every fate)");
         return;
     }
@@ -214,8 +215,9 @@ void checkTensorPolicies(Checker &ck, const Config &c)
             ck.error(field, "is the layer's input: nothing inside the layer can rebuild it",
                      "store, offload or quantise it; recompute_granularity \"full\" keeps only this tensor");
         if (quantizes(p.fate) && activationBytes(c) != 2)
-            ck.error(field, "fp8 quantisation of saved activations needs 16-bit training (activations are "
-                            + std::to_string(activationBytes(c)) + "-byte here)",
+            ck.error(field,
+                     "fp8 quantisation of saved activations needs 16-bit training (activations are "
+                         + std::to_string(activationBytes(c)) + "-byte here)",
                      "set training.params_dtype to \"bf16\", or store the tensor");
     }
 }

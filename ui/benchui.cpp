@@ -52,8 +52,7 @@ double threadCpuMs()
 void settle()
 {
     QAbstractEventDispatcher *dispatcher = QAbstractEventDispatcher::instance();
-    for (int pass = 0; pass < 16 && dispatcher->processEvents(QEventLoop::AllEvents); ++pass) {
-    }
+    for (int pass = 0; pass < 16 && dispatcher->processEvents(QEventLoop::AllEvents); ++pass) { }
 }
 
 } // namespace
@@ -63,7 +62,8 @@ QString benchSliders(MainWindow &window, int moves)
     // Wall time is the measure; the thread's CPU time is printed beside it in
     // the detail mode (MEMLEDGER_BENCH_DETAIL=1) for runs on a busy machine.
     std::vector<double> samples, cpuSamples;
-    struct Worst {
+    struct Worst
+    {
         double wall = 0, cpu = 0;
     };
     std::vector<Worst> worst(window.controlPanel()->controls().size());
@@ -90,10 +90,12 @@ QString benchSliders(MainWindow &window, int moves)
     if (qEnvironmentVariableIsSet("MEMLEDGER_BENCH_DETAIL")) {
         for (std::size_t c = 0; c < worst.size(); ++c) {
             const QWidget *control = window.controlPanel()->controls()[c];
-            std::fprintf(stderr, "%2zu %-12s %-36s worst %6.2f ms (cpu %6.2f ms)\n", c, control->metaObject()->className(),
-                         qPrintable(control->accessibleName().left(36)), worst[c].wall, worst[c].cpu);
+            std::fprintf(stderr, "%2zu %-12s %-36s worst %6.2f ms (cpu %6.2f ms)\n", c,
+                         control->metaObject()->className(), qPrintable(control->accessibleName().left(36)),
+                         worst[c].wall, worst[c].cpu);
         }
-        std::fprintf(stderr, "cpu p50 %.2f ms p99 %.2f ms\n", percentile(cpuSamples, 0.50), percentile(cpuSamples, 0.99));
+        std::fprintf(stderr, "cpu p50 %.2f ms p99 %.2f ms\n", percentile(cpuSamples, 0.50),
+                     percentile(cpuSamples, 0.99));
     }
     return QStringLiteral("slider-to-repaint p50 %1 ms p99 %2 ms")
         .arg(percentile(samples, 0.50), 0, 'f', 2)

@@ -13,9 +13,9 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/gradoffload.h"
-#include "core/preset.h"
 #include "core/schedule.h"
 #include "ui/document.h"
 #include "ui/qtstring.h"

@@ -7,9 +7,9 @@
 #include <QUndoCommand>
 #include <QUndoStack>
 
-#include "core/builtins.h"
-#include "core/hfimport.h"
-#include "core/preset.h"
+#include "core/formats/builtins.h"
+#include "core/formats/hfimport.h"
+#include "core/formats/preset.h"
 #include "core/validate.h"
 #include "ui/qtstring.h"
 

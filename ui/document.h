@@ -83,7 +83,7 @@ public:
     bool loadBuiltinScenario(std::string_view name, QString *error = nullptr);
     // A new plan with every field at its documented default (presets/README.md).
     void newPlan();
-    // Imports a Hugging Face model config (core/hfimport.h): its model with
+    // Imports a Hugging Face model config (core/formats/hfimport.h): its model with
     // default training, parallelism and hardware. Refused like a bad preset
     // file; the import's warnings stay among the problems until the next load.
     bool importHfConfig(const QString &path, QString *error = nullptr);

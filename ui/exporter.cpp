@@ -7,7 +7,7 @@
 #include <QSvgGenerator>
 #include <QWidget>
 
-#include "core/preset.h"
+#include "core/formats/preset.h"
 
 namespace memledger::ui {
 
@@ -24,8 +24,9 @@ bool exportImage(QWidget *widget, const QString &path, QString *error)
         return false;
     }
     QImageWriter writer(&file, QByteArray());
-    writer.setFormat(path.section(QLatin1Char('.'), -1).toLatin1().isEmpty() ? QByteArrayLiteral("png")
-                                                                              : path.section(QLatin1Char('.'), -1).toLower().toLatin1());
+    writer.setFormat(path.section(QLatin1Char('.'), -1).toLatin1().isEmpty()
+                         ? QByteArrayLiteral("png")
+                         : path.section(QLatin1Char('.'), -1).toLower().toLatin1());
     if (!writer.write(image)) {
         if (error)
             *error = writer.errorString();

@@ -429,10 +429,15 @@ std::vector<FrontierPlot::LegendItem> FrontierPlot::legendItems() const
     const double left = plotArea0().left(), right = width() - 8.0;
     std::vector<LegendItem> items;
     if (!m_data.frontier.empty())
-        items.push_back({LegendItem::Frontier,
-                         m_data.frontierLegend.isEmpty() ? tr("exact frontier (hover for the plan)") : m_data.frontierLegend, 28, {}});
-    items.push_back({LegendItem::Setting, m_data.markerLegend.isEmpty() ? tr("a preset setting (click to apply)") : m_data.markerLegend,
-                     2 * kMarkerRadius + 6, {}});
+        items.push_back(
+            {LegendItem::Frontier,
+             m_data.frontierLegend.isEmpty() ? tr("exact frontier (hover for the plan)") : m_data.frontierLegend,
+             28,
+             {}});
+    items.push_back({LegendItem::Setting,
+                     m_data.markerLegend.isEmpty() ? tr("a preset setting (click to apply)") : m_data.markerLegend,
+                     2 * kMarkerRadius + 6,
+                     {}});
     if (std::any_of(m_data.markers.begin(), m_data.markers.end(), [](const FrontierPlotPoint &m) { return m.beaten; }))
         items.push_back({LegendItem::Beaten, tr("beaten by another setting"), 2 * kMarkerRadius + 6, {}});
     if (m_data.currentMarker >= 0)

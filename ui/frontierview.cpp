@@ -13,7 +13,7 @@
 #include <QVBoxLayout>
 
 #include "core/activations.h"
-#include "core/preset.h"
+#include "core/formats/preset.h"
 #include "core/tensorpolicy.h"
 #include "core/units.h"
 #include "ui/document.h"

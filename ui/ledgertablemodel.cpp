@@ -119,7 +119,8 @@ QVariant LedgerTableModel::rankData(const RankLedger &rank, int rankIndex, int c
             return bytesText(rank.device_total_bytes);
         case ShareColumn:
             // The rank row's share is of the device itself: how full the GPU is.
-            return m_ledger.capacity_bytes > 0 ? tr("%1 of HBM").arg(percentText(shareOfCapacity(m_ledger, rank))) : QString();
+            return m_ledger.capacity_bytes > 0 ? tr("%1 of HBM").arg(percentText(shareOfCapacity(m_ledger, rank)))
+                                               : QString();
         case FormulaColumn: {
             QString text = tr("Σ device entries = %1 of %2 HBM (usable %3)")
                                .arg(bytesText(rank.device_total_bytes), bytesText(m_ledger.capacity_bytes),

@@ -40,9 +40,9 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
-#include "core/builtins.h"
-#include "core/deck.h"
-#include "core/report.h"
+#include "core/formats/builtins.h"
+#include "core/formats/deck.h"
+#include "core/reports/report.h"
 #include "core/steptime.h"
 #include "core/units.h"
 #include "ui/comparisontablemodel.h"

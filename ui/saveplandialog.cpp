@@ -14,7 +14,7 @@
 #include <QStandardPaths>
 #include <QVBoxLayout>
 
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 
 namespace memledger::ui {
 

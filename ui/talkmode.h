@@ -4,7 +4,7 @@
 #include <QFont>
 #include <QObject>
 
-#include "core/deck.h"
+#include "core/formats/deck.h"
 
 class QMainWindow;
 class QWidget;

@@ -3,7 +3,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/commands.h"
 #include "core/inference.h"
-#include "core/inferencereport.h"
+#include "core/reports/inferencereport.h"
 #include "core/validate.h"
 
 #include <nlohmann/json.hpp>

@@ -2,11 +2,11 @@
 // eval, check, presets and import-hf: the preset and its ledger.
 #include "app/cli/cli.h"
 #include "app/cli/commands.h"
-#include "core/builtins.h"
-#include "core/hfimport.h"
+#include "core/formats/builtins.h"
+#include "core/formats/hfimport.h"
+#include "core/formats/preset.h"
 #include "core/ledger.h"
-#include "core/preset.h"
-#include "core/report.h"
+#include "core/reports/report.h"
 #include "core/units.h"
 #include "core/validate.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "app/cli/options.h"
 
-#include "core/builtins.h"
-#include "core/preset.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/validate.h"
 
 #include <fstream>

@@ -3,7 +3,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/commands.h"
 #include "core/planner/search.h"
-#include "core/planner/searchreport.h"
+#include "core/reports/searchreport.h"
 
 #include <nlohmann/json.hpp>
 #include <ostream>

@@ -13,10 +13,13 @@ namespace memledger {
 
 namespace {
 
-struct Prefix {
+struct Prefix
+{
     std::vector<double> size; // size[k] = Σ size[0..k-1]
     std::vector<double> cost; // cost[k] = Σ cost of layers 1..k
-    explicit Prefix(const Chain &c) : size(c.size.size() + 1, 0.0), cost(c.cost.size() + 1, 0.0)
+    explicit Prefix(const Chain &c)
+        : size(c.size.size() + 1, 0.0)
+        , cost(c.cost.size() + 1, 0.0)
     {
         for (std::size_t k = 0; k < c.size.size(); ++k)
             size[k + 1] = size[k] + c.size[k];
@@ -233,7 +236,8 @@ std::vector<ChainPlan> frontierExhaustive(const Chain &chain)
 
 namespace {
 
-struct Label {
+struct Label
+{
     double kept, peak, rec;
     int from, fromLabel; // predecessor position and its label index
 };
@@ -284,8 +288,8 @@ std::vector<ChainPlan> frontierDP(const Chain &chain)
             for (std::size_t k = 0; k < labels[i].size(); ++k) {
                 const Label &l = labels[i][k];
                 Label next{l.kept + (j < n ? chain.size[j] : 0.0),
-                           std::max(l.peak, segmentMemory(chain, pre, l.kept, i, j)),
-                           l.rec + pre.recompute(i, j), i, static_cast<int>(k)};
+                           std::max(l.peak, segmentMemory(chain, pre, l.kept, i, j)), l.rec + pre.recompute(i, j), i,
+                           static_cast<int>(k)};
                 insertLabel(here, next);
             }
         if (j < n) {

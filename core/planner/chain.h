@@ -41,7 +41,8 @@ namespace memledger {
 // unit chains the buffer is 1 whichever way it is sized; only the
 // non-uniform chain's "memory 15" separates max(x(i), x(i+1)) from x(j)
 // (which gives 14) and from the segment's largest gradient (16).
-struct Chain {
+struct Chain
+{
     std::vector<double> size; // size[l]: bytes (or units) of x(l), l = 0..n
     std::vector<double> cost; // cost[l - 1]: recompute cost of layer l, l = 1..n
     int layers() const { return static_cast<int>(cost.size()); }
@@ -55,12 +56,13 @@ Chain alternatingChain(int n, double sizeOdd, double sizeEven, double costOdd, d
 // layer checkpoints (bytes, one micro-batch), costs the roofline forward time.
 Chain chainFromConfig(const Config &config);
 
-struct ChainPlan {
+struct ChainPlan
+{
     std::string name;
     std::vector<int> checkpoints; // kept outputs, ascending, in 1..n-1 (empty for the recursive scheme)
     double peak = 0;
     double recompute = 0;
-    double forward = 0;           // the first forward plus the recompute: "forward steps" on a unit chain
+    double forward = 0; // the first forward plus the recompute: "forward steps" on a unit chain
     std::vector<int> segmentLengths() const;
     int layers = 0;
 };
@@ -68,7 +70,7 @@ struct ChainPlan {
 // Peak and recompute of a single-level checkpoint set under the model above.
 ChainPlan evaluateChain(const Chain &chain, std::vector<int> checkpoints, std::string name = "plan");
 
-ChainPlan uniformPlan(const Chain &chain);   // a checkpoint every round(√n) layers
+ChainPlan uniformPlan(const Chain &chain); // a checkpoint every round(√n) layers
 ChainPlan recursivePlan(const Chain &chain); // bisection: keep the midpoint, recurse right then left
 // Chen's algorithm 3: accumulate output sizes and checkpoint the layer at
 // which the running sum exceeds the budget B, then restart the sum.

@@ -3,9 +3,8 @@
 // stderr, for tests that use the CLI as a user does.
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +15,8 @@
 
 namespace memledger::test {
 
-struct CliRun {
+struct CliRun
+{
     int code = -1;
     std::string out;
     std::string err;
@@ -69,9 +69,14 @@ inline void checkRefused(const std::string &args, const std::string &mentions)
 }
 
 // A file that removes itself at the end of the test.
-class TempFile {
+class TempFile
+{
 public:
-    TempFile(const std::string &name, const std::string &text) : m_path(tempPath(name)) { std::ofstream(m_path) << text; }
+    TempFile(const std::string &name, const std::string &text)
+        : m_path(tempPath(name))
+    {
+        std::ofstream(m_path) << text;
+    }
     ~TempFile() { std::filesystem::remove(m_path); }
     TempFile(const TempFile &) = delete;
     TempFile &operator=(const TempFile &) = delete;

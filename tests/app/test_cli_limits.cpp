@@ -10,11 +10,12 @@ using namespace memledger::test;
 
 namespace {
 
-const std::string kTenTrillion = shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/llama-3.1-405b-16k-h100.json")
-    + " --set model.num_layers=200 --set model.hidden_size=65536 --set model.num_attention_heads=512"
-      " --set model.num_query_groups=64 --set model.ffn_hidden_size=262144"
-      " --set parallelism.pipeline_model_parallel_size=8 --set parallelism.data_parallel_size=1600"
-      " --set parallelism.zero_stage=3 --set training.global_batch_size=25600";
+const std::string kTenTrillion
+    = shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/llama-3.1-405b-16k-h100.json")
+      + " --set model.num_layers=200 --set model.hidden_size=65536 --set model.num_attention_heads=512"
+        " --set model.num_query_groups=64 --set model.ffn_hidden_size=262144"
+        " --set parallelism.pipeline_model_parallel_size=8 --set parallelism.data_parallel_size=1600"
+        " --set parallelism.zero_stage=3 --set training.global_batch_size=25600";
 
 bool byteCountsSound(const nlohmann::json &j, const std::string &key = "")
 {

@@ -100,7 +100,8 @@ TEST_CASE("search: every dimension's values come with a verdict in json, and a W
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     REQUIRE(j.contains("dimensions"));
-    for (const char *name : {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload"})
+    for (const char *name :
+         {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload"})
         CHECK(!j["dimensions"][name].empty());
     // Llama-2-7B's 32 heads do not split 3 ways.
     bool t3 = false;

@@ -34,7 +34,8 @@ TEST_CASE("timeline --format json carries the contract's keys for every rank", "
         REQUIRE_FALSE(rank["curve"].empty());
         CHECK(rank["curve"][0].size() == 2);
         for (const nlohmann::json &l : rank["lifetimes"])
-            CHECK((l.contains("start") && l.contains("end") && l.contains("category") && l.contains("label") && l["bytes"].is_number_integer()));
+            CHECK((l.contains("start") && l.contains("end") && l.contains("category") && l.contains("label")
+                   && l["bytes"].is_number_integer()));
     }
     // The staircase of 1F1B, as the simulation found it.
     for (std::size_t i = 0; i < 8; ++i)
@@ -63,7 +64,8 @@ TEST_CASE("timeline refuses bad input like eval: exit 2, the field named, nothin
              {"timeline gpt-3-175b-64gpus-tp-only --rank 8", "--rank"},
              {"timeline gpt-3-175b-64gpus-tp-only --rank x", "--rank"},
              {"timeline gpt-3-175b-64gpus-tp-only --format table", "--format"},
-             {"timeline gpt-3-175b-64gpus-tp-only --set parallelism.pipeline_model_parallel_size=5", "model.num_layers"},
+             {"timeline gpt-3-175b-64gpus-tp-only --set parallelism.pipeline_model_parallel_size=5",
+              "model.num_layers"},
              {"timeline /no/such/file.json", "/no/such/file.json"}})
         checkRefused(args, mentions);
 }

@@ -3,10 +3,10 @@
 // Catch2's prebuilt main lacks benchmarking support: this file builds our own
 // (CATCH_CONFIG_ENABLE_BENCHMARKING comes from tests/CMakeLists.txt).
 #define CATCH_CONFIG_MAIN
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/ledger.h"
 #include "core/planner/tensorplan.h"
-#include "core/preset.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

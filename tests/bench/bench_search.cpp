@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 // "Find plans that fit" throughput: candidate plans per second on one core
 // (issue 6 target: ≥ 1,000,000). Printed, never asserted.
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/planner/search.h"
-#include "core/preset.h"
 
+#include <catch2/catch.hpp>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 using namespace memledger;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Timeline benchmarks (the timeline issue's target: all ranks of a 128-layer
 // model with p = 16, v = 4 and 256 micro-batches under 5 ms).
-#include "core/builtins.h"
-#include "core/preset.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/timeline.h"
 
 #include <catch2/catch.hpp>

@@ -4,13 +4,13 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <sys/resource.h>
 
 namespace memledger::test {
 
-struct FileSizeLimit {
+struct FileSizeLimit
+{
     rlimit previous{};
     void (*handler)(int);
     explicit FileSizeLimit(rlim_t bytes)

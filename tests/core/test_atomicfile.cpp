@@ -4,10 +4,9 @@
 // a read-only directory and a parent that is a file all leave the old file
 // byte for byte and no temporary behind. Tests run as root, where chmod
 // blocks nothing, hence /proc (read-only for root too) and fd-level faults.
-#include "testutil.h"
+#include "core/formats/atomicfile.h"
 #include "filesizelimit.h"
-
-#include "core/atomicfile.h"
+#include "testutil.h"
 
 #include <csignal>
 #include <fcntl.h>
@@ -28,7 +27,8 @@ std::string readAll(const fs::path &path)
 }
 
 // A scratch directory holding one saved plan.
-struct Scratch {
+struct Scratch
+{
     fs::path dir = fs::temp_directory_path() / ("memledger-atomic-" + std::to_string(::getpid()));
     fs::path plan = dir / "plan.json";
     std::string old;
@@ -57,12 +57,14 @@ bool writeToFullDevice(int, std::string_view contents)
     return ok;
 }
 
-struct WriterOverride {
+struct WriterOverride
+{
     FileWriter previous;
-    explicit WriterOverride(FileWriter w) : previous(setFileWriterForTesting(w)) { }
+    explicit WriterOverride(FileWriter w)
+        : previous(setFileWriterForTesting(w))
+    { }
     ~WriterOverride() { setFileWriterForTesting(previous); }
 };
-
 
 } // namespace
 

@@ -4,7 +4,7 @@
 // link by the ranks' placement in Megatron's rank order, the copies' time
 // against bytes / link bandwidth, and the timeline's donors and receivers.
 #include "core/balance.h"
-#include "core/report.h"
+#include "core/reports/report.h"
 #include "core/steptime.h"
 #include "core/timeline.h"
 #include "randomconfig.h"

@@ -2,7 +2,6 @@
 // Chain checkpointing: the figures of seed 002 §2 (tests/data/chain_cases.json)
 // and the exact dynamic programme against the exhaustive search.
 #include "core/planner/chain.h"
-
 #include "testutil.h"
 
 #include <cmath>

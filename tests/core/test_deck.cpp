@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Decks: lists of presets for talk mode. Every built-in deck loads with every
 // slide valid, and a bad deck is refused with a problem naming the slide.
-#include "core/deck.h"
+#include "core/formats/deck.h"
 #include "core/inference.h"
 #include "testutil.h"
 

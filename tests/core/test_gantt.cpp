@@ -2,10 +2,9 @@
 // The lifetimes view's geometry as pure functions: time <-> x, zoom and pan,
 // ticks, row packing, phases and hit testing (Qt Creator's
 // tst_timelinecoordinates style, as tables).
-#include "testutil.h"
-
 #include "core/gantt.h"
 #include "core/timeline.h"
+#include "testutil.h"
 
 #include <algorithm>
 #include <tuple>
@@ -38,7 +37,11 @@ TEST_CASE("Time and x map onto each other and round-trip", "[gantt]")
 TEST_CASE("Zooming keeps the time under the cursor at its pixel", "[gantt]")
 {
     const auto [cursorFraction, factor] = GENERATE(table<double, double>({
-        {0.5, 2.0}, {0.25, 4.0}, {0.8, 1.5}, {0.5, 100.0}, {0.3, 10.0},
+        {0.5, 2.0},
+        {0.25, 4.0},
+        {0.8, 1.5},
+        {0.5, 100.0},
+        {0.3, 10.0},
     }));
     TimeAxis a = TimeAxis::over(0, 10, 100, 1100);
     a.zoomAround(3.0, 2.0); // start from a zoomed window away from the edges
@@ -75,10 +78,10 @@ TEST_CASE("Panning moves the window by pixels and stops at the ends", "[gantt]")
 {
     const auto [dx, expectedT0] = GENERATE(table<double, double>({
         {0.0, 4.0},
-        {-100.0, 4.2},   // drag left: later times come in (2 s over 1000 px)
+        {-100.0, 4.2}, // drag left: later times come in (2 s over 1000 px)
         {100.0, 3.8},
-        {-1e6, 8.0},     // clamped at the end
-        {1e6, 0.0},      // clamped at the start
+        {-1e6, 8.0}, // clamped at the end
+        {1e6, 0.0}, // clamped at the start
     }));
     TimeAxis a = TimeAxis::over(0, 10, 0, 1000);
     a.t0 = 4;
@@ -200,7 +203,14 @@ TEST_CASE("Hit testing returns the topmost rect under the point", "[gantt]")
 {
     const std::vector<GanttRect> rects = {{0, 0, 10, 10}, {5, 5, 10, 10}, {}, {100, 0, 1, 1}};
     const auto [x, y, hit] = GENERATE(table<double, double, int>({
-        {1, 1, 0}, {7, 7, 1}, {14, 14, 1}, {15, 15, -1}, {100, 0, 3}, {101, 0, -1}, {-1, 0, -1}, {0, 0, 0},
+        {1, 1, 0},
+        {7, 7, 1},
+        {14, 14, 1},
+        {15, 15, -1},
+        {100, 0, 3},
+        {101, 0, -1},
+        {-1, 0, -1},
+        {0, 0, 0},
     }));
     CHECK(itemAt(rects, x, y) == hit);
 }
@@ -284,8 +294,8 @@ TEST_CASE("Row heights: all rows full height when they fit, persistent rows kept
     for (double h : tight)
         total += h;
     CHECK(total == Approx(400));
-    CHECK(tight.front() == Approx(20));            // 4 x 20 <= 30 % of 400
-    CHECK(tight.back() == Approx(20));             // 1 x 20 <= 10 % of 400
+    CHECK(tight.front() == Approx(20)); // 4 x 20 <= 30 % of 400
+    CHECK(tight.back() == Approx(20)); // 1 x 20 <= 10 % of 400
     CHECK(tight[10] == Approx((400 - 100) / 60.0)); // activations share the rest
     CHECK(tight[10] < tight.front());
 }
@@ -301,10 +311,10 @@ TEST_CASE("Stacked bands: a band drops when one below it is freed and the top ed
         l.kind = k;
         r.lifetimes.push_back(l);
     };
-    add(1, 4, 10, LifetimeKind::Activations);  // 0: allocated first, freed at 4
-    add(2, 6, 5, LifetimeKind::Activations);   // 1: sits on 0, drops at 4
-    add(0, 8, 100, LifetimeKind::Persistent);  // 2: at the bottom throughout
-    add(3, 3, 7, LifetimeKind::Activations);   // 3: zero duration, no band
+    add(1, 4, 10, LifetimeKind::Activations); // 0: allocated first, freed at 4
+    add(2, 6, 5, LifetimeKind::Activations); // 1: sits on 0, drops at 4
+    add(0, 8, 100, LifetimeKind::Persistent); // 2: at the bottom throughout
+    add(3, 3, 7, LifetimeKind::Activations); // 3: zero duration, no band
     const auto bands = stackBands(r);
     REQUIRE(bands.size() == 4);
     CHECK(bands[2].size() == 1);
@@ -319,7 +329,12 @@ TEST_CASE("Stacked bands: a band drops when one below it is freed and the top ed
     CHECK(bands[3].empty());
 
     const auto [t, bytes, hit] = GENERATE(table<double, double, int>({
-        {0.5, 50, 2}, {2.5, 105, 0}, {2.5, 112, 1}, {5, 102, 1}, {5, 112, -1}, {9, 1, -1},
+        {0.5, 50, 2},
+        {2.5, 105, 0},
+        {2.5, 112, 1},
+        {5, 102, 1},
+        {5, 112, -1},
+        {9, 1, -1},
     }));
     CHECK(bandAt(r, bands, t, bytes) == hit);
 

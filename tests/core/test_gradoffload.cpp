@@ -6,8 +6,8 @@
 #include "core/costmodel.h"
 #include "core/gradoffload.h"
 #include "core/parameters.h"
+#include "core/reports/steptimereport.h"
 #include "core/steptime.h"
-#include "core/steptimereport.h"
 #include "core/timeline.h"
 #include "testutil.h"
 

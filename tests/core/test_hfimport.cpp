@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Hugging Face config import: the published configs in tests/data/hf import to
 // the built-in model presets, and what cannot be mapped is named.
-#include "core/hfimport.h"
+#include "core/formats/hfimport.h"
 #include "core/parameters.h"
 #include "testutil.h"
 

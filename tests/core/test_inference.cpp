@@ -6,7 +6,7 @@
 // (d_c + d_h^R)·l elements per token), and weights from published
 // parameter counts.
 #include "core/inference.h"
-#include "core/inferencereport.h"
+#include "core/reports/inferencereport.h"
 #include "testutil.h"
 
 #include <nlohmann/json.hpp>

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Korthikanti et al. 2022: Table 2's per-layer closed forms must come out of
 // the per-tensor account as special cases, and Figure 1 through the ledger.
-#include "testutil.h"
-
 #include "core/activations.h"
+#include "testutil.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -12,11 +11,17 @@ namespace {
 
 // A GPT layer as the paper counts it: unfused attention, dropout 0.1 with
 // 1-byte masks, LayerNorm statistics ignored.
-Config gptLayer(std::int64_t s, std::int64_t b, std::int64_t h, std::int64_t a, std::int64_t t, bool sp, const char *recompute)
+Config gptLayer(std::int64_t s, std::int64_t b, std::int64_t h, std::int64_t a, std::int64_t t, bool sp,
+                const char *recompute)
 {
     nlohmann::json doc = emptyDoc();
-    doc["model"] = {{"num_layers", 8}, {"hidden_size", h}, {"num_attention_heads", a}, {"vocab_size", 51200},
-                    {"max_position_embeddings", s}, {"attention_dropout", 0.1}, {"hidden_dropout", 0.1}};
+    doc["model"] = {{"num_layers", 8},
+                    {"hidden_size", h},
+                    {"num_attention_heads", a},
+                    {"vocab_size", 51200},
+                    {"max_position_embeddings", s},
+                    {"attention_dropout", 0.1},
+                    {"hidden_dropout", 0.1}};
     doc["training"] = {{"seq_length", s}, {"micro_batch_size", b}};
     doc["parallelism"] = {{"tensor_model_parallel_size", t}, {"sequence_parallel", sp}};
     doc["strategy"] = {{"flash_attention", false}, {"norm_stats_dtype", "none"}, {"recompute_granularity", recompute}};
@@ -33,8 +38,12 @@ Bytes stored(const Config &c)
 TEST_CASE("Korthikanti Table 2: per-layer activations are sums of the per-tensor account", "[activations][reference]")
 {
     // Shapes where every closed form is an exact integer of bytes.
-    const auto [s, b, h, a, t] = GENERATE(table<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>(
-        {{2048, 4, 6144, 64, 8}, {2048, 1, 12288, 96, 8}, {4096, 1, 4096, 32, 1}, {2048, 2, 8192, 64, 4}, {1024, 8, 2048, 16, 2}}));
+    const auto [s, b, h, a, t] = GENERATE(
+        table<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>({{2048, 4, 6144, 64, 8},
+                                                                                     {2048, 1, 12288, 96, 8},
+                                                                                     {4096, 1, 4096, 32, 1},
+                                                                                     {2048, 2, 8192, 64, 4},
+                                                                                     {1024, 8, 2048, 16, 2}}));
     CAPTURE(s, b, h, a, t);
     const std::int64_t sbh = s * b * h;
     const std::int64_t scores = 5 * a * s * s * b; // 5as^2b
@@ -98,8 +107,10 @@ TEST_CASE("Korthikanti Figure 1 through the ledger (GiB, first pipeline stage)",
         const std::int64_t L = k["L"], h = k["h"], t = k["t"], p = k["p"], m = k["m"];
         nlohmann::json doc = emptyDoc();
         doc["model"] = model;
-        doc["training"] = {{"seq_length", k["s"]}, {"micro_batch_size", k["b"]}, {"global_batch_size", std::int64_t(k["b"]) * p * 8}};
-        doc["parallelism"] = {{"tensor_model_parallel_size", t}, {"pipeline_model_parallel_size", p},
+        doc["training"] = {
+            {"seq_length", k["s"]}, {"micro_batch_size", k["b"]}, {"global_batch_size", std::int64_t(k["b"]) * p * 8}};
+        doc["parallelism"] = {{"tensor_model_parallel_size", t},
+                              {"pipeline_model_parallel_size", p},
                               {"virtual_pipeline_model_parallel_size", m}};
         doc["strategy"] = {{"flash_attention", false}, {"norm_stats_dtype", "none"}};
         const Config tpOnly = configFrom(doc);
@@ -116,13 +127,15 @@ TEST_CASE("Korthikanti Figure 1 through the ledger (GiB, first pipeline stage)",
         const Bytes act = entryBytes(first, Category::Activations, "Transformer layers");
         CHECK(static_cast<double>(act) / kGiB == Approx(double(k["act_tp_gib"])).epsilon(1e-12));
 
-        const Config sel = configFrom(doc, {"parallelism.sequence_parallel=true", "strategy.recompute_granularity=selective"});
+        const Config sel
+            = configFrom(doc, {"parallelism.sequence_parallel=true", "strategy.recompute_granularity=selective"});
         const Bytes actSel = entryBytes(computeLedger(sel).ranks.front(), Category::Activations, "Transformer layers");
         CHECK(static_cast<double>(actSel) / kGiB == Approx(double(k["act_tp_sp_selective_gib"])).epsilon(1e-12));
 
         // With the default fp32 LayerNorm statistics the figure moves by well under 0.1 %.
         const Config withStats = configFrom(doc, {"strategy.norm_stats_dtype=fp32"});
-        const Bytes actStats = entryBytes(computeLedger(withStats).ranks.front(), Category::Activations, "Transformer layers");
+        const Bytes actStats
+            = entryBytes(computeLedger(withStats).ranks.front(), Category::Activations, "Transformer layers");
         CHECK(actStats > act);
         CHECK(static_cast<double>(actStats) / kGiB == Approx(double(k["act_tp_gib"])).epsilon(1e-3));
     }
@@ -150,7 +163,8 @@ TEST_CASE("Seed 002: GPT-3 175B on 64 GPUs, first-stage activations and model st
     CHECK(entryBytes(sel.ranks[0], Category::Activations, "Transformer layers") / kGB
           == Approx(double(ref["first_stage_act_tp_sp_selective_gb"])).epsilon(0.005));
     // 16 x 174e9 / 64: the middle ranks hold only transformer layers.
-    CHECK(modelStatesOf(tp.ranks[3], "Transformer layers") / kGB == Approx(double(ref["model_states_gb"])).epsilon(0.005));
+    CHECK(modelStatesOf(tp.ranks[3], "Transformer layers") / kGB
+          == Approx(double(ref["model_states_gb"])).epsilon(0.005));
     CHECK(tp.total_parameters == Approx(double(ref["parameters"])).epsilon(0.005));
     CHECK_FALSE(tp.ranks[0].fits);
     CHECK(sel.fits());

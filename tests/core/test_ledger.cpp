@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Structural properties of the ledger that follow from how frameworks place state.
 #include "core/activations.h"
-#include "core/report.h"
+#include "core/reports/report.h"
 #include "core/stats.h"
 #include "testutil.h"
 

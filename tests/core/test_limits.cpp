@@ -3,11 +3,10 @@
 // GPUs, and up to its hard limits of 100 T parameters and 1 M GPUs) evaluate
 // without overflow; beyond the limits a named field refuses them. Under the
 // asan preset UBSan turns any signed overflow here into a failure.
-#include "testutil.h"
-
 #include "core/parameters.h"
-#include "core/report.h"
+#include "core/reports/report.h"
 #include "core/timeline.h"
+#include "testutil.h"
 
 #include <cmath>
 
@@ -36,12 +35,12 @@ Config tenTrillionDense()
 // DeepSeek-V3's shape with 4096 routed experts: about 10 T parameters.
 Config tenTrillionMoe()
 {
-    Config c = configFrom(emptyDoc(), {"model=deepseek-v3", "model.num_layers=64", "model.num_experts=4096",
-                                       "parallelism.tensor_model_parallel_size=8",
-                                       "parallelism.pipeline_model_parallel_size=16",
-                                       "parallelism.data_parallel_size=800", "parallelism.expert_model_parallel_size=32",
-                                       "parallelism.sequence_parallel=true", "parallelism.zero_stage=1",
-                                       "training.seq_length=4096", "training.global_batch_size=12800"});
+    Config c = configFrom(emptyDoc(),
+                          {"model=deepseek-v3", "model.num_layers=64", "model.num_experts=4096",
+                           "parallelism.tensor_model_parallel_size=8", "parallelism.pipeline_model_parallel_size=16",
+                           "parallelism.data_parallel_size=800", "parallelism.expert_model_parallel_size=32",
+                           "parallelism.sequence_parallel=true", "parallelism.zero_stage=1", "training.seq_length=4096",
+                           "training.global_batch_size=12800"});
     return c;
 }
 
@@ -97,7 +96,8 @@ TEST_CASE("10 T parameters on 100 k GPUs evaluate without overflow", "[limits]")
         // Weights alone: at least the bf16 parameters spread over every model-parallel rank.
         Bytes weights = 0;
         for (const RankLedger &r : l.ranks)
-            weights = std::max(weights, r.device[static_cast<int>(Category::Weights)] + r.host[static_cast<int>(Category::Weights)]);
+            weights = std::max(weights, r.device[static_cast<int>(Category::Weights)]
+                                            + r.host[static_cast<int>(Category::Weights)]);
         CHECK(weights > 0);
         CHECK_FALSE(l.fits());
         CHECK(noNegativeNumber(ledgerToJson(c, l)));
@@ -155,9 +155,9 @@ TEST_CASE("Beyond the limits a named field refuses the plan", "[limits]")
     }
     SECTION("GPipe with so many micro-batches in flight that activations would overflow")
     {
-        Config c = scenario("llama-3-70b-128xh100",
-                            {"parallelism.pipeline_schedule=\"gpipe\"", "parallelism.virtual_pipeline_model_parallel_size=1",
-                             "parallelism.data_parallel_size=1", "training.seq_length=65536"});
+        Config c = scenario("llama-3-70b-128xh100", {"parallelism.pipeline_schedule=\"gpipe\"",
+                                                     "parallelism.virtual_pipeline_model_parallel_size=1",
+                                                     "parallelism.data_parallel_size=1", "training.seq_length=65536"});
         c.training.global_batch_size = std::int64_t(1) << 34;
         CHECK(refusedAt(c, "training.seq_length"));
     }

@@ -3,9 +3,9 @@
 // per hidden matrix element instead of Adam's two, AdamW for the rest, and a
 // Newton–Schulz working set of one full matrix at a time. Counted by hand.
 #include "core/costmodel.h"
+#include "core/formats/preset.h"
 #include "core/modelstates.h"
 #include "core/muon.h"
-#include "core/preset.h"
 #include "core/steptime.h"
 #include "core/timeline.h"
 #include "testutil.h"

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Activation offload on a copy stream (seed 002 §4.3-4.4 and exercise 6).
-#include "testutil.h"
-
 #include "core/offload.h"
 #include "core/timeline.h"
+#include "testutil.h"
 
 using namespace memledger;
 using namespace memledger::test;
 
-TEST_CASE("Seed 002 exercise 6: the copy-out stalls the forward, the copy-in hides in the backward", "[offload][reference]")
+TEST_CASE("Seed 002 exercise 6: the copy-out stalls the forward, the copy-in hides in the backward",
+          "[offload][reference]")
 {
     // 5 ms forward, 10 ms backward, 150 MB of saved activations, 25 GB/s: a 6 ms copy.
     const std::vector<ChainLayer> chain(8, ChainLayer{0.005, 0.010, 150e6});
@@ -45,7 +45,8 @@ TEST_CASE("Activation offload in the pipeline: fewer bytes on the device, stalls
     CHECK(fast.step_time <= moved.step_time);
 }
 
-TEST_CASE("Optimizer offload: gradients out, the CPU update, weights back (ZeRO-Offload)", "[offload][timeline][reference]")
+TEST_CASE("Optimizer offload: gradients out, the CPU update, weights back (ZeRO-Offload)",
+          "[offload][timeline][reference]")
 {
     // Seed 002 §4.2: ZeRO-Offload's CPU-Adam takes 0.22-0.26 s per billion parameters.
     const Config c = scenario("seed-000-7b-c-offload");
@@ -59,7 +60,8 @@ TEST_CASE("Optimizer offload: gradients out, the CPU update, weights back (ZeRO-
     CHECK(r.optimizer_copy_out_s == Approx(2.0 * params / c.hardware.host_link_bytes_per_s));
     CHECK(r.optimizer_copy_in_s == Approx(2.0 * params / c.hardware.host_link_bytes_per_s));
     CHECK(r.optimizer_device_s == 0);
-    CHECK(r.optimizer_end - r.optimizer_start == Approx(r.optimizer_copy_out_s + r.optimizer_cpu_s + r.optimizer_copy_in_s));
+    CHECK(r.optimizer_end - r.optimizer_start
+          == Approx(r.optimizer_copy_out_s + r.optimizer_cpu_s + r.optimizer_copy_in_s));
     // On the device the step streams the states through HBM instead: far shorter.
     const Timeline onDevice = simulateIteration(scenario("seed-000-7b-a-plain"));
     CHECK(onDevice.ranks[0].optimizer_device_s > 0);

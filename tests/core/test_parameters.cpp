@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Parameter counts of the shipped model presets against published figures (within 0.5 %).
-#include "testutil.h"
-
 #include "core/parameters.h"
+#include "testutil.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -11,11 +10,19 @@ TEST_CASE("Model presets have their published parameter counts", "[parameters][r
 {
     // Sources: the model cards / papers (Llama 2, Llama 3.1, Mixtral, GPT-3, DeepSeek-V3
     // without its multi-token-prediction module, Mistral 7B, Qwen2.5).
-    const auto [name, published] = GENERATE(table<std::string, double>({
-        {"llama-2-7b", 6.74e9}, {"llama-2-13b", 13.0e9}, {"llama-2-70b", 69.0e9}, {"llama-3.1-8b", 8.03e9},
-        {"llama-3.1-70b", 70.6e9}, {"llama-3.1-405b", 405.9e9}, {"mistral-7b", 7.24e9}, {"mixtral-8x7b", 46.7e9},
-        {"mixtral-8x22b", 141e9}, {"qwen2.5-7b", 7.62e9}, {"qwen2.5-72b", 72.7e9}, {"gpt-3-175b", 175e9},
-        {"deepseek-v3", 671e9}}));
+    const auto [name, published] = GENERATE(table<std::string, double>({{"llama-2-7b", 6.74e9},
+                                                                        {"llama-2-13b", 13.0e9},
+                                                                        {"llama-2-70b", 69.0e9},
+                                                                        {"llama-3.1-8b", 8.03e9},
+                                                                        {"llama-3.1-70b", 70.6e9},
+                                                                        {"llama-3.1-405b", 405.9e9},
+                                                                        {"mistral-7b", 7.24e9},
+                                                                        {"mixtral-8x7b", 46.7e9},
+                                                                        {"mixtral-8x22b", 141e9},
+                                                                        {"qwen2.5-7b", 7.62e9},
+                                                                        {"qwen2.5-72b", 72.7e9},
+                                                                        {"gpt-3-175b", 175e9},
+                                                                        {"deepseek-v3", 671e9}}));
     CAPTURE(name);
     nlohmann::json doc = emptyDoc();
     doc["model"] = name;

@@ -4,12 +4,11 @@
 // how DeepSeek-V3's 61 layers are split. The in-flight rule per chunk is the
 // schedule's own (1F1B: rank r holds p - r micro-batches), so a rank's layer
 // activations scale with the layers its chunks hold.
-#include "testutil.h"
-
-#include "core/builtins.h"
-#include "core/preset.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/timeline.h"
 #include "core/validate.h"
+#include "testutil.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -51,7 +50,8 @@ TEST_CASE("A layout equal to the even split changes nothing", "[pipeline_layout]
     }
 }
 
-TEST_CASE("1F1B with stages of 3 and 5 layers: activations follow the layers each rank holds", "[pipeline_layout][reference]")
+TEST_CASE("1F1B with stages of 3 and 5 layers: activations follow the layers each rank holds",
+          "[pipeline_layout][reference]")
 {
     // p = 2: rank 0 holds 2 micro-batches in flight, rank 1 holds 1 (p - r).
     const Ledger even = computeLedger(dense(2, 1, 8));
@@ -64,8 +64,10 @@ TEST_CASE("1F1B with stages of 3 and 5 layers: activations follow the layers eac
     CHECK(entryBytes(uneven.ranks[0], Category::Activations, "Transformer layers") * 4 == evenRank0 * 3);
     CHECK(entryBytes(uneven.ranks[1], Category::Activations, "Transformer layers") * 4 == evenRank1 * 5);
     // Weights follow the layers too: rank 1 holds 5 of 8 layers (and the output layer either way).
-    CHECK(uneven.ranks[1].device[std::size_t(Category::Weights)] > even.ranks[1].device[std::size_t(Category::Weights)]);
-    CHECK(uneven.ranks[0].device[std::size_t(Category::Weights)] < even.ranks[0].device[std::size_t(Category::Weights)]);
+    CHECK(uneven.ranks[1].device[std::size_t(Category::Weights)]
+          > even.ranks[1].device[std::size_t(Category::Weights)]);
+    CHECK(uneven.ranks[0].device[std::size_t(Category::Weights)]
+          < even.ranks[0].device[std::size_t(Category::Weights)]);
 }
 
 TEST_CASE("Interleaved chunks may hold different layer counts, even none", "[pipeline_layout]")
@@ -88,8 +90,8 @@ TEST_CASE("Interleaved chunks may hold different layer counts, even none", "[pip
 
 TEST_CASE("A layout that does not fit the pipeline is refused, naming the field", "[pipeline_layout][validate]")
 {
-    CHECK(names(validate(dense(2, 1, 8, {3, 3, 2})), "parallelism.pipeline_layout"));  // 3 stages for p·v = 2
-    CHECK(names(validate(dense(2, 1, 8, {3, 4})), "parallelism.pipeline_layout"));     // 7 of 8 layers
+    CHECK(names(validate(dense(2, 1, 8, {3, 3, 2})), "parallelism.pipeline_layout")); // 3 stages for p·v = 2
+    CHECK(names(validate(dense(2, 1, 8, {3, 4})), "parallelism.pipeline_layout")); // 7 of 8 layers
     CHECK_FALSE(names(validate(dense(2, 1, 8, {3, 5})), "parallelism.pipeline_layout"));
     // 8 layers over 3 stages is refused without a layout and accepted with one.
     CHECK(names(validate(dense(3, 1, 9)), "model.num_layers"));

@@ -3,20 +3,18 @@
 // of random ones (tests/core/randomconfig.h, fixed seed). Each property is a
 // function returning an empty string or what went wrong, so a failure names
 // the configuration (printed as a preset) and the rank.
+#include "core/formats/preset.h"
+#include "core/ledger.h"
+#include "core/reports/report.h"
+#include "core/reports/timelinereport.h"
+#include "core/timeline.h"
+#include "core/validate.h"
 #include "randomconfig.h"
 
-#include "core/ledger.h"
-#include "core/preset.h"
-#include "core/report.h"
-#include "core/timeline.h"
-#include "core/timelinereport.h"
-#include "core/validate.h"
-
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -90,22 +88,29 @@ Bytes sumOf(const RankLedger &r, const std::function<bool(const LedgerEntry &)> 
 
 Bytes weights(const RankLedger &r)
 {
-    return sumOf(r, [](const LedgerEntry &e) { return e.category == Category::Weights; }, true);
+    return sumOf(
+        r, [](const LedgerEntry &e) { return e.category == Category::Weights; }, true);
 }
 
 Bytes modelStates(const RankLedger &r, bool hostToo)
 {
-    return sumOf(r, [](const LedgerEntry &e) {
-        return e.category == Category::Weights || e.category == Category::Gradients || e.category == Category::OptimizerStates;
-    }, hostToo);
+    return sumOf(
+        r,
+        [](const LedgerEntry &e) {
+            return e.category == Category::Weights || e.category == Category::Gradients
+                   || e.category == Category::OptimizerStates;
+        },
+        hostToo);
 }
 
 // Saved activations: what is kept from forward to backward, wherever it
 // waits; the full-recompute working set is a transient of the backward.
 Bytes savedActivations(const RankLedger &r)
 {
-    return sumOf(r, [](const LedgerEntry &e) { return e.category == Category::Activations && e.label != "Recompute working set"; },
-                 true);
+    return sumOf(
+        r,
+        [](const LedgerEntry &e) { return e.category == Category::Activations && e.label != "Recompute working set"; },
+        true);
 }
 
 std::optional<Ledger> ledgerIfValid(const Config &c)
@@ -173,8 +178,9 @@ std::string zeroStages(const Config &c, const Ledger &l)
 std::string recompute(const Config &c, const Ledger &l)
 {
     const StrategyConfig &st = c.strategy;
-    const std::int64_t perChunk = c.model.num_layers
-        / (c.parallelism.pipeline_model_parallel_size * c.parallelism.virtual_pipeline_model_parallel_size);
+    const std::int64_t perChunk
+        = c.model.num_layers
+          / (c.parallelism.pipeline_model_parallel_size * c.parallelism.virtual_pipeline_model_parallel_size);
     const bool fullCoversAll = st.recompute_method == RecomputeMethod::Uniform || st.recompute_num_layers >= perChunk;
     std::vector<RecomputeGranularity> more;
     if (st.recompute_granularity == RecomputeGranularity::None)
@@ -238,7 +244,7 @@ std::string timelinePeak(const Timeline &tl)
         }
         if (top != r.peak_bytes)
             return "peak " + std::to_string(r.peak_bytes) + " is not the curve's maximum " + std::to_string(top)
-                + " on rank " + std::to_string(r.pipeline_rank);
+                   + " on rank " + std::to_string(r.pipeline_rank);
         for (double x : {r.peak_time, r.busy_seconds, r.pipeline_end, r.optimizer_start, r.optimizer_end,
                          r.copies.copyOutSeconds, r.copies.copyInSeconds, r.copies.stallSeconds, r.copies.overlap()})
             if (!std::isfinite(x) || x < 0)
@@ -266,12 +272,12 @@ std::string finiteJson(const nlohmann::json &j, const std::string &where = "")
 }
 
 // One assertion per property and configuration; the preset is printed only on failure.
-#define PROPERTY(expr)                                \
-    do {                                              \
-        const std::string bad_ = (expr);              \
-        if (!bad_.empty())                            \
-            UNSCOPED_INFO(presetToText(c));           \
-        CHECK(bad_ == "");                            \
+#define PROPERTY(expr)                                                                                                 \
+    do {                                                                                                               \
+        const std::string bad_ = (expr);                                                                               \
+        if (!bad_.empty())                                                                                             \
+            UNSCOPED_INFO(presetToText(c));                                                                            \
+        CHECK(bad_ == "");                                                                                             \
     } while (false)
 
 } // namespace
@@ -304,8 +310,9 @@ TEST_CASE("The random configurations cover every architecture and option", "[pro
         ++schedules[static_cast<int>(c.parallelism.schedule())];
         ++zero[c.parallelism.zero_stage];
         ++recompute[static_cast<int>(c.strategy.recompute_granularity)];
-        offloads += c.strategy.optimizer_offload != OffloadTarget::None || c.strategy.activation_offload != OffloadTarget::None
-            || c.strategy.param_offload != OffloadTarget::None;
+        offloads += c.strategy.optimizer_offload != OffloadTarget::None
+                    || c.strategy.activation_offload != OffloadTarget::None
+                    || c.strategy.param_offload != OffloadTarget::None;
         Config more = c;
         more.parallelism.tensor_model_parallel_size *= 2;
         more.parallelism.sequence_parallel = true;

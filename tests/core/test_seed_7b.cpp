@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Seeds 000/001: the 7B model on one 80 GB GPU, plans A-D (GB = 1e9 bytes).
-#include "testutil.h"
-
 #include "core/activations.h"
+#include "testutil.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -28,7 +27,8 @@ TEST_CASE("Seed 000: the model states are 16 bytes per parameter of a 6.74 B mod
     const Ledger l = computeLedger(scenario("seed-000-7b-a-plain"));
     const RankLedger &r = l.ranks[0];
     CHECK(l.total_parameters == Approx(double(seed()["published_parameters"])).epsilon(0.005));
-    const Bytes states = r.device[int(Category::Weights)] + r.device[int(Category::Gradients)] + r.device[int(Category::OptimizerStates)];
+    const Bytes states = r.device[int(Category::Weights)] + r.device[int(Category::Gradients)]
+                         + r.device[int(Category::OptimizerStates)];
     CHECK(states == std::int64_t(seed()["bytes_per_parameter"]) * l.total_parameters);
     // 2 bf16 weight + 2 bf16 grad + 12 optimizer (4 master + 4 m + 4 v).
     CHECK(r.device[int(Category::Weights)] == 2 * l.total_parameters);
@@ -64,10 +64,12 @@ TEST_CASE("Seed 000 plans A-D: GPU and CPU totals", "[ledger][reference]")
         // ("these numbers ignore temporary buffers and recompute workspace"); we
         // count them as their own rows, so compare without them.
         const Bytes workspace = entryBytes(r, Category::Activations, "Recompute working set")
-            + entryBytes(r, Category::Activations, "Output layer and loss");
-        const double gpu = atNominal(double(r.device_total_bytes - workspace), l.total_parameters, offload ? 4.0 : 16.0);
+                                + entryBytes(r, Category::Activations, "Output layer and loss");
+        const double gpu
+            = atNominal(double(r.device_total_bytes - workspace), l.total_parameters, offload ? 4.0 : 16.0);
         CHECK(gpu / kGB == Approx(double(plan["gpu_gb"])).epsilon(0.01));
-        const double cpu = r.host_total_bytes == 0 ? 0.0 : atNominal(double(r.host_total_bytes), l.total_parameters, 12.0);
+        const double cpu
+            = r.host_total_bytes == 0 ? 0.0 : atNominal(double(r.host_total_bytes), l.total_parameters, 12.0);
         CHECK(cpu / kGB == Approx(double(plan["cpu_gb"])).margin(0.01).epsilon(0.01));
 
         if (full) {
@@ -85,7 +87,10 @@ TEST_CASE("Seed 000 plans A-D: GPU and CPU totals", "[ledger][reference]")
 
 TEST_CASE("Seed 000: with b = 4 activations grow to about 122 GB", "[ledger][reference]")
 {
-    const RankLedger r = computeLedger(scenario("seed-000-7b-c-offload", {"training.micro_batch_size=4", "training.global_batch_size=4"})).ranks[0];
-    CHECK(entryBytes(r, Category::Activations, "Transformer layers") / kGB == Approx(double(seed()["activations_b4_gb"])).epsilon(0.015));
+    const RankLedger r = computeLedger(scenario("seed-000-7b-c-offload",
+                                                {"training.micro_batch_size=4", "training.global_batch_size=4"}))
+                             .ranks[0];
+    CHECK(entryBytes(r, Category::Activations, "Transformer layers") / kGB
+          == Approx(double(seed()["activations_b4_gb"])).epsilon(0.015));
     CHECK_FALSE(r.fits);
 }

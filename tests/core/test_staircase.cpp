@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Pipeline staircase (reference README section 4): in-flight micro-batches per rank.
-#include "testutil.h"
-
 #include "core/schedule.h"
+#include "testutil.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -14,7 +13,9 @@ Ledger pipeline(const std::string &schedule, std::int64_t v, std::int64_t microB
     nlohmann::json doc = emptyDoc();
     doc["model"] = {{"num_layers", 32}, {"hidden_size", 1024}, {"num_attention_heads", 16}};
     doc["training"] = {{"seq_length", 1024}, {"micro_batch_size", 1}, {"global_batch_size", microBatches}};
-    doc["parallelism"] = {{"pipeline_model_parallel_size", 8}, {"virtual_pipeline_model_parallel_size", v}, {"pipeline_schedule", schedule}};
+    doc["parallelism"] = {{"pipeline_model_parallel_size", 8},
+                          {"virtual_pipeline_model_parallel_size", v},
+                          {"pipeline_schedule", schedule}};
     return computeLedger(configFrom(doc));
 }
 
@@ -43,7 +44,8 @@ TEST_CASE("GPipe holds every micro-batch on every rank", "[schedule][reference]"
     }
 }
 
-TEST_CASE("Interleaved 1F1B with v = 2: rank 0 holds p(1 + (p-1)/(pv)) = 11.5 stage-micro-batches", "[schedule][reference]")
+TEST_CASE("Interleaved 1F1B with v = 2: rank 0 holds p(1 + (p-1)/(pv)) = 11.5 stage-micro-batches",
+          "[schedule][reference]")
 {
     const nlohmann::json &ref = referenceCases()["staircase"];
     const Ledger l = pipeline("interleaved", ref["interleaved_v"], 32);

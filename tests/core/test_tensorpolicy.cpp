@@ -6,10 +6,10 @@
 // planner's frontier with quantise as a fate.
 #include "core/activations.h"
 #include "core/efficiency.h"
+#include "core/formats/preset.h"
 #include "core/ledger.h"
 #include "core/planner/tensorplan.h"
-#include "core/preset.h"
-#include "core/report.h"
+#include "core/reports/report.h"
 #include "core/steptime.h"
 #include "core/tensorpolicy.h"
 #include "core/timeline.h"

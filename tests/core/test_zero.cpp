@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Rajbhandari et al. 2020, Figure 1: model states per GPU under ZeRO stages (GB).
-#include "testutil.h"
-
 #include "core/modelstates.h"
+#include "testutil.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -30,14 +29,19 @@ TEST_CASE("ZeRO stages through the ledger: each stage shards one more category o
 {
     nlohmann::json doc = emptyDoc();
     doc["model"] = "llama-2-7b";
-    doc["training"] = {{"seq_length", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 64},
-                       {"params_dtype", "fp16"}, {"main_grads_dtype", "fp16"}};
+    doc["training"] = {{"seq_length", 2048},
+                       {"micro_batch_size", 1},
+                       {"global_batch_size", 64},
+                       {"params_dtype", "fp16"},
+                       {"main_grads_dtype", "fp16"}};
     doc["parallelism"] = {{"data_parallel_size", 64}};
     doc["hardware"] = "A100-SXM-80GB";
     const double psi = double(computeLedger(configFrom(doc)).total_parameters);
     const auto states = [&](int stage) {
-        const RankLedger r = computeLedger(configFrom(doc, {"parallelism.zero_stage=" + std::to_string(stage)})).ranks[0];
-        return double(r.device[int(Category::Weights)] + r.device[int(Category::Gradients)] + r.device[int(Category::OptimizerStates)]);
+        const RankLedger r
+            = computeLedger(configFrom(doc, {"parallelism.zero_stage=" + std::to_string(stage)})).ranks[0];
+        return double(r.device[int(Category::Weights)] + r.device[int(Category::Gradients)]
+                      + r.device[int(Category::OptimizerStates)]);
     };
     // (2 + 2 + K) Psi, 4 Psi + K Psi / N_d, 2 Psi + (2 + K) Psi / N_d, (2 + 2 + K) Psi / N_d.
     CHECK(states(0) == Approx(16 * psi));
@@ -45,7 +49,9 @@ TEST_CASE("ZeRO stages through the ledger: each stage shards one more category o
     CHECK(states(2) == Approx(2 * psi + 14 * psi / 64).epsilon(1e-6));
     CHECK(states(3) == Approx(16 * psi / 64).epsilon(1e-6));
     // use_distributed_optimizer is ZeRO-1.
-    CHECK(double(computeLedger(configFrom(doc, {"parallelism.use_distributed_optimizer=true"})).ranks[0].device[int(Category::OptimizerStates)])
+    CHECK(double(computeLedger(configFrom(doc, {"parallelism.use_distributed_optimizer=true"}))
+                     .ranks[0]
+                     .device[int(Category::OptimizerStates)])
           == Approx(12 * psi / 64).epsilon(1e-6));
 }
 

@@ -3,10 +3,10 @@
 // configurations built from the shipped presets the way a user writes them.
 #pragma once
 
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/ledger.h"
 #include "core/planner/tensorplan.h"
-#include "core/preset.h"
 #include "core/validate.h"
 
 #include <algorithm>

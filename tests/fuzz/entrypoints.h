@@ -5,21 +5,20 @@
 // or the invariant a result broke (a crash is the other way to fail).
 #pragma once
 
-#include "core/deck.h"
-#include "core/hfimport.h"
+#include "core/formats/deck.h"
+#include "core/formats/hfimport.h"
+#include "core/formats/preset.h"
 #include "core/ledger.h"
-#include "core/preset.h"
-#include "core/report.h"
+#include "core/reports/report.h"
 #include "core/timeline.h"
 #include "core/trace/profilertrace.h"
 #include "core/trace/replay.h"
 #include "core/trace/snapshot.h"
 #include "core/validate.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 

@@ -12,7 +12,7 @@
 
 #include "catchqt.h"
 #include "charttexts.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/memorybarschart.h"

@@ -16,8 +16,8 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 
-#include "core/builtins.h"
-#include "core/preset.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"

@@ -5,7 +5,7 @@
 #include <QUndoStack>
 
 #include "catchqt.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 #include "ui/document.h"
 
 using memledger::ui::Document;

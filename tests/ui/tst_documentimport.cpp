@@ -7,8 +7,8 @@
 #include <QTemporaryDir>
 
 #include "catchqt.h"
-#include "core/builtins.h"
-#include "core/preset.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 
@@ -17,7 +17,6 @@ using memledger::ui::Document;
 using memledger::test::writeFile;
 
 namespace {
-
 
 const QByteArray kMistral = QByteArrayLiteral(R"({
   "architectures": ["MistralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
@@ -40,7 +39,8 @@ TEST_CASE("Document imports a Hugging Face config and keeps its warnings", "[ui]
     REQUIRE(document.importHfConfig(writeFile(dir, QStringLiteral("config.json"), kMistral), &error));
     CHECK(error.isEmpty());
     CHECK(ledgerSpy.count() == 1);
-    const memledger::LoadResult builtin = memledger::presetFromText(memledger::findBuiltin("models", "mistral-7b")->text);
+    const memledger::LoadResult builtin
+        = memledger::presetFromText(memledger::findBuiltin("models", "mistral-7b")->text);
     REQUIRE(builtin.config.has_value());
     CHECK(document.config().model == builtin.config->model);
     CHECK(document.config().parallelism == memledger::ParallelismConfig{}); // the rest is defaulted
@@ -76,9 +76,11 @@ TEST_CASE("A config that cannot be imported changes nothing", "[ui][document][hf
 
     QString error;
     CHECK_FALSE(document.importHfConfig(
-        writeFile(dir, QStringLiteral("gpt2.json"), QByteArrayLiteral(R"({"architectures": ["GPT2LMHeadModel"]})")), &error));
+        writeFile(dir, QStringLiteral("gpt2.json"), QByteArrayLiteral(R"({"architectures": ["GPT2LMHeadModel"]})")),
+        &error));
     CHECK(error.contains(QStringLiteral("hf.architectures")));
-    CHECK_FALSE(document.importHfConfig(writeFile(dir, QStringLiteral("bad.json"), QByteArrayLiteral("{\"hidden_size\":")), &error));
+    CHECK_FALSE(document.importHfConfig(
+        writeFile(dir, QStringLiteral("bad.json"), QByteArrayLiteral("{\"hidden_size\":")), &error));
     CHECK(error.contains(QStringLiteral("not valid JSON")));
     CHECK_FALSE(document.importHfConfig(dir.filePath(QStringLiteral("missing.json")), &error));
     CHECK(document.config() == before);
@@ -95,6 +97,7 @@ TEST_CASE("The File menu offers the Hugging Face import", "[ui][mainwindow][hfim
     for (const QAction *menu : window.menuBar()->actions())
         if (menu->menu())
             for (const QAction *action : menu->menu()->actions())
-                found = found || action->text().remove(QLatin1Char('&')) == QStringLiteral("Import Hugging Face config…");
+                found
+                    = found || action->text().remove(QLatin1Char('&')) == QStringLiteral("Import Hugging Face config…");
     CHECK(found);
 }

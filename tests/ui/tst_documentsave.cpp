@@ -8,14 +8,14 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
+#include "../core/filesizelimit.h"
+#include "catchqt.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
+#include "ui/document.h"
+
 #include <csignal>
 #include <sys/resource.h>
-
-#include "catchqt.h"
-#include "../core/filesizelimit.h"
-#include "core/builtins.h"
-#include "core/preset.h"
-#include "ui/document.h"
 
 using memledger::ui::Document;
 
@@ -31,14 +31,14 @@ QByteArray readAll(const QString &path)
 }
 
 // Counts every signal the document emits while it lives.
-struct Spies {
+struct Spies
+{
     QSignalSpy config, ledger, problems;
     explicit Spies(Document &d)
         : config(&d, &Document::configChanged)
         , ledger(&d, &Document::ledgerChanged)
         , problems(&d, &Document::problemsChanged)
-    {
-    }
+    { }
     int total() const { return int(config.count() + ledger.count() + problems.count()); }
 };
 

@@ -6,8 +6,8 @@
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 
-#include "core/builtins.h"
-#include "core/report.h"
+#include "core/formats/builtins.h"
+#include "core/reports/report.h"
 #include "ui/document.h"
 #include "ui/exporter.h"
 #include "ui/mainwindow.h"
@@ -48,7 +48,8 @@ TEST_CASE("Charts export to PNG and SVG, the ledger to CSV and Markdown", "[ui][
             continue;
         if (xml.name() == QStringLiteral("svg"))
             rootIsSvg = true;
-        shapes += xml.name() == QStringLiteral("path") || xml.name() == QStringLiteral("rect") || xml.name() == QStringLiteral("polyline");
+        shapes += xml.name() == QStringLiteral("path") || xml.name() == QStringLiteral("rect")
+                  || xml.name() == QStringLiteral("polyline");
         texts += xml.name() == QStringLiteral("text");
         CHECK(xml.name() != QStringLiteral("image")); // vector, not an embedded raster
     }

@@ -10,10 +10,10 @@
 
 #include "catchqt.h"
 #include "core/activations.h"
+#include "core/formats/preset.h"
 #include "core/planner/chain.h"
 #include "core/planner/settingspoints.h"
 #include "core/planner/tensorplan.h"
-#include "core/preset.h"
 #include "core/tensorpolicy.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"

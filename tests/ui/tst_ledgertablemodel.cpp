@@ -7,9 +7,9 @@
 #include <QTextDocument>
 
 #include "catchqt.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/ledger.h"
-#include "core/preset.h"
 #include "core/validate.h"
 #include "ui/categorycolors.h"
 #include "ui/ledgertablemodel.h"

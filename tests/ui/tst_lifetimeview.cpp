@@ -7,9 +7,9 @@
 #include <QWheelEvent>
 
 #include "catchqt.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/gantt.h"
-#include "core/preset.h"
 #include "core/timeline.h"
 #include "core/units.h"
 #include "ui/lifetimeview.h"

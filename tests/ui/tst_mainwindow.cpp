@@ -8,7 +8,7 @@
 #include <QTreeView>
 
 #include "catchqt.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 #include "ui/document.h"
 #include "ui/frontierview.h"
 #include "ui/mainwindow.h"

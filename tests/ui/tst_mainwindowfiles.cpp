@@ -14,8 +14,8 @@
 #include <QWindow>
 
 #include "catchqt.h"
-#include "core/builtins.h"
-#include "core/preset.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/planheader.h"

@@ -15,7 +15,7 @@
 #include <QToolButton>
 
 #include "catchqt.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"

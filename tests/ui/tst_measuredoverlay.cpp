@@ -3,9 +3,9 @@
 #include <QImage>
 
 #include "catchqt.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/gantt.h"
-#include "core/preset.h"
 #include "core/timeline.h"
 #include "ui/lifetimeview.h"
 #include "ui/measuredoverlay.h"

@@ -3,7 +3,7 @@
 #include <QUndoStack>
 
 #include "catchqt.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 #include "measuredfixtures.h"
 #include "ui/document.h"
 #include "ui/measuredrun.h"

@@ -16,8 +16,8 @@
 #include <QUndoStack>
 
 #include "catchqt.h"
+#include "core/formats/preset.h"
 #include "core/ledger.h"
-#include "core/preset.h"
 #include "core/validate.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"

@@ -5,7 +5,7 @@
 #include <QApplication>
 
 #include "catchqt.h"
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 #include "core/inference.h"
 #include "ui/categorycolors.h"
 #include "ui/document.h"

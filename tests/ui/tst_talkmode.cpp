@@ -10,8 +10,8 @@
 #include <QUndoStack>
 
 #include "charttexts.h"
-#include "core/builtins.h"
-#include "core/deck.h"
+#include "core/formats/builtins.h"
+#include "core/formats/deck.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/memorybarschart.h"

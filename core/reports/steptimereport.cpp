@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/steptimereport.h"
+#include "core/reports/steptimereport.h"
 
 #include "core/gantt.h"
 

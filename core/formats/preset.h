@@ -35,7 +35,7 @@ Problems applyOverride(nlohmann::json &doc, std::string_view assignment);
 
 // Writes to a temporary file beside `path`, flushes it to the device and
 // renames it over, so a failed save leaves the old file intact and no
-// temporary behind. Returns an empty string or the reason (core/atomicfile.cpp).
+// temporary behind. Returns an empty string or the reason (core/formats/atomicfile.cpp).
 std::string writeFileAtomically(const std::string &path, std::string_view contents);
 
 } // namespace memledger

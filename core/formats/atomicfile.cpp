@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// writeFileAtomically (declared in core/preset.h, where savers find it):
+// writeFileAtomically (declared in core/formats/preset.h, where savers find it):
 // temporary file beside the target, written, flushed to the device, then
 // renamed over the target. Any failure removes the temporary and leaves the
 // target as it was; rename is atomic within a directory.
-#include "core/atomicfile.h"
+#include "core/formats/atomicfile.h"
 
-#include "core/preset.h"
+#include "core/formats/preset.h"
 
 #include <cerrno>
 #include <cstdlib>

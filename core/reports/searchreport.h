@@ -4,7 +4,6 @@
 #include "core/planner/search.h"
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <string>
 
 namespace memledger {

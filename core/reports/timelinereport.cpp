@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/timelinereport.h"
+#include "core/reports/timelinereport.h"
 
 #include <nlohmann/json.hpp>
 #include <sstream>

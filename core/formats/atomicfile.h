@@ -5,7 +5,7 @@
 
 namespace memledger {
 
-// How writeFileAtomically (core/preset.h) puts the bytes of its temporary
+// How writeFileAtomically (core/formats/preset.h) puts the bytes of its temporary
 // file on disk: all of `contents` to `fd`, or false with errno set. Tests
 // swap it for one that writes into /dev/full (ENOSPC) to prove that a
 // device failing mid-save leaves the old file intact; nothing else should.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "core/deck.h"
+#include "core/formats/deck.h"
 
-#include "core/builtins.h"
-#include "core/jsontext.h"
-#include "core/preset.h"
+#include "core/formats/builtins.h"
+#include "core/formats/jsontext.h"
+#include "core/formats/preset.h"
 #include "core/validate.h"
 
 #include <nlohmann/json.hpp>

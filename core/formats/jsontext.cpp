@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/jsontext.h"
+#include "core/formats/jsontext.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

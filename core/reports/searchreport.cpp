@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/planner/searchreport.h"
+#include "core/reports/searchreport.h"
 
-#include "core/preset.h"
-#include "core/report.h"
+#include "core/formats/preset.h"
+#include "core/reports/report.h"
 #include "core/units.h"
 
 #include <cstdio>

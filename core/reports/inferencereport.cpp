@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/inferencereport.h"
+#include "core/reports/inferencereport.h"
 
-#include "core/report.h"
+#include "core/reports/report.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>

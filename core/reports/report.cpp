@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/report.h"
+#include "core/reports/report.h"
 
 #include "core/activations.h"
-#include "core/steptimereport.h"
+#include "core/reports/steptimereport.h"
 #include "core/tensorpolicy.h"
 
 #include <cstdio>

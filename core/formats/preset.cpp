@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "core/preset.h"
+#include "core/formats/preset.h"
 
-#include "core/builtins.h"
-#include "core/jsontext.h"
+#include "core/formats/builtins.h"
+#include "core/formats/jsontext.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/builtins.h"
+#include "core/formats/builtins.h"
 
 namespace memledger {
 

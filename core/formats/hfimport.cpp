@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "core/hfimport.h"
+#include "core/formats/hfimport.h"
 
-#include "core/jsontext.h"
+#include "core/formats/jsontext.h"
 
 #include <limits>
 #include <nlohmann/json.hpp>
