@@ -13,7 +13,7 @@
 namespace memledger {
 
 // The configuration is plain values. Field names follow Megatron-LM's
-// arguments (DESIGN.md, "Preset file"); every default is documented in
+// arguments (the preset format of presets/README.md); every default is documented in
 // presets/README.md and set here, in one place.
 
 enum class Normalization { LayerNorm, RMSNorm };

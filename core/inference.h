@@ -43,7 +43,7 @@ std::int64_t kvHeadsPerRank(const ModelConfig &model, std::int64_t t);
 // attention, the compressed latent plus the rotary key (kv_lora_rank +
 // qk_pos_emb_head_dim), which every tensor-parallel rank holds whole.
 Bytes kvBytesPerTokenLayer(const ModelConfig &model, ServingDtype dtype, std::int64_t t);
-// The whole model, one sequence, before any parallel split (DESIGN.md's kv_cache_bytes_per_token).
+// The whole model, one sequence, before any parallel split (the CLI's kv_cache_bytes_per_token).
 Bytes kvCacheBytesPerToken(const Config &config);
 // Tokens a sequence keeps in its cache: the context, capped by the sliding window.
 std::int64_t cachedTokens(const ModelConfig &model, std::int64_t contextLength);

@@ -52,7 +52,7 @@ inline constexpr std::initializer_list<ServingDtype> kWeightsDtypes
 inline constexpr std::initializer_list<ServingDtype> kKvCacheDtypes
     = {ServingDtype::BF16, ServingDtype::FP16, ServingDtype::FP8};
 
-// The optional `inference` section: the same model served (DESIGN.md).
+// The optional `inference` section: the same model served (presets/README.md).
 struct InferenceConfig
 {
     std::int64_t batch_size = 1; // sequences decoded together

@@ -593,7 +593,8 @@ Ledger computeLedger(const Config &c)
 
         rb.add(Category::Runtime, Placement::Device, "Runtime reserve", c.hardware.runtime_reserve_bytes,
                "hardware.runtime_reserve_bytes = " + formatGB(static_cast<double>(c.hardware.runtime_reserve_bytes)),
-               "CUDA context, cuBLAS/NCCL workspaces and allocator slack (seed 000 budgets 2 GB)");
+               "CUDA context, cuBLAS/NCCL workspaces and allocator slack (2 GB is a common budget on Hopper- and "
+               "Ampere-class GPUs)");
 
         for (int i = 0; i < kCategoryCount; ++i) {
             rank.device_total_bytes += rank.device[i];

@@ -130,7 +130,7 @@ std::string dtypeChoices(std::initializer_list<ServingDtype> all)
     return out;
 }
 
-// The serving section (DESIGN.md): a hand-built Config (the GUI) can still get these wrong.
+// The serving section (presets/README.md, `inference`): a hand-built Config (the GUI) can still get these wrong.
 void checkInference(Checker &ck, const Config &c)
 {
     const InferenceConfig &inf = *c.inference;

@@ -9,7 +9,7 @@
 namespace memledger::ui {
 
 // The one palette of the program: a fixed colour per ledger category, used by
-// tables, bars, bands and legends alike (DESIGN.md, Views). Colour-blind safe
+// tables, bars, bands and legends alike (docs/architecture.md). Colour-blind safe
 // (Okabe–Ito), in the fixed category order.
 QColor categoryColor(Category category);
 

@@ -529,7 +529,7 @@ void visit(V &v, HardwareConfig &h)
     v.finish();
 }
 
-// The optional serving section (DESIGN.md): the same model served. The
+// The optional serving section (presets/README.md, `inference`): the same model served. The
 // ranges are the validator's too; see core/validate.cpp.
 template<class V>
 void visit(V &v, InferenceConfig &i)

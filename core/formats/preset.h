@@ -11,7 +11,7 @@
 
 namespace memledger {
 
-// Reading and writing the preset format of DESIGN.md. Loading never throws:
+// Reading and writing the preset format (presets/README.md). Loading never throws:
 // every problem found (syntax, unknown keys, wrong types, bad values) is
 // returned at once, and no Config comes back unless there were none.
 struct LoadResult

@@ -9,7 +9,8 @@
 
 namespace memledger {
 
-// Renderings of an inference ledger for `memledger-cli inference` (DESIGN.md's contract keys).
+// Renderings of an inference ledger for `memledger-cli inference` (the CLI contract's keys, held by
+// tests/app/test_cli_inference.cpp).
 nlohmann::json inferenceToJson(const Config &config, const InferenceLedger &ledger);
 std::string inferenceToTable(const Config &config, const InferenceLedger &ledger);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `memledger-cli compare` on the measured runs of tests/data/measured/: the
-// DESIGN.md contract keys, the script's own measured figures, and the model
+// CLI contract keys (README.md), the script's own measured figures, and the model
 // within 2 % of every peak and 1 % of every steady state, for both formats.
 #include "clirun.h"
 

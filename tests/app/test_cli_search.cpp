@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// memledger-cli search as a user runs it: the DESIGN.md contract, plans that
+// memledger-cli search as a user runs it: the CLI contract (README.md), plans that
 // `eval` accepts, and exit 2 naming the option for bad input.
 #include "clirun.h"
 
