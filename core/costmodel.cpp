@@ -344,19 +344,19 @@ double optimizerShard(const Config &c, std::int64_t params, std::int64_t expertP
     return double(params - expertParams) / double(sharded ? dp : 1) + double(expertParams) / double(sharded ? edp : 1);
 }
 
-OptimizerCost optimizerStepCost(const HardwareConfig &hw, double shard, double optimizerBytesPerParam, double gradBytes,
-                                double weightBytes, double offloadLinkBytesPerS, bool gradsOnHost)
+OptimizerCost optimizerStepCost(const HardwareConfig &hardware, double shard, double optimizerBytesPerParam,
+                                double gradBytes, double weightBytes, double offloadLinkBytesPerS, bool gradsOnHost)
 {
     OptimizerCost oc;
     if (offloadLinkBytesPerS <= 0) {
         // Read and write every state, read the gradient, write the weight; and
         // one read of the gradients before, for the global norm (clipping).
         oc.deviceSeconds
-            = memoryCost(hw, shard * (2.0 * optimizerBytesPerParam + 2.0 * gradBytes + weightBytes)).seconds;
+            = memoryCost(hardware, shard * (2.0 * optimizerBytesPerParam + 2.0 * gradBytes + weightBytes)).seconds;
         return oc;
     }
     oc.copyOutSeconds = gradsOnHost ? 0.0 : shard * gradBytes / offloadLinkBytesPerS;
-    oc.cpuSeconds = shard / hw.cpu_adam_params_per_s;
+    oc.cpuSeconds = shard / hardware.cpu_adam_params_per_s;
     oc.copyInSeconds = shard * weightBytes / offloadLinkBytesPerS;
     return oc;
 }

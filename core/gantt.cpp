@@ -10,6 +10,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <ranges>
 #include <tuple>
 #include <utility>
 
@@ -303,6 +304,7 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
 
     const auto appendPacked = [&](const std::vector<std::size_t> &members, RowSection section) {
         std::vector<Span> spans;
+        spans.reserve(members.size());
         for (std::size_t i : members)
             spans.push_back({ls[i].start, ls[i].end});
         const std::vector<int> packed = packRows(spans);
@@ -688,10 +690,10 @@ std::vector<std::vector<GanttPoint>> bandPolygons(const RankTimeline &rank,
             poly.push_back({axis.toX(span.first), y});
             poly.push_back({axis.toX(span.second), y});
         }
-        for (auto it = segments.rbegin(); it != segments.rend(); ++it) {
-            const double y = values.toY(it->second + double(l.bytes));
-            poly.push_back({axis.toX(it->first.second), y});
-            poly.push_back({axis.toX(it->first.first), y});
+        for (const auto &segment : std::ranges::reverse_view(segments)) {
+            const double y = values.toY(segment.second + double(l.bytes));
+            poly.push_back({axis.toX(segment.first.second), y});
+            poly.push_back({axis.toX(segment.first.first), y});
         }
     }
     return polygons;

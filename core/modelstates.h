@@ -40,7 +40,7 @@ struct ModelStates
     Bytes total() const { return weights + gradients + optimizer; }
 };
 // `matrixElements`: of `params`, those Muon updates (the rest AdamW); ignored by other optimizers.
-ModelStates modelStates(const StateBytes &bytes, std::int64_t params, std::int64_t factoredElements, int zeroStage,
+ModelStates modelStates(const StateBytes &sb, std::int64_t params, std::int64_t factoredElements, int zero,
                         std::int64_t group, std::int64_t matrixElements = 0);
 
 // What the optimizer step allocates on the device for a moment, as Adam's

@@ -5,9 +5,9 @@
 
 namespace memledger {
 
-ActivationOffload::ActivationOffload(double rate, int buffers)
-    : m_rate(rate)
-    , m_buffers(static_cast<std::size_t>(std::max(1, buffers)))
+ActivationOffload::ActivationOffload(double linkBytesPerSecond, int stagingBuffers)
+    : m_rate(linkBytesPerSecond)
+    , m_buffers(static_cast<std::size_t>(std::max(1, stagingBuffers)))
 { }
 
 double ActivationOffload::forwardStart(double want) const
@@ -47,10 +47,10 @@ double ChainResult::overlap() const
     return std::clamp(1.0 - exposed / copies, 0.0, 1.0);
 }
 
-ChainResult simulateOffloadChain(const std::vector<ChainLayer> &layers, double rate, int buffers)
+ChainResult simulateOffloadChain(const std::vector<ChainLayer> &layers, double linkBytesPerSecond, int stagingBuffers)
 {
     ChainResult r;
-    ActivationOffload streams(rate, buffers);
+    ActivationOffload streams(linkBytesPerSecond, stagingBuffers);
     const std::size_t n = layers.size();
     std::vector<double> outDone(n, 0.0);
     double now = 0;

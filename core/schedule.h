@@ -118,8 +118,7 @@ bool isLastStage(const ParallelismConfig &parallelism, std::int64_t rank, std::i
 //    README), F&B taken as F + B: the overlap hides communication, not compute;
 //  - DualPipeV: DualPipe's on 2p ranks cut in half, (p − 1) of its half-size chunks.
 // Never below zero.
-double pipelineBubbleSeconds(PipelineSchedule schedule, double p, double v, double forward, double inputGrad,
-                             double weightGrad);
+double pipelineBubbleSeconds(PipelineSchedule s, double p, double v, double F, double B, double W);
 
 // DualPipe's point: a forward chunk of one direction and a backward chunk of
 // the other run as one overlapped pair, each one's all-to-all hidden under the

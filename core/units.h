@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,7 +34,7 @@ struct NiceAxis
 {
     double max = 1;
     double step = 1;
-    int ticks() const { return static_cast<int>(max / step + 0.5) + 1; }
+    int ticks() const { return static_cast<int>(std::lround(max / step)) + 1; }
     // Decimals that tell the tick labels apart (0 for steps of 1 or more).
     int decimals() const;
 };

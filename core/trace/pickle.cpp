@@ -804,8 +804,8 @@ bool Unpickler::execute(std::uint8_t op)
         if (!readExact(b, 8))
             return false;
         std::uint64_t bits = 0;
-        for (int i = 0; i < 8; ++i) // big-endian IEEE 754
-            bits = (bits << 8) | static_cast<unsigned char>(b[i]);
+        for (const char byte : b) // big-endian IEEE 754
+            bits = (bits << 8) | static_cast<unsigned char>(byte);
         double d;
         std::memcpy(&d, &bits, 8);
         return push(Value::real(d));

@@ -182,7 +182,7 @@ private:
     const Object *object(Value v) const;
     Object *object(Value v);
     Value newContainer(Kind kind);
-    void created(Value v, std::size_t stackPos);
+    void created(Value v, std::size_t p);
     bool addItem(Value container, Value key, Value item);
     void freeSlot(std::uint32_t slot);
     Value internString(std::string_view s, Kind kind);
