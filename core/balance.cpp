@@ -117,7 +117,7 @@ WaterFill waterFill(const std::vector<Bytes> &totals, const std::vector<Bytes> &
     return f;
 }
 
-std::vector<ParkedActivations> pairParked(const WaterFill &fill, const Config &c)
+std::vector<ParkedActivations> pairParked(const WaterFill &fill, const Config &config)
 {
     const std::int64_t p = static_cast<std::int64_t>(fill.out.size());
     std::vector<Bytes> out = fill.out, in = fill.in;
@@ -126,14 +126,14 @@ std::vector<ParkedActivations> pairParked(const WaterFill &fill, const Config &c
         ParkedActivations pa;
         pa.from = static_cast<int>(a);
         pa.to = static_cast<int>(b);
-        pa.nvlink = pipelineRanksShareNode(c.parallelism, c.hardware.gpus_per_node, a, b);
-        pa.link_bytes_per_s = pa.nvlink ? c.hardware.nvlink_bytes_per_s : c.hardware.network_bytes_per_s;
+        pa.nvlink = pipelineRanksShareNode(config.parallelism, config.hardware.gpus_per_node, a, b);
+        pa.link_bytes_per_s = pa.nvlink ? config.hardware.nvlink_bytes_per_s : config.hardware.network_bytes_per_s;
         return pa;
     };
     for (int pass = 0; pass < 2; ++pass)
         for (std::int64_t d = 0; d < p; ++d)
             for (std::int64_t r = p - 1; r >= 0 && out[std::size_t(d)] > 0; --r) {
-                const bool sameNode = pipelineRanksShareNode(c.parallelism, c.hardware.gpus_per_node, d, r);
+                const bool sameNode = pipelineRanksShareNode(config.parallelism, config.hardware.gpus_per_node, d, r);
                 if (in[std::size_t(r)] <= 0 || (pass == 0 && !sameNode))
                     continue;
                 const Bytes moved = std::min(out[std::size_t(d)], in[std::size_t(r)]);
@@ -190,11 +190,11 @@ double parkedShare(const Ledger &ledger, int rank)
     return before > 0 ? static_cast<double>(r.parked_out_bytes) / static_cast<double>(before) : 0.0;
 }
 
-void balanceActivations(Ledger &ledger, const Config &c)
+void balanceActivations(Ledger &ledger, const Config &config)
 {
     const std::size_t p = ledger.ranks.size();
     ledger.unbalanced_peak_bytes = ledger.peak_bytes;
-    if (c.strategy.pipeline_activation_balance != ActivationBalance::Auto || p < 2)
+    if (config.strategy.pipeline_activation_balance != ActivationBalance::Auto || p < 2)
         return;
     std::vector<Bytes> totals, movable;
     for (RankLedger &r : ledger.ranks) {
@@ -207,7 +207,7 @@ void balanceActivations(Ledger &ledger, const Config &c)
     }
     const WaterFill fill = waterFill(totals, movable);
     ledger.balance_level_bytes = fill.level;
-    ledger.parked = pairParked(fill, c);
+    ledger.parked = pairParked(fill, config);
     const std::string why = "strategy.pipeline_activation_balance = auto";
 
     for (const ParkedActivations &pa : ledger.parked) {
@@ -218,9 +218,9 @@ void balanceActivations(Ledger &ledger, const Config &c)
         const std::string over = linkName(pa) + " at " + rate(pa.link_bytes_per_s) + " per direction";
         const std::string where
             = pa.nvlink ? "ranks " + std::to_string(pa.from) + " and " + std::to_string(pa.to) + " share a node of "
-                              + std::to_string(c.hardware.gpus_per_node) + " GPUs"
+                              + std::to_string(config.hardware.gpus_per_node) + " GPUs"
                         : "ranks " + std::to_string(pa.from) + " and " + std::to_string(pa.to)
-                              + " are in different nodes of " + std::to_string(c.hardware.gpus_per_node) + " GPUs";
+                              + " are in different nodes of " + std::to_string(config.hardware.gpus_per_node) + " GPUs";
         receiver.entries.push_back(
             {Category::Activations, Placement::Device, "Parked activations from rank " + std::to_string(pa.from),
              pa.bytes,
@@ -252,7 +252,7 @@ void balanceActivations(Ledger &ledger, const Config &c)
         }
         r.device[static_cast<int>(Category::Activations)] += r.parked_in_bytes - r.parked_out_bytes;
         r.device_total_bytes += r.parked_in_bytes - r.parked_out_bytes;
-        r.fits = r.device_total_bytes <= c.hardware.hbm_bytes;
+        r.fits = r.device_total_bytes <= config.hardware.hbm_bytes;
     }
     ledger.peak_bytes = 0;
     for (const RankLedger &r : ledger.ranks)

@@ -50,13 +50,13 @@ struct Dims
     Fp8Gemms fp8;
 };
 
-Dims dimsOf(const Config &c, std::int64_t gpusPerNode)
+Dims dimsOf(const Config &config, std::int64_t gpusPerNode)
 {
-    const ModelConfig &m = c.model;
-    const ParallelismConfig &par = c.parallelism;
+    const ModelConfig &m = config.model;
+    const ParallelismConfig &par = config.parallelism;
     Dims d{};
-    d.b = double(c.training.micro_batch_size);
-    d.s = double(c.training.seq_length);
+    d.b = double(config.training.micro_batch_size);
+    d.s = double(config.training.seq_length);
     d.t = double(par.tensor_model_parallel_size);
     d.c = double(par.context_parallel_size);
     d.e = double(par.expert_model_parallel_size);
@@ -71,14 +71,14 @@ Dims dimsOf(const Config &c, std::int64_t gpusPerNode)
     d.sp = par.sequence_parallel && par.tensor_model_parallel_size > 1;
     d.spTokens = d.tokens / (d.sp ? d.t : 1.0);
     d.moeTokens = d.spTokens * double(m.moe_router_topk) * d.etp;
-    d.act = double(activationBytes(c));
+    d.act = double(activationBytes(config));
     const double node = double(gpusPerNode);
     d.nvlinkTp = d.t <= node;
     d.nvlinkCp = d.t * d.c <= node;
     d.nvlinkEp = d.t * d.c * d.e <= node;
-    const Fp8Format f8 = fp8Format(c);
-    d.fp8
-        = {f8.on, f8.transformerEngine, f8.inputBytes, f8.copies, double(std::max<std::int64_t>(1, c.microBatches()))};
+    const Fp8Format f8 = fp8Format(config);
+    d.fp8 = {f8.on, f8.transformerEngine, f8.inputBytes, f8.copies,
+             double(std::max<std::int64_t>(1, config.microBatches()))};
     return d;
 }
 
@@ -161,11 +161,11 @@ void addMlp(const HardwareConfig &hw, LayerKernels &k, const Dims &d, double bat
     addGemm(hw, k, {batch, tokens, d.h, ffn / split}, d.act, true, &d.fp8);
 }
 
-LayerCost layerCost(const Config &c, const Dims &d, bool moe)
+LayerCost layerCost(const Config &config, const Dims &d, bool moe)
 {
-    const HardwareConfig &hw = c.hardware;
-    const ModelConfig &m = c.model;
-    const StrategyConfig &st = c.strategy;
+    const HardwareConfig &hw = config.hardware;
+    const ModelConfig &m = config.model;
+    const StrategyConfig &st = config.strategy;
     LayerKernels k;
 
     // Attention: norm, QKV, core, output projection, bias-dropout-add.
@@ -175,8 +175,8 @@ LayerCost layerCost(const Config &c, const Dims &d, bool moe)
     if (m.multi_latent_attention) {
         // Down- and up-projections together: the layer's attention weights past the output projection.
         const LayerParams lp
-            = layerParams(m, moe, c.parallelism.tensor_model_parallel_size, c.parallelism.expert_model_parallel_size,
-                          c.parallelism.expertTensorParallel());
+            = layerParams(m, moe, config.parallelism.tensor_model_parallel_size,
+                          config.parallelism.expert_model_parallel_size, config.parallelism.expertTensorParallel());
         qkvWidth = std::max(1.0, double(lp.dense.params - lp.mlpDense) / d.h - d.a * d.dv / d.t);
     }
     addGemm(hw, k, {1, d.tokens, qkvWidth, d.h}, d.act, true, &d.fp8);
@@ -278,23 +278,24 @@ LayerCost layerCost(const Config &c, const Dims &d, bool moe)
 
 } // namespace
 
-CostModel costModel(const Config &c, std::int64_t gpusPerNode)
+CostModel costModel(const Config &config, std::int64_t gpusPerNode)
 {
     if (gpusPerNode <= 0)
-        gpusPerNode = std::max<std::int64_t>(1, c.hardware.gpus_per_node);
-    const Dims d = dimsOf(c, gpusPerNode);
-    const ParallelismConfig &par = c.parallelism;
-    const HardwareConfig &hw = c.hardware;
+        gpusPerNode = std::max<std::int64_t>(1, config.hardware.gpus_per_node);
+    const Dims d = dimsOf(config, gpusPerNode);
+    const ParallelismConfig &par = config.parallelism;
+    const HardwareConfig &hw = config.hardware;
     CostModel cm;
-    cm.dense = layerCost(c, d, false);
-    cm.moe = c.model.isMoe() ? layerCost(c, d, true) : cm.dense;
-    if (!c.strategy.tensor_policies.empty() && c.strategy.recompute_granularity != RecomputeGranularity::Full) {
+    cm.dense = layerCost(config, d, false);
+    cm.moe = config.model.isMoe() ? layerCost(config, d, true) : cm.dense;
+    if (!config.strategy.tensor_policies.empty()
+        && config.strategy.recompute_granularity != RecomputeGranularity::Full) {
         // Per-tensor policies: what each recomputed tensor's own ops and each
         // quantised tensor's two passes cost (core/planner/tensorplan.h), on
         // the dense layer's graph; MoE layers are priced alike.
-        Config plain = c;
+        Config plain = config;
         plain.strategy.tensor_policies.clear();
-        const TensorPlan plan = configuredTensorPlan(c, layerGraph(plain), TensorCost::Roofline);
+        const TensorPlan plan = configuredTensorPlan(config, layerGraph(plain), TensorCost::Roofline);
         OpCost extra;
         extra.seconds = plan.recomputeSeconds + plan.quantizeSeconds;
         cm.dense.recompute = extra;
@@ -304,7 +305,7 @@ CostModel costModel(const Config &c, std::int64_t gpusPerNode)
 
     // Final norm, the logits GEMM, then Megatron's vocab-parallel cross
     // entropy over the fp32 logits (max, exp-sum, loss; its backward in place).
-    const double vocab = double(paddedVocab(c.model, par.tensor_model_parallel_size)) / d.t;
+    const double vocab = double(paddedVocab(config.model, par.tensor_model_parallel_size)) / d.t;
     const double logits = d.tokens * vocab;
     const Gemm out{1, d.tokens, vocab, d.h};
     cm.outputForward = memoryCost(hw, 2.0 * d.spTokens * d.h * d.act);
@@ -317,29 +318,29 @@ CostModel costModel(const Config &c, std::int64_t gpusPerNode)
 
     const double distance = d.t * d.c * double(par.data_parallel_size);
     if (par.pipeline_model_parallel_size > 1)
-        cm.p2pSeconds = pipelineSendSeconds(c, distance < double(gpusPerNode));
+        cm.p2pSeconds = pipelineSendSeconds(config, distance < double(gpusPerNode));
     return cm;
 }
 
-double pipelineSendSeconds(const Config &c, bool nvlink)
+double pipelineSendSeconds(const Config &config, bool nvlink)
 {
-    const Dims d = dimsOf(c, 8);
+    const Dims d = dimsOf(config, 8);
     const double full = d.tokens * d.h * d.act;
-    const bool split = d.sp || (d.t > 1 && c.strategy.scatter_gather_tensors_in_pipeline);
-    double seconds = collectiveSeconds(c.hardware, Collective::Send, split ? full / d.t : full, 2, nvlink);
+    const bool split = d.sp || (d.t > 1 && config.strategy.scatter_gather_tensors_in_pipeline);
+    double seconds = collectiveSeconds(config.hardware, Collective::Send, split ? full / d.t : full, 2, nvlink);
     if (split && !d.sp) // the receiver puts the pieces back together over NVLink
-        seconds += collectiveSeconds(c.hardware, Collective::AllGather, full, d.t, true);
+        seconds += collectiveSeconds(config.hardware, Collective::AllGather, full, d.t, true);
     return seconds;
 }
 
-double optimizerShard(const Config &c, std::int64_t params, std::int64_t expertParams)
+double optimizerShard(const Config &config, std::int64_t params, std::int64_t expertParams)
 {
-    const ParallelismConfig &par = c.parallelism;
+    const ParallelismConfig &par = config.parallelism;
     const std::int64_t dp = par.data_parallel_size * par.context_parallel_size;
-    const std::int64_t edp = c.model.isMoe() ? std::max<std::int64_t>(
+    const std::int64_t edp = config.model.isMoe() ? std::max<std::int64_t>(
                                  1, par.tensor_model_parallel_size * par.context_parallel_size * par.data_parallel_size
                                         / (par.expertTensorParallel() * par.expert_model_parallel_size))
-                                             : 1;
+                                                  : 1;
     const bool sharded = par.zero_stage >= 1;
     return double(params - expertParams) / double(sharded ? dp : 1) + double(expertParams) / double(sharded ? edp : 1);
 }
@@ -361,24 +362,24 @@ OptimizerCost optimizerStepCost(const HardwareConfig &hardware, double shard, do
     return oc;
 }
 
-double optimizerOffloadLink(const Config &c)
+double optimizerOffloadLink(const Config &config)
 {
-    switch (c.strategy.optimizer_offload) {
+    switch (config.strategy.optimizer_offload) {
     case OffloadTarget::None:
         return 0.0;
     case OffloadTarget::NVMe:
-        return std::min(c.hardware.host_link_bytes_per_s, c.hardware.nvme_bytes_per_s);
+        return std::min(config.hardware.host_link_bytes_per_s, config.hardware.nvme_bytes_per_s);
     default:
-        return c.hardware.host_link_bytes_per_s;
+        return config.hardware.host_link_bytes_per_s;
     }
 }
 
-OptimizerCost optimizerCost(const Config &c, std::int64_t params, std::int64_t expertParams)
+OptimizerCost optimizerCost(const Config &config, std::int64_t params, std::int64_t expertParams)
 {
-    const StateBytes sb = stateBytes(c.training);
-    return optimizerStepCost(c.hardware, optimizerShard(c, params, expertParams), sb.optimizerPerParam(),
-                             double(sb.grad), double(sb.weight), optimizerOffloadLink(c),
-                             c.strategy.grad_offload != OffloadTarget::None);
+    const StateBytes sb = stateBytes(config.training);
+    return optimizerStepCost(config.hardware, optimizerShard(config, params, expertParams), sb.optimizerPerParam(),
+                             double(sb.grad), double(sb.weight), optimizerOffloadLink(config),
+                             config.strategy.grad_offload != OffloadTarget::None);
 }
 
 } // namespace memledger

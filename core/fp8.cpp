@@ -22,22 +22,23 @@ Bytes ceilBytes(double v)
 
 } // namespace
 
-Fp8Format fp8Format(const Config &c)
+Fp8Format fp8Format(const Config &config)
 {
     Fp8Format f;
-    if (c.training.fp8_recipe == Fp8Recipe::None)
+    if (config.training.fp8_recipe == Fp8Recipe::None)
         return f;
     f.on = true;
-    f.transformerEngine = c.strategy.fp8_implementation == Fp8Implementation::TransformerEngine;
-    switch (c.training.fp8_recipe) {
+    f.transformerEngine = config.strategy.fp8_implementation == Fp8Implementation::TransformerEngine;
+    switch (config.training.fp8_recipe) {
     case Fp8Recipe::None:
         break;
     case Fp8Recipe::Delayed:
     case Fp8Recipe::Tensorwise:
-        f.copies = c.hardware.mx_tensor_cores ? 1 : 2;
+        f.copies = config.hardware.mx_tensor_cores ? 1 : 2;
         f.weightBytes = f.inputBytes = 1;
-        f.weightWhy = c.hardware.mx_tensor_cores ? "1 copy × 1 B (Blackwell reads FP8 column-wise: no transpose)"
-                                                 : "2 copies (rowwise + columnwise transpose for dgrad, Hopper) × 1 B";
+        f.weightWhy = config.hardware.mx_tensor_cores
+                          ? "1 copy × 1 B (Blackwell reads FP8 column-wise: no transpose)"
+                          : "2 copies (rowwise + columnwise transpose for dgrad, Hopper) × 1 B";
         f.inputWhy = "1 B (one fp32 scale per tensor)";
         break;
     case Fp8Recipe::MXFP8:
@@ -103,14 +104,15 @@ Fp8LayerWeights fp8LayerWeights(const ModelConfig &m, bool moeLayer, std::int64_
     return w;
 }
 
-std::int64_t fp8LargestQuantised(const Config &c)
+std::int64_t fp8LargestQuantised(const Config &config)
 {
-    const ModelConfig &m = c.model;
-    const ParallelismConfig &par = c.parallelism;
+    const ModelConfig &m = config.model;
+    const ParallelismConfig &par = config.parallelism;
     const std::int64_t t = par.tensor_model_parallel_size, etp = par.expertTensorParallel();
     const bool sp = par.sequence_parallel && t > 1;
     // A linear layer sees the whole (gathered) local sequence.
-    const std::int64_t tokens = c.training.seq_length / par.context_parallel_size * c.training.micro_batch_size;
+    const std::int64_t tokens
+        = config.training.seq_length / par.context_parallel_size * config.training.micro_batch_size;
     const std::int64_t gate = m.swiglu ? 2 : 1;
     const std::int64_t qkDim = m.multi_latent_attention ? m.qk_head_dim + m.qk_pos_emb_head_dim : m.headDim();
     std::int64_t widest = std::max<std::int64_t>(m.hidden_size, m.num_attention_heads * qkDim / t);
@@ -129,25 +131,25 @@ std::int64_t fp8LargestQuantised(const Config &c)
         if (m.moe_shared_expert_intermediate_size > 0)
             largest = std::max(largest, tokens * gate * m.moe_shared_expert_intermediate_size / t);
     }
-    if (c.strategy.fp8_implementation == Fp8Implementation::Torchao) {
+    if (config.strategy.fp8_implementation == Fp8Implementation::Torchao) {
         const Fp8LayerWeights w = fp8LayerWeights(m, m.isMoe(), t, par.expert_model_parallel_size, etp);
         largest = std::max(largest, w.largest);
     }
     return largest;
 }
 
-std::vector<Fp8Row> fp8LedgerRows(const Config &c, std::int64_t denseLayers, std::int64_t moeLayers, std::int64_t group,
-                                  std::int64_t expertGroup)
+std::vector<Fp8Row> fp8LedgerRows(const Config &config, std::int64_t denseLayers, std::int64_t moeLayers,
+                                  std::int64_t group, std::int64_t expertGroup)
 {
-    const Fp8Format f = fp8Format(c);
+    const Fp8Format f = fp8Format(config);
     std::vector<Fp8Row> rows;
     if (!f.on || denseLayers + moeLayers <= 0)
         return rows;
-    const ParallelismConfig &par = c.parallelism;
+    const ParallelismConfig &par = config.parallelism;
     const std::int64_t t = par.tensor_model_parallel_size, e = par.expert_model_parallel_size;
     const std::int64_t etp = par.expertTensorParallel();
-    const Fp8LayerWeights dense = fp8LayerWeights(c.model, false, t, e, etp);
-    const Fp8LayerWeights moe = c.model.isMoe() ? fp8LayerWeights(c.model, true, t, e, etp) : dense;
+    const Fp8LayerWeights dense = fp8LayerWeights(config.model, false, t, e, etp);
+    const Fp8LayerWeights moe = config.model.isMoe() ? fp8LayerWeights(config.model, true, t, e, etp) : dense;
     const bool zero3 = par.zero_stage >= 3;
     if (f.transformerEngine) {
         const auto copies = [&](const char *label, std::int64_t elements, std::int64_t shard) {
@@ -164,12 +166,12 @@ std::vector<Fp8Row> fp8LedgerRows(const Config &c, std::int64_t denseLayers, std
         };
         copies("FP8 weight copies", denseLayers * dense.dense + moeLayers * moe.dense, group);
         copies("FP8 weight copies (routed experts)", moeLayers * moe.expert, expertGroup);
-        if (c.training.fp8_recipe == Fp8Recipe::Delayed) {
+        if (config.training.fp8_recipe == Fp8Recipe::Delayed) {
             // TE's DelayedScaling: per module an fp32 amax_history of shape
             // (amax_history_len, 3 per GEMM) for input, weight and output and
             // (amax_history_len, 2 per GEMM) for the gradients, plus one scale per tensor.
             const std::int64_t gemms = denseLayers * dense.gemms + moeLayers * moe.gemms;
-            const std::int64_t len = c.training.fp8_amax_history_len;
+            const std::int64_t len = config.training.fp8_amax_history_len;
             rows.push_back({Category::Weights, "FP8 amax history and scales", gemms * 5 * (len + 1) * 4,
                             formatThousands(gemms) + " FP8 GEMMs × 5 tensors (input, weight, output; two gradients) × ("
                                 + formatThousands(len) + " amax_history_len + 1 scale) × 4 B",
@@ -177,7 +179,7 @@ std::vector<Fp8Row> fp8LedgerRows(const Config &c, std::int64_t denseLayers, std
                             "amax_history_len iterations (Transformer Engine's DelayedScaling)"});
         }
     }
-    const std::int64_t widest = fp8LargestQuantised(c);
+    const std::int64_t widest = fp8LargestQuantised(config);
     const double copies = f.transformerEngine ? f.copies : 2.0;
     const double bytes = f.transformerEngine ? f.inputBytes : 1.0;
     rows.push_back({Category::Communication, "FP8 quantisation buffer", ceilBytes(double(widest) * copies * bytes),
@@ -189,13 +191,13 @@ std::vector<Fp8Row> fp8LedgerRows(const Config &c, std::int64_t denseLayers, std
     return rows;
 }
 
-std::string fp8Choice(const Config &c)
+std::string fp8Choice(const Config &config)
 {
-    const Fp8Format f = fp8Format(c);
+    const Fp8Format f = fp8Format(config);
     if (!f.on)
         return {};
     std::string s = "FP8: the transformer layers' linear GEMMs run in FP8 ("
-                    + std::string(fp8RecipeName(c.training.fp8_recipe))
+                    + std::string(fp8RecipeName(config.training.fp8_recipe))
                     + " recipe) at the FP8 peak; embedding, output layer, router and attention core stay 16-bit. ";
     if (f.transformerEngine)
         s += "As Transformer Engine: FP8 weight copies (" + f.weightWhy

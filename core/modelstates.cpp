@@ -76,13 +76,13 @@ ModelStates modelStates(const StateBytes &sb, std::int64_t params, std::int64_t 
     return ms;
 }
 
-Bytes optimizerStepTemporaries(const Config &c, double shardElements, std::int64_t largestTensor)
+Bytes optimizerStepTemporaries(const Config &config, double shardElements, std::int64_t largestTensor)
 {
-    const Optimizer o = c.training.optimizer;
-    if ((o != Optimizer::Adam && o != Optimizer::AdamW) || c.strategy.optimizer_offload != OffloadTarget::None)
+    const Optimizer o = config.training.optimizer;
+    if ((o != Optimizer::Adam && o != Optimizer::AdamW) || config.strategy.optimizer_offload != OffloadTarget::None)
         return 0;
-    const int element = dtypeBytes(c.training.exp_avg_sq_dtype.value_or(Dtype::FP32));
-    switch (c.strategy.optimizer_kernel) {
+    const int element = dtypeBytes(config.training.exp_avg_sq_dtype.value_or(Dtype::FP32));
+    switch (config.strategy.optimizer_kernel) {
     case OptimizerKernel::Fused:
         return 0;
     case OptimizerKernel::Foreach:

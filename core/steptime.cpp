@@ -20,10 +20,10 @@ namespace memledger {
 namespace {
 
 // The transformer layers (global indices) of one pipeline rank, all its chunks.
-std::vector<std::int64_t> rankLayers(const Config &c, std::int64_t rank)
+std::vector<std::int64_t> rankLayers(const Config &config, std::int64_t rank)
 {
-    const std::int64_t p = std::max<std::int64_t>(1, c.parallelism.pipeline_model_parallel_size);
-    const std::vector<StageLayers> stages = stageLayers(c);
+    const std::int64_t p = std::max<std::int64_t>(1, config.parallelism.pipeline_model_parallel_size);
+    const std::vector<StageLayers> stages = stageLayers(config);
     std::vector<std::int64_t> out;
     for (std::size_t s = static_cast<std::size_t>(rank); s < stages.size(); s += static_cast<std::size_t>(p))
         for (std::int64_t i = 0; i < stages[s].count; ++i)
@@ -33,21 +33,21 @@ std::vector<std::int64_t> rankLayers(const Config &c, std::int64_t rank)
 
 // Dense parameters of the last rank (which also holds the output layer), the
 // group the data-parallel reduction and the optimizer step cover.
-double paramsOnLastRank(const Config &c)
+double paramsOnLastRank(const Config &config)
 {
-    const ParallelismConfig &par = c.parallelism;
+    const ParallelismConfig &par = config.parallelism;
     const std::int64_t t = par.tensor_model_parallel_size, p = par.pipeline_model_parallel_size;
     const LayerParams dense
-        = layerParams(c.model, false, t, par.expert_model_parallel_size, par.expertTensorParallel());
-    const LayerParams moe
-        = c.model.isMoe() ? layerParams(c.model, true, t, par.expert_model_parallel_size, par.expertTensorParallel())
-                          : dense;
+        = layerParams(config.model, false, t, par.expert_model_parallel_size, par.expertTensorParallel());
+    const LayerParams moe = config.model.isMoe() ? layerParams(config.model, true, t, par.expert_model_parallel_size,
+                                                               par.expertTensorParallel())
+                                                 : dense;
     double params = 0;
-    for (std::int64_t l : rankLayers(c, p - 1)) {
-        const LayerParams &lp = c.model.isMoeLayer(l) ? moe : dense;
+    for (std::int64_t l : rankLayers(config, p - 1)) {
+        const LayerParams &lp = config.model.isMoeLayer(l) ? moe : dense;
         params += double(lp.dense.params + lp.expert.params);
     }
-    const EmbeddingParams emb = embeddingParams(c.model, c.training.seq_length, t, p);
+    const EmbeddingParams emb = embeddingParams(config.model, config.training.seq_length, t, p);
     params += double(emb.output.params + emb.finalNorm.params);
     if (p == 1)
         params += double(emb.word.params + emb.position.params);
@@ -56,13 +56,13 @@ double paramsOnLastRank(const Config &c)
 
 // Activation balance: the donor whose copy back hides worst (core/balance.h),
 // one chunk's group of it (chunk 0; chunks of an even split are alike).
-void addBalanceInputs(StepInputs &in, const Config &c, const CostModel &cm)
+void addBalanceInputs(StepInputs &in, const Config &config, const CostModel &cm)
 {
-    const Ledger ledger = computeLedger(c);
-    const std::vector<StageLayers> stages = stageLayers(c);
-    const LayerActivations dense = layerActivations(c, false, false);
-    const LayerActivations moe = c.model.isMoe() ? layerActivations(c, true, false) : dense;
-    const std::int64_t v = c.parallelism.virtual_pipeline_model_parallel_size;
+    const Ledger ledger = computeLedger(config);
+    const std::vector<StageLayers> stages = stageLayers(config);
+    const LayerActivations dense = layerActivations(config, false, false);
+    const LayerActivations moe = config.model.isMoe() ? layerActivations(config, true, false) : dense;
+    const std::int64_t v = config.parallelism.virtual_pipeline_model_parallel_size;
     double worst = -1;
     for (const RankLedger &r : ledger.ranks) {
         const double link = donorLinkBytesPerS(ledger, r.pipeline_rank);
@@ -70,17 +70,17 @@ void addBalanceInputs(StepInputs &in, const Config &c, const CostModel &cm)
             continue;
         const double share = parkedShare(ledger, r.pipeline_rank);
         const StageLayers &sl = stages[static_cast<std::size_t>(r.pipeline_rank)];
-        const double bytes = share * double(chunkActivations(c, dense, moe, sl.first, sl.count).stored);
+        const double bytes = share * double(chunkActivations(config, dense, moe, sl.first, sl.count).stored);
         double backward = 0;
         for (std::int64_t i = 0; i < sl.count; ++i) {
-            const LayerCost &lc = c.model.isMoeLayer(sl.first + i) ? cm.moe : cm.dense;
+            const LayerCost &lc = config.model.isMoeLayer(sl.first + i) ? cm.moe : cm.dense;
             backward += lc.backward.seconds + lc.recompute.seconds;
         }
         const BalanceCopy copy = balanceCopy(bytes, share, backward, link);
         const double ratio = copy.windowSeconds > 0 ? copy.neededBytesPerS / link : 1e300;
         if (ratio > worst) {
             worst = ratio;
-            in.balanceGroups = double(microBatchesPerDirection(c.parallelism, c.microBatches()) * v);
+            in.balanceGroups = double(microBatchesPerDirection(config.parallelism, config.microBatches()) * v);
             in.balanceBytes = bytes;
             in.balanceShare = share;
             in.balanceBackwardSeconds = backward;
@@ -198,11 +198,11 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
     return st;
 }
 
-double modelFlopsPerIteration(const Config &c)
+double modelFlopsPerIteration(const Config &config)
 {
-    const ModelConfig &m = c.model;
-    const double s = double(c.training.seq_length);
-    const double tokens = double(c.globalBatch()) * s;
+    const ModelConfig &m = config.model;
+    const double s = double(config.training.seq_length);
+    const double tokens = double(config.globalBatch()) * s;
     const LayerParams dense = layerParams(m, false, 1, 1, 1);
     const LayerParams moe = m.isMoe() ? layerParams(m, true, 1, 1, 1) : dense;
     const double routed = m.isMoe() ? double(m.moe_router_topk) / double(m.num_experts) : 0.0;
@@ -218,12 +218,12 @@ double modelFlopsPerIteration(const Config &c)
     return perToken * tokens;
 }
 
-StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
+StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
 {
     if (gpusPerNode <= 0)
-        gpusPerNode = std::max<std::int64_t>(1, c.hardware.gpus_per_node);
-    const ParallelismConfig &par = c.parallelism;
-    const CostModel cm = costModel(c, gpusPerNode);
+        gpusPerNode = std::max<std::int64_t>(1, config.hardware.gpus_per_node);
+    const ParallelismConfig &par = config.parallelism;
+    const CostModel cm = costModel(config, gpusPerNode);
     // The busiest rank: the most layer work (an uneven pipeline_layout or a mix
     // of dense and MoE layers can make it any rank), the last one's output layer included.
     const std::int64_t p = std::max<std::int64_t>(1, par.pipeline_model_parallel_size);
@@ -232,14 +232,14 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
     std::int64_t moeLayers = 0;
     double most = -1, all = 0;
     for (std::int64_t r = 0; r < p; ++r) {
-        const std::vector<std::int64_t> mine = rankLayers(c, r);
+        const std::vector<std::int64_t> mine = rankLayers(config, r);
         std::int64_t moe = 0;
         bool last = false;
         for (std::int64_t k = 0; k < par.virtual_pipeline_model_parallel_size; ++k)
             last |= isLastStage(par, r, k);
         double seconds = last ? cm.outputForward.seconds + cm.outputBackward.seconds : 0.0;
         for (std::int64_t l : mine) {
-            const bool isMoe = c.model.isMoeLayer(l);
+            const bool isMoe = config.model.isMoeLayer(l);
             moe += isMoe;
             seconds += work(isMoe ? cm.moe : cm.dense);
         }
@@ -250,59 +250,59 @@ StepInputs stepInputsOf(const Config &c, std::int64_t gpusPerNode)
             moeLayers = moe;
         }
     }
-    const StateBytes sb = stateBytes(c.training);
+    const StateBytes sb = stateBytes(config.training);
     StepInputs in;
     in.layersOnRank = double(layers.size());
     in.bubbleStageSeconds = all / double(p);
     // DualPipe: each chunk (one direction) carries half the micro-batches.
-    in.microBatches = double(microBatchesPerDirection(par, c.microBatches()));
+    in.microBatches = double(microBatchesPerDirection(par, config.microBatches()));
     in.p = double(par.pipeline_model_parallel_size);
     in.v = double(par.virtual_pipeline_model_parallel_size);
     in.schedule = par.schedule();
-    in.overlappedShare = overlappedChunkShare(par, c.microBatches());
+    in.overlappedShare = overlappedChunkShare(par, config.microBatches());
     in.dataParallel = double(par.data_parallel_size * par.context_parallel_size);
     in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
     in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));
     in.outputForward = cm.outputForward;
     in.outputBackward = cm.outputBackward;
     in.p2pSeconds = cm.p2pSeconds;
-    in.paramsOnRank = paramsOnLastRank(c);
+    in.paramsOnRank = paramsOnLastRank(config);
     in.gradBytes = double(sb.grad);
     in.weightBytes = double(sb.weight);
     in.optimizerBytesPerParam = sb.optimizerPerParam();
     in.zeroStage = int(par.zero_stage);
-    in.overlapGradReduce = c.strategy.overlap_grad_reduce;
-    in.bucketParams = double(c.strategy.ddp_bucket_size);
-    in.optimizerOffloadLink = optimizerOffloadLink(c);
+    in.overlapGradReduce = config.strategy.overlap_grad_reduce;
+    in.bucketParams = double(config.strategy.ddp_bucket_size);
+    in.optimizerOffloadLink = optimizerOffloadLink(config);
     in.policyOffloadBytes = cm.policyOffloadBytes;
-    in.gradsOnHost = c.strategy.grad_offload != OffloadTarget::None;
+    in.gradsOnHost = config.strategy.grad_offload != OffloadTarget::None;
     if (in.gradsOnHost) {
         in.gradOffloadBytes = in.paramsOnRank * in.gradBytes / (par.zero_stage >= 2 ? in.dataParallel : 1.0);
-        in.gradOffloadBucketBytes = std::min(double(c.strategy.ddp_bucket_size), in.paramsOnRank) * in.gradBytes;
+        in.gradOffloadBucketBytes = std::min(double(config.strategy.ddp_bucket_size), in.paramsOnRank) * in.gradBytes;
     }
-    if (sb.muon && c.strategy.optimizer_offload == OffloadTarget::None)
-        in.muonSeconds = muonStep(c.hardware, muonFullMatrices(c, layers), muonLocalMatrixElements(c, layers),
-                                  in.dataOnNvlink, muonSharers(c))
+    if (sb.muon && config.strategy.optimizer_offload == OffloadTarget::None)
+        in.muonSeconds = muonStep(config.hardware, muonFullMatrices(config, layers),
+                                  muonLocalMatrixElements(config, layers), in.dataOnNvlink, muonSharers(config))
                              .seconds();
-    in.activationOffload = c.strategy.activation_offload != OffloadTarget::None;
+    in.activationOffload = config.strategy.activation_offload != OffloadTarget::None;
     if (in.activationOffload) {
-        const LayerActivations dense = layerActivations(c, false, false);
-        const bool full = c.strategy.recompute_granularity == RecomputeGranularity::Full;
+        const LayerActivations dense = layerActivations(config, false, false);
+        const bool full = config.strategy.recompute_granularity == RecomputeGranularity::Full;
         in.offloadBytes = double(full ? dense.total : dense.kept) * in.layersOnRank;
     }
-    if (c.strategy.pipeline_activation_balance == ActivationBalance::Auto && p > 1)
-        addBalanceInputs(in, c, cm);
+    if (config.strategy.pipeline_activation_balance == ActivationBalance::Auto && p > 1)
+        addBalanceInputs(in, config, cm);
     return in;
 }
 
-StepTime estimateStepTime(const Config &c, std::int64_t gpusPerNode)
+StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode)
 {
-    const ParallelismConfig &par = c.parallelism;
-    StepTime st = stepTime(stepInputsOf(c, gpusPerNode), c.hardware);
+    const ParallelismConfig &par = config.parallelism;
+    StepTime st = stepTime(stepInputsOf(config, gpusPerNode), config.hardware);
     const double gpus = double(par.tensor_model_parallel_size * par.pipeline_model_parallel_size
                                * par.data_parallel_size * par.context_parallel_size);
-    st.modelFlopsPerGpu = modelFlopsPerIteration(c) / gpus;
-    st.mfu = st.total > 0 ? st.modelFlopsPerGpu / (st.total * c.hardware.peak_bf16_flops) : 0.0;
+    st.modelFlopsPerGpu = modelFlopsPerIteration(config) / gpus;
+    st.mfu = st.total > 0 ? st.modelFlopsPerGpu / (st.total * config.hardware.peak_bf16_flops) : 0.0;
     return st;
 }
 

@@ -69,9 +69,9 @@ std::string verdict(const Ledger &l)
 
 } // namespace
 
-std::string parallelSummary(const Config &c)
+std::string parallelSummary(const Config &config)
 {
-    const ParallelismConfig &p = c.parallelism;
+    const ParallelismConfig &p = config.parallelism;
     std::ostringstream s;
     s << "t=" << p.tensor_model_parallel_size << " p=" << p.pipeline_model_parallel_size;
     if (p.virtual_pipeline_model_parallel_size > 1)

@@ -32,11 +32,11 @@ std::string spaced(std::string_view name)
 
 } // namespace
 
-std::vector<std::string> stepTimeChoices(const Config &c)
+std::vector<std::string> stepTimeChoices(const Config &config)
 {
-    const StrategyConfig &st = c.strategy;
+    const StrategyConfig &st = config.strategy;
     std::vector<std::string> out;
-    out.push_back("Kernels at " + c.hardware.name
+    out.push_back("Kernels at " + config.hardware.name
                   + "'s achieved rates (hardware.gemm_efficiency, hbm_efficiency by operation size); collectives "
                     "at its NVLink and network bus bandwidths by message size (nvlink_efficiency, "
                     "network_efficiency). Busiest pipeline rank, micro-batches back to back, bubble (p-1)/v.");
@@ -52,19 +52,20 @@ std::vector<std::string> stepTimeChoices(const Config &c)
     out.push_back(st.tp_comm_overlap ? "tp_comm_overlap: TP collectives hide behind the GEMMs of the same pass "
                                        "(Megatron --tp-comm-overlap)."
                                      : "tp_comm_overlap off (Megatron's default): TP collectives are exposed.");
-    if (st.pipeline_activation_balance == ActivationBalance::Auto && c.parallelism.pipeline_model_parallel_size > 1)
+    if (st.pipeline_activation_balance == ActivationBalance::Auto
+        && config.parallelism.pipeline_model_parallel_size > 1)
         out.push_back("Activation balance: each parked share comes back while the backward runs through the rest of "
                       "its group; what the link cannot carry in that time stalls the backward (activation_balance).");
-    if (c.training.optimizer == Optimizer::Muon)
+    if (config.training.optimizer == Optimizer::Muon)
         out.push_back(
             std::string("Muon: 5 Newton–Schulz iterations per layer matrix (3 GEMMs each, 4m²n + 2m³ FLOPs), ")
-            + (c.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
+            + (config.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
                    ? "every rank computing its matrices whole (muon_newton_schulz = redundant)"
                    : "each matrix on one data-parallel rank (muon_newton_schulz = layer_wise)")
             + ", and the bf16 all-gathers that make them whole, in optimizer.");
     if (st.optimizer_offload != OffloadTarget::None)
         out.push_back("Offloaded optimizer step: CPU-Adam at hardware.cpu_adam_params_per_s ("
-                      + formatThousands(std::int64_t(c.hardware.cpu_adam_params_per_s))
+                      + formatThousands(std::int64_t(config.hardware.cpu_adam_params_per_s))
                       + " parameters/s; ZeRO-Offload's 0.25 s per billion, Ren et al. 2021)"
                       + (st.grad_offload != OffloadTarget::None
                              ? "; gradients stream out during backward through a two-bucket double buffer, the "

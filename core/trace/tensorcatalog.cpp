@@ -49,21 +49,21 @@ std::string dtypeTag(Dtype d)
 
 } // namespace
 
-std::vector<CatalogTensor> tensorCatalog(const Config &c)
+std::vector<CatalogTensor> tensorCatalog(const Config &config)
 {
     std::vector<CatalogTensor> out;
-    const std::int64_t t = c.parallelism.tensor_model_parallel_size;
-    const std::int64_t p = c.parallelism.pipeline_model_parallel_size;
-    const Dtype weights = c.training.params_dtype;
-    const int A = activationBytes(c);
+    const std::int64_t t = config.parallelism.tensor_model_parallel_size;
+    const std::int64_t p = config.parallelism.pipeline_model_parallel_size;
+    const Dtype weights = config.training.params_dtype;
+    const int A = activationBytes(config);
     const std::int64_t tokens
-        = c.training.seq_length / c.parallelism.context_parallel_size * c.training.micro_batch_size;
-    const std::int64_t vocab = paddedVocab(c.model, t);
+        = config.training.seq_length / config.parallelism.context_parallel_size * config.training.micro_batch_size;
+    const std::int64_t vocab = paddedVocab(config.model, t);
 
     // Activations first: a forward allocates far more of them than anything else.
-    for (const SavedTensor &s : layerActivations(c, false, true).tensors)
+    for (const SavedTensor &s : layerActivations(config, false, true).tensors)
         out.push_back({s.bytes, "Saved activation: " + s.name});
-    const StageActivations stage = stageActivations(c);
+    const StageActivations stage = stageActivations(config);
     for (const SavedTensor &s : stage.first)
         out.push_back({s.bytes, "Saved activation: " + s.name});
     for (const SavedTensor &s : stage.last)
@@ -71,8 +71,8 @@ std::vector<CatalogTensor> tensorCatalog(const Config &c)
     out.push_back({tokens * vocab / t * A, "Logits"});
     out.push_back({tokens * vocab / t * 4, "Logits in fp32 (loss)"});
 
-    std::vector<Param> params = layerTensors(c.model, t);
-    const EmbeddingParams emb = embeddingParams(c.model, c.training.seq_length, t, p);
+    std::vector<Param> params = layerTensors(config.model, t);
+    const EmbeddingParams emb = embeddingParams(config.model, config.training.seq_length, t, p);
     params.push_back({"embedding.word", emb.word.params});
     if (emb.position.params > 0)
         params.push_back({"embedding.position", emb.position.params});
@@ -82,18 +82,18 @@ std::vector<CatalogTensor> tensorCatalog(const Config &c)
         out.push_back({q.elements * 4, "fp32 copy of " + q.name + " (main weight, gradient or Adam moment)", true});
     for (const Param &q : params)
         out.push_back({q.elements * dtypeBytes(weights), "Weights: " + q.name + dtypeTag(weights), true});
-    if (dtypeBytes(c.training.main_grads_dtype) != 4)
+    if (dtypeBytes(config.training.main_grads_dtype) != 4)
         for (const Param &q : params)
-            out.push_back({q.elements * dtypeBytes(c.training.main_grads_dtype), "Gradient: " + q.name, true});
+            out.push_back({q.elements * dtypeBytes(config.training.main_grads_dtype), "Gradient: " + q.name, true});
 
     // The whole rank's parameters in one buffer: Megatron's contiguous grad
     // buffer (and, with fp32 masters, its DistributedOptimizer shards at d = 1).
-    const std::int64_t rankParams = computeLedger(c).ranks.front().parameters;
-    out.push_back({rankParams * dtypeBytes(c.training.main_grads_dtype), "Gradients: contiguous buffer", true});
+    const std::int64_t rankParams = computeLedger(config).ranks.front().parameters;
+    out.push_back({rankParams * dtypeBytes(config.training.main_grads_dtype), "Gradients: contiguous buffer", true});
 
     // Activation gradients of the layer in backward.
-    out.push_back({tokens * c.model.hidden_size * A, "Activation gradient (s·b·h)"});
-    out.push_back({tokens * c.model.hidden_size * 4, "fp32 tensor of s·b·h"});
+    out.push_back({tokens * config.model.hidden_size * A, "Activation gradient (s·b·h)"});
+    out.push_back({tokens * config.model.hidden_size * 4, "fp32 tensor of s·b·h"});
     return out;
 }
 
