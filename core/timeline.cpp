@@ -10,6 +10,7 @@
 #include "core/offload.h"
 #include "core/parameters.h"
 #include "core/reports/timelinereport.h"
+#include "core/scheduledledger.h"
 #include "core/steptime.h"
 
 #include <algorithm>
@@ -495,10 +496,10 @@ void computeCurve(RankTimeline &rt, std::size_t points)
 
 // ---- Set-up: the costs, activations and buffer sizes every rank shares.
 
-Sim simulationOf(const Config &c, const Ledger &ledger)
+// `dense`, `moe`: what a layer of each kind saves (layerActivations, totals only).
+Sim simulationOf(const Config &c, const Ledger &ledger, const LayerActivations &dense, const LayerActivations &moe)
 {
     const ParallelismConfig &par = c.parallelism;
-    const LayerActivations dense = layerActivations(c, false, false);
     Sim x{.c = c,
           .p = par.pipeline_model_parallel_size,
           .v = par.virtual_pipeline_model_parallel_size,
@@ -506,7 +507,7 @@ Sim simulationOf(const Config &c, const Ledger &ledger)
           .stages = stageLayers(c),
           .cost = costModel(c),
           .dense = dense,
-          .moe = c.model.isMoe() ? layerActivations(c, true, false) : dense,
+          .moe = moe,
           .stage = stageActivations(c),
           .buffers = backwardBuffers(c, ledger),
           .muon = c.training.optimizer == Optimizer::Muon && c.strategy.optimizer_offload == OffloadTarget::None};
@@ -517,14 +518,12 @@ Sim simulationOf(const Config &c, const Ledger &ledger)
     return x;
 }
 
-// Each rank's ops in schedule order, its chunks and its copy streams; sizes
-// the rank's timeline rows.
-std::vector<RankState> rankStates(const Sim &x, Timeline &tl)
+// Each rank's ops (`allOps`, in schedule order), its chunks and its copy
+// streams; sizes the rank's timeline rows.
+std::vector<RankState> rankStates(const Sim &x, Timeline &tl, std::vector<std::vector<PipelineOp>> allOps)
 {
     const Config &c = x.c;
     const ParallelismConfig &par = c.parallelism;
-    // ZB-V's order depends on how much of a group its W keeps (as the ledger's).
-    std::vector<std::vector<PipelineOp>> allOps = scheduleAllOps(par, x.m, weightPassShare(c, x.dense, x.moe));
     std::vector<RankState> states;
     states.reserve(static_cast<std::size_t>(x.p));
     tl.ranks.resize(static_cast<std::size_t>(x.p));
@@ -930,10 +929,16 @@ void addOptimizerScratch(const Sim &x, const RankState &rs, RankTimeline &rt, co
 Timeline simulateIteration(const Config &c, const TimelineOptions &options)
 {
     Timeline tl;
-    tl.ledger = computeLedger(c);
+    // Every rank's op order, scheduled once for the ledger and the simulation;
+    // ZB-V's depends on how much of a group its W keeps.
+    const LayerActivations dense = layerActivations(c, false, false);
+    const LayerActivations moe = c.model.isMoe() ? layerActivations(c, true, false) : dense;
+    std::vector<std::vector<PipelineOp>> ops
+        = scheduleAllOps(c.parallelism, c.microBatches(), weightPassShare(c, dense, moe));
+    tl.ledger = computeLedger(c, ops);
     tl.schedule = c.parallelism.schedule();
-    const Sim x = simulationOf(c, tl.ledger);
-    std::vector<RankState> states = rankStates(x, tl);
+    const Sim x = simulationOf(c, tl.ledger, dense, moe);
+    std::vector<RankState> states = rankStates(x, tl, std::move(ops));
     OpLoop(x, states, tl).run();
     tl.recompute_seconds = timeOptimizerSteps(x, states, tl);
     addParkedSlices(x, states, tl);
