@@ -203,8 +203,14 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     // error; nothing outlives its op.
     const auto push = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer) {
         if (bytes > 0)
-            rt.lifetimes.push_back({std::min(start, op.end), std::min(end, op.end), bytes, Category::Activations, kind,
-                                    op.op.microbatch, op.op.chunk, layer});
+            rt.lifetimes.push_back({.start = std::min(start, op.end),
+                                    .end = std::min(end, op.end),
+                                    .bytes = bytes,
+                                    .category = Category::Activations,
+                                    .kind = kind,
+                                    .microbatch = op.op.microbatch,
+                                    .chunk = op.op.chunk,
+                                    .layer = layer});
     };
     // The loss's backward runs first, then the output layer's, then the layers in reverse.
     if (cp.lastStage)
@@ -266,8 +272,15 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     const auto push = [&](double start, Bytes bytes, std::int32_t chunk, std::int32_t layer) {
         start = std::min(start, rt.pipeline_end); // a rounding error never delays a gradient past the backward
         if (bytes > 0)
-            rt.lifetimes.push_back(
-                {start, rt.optimizer_end, bytes, entry.category, LifetimeKind::Gradients, -1, chunk, layer, index});
+            rt.lifetimes.push_back({.start = start,
+                                    .end = rt.optimizer_end,
+                                    .bytes = bytes,
+                                    .category = entry.category,
+                                    .kind = LifetimeKind::Gradients,
+                                    .microbatch = -1,
+                                    .chunk = chunk,
+                                    .layer = layer,
+                                    .entry = index});
     };
     const ParallelismConfig &par = x.c.parallelism;
     const bool tiedOnOneStage = !x.c.model.untie_embeddings_and_output_weights && x.p == 1;
@@ -355,16 +368,16 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
         bytes = std::min(top, hi) - std::max(top - bytes, lo);
         if (bytes <= 0)
             return;
-        Lifetime l{from,
-                   std::clamp(end, from, std::max(from, op.end)),
-                   bytes,
-                   Category::Activations,
-                   LifetimeKind::Activations,
-                   op.op.microbatch,
-                   op.op.chunk,
-                   layer};
-        l.offloaded = offloaded;
-        l.peer = peer;
+        Lifetime l{.start = from,
+                   .end = std::clamp(end, from, std::max(from, op.end)),
+                   .bytes = bytes,
+                   .category = Category::Activations,
+                   .kind = LifetimeKind::Activations,
+                   .microbatch = op.op.microbatch,
+                   .chunk = op.op.chunk,
+                   .layer = layer,
+                   .offloaded = offloaded,
+                   .peer = peer};
         rt.lifetimes.push_back(l);
     };
     double t = op.start;
@@ -653,8 +666,14 @@ private:
             gradStall = streamGradients(x, rs, rt, cp, timed);
             const double from = weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group];
             if (cp.weightPass > 0 && from >= 0)
-                rt.lifetimes.push_back({from, timed.end, cp.weightPass, Category::Activations,
-                                        LifetimeKind::WeightPassInputs, op.microbatch, op.chunk, -1});
+                rt.lifetimes.push_back({.start = from,
+                                        .end = timed.end,
+                                        .bytes = cp.weightPass,
+                                        .category = Category::Activations,
+                                        .kind = LifetimeKind::WeightPassInputs,
+                                        .microbatch = op.microbatch,
+                                        .chunk = op.chunk,
+                                        .layer = -1});
         } else if (op.kind == OpKind::Forward) {
             runForward(rs, rt, cp, timed, group);
             fEnd[slot(at, op.microbatch)] = timed.end;
@@ -696,9 +715,14 @@ private:
                                                       rs.parkedShare * double(cp.acts.stored));
         const TransientActivations &transients = x.buffers.activations;
         if (st.recompute_granularity == RecomputeGranularity::Full && cp.layers > 0 && transients.recomputedForward > 0)
-            rt.lifetimes.push_back({timed.start, timed.end - cp.outputForward, transients.recomputedForward,
-                                    Category::Activations, LifetimeKind::ForwardWorkingSet, op.microbatch, op.chunk,
-                                    -1});
+            rt.lifetimes.push_back({.start = timed.start,
+                                    .end = timed.end - cp.outputForward,
+                                    .bytes = transients.recomputedForward,
+                                    .category = Category::Activations,
+                                    .kind = LifetimeKind::ForwardWorkingSet,
+                                    .microbatch = op.microbatch,
+                                    .chunk = op.chunk,
+                                    .layer = -1});
         if (!st.tensor_policies.empty() && cp.acts.offloaded > 0 && cp.layers > 0) {
             // Each layer's offloaded tensors stay until the next layer's forward has copied them out.
             const double layerEnd = timed.end - cp.outputForward;
@@ -707,14 +731,25 @@ private:
                 const Bytes b = cp.acts.layerOffloaded[static_cast<std::size_t>(i)];
                 const double from = timed.start + double(i) * dl;
                 if (b > 0)
-                    rt.lifetimes.push_back({from, std::min(timed.end, from + 2 * dl), b, Category::Activations,
-                                            LifetimeKind::TensorOffloadTransit, op.microbatch, op.chunk,
-                                            static_cast<std::int32_t>(cp.firstLayer + i)});
+                    rt.lifetimes.push_back({.start = from,
+                                            .end = std::min(timed.end, from + 2 * dl),
+                                            .bytes = b,
+                                            .category = Category::Activations,
+                                            .kind = LifetimeKind::TensorOffloadTransit,
+                                            .microbatch = op.microbatch,
+                                            .chunk = op.chunk,
+                                            .layer = static_cast<std::int32_t>(cp.firstLayer + i)});
             }
         }
         if (cp.lastStage && transients.lossForward > 0)
-            rt.lifetimes.push_back({timed.end - cp.outputForward, timed.end, transients.lossForward,
-                                    Category::Activations, LifetimeKind::LossTemporaries, op.microbatch, op.chunk, -1});
+            rt.lifetimes.push_back({.start = timed.end - cp.outputForward,
+                                    .end = timed.end,
+                                    .bytes = transients.lossForward,
+                                    .category = Category::Activations,
+                                    .kind = LifetimeKind::LossTemporaries,
+                                    .microbatch = op.microbatch,
+                                    .chunk = op.chunk,
+                                    .layer = -1});
     }
 
     // Returns the stall of the gradient copies (grad_offload).
@@ -832,15 +867,15 @@ void addParkedSlices(const Sim &x, const std::vector<RankState> &states, Timelin
             for (const ParkedActivations &pa : tl.ledger.parked) {
                 if (pa.from != static_cast<int>(r))
                     continue;
-                Lifetime l{from,
-                           rs.copyInEnd[group],
-                           static_cast<Bytes>(bytes * double(pa.bytes) / double(donor.parked_out_bytes)),
-                           Category::Activations,
-                           LifetimeKind::ParkedActivations,
-                           op.op.microbatch,
-                           op.op.chunk,
-                           -1};
-                l.peer = static_cast<std::int32_t>(r);
+                Lifetime l{.start = from,
+                           .end = rs.copyInEnd[group],
+                           .bytes = static_cast<Bytes>(bytes * double(pa.bytes) / double(donor.parked_out_bytes)),
+                           .category = Category::Activations,
+                           .kind = LifetimeKind::ParkedActivations,
+                           .microbatch = op.op.microbatch,
+                           .chunk = op.op.chunk,
+                           .layer = -1,
+                           .peer = static_cast<std::int32_t>(r)};
                 tl.ranks[static_cast<std::size_t>(pa.to)].lifetimes.push_back(l);
             }
         }
@@ -857,17 +892,30 @@ void addLedgerRows(const Sim &x, const RankState &rs, RankTimeline &rt, const Ra
             continue;
         const bool gradients = entry.category == Category::Gradients;
         if (entry.transient) { // Muon's Newton–Schulz working set: the optimizer step's alone
-            rt.lifetimes.push_back({rt.optimizer_start, rt.optimizer_end, entry.bytes, entry.category,
-                                    LifetimeKind::OptimizerTemporaries, -1, -1, -1, static_cast<std::int32_t>(e)});
+            rt.lifetimes.push_back({.start = rt.optimizer_start,
+                                    .end = rt.optimizer_end,
+                                    .bytes = entry.bytes,
+                                    .category = entry.category,
+                                    .kind = LifetimeKind::OptimizerTemporaries,
+                                    .microbatch = -1,
+                                    .chunk = -1,
+                                    .layer = -1,
+                                    .entry = static_cast<std::int32_t>(e)});
             continue;
         }
         if (gradients && x.c.strategy.grad_buffer == GradBuffer::OnDemand && entry.group != ParamGroup::None) {
             addOnDemandGradients(x, rt, rs, entry, static_cast<std::int32_t>(e));
             continue;
         }
-        rt.lifetimes.push_back({0.0, stepEnd, entry.bytes, entry.category,
-                                gradients ? LifetimeKind::Gradients : LifetimeKind::Persistent, -1, -1, -1,
-                                static_cast<std::int32_t>(e)});
+        rt.lifetimes.push_back({.start = 0.0,
+                                .end = stepEnd,
+                                .bytes = entry.bytes,
+                                .category = entry.category,
+                                .kind = gradients ? LifetimeKind::Gradients : LifetimeKind::Persistent,
+                                .microbatch = -1,
+                                .chunk = -1,
+                                .layer = -1,
+                                .entry = static_cast<std::int32_t>(e)});
     }
 }
 
@@ -897,15 +945,27 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
             // backward, the parked slice again from its copy back.
             const Bytes parked = static_cast<Bytes>(rs.parkedShare * double(cp.acts.stored));
             const std::int32_t to = firstReceiver(ledger, static_cast<int>(r));
-            Lifetime leaving{forwardStart[group],       rs.copyOutEnd[group], parked,      Category::Activations,
-                             LifetimeKind::Activations, op.op.microbatch,     op.op.chunk, -1};
-            leaving.peer = to;
+            Lifetime leaving{.start = forwardStart[group],
+                             .end = rs.copyOutEnd[group],
+                             .bytes = parked,
+                             .category = Category::Activations,
+                             .kind = LifetimeKind::Activations,
+                             .microbatch = op.op.microbatch,
+                             .chunk = op.op.chunk,
+                             .layer = -1,
+                             .peer = to};
             rt.lifetimes.push_back(leaving);
             addGroupStay(x, rt, cp, op, forwardStart[group], false, parked);
             addGroupStay(x, rt, cp, op, rs.copyInStart[group], true, 0, parked, to);
         } else if (rs.copyOutEnd[group] >= 0) {
-            rt.lifetimes.push_back({forwardStart[group], rs.copyOutEnd[group], cp.groupBytes, Category::Activations,
-                                    LifetimeKind::Activations, op.op.microbatch, op.op.chunk, -1});
+            rt.lifetimes.push_back({.start = forwardStart[group],
+                                    .end = rs.copyOutEnd[group],
+                                    .bytes = cp.groupBytes,
+                                    .category = Category::Activations,
+                                    .kind = LifetimeKind::Activations,
+                                    .microbatch = op.op.microbatch,
+                                    .chunk = op.op.chunk,
+                                    .layer = -1});
             addGroupStay(x, rt, cp, op, rs.copyInStart[group], true);
         } else {
             addGroupStay(x, rt, cp, op, forwardStart[group], false);
@@ -920,8 +980,14 @@ void addOptimizerScratch(const Sim &x, const RankState &rs, RankTimeline &rt, co
     const Bytes scratch = optimizerStepTemporaries(x.c, optimizerShard(x.c, ledger.parameters, rs.expertParams),
                                                    ledger.largest_parameter_tensor);
     if (scratch > 0)
-        rt.lifetimes.push_back({rt.optimizer_start, rt.optimizer_end, scratch, Category::OptimizerStates,
-                                LifetimeKind::OptimizerTemporaries, -1, -1, -1});
+        rt.lifetimes.push_back({.start = rt.optimizer_start,
+                                .end = rt.optimizer_end,
+                                .bytes = scratch,
+                                .category = Category::OptimizerStates,
+                                .kind = LifetimeKind::OptimizerTemporaries,
+                                .microbatch = -1,
+                                .chunk = -1,
+                                .layer = -1});
 }
 
 } // namespace
