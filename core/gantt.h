@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/reports/timelinereport.h" // lifetimeLabel: the rows' and the views' labels
 #include "core/timeline.h"
 
 #include <string>

@@ -4,6 +4,7 @@
 #include "core/efficiency.h"
 #include "core/inference.h"
 #include "core/parameters.h"
+#include "core/reports/timelinereport.h"
 
 #include <algorithm>
 #include <map>

@@ -9,6 +9,7 @@
 #include "core/muon.h"
 #include "core/parameters.h"
 #include "core/schedule.h"
+#include "core/scheduledledger.h"
 #include "core/validate.h"
 
 #include <algorithm>
@@ -492,9 +493,8 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
     }
 }
 
-} // namespace
-
-Ledger computeLedger(const Config &c)
+// `splitOps`: every rank's op order when the caller has scheduled it already; null: schedule here.
+Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *splitOps)
 {
     const ParallelismConfig &par = c.parallelism;
     Context x{c,
@@ -526,7 +526,7 @@ Ledger computeLedger(const Config &c)
     x.moeAct = c.model.isMoe() ? layerActivations(c, true, false) : x.denseAct;
     x.stageAct = stageActivations(c);
     if (splitsBackward(par.schedule()))
-        x.splitOps = scheduleAllOps(par, x.m, weightPassShare(c, x.denseAct, x.moeAct));
+        x.splitOps = splitOps ? *splitOps : scheduleAllOps(par, x.m, weightPassShare(c, x.denseAct, x.moeAct));
 
     Ledger ledger;
     ledger.total_parameters = totalParameters(c);
@@ -705,6 +705,18 @@ Ledger computeLedger(const Config &c)
             + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
     balanceActivations(ledger, c); // strategy.pipeline_activation_balance: moves rows, then re-totals
     return ledger;
+}
+
+} // namespace
+
+Ledger computeLedger(const Config &c)
+{
+    return ledgerOf(c, nullptr);
+}
+
+Ledger computeLedger(const Config &c, const std::vector<std::vector<PipelineOp>> &ops)
+{
+    return ledgerOf(c, &ops);
 }
 
 } // namespace memledger

@@ -67,5 +67,11 @@ EmbeddingParams embeddingParams(const ModelConfig &model, std::int64_t seqLength
 
 // The model's parameter count: every tensor once (tied embeddings once), padded vocabulary.
 std::int64_t totalParameters(const Config &config);
+// The same count in long double, from the same shapes: no input overflows it,
+// so the validator holds it against its 100 T limit before any 64-bit count is made.
+long double totalParametersWide(const Config &config);
+
+// How many layers ModelConfig::isMoeLayer calls MoE, counted without visiting each.
+std::int64_t moeLayerCount(const ModelConfig &model);
 
 } // namespace memledger

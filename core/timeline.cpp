@@ -2,19 +2,21 @@
 #include "core/timeline.h"
 
 #include "core/activations.h"
+#include "core/backwardbuffers.h"
 #include "core/balance.h"
 #include "core/costmodel.h"
 #include "core/modelstates.h"
 #include "core/muon.h"
 #include "core/offload.h"
 #include "core/parameters.h"
+#include "core/reports/timelinereport.h"
+#include "core/scheduledledger.h"
 #include "core/steptime.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <map>
-#include <set>
+#include <optional>
 #include <stdexcept>
 
 namespace memledger {
@@ -76,11 +78,8 @@ struct Sim
     CostModel cost;
     LayerActivations dense, moe;
     StageActivations stage;
-    TransientActivations transients;
+    BackwardBuffers buffers; // sizes of the transient working sets, weight gradients and gradient copies
     double lossBackwardSeconds = 0; // the cross entropy's share of the output backward
-    std::vector<Bytes> weightGradient; // per rank: its largest weight gradient, before accumulation
-    double gradBytesPerLayer = 0; // grad_offload: what one layer's backward sends to the host (average layer)
-    double gradBucketBytes = 0; // one of the two staging buckets
     bool muon = false;
 };
 
@@ -159,12 +158,12 @@ struct RankState
 // ends later (a stall) when it would lead by more. Returns the stall.
 double streamGradients(const Sim &x, RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed)
 {
-    if (x.gradBytesPerLayer <= 0)
+    if (x.buffers.gradBytesPerLayer <= 0)
         return 0.0;
-    const double bytes = x.gradBytesPerLayer * double(cp.layers);
+    const double bytes = x.buffers.gradBytesPerLayer * double(cp.layers);
     const double link = x.c.hardware.host_link_bytes_per_s;
     const double copyEnd = std::max(timed.start, rs.gradFree) + bytes / link;
-    const double stall = std::max(0.0, copyEnd - std::min(bytes, 2.0 * x.gradBucketBytes) / link - timed.end);
+    const double stall = std::max(0.0, copyEnd - std::min(bytes, 2.0 * x.buffers.gradBucketBytes) / link - timed.end);
     timed.end += stall;
     timed.stall += stall;
     rs.gradFree = copyEnd;
@@ -204,32 +203,32 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     // error; nothing outlives its op.
     const auto push = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer) {
         if (bytes > 0)
-            rt.lifetimes.push_back({std::min(start, op.end), std::min(end, op.end), bytes, Category::Activations, kind,
-                                    op.op.microbatch, op.op.chunk, layer});
+            rt.lifetimes.push_back({.start = std::min(start, op.end),
+                                    .end = std::min(end, op.end),
+                                    .bytes = bytes,
+                                    .category = Category::Activations,
+                                    .kind = kind,
+                                    .microbatch = op.op.microbatch,
+                                    .chunk = op.op.chunk,
+                                    .layer = layer});
     };
     // The loss's backward runs first, then the output layer's, then the layers in reverse.
     if (cp.lastStage)
-        push(op.start, op.start + x.lossBackwardSeconds, x.transients.lossBackward, LifetimeKind::LossBackward, -1);
+        push(op.start, op.start + x.lossBackwardSeconds, x.buffers.activations.lossBackward, LifetimeKind::LossBackward,
+             -1);
     double t = op.start + (cp.lastStage ? x.cost.outputBackward.seconds : 0.0);
-    // Without gradient-accumulation fusion, autograd materialises each weight
-    // gradient in the parameter dtype and a hook adds it to main_grad (Megatron's
-    // DDP); PyTorch's own .grad adds a later micro-batch's gradient the same way.
-    // One tensor at a time, the largest at worst.
-    const bool firstOfChunk = op.op.microbatch == 0;
-    const bool accumulates = x.c.strategy.grad_buffer == GradBuffer::Contiguous
-                                 ? !x.c.strategy.gradient_accumulation_fusion
-                                 : !firstOfChunk;
-    if (accumulates)
-        push(op.start + x.lossBackwardSeconds, op.end, x.weightGradient[static_cast<std::size_t>(rt.pipeline_rank)],
-             LifetimeKind::WeightGradient, -1);
+    // A weight gradient made before its accumulation: one tensor at a time, the largest at worst.
+    if (materializesWeightGradient(x.c.strategy, op.op.microbatch == 0))
+        push(op.start + x.lossBackwardSeconds, op.end,
+             x.buffers.weightGradient[static_cast<std::size_t>(rt.pipeline_rank)], LifetimeKind::WeightGradient, -1);
     double groupStart = op.end; // uniform full recompute: when the current group was rebuilt
     for (std::int64_t i = cp.layers - 1; i >= 0; --i) {
         const std::size_t li = static_cast<std::size_t>(i);
         const double d = cp.layerBackward[li];
         const double mid = halfway(t, d);
         const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
-        push(t, mid, x.transients.mlpBackward, LifetimeKind::BackwardWorkingSet, layer);
-        push(mid, t + d, x.transients.attentionBackward, LifetimeKind::BackwardWorkingSet, layer);
+        push(t, mid, x.buffers.activations.mlpBackward, LifetimeKind::BackwardWorkingSet, layer);
+        push(mid, t + d, x.buffers.activations.attentionBackward, LifetimeKind::BackwardWorkingSet, layer);
         // Selective recompute rebuilds the attention core when its backward is reached.
         if (policies) {
             // Rebuilt as the layer's backward begins; offloaded tensors were
@@ -273,8 +272,15 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     const auto push = [&](double start, Bytes bytes, std::int32_t chunk, std::int32_t layer) {
         start = std::min(start, rt.pipeline_end); // a rounding error never delays a gradient past the backward
         if (bytes > 0)
-            rt.lifetimes.push_back(
-                {start, rt.optimizer_end, bytes, entry.category, LifetimeKind::Gradients, -1, chunk, layer, index});
+            rt.lifetimes.push_back({.start = start,
+                                    .end = rt.optimizer_end,
+                                    .bytes = bytes,
+                                    .category = entry.category,
+                                    .kind = LifetimeKind::Gradients,
+                                    .microbatch = -1,
+                                    .chunk = chunk,
+                                    .layer = layer,
+                                    .entry = index});
     };
     const ParallelismConfig &par = x.c.parallelism;
     const bool tiedOnOneStage = !x.c.model.untie_embeddings_and_output_weights && x.p == 1;
@@ -362,16 +368,16 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
         bytes = std::min(top, hi) - std::max(top - bytes, lo);
         if (bytes <= 0)
             return;
-        Lifetime l{from,
-                   std::clamp(end, from, std::max(from, op.end)),
-                   bytes,
-                   Category::Activations,
-                   LifetimeKind::Activations,
-                   op.op.microbatch,
-                   op.op.chunk,
-                   layer};
-        l.offloaded = offloaded;
-        l.peer = peer;
+        Lifetime l{.start = from,
+                   .end = std::clamp(end, from, std::max(from, op.end)),
+                   .bytes = bytes,
+                   .category = Category::Activations,
+                   .kind = LifetimeKind::Activations,
+                   .microbatch = op.op.microbatch,
+                   .chunk = op.op.chunk,
+                   .layer = layer,
+                   .offloaded = offloaded,
+                   .peer = peer};
         rt.lifetimes.push_back(l);
     };
     double t = op.start;
@@ -501,65 +507,41 @@ void computeCurve(RankTimeline &rt, std::size_t points)
     rt.curve = downsampleKeepingMax(curve, points);
 }
 
-} // namespace
+// ---- Set-up: the costs, activations and buffer sizes every rank shares.
 
-Timeline simulateIteration(const Config &c, const TimelineOptions &options)
+// `dense`, `moe`: what a layer of each kind saves (layerActivations, totals only).
+Sim simulationOf(const Config &c, const Ledger &ledger, const LayerActivations &dense, const LayerActivations &moe)
 {
-    Timeline tl;
-    tl.ledger = computeLedger(c);
-    tl.schedule = c.parallelism.schedule();
     const ParallelismConfig &par = c.parallelism;
-    Sim x{c,
-          par.pipeline_model_parallel_size,
-          par.virtual_pipeline_model_parallel_size,
-          c.microBatches(),
-          stageLayers(c),
-          costModel(c),
-          layerActivations(c, false, false),
-          {},
-          stageActivations(c),
-          transientActivations(c),
-          0.0,
-          {}};
-    x.moe = c.model.isMoe() ? layerActivations(c, true, false) : x.dense;
-    for (const RankLedger &r : tl.ledger.ranks)
-        x.weightGradient.push_back(r.largest_parameter_tensor * dtypeBytes(c.training.params_dtype));
-    if (c.strategy.grad_offload != OffloadTarget::None && c.model.num_layers > 0) {
-        const StateBytes sb = stateBytes(c.training);
-        const std::int64_t t = par.tensor_model_parallel_size, e = par.expert_model_parallel_size;
-        const LayerParams dense = layerParams(c.model, false, t, e, par.expertTensorParallel());
-        const LayerParams moe = c.model.isMoe() ? layerParams(c.model, true, t, e, par.expertTensorParallel()) : dense;
-        double params = 0;
-        for (std::int64_t l = 0; l < c.model.num_layers; ++l) {
-            const LayerParams &lp = c.model.isMoeLayer(l) ? moe : dense;
-            params += double(lp.dense.params + lp.expert.params);
-        }
-        const double shard = par.zero_stage >= 2 ? double(par.data_parallel_size * par.context_parallel_size) : 1.0;
-        x.gradBytesPerLayer = params / double(c.model.num_layers) * sb.grad / shard;
-        x.gradBucketBytes = double(c.strategy.ddp_bucket_size) * sb.grad;
-    }
-    x.muon = c.training.optimizer == Optimizer::Muon && c.strategy.optimizer_offload == OffloadTarget::None;
+    Sim x{.c = c,
+          .p = par.pipeline_model_parallel_size,
+          .v = par.virtual_pipeline_model_parallel_size,
+          .m = c.microBatches(),
+          .stages = stageLayers(c),
+          .cost = costModel(c),
+          .dense = dense,
+          .moe = moe,
+          .stage = stageActivations(c),
+          .buffers = backwardBuffers(c, ledger),
+          .muon = c.training.optimizer == Optimizer::Muon && c.strategy.optimizer_offload == OffloadTarget::None};
     // The loss backward is memory-bound: it reads the saved fp32 softmax and
     // writes its gradients, a small part of the output layer's backward.
-    x.lossBackwardSeconds
-        = std::min(x.cost.outputBackward.seconds, 3.0 * double(x.transients.lossForward) / c.hardware.hbm_bytes_per_s);
+    x.lossBackwardSeconds = std::min(x.cost.outputBackward.seconds,
+                                     3.0 * double(x.buffers.activations.lossForward) / c.hardware.hbm_bytes_per_s);
+    return x;
+}
 
-    // Dependencies run along positions of a direction (DualPipe has two).
-    const std::int64_t positions = par.pipelineStages();
-    const std::int64_t directions = pipelineDirections(par);
-    const auto slot = [&](StagePlace at, std::int64_t mb) {
-        return static_cast<std::size_t>((at.direction * positions + at.position) * x.m + mb);
-    };
-    std::vector<double> fEnd(static_cast<std::size_t>(directions * positions * x.m), -1.0), bEnd(fEnd.size(), -1.0);
-    std::vector<double> weightFrom(static_cast<std::size_t>(x.p * x.v * x.m), -1.0); // per rank's (chunk, mb): B's end
-    const bool offload = c.strategy.activation_offload != OffloadTarget::None;
-
-    // ZB-V's order depends on how much of a group its W keeps (as the ledger's).
-    std::vector<std::vector<PipelineOp>> allOps = scheduleAllOps(par, x.m, weightPassShare(c, x.dense, x.moe));
+// Each rank's ops (`allOps`, in schedule order), its chunks and its copy
+// streams; sizes the rank's timeline rows.
+std::vector<RankState> rankStates(const Sim &x, Timeline &tl, std::vector<std::vector<PipelineOp>> allOps)
+{
+    const Config &c = x.c;
+    const ParallelismConfig &par = c.parallelism;
     std::vector<RankState> states;
     states.reserve(static_cast<std::size_t>(x.p));
     tl.ranks.resize(static_cast<std::size_t>(x.p));
     const bool balance = !tl.ledger.parked.empty();
+    const std::size_t groups = static_cast<std::size_t>(x.v * x.m);
     for (std::int64_t r = 0; r < x.p; ++r) {
         std::vector<ChunkPlan> chunks = planChunks(x, r);
         // A donor's copies go to its receivers over NVLink or the network,
@@ -569,15 +551,19 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         if (splitsBackward(par.schedule()))
             for (const ChunkPlan &cp : chunks)
                 inputChunks.push_back(inputGradientPlan(cp));
-        states.push_back(
-            {std::move(allOps[static_cast<std::size_t>(r)]), std::move(chunks), std::move(inputChunks), 0, 0, 0,
-             parkLink > 0
-                 ? ActivationOffload(parkLink, int(x.v * x.m) + 1)
-                 : ActivationOffload(c.hardware.host_link_bytes_per_s, int(c.strategy.activation_offload_buffers)),
-             std::vector<double>(static_cast<std::size_t>(x.v * x.m), -1.0),
-             std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0), 0,
-             parkLink > 0 ? parkedShare(tl.ledger, static_cast<int>(r)) : 0.0, parkLink,
-             std::vector<double>(static_cast<std::size_t>(x.v * x.m), 0.0)});
+        states.push_back(RankState{
+            .ops = std::move(allOps[static_cast<std::size_t>(r)]),
+            .chunks = std::move(chunks),
+            .inputChunks = std::move(inputChunks),
+            .offload = parkLink > 0 ? ActivationOffload(parkLink, int(x.v * x.m) + 1)
+                                    : ActivationOffload(c.hardware.host_link_bytes_per_s,
+                                                        int(c.strategy.activation_offload_buffers)),
+            .copyOutEnd = std::vector<double>(groups, -1.0),
+            .copyInStart = std::vector<double>(groups, 0.0),
+            .parkedShare = parkLink > 0 ? parkedShare(tl.ledger, static_cast<int>(r)) : 0.0,
+            .parkLink = parkLink,
+            .copyInEnd = std::vector<double>(groups, 0.0),
+        });
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
         rt.pipeline_rank = static_cast<int>(r);
         rt.ops.reserve(states.back().ops.size());
@@ -587,151 +573,236 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         // Per backward op: each layer's two saved halves, two working sets and what recompute rebuilds.
         rt.lifetimes.reserve(states.back().ops.size() * static_cast<std::size_t>(2 + 3 * mostLayers) + 32);
     }
+    return states;
+}
 
-    // Run every rank's ops in order as soon as their inputs have arrived.
-    std::vector<std::int64_t> work;
-    std::vector<char> queued(static_cast<std::size_t>(x.p), 1);
-    for (std::int64_t r = x.p - 1; r >= 0; --r)
-        work.push_back(r);
-    while (!work.empty()) {
-        const std::int64_t r = work.back();
-        work.pop_back();
-        queued[static_cast<std::size_t>(r)] = 0;
-        RankState &rs = states[static_cast<std::size_t>(r)];
-        RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
-        while (rs.next < rs.ops.size()) {
-            const PipelineOp op = rs.ops[rs.next];
-            const StagePlace at = stagePlace(par, r, op.chunk);
-            double ready = 0;
-            if (op.kind == OpKind::Forward) {
-                if (at.position > 0) {
-                    const double dep = fEnd[slot({at.direction, at.position - 1}, op.microbatch)];
-                    if (dep < 0)
-                        break;
-                    ready = dep + x.cost.p2pSeconds;
-                }
-            } else if (op.kind == OpKind::Weight) {
-                ready = 0; // its own B ran earlier on this rank
-            } else if (at.position == positions - 1) {
-                ready = fEnd[slot(at, op.microbatch)];
-            } else {
-                const double dep = bEnd[slot({at.direction, at.position + 1}, op.microbatch)];
-                if (dep < 0)
+// ---- The per-rank op loop: every rank's ops in order, each as soon as its inputs have arrived.
+
+class OpLoop
+{
+public:
+    OpLoop(const Sim &x, std::vector<RankState> &states, Timeline &tl)
+        : x(x)
+        , par(x.c.parallelism)
+        , states(states)
+        , tl(tl)
+        , positions(par.pipelineStages())
+        , fEnd(static_cast<std::size_t>(pipelineDirections(par) * positions * x.m), -1.0)
+        , bEnd(fEnd.size(), -1.0)
+        , weightFrom(static_cast<std::size_t>(x.p * x.v * x.m), -1.0)
+        , offload(x.c.strategy.activation_offload != OffloadTarget::None)
+    { }
+
+    void run()
+    {
+        std::vector<std::int64_t> work;
+        std::vector<char> queued(static_cast<std::size_t>(x.p), 1);
+        for (std::int64_t r = x.p - 1; r >= 0; --r)
+            work.push_back(r);
+        while (!work.empty()) {
+            const std::int64_t r = work.back();
+            work.pop_back();
+            queued[static_cast<std::size_t>(r)] = 0;
+            RankState &rs = states[static_cast<std::size_t>(r)];
+            while (rs.next < rs.ops.size()) {
+                const PipelineOp op = rs.ops[rs.next];
+                const StagePlace at = stagePlace(par, r, op.chunk);
+                const std::optional<double> ready = readyAt(op, at);
+                if (!ready)
                     break;
-                ready = dep + x.cost.p2pSeconds;
-            }
-            const bool inputOnly = op.kind == OpKind::Backward && op.deferredWeight;
-            const ChunkPlan &cp = (inputOnly ? rs.inputChunks : rs.chunks)[static_cast<std::size_t>(op.chunk)];
-            const std::size_t group = static_cast<std::size_t>(op.chunk * x.m + op.microbatch);
-            TimedOp timed{op, std::max(rs.free, ready), 0, 0};
-            double gradStall = 0; // grad_offload: the backward held by a full double buffer
-            if (op.kind == OpKind::Weight) {
-                timed.end = timed.start + cp.weight;
-                gradStall = streamGradients(x, rs, rt, cp, timed);
-                const double from = weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group];
-                if (cp.weightPass > 0 && from >= 0)
-                    rt.lifetimes.push_back({from, timed.end, cp.weightPass, Category::Activations,
-                                            LifetimeKind::WeightPassInputs, op.microbatch, op.chunk, -1});
-            } else if (op.kind == OpKind::Forward) {
-                if (offload) {
-                    const double s = rs.offload.forwardStart(timed.start);
-                    timed.stall = s - timed.start;
-                    timed.start = s;
-                }
-                timed.end = timed.start + cp.forward;
-                fEnd[slot(at, op.microbatch)] = timed.end;
-                // Offload unless this group's backward is the very next op.
-                const bool nextIsOwnBackward
-                    = rs.next + 1 < rs.ops.size() && rs.ops[rs.next + 1].kind == OpKind::Backward
-                      && rs.ops[rs.next + 1].chunk == op.chunk && rs.ops[rs.next + 1].microbatch == op.microbatch;
-                if (offload && !nextIsOwnBackward)
-                    rs.copyOutEnd[group] = rs.offload.copyOut(timed.end, double(cp.groupBytes));
-                // Activation balance: the parked share, the layers saved first,
-                // leaves as soon as those layers' forwards have run.
-                if (rs.parkLink > 0 && cp.acts.stored > 0)
-                    rs.copyOutEnd[group]
-                        = rs.offload.copyOut(timed.start + rs.parkedShare * (cp.forward - cp.outputForward),
-                                             rs.parkedShare * double(cp.acts.stored));
-                if (c.strategy.recompute_granularity == RecomputeGranularity::Full && cp.layers > 0
-                    && x.transients.recomputedForward > 0)
-                    rt.lifetimes.push_back({timed.start, timed.end - cp.outputForward, x.transients.recomputedForward,
-                                            Category::Activations, LifetimeKind::ForwardWorkingSet, op.microbatch,
-                                            op.chunk, -1});
-                if (!c.strategy.tensor_policies.empty() && cp.acts.offloaded > 0 && cp.layers > 0) {
-                    // Each layer's offloaded tensors stay until the next layer's forward has copied them out.
-                    const double layerEnd = timed.end - cp.outputForward;
-                    const double dl = (layerEnd - timed.start) / double(cp.layers);
-                    for (std::int64_t i = 0; i < cp.layers; ++i) {
-                        const Bytes b = cp.acts.layerOffloaded[static_cast<std::size_t>(i)];
-                        const double from = timed.start + double(i) * dl;
-                        if (b > 0)
-                            rt.lifetimes.push_back({from, std::min(timed.end, from + 2 * dl), b, Category::Activations,
-                                                    LifetimeKind::TensorOffloadTransit, op.microbatch, op.chunk,
-                                                    static_cast<std::int32_t>(cp.firstLayer + i)});
+                runOp(r, rs, op, at, *ready);
+                // The neighbour that consumes this op's output may now proceed.
+                const std::int64_t consumer = op.kind == OpKind::Forward ? at.position + 1 : at.position - 1;
+                if (op.kind != OpKind::Weight && consumer >= 0 && consumer < positions) {
+                    const std::int64_t cr = rankChunkAt(par, at.direction, consumer).rank;
+                    if (cr != r && !queued[static_cast<std::size_t>(cr)]) {
+                        queued[static_cast<std::size_t>(cr)] = 1;
+                        work.push_back(cr);
                     }
-                }
-                if (cp.lastStage && x.transients.lossForward > 0)
-                    rt.lifetimes.push_back({timed.end - cp.outputForward, timed.end, x.transients.lossForward,
-                                            Category::Activations, LifetimeKind::LossTemporaries, op.microbatch,
-                                            op.chunk, -1});
-            } else {
-                if (rs.copyOutEnd[group] >= 0 && rs.parkLink > 0) {
-                    // Activation balance: the copy back runs under the backward of
-                    // the rest of the group and must land when it reaches the
-                    // parked layers; what does not fit stalls the backward.
-                    const double bytes = rs.parkedShare * double(cp.acts.stored);
-                    const double copy = bytes / rs.parkLink;
-                    const double need = timed.start + (1.0 - rs.parkedShare) * cp.backward;
-                    const double back
-                        = rs.offload.copyIn(std::max({need - copy, timed.start, rs.copyOutEnd[group]}), bytes);
-                    rs.copyInStart[group] = back - copy;
-                    rs.copyInEnd[group] = back;
-                    if (back > need) {
-                        timed.stall = back - need;
-                        timed.start += timed.stall;
-                    }
-                } else if (rs.copyOutEnd[group] >= 0) {
-                    const double issue = std::max(rs.previousStart, rs.copyOutEnd[group]);
-                    rs.copyInStart[group] = issue;
-                    const double back = rs.offload.copyIn(issue, double(cp.groupBytes));
-                    if (back > timed.start) {
-                        timed.stall = back - timed.start;
-                        timed.start = back;
-                    }
-                }
-                timed.end = timed.start + cp.backward;
-                if (!inputOnly) // a B alone makes no weight gradients; its W sends them
-                    gradStall = streamGradients(x, rs, rt, cp, timed);
-                bEnd[slot(at, op.microbatch)] = timed.end;
-                if (inputOnly)
-                    weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group] = timed.end;
-                addTransients(x, rt, cp, timed);
-            }
-            rt.busy_seconds += timed.end - timed.start;
-            rt.copies.stallSeconds += timed.stall - gradStall;
-            rs.previousStart = timed.start;
-            rs.free = timed.end;
-            rt.ops.push_back(timed);
-            ++rs.next;
-            // The neighbour that consumes this op's output may now proceed.
-            const std::int64_t consumer = op.kind == OpKind::Forward ? at.position + 1 : at.position - 1;
-            if (op.kind != OpKind::Weight && consumer >= 0 && consumer < positions) {
-                const std::int64_t cr = rankChunkAt(par, at.direction, consumer).rank;
-                if (cr != r && !queued[static_cast<std::size_t>(cr)]) {
-                    queued[static_cast<std::size_t>(cr)] = 1;
-                    work.push_back(cr);
                 }
             }
         }
+        // Every schedule generated here is deadlock-free; a rank left waiting would
+        // be a bug in scheduleOps, and a silent partial timeline would hide it.
+        for (const RankState &rs : states)
+            if (rs.next != rs.ops.size())
+                throw std::logic_error("pipeline schedule deadlocked");
     }
 
-    // Every schedule generated here is deadlock-free; a rank left waiting would
-    // be a bug in scheduleOps, and a silent partial timeline would hide it.
-    for (const RankState &rs : states)
-        if (rs.next != rs.ops.size())
-            throw std::logic_error("pipeline schedule deadlocked");
+private:
+    // Dependencies run along positions of a direction (DualPipe has two).
+    std::size_t slot(StagePlace at, std::int64_t mb) const
+    {
+        return static_cast<std::size_t>((at.direction * positions + at.position) * x.m + mb);
+    }
 
-    // Optimizer steps, then the whole-iteration rows and the activation groups.
+    // When the op's input has arrived; none while its producer has not run.
+    std::optional<double> readyAt(const PipelineOp &op, const StagePlace &at) const
+    {
+        if (op.kind == OpKind::Forward) {
+            if (at.position == 0)
+                return 0.0;
+            const double dep = fEnd[slot({at.direction, at.position - 1}, op.microbatch)];
+            return dep < 0 ? std::nullopt : std::optional<double>(dep + x.cost.p2pSeconds);
+        }
+        if (op.kind == OpKind::Weight)
+            return 0.0; // its own B ran earlier on this rank
+        if (at.position == positions - 1)
+            return fEnd[slot(at, op.microbatch)];
+        const double dep = bEnd[slot({at.direction, at.position + 1}, op.microbatch)];
+        return dep < 0 ? std::nullopt : std::optional<double>(dep + x.cost.p2pSeconds);
+    }
+
+    void runOp(std::int64_t r, RankState &rs, const PipelineOp &op, const StagePlace &at, double ready)
+    {
+        RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
+        const bool inputOnly = op.kind == OpKind::Backward && op.deferredWeight;
+        const ChunkPlan &cp = (inputOnly ? rs.inputChunks : rs.chunks)[static_cast<std::size_t>(op.chunk)];
+        const std::size_t group = static_cast<std::size_t>(op.chunk * x.m + op.microbatch);
+        TimedOp timed{op, std::max(rs.free, ready), 0, 0};
+        double gradStall = 0; // grad_offload: the backward held by a full double buffer
+        if (op.kind == OpKind::Weight) {
+            timed.end = timed.start + cp.weight;
+            gradStall = streamGradients(x, rs, rt, cp, timed);
+            const double from = weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group];
+            if (cp.weightPass > 0 && from >= 0)
+                rt.lifetimes.push_back({.start = from,
+                                        .end = timed.end,
+                                        .bytes = cp.weightPass,
+                                        .category = Category::Activations,
+                                        .kind = LifetimeKind::WeightPassInputs,
+                                        .microbatch = op.microbatch,
+                                        .chunk = op.chunk,
+                                        .layer = -1});
+        } else if (op.kind == OpKind::Forward) {
+            runForward(rs, rt, cp, timed, group);
+            fEnd[slot(at, op.microbatch)] = timed.end;
+        } else {
+            gradStall = runBackward(rs, rt, cp, timed, group, inputOnly);
+            bEnd[slot(at, op.microbatch)] = timed.end;
+            if (inputOnly)
+                weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group] = timed.end;
+            addTransients(x, rt, cp, timed);
+        }
+        rt.busy_seconds += timed.end - timed.start;
+        rt.copies.stallSeconds += timed.stall - gradStall;
+        rs.previousStart = timed.start;
+        rs.free = timed.end;
+        rt.ops.push_back(timed);
+        ++rs.next;
+    }
+
+    void runForward(RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed, std::size_t group)
+    {
+        const PipelineOp &op = timed.op;
+        const StrategyConfig &st = x.c.strategy;
+        if (offload) {
+            const double s = rs.offload.forwardStart(timed.start);
+            timed.stall = s - timed.start;
+            timed.start = s;
+        }
+        timed.end = timed.start + cp.forward;
+        // Offload unless this group's backward is the very next op.
+        const bool nextIsOwnBackward = rs.next + 1 < rs.ops.size() && rs.ops[rs.next + 1].kind == OpKind::Backward
+                                       && rs.ops[rs.next + 1].chunk == op.chunk
+                                       && rs.ops[rs.next + 1].microbatch == op.microbatch;
+        if (offload && !nextIsOwnBackward)
+            rs.copyOutEnd[group] = rs.offload.copyOut(timed.end, double(cp.groupBytes));
+        // Activation balance: the parked share, the layers saved first,
+        // leaves as soon as those layers' forwards have run.
+        if (rs.parkLink > 0 && cp.acts.stored > 0)
+            rs.copyOutEnd[group] = rs.offload.copyOut(timed.start + rs.parkedShare * (cp.forward - cp.outputForward),
+                                                      rs.parkedShare * double(cp.acts.stored));
+        const TransientActivations &transients = x.buffers.activations;
+        if (st.recompute_granularity == RecomputeGranularity::Full && cp.layers > 0 && transients.recomputedForward > 0)
+            rt.lifetimes.push_back({.start = timed.start,
+                                    .end = timed.end - cp.outputForward,
+                                    .bytes = transients.recomputedForward,
+                                    .category = Category::Activations,
+                                    .kind = LifetimeKind::ForwardWorkingSet,
+                                    .microbatch = op.microbatch,
+                                    .chunk = op.chunk,
+                                    .layer = -1});
+        if (!st.tensor_policies.empty() && cp.acts.offloaded > 0 && cp.layers > 0) {
+            // Each layer's offloaded tensors stay until the next layer's forward has copied them out.
+            const double layerEnd = timed.end - cp.outputForward;
+            const double dl = (layerEnd - timed.start) / double(cp.layers);
+            for (std::int64_t i = 0; i < cp.layers; ++i) {
+                const Bytes b = cp.acts.layerOffloaded[static_cast<std::size_t>(i)];
+                const double from = timed.start + double(i) * dl;
+                if (b > 0)
+                    rt.lifetimes.push_back({.start = from,
+                                            .end = std::min(timed.end, from + 2 * dl),
+                                            .bytes = b,
+                                            .category = Category::Activations,
+                                            .kind = LifetimeKind::TensorOffloadTransit,
+                                            .microbatch = op.microbatch,
+                                            .chunk = op.chunk,
+                                            .layer = static_cast<std::int32_t>(cp.firstLayer + i)});
+            }
+        }
+        if (cp.lastStage && transients.lossForward > 0)
+            rt.lifetimes.push_back({.start = timed.end - cp.outputForward,
+                                    .end = timed.end,
+                                    .bytes = transients.lossForward,
+                                    .category = Category::Activations,
+                                    .kind = LifetimeKind::LossTemporaries,
+                                    .microbatch = op.microbatch,
+                                    .chunk = op.chunk,
+                                    .layer = -1});
+    }
+
+    // Returns the stall of the gradient copies (grad_offload).
+    double runBackward(RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed, std::size_t group,
+                       bool inputOnly)
+    {
+        if (rs.copyOutEnd[group] >= 0 && rs.parkLink > 0) {
+            // Activation balance: the copy back runs under the backward of
+            // the rest of the group and must land when it reaches the
+            // parked layers; what does not fit stalls the backward.
+            const double bytes = rs.parkedShare * double(cp.acts.stored);
+            const double copy = bytes / rs.parkLink;
+            const double need = timed.start + (1.0 - rs.parkedShare) * cp.backward;
+            const double back = rs.offload.copyIn(std::max({need - copy, timed.start, rs.copyOutEnd[group]}), bytes);
+            rs.copyInStart[group] = back - copy;
+            rs.copyInEnd[group] = back;
+            if (back > need) {
+                timed.stall = back - need;
+                timed.start += timed.stall;
+            }
+        } else if (rs.copyOutEnd[group] >= 0) {
+            const double issue = std::max(rs.previousStart, rs.copyOutEnd[group]);
+            rs.copyInStart[group] = issue;
+            const double back = rs.offload.copyIn(issue, double(cp.groupBytes));
+            if (back > timed.start) {
+                timed.stall = back - timed.start;
+                timed.start = back;
+            }
+        }
+        timed.end = timed.start + cp.backward;
+        if (inputOnly) // a B alone makes no weight gradients; its W sends them
+            return 0.0;
+        return streamGradients(x, rs, rt, cp, timed);
+    }
+
+    const Sim &x;
+    const ParallelismConfig &par;
+    std::vector<RankState> &states;
+    Timeline &tl;
+    const std::int64_t positions;
+    std::vector<double> fEnd, bEnd; // per (direction, position, micro-batch): when its forward, backward ended
+    std::vector<double> weightFrom; // per rank's (chunk, micro-batch): its B's end, when W is deferred
+    const bool offload;
+};
+
+// ---- After the pipeline: optimizer steps, then every lifetime the ops did not make.
+
+// Times each rank's gradient reduction and optimizer step; returns the
+// recompute time of the busiest rank.
+double timeOptimizerSteps(const Sim &x, std::vector<RankState> &states, Timeline &tl)
+{
+    const Config &c = x.c;
+    const ParallelismConfig &par = c.parallelism;
     double recompute = 0;
     StepInputs stepInputs = stepInputsOf(c);
     for (std::int64_t r = 0; r < x.p; ++r) {
@@ -756,7 +827,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         rt.optimizer_start = rt.pipeline_end + stepTime(stepInputs, c.hardware).dataComm;
         rs.expertParams = expertParams;
         OptimizerCost oc = optimizerCost(c, ledger.parameters, expertParams);
-        if (x.gradBytesPerLayer > 0) // the gradients left during backward; the buffered buckets drain first
+        if (x.buffers.gradBytesPerLayer > 0) // the gradients left during backward; the buffered buckets drain first
             oc.copyOutSeconds = std::max(0.0, rs.gradFree - rt.pipeline_end);
         if (x.muon)
             oc.deviceSeconds
@@ -773,11 +844,16 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
         rt.copies.copyOutSeconds = rs.offload.copyOutSeconds();
         rt.copies.copyInSeconds = rs.offload.copyInSeconds();
     }
-    tl.recompute_seconds = recompute;
+    return recompute;
+}
 
-    // Activation balance: each donor's parked slices in its receivers' memory,
-    // from the copy out's start to the copy back's end, split as the ledger splits them.
-    for (std::int64_t r = 0; r < x.p && balance; ++r) {
+// Activation balance: each donor's parked slices in its receivers' memory,
+// from the copy out's start to the copy back's end, split as the ledger splits them.
+void addParkedSlices(const Sim &x, const std::vector<RankState> &states, Timeline &tl)
+{
+    if (tl.ledger.parked.empty())
+        return;
+    for (std::int64_t r = 0; r < x.p; ++r) {
         const RankState &rs = states[static_cast<std::size_t>(r)];
         const RankLedger &donor = tl.ledger.ranks[static_cast<std::size_t>(r)];
         if (rs.parkLink <= 0 || donor.parked_out_bytes <= 0)
@@ -791,223 +867,165 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
             for (const ParkedActivations &pa : tl.ledger.parked) {
                 if (pa.from != static_cast<int>(r))
                     continue;
-                Lifetime l{from,
-                           rs.copyInEnd[group],
-                           static_cast<Bytes>(bytes * double(pa.bytes) / double(donor.parked_out_bytes)),
-                           Category::Activations,
-                           LifetimeKind::ParkedActivations,
-                           op.op.microbatch,
-                           op.op.chunk,
-                           -1};
-                l.peer = static_cast<std::int32_t>(r);
+                Lifetime l{.start = from,
+                           .end = rs.copyInEnd[group],
+                           .bytes = static_cast<Bytes>(bytes * double(pa.bytes) / double(donor.parked_out_bytes)),
+                           .category = Category::Activations,
+                           .kind = LifetimeKind::ParkedActivations,
+                           .microbatch = op.op.microbatch,
+                           .chunk = op.op.chunk,
+                           .layer = -1,
+                           .peer = static_cast<std::int32_t>(r)};
                 tl.ranks[static_cast<std::size_t>(pa.to)].lifetimes.push_back(l);
             }
         }
     }
+}
 
+// The ledger's device rows other than activations: whole-iteration, the
+// optimizer step's, or (on-demand gradients) from the first backward.
+void addLedgerRows(const Sim &x, const RankState &rs, RankTimeline &rt, const RankLedger &ledger, double stepEnd)
+{
+    for (std::size_t e = 0; e < ledger.entries.size(); ++e) {
+        const LedgerEntry &entry = ledger.entries[e];
+        if (entry.placement != Placement::Device || entry.category == Category::Activations)
+            continue;
+        const bool gradients = entry.category == Category::Gradients;
+        if (entry.transient) { // Muon's Newton–Schulz working set: the optimizer step's alone
+            rt.lifetimes.push_back({.start = rt.optimizer_start,
+                                    .end = rt.optimizer_end,
+                                    .bytes = entry.bytes,
+                                    .category = entry.category,
+                                    .kind = LifetimeKind::OptimizerTemporaries,
+                                    .microbatch = -1,
+                                    .chunk = -1,
+                                    .layer = -1,
+                                    .entry = static_cast<std::int32_t>(e)});
+            continue;
+        }
+        if (gradients && x.c.strategy.grad_buffer == GradBuffer::OnDemand && entry.group != ParamGroup::None) {
+            addOnDemandGradients(x, rt, rs, entry, static_cast<std::int32_t>(e));
+            continue;
+        }
+        rt.lifetimes.push_back({.start = 0.0,
+                                .end = stepEnd,
+                                .bytes = entry.bytes,
+                                .category = entry.category,
+                                .kind = gradients ? LifetimeKind::Gradients : LifetimeKind::Persistent,
+                                .microbatch = -1,
+                                .chunk = -1,
+                                .layer = -1,
+                                .entry = static_cast<std::int32_t>(e)});
+    }
+}
+
+// Activation groups from their forward to their backward; the staircase is
+// the most of them alive at once.
+void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, const Ledger &ledger)
+{
+    const std::int64_t r = rt.pipeline_rank;
+    std::vector<double> forwardStart(static_cast<std::size_t>(x.v * x.m), 0.0);
+    std::int64_t alive = 0;
+    for (const TimedOp &op : rt.ops) {
+        const std::size_t group = static_cast<std::size_t>(op.op.chunk * x.m + op.op.microbatch);
+        const ChunkPlan &cp
+            = (op.op.deferredWeight ? rs.inputChunks : rs.chunks)[static_cast<std::size_t>(op.op.chunk)];
+        if (op.op.kind == OpKind::Forward) {
+            forwardStart[group] = op.start;
+            rt.max_alive_chunks = std::max(rt.max_alive_chunks, ++alive);
+            continue;
+        }
+        if (op.op.kind == OpKind::Weight)
+            continue;
+        --alive;
+        if (cp.groupBytes <= 0)
+            continue;
+        if (rs.copyOutEnd[group] >= 0 && rs.parkLink > 0) {
+            // Balance: the parked slice until it has left, the rest until its
+            // backward, the parked slice again from its copy back.
+            const Bytes parked = static_cast<Bytes>(rs.parkedShare * double(cp.acts.stored));
+            const std::int32_t to = firstReceiver(ledger, static_cast<int>(r));
+            Lifetime leaving{.start = forwardStart[group],
+                             .end = rs.copyOutEnd[group],
+                             .bytes = parked,
+                             .category = Category::Activations,
+                             .kind = LifetimeKind::Activations,
+                             .microbatch = op.op.microbatch,
+                             .chunk = op.op.chunk,
+                             .layer = -1,
+                             .peer = to};
+            rt.lifetimes.push_back(leaving);
+            addGroupStay(x, rt, cp, op, forwardStart[group], false, parked);
+            addGroupStay(x, rt, cp, op, rs.copyInStart[group], true, 0, parked, to);
+        } else if (rs.copyOutEnd[group] >= 0) {
+            rt.lifetimes.push_back({.start = forwardStart[group],
+                                    .end = rs.copyOutEnd[group],
+                                    .bytes = cp.groupBytes,
+                                    .category = Category::Activations,
+                                    .kind = LifetimeKind::Activations,
+                                    .microbatch = op.op.microbatch,
+                                    .chunk = op.op.chunk,
+                                    .layer = -1});
+            addGroupStay(x, rt, cp, op, rs.copyInStart[group], true);
+        } else {
+            addGroupStay(x, rt, cp, op, forwardStart[group], false);
+        }
+    }
+    rt.max_alive_microbatches = double(rt.max_alive_chunks) / double(x.v);
+}
+
+// What the optimizer step allocates while it runs (optimizer_kernel).
+void addOptimizerScratch(const Sim &x, const RankState &rs, RankTimeline &rt, const RankLedger &ledger)
+{
+    const Bytes scratch = optimizerStepTemporaries(x.c, optimizerShard(x.c, ledger.parameters, rs.expertParams),
+                                                   ledger.largest_parameter_tensor);
+    if (scratch > 0)
+        rt.lifetimes.push_back({.start = rt.optimizer_start,
+                                .end = rt.optimizer_end,
+                                .bytes = scratch,
+                                .category = Category::OptimizerStates,
+                                .kind = LifetimeKind::OptimizerTemporaries,
+                                .microbatch = -1,
+                                .chunk = -1,
+                                .layer = -1});
+}
+
+} // namespace
+
+Timeline simulateIteration(const Config &c, const TimelineOptions &options)
+{
+    Timeline tl;
+    // Every rank's op order, scheduled once for the ledger and the simulation;
+    // ZB-V's depends on how much of a group its W keeps.
+    const LayerActivations dense = layerActivations(c, false, false);
+    const LayerActivations moe = c.model.isMoe() ? layerActivations(c, true, false) : dense;
+    std::vector<std::vector<PipelineOp>> ops
+        = scheduleAllOps(c.parallelism, c.microBatches(), weightPassShare(c, dense, moe));
+    tl.ledger = computeLedger(c, ops);
+    tl.schedule = c.parallelism.schedule();
+    const Sim x = simulationOf(c, tl.ledger, dense, moe);
+    std::vector<RankState> states = rankStates(x, tl, std::move(ops));
+    OpLoop(x, states, tl).run();
+    tl.recompute_seconds = timeOptimizerSteps(x, states, tl);
+    addParkedSlices(x, states, tl);
     for (std::int64_t r = 0; r < x.p; ++r) {
-        RankState &rs = states[static_cast<std::size_t>(r)];
+        const RankState &rs = states[static_cast<std::size_t>(r)];
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
         const RankLedger &ledger = tl.ledger.ranks[static_cast<std::size_t>(r)];
-        for (std::size_t e = 0; e < ledger.entries.size(); ++e) {
-            const LedgerEntry &entry = ledger.entries[e];
-            if (entry.placement != Placement::Device || entry.category == Category::Activations)
-                continue;
-            const bool gradients = entry.category == Category::Gradients;
-            if (entry.transient) { // Muon's Newton–Schulz working set: the optimizer step's alone
-                rt.lifetimes.push_back({rt.optimizer_start, rt.optimizer_end, entry.bytes, entry.category,
-                                        LifetimeKind::OptimizerTemporaries, -1, -1, -1, static_cast<std::int32_t>(e)});
-                continue;
-            }
-            if (gradients && c.strategy.grad_buffer == GradBuffer::OnDemand && entry.group != ParamGroup::None) {
-                addOnDemandGradients(x, rt, rs, entry, static_cast<std::int32_t>(e));
-                continue;
-            }
-            rt.lifetimes.push_back({0.0, tl.step_time, entry.bytes, entry.category,
-                                    gradients ? LifetimeKind::Gradients : LifetimeKind::Persistent, -1, -1, -1,
-                                    static_cast<std::int32_t>(e)});
-        }
-        // Activation groups from their forward to their backward; the staircase
-        // is the most of them alive at once.
-        std::vector<double> forwardStart(static_cast<std::size_t>(x.v * x.m), 0.0);
-        std::int64_t alive = 0;
-        for (const TimedOp &op : rt.ops) {
-            const std::size_t group = static_cast<std::size_t>(op.op.chunk * x.m + op.op.microbatch);
-            const ChunkPlan &cp
-                = (op.op.deferredWeight ? rs.inputChunks : rs.chunks)[static_cast<std::size_t>(op.op.chunk)];
-            if (op.op.kind == OpKind::Forward) {
-                forwardStart[group] = op.start;
-                rt.max_alive_chunks = std::max(rt.max_alive_chunks, ++alive);
-                continue;
-            }
-            if (op.op.kind == OpKind::Weight)
-                continue;
-            --alive;
-            if (cp.groupBytes <= 0)
-                continue;
-            if (rs.copyOutEnd[group] >= 0 && rs.parkLink > 0) {
-                // Balance: the parked slice until it has left, the rest until its
-                // backward, the parked slice again from its copy back.
-                const Bytes parked = static_cast<Bytes>(rs.parkedShare * double(cp.acts.stored));
-                const std::int32_t to = firstReceiver(tl.ledger, static_cast<int>(r));
-                Lifetime leaving{forwardStart[group],       rs.copyOutEnd[group], parked,      Category::Activations,
-                                 LifetimeKind::Activations, op.op.microbatch,     op.op.chunk, -1};
-                leaving.peer = to;
-                rt.lifetimes.push_back(leaving);
-                addGroupStay(x, rt, cp, op, forwardStart[group], false, parked);
-                addGroupStay(x, rt, cp, op, rs.copyInStart[group], true, 0, parked, to);
-            } else if (rs.copyOutEnd[group] >= 0) {
-                rt.lifetimes.push_back({forwardStart[group], rs.copyOutEnd[group], cp.groupBytes, Category::Activations,
-                                        LifetimeKind::Activations, op.op.microbatch, op.op.chunk, -1});
-                addGroupStay(x, rt, cp, op, rs.copyInStart[group], true);
-            } else {
-                addGroupStay(x, rt, cp, op, forwardStart[group], false);
-            }
-        }
-        rt.max_alive_microbatches = double(rt.max_alive_chunks) / double(x.v);
-        // What the optimizer step allocates while it runs (optimizer_kernel).
-        const Bytes scratch = optimizerStepTemporaries(c, optimizerShard(c, ledger.parameters, rs.expertParams),
-                                                       ledger.largest_parameter_tensor);
-        if (scratch > 0)
-            rt.lifetimes.push_back({rt.optimizer_start, rt.optimizer_end, scratch, Category::OptimizerStates,
-                                    LifetimeKind::OptimizerTemporaries, -1, -1, -1});
-
+        addLedgerRows(x, rs, rt, ledger, tl.step_time);
+        addActivationGroups(x, rs, rt, tl.ledger);
+        addOptimizerScratch(x, rs, rt, ledger);
+        // Events to the memory curve, its peak and what is alive then.
         computeCurve(rt, options.curve_points);
-
-        // What is alive at the peak, groups of a chunk gathered in one line.
-        std::map<std::int32_t, std::vector<const Lifetime *>> groupsByChunk;
-        std::map<std::int32_t, std::vector<const Lifetime *>> gradientsByEntry; // created layer by layer
-        std::map<std::int32_t, std::pair<Bytes, std::size_t>> parkedByDonor; // activation balance
-        for (const Lifetime &l : rt.lifetimes) {
-            if (!(l.start <= rt.peak_time && rt.peak_time < l.end) || l.bytes == 0)
-                continue;
-            if (l.kind == LifetimeKind::Activations) {
-                groupsByChunk[l.chunk].push_back(&l);
-                continue;
-            }
-            if (l.kind == LifetimeKind::Gradients && l.layer >= 0) {
-                gradientsByEntry[l.entry].push_back(&l);
-                continue;
-            }
-            if (l.kind == LifetimeKind::ParkedActivations) {
-                parkedByDonor[l.peer].first += l.bytes;
-                ++parkedByDonor[l.peer].second;
-                continue;
-            }
-            rt.alive_at_peak.push_back({lifetimeLabel(tl, rt, l), l.category, l.bytes});
-        }
-        for (const auto &[entry, pieces] : gradientsByEntry) {
-            Bytes bytes = 0;
-            for (const Lifetime *g : pieces)
-                bytes += g->bytes;
-            Lifetime whole = *pieces.front();
-            whole.layer = -1;
-            rt.alive_at_peak.push_back(
-                {lifetimeLabel(tl, rt, whole) + " (" + countOf(double(pieces.size()), "layer", "layers") + " so far)",
-                 Category::Gradients, bytes});
-        }
-        for (const auto &[donor, parked] : parkedByDonor)
-            rt.alive_at_peak.push_back({"Activations parked from rank " + std::to_string(donor) + " ("
-                                            + countOf(double(parked.second), "micro-batch", "micro-batches") + ")",
-                                        Category::Activations, parked.first});
-        for (const auto &[chunk, groups] : groupsByChunk) {
-            Bytes bytes = 0;
-            std::int32_t lo = groups.front()->microbatch, hi = lo;
-            std::set<std::int32_t> microbatches; // a group leaves layer by layer: pieces of one count once
-            for (const Lifetime *g : groups) {
-                bytes += g->bytes;
-                lo = std::min(lo, g->microbatch);
-                hi = std::max(hi, g->microbatch);
-                microbatches.insert(g->microbatch);
-            }
-            const std::size_t count = microbatches.size();
-            std::string label = "Saved activations of " + countOf(double(count), "micro-batch", "micro-batches")
-                                + (count == 1 ? " (" + std::to_string(lo) + ")"
-                                              : " (" + std::to_string(lo) + "–" + std::to_string(hi) + ")");
-            if (x.v > 1)
-                label += ", " + chunkName(tl.schedule, chunk);
-            rt.alive_at_peak.push_back({std::move(label), Category::Activations, bytes});
-        }
-        std::stable_sort(rt.alive_at_peak.begin(), rt.alive_at_peak.end(),
-                         [](const AliveItem &a, const AliveItem &b) { return a.bytes > b.bytes; });
+        rt.alive_at_peak = aliveAtPeak(tl, rt, x.v);
         if (rt.peak_bytes > tl.ranks[static_cast<std::size_t>(tl.peak_rank)].peak_bytes)
             tl.peak_rank = rt.pipeline_rank;
     }
-
     double bubble = 0;
     for (const RankTimeline &rt : tl.ranks)
         bubble += tl.pipeline_time > 0 ? 1.0 - rt.busy_seconds / tl.pipeline_time : 0.0;
     tl.bubble_fraction = bubble / double(x.p);
     return tl;
-}
-
-std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Lifetime &l)
-{
-    const auto where = [&] {
-        std::string s = "micro-batch " + std::to_string(l.microbatch);
-        if (l.chunk > 0 || (tl.schedule == PipelineSchedule::DualPipe && l.chunk == 0))
-            s += ", " + chunkName(tl.schedule, l.chunk);
-        return s;
-    };
-    switch (l.kind) {
-    case LifetimeKind::Persistent:
-    case LifetimeKind::Gradients: {
-        const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
-        if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()) {
-            const LedgerEntry &e = r.entries[static_cast<std::size_t>(l.entry)];
-            return std::string(categoryLabel(e.category)) + ": " + e.label
-                   + (l.layer >= 0 ? ", layer " + std::to_string(l.layer) : std::string());
-        }
-        return std::string(categoryLabel(l.category));
-    }
-    case LifetimeKind::Activations:
-        if (l.peer >= 0)
-            return std::string(l.offloaded ? "Parked activations back from rank " + std::to_string(l.peer) + ", "
-                                           : "Saved activations, leaving for rank " + std::to_string(l.peer) + ", ")
-                   + (l.layer >= 0 ? "layer " + std::to_string(l.layer) + ", " : std::string()) + where();
-        return std::string(l.offloaded ? "Activations back from the host, " : "Saved activations, ")
-               + (l.layer >= 0 ? "layer " + std::to_string(l.layer) + ", " : std::string()) + where();
-    case LifetimeKind::RecomputeWorkingSet:
-        return "Recomputed activations up to layer " + std::to_string(l.layer) + ", " + where();
-    case LifetimeKind::AttentionRecompute:
-        return "Recomputed attention core of layer " + std::to_string(l.layer) + ", " + where();
-    case LifetimeKind::BackwardWorkingSet:
-        return "Backward working set of layer " + std::to_string(l.layer) + " (activation gradients), " + where();
-    case LifetimeKind::LossTemporaries:
-        return "Logits and fp32 loss temporaries, " + where();
-    case LifetimeKind::LossBackward:
-        return "Cross-entropy gradients (loss backward), " + where();
-    case LifetimeKind::ForwardWorkingSet:
-        return "Forward working set of a layer that saves only its input (full recompute), " + where();
-    case LifetimeKind::WeightGradient:
-        return "Weight gradient before its accumulation into the gradient buffer, " + where();
-    case LifetimeKind::WeightPassInputs:
-        return "Inputs of a deferred weight pass (linear inputs and output gradients, B to W), " + where();
-    case LifetimeKind::OptimizerTemporaries: {
-        const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
-        if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()) // a transient ledger row
-            return "Optimizer step: " + r.entries[static_cast<std::size_t>(l.entry)].label;
-        return "Optimizer step temporaries";
-    }
-    case LifetimeKind::TensorRecompute:
-        return "Tensors of layer " + std::to_string(l.layer) + " recomputed for its backward (tensor_policies), "
-               + where();
-    case LifetimeKind::TensorOffloadTransit:
-        return "Offloaded tensors of layer " + std::to_string(l.layer) + " in transit to or from the host "
-               + "(tensor_policies), " + where();
-    case LifetimeKind::ParkedActivations:
-        return "Activations parked from rank " + std::to_string(l.peer) + ", " + where();
-    case LifetimeKind::KvCache:
-        return "KV cache of layer " + std::to_string(l.layer);
-    case LifetimeKind::InferenceWorkingSet:
-        if (l.chunk == 2)
-            return "Logits of each sequence's last position (fp32, for the sampler)";
-        if (l.layer < 0)
-            return "Residual stream of the serving forward";
-        return std::string(l.chunk == 0 ? "Attention" : "MLP") + " working set of layer " + std::to_string(l.layer)
-               + " (serving: freed when the layer has run)";
-    }
-    return "";
 }
 
 } // namespace memledger

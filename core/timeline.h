@@ -126,9 +126,6 @@ struct TimelineOptions
 // Precondition: validate(config) has no errors.
 Timeline simulateIteration(const Config &config, const TimelineOptions &options = {});
 
-// "Activations, chunk 0, micro-batch 3", "Weights: Transformer layers", ...
-std::string lifetimeLabel(const Timeline &timeline, const RankTimeline &rank, const Lifetime &lifetime);
-
 // Keeps at most `points` points and, within each time bucket, the highest one,
 // so that a peak is never lost (heaptrack's rule for its charts).
 std::vector<CurvePoint> downsampleKeepingMax(const std::vector<CurvePoint> &curve, std::size_t points);

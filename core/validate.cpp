@@ -284,26 +284,9 @@ Problems validate(const Config &c)
         const long double L = m.num_layers, V = m.vocab_size;
         const long double f = std::max<std::int64_t>(m.ffn(), m.moeFfn());
         const long double k = m.isMoe() ? m.moe_router_topk : 1;
-        // Parameters per layer from the real shapes, so that the 100 T limit
-        // means 100 T: attention from the head dimensions (kv_channels and the
-        // MLA dimensions are free of hidden_size: 65536 heads of 65536
-        // channels are 2^56 parameters per layer, which 4·h² missed), the
-        // feed-forward from swiglu's 3 or 2 matrices (counting 3 refused
-        // dense models of 64 to 100 T).
-        const long double g = m.queryGroups(), dk = static_cast<long double>(m.headDim());
-        long double attention = 2 * h * a * dk + 2 * h * g * dk;
-        if (m.multi_latent_attention) {
-            const long double ql = m.q_lora_rank, kvl = m.kv_lora_rank;
-            const long double qk = m.qk_head_dim + m.qk_pos_emb_head_dim, vd = m.v_head_dim;
-            attention = (ql > 0 ? h * ql + ql * a * qk : h * a * qk) + h * (kvl + m.qk_pos_emb_head_dim)
-                        + kvl * a * (m.qk_head_dim + vd) + a * vd * h;
-        }
-        const long double mats = m.swiglu ? 3 : 2;
-        const long double dense = mats * h * m.ffn();
-        const long double moe
-            = m.isMoe() ? m.num_experts * (mats * h * m.moeFfn() + h) + mats * h * m.moe_shared_expert_intermediate_size
-                        : 0;
-        const long double params = L * (attention + std::max(dense, moe) + 4 * h) + 2 * V * h;
+        // The ledger's own parameter count (core/parameters.h), in long double,
+        // so that the 100 T limit means 100 T of the shapes the ledger counts.
+        const long double params = totalParametersWide(c);
         const long double scores = 5 * a * s * s * b;
         const long double limit = std::ldexp(1.0L, 60);
         // Saved activations of the busiest rank: GPipe keeps all m micro-batches

@@ -566,98 +566,308 @@ std::string_view verdictKindName(VerdictKind k)
     return "structural";
 }
 
-SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
+namespace {
+
+// ---- Enumerate and bound: every split, its lower bound and, within the limit, its estimated step time.
+
+// The values each dimension takes (or is refused), each with its slot, and
+// the candidates that passed the bound.
+struct Enumeration
 {
-    const auto started = std::chrono::steady_clock::now();
-    SearchResult res;
-    const Config &base = baseIn;
+    std::array<Domain, kDims> domains;
+    std::vector<Candidate> kept;
+    std::int64_t candidates = 0;
+    std::int64_t prunedByBound = 0;
+    Domain &operator[](SearchDimension d) { return domains[dimIndex(d)]; }
+};
+
+// The loops from the outside in.
+constexpr std::array<SearchDimension, 7> kLoops
+    = {SearchDimension::T, SearchDimension::C, SearchDimension::P,         SearchDimension::D,
+       SearchDimension::E, SearchDimension::V, SearchDimension::MicroBatch};
+
+void setDomains(Enumeration &en, const Facts &f, const ModelConfig &model, const SearchOptions &opt)
+{
+    en[SearchDimension::T].set(upToNode(f.N, f.G));
+    en[SearchDimension::C].set(upToNode(f.N, f.G));
+    en[SearchDimension::P].set(divisorsOf(f.N, f.L));
+    en[SearchDimension::D].set(allDivisors(f.N));
+    en[SearchDimension::E].set(model.isMoe() ? divisorsOf(model.num_experts, f.N) : std::vector<std::int64_t>{1});
+    std::vector<std::int64_t> v, mbs;
+    for (std::int64_t k = 1; k <= std::max<std::int64_t>(1, opt.maxVirtual); ++k)
+        v.push_back(k);
+    for (std::int64_t k = 1; k <= opt.maxMicroBatch; k *= 2)
+        mbs.push_back(k);
+    en[SearchDimension::V].set(v);
+    en[SearchDimension::MicroBatch].set(mbs);
+    en[SearchDimension::ZeroStage].set({0, 1, 2, 3});
+    en[SearchDimension::Recompute].set({0, 1, 2});
+    en[SearchDimension::Offload].set({0, 1, 2, 3});
+}
+
+// The divisibility rules on t (kT* bits) that it breaks.
+std::uint32_t tensorRules(const Facts &f, const ModelConfig &model, std::int64_t t, std::int64_t etp)
+{
+    return (f.N % t ? kTGpus : 0) | (t > f.G ? kTNode : 0) | (f.heads % t ? kTHeads : 0) | (f.groups % t ? kTGroups : 0)
+           | (f.ffn % t ? kTFfn : 0) | (f.sharedFfn > 0 && f.sharedFfn % t ? kTSharedFfn : 0)
+           | (model.isMoe() && f.moeFfn % etp ? kTExpertFfn : 0);
+}
+
+// Parameters and layer kinds of one pipeline rank.
+struct RankParams
+{
+    ParamCount dense, expert, stage;
+    std::int64_t moeLayers = 0, layers = 0;
+};
+
+// The first and the last pipeline rank of a split (the same rank when p = 1):
+// the two whose stage extras make them the busiest, which the bound uses.
+struct EdgeRanks
+{
+    std::array<std::int64_t, 2> ids{}; // 0, p − 1
+    std::array<RankParams, 2> params;
+    // Device model states per rank, ZeRO stage and optimizer placement (0: device, 1: CPU).
+    std::array<std::array<std::array<Bytes, 2>, 4>, 2> states{};
+};
+
+EdgeRanks edgeRanks(const Config &base, const StateBytes &sb, const LayerParams &lpDense, const LayerParams &lpMoe,
+                    const EmbeddingParams &emb, std::int64_t p, std::int64_t v, std::int64_t dp, std::int64_t edp)
+{
     const ModelConfig &model = base.model;
-    const std::int64_t N = opt.gpus, L = model.num_layers, s = base.training.seq_length;
-    const std::int64_t G = opt.gpusPerNode;
-    const std::int64_t GB = base.globalBatch();
-    const std::int64_t heads = model.num_attention_heads, groups = model.queryGroups();
+    const std::int64_t Lc = model.num_layers / (p * v);
+    EdgeRanks out;
+    out.ids = {0, p - 1};
+    for (int w = 0; w < 2; ++w) {
+        RankParams &rp = out.params[w];
+        for (std::int64_t k = 0; k < v; ++k)
+            for (std::int64_t i = 0; i < Lc; ++i) {
+                const bool moe = model.isMoeLayer((k * p + out.ids[w]) * Lc + i);
+                rp.moeLayers += moe;
+                rp.dense += (moe ? lpMoe : lpDense).dense;
+                rp.expert += (moe ? lpMoe : lpDense).expert;
+            }
+        rp.layers = Lc * v;
+        if (out.ids[w] == 0) {
+            rp.stage += emb.word;
+            rp.stage += emb.position;
+        }
+        if (out.ids[w] == p - 1) {
+            rp.stage += emb.output;
+            rp.stage += emb.finalNorm;
+        }
+    }
+    for (int w = 0; w < 2; ++w) {
+        const RankParams &rp = out.params[w];
+        for (int z = 0; z < 4; ++z) {
+            const ModelStates a = modelStates(sb, rp.dense.params, rp.dense.factoredState, z, dp);
+            const ModelStates b = modelStates(sb, rp.expert.params, rp.expert.factoredState, z, edp);
+            const ModelStates cst = modelStates(sb, rp.stage.params, rp.stage.factoredState, z, dp);
+            Bytes comm = 0;
+            const std::int64_t onRank = rp.dense.params + rp.expert.params + rp.stage.params;
+            if (dp > 1 || edp > 1)
+                comm += std::min<std::int64_t>(base.strategy.ddp_bucket_size, onRank) * sb.grad;
+            if (z >= 3 && rp.layers > 0) {
+                const LayerParams &lp = rp.moeLayers > 0 ? lpMoe : lpDense;
+                comm += 2 * (lp.dense.params + lp.expert.params) * sb.weight;
+            }
+            const Bytes wg = a.weights + a.gradients + b.weights + b.gradients + cst.weights + cst.gradients;
+            const Bytes o = a.optimizer + b.optimizer + cst.optimizer;
+            out.states[w][z][0] = wg + o + comm;
+            out.states[w][z][1] = wg + comm;
+        }
+    }
+    return out;
+}
+
+// Micro-batch groups in flight on the edge ranks, and of their first and last stage.
+struct InFlight
+{
+    std::array<std::int64_t, 2> groups{}; // every chunk of the first, of the last rank
+    std::int64_t firstStage = 0; // rank 0, chunk 0
+    std::int64_t lastStage = 0; // rank p − 1, chunk v − 1
+};
+
+InFlight inFlightOf(const Candidate &x, std::int64_t m, const EdgeRanks &edge)
+{
+    ParallelismConfig par;
+    par.tensor_model_parallel_size = x.t;
+    par.pipeline_model_parallel_size = x.p;
+    par.virtual_pipeline_model_parallel_size = x.v;
+    par.data_parallel_size = x.d;
+    par.context_parallel_size = x.c;
+    InFlight out;
+    for (int w = 0; w < 2; ++w)
+        for (std::int64_t k = 0; k < x.v; ++k)
+            out.groups[w] += inFlightOfChunk(par, m, edge.ids[w], k);
+    out.firstStage = inFlightOfChunk(par, m, 0, 0);
+    out.lastStage = inFlightOfChunk(par, m, x.p - 1, x.v - 1);
+    return out;
+}
+
+// What stepTime needs for a candidate under recompute choice g, from the
+// costs of its shape; ZeRO and offload are set per candidate.
+StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb, const Shape &sh, std::size_t g,
+                        const Candidate &x, std::int64_t m, double paramsLast)
+{
+    const std::int64_t dp = std::int64_t(x.d) * x.c;
+    const double layersOnRank = double(f.L / x.p);
+    const LayerCost &layer = sh.layer[g];
+    return {
+        .layersOnRank = layersOnRank,
+        .microBatches = double(m),
+        .p = double(x.p),
+        .v = double(x.v),
+        .dataParallel = double(dp),
+        .dataOnNvlink = double(x.t * dp) <= double(f.G),
+        .layer = layer,
+        .outputForward = sh.outForward,
+        .outputBackward = sh.outBackward,
+        .p2pSeconds = std::int64_t(x.t) * x.c * x.d < f.G ? sh.p2pNvlink : sh.p2pNetwork,
+        // As estimateStepTime: the bubble is made of an average rank's micro-batch.
+        .bubbleStageSeconds = layersOnRank * (layer.forward.seconds + layer.backward.seconds + layer.recompute.seconds)
+                              + (sh.outForward.seconds + sh.outBackward.seconds) / double(x.p),
+        .paramsOnRank = paramsLast,
+        .gradBytes = double(sb.grad),
+        .weightBytes = double(sb.weight),
+        .optimizerBytesPerParam = sb.optimizerPerParam(),
+        .overlapGradReduce = base.strategy.overlap_grad_reduce,
+        .bucketParams = double(base.strategy.ddp_bucket_size),
+        .offloadBytes = double(sh.storedDense[g]) * double(f.L / x.p),
+    };
+}
+
+// Every recompute, ZeRO and offload choice of one split and micro-batch:
+// each candidate's bound, its step time when within the limit, kept and
+// folded into the ZeRO, recompute and offload slots and into `here`.
+void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &base, const StateBytes &sb,
+                     const Shape &sh, const EdgeRanks &edge, const InFlight &inFlight, Candidate x, std::int64_t m,
+                     Bytes limit)
+{
+    const std::int64_t Lc = f.L / (std::int64_t(x.p) * x.v);
+    const std::int64_t buffers = base.strategy.activation_offload_buffers;
+    const double paramsLast
+        = double(edge.params[1].dense.params + edge.params[1].expert.params + edge.params[1].stage.params);
+    Slot *zeroSlots = en[SearchDimension::ZeroStage].slots.data();
+    Slot *recomputeSlots = en[SearchDimension::Recompute].slots.data();
+    Slot *offloadSlots = en[SearchDimension::Offload].slots.data();
+    for (int g = 0; g < kRecomputeChoices; ++g) {
+        const std::size_t gi = static_cast<std::size_t>(g);
+        std::array<Bytes, 2> acts{}, layerActs{};
+        for (int w = 0; w < 2; ++w) {
+            // Chunks may mix layer kinds: the smaller kind bounds every layer.
+            const RankParams &rp = edge.params[w];
+            const Bytes perLayer = rp.moeLayers == 0           ? sh.storedDense[gi]
+                                   : rp.moeLayers == rp.layers ? sh.storedMoe[gi]
+                                                               : std::min(sh.storedDense[gi], sh.storedMoe[gi]);
+            layerActs[w] = perLayer * Lc * inFlight.groups[w];
+            acts[w] = (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes;
+            if (edge.ids[w] == 0)
+                acts[w] += sh.firstStage * inFlight.firstStage;
+            if (edge.ids[w] == x.p - 1)
+                acts[w] += sh.lastStage * inFlight.lastStage;
+        }
+        StepInputs in = stepInputsOf(f, base, sb, sh, gi, x, m, paramsLast);
+        // Activation offload keeps the group computing and one per staging buffer (as the ledger).
+        std::array<Bytes, 2> offloadedActs{};
+        for (int w = 0; w < 2; ++w) {
+            const std::int64_t onDevice = std::min<std::int64_t>(inFlight.groups[w], buffers + 1);
+            offloadedActs[w] = inFlight.groups[w] > 0 ? layerActs[w] * onDevice / inFlight.groups[w] : 0;
+        }
+        x.recompute = std::int8_t(g);
+        Slot &rs = recomputeSlots[g];
+        for (int z = 0; z < 4; ++z) {
+            x.zero = std::int8_t(z);
+            Slot &zs = zeroSlots[z];
+            for (int off = 0; off < 4; ++off) {
+                ++en.candidates;
+                const int opt1 = off & 1;
+                const std::array<Bytes, 2> layer = (off & 2) ? offloadedActs : layerActs;
+                const Bytes bound = std::max(edge.states[0][z][opt1] + acts[0] + layer[0],
+                                             edge.states[1][z][opt1] + acts[1] + layer[1]);
+                x.offload = std::int8_t(off);
+                x.bound = bound;
+                x.time = std::numeric_limits<double>::infinity();
+                Slot &os = offloadSlots[off];
+                if (bound < here.least.bound)
+                    here.least = x;
+                if (bound < zs.least.bound)
+                    zs.least = x;
+                if (bound < rs.least.bound)
+                    rs.least = x;
+                if (bound < os.least.bound)
+                    os.least = x;
+                if (bound > limit) {
+                    ++en.prunedByBound;
+                    continue;
+                }
+                in.zeroStage = z;
+                in.optimizerOffloadLink = opt1 == 1 ? base.hardware.host_link_bytes_per_s : 0.0; // CPU-Adam
+                in.activationOffload = (off & 2) != 0;
+                x.time = stepTime(in, base.hardware).total;
+                en.kept.push_back(x);
+                if (x.time < here.fastest.time)
+                    here.fastest = x;
+                if (x.time < zs.fastest.time)
+                    zs.fastest = x;
+                if (x.time < rs.fastest.time)
+                    rs.fastest = x;
+                if (x.time < os.fastest.time)
+                    os.fastest = x;
+            }
+        }
+    }
+}
+
+// Every split of the GPUs (t, c, p, d, e, v, sequence parallelism, micro-batch),
+// the divisibility rules each breaks recorded in the slots of the values it tried.
+Enumeration enumerateCandidates(const Config &base, const SearchOptions &opt, const Facts &f, Bytes limit)
+{
+    const ModelConfig &model = base.model;
     const StateBytes sb = stateBytes(base.training);
-    const Bytes limit = static_cast<Bytes>(std::floor(opt.margin * double(base.hardware.hbm_bytes)));
-    res.limitBytes = limit;
     std::int64_t firstMoe = -1;
-    for (std::int64_t l = 0; l < L && firstMoe < 0; ++l)
+    for (std::int64_t l = 0; l < f.L && firstMoe < 0; ++l)
         if (model.isMoeLayer(l))
             firstMoe = l;
-
     std::map<std::tuple<std::int64_t, std::int64_t, bool, std::int64_t>, Shape> shapes;
     auto shapeFor = [&](std::int64_t t, std::int64_t c, bool sp, std::int64_t mbs) -> const Shape & {
         auto key = std::make_tuple(t, c, sp, mbs);
         auto it = shapes.find(key);
         if (it == shapes.end())
-            it = shapes.emplace(key, shapeOf(base, t, c, sp, mbs, firstMoe, G)).first;
+            it = shapes.emplace(key, shapeOf(base, t, c, sp, mbs, firstMoe, f.G)).first;
         return it->second;
     };
 
-    // The values each dimension takes (or is refused), each with its slot.
-    std::array<Domain, kDims> dom;
-    auto domain = [&](SearchDimension d) -> Domain & { return dom[dimIndex(d)]; };
-    domain(SearchDimension::T).set(upToNode(N, G));
-    domain(SearchDimension::C).set(upToNode(N, G));
-    domain(SearchDimension::P).set(divisorsOf(N, L));
-    domain(SearchDimension::D).set(allDivisors(N));
-    domain(SearchDimension::E).set(model.isMoe() ? divisorsOf(model.num_experts, N) : std::vector<std::int64_t>{1});
-    {
-        std::vector<std::int64_t> v, mbs;
-        for (std::int64_t k = 1; k <= std::max<std::int64_t>(1, opt.maxVirtual); ++k)
-            v.push_back(k);
-        for (std::int64_t k = 1; k <= opt.maxMicroBatch; k *= 2)
-            mbs.push_back(k);
-        domain(SearchDimension::V).set(v);
-        domain(SearchDimension::MicroBatch).set(mbs);
-        domain(SearchDimension::ZeroStage).set({0, 1, 2, 3});
-        domain(SearchDimension::Recompute).set({0, 1, 2});
-        domain(SearchDimension::Offload).set({0, 1, 2, 3});
-    }
-    // The loops from the outside in; `at` holds the index of each one's current value.
-    constexpr std::array<SearchDimension, 7> loops
-        = {SearchDimension::T, SearchDimension::C, SearchDimension::P,         SearchDimension::D,
-           SearchDimension::E, SearchDimension::V, SearchDimension::MicroBatch};
+    Enumeration en;
+    setDomains(en, f, model, opt);
+    // The index of each loop's current value; a refused value marks the rule on
+    // every enclosing loop's value too.
     std::array<std::size_t, kDims> at{};
     auto refuse = [&](std::size_t depth, std::uint32_t why) {
         for (std::size_t k = 0; k < depth; ++k)
-            dom[dimIndex(loops[k])].slots[at[dimIndex(loops[k])]].why |= why;
+            en[kLoops[k]].slots[at[dimIndex(kLoops[k])]].why |= why;
     };
-    Slot *zeroSlots = domain(SearchDimension::ZeroStage).slots.data();
-    Slot *recomputeSlots = domain(SearchDimension::Recompute).slots.data();
-    Slot *offloadSlots = domain(SearchDimension::Offload).slots.data();
-
-    std::vector<Candidate> kept;
-    ParallelismConfig par;
-    const std::int64_t buffers = base.strategy.activation_offload_buffers;
-    const std::int64_t etpFixed = base.parallelism.expert_tensor_parallel_size;
-    const std::vector<std::int64_t> &tValues = domain(SearchDimension::T).values;
+    const std::int64_t N = f.N, L = f.L, s = f.s;
+    const std::vector<std::int64_t> &tValues = en[SearchDimension::T].values;
     for (std::size_t ti = 0; ti < tValues.size(); ++ti) {
         const std::int64_t t = tValues[ti];
         at[dimIndex(SearchDimension::T)] = ti;
-        const std::int64_t etp = etpFixed > 0 ? etpFixed : t;
-        std::uint32_t tWhy
-            = (N % t ? kTGpus : 0) | (t > G ? kTNode : 0) | (heads % t ? kTHeads : 0) | (groups % t ? kTGroups : 0)
-              | (model.ffn() % t ? kTFfn : 0)
-              | (model.moe_shared_expert_intermediate_size > 0 && model.moe_shared_expert_intermediate_size % t
-                     ? kTSharedFfn
-                     : 0)
-              | (model.isMoe() && model.moeFfn() % etp ? kTExpertFfn : 0);
-        if (tWhy) {
+        const std::int64_t etp = f.etp > 0 ? f.etp : t;
+        if (const std::uint32_t tWhy = tensorRules(f, model, t, etp)) {
             refuse(1, tWhy);
             continue;
         }
         const LayerParams lpDense = layerParams(model, false, t, 1, etp);
-        const std::vector<std::int64_t> &cValues = domain(SearchDimension::C).values;
+        const std::vector<std::int64_t> &cValues = en[SearchDimension::C].values;
         for (std::size_t ci = 0; ci < cValues.size(); ++ci) {
             const std::int64_t c = cValues[ci];
             at[dimIndex(SearchDimension::C)] = ci;
             const std::uint32_t cWhy
-                = ((N / t) % c ? kCGpus : 0) | (t * c > G ? kCNode : 0) | (c > 1 && s % (2 * c) ? kCSeq : 0);
+                = ((N / t) % c ? kCGpus : 0) | (t * c > f.G ? kCNode : 0) | (c > 1 && s % (2 * c) ? kCSeq : 0);
             if (cWhy) {
                 refuse(2, cWhy);
                 continue;
             }
-            const std::vector<std::int64_t> &pValues = domain(SearchDimension::P).values;
+            const std::vector<std::int64_t> &pValues = en[SearchDimension::P].values;
             for (std::size_t pi = 0; pi < pValues.size(); ++pi) {
                 const std::int64_t p = pValues[pi];
                 at[dimIndex(SearchDimension::P)] = pi;
@@ -666,14 +876,13 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                     continue;
                 }
                 const std::int64_t d = N / (t * c * p);
-                at[dimIndex(SearchDimension::D)] = domain(SearchDimension::D).indexOf(d);
+                at[dimIndex(SearchDimension::D)] = en[SearchDimension::D].indexOf(d);
                 if (L % p) {
                     refuse(4, kPLayers);
                     continue;
                 }
-                const std::int64_t dp = d * c;
                 const EmbeddingParams emb = embeddingParams(model, s, t, p);
-                const std::vector<std::int64_t> &eValues = domain(SearchDimension::E).values;
+                const std::vector<std::int64_t> &eValues = en[SearchDimension::E].values;
                 for (std::size_t ei = 0; ei < eValues.size(); ++ei) {
                     const std::int64_t e = eValues[ei];
                     at[dimIndex(SearchDimension::E)] = ei;
@@ -683,7 +892,7 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                     }
                     const LayerParams lpMoe = model.isMoe() ? layerParams(model, true, t, e, etp) : lpDense;
                     const std::int64_t edp = model.isMoe() ? std::max<std::int64_t>(1, t * c * d / (etp * e)) : 1;
-                    const std::vector<std::int64_t> &vValues = domain(SearchDimension::V).values;
+                    const std::vector<std::int64_t> &vValues = en[SearchDimension::V].values;
                     for (std::size_t vi = 0; vi < vValues.size(); ++vi) {
                         const std::int64_t v = vValues[vi];
                         at[dimIndex(SearchDimension::V)] = vi;
@@ -695,192 +904,37 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                             refuse(6, kVLayers);
                             continue;
                         }
-                        const std::int64_t Lc = L / (p * v);
-                        // Parameters and layer kinds of the first and last rank.
-                        struct RankParams
-                        {
-                            ParamCount dense, expert, stage;
-                            std::int64_t moeLayers = 0, layers = 0;
-                        };
-                        std::array<RankParams, 2> rp;
-                        const std::array<std::int64_t, 2> rankIds = {0, p - 1};
-                        for (int w = 0; w < 2; ++w) {
-                            for (std::int64_t k = 0; k < v; ++k)
-                                for (std::int64_t i = 0; i < Lc; ++i) {
-                                    const bool moe = model.isMoeLayer((k * p + rankIds[w]) * Lc + i);
-                                    rp[w].moeLayers += moe;
-                                    rp[w].dense += (moe ? lpMoe : lpDense).dense;
-                                    rp[w].expert += (moe ? lpMoe : lpDense).expert;
-                                }
-                            rp[w].layers = Lc * v;
-                            if (rankIds[w] == 0) {
-                                rp[w].stage += emb.word;
-                                rp[w].stage += emb.position;
-                            }
-                            if (rankIds[w] == p - 1) {
-                                rp[w].stage += emb.output;
-                                rp[w].stage += emb.finalNorm;
-                            }
-                        }
-                        // Device model states per rank for each ZeRO stage and optimizer placement.
-                        std::array<std::array<std::array<Bytes, 2>, 4>, 2> states{};
-                        for (int w = 0; w < 2; ++w)
-                            for (int z = 0; z < 4; ++z) {
-                                const ModelStates a
-                                    = modelStates(sb, rp[w].dense.params, rp[w].dense.factoredState, z, dp);
-                                const ModelStates b
-                                    = modelStates(sb, rp[w].expert.params, rp[w].expert.factoredState, z, edp);
-                                const ModelStates cst
-                                    = modelStates(sb, rp[w].stage.params, rp[w].stage.factoredState, z, dp);
-                                Bytes comm = 0;
-                                const std::int64_t onRank
-                                    = rp[w].dense.params + rp[w].expert.params + rp[w].stage.params;
-                                if (dp > 1 || edp > 1)
-                                    comm += std::min<std::int64_t>(base.strategy.ddp_bucket_size, onRank) * sb.grad;
-                                if (z >= 3 && rp[w].layers > 0) {
-                                    const LayerParams &lp = rp[w].moeLayers > 0 ? lpMoe : lpDense;
-                                    comm += 2 * (lp.dense.params + lp.expert.params) * sb.weight;
-                                }
-                                const Bytes wg
-                                    = a.weights + a.gradients + b.weights + b.gradients + cst.weights + cst.gradients;
-                                const Bytes o = a.optimizer + b.optimizer + cst.optimizer;
-                                states[w][z][0] = wg + o + comm;
-                                states[w][z][1] = wg + comm;
-                            }
-                        const double paramsLast = double(rp[1].dense.params + rp[1].expert.params + rp[1].stage.params);
+                        const EdgeRanks edge = edgeRanks(base, sb, lpDense, lpMoe, emb, p, v, d * c, edp);
                         for (int spi = 0; spi < (t > 1 ? 2 : 1); ++spi) {
                             const bool sp = spi == 1;
                             if ((sp && (s / c) % t) || (model.isMoe() && t > 1 && !sp)) {
                                 refuse(6, kSpRule);
                                 continue;
                             }
-                            const std::vector<std::int64_t> &mbsValues = domain(SearchDimension::MicroBatch).values;
+                            const std::vector<std::int64_t> &mbsValues = en[SearchDimension::MicroBatch].values;
                             for (std::size_t bi = 0; bi < mbsValues.size(); ++bi) {
                                 const std::int64_t mbs = mbsValues[bi];
                                 at[dimIndex(SearchDimension::MicroBatch)] = bi;
-                                if (GB % (mbs * d)) {
+                                if (f.GB % (mbs * d)) {
                                     refuse(7, kBatch);
                                     continue;
                                 }
-                                const std::int64_t m = GB / (mbs * d);
+                                const std::int64_t m = f.GB / (mbs * d);
                                 if (v > 1 && m % p) {
                                     refuse(7, kInterleaveBatch);
                                     continue;
                                 }
-                                const Shape &sh = shapeFor(t, c, sp, mbs);
-                                par.tensor_model_parallel_size = t;
-                                par.pipeline_model_parallel_size = p;
-                                par.virtual_pipeline_model_parallel_size = v;
-                                par.data_parallel_size = d;
-                                par.context_parallel_size = c;
-                                par.pipeline_schedule.reset();
-                                std::array<std::int64_t, 2> inFlight{}, inFlightFirst{}, inFlightLast{};
-                                for (int w = 0; w < 2; ++w)
-                                    for (std::int64_t k = 0; k < v; ++k)
-                                        inFlight[w] += inFlightOfChunk(par, m, rankIds[w], k);
-                                inFlightFirst[0] = inFlightOfChunk(par, m, 0, 0);
-                                inFlightLast[1] = inFlightOfChunk(par, m, p - 1, v - 1);
                                 Candidate x{};
                                 x.t = int(t), x.p = int(p), x.v = int(v), x.d = int(d), x.c = int(c), x.e = int(e);
                                 x.mbs = int(mbs);
                                 x.sp = std::int8_t(sp);
-                                // This loop's least bound and fastest plan, folded into the outer dimensions' slots
-                                // below.
+                                // This loop's least bound and fastest plan, folded into the
+                                // outer dimensions' slots.
                                 Slot here;
-                                for (int g = 0; g < kRecomputeChoices; ++g) {
-                                    std::array<Bytes, 2> acts{}, layerActs{};
-                                    for (int w = 0; w < 2; ++w) {
-                                        // Chunks may mix layer kinds: the smaller kind bounds every layer.
-                                        const std::size_t gi = static_cast<std::size_t>(g);
-                                        const Bytes perLayer = rp[w].moeLayers == 0 ? sh.storedDense[gi]
-                                                               : rp[w].moeLayers == rp[w].layers
-                                                                   ? sh.storedMoe[gi]
-                                                                   : std::min(sh.storedDense[gi], sh.storedMoe[gi]);
-                                        layerActs[w] = perLayer * Lc * inFlight[w];
-                                        acts[w] = (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes;
-                                        if (rankIds[w] == 0)
-                                            acts[w] += sh.firstStage * inFlightFirst[0];
-                                        if (rankIds[w] == p - 1)
-                                            acts[w] += sh.lastStage * inFlightLast[1];
-                                    }
-                                    StepInputs in;
-                                    in.layersOnRank = double(L / p);
-                                    in.microBatches = double(m);
-                                    in.p = double(p);
-                                    in.v = double(v);
-                                    in.dataParallel = double(dp);
-                                    in.dataOnNvlink = double(t * dp) <= double(G);
-                                    in.layer = sh.layer[static_cast<std::size_t>(g)];
-                                    in.outputForward = sh.outForward;
-                                    in.outputBackward = sh.outBackward;
-                                    in.p2pSeconds = t * c * d < G ? sh.p2pNvlink : sh.p2pNetwork;
-                                    // As estimateStepTime: the bubble is made of an average rank's micro-batch.
-                                    in.bubbleStageSeconds
-                                        = in.layersOnRank
-                                              * (in.layer.forward.seconds + in.layer.backward.seconds
-                                                 + in.layer.recompute.seconds)
-                                          + (in.outputForward.seconds + in.outputBackward.seconds) / double(p);
-                                    in.paramsOnRank = paramsLast;
-                                    in.gradBytes = double(sb.grad);
-                                    in.weightBytes = double(sb.weight);
-                                    in.optimizerBytesPerParam = sb.optimizerPerParam();
-                                    in.overlapGradReduce = base.strategy.overlap_grad_reduce;
-                                    in.bucketParams = double(base.strategy.ddp_bucket_size);
-                                    in.offloadBytes
-                                        = double(sh.storedDense[static_cast<std::size_t>(g)]) * double(L / p);
-                                    // Activation offload keeps the group computing and one per staging buffer (as the
-                                    // ledger).
-                                    std::array<Bytes, 2> offloadedActs{};
-                                    for (int w = 0; w < 2; ++w) {
-                                        const std::int64_t onDevice = std::min<std::int64_t>(inFlight[w], buffers + 1);
-                                        offloadedActs[w] = inFlight[w] > 0 ? layerActs[w] * onDevice / inFlight[w] : 0;
-                                    }
-                                    x.recompute = std::int8_t(g);
-                                    Slot &rs = recomputeSlots[g];
-                                    for (int z = 0; z < 4; ++z) {
-                                        x.zero = std::int8_t(z);
-                                        Slot &zs = zeroSlots[z];
-                                        for (int off = 0; off < 4; ++off) {
-                                            ++res.candidates;
-                                            const int opt1 = off & 1;
-                                            const std::array<Bytes, 2> layer = (off & 2) ? offloadedActs : layerActs;
-                                            const Bytes bound = std::max(states[0][z][opt1] + acts[0] + layer[0],
-                                                                         states[1][z][opt1] + acts[1] + layer[1]);
-                                            x.offload = std::int8_t(off);
-                                            x.bound = bound;
-                                            x.time = std::numeric_limits<double>::infinity();
-                                            Slot &os = offloadSlots[off];
-                                            if (bound < here.least.bound)
-                                                here.least = x;
-                                            if (bound < zs.least.bound)
-                                                zs.least = x;
-                                            if (bound < rs.least.bound)
-                                                rs.least = x;
-                                            if (bound < os.least.bound)
-                                                os.least = x;
-                                            if (bound > limit) {
-                                                ++res.prunedByBound;
-                                                continue;
-                                            }
-                                            in.zeroStage = z;
-                                            in.optimizerOffloadLink
-                                                = opt1 == 1 ? base.hardware.host_link_bytes_per_s : 0.0; // CPU-Adam
-                                            in.activationOffload = (off & 2) != 0;
-                                            x.time = stepTime(in, base.hardware).total;
-                                            kept.push_back(x);
-                                            if (x.time < here.fastest.time)
-                                                here.fastest = x;
-                                            if (x.time < zs.fastest.time)
-                                                zs.fastest = x;
-                                            if (x.time < rs.fastest.time)
-                                                rs.fastest = x;
-                                            if (x.time < os.fastest.time)
-                                                os.fastest = x;
-                                        }
-                                    }
-                                }
-                                for (const SearchDimension dim : loops)
-                                    dom[dimIndex(dim)].slots[at[dimIndex(dim)]].fold(here.least, here.fastest);
+                                boundCandidates(en, here, f, base, sb, shapeFor(t, c, sp, mbs), edge,
+                                                inFlightOf(x, m, edge), x, m, limit);
+                                for (const SearchDimension dim : kLoops)
+                                    en[dim].slots[at[dimIndex(dim)]].fold(here.least, here.fastest);
                             }
                         }
                     }
@@ -888,42 +942,71 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
             }
         }
     }
+    return en;
+}
 
-    // Fastest first; confirm each with the ledger until `top` fit.
-    auto slower = [](const Candidate &a, const Candidate &b) { return rankKey(a) > rankKey(b); };
-    std::make_heap(kept.begin(), kept.end(), slower);
-    double bestTime = 0; // the search's own estimate for the best plan, against which verdicts say "slower"
-    auto keyOf = [](const Candidate &x) {
-        return std::make_tuple(x.t, x.p, x.v, x.d, x.c, x.e, x.mbs, int(x.zero), int(x.recompute), int(x.offload),
-                               int(x.sp));
-    };
-    // Candidates already put to the ledger (the fastest plan of several values is often the same one).
-    std::map<decltype(keyOf(Candidate{})), bool> confirmed;
+// ---- Confirm by the ledger.
+
+auto identityOf(const Candidate &x)
+{
+    return std::make_tuple(x.t, x.p, x.v, x.d, x.c, x.e, x.mbs, int(x.zero), int(x.recompute), int(x.offload),
+                           int(x.sp));
+}
+
+// Puts candidates to validate() and computeLedger, each at most once (the
+// fastest plan of several values is often the same one).
+class LedgerCheck
+{
+public:
+    LedgerCheck(const Config &base, std::int64_t globalBatch, Bytes limit, std::int64_t &ledgersRun)
+        : m_base(base)
+        , m_globalBatch(globalBatch)
+        , m_limit(limit)
+        , m_ledgersRun(ledgersRun)
+    { }
     // The configuration of a candidate when it is valid and its ledger stays under the limit.
-    auto confirm = [&](const Candidate &x) -> std::optional<std::pair<Config, Ledger>> {
-        Config cfg = configOf(base, x, GB);
-        const auto known = confirmed.find(keyOf(x));
-        if (known != confirmed.end() && !known->second)
+    std::optional<std::pair<Config, Ledger>> operator()(const Candidate &x)
+    {
+        Config cfg = configOf(m_base, x, m_globalBatch);
+        const auto known = m_confirmed.find(identityOf(x));
+        if (known != m_confirmed.end() && !known->second)
             return std::nullopt;
         Ledger ledger;
-        if (known == confirmed.end()) {
-            ++res.ledgersRun;
+        if (known == m_confirmed.end()) {
+            ++m_ledgersRun;
             bool ok = !hasErrors(validate(cfg));
             if (ok) {
                 ledger = computeLedger(cfg);
-                ok = ledger.peak_bytes <= limit;
+                ok = ledger.peak_bytes <= m_limit;
             }
-            confirmed.emplace(keyOf(x), ok);
+            m_confirmed.emplace(identityOf(x), ok);
             if (!ok)
                 return std::nullopt;
         }
         return std::make_pair(std::move(cfg), std::move(ledger));
-    };
+    }
+
+private:
+    const Config &m_base;
+    std::int64_t m_globalBatch;
+    Bytes m_limit;
+    std::int64_t &m_ledgersRun;
+    std::map<decltype(identityOf(Candidate{})), bool> m_confirmed;
+};
+
+// Pops `kept` fastest first, confirming each with the ledger, until `top`
+// fit; what is left of `kept` stays a heap for the verdicts. Returns the
+// search's own estimate for the best plan (0 when none fits).
+double confirmFastest(std::vector<Candidate> &kept, LedgerCheck &check, const SearchOptions &opt, SearchResult &res)
+{
+    auto slower = [](const Candidate &a, const Candidate &b) { return rankKey(a) > rankKey(b); };
+    std::make_heap(kept.begin(), kept.end(), slower);
+    double bestTime = 0;
     while (!kept.empty() && static_cast<int>(res.plans.size()) < opt.top) {
         std::pop_heap(kept.begin(), kept.end(), slower);
         const Candidate x = kept.back();
         kept.pop_back();
-        auto ok = confirm(x);
+        auto ok = check(x);
         if (!ok) {
             ++res.rejectedByLedger;
             continue;
@@ -937,36 +1020,102 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
         plan.estimateBytes = x.bound;
         res.plans.push_back(std::move(plan));
     }
-    trySplitSchedules(res, opt, limit);
+    return bestTime;
+}
+
+// Why no plan came back, when none did.
+void addEmptyAnswerNotes(SearchResult &res, const Facts &f, const SearchOptions &opt)
+{
     if (res.candidates == 0)
-        res.notes.push_back("no split of " + std::to_string(N)
+        res.notes.push_back("no split of " + std::to_string(f.N)
                             + " GPUs is valid for this model (t must divide the heads, "
                               "query groups and FFN width; p must divide the layers; the global batch of "
-                            + std::to_string(GB) + " must divide into micro-batches over d)");
+                            + std::to_string(f.GB) + " must divide into micro-batches over d)");
     else if (res.plans.empty())
         res.notes.push_back("none of " + std::to_string(res.candidates) + " plans stays under "
                             + std::to_string(opt.margin)
                             + " × device memory; add GPUs, shorten the sequence or use a larger device");
+}
 
-    // Verdicts, value by value.
-    const Facts facts{N,
-                      G,
-                      L,
-                      s,
-                      GB,
-                      heads,
-                      groups,
-                      model.ffn(),
-                      model.moe_shared_expert_intermediate_size,
-                      model.moeFfn(),
-                      etpFixed,
-                      model.isMoe(),
-                      etpFixed > 0};
-    const std::string limitText = formatGB(double(limit)) + " (" + percentOf(opt.margin) + " of "
-                                  + formatGB(double(base.hardware.hbm_bytes)) + ")";
+// ---- "Why not" verdicts, value by value.
+
+struct VerdictContext
+{
+    const Config &base;
+    const SearchOptions &opt;
+    const Facts &facts;
+    Bytes limit;
+    std::string limitText; // "64.0 GB (80 % of 80.0 GB)"
+    double bestTime;
+};
+
+void memoryVerdict(ValueVerdict &vv, const Slot &slot, const std::string &it, const VerdictContext &vc)
+{
+    vv.kind = VerdictKind::Memory;
+    vv.leastPeakBytes = slot.least.bound;
+    vv.example = configOf(vc.base, slot.least, vc.facts.GB);
+    std::string need = floorGB(slot.least.bound), lim = formatGB(double(vc.limit));
+    vv.reason
+        = "every plan with " + it + " needs at least " + need + " on its busiest GPU; the limit is " + vc.limitText;
+    if (need == lim)
+        vv.reason += " (" + formatThousands(slot.least.bound) + " > " + formatThousands(vc.limit) + " bytes)";
+}
+
+// The fastest plan with this value, confirmed; else the next fastest, a few at most.
+void slowerOrLedgerVerdict(ValueVerdict &vv, SearchDimension d, const Slot &slot, const std::string &it,
+                           const std::vector<Candidate> &kept, LedgerCheck &check, const SearchResult &res,
+                           const VerdictContext &vc)
+{
+    std::optional<std::pair<Config, Ledger>> ok;
+    Candidate found = slot.fastest;
+    ok = check(found);
+    if (!ok) {
+        std::vector<Candidate> others;
+        for (const Candidate &x : kept)
+            if (valueOf(x, d) == vv.value && identityOf(x) != identityOf(found))
+                others.push_back(x);
+        constexpr std::size_t kTries = 8;
+        const std::size_t n = std::min(others.size(), kTries);
+        std::partial_sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(n), others.end(),
+                          [](const Candidate &a, const Candidate &b) { return rankKey(a) < rankKey(b); });
+        for (std::size_t j = 0; j < n && !ok; ++j)
+            if ((ok = check(others[j])))
+                found = others[j];
+    }
+    if (!ok) {
+        vv.kind = VerdictKind::Ledger;
+        vv.reason = "plans with " + it
+                    + " pass the search's lower bound, but the fastest of them fail the full ledger "
+                      "(over the limit of "
+                    + vc.limitText + ") or validation";
+        return;
+    }
+    vv.kind = VerdictKind::Slower;
+    vv.stepTimeS = found.time;
+    vv.slowerPercent = percentSlower(found.time, vc.bestTime);
+    vv.example = std::move(ok->first);
+    char line[160];
+    if (vv.slowerPercent >= 0.05)
+        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", found.time,
+                      vv.slowerPercent, vc.bestTime);
+    else
+        std::snprintf(line, sizeof line,
+                      "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu "
+                      "(ties go to the simpler plan)",
+                      found.time, res.plans.size());
+    vv.reason = "fits, but the fastest plan with " + it + " takes " + line;
+    if (vv.slowerPercent >= 0.05 && !res.plans.empty())
+        vv.reason
+            += "; " + stepTimeDifference(estimateStepTime(*vv.example, vc.opt.gpusPerNode), res.plans.front().time);
+}
+
+std::vector<DimensionVerdicts> dimensionVerdicts(const Enumeration &en, LedgerCheck &check, const SearchResult &res,
+                                                 const VerdictContext &vc)
+{
+    std::vector<DimensionVerdicts> out;
     const std::string topText = "in the top " + std::to_string(res.plans.size());
     for (const SearchDimension d : kSearchDimensions) {
-        const Domain &dm = dom[dimIndex(d)];
+        const Domain &dm = en.domains[dimIndex(d)];
         DimensionVerdicts dv;
         dv.dimension = d;
         for (std::size_t k = 0; k < dm.values.size(); ++k) {
@@ -983,65 +1132,59 @@ SearchResult searchPlans(const Config &baseIn, const SearchOptions &opt)
                 vv.reason = it + " is " + topText;
             } else if (!slot.tried()) {
                 vv.kind = VerdictKind::Structural;
-                vv.reason = structuralReason(d, vv.value, slot.why, facts);
+                vv.reason = structuralReason(d, vv.value, slot.why, vc.facts);
             } else if (!slot.kept()) {
-                vv.kind = VerdictKind::Memory;
-                vv.leastPeakBytes = slot.least.bound;
-                vv.example = configOf(base, slot.least, GB);
-                std::string need = floorGB(slot.least.bound), lim = formatGB(double(limit));
-                vv.reason = "every plan with " + it + " needs at least " + need + " on its busiest GPU; the limit is "
-                            + limitText;
-                if (need == lim)
-                    vv.reason += " (" + formatThousands(slot.least.bound) + " > " + formatThousands(limit) + " bytes)";
+                memoryVerdict(vv, slot, it, vc);
             } else {
-                // The fastest plan with this value, confirmed; else the next fastest, a few at most.
-                std::optional<std::pair<Config, Ledger>> ok;
-                Candidate found = slot.fastest;
-                ok = confirm(found);
-                if (!ok) {
-                    std::vector<Candidate> others;
-                    for (const Candidate &x : kept)
-                        if (valueOf(x, d) == vv.value && keyOf(x) != keyOf(found))
-                            others.push_back(x);
-                    constexpr std::size_t kTries = 8;
-                    const std::size_t n = std::min(others.size(), kTries);
-                    std::partial_sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(n), others.end(),
-                                      [](const Candidate &a, const Candidate &b) { return rankKey(a) < rankKey(b); });
-                    for (std::size_t j = 0; j < n && !ok; ++j)
-                        if ((ok = confirm(others[j])))
-                            found = others[j];
-                }
-                if (ok) {
-                    vv.kind = VerdictKind::Slower;
-                    vv.stepTimeS = found.time;
-                    vv.slowerPercent = percentSlower(found.time, bestTime);
-                    vv.example = std::move(ok->first);
-                    char line[160];
-                    if (vv.slowerPercent >= 0.05)
-                        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)",
-                                      found.time, vv.slowerPercent, bestTime);
-                    else
-                        std::snprintf(line, sizeof line,
-                                      "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu "
-                                      "(ties go to the simpler plan)",
-                                      found.time, res.plans.size());
-                    vv.reason = "fits, but the fastest plan with " + it + " takes " + line;
-                    if (vv.slowerPercent >= 0.05 && !res.plans.empty())
-                        vv.reason += "; "
-                                     + stepTimeDifference(estimateStepTime(*vv.example, opt.gpusPerNode),
-                                                          res.plans.front().time);
-                } else {
-                    vv.kind = VerdictKind::Ledger;
-                    vv.reason = "plans with " + it
-                                + " pass the search's lower bound, but the fastest of them fail the full ledger "
-                                  "(over the limit of "
-                                + limitText + ") or validation";
-                }
+                slowerOrLedgerVerdict(vv, d, slot, it, en.kept, check, res, vc);
             }
             dv.values.push_back(std::move(vv));
         }
-        res.dimensions.push_back(std::move(dv));
+        out.push_back(std::move(dv));
     }
+    return out;
+}
+
+} // namespace
+
+SearchResult searchPlans(const Config &base, const SearchOptions &opt)
+{
+    const auto started = std::chrono::steady_clock::now();
+    const ModelConfig &model = base.model;
+    const Facts facts{.N = opt.gpus,
+                      .G = opt.gpusPerNode,
+                      .L = model.num_layers,
+                      .s = base.training.seq_length,
+                      .GB = base.globalBatch(),
+                      .heads = model.num_attention_heads,
+                      .groups = model.queryGroups(),
+                      .ffn = model.ffn(),
+                      .sharedFfn = model.moe_shared_expert_intermediate_size,
+                      .moeFfn = model.moeFfn(),
+                      .etp = base.parallelism.expert_tensor_parallel_size,
+                      .moe = model.isMoe(),
+                      .etpFixed = base.parallelism.expert_tensor_parallel_size > 0};
+    SearchResult res;
+    res.limitBytes = static_cast<Bytes>(std::floor(opt.margin * double(base.hardware.hbm_bytes)));
+
+    Enumeration en = enumerateCandidates(base, opt, facts, res.limitBytes);
+    res.candidates = en.candidates;
+    res.prunedByBound = en.prunedByBound;
+
+    // Fastest first; confirm each with the ledger until `top` fit.
+    LedgerCheck check(base, facts.GB, res.limitBytes, res.ledgersRun);
+    const double bestTime = confirmFastest(en.kept, check, opt, res);
+    trySplitSchedules(res, opt, res.limitBytes); // the schedules that split backwards, on the fastest plans
+    addEmptyAnswerNotes(res, facts, opt);
+
+    const VerdictContext vc{.base = base,
+                            .opt = opt,
+                            .facts = facts,
+                            .limit = res.limitBytes,
+                            .limitText = formatGB(double(res.limitBytes)) + " (" + percentOf(opt.margin) + " of "
+                                         + formatGB(double(base.hardware.hbm_bytes)) + ")",
+                            .bestTime = bestTime};
+    res.dimensions = dimensionVerdicts(en, check, res, vc);
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return res;
 }

@@ -5,6 +5,7 @@
 // against bytes / link bandwidth, and the timeline's donors and receivers.
 #include "core/balance.h"
 #include "core/reports/report.h"
+#include "core/reports/timelinereport.h"
 #include "core/steptime.h"
 #include "core/timeline.h"
 #include "randomconfig.h"

@@ -6,6 +6,7 @@
 #include "core/formats/preset.h"
 #include "core/modelstates.h"
 #include "core/muon.h"
+#include "core/reports/timelinereport.h"
 #include "core/steptime.h"
 #include "core/timeline.h"
 #include "testutil.h"

@@ -64,3 +64,48 @@ TEST_CASE("Tied embeddings are one tensor on one stage and two with a pipeline",
     m.untie_embeddings_and_output_weights = true;
     CHECK(embeddingParams(m, 2048, 1, 1).output.params == single.word.params);
 }
+
+TEST_CASE("MoE layers are counted without visiting each layer", "[parameters]")
+{
+    // DeepSeek-V3 (technical report §4.2): every FFN but the first three
+    // layers' is an MoE layer, 61 − 3 = 58 of them.
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = "deepseek-v3";
+    const ModelConfig ds = configFrom(doc).model;
+    CHECK(moeLayerCount(ds) == 58);
+    // By hand: 10 layers, the first dense, then every third: layers 1, 4, 7.
+    ModelConfig m;
+    m.num_layers = 10;
+    m.num_experts = 8;
+    m.first_k_dense_replace = 1;
+    m.moe_layer_freq = 3;
+    CHECK(moeLayerCount(m) == 3);
+    // Megatron's list form: the ones in [0, 1, 1, 0].
+    m.num_layers = 4;
+    m.moe_layer_pattern = {0, 1, 1, 0};
+    CHECK(moeLayerCount(m) == 2);
+    m.num_experts = 0; // a dense model has none
+    CHECK(moeLayerCount(m) == 0);
+}
+
+TEST_CASE("The long-double parameter count is the ledger's count, and no size overflows it", "[parameters][limits]")
+{
+    for (const char *name : {"llama-3.1-405b", "mixtral-8x22b", "deepseek-v3", "gpt-3-175b"}) {
+        CAPTURE(name);
+        nlohmann::json doc = emptyDoc();
+        doc["model"] = name;
+        const Config c = configFrom(doc);
+        CHECK(totalParametersWide(c) == static_cast<long double>(totalParameters(c)));
+    }
+    // A GPT layer of width h has 12h² + 13h parameters (4h² attention, 8h² MLP,
+    // biases and two LayerNorms). With h = 2^32 one layer alone holds
+    // 12·2^64 ≈ 2.2e20, beyond 64 bits.
+    Config c;
+    c.model.num_layers = 1;
+    c.model.hidden_size = std::int64_t(1) << 32;
+    c.model.num_attention_heads = 1;
+    c.model.vocab_size = 1;
+    c.model.make_vocab_size_divisible_by = 1;
+    const long double h = std::ldexp(1.0L, 32);
+    CHECK(double(totalParametersWide(c)) == Approx(double(12 * h * h)).epsilon(1e-6));
+}

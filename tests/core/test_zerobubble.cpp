@@ -4,9 +4,11 @@
 // the sail-sg/zero-bubble-pipeline-parallelism README; ZB-V: Qi et al. 2024)
 // and DualPipe / DualPipeV (DeepSeek-V3 report §3.2.1, deepseek-ai/DualPipe
 // README and dualpipe.py). Figures are the papers' and the README's tables.
+#include "core/activations.h"
 #include "core/gantt.h"
 #include "core/planner/search.h"
 #include "core/schedule.h"
+#include "core/scheduledledger.h"
 #include "core/steptime.h"
 #include "core/timeline.h"
 #include "testutil.h"
@@ -165,6 +167,24 @@ TEST_CASE("ZB-V spreads 1F1B's first-rank activations over every rank (Qi et al.
         CHECK(acts <= 1.03 * peak1F1B);
         CHECK(acts >= 0.9 * peak1F1B);
         CHECK(r.in_flight_chunks <= 2 * 4);
+    }
+}
+
+TEST_CASE("The ledger given the timeline's op order is the ledger that schedules its own", "[ledger][zb]")
+{
+    // The timeline schedules once and hands the order over (scheduledledger.h).
+    for (const char *schedule : {"1f1b", "zb-h1", "zb-h2", "zb-v", "dualpipev"}) {
+        CAPTURE(schedule);
+        const Config c = plan(schedule);
+        const LayerActivations dense = layerActivations(c, false, false);
+        const Ledger given
+            = computeLedger(c, scheduleAllOps(c.parallelism, c.microBatches(), weightPassShare(c, dense, dense)));
+        const Ledger own = computeLedger(c);
+        REQUIRE(given.ranks.size() == own.ranks.size());
+        for (std::size_t r = 0; r < own.ranks.size(); ++r) {
+            CHECK(given.ranks[r].device_total_bytes == own.ranks[r].device_total_bytes);
+            CHECK(given.ranks[r].in_flight_chunks == own.ranks[r].in_flight_chunks);
+        }
     }
 }
 
