@@ -132,29 +132,29 @@ struct Shape
     bool statsSaved;
 };
 
-Shape shapeOf(const Config &c)
+Shape shapeOf(const Config &config)
 {
-    const std::int64_t A = activationBytes(c);
-    const std::int64_t t = c.parallelism.tensor_model_parallel_size;
-    const bool sp = c.parallelism.sequence_parallel && t > 1;
-    const std::int64_t cp = c.parallelism.context_parallel_size;
+    const std::int64_t A = activationBytes(config);
+    const std::int64_t t = config.parallelism.tensor_model_parallel_size;
+    const bool sp = config.parallelism.sequence_parallel && t > 1;
+    const std::int64_t cp = config.parallelism.context_parallel_size;
     Shape sh{};
     sh.A = {A == 4 ? "4" : "2", A};
-    const Fp8Format f8 = fp8Format(c);
+    const Fp8Format f8 = fp8Format(config);
     sh.fp8Inputs = f8.on && f8.transformerEngine;
     sh.L = sh.fp8Inputs ? Factor{f8.inputSymbol, f8.inputNum} : sh.A;
     sh.Ld = {"", sh.fp8Inputs ? f8.inputDen : 1};
-    sh.M = c.strategy.dropout_mask_dtype == DropoutMaskDtype::Bool ? Factor{"1", 1} : sh.A;
-    sh.S = c.strategy.norm_stats_dtype == NormStatsDtype::FP32 ? Factor{"4", 4} : sh.A;
-    sh.s = {cp > 1 ? "s/c" : "s", c.training.seq_length / cp};
-    sh.skv = {"s", c.training.seq_length};
-    sh.b = {"b", c.training.micro_batch_size};
-    sh.h = {"h", c.model.hidden_size};
+    sh.M = config.strategy.dropout_mask_dtype == DropoutMaskDtype::Bool ? Factor{"1", 1} : sh.A;
+    sh.S = config.strategy.norm_stats_dtype == NormStatsDtype::FP32 ? Factor{"4", 4} : sh.A;
+    sh.s = {cp > 1 ? "s/c" : "s", config.training.seq_length / cp};
+    sh.skv = {"s", config.training.seq_length};
+    sh.b = {"b", config.training.micro_batch_size};
+    sh.h = {"h", config.model.hidden_size};
     sh.t = {"t", t};
     sh.sp = {"t", sp ? t : 1};
-    sh.lin = {"t", sp && c.strategy.sp_linear_saves == SpLinearSaves::Shard ? t : 1};
-    sh.normStats = c.model.normalization == Normalization::LayerNorm ? 2 : 1;
-    sh.statsSaved = c.strategy.norm_stats_dtype != NormStatsDtype::None;
+    sh.lin = {"t", sp && config.strategy.sp_linear_saves == SpLinearSaves::Shard ? t : 1};
+    sh.normStats = config.model.normalization == Normalization::LayerNorm ? 2 : 1;
+    sh.statsSaved = config.strategy.norm_stats_dtype != NormStatsDtype::None;
     return sh;
 }
 
@@ -175,11 +175,12 @@ void addDropoutMask(Account &acc, const Shape &x, std::string_view name, double 
 
 // The attention core: QK^T, softmax, dropout, xV. Without FlashAttention the
 // score matrices are materialised; with it only the row statistics are kept.
-void addCore(Account &acc, const Shape &x, const Config &c, Factor heads, Factor qkDim, Factor kvHeads, Factor vDim)
+void addCore(Account &acc, const Shape &x, const Config &config, Factor heads, Factor qkDim, Factor kvHeads,
+             Factor vDim)
 {
-    const double pAttn = c.model.attention_dropout;
+    const double pAttn = config.model.attention_dropout;
     acc.add("attention", "q", {x.A, x.s, x.b, heads, qkDim}, {x.t});
-    if (c.strategy.flash_attention) {
+    if (config.strategy.flash_attention) {
         acc.add("attention", "k", {x.A, x.s, x.b, kvHeads, qkDim}, {x.t});
         acc.add("attention", "v", {x.A, x.s, x.b, kvHeads, vDim}, {x.t});
         acc.add("attention", "softmax_lse", {{"4", 4}, x.s, x.b, heads}, {x.t}, true);
@@ -198,16 +199,16 @@ void addCore(Account &acc, const Shape &x, const Config &c, Factor heads, Factor
 // With FlashAttention the kernel's output O is also the projection's input:
 // one tensor. With FP8 the projection saves its own FP8 copy and the kernel
 // still keeps O (TE's save_original_input=False, its default).
-void addProjInput(Account &acc, const Shape &x, const Config &c, Factor heads, Factor vDim)
+void addProjInput(Account &acc, const Shape &x, const Config &config, Factor heads, Factor vDim)
 {
-    if (x.fp8Inputs && c.strategy.flash_attention)
+    if (x.fp8Inputs && config.strategy.flash_attention)
         acc.add("attention", "output", {x.A, x.s, x.b, heads, vDim}, {x.t});
     acc.add("attention.proj", "input", {x.L, x.s, x.b, heads, vDim}, {x.Ld, x.t});
 }
 
-void addAttention(Account &acc, const Shape &x, const Config &c)
+void addAttention(Account &acc, const Shape &x, const Config &config)
 {
-    const ModelConfig &m = c.model;
+    const ModelConfig &m = config.model;
     addNorm(acc, x, "input_norm", x.h);
     const Factor a{"a", m.num_attention_heads};
     if (m.multi_latent_attention) {
@@ -223,34 +224,34 @@ void addAttention(Account &acc, const Shape &x, const Config &c)
         acc.add("mla.kv_up", "input", {x.L, x.s, x.b, kv}, {x.Ld, x.sp});
         const Factor qk{"d_qk", m.qk_head_dim + m.qk_pos_emb_head_dim};
         const Factor v{"d_v", m.v_head_dim};
-        addCore(acc, x, c, a, qk, a, v);
-        addProjInput(acc, x, c, a, v);
+        addCore(acc, x, config, a, qk, a, v);
+        addProjInput(acc, x, config, a, v);
     } else {
         const Factor d{"d", m.headDim()};
         const Factor g{"g", m.queryGroups()};
         acc.add("attention.qkv", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
-        addCore(acc, x, c, a, d, g, d);
-        addProjInput(acc, x, c, a, d);
+        addCore(acc, x, config, a, d, g, d);
+        addProjInput(acc, x, config, a, d);
     }
     addDropoutMask(acc, x, "attention", m.hidden_dropout);
 }
 
-void addMlp(Account &acc, const Shape &x, const Config &c, std::string_view name, std::int64_t width, bool input)
+void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view name, std::int64_t width, bool input)
 {
     const Factor f{"f", width};
     if (input)
         acc.add(name, "fc1.input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
-    if (c.model.swiglu)
+    if (config.model.swiglu)
         acc.add(name, "fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
     else
         acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t}); // GeLU input
     acc.add(name, "fc2.input", {x.L, x.s, x.b, f}, {x.Ld, x.t});
 }
 
-void addMoe(Account &acc, const Shape &x, const Config &c)
+void addMoe(Account &acc, const Shape &x, const Config &config)
 {
-    const ModelConfig &m = c.model;
-    const ParallelismConfig &par = c.parallelism;
+    const ModelConfig &m = config.model;
+    const ParallelismConfig &par = config.parallelism;
     const std::int64_t etp = par.expertTensorParallel();
     acc.add("moe.router", "input", {x.A, x.s, x.b, x.h}, {x.lin});
     acc.add("moe.router", "probs", {{"4", 4}, x.s, x.b, {"E", m.num_experts}}, {x.sp});
@@ -268,7 +269,7 @@ void addMoe(Account &acc, const Shape &x, const Config &c)
     // Unpermute multiplies expert outputs by their routing probabilities: both saved.
     acc.add("moe.experts", "output", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
     if (m.moe_shared_expert_intermediate_size > 0)
-        addMlp(acc, x, c, "moe.shared_expert", m.moe_shared_expert_intermediate_size, false);
+        addMlp(acc, x, config, "moe.shared_expert", m.moe_shared_expert_intermediate_size, false);
 }
 
 // W of a zero-bubble schedule computes dW = Xᵀ·dY for every linear layer, so
@@ -278,9 +279,9 @@ void addMoe(Account &acc, const Shape &x, const Config &c)
 // parallelism (W gathers it again, as Megatron's backward re-gathers X).
 // Elements per token, times s·b and the element size: with FP8 inputs X is
 // the saved FP8 copy (L/Ld bytes), dY stays 16-bit until W quantises it.
-Bytes weightPassBytes(const Shape &x, const Config &c, bool moeLayer)
+Bytes weightPassBytes(const Shape &x, const Config &config, bool moeLayer)
 {
-    const ModelConfig &m = c.model;
+    const ModelConfig &m = config.model;
     const double t = double(x.t.value), lin = double(x.lin.value), sp = double(x.sp.value);
     const double h = double(x.h.value), a = double(m.num_attention_heads);
     double inputs = 0, grads = 0; // per token
@@ -302,7 +303,7 @@ Bytes weightPassBytes(const Shape &x, const Config &c, bool moeLayer)
         grads += copies * (gate * width / split + outputGrad);
     };
     if (moeLayer) {
-        const double etp = double(c.parallelism.expertTensorParallel());
+        const double etp = double(config.parallelism.expertTensorParallel());
         const double routed = double(m.moe_router_topk) * etp / sp; // token copies per local token
         grads += h / lin; // the router's input, kept 16-bit (the router is not an FP8 GEMM)
         mlp(double(m.moeFfn()), routed, etp, routed * h, h); // per routed copy
@@ -358,10 +359,10 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, TensorLis
     return la;
 }
 
-ChunkActivations chunkActivations(const Config &c, const LayerActivations &dense, const LayerActivations &moe,
+ChunkActivations chunkActivations(const Config &config, const LayerActivations &dense, const LayerActivations &moe,
                                   std::int64_t first, std::int64_t layers)
 {
-    const StrategyConfig &st = c.strategy;
+    const StrategyConfig &st = config.strategy;
     const bool full = st.recompute_granularity == RecomputeGranularity::Full;
     const std::int64_t n = std::max<std::int64_t>(1, st.recompute_num_layers);
     ChunkActivations ca;
@@ -373,7 +374,7 @@ ChunkActivations chunkActivations(const Config &c, const LayerActivations &dense
     ca.layerOffloaded.reserve(static_cast<std::size_t>(layers));
     Bytes group = 0;
     for (std::int64_t i = 0; i < layers; ++i) {
-        const LayerActivations &la = c.model.isMoeLayer(first + i) ? moe : dense;
+        const LayerActivations &la = config.model.isMoeLayer(first + i) ? moe : dense;
         Bytes kept = la.kept;
         Bytes keptMlp = la.keptMlp;
         Bytes rebuilt = la.recomputed;
@@ -436,14 +437,15 @@ StageActivations stageActivations(const Config &config)
     return sa;
 }
 
-TransientActivations transientActivations(const Config &c)
+TransientActivations transientActivations(const Config &config)
 {
     TransientActivations ta;
-    const ParallelismConfig &par = c.parallelism;
-    const std::int64_t A = activationBytes(c);
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t A = activationBytes(config);
     const std::int64_t t = par.tensor_model_parallel_size;
     const bool sp = par.sequence_parallel && t > 1;
-    const std::int64_t tokens = c.training.seq_length / par.context_parallel_size * c.training.micro_batch_size;
+    const std::int64_t tokens
+        = config.training.seq_length / par.context_parallel_size * config.training.micro_batch_size;
     // Autograd's working set in one layer's backward: the gradient arriving at
     // the layer's output (kept for the residual) and the one the current op
     // produces, plus, at the widest moment,
@@ -452,25 +454,25 @@ TransientActivations transientActivations(const Config &c)
     // - in unfused attention, the gradients of the dropped-out and of the
     //   raw softmax probabilities (a·s² per sequence each);
     // - in FlashAttention, the gradients of q, k and v.
-    const ModelConfig &m = c.model;
+    const ModelConfig &m = config.model;
     const std::int64_t hidden = 2 * A * tokens * m.hidden_size / (sp ? t : 1);
-    const std::int64_t ffn = c.model.ffn() / t;
+    const std::int64_t ffn = config.model.ffn() / t;
     const std::int64_t mlp = A * tokens * (m.swiglu ? 3 * ffn : 2 * ffn);
-    const std::int64_t attention = c.strategy.flash_attention
+    const std::int64_t attention = config.strategy.flash_attention
                                        ? A * tokens * (m.num_attention_heads + 2 * m.queryGroups()) * m.headDim() / t
-                                       : 2 * A * m.num_attention_heads / t * tokens * c.training.seq_length;
+                                       : 2 * A * m.num_attention_heads / t * tokens * config.training.seq_length;
     // A forward under full recompute saves nothing but each layer's input;
     // its tensors live from one op to the next: at the widest, the attention
     // core (scores, dropout mask and output, or FlashAttention's statistics)
     // or the MLP's inner activation and its activation function's output.
-    const Bytes core = layerActivations(c, false, false).attentionCore;
+    const Bytes core = layerActivations(config, false, false).attentionCore;
     ta.recomputedForward = hidden / 2 + std::max<Bytes>(core, 2 * A * tokens * ffn);
     ta.mlpBackward = hidden + mlp;
     ta.attentionBackward = hidden + attention;
-    const std::int64_t logits = tokens * paddedVocab(c.model, t) / t;
+    const std::int64_t logits = tokens * paddedVocab(config.model, t) / t;
     // logits.float() returns the same tensor when the logits already are fp32.
     ta.lossForward = logits * (A + (A < 4 ? 4 : 0));
-    if (c.strategy.cross_entropy == CrossEntropy::Unfused) {
+    if (config.strategy.cross_entropy == CrossEntropy::Unfused) {
         // F.cross_entropy = log_softmax + nll_loss: nll_loss_backward writes an
         // fp32 gradient of the log-probabilities, _log_softmax_backward_data a
         // second one of the logits, both alive together (PyTorch autograd).

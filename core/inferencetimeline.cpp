@@ -133,7 +133,7 @@ Timeline simulateInferenceForward(const Config &config, ServingPass pass)
         RankTimeline rt;
         rt.pipeline_rank = static_cast<int>(r);
         rt.ops.push_back({{OpKind::Forward, 0, 0}, start[ri], end[ri], 0});
-        rt.busy_seconds = end[ri] - start[ri];
+        rt.busy_s = end[ri] - start[ri];
         rt.pipeline_end = end[ri];
         std::int32_t kvEntry = -1;
         for (const InferenceEntry &entry : ir.entries) {

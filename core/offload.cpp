@@ -5,8 +5,8 @@
 
 namespace memledger {
 
-ActivationOffload::ActivationOffload(double linkBytesPerSecond, int stagingBuffers)
-    : m_rate(linkBytesPerSecond)
+ActivationOffload::ActivationOffload(double linkBytesPerS, int stagingBuffers)
+    : m_rate(linkBytesPerS)
     , m_buffers(static_cast<std::size_t>(std::max(1, stagingBuffers)))
 { }
 
@@ -47,10 +47,10 @@ double ChainResult::overlap() const
     return std::clamp(1.0 - exposed / copies, 0.0, 1.0);
 }
 
-ChainResult simulateOffloadChain(const std::vector<ChainLayer> &layers, double linkBytesPerSecond, int stagingBuffers)
+ChainResult simulateOffloadChain(const std::vector<ChainLayer> &layers, double linkBytesPerS, int stagingBuffers)
 {
     ChainResult r;
-    ActivationOffload streams(linkBytesPerSecond, stagingBuffers);
+    ActivationOffload streams(linkBytesPerS, stagingBuffers);
     const std::size_t n = layers.size();
     std::vector<double> outDone(n, 0.0);
     double now = 0;

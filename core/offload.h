@@ -17,7 +17,7 @@ namespace memledger {
 class ActivationOffload
 {
 public:
-    ActivationOffload(double linkBytesPerSecond, int stagingBuffers);
+    ActivationOffload(double linkBytesPerS, int stagingBuffers);
 
     // The earliest a forward wanting to start at `want` may start: a staging
     // buffer must be free, i.e. the copy-out `stagingBuffers` groups back done.
@@ -62,6 +62,6 @@ struct ChainResult
     // Share of the copy time hidden under compute.
     double overlap() const;
 };
-ChainResult simulateOffloadChain(const std::vector<ChainLayer> &layers, double linkBytesPerSecond, int stagingBuffers);
+ChainResult simulateOffloadChain(const std::vector<ChainLayer> &layers, double linkBytesPerS, int stagingBuffers);
 
 } // namespace memledger

@@ -72,7 +72,7 @@ struct ChunkPlan
 
 struct Sim
 {
-    const Config &c;
+    const Config &config;
     std::int64_t p, v, m;
     std::vector<StageLayers> stages;
     CostModel cost;
@@ -91,19 +91,19 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
         firstExtra += s.bytes;
     for (const SavedTensor &s : x.stage.last)
         lastExtra += s.bytes;
-    const ParallelismConfig &par = x.c.parallelism;
+    const ParallelismConfig &par = x.config.parallelism;
     for (std::int64_t k = 0; k < x.v; ++k) {
         ChunkPlan &cp = plans[static_cast<std::size_t>(k)];
         const std::int64_t stage = k * x.p + r;
         cp.firstLayer = x.stages[static_cast<std::size_t>(stage)].first;
         cp.layers = x.stages[static_cast<std::size_t>(stage)].count;
         cp.lastStage = isLastStage(par, r, k);
-        cp.acts = chunkActivations(x.c, x.dense, x.moe, cp.firstLayer, cp.layers);
+        cp.acts = chunkActivations(x.config, x.dense, x.moe, cp.firstLayer, cp.layers);
         cp.lastExtra = cp.lastStage ? lastExtra : 0;
         cp.groupBytes = cp.acts.stored + (isFirstStage(par, r, k) ? firstExtra : 0) + cp.lastExtra;
         cp.weightPass = cp.acts.weightPass;
         for (std::int64_t i = 0; i < cp.layers; ++i) {
-            const LayerCost &lc = x.c.model.isMoeLayer(cp.firstLayer + i) ? x.cost.moe : x.cost.dense;
+            const LayerCost &lc = x.config.model.isMoeLayer(cp.firstLayer + i) ? x.cost.moe : x.cost.dense;
             cp.forward += lc.forward.seconds;
             cp.layerBackward.push_back(lc.backward.seconds + lc.recompute.seconds);
             cp.backward += lc.backward.seconds + lc.recompute.seconds;
@@ -161,7 +161,7 @@ double streamGradients(const Sim &x, RankState &rs, RankTimeline &rt, const Chun
     if (x.buffers.gradBytesPerLayer <= 0)
         return 0.0;
     const double bytes = x.buffers.gradBytesPerLayer * double(cp.layers);
-    const double link = x.c.hardware.host_link_bytes_per_s;
+    const double link = x.config.hardware.host_link_bytes_per_s;
     const double copyEnd = std::max(timed.start, rs.gradFree) + bytes / link;
     const double stall = std::max(0.0, copyEnd - std::min(bytes, 2.0 * x.buffers.gradBucketBytes) / link - timed.end);
     timed.end += stall;
@@ -193,7 +193,7 @@ double halfway(double start, double duration)
 
 void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const TimedOp &op)
 {
-    const StrategyConfig &st = x.c.strategy;
+    const StrategyConfig &st = x.config.strategy;
     const bool full = st.recompute_granularity == RecomputeGranularity::Full;
     const bool uniform = st.recompute_method == RecomputeMethod::Uniform;
     const std::int64_t n = std::max<std::int64_t>(1, st.recompute_num_layers);
@@ -218,7 +218,7 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
              -1);
     double t = op.start + (cp.lastStage ? x.cost.outputBackward.seconds : 0.0);
     // A weight gradient made before its accumulation: one tensor at a time, the largest at worst.
-    if (materializesWeightGradient(x.c.strategy, op.op.microbatch == 0))
+    if (materializesWeightGradient(x.config.strategy, op.op.microbatch == 0))
         push(op.start + x.lossBackwardSeconds, op.end,
              x.buffers.weightGradient[static_cast<std::size_t>(rt.pipeline_rank)], LifetimeKind::WeightGradient, -1);
     double groupStart = op.end; // uniform full recompute: when the current group was rebuilt
@@ -282,8 +282,8 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
                                     .layer = layer,
                                     .entry = index});
     };
-    const ParallelismConfig &par = x.c.parallelism;
-    const bool tiedOnOneStage = !x.c.model.untie_embeddings_and_output_weights && x.p == 1;
+    const ParallelismConfig &par = x.config.parallelism;
+    const bool tiedOnOneStage = !x.config.model.untie_embeddings_and_output_weights && x.p == 1;
     for (std::size_t k = 0; k < rs.chunks.size(); ++k) {
         const ChunkPlan &cp = rs.chunks[k];
         const TimedOp *op = firstBackward[k];
@@ -305,12 +305,12 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     // each half's gradients once that half's backward has run (autograd frees
     // the half's saved tensors as it creates them).
     const auto paramsOf = [&](bool moe) {
-        return layerParams(x.c.model, moe, par.tensor_model_parallel_size, par.expert_model_parallel_size,
+        return layerParams(x.config.model, moe, par.tensor_model_parallel_size, par.expert_model_parallel_size,
                            par.expertTensorParallel());
     };
-    const LayerParams dense = paramsOf(false), moe = x.c.model.isMoe() ? paramsOf(true) : dense;
+    const LayerParams dense = paramsOf(false), moe = x.config.model.isMoe() ? paramsOf(true) : dense;
     const auto halvesOf = [&](std::int64_t layer) -> std::pair<std::int64_t, std::int64_t> {
-        const LayerParams &lp = x.c.model.isMoeLayer(layer) ? moe : dense;
+        const LayerParams &lp = x.config.model.isMoeLayer(layer) ? moe : dense;
         if (entry.group == ParamGroup::Experts)
             return {lp.expert.params, 0};
         return {lp.mlpDense, lp.dense.params - lp.mlpDense};
@@ -510,24 +510,25 @@ void computeCurve(RankTimeline &rt, std::size_t points)
 // ---- Set-up: the costs, activations and buffer sizes every rank shares.
 
 // `dense`, `moe`: what a layer of each kind saves (layerActivations, totals only).
-Sim simulationOf(const Config &c, const Ledger &ledger, const LayerActivations &dense, const LayerActivations &moe)
+Sim simulationOf(const Config &config, const Ledger &ledger, const LayerActivations &dense, const LayerActivations &moe)
 {
-    const ParallelismConfig &par = c.parallelism;
-    Sim x{.c = c,
+    const ParallelismConfig &par = config.parallelism;
+    Sim x{.config = config,
           .p = par.pipeline_model_parallel_size,
           .v = par.virtual_pipeline_model_parallel_size,
-          .m = c.microBatches(),
-          .stages = stageLayers(c),
-          .cost = costModel(c),
+          .m = config.microBatches(),
+          .stages = stageLayers(config),
+          .cost = costModel(config),
           .dense = dense,
           .moe = moe,
-          .stage = stageActivations(c),
-          .buffers = backwardBuffers(c, ledger),
-          .muon = c.training.optimizer == Optimizer::Muon && c.strategy.optimizer_offload == OffloadTarget::None};
+          .stage = stageActivations(config),
+          .buffers = backwardBuffers(config, ledger),
+          .muon
+          = config.training.optimizer == Optimizer::Muon && config.strategy.optimizer_offload == OffloadTarget::None};
     // The loss backward is memory-bound: it reads the saved fp32 softmax and
     // writes its gradients, a small part of the output layer's backward.
     x.lossBackwardSeconds = std::min(x.cost.outputBackward.seconds,
-                                     3.0 * double(x.buffers.activations.lossForward) / c.hardware.hbm_bytes_per_s);
+                                     3.0 * double(x.buffers.activations.lossForward) / config.hardware.hbm_bytes_per_s);
     return x;
 }
 
@@ -535,8 +536,8 @@ Sim simulationOf(const Config &c, const Ledger &ledger, const LayerActivations &
 // streams; sizes the rank's timeline rows.
 std::vector<RankState> rankStates(const Sim &x, Timeline &tl, std::vector<std::vector<PipelineOp>> allOps)
 {
-    const Config &c = x.c;
-    const ParallelismConfig &par = c.parallelism;
+    const Config &config = x.config;
+    const ParallelismConfig &par = config.parallelism;
     std::vector<RankState> states;
     states.reserve(static_cast<std::size_t>(x.p));
     tl.ranks.resize(static_cast<std::size_t>(x.p));
@@ -556,8 +557,8 @@ std::vector<RankState> rankStates(const Sim &x, Timeline &tl, std::vector<std::v
             .chunks = std::move(chunks),
             .inputChunks = std::move(inputChunks),
             .offload = parkLink > 0 ? ActivationOffload(parkLink, int(x.v * x.m) + 1)
-                                    : ActivationOffload(c.hardware.host_link_bytes_per_s,
-                                                        int(c.strategy.activation_offload_buffers)),
+                                    : ActivationOffload(config.hardware.host_link_bytes_per_s,
+                                                        int(config.strategy.activation_offload_buffers)),
             .copyOutEnd = std::vector<double>(groups, -1.0),
             .copyInStart = std::vector<double>(groups, 0.0),
             .parkedShare = parkLink > 0 ? parkedShare(tl.ledger, static_cast<int>(r)) : 0.0,
@@ -583,14 +584,14 @@ class OpLoop
 public:
     OpLoop(const Sim &x, std::vector<RankState> &states, Timeline &tl)
         : x(x)
-        , par(x.c.parallelism)
+        , par(x.config.parallelism)
         , states(states)
         , tl(tl)
         , positions(par.pipelineStages())
         , fEnd(static_cast<std::size_t>(pipelineDirections(par) * positions * x.m), -1.0)
         , bEnd(fEnd.size(), -1.0)
         , weightFrom(static_cast<std::size_t>(x.p * x.v * x.m), -1.0)
-        , offload(x.c.strategy.activation_offload != OffloadTarget::None)
+        , offload(x.config.strategy.activation_offload != OffloadTarget::None)
     { }
 
     void run()
@@ -684,7 +685,7 @@ private:
                 weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group] = timed.end;
             addTransients(x, rt, cp, timed);
         }
-        rt.busy_seconds += timed.end - timed.start;
+        rt.busy_s += timed.end - timed.start;
         rt.copies.stallSeconds += timed.stall - gradStall;
         rs.previousStart = timed.start;
         rs.free = timed.end;
@@ -695,7 +696,7 @@ private:
     void runForward(RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed, std::size_t group)
     {
         const PipelineOp &op = timed.op;
-        const StrategyConfig &st = x.c.strategy;
+        const StrategyConfig &st = x.config.strategy;
         if (offload) {
             const double s = rs.offload.forwardStart(timed.start);
             timed.stall = s - timed.start;
@@ -801,10 +802,10 @@ private:
 // recompute time of the busiest rank.
 double timeOptimizerSteps(const Sim &x, std::vector<RankState> &states, Timeline &tl)
 {
-    const Config &c = x.c;
-    const ParallelismConfig &par = c.parallelism;
+    const Config &config = x.config;
+    const ParallelismConfig &par = config.parallelism;
     double recompute = 0;
-    StepInputs stepInputs = stepInputsOf(c);
+    StepInputs stepInputs = stepInputsOf(config);
     for (std::int64_t r = 0; r < x.p; ++r) {
         RankState &rs = states[static_cast<std::size_t>(r)];
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
@@ -813,8 +814,8 @@ double timeOptimizerSteps(const Sim &x, std::vector<RankState> &states, Timeline
         double rankRecompute = 0;
         for (const ChunkPlan &cp : rs.chunks) {
             for (std::int64_t i = 0; i < cp.layers; ++i)
-                if (c.model.isMoeLayer(cp.firstLayer + i))
-                    expertParams += layerParams(c.model, true, par.tensor_model_parallel_size,
+                if (config.model.isMoeLayer(cp.firstLayer + i))
+                    expertParams += layerParams(config.model, true, par.tensor_model_parallel_size,
                                                 par.expert_model_parallel_size, par.expertTensorParallel())
                                         .expert.params;
             rankRecompute += cp.recompute * double(x.m);
@@ -824,16 +825,16 @@ double timeOptimizerSteps(const Sim &x, std::vector<RankState> &states, Timeline
         // The data-parallel reduction of this rank's gradients (what of it the
         // last backward does not hide) comes before the optimizer step.
         stepInputs.paramsOnRank = double(ledger.parameters);
-        rt.optimizer_start = rt.pipeline_end + stepTime(stepInputs, c.hardware).dataComm;
+        rt.optimizer_start = rt.pipeline_end + stepTime(stepInputs, config.hardware).dataComm;
         rs.expertParams = expertParams;
-        OptimizerCost oc = optimizerCost(c, ledger.parameters, expertParams);
+        OptimizerCost oc = optimizerCost(config, ledger.parameters, expertParams);
         if (x.buffers.gradBytesPerLayer > 0) // the gradients left during backward; the buffered buckets drain first
             oc.copyOutSeconds = std::max(0.0, rs.gradFree - rt.pipeline_end);
         if (x.muon)
-            oc.deviceSeconds
-                += muonStep(c.hardware, muonFullMatrices(c, x.stages, r),
-                            muonLocalMatrixElements(c, rankLayerIndices(x, r)), stepInputs.dataOnNvlink, muonSharers(c))
-                       .seconds();
+            oc.deviceSeconds += muonStep(config.hardware, muonFullMatrices(config, x.stages, r),
+                                         muonLocalMatrixElements(config, rankLayerIndices(x, r)),
+                                         stepInputs.dataOnNvlink, muonSharers(config))
+                                    .seconds();
         rt.optimizer_device_s = oc.deviceSeconds;
         rt.optimizer_copy_out_s = oc.copyOutSeconds;
         rt.optimizer_cpu_s = oc.cpuSeconds;
@@ -903,7 +904,7 @@ void addLedgerRows(const Sim &x, const RankState &rs, RankTimeline &rt, const Ra
                                     .entry = static_cast<std::int32_t>(e)});
             continue;
         }
-        if (gradients && x.c.strategy.grad_buffer == GradBuffer::OnDemand && entry.group != ParamGroup::None) {
+        if (gradients && x.config.strategy.grad_buffer == GradBuffer::OnDemand && entry.group != ParamGroup::None) {
             addOnDemandGradients(x, rt, rs, entry, static_cast<std::int32_t>(e));
             continue;
         }
@@ -977,8 +978,8 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
 // What the optimizer step allocates while it runs (optimizer_kernel).
 void addOptimizerScratch(const Sim &x, const RankState &rs, RankTimeline &rt, const RankLedger &ledger)
 {
-    const Bytes scratch = optimizerStepTemporaries(x.c, optimizerShard(x.c, ledger.parameters, rs.expertParams),
-                                                   ledger.largest_parameter_tensor);
+    const Bytes scratch = optimizerStepTemporaries(
+        x.config, optimizerShard(x.config, ledger.parameters, rs.expertParams), ledger.largest_parameter_tensor);
     if (scratch > 0)
         rt.lifetimes.push_back({.start = rt.optimizer_start,
                                 .end = rt.optimizer_end,
@@ -992,21 +993,21 @@ void addOptimizerScratch(const Sim &x, const RankState &rs, RankTimeline &rt, co
 
 } // namespace
 
-Timeline simulateIteration(const Config &c, const TimelineOptions &options)
+Timeline simulateIteration(const Config &config, const TimelineOptions &options)
 {
     Timeline tl;
     // Every rank's op order, scheduled once for the ledger and the simulation;
     // ZB-V's depends on how much of a group its W keeps.
-    const LayerActivations dense = layerActivations(c, false, false);
-    const LayerActivations moe = c.model.isMoe() ? layerActivations(c, true, false) : dense;
+    const LayerActivations dense = layerActivations(config, false, false);
+    const LayerActivations moe = config.model.isMoe() ? layerActivations(config, true, false) : dense;
     std::vector<std::vector<PipelineOp>> ops
-        = scheduleAllOps(c.parallelism, c.microBatches(), weightPassShare(c, dense, moe));
-    tl.ledger = computeLedger(c, ops);
-    tl.schedule = c.parallelism.schedule();
-    const Sim x = simulationOf(c, tl.ledger, dense, moe);
+        = scheduleAllOps(config.parallelism, config.microBatches(), weightPassShare(config, dense, moe));
+    tl.ledger = computeLedger(config, ops);
+    tl.schedule = config.parallelism.schedule();
+    const Sim x = simulationOf(config, tl.ledger, dense, moe);
     std::vector<RankState> states = rankStates(x, tl, std::move(ops));
     OpLoop(x, states, tl).run();
-    tl.recompute_seconds = timeOptimizerSteps(x, states, tl);
+    tl.recompute_s = timeOptimizerSteps(x, states, tl);
     addParkedSlices(x, states, tl);
     for (std::int64_t r = 0; r < x.p; ++r) {
         const RankState &rs = states[static_cast<std::size_t>(r)];
@@ -1023,7 +1024,7 @@ Timeline simulateIteration(const Config &c, const TimelineOptions &options)
     }
     double bubble = 0;
     for (const RankTimeline &rt : tl.ranks)
-        bubble += tl.pipeline_time > 0 ? 1.0 - rt.busy_seconds / tl.pipeline_time : 0.0;
+        bubble += tl.pipeline_time > 0 ? 1.0 - rt.busy_s / tl.pipeline_time : 0.0;
     tl.bubble_fraction = bubble / double(x.p);
     return tl;
 }

@@ -94,7 +94,7 @@ struct RankTimeline
     std::vector<AliveItem> alive_at_peak; // largest first
     std::int64_t max_alive_chunks = 0; // activation groups alive at once: the staircase
     double max_alive_microbatches = 0; // the same in stage-micro-batches (chunks / v)
-    double busy_seconds = 0; // compute time of the rank's ops
+    double busy_s = 0; // compute time of the rank's ops
     double pipeline_end = 0; // end of the rank's last backward
     double optimizer_start = 0;
     double optimizer_end = 0;
@@ -114,7 +114,7 @@ struct Timeline
     double step_time = 0; // seconds: the slowest rank's last op plus its optimizer step
     double pipeline_time = 0; // seconds until the last backward ends
     double bubble_fraction = 0; // idle share of the pipeline section, averaged over ranks
-    double recompute_seconds = 0; // recompute time on the busiest rank
+    double recompute_s = 0; // recompute time on the busiest rank
     int peak_rank = 0;
 };
 

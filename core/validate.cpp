@@ -91,31 +91,32 @@ const std::string kInference = "inference.";
 // Transformer Engine's documented support (docs "Low precision training":
 // delayed and current scaling from Ada/Hopper, blockwise on Hopper and
 // emulated with MXFP8 on Blackwell, MXFP8 on SM 10.0 and later only).
-void checkFp8(Checker &ck, const Config &c)
+void checkFp8(Checker &ck, const Config &config)
 {
-    const Fp8Recipe r = c.training.fp8_recipe;
+    const Fp8Recipe r = config.training.fp8_recipe;
     if (r == Fp8Recipe::None)
         return;
     const std::string name = std::string(fp8RecipeName(r));
-    if (c.training.params_dtype == Dtype::FP32)
+    if (config.training.params_dtype == Dtype::FP32)
         ck.error(kTraining + "fp8_recipe",
                  "FP8 training casts 16-bit weights and activations to FP8; with params_dtype fp32 there are none",
                  "set training.params_dtype to \"bf16\" or fp8_recipe to \"none\"");
-    else if (c.training.params_dtype == Dtype::FP8)
+    else if (config.training.params_dtype == Dtype::FP8)
         ck.error(kTraining + "fp8_recipe",
                  "params_dtype fp8 already counts 1-byte weights; FP8 training keeps the 16-bit weights and adds "
                  "FP8 copies",
                  "set training.params_dtype to \"bf16\"");
-    if (c.hardware.peak_fp8_flops <= 0)
+    if (config.hardware.peak_fp8_flops <= 0)
         ck.error("hardware.peak_fp8_flops",
-                 "is 0: " + c.hardware.name + " has no FP8 tensor cores, so fp8_recipe \"" + name + "\" cannot run",
+                 "is 0: " + config.hardware.name + " has no FP8 tensor cores, so fp8_recipe \"" + name
+                     + "\" cannot run",
                  "set training.fp8_recipe to \"none\" or pick FP8 hardware (H100, H200, B200, MI300X)");
-    if (r == Fp8Recipe::MXFP8 && !c.hardware.mx_tensor_cores)
+    if (r == Fp8Recipe::MXFP8 && !config.hardware.mx_tensor_cores)
         ck.error(kTraining + "fp8_recipe",
                  "mxfp8 needs Blackwell tensor cores (Transformer Engine supports it on SM 10.0 and later); "
-                     + c.hardware.name + " has hardware.mx_tensor_cores false",
+                     + config.hardware.name + " has hardware.mx_tensor_cores false",
                  "use \"blockwise\" (DeepSeek-V3's scaling) on Hopper");
-    if (r == Fp8Recipe::Blockwise && c.hardware.mx_tensor_cores)
+    if (r == Fp8Recipe::Blockwise && config.hardware.mx_tensor_cores)
         ck.warning(kTraining + "fp8_recipe",
                    "on Blackwell Transformer Engine emulates blockwise scaling with MXFP8; the ledger counts "
                    "blockwise's fp32 scales",
@@ -131,9 +132,9 @@ std::string dtypeChoices(std::initializer_list<ServingDtype> all)
 }
 
 // The serving section (presets/README.md, `inference`): a hand-built Config (the GUI) can still get these wrong.
-void checkInference(Checker &ck, const Config &c)
+void checkInference(Checker &ck, const Config &config)
 {
-    const InferenceConfig &inf = *c.inference;
+    const InferenceConfig &inf = *config.inference;
     if (inf.batch_size < 1)
         ck.error(kInference + "batch_size", "must be at least 1 sequence, got " + str(inf.batch_size));
     if (inf.context_length && *inf.context_length < 1)
@@ -151,14 +152,14 @@ void checkInference(Checker &ck, const Config &c)
         ck.error(kInference + "weights_dtype", "not a serving dtype", "use one of " + dtypeChoices(kWeightsDtypes));
     if (inf.batch_size < 1 || (inf.context_length && *inf.context_length < 1))
         return;
-    const std::int64_t ctx = inf.context_length.value_or(c.training.seq_length);
-    const std::int64_t positions = c.model.max_position_embeddings;
+    const std::int64_t ctx = inf.context_length.value_or(config.training.seq_length);
+    const std::int64_t positions = config.model.max_position_embeddings;
     if (positions > 0 && ctx > positions)
         ck.warning(kInference + "context_length",
                    str(ctx) + " tokens is longer than the model's " + str(positions) + " positions",
                    "use at most " + str(positions));
     // The KV cache of the whole batch must stay a byte count (the loader caps batch and context).
-    const double kv = double(kvCacheBytesPerToken(c)) * double(ctx) * double(inf.batch_size);
+    const double kv = double(kvCacheBytesPerToken(config)) * double(ctx) * double(inf.batch_size);
     if (kv > double(std::int64_t(1) << 62))
         ck.error(kInference + "batch_size", "batch_size × context_length gives a KV cache beyond 2^62 bytes",
                  "serve fewer or shorter sequences");
@@ -171,10 +172,10 @@ namespace {
 // strategy.tensor_policies: every exact name is a tensor the model's layers
 // save, every glob matches one, the layer input is never recomputed, and
 // quantising needs 16-bit activations.
-void checkTensorPolicies(Checker &ck, const Config &c)
+void checkTensorPolicies(Checker &ck, const Config &config)
 {
     const std::string path = "strategy.tensor_policies";
-    const StrategyConfig &st = c.strategy;
+    const StrategyConfig &st = config.strategy;
     if (st.recompute_granularity == RecomputeGranularity::Full) {
         ck.error(path,
                  "refines recompute_granularity \"none\" or \"selective\"; full recompute keeps only each "
@@ -185,10 +186,10 @@ void checkTensorPolicies(Checker &ck, const Config &c)
     if (ck.hasErrors())
         return; // the tensors' names need a model that makes sense
     std::vector<std::string> names;
-    for (const SavedTensor &t : layerActivations(c, false, TensorList::NamesOnly).tensors)
+    for (const SavedTensor &t : layerActivations(config, false, TensorList::NamesOnly).tensors)
         names.push_back(t.name);
-    if (c.model.isMoe())
-        for (const SavedTensor &t : layerActivations(c, true, TensorList::NamesOnly).tensors)
+    if (config.model.isMoe())
+        for (const SavedTensor &t : layerActivations(config, true, TensorList::NamesOnly).tensors)
             if (std::find(names.begin(), names.end(), t.name) == names.end())
                 names.push_back(t.name);
     // Built only for a message: validation runs on every slider move.
@@ -214,23 +215,23 @@ void checkTensorPolicies(Checker &ck, const Config &c)
         if (!glob && p.pattern == "input_norm.input" && p.fate == TensorFate::Recompute)
             ck.error(field, "is the layer's input: nothing inside the layer can rebuild it",
                      "store, offload or quantise it; recompute_granularity \"full\" keeps only this tensor");
-        if (quantizes(p.fate) && activationBytes(c) != 2)
+        if (quantizes(p.fate) && activationBytes(config) != 2)
             ck.error(field,
                      "fp8 quantisation of saved activations needs 16-bit training (activations are "
-                         + std::to_string(activationBytes(c)) + "-byte here)",
+                         + std::to_string(activationBytes(config)) + "-byte here)",
                      "set training.params_dtype to \"bf16\", or store the tensor");
     }
 }
 
 } // namespace
 
-Problems validate(const Config &c)
+Problems validate(const Config &config)
 {
     Checker ck;
-    const ModelConfig &m = c.model;
-    const TrainingConfig &tr = c.training;
-    const ParallelismConfig &par = c.parallelism;
-    const StrategyConfig &st = c.strategy;
+    const ModelConfig &m = config.model;
+    const TrainingConfig &tr = config.training;
+    const ParallelismConfig &par = config.parallelism;
+    const StrategyConfig &st = config.strategy;
     const std::int64_t t = par.tensor_model_parallel_size;
     const std::int64_t p = par.pipeline_model_parallel_size;
     const std::int64_t v = par.virtual_pipeline_model_parallel_size;
@@ -286,14 +287,15 @@ Problems validate(const Config &c)
         const long double k = m.isMoe() ? m.moe_router_topk : 1;
         // The ledger's own parameter count (core/parameters.h), in long double,
         // so that the 100 T limit means 100 T of the shapes the ledger counts.
-        const long double params = totalParametersWide(c);
+        const long double params = totalParametersWide(config);
         const long double scores = 5 * a * s * s * b;
         const long double limit = std::ldexp(1.0L, 60);
         // Saved activations of the busiest rank: GPipe keeps all m micro-batches
         // of its L/p layers; 1F1B and interleaving keep at most 2p stage-micro-
         // batches, so 2L layer-micro-batches. (Bounding one micro-batch only let
         // a GPipe plan with 2^34 micro-batches overflow its activation rows.)
-        const long double p_ = p, micro = std::max<long double>(1, static_cast<long double>(c.globalBatch()) / (b * d));
+        const long double p_ = p,
+                          micro = std::max<long double>(1, static_cast<long double>(config.globalBatch()) / (b * d));
         const bool gpipe = par.schedule() == PipelineSchedule::GPipe;
         // ZB-H2 and DualPipe's two model copies hold up to twice that: 4L bounds them all.
         const long double layerMicrobatches = gpipe ? std::ceil(L / p_) * micro : 4 * L;
@@ -450,7 +452,7 @@ Problems validate(const Config &c)
 
     // Batch.
     const std::int64_t perIteration = tr.micro_batch_size * d;
-    const std::int64_t gbs = c.globalBatch();
+    const std::int64_t gbs = config.globalBatch();
     if (gbs % perIteration != 0)
         ck.error(kTraining + "global_batch_size",
                  "global_batch_size (" + str(gbs) + ") is not divisible by micro_batch_size × data_parallel_size ("
@@ -519,7 +521,7 @@ Problems validate(const Config &c)
     if (st.param_offload != OffloadTarget::None && par.zero_stage < 3)
         ck.error(kStrategy + "param_offload", "parameters are offloaded only with ZeRO-3 (DeepSpeed's offload_param)",
                  "set parallelism.zero_stage to 3");
-    if (st.optimizer_offload == OffloadTarget::NVMe && c.hardware.nvme_bytes == 0)
+    if (st.optimizer_offload == OffloadTarget::NVMe && config.hardware.nvme_bytes == 0)
         ck.warning(kStrategy + "optimizer_offload", "the hardware lists no NVMe capacity", "set hardware.nvme_bytes");
     // ZeRO-Offload moves the gradients only because the update runs on the host.
     if (st.grad_offload != OffloadTarget::None && st.optimizer_offload == OffloadTarget::None)
@@ -553,7 +555,7 @@ Problems validate(const Config &c)
                    "use at most " + str(perChunk));
 
     if (!st.tensor_policies.empty())
-        checkTensorPolicies(ck, c);
+        checkTensorPolicies(ck, config);
 
     // Precision.
     if (tr.optimizer != Optimizer::Adam8bit
@@ -565,21 +567,21 @@ Problems validate(const Config &c)
         ck.warning(kTraining + "main_grads_dtype", "gradients of fp32 parameters are fp32",
                    "set main_grads_dtype to \"fp32\"");
 
-    checkFp8(ck, c);
+    checkFp8(ck, config);
 
     // Hardware.
-    if (c.hardware.runtime_reserve_bytes >= c.hardware.hbm_bytes)
+    if (config.hardware.runtime_reserve_bytes >= config.hardware.hbm_bytes)
         ck.error("hardware.runtime_reserve_bytes", "the runtime reserve is not smaller than the device memory",
                  "use a reserve of a few GB");
     Problems tables;
-    checkEfficiencyTable(c.hardware.gemm_efficiency, "hardware.gemm_efficiency", tables);
-    checkEfficiencyTable(c.hardware.hbm_efficiency, "hardware.hbm_efficiency", tables);
-    checkEfficiencyTable(c.hardware.nvlink_efficiency, "hardware.nvlink_efficiency", tables);
-    checkEfficiencyTable(c.hardware.network_efficiency, "hardware.network_efficiency", tables);
+    checkEfficiencyTable(config.hardware.gemm_efficiency, "hardware.gemm_efficiency", tables);
+    checkEfficiencyTable(config.hardware.hbm_efficiency, "hardware.hbm_efficiency", tables);
+    checkEfficiencyTable(config.hardware.nvlink_efficiency, "hardware.nvlink_efficiency", tables);
+    checkEfficiencyTable(config.hardware.network_efficiency, "hardware.network_efficiency", tables);
     for (const Problem &p : tables)
         ck.error(p.path, p.message, p.suggestion);
-    if (c.inference)
-        checkInference(ck, c);
+    if (config.inference)
+        checkInference(ck, config);
     return ck.take();
 }
 

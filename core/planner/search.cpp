@@ -520,9 +520,9 @@ std::string_view dimensionTitle(SearchDimension d)
     return titles[dimIndex(d)];
 }
 
-std::int64_t dimensionValue(const Config &c, SearchDimension d)
+std::int64_t dimensionValue(const Config &config, SearchDimension d)
 {
-    const ParallelismConfig &par = c.parallelism;
+    const ParallelismConfig &par = config.parallelism;
     switch (d) {
     case SearchDimension::T:
         return par.tensor_model_parallel_size;
@@ -537,14 +537,14 @@ std::int64_t dimensionValue(const Config &c, SearchDimension d)
     case SearchDimension::E:
         return par.expert_model_parallel_size;
     case SearchDimension::MicroBatch:
-        return c.training.micro_batch_size;
+        return config.training.micro_batch_size;
     case SearchDimension::ZeroStage:
         return par.zero_stage;
     case SearchDimension::Recompute:
-        return static_cast<std::int64_t>(c.strategy.recompute_granularity);
+        return static_cast<std::int64_t>(config.strategy.recompute_granularity);
     case SearchDimension::Offload:
-        return (c.strategy.optimizer_offload != OffloadTarget::None ? 1 : 0)
-               | (c.strategy.activation_offload != OffloadTarget::None ? 2 : 0);
+        return (config.strategy.optimizer_offload != OffloadTarget::None ? 1 : 0)
+               | (config.strategy.activation_offload != OffloadTarget::None ? 2 : 0);
     }
     return 0;
 }
@@ -1091,7 +1091,7 @@ void slowerOrLedgerVerdict(ValueVerdict &vv, SearchDimension d, const Slot &slot
         return;
     }
     vv.kind = VerdictKind::Slower;
-    vv.stepTimeS = found.time;
+    vv.stepTimeSeconds = found.time;
     vv.slowerPercent = percentSlower(found.time, vc.bestTime);
     vv.example = std::move(ok->first);
     char line[160];

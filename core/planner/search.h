@@ -68,7 +68,7 @@ struct ValueVerdict
     Bytes leastPeakBytes = 0;
     // Slower: the fastest plan with this value that the full ledger confirms,
     // its estimated step time and how much slower than the best plan it is.
-    double stepTimeS = 0;
+    double stepTimeSeconds = 0;
     double slowerPercent = 0;
     std::optional<Config> example; // Memory and Slower: the plan named above
 };

@@ -44,7 +44,7 @@ nlohmann::json dimensionsToJson(const SearchResult &r)
                 j["limit_bytes"] = r.limitBytes;
             }
             if (v.kind == VerdictKind::Slower) {
-                j["step_time_s"] = v.stepTimeS;
+                j["step_time_s"] = v.stepTimeSeconds;
                 j["slower_percent"] = v.slowerPercent;
             }
             values.push_back(std::move(j));

@@ -163,7 +163,7 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
     doc["step_time_s"] = tl.step_time;
     doc["pipeline_time_s"] = tl.pipeline_time;
     doc["bubble_fraction"] = tl.bubble_fraction;
-    doc["recompute_s"] = tl.recompute_seconds;
+    doc["recompute_s"] = tl.recompute_s;
     doc["peak_rank"] = tl.peak_rank;
     doc["capacity_bytes"] = tl.ledger.capacity_bytes;
     json ranks = json::array();
@@ -176,7 +176,7 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
         r["peak_time"] = rt.peak_time;
         r["ledger_device_total_bytes"] = tl.ledger.ranks[static_cast<std::size_t>(rt.pipeline_rank)].device_total_bytes;
         r["max_alive_microbatches"] = rt.max_alive_microbatches;
-        r["busy_s"] = rt.busy_seconds;
+        r["busy_s"] = rt.busy_s;
         r["pipeline_end_s"] = rt.pipeline_end;
         r["optimizer"] = {{"start", rt.optimizer_start},       {"end", rt.optimizer_end},
                           {"device_s", rt.optimizer_device_s}, {"copy_out_s", rt.optimizer_copy_out_s},

@@ -43,7 +43,7 @@ TEST_CASE("A served prefill peaks at the inference ledger's total, with one laye
         CHECK(l.start <= l.end);
     }
     // 32 layers: a layer's working set lives half of one layer's time (attention, then MLP).
-    CHECK(longestWorkingSet(rank) * 2 * 32 <= rank.busy_seconds * 1.000001);
+    CHECK(longestWorkingSet(rank) * 2 * 32 <= rank.busy_s * 1.000001);
     std::int64_t kvLayers = 0;
     for (const Lifetime &l : rank.lifetimes)
         kvLayers += l.kind == LifetimeKind::KvCache;

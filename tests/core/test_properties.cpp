@@ -231,7 +231,7 @@ std::string offload(const Config &c, const Ledger &l)
 std::string timelinePeak(const Timeline &tl)
 {
     if (!std::isfinite(tl.step_time) || !std::isfinite(tl.pipeline_time) || !std::isfinite(tl.bubble_fraction)
-        || !std::isfinite(tl.recompute_seconds) || tl.step_time < 0)
+        || !std::isfinite(tl.recompute_s) || tl.step_time < 0)
         return "non-finite iteration figure";
     for (const RankTimeline &r : tl.ranks) {
         if (r.curve.empty())
@@ -245,7 +245,7 @@ std::string timelinePeak(const Timeline &tl)
         if (top != r.peak_bytes)
             return "peak " + std::to_string(r.peak_bytes) + " is not the curve's maximum " + std::to_string(top)
                    + " on rank " + std::to_string(r.pipeline_rank);
-        for (double x : {r.peak_time, r.busy_seconds, r.pipeline_end, r.optimizer_start, r.optimizer_end,
+        for (double x : {r.peak_time, r.busy_s, r.pipeline_end, r.optimizer_start, r.optimizer_end,
                          r.copies.copyOutSeconds, r.copies.copyInSeconds, r.copies.stallSeconds, r.copies.overlap()})
             if (!std::isfinite(x) || x < 0)
                 return "non-finite or negative time on rank " + std::to_string(r.pipeline_rank);

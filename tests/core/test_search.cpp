@@ -299,7 +299,7 @@ TEST_CASE("search verdicts: ZeRO 0 is slower than the best sharded plan, by the 
     CHECK(computeLedger(*z0.example).peak_bytes <= r.limitBytes);
     const double best = estimateStepTime(r.plans.front().config).total;
     const double mine = estimateStepTime(*z0.example).total;
-    CHECK(z0.stepTimeS == Approx(mine));
+    CHECK(z0.stepTimeSeconds == Approx(mine));
     CHECK(z0.slowerPercent == Approx((mine / best - 1) * 100).margin(1e-6));
 
     // It is the fastest ZeRO 0 plan: the first one in the full ranking.

@@ -183,8 +183,8 @@ TEST_CASE("Recompute adds its FLOPs to the step: full recompute is about one mor
     CHECK(sel.step_time > none.step_time);
     CHECK(sel.step_time / none.step_time < 1.10);
     // The difference is the recomputed time, spent inside the backwards.
-    CHECK(full.recompute_seconds > 0);
-    CHECK(full.pipeline_time - none.pipeline_time == Approx(full.recompute_seconds).epsilon(0.15));
+    CHECK(full.recompute_s > 0);
+    CHECK(full.pipeline_time - none.pipeline_time == Approx(full.recompute_s).epsilon(0.15));
 }
 
 TEST_CASE("1F1B bubble: (p - 1) / (m + p - 1) of the pipeline (Narayanan et al. 2021)", "[timeline][cost]")

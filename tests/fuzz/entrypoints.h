@@ -67,7 +67,7 @@ inline std::string timelineInvariants(const Timeline &tl)
         }
         if (!r.curve.empty() && top != r.peak_bytes)
             return "peak differs from the curve's maximum";
-        if (!std::isfinite(r.peak_time) || !std::isfinite(r.busy_seconds))
+        if (!std::isfinite(r.peak_time) || !std::isfinite(r.busy_s))
             return "non-finite time";
     }
     if (!std::isfinite(tl.step_time) || !std::isfinite(tl.bubble_fraction))
