@@ -5,6 +5,8 @@
 #include <QColor>
 #include <QEvent>
 #include <QPainter>
+#include <QResizeEvent>
+#include <QTimer>
 
 #include "ui/theme.h"
 
@@ -131,6 +133,12 @@ void PlanHeader::resizeEvent(QResizeEvent *event)
 {
     QWidget::resizeEvent(event);
     m_textHeight = textHeight(width()); // the layout asked heightForWidth already
+    // The minimum height is the wrapped height at this width, and layouts cache it: a header first laid
+    // out narrow (while the window is built) would otherwise hold the window ~230 px taller for good.
+    // Queued: a relayout asked for while the layout is placing this header is lost, and a grab of a hidden
+    // window must not move what the caller sized by hand.
+    if (event->size().width() != event->oldSize().width())
+        QTimer::singleShot(0, this, [this] { updateGeometry(); });
 }
 
 void PlanHeader::changeEvent(QEvent *event)
