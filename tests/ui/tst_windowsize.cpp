@@ -6,10 +6,12 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "core/formats/deck.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"
 #include "ui/planheader.h"
+#include "ui/talkmode.h"
 
 #include <algorithm>
 #include <string>
@@ -77,4 +79,28 @@ TEST_CASE("The main window reaches 1024 × 700 on every view", "[ui][mainwindow]
     auto *header = window.findChild<PlanHeader *>();
     REQUIRE(header != nullptr);
     CHECK(header->height() >= header->heightForWidth(header->width()));
+}
+
+TEST_CASE("Talk mode: every slide of seed-001 fits a 1024 × 768 projector", "[ui][talk]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.show();
+    const DeckLoadResult loaded = deckFromText(findBuiltin("decks", "seed-001")->text, "seed-001");
+    REQUIRE(loaded.deck.has_value());
+    window.talkMode()->start(*loaded.deck);
+    // Offscreen, full screen is the virtual screen's size: the window leaves that state for the projector's.
+    window.setWindowState(window.windowState() & ~Qt::WindowFullScreen);
+    for (std::size_t slide = 0; slide < loaded.deck->slides.size(); ++slide) {
+        for (int pass = 0; pass < 10; ++pass)
+            QApplication::processEvents();
+        window.resize(1024, 768);
+        QApplication::processEvents();
+        INFO("slide " << slide + 1 << ", the tallest minimums:\n" << tallestMinimums(&window));
+        CHECK(window.height() == 768);
+        CHECK(window.width() == 1024);
+        window.talkMode()->step(1);
+    }
+    window.talkMode()->stop();
 }
