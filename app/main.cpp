@@ -8,12 +8,16 @@
 #include <QTabWidget>
 
 #include "core/formats/builtins.h"
+#include "core/formats/deck.h"
 #include "ui/benchui.h"
 #include "ui/document.h"
+#include "ui/lifetimesource.h"
 #include "ui/mainwindow.h"
 #include "ui/measuredrun.h"
+#include "ui/talkmode.h"
 
 #include <cstdio>
+#include <optional>
 
 namespace {
 
@@ -65,7 +69,21 @@ int main(int argc, char *argv[])
                                         QStringLiteral("With --screenshot: the window's size, WIDTHxHEIGHT "
                                                        "(default 1600x1000)."),
                                         QStringLiteral("WxH"));
+    const QCommandLineOption deckOption(QStringLiteral("deck"),
+                                        QStringLiteral("Start talk mode with the built-in deck NAME or the deck FILE "
+                                                       "(View > Talk mode); with --screenshot, at --size."),
+                                        QStringLiteral("NAME|FILE"));
+    const QCommandLineOption slideOption(QStringLiteral("slide"),
+                                         QStringLiteral("With --deck: open on slide N, from 1."), QStringLiteral("N"));
+    const QCommandLineOption lifetimesOption(
+        QStringLiteral("lifetimes"),
+        QStringLiteral("What the Lifetimes view draws: training (the default), prefill or decode (the same plan "
+                       "served)."),
+        QStringLiteral("WHICH"));
     parser.addOption(presetOption);
+    parser.addOption(deckOption);
+    parser.addOption(slideOption);
+    parser.addOption(lifetimesOption);
     parser.addOption(traceOption);
     parser.addOption(sizeOption);
     parser.addOption(screenshotOption);
@@ -98,6 +116,16 @@ int main(int argc, char *argv[])
             return kExitBadInput;
         }
         window.views()->setCurrentIndex(view - 1);
+    }
+    if (parser.isSet(lifetimesOption)) {
+        const QString which = parser.value(lifetimesOption);
+        const QStringList choices = {QStringLiteral("training"), QStringLiteral("prefill"), QStringLiteral("decode")};
+        if (!choices.contains(which)) {
+            printError(QStringLiteral("--lifetimes needs one of %1").arg(choices.join(QStringLiteral(", "))));
+            return kExitBadInput;
+        }
+        window.findChild<memledger::ui::LifetimeSource *>()->setSource(
+            memledger::ui::LifetimeSource::Source(choices.indexOf(which)));
     }
     QSize screenshotSize(kScreenshotWidth, kScreenshotHeight);
     if (parser.isSet(sizeOption)) {
@@ -139,11 +167,53 @@ int main(int argc, char *argv[])
         std::printf("%s\n", qPrintable(memledger::ui::benchSliders(window, moves)));
         return 0;
     }
+    std::optional<memledger::Deck> deck;
+    if (parser.isSet(deckOption)) {
+        const QString name = parser.value(deckOption);
+        const memledger::BuiltinPreset *builtin = memledger::findBuiltin("decks", name.toStdString());
+        const memledger::DeckLoadResult loaded = builtin ? memledger::deckFromText(builtin->text, builtin->name)
+                                                         : memledger::deckFromFile(name.toStdString());
+        if (!loaded.deck) {
+            QStringList lines;
+            for (const memledger::Problem &p : loaded.problems)
+                lines << QString::fromStdString(p.toString());
+            printError(QStringLiteral("cannot load the deck %1:\n%2").arg(name, lines.join(QLatin1Char('\n'))));
+            return kExitBadInput;
+        }
+        deck = loaded.deck;
+    }
+    int slide = 0;
+    if (parser.isSet(slideOption)) {
+        bool ok = false;
+        slide = parser.value(slideOption).toInt(&ok) - 1;
+        if (!deck || !ok || slide < 0 || slide >= int(deck->slides.size())) {
+            printError(deck ? QStringLiteral("--slide needs a slide number from 1 to %1").arg(deck->slides.size())
+                            : QStringLiteral("--slide needs --deck"));
+            return kExitBadInput;
+        }
+    }
+    const auto startTalk = [&] {
+        if (!deck)
+            return;
+        window.talkMode()->start(*deck);
+        window.talkMode()->step(slide);
+    };
     if (parser.isSet(screenshotOption)) {
         const QString path = parser.value(screenshotOption);
         window.setAttribute(Qt::WA_DontShowOnScreen);
         window.resize(screenshotSize);
         window.show();
+        if (deck) {
+            // Talk mode goes full screen; the picture is of a screen of --size.
+            startTalk();
+            window.setWindowState(Qt::WindowNoState);
+            window.resize(screenshotSize);
+        }
+        // Laid out once, the wrapped texts know their widths and the minimum size its true height (a few
+        // passes of the event loop): the size asked for again, where the first layout had held the window larger.
+        for (int pass = 0; pass < 10; ++pass)
+            QApplication::processEvents();
+        window.resize(screenshotSize);
         QApplication::processEvents();
         QImageWriter writer(path, "png");
         if (!writer.write(window.grab().toImage())) {
@@ -155,5 +225,6 @@ int main(int argc, char *argv[])
 
     window.resize(1400, 900);
     window.show();
+    startTalk();
     return QApplication::exec();
 }

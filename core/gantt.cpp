@@ -328,13 +328,20 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
     }
 
     // One row per (chunk, micro-batch), in order of the group's first allocation.
+    // A served forward (core/inferencetimeline.h) has no saved activations:
+    // one row per layer instead, its KV cache and its working sets together,
+    // so the short lives of the one stand beside the long life of the other.
     bool chunked = false;
     std::map<std::pair<int, int>, std::vector<std::size_t>> groups;
+    std::map<int, std::vector<std::size_t>> servedLayers;
     std::vector<std::size_t> transients;
     for (std::size_t i = 0; i < ls.size(); ++i) {
+        const bool served = ls[i].kind == LifetimeKind::KvCache || ls[i].kind == LifetimeKind::InferenceWorkingSet;
         if (ls[i].kind == LifetimeKind::Activations) {
             groups[{ls[i].chunk, ls[i].microbatch}].push_back(i);
             chunked = chunked || ls[i].chunk > 0;
+        } else if (served && ls[i].layer >= 0) {
+            servedLayers[ls[i].layer].push_back(i);
         } else if (isTransient(ls[i].kind)) {
             transients.push_back(i);
         }
@@ -357,6 +364,11 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
         else if (chunked)
             label += " c" + std::to_string(key.first);
         out.rows.push_back({RowSection::Activations, std::move(label)});
+    }
+    for (const auto &[layer, members] : servedLayers) {
+        for (std::size_t i : members)
+            out.rowOf[i] = int(out.rows.size());
+        out.rows.push_back({RowSection::Activations, "layer " + std::to_string(layer)});
     }
     appendPacked(transients, RowSection::Transients);
     return out;

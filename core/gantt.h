@@ -116,7 +116,8 @@ struct Span
 std::vector<int> packRows(const std::vector<Span> &spans);
 
 enum class RowMode {
-    Groups, // persistent rows, one row per (chunk, micro-batch) activation group, transients packed
+    Groups, // persistent rows, one row per (chunk, micro-batch) activation group (a served forward: per layer),
+            // transients packed
     Packed // persistent rows, then every other lifetime packed
 };
 enum class RowSection { Persistent, Activations, Transients };

@@ -132,7 +132,35 @@ void LifetimeView::clearMeasuredOverlay()
 bool LifetimeView::overlayShown() const
 {
     const RankTimeline *rank = currentRank();
-    return m_overlay && rank && rank->pipeline_rank == m_overlay->pipelineRank;
+    return m_overlay && !m_overlayHidden && rank && rank->pipeline_rank == m_overlay->pipelineRank;
+}
+
+void LifetimeView::setOverlayHidden(bool hidden)
+{
+    if (hidden == m_overlayHidden)
+        return;
+    m_overlayHidden = hidden;
+    rebuildOverlayCurves();
+    invalidate();
+}
+
+void LifetimeView::setCaption(const QString &caption)
+{
+    if (caption == m_caption)
+        return;
+    m_caption = caption;
+    invalidate();
+}
+
+void LifetimeView::setTimeSpan(double seconds)
+{
+    seconds = std::max(0.0, seconds);
+    if (seconds == m_timeSpan)
+        return;
+    m_timeSpan = seconds;
+    rebuildRows();
+    invalidate();
+    Q_EMIT visibleWindowChanged(m_axis.t0, m_axis.t1);
 }
 
 void LifetimeView::rebuildOverlayCurves()
@@ -140,7 +168,7 @@ void LifetimeView::rebuildOverlayCurves()
     m_overlayMeasured.clear();
     m_overlayModelled.clear();
     const RankTimeline *rank = currentRank();
-    if (!m_overlay || !rank)
+    if (!m_overlay || m_overlayHidden || !rank)
         return;
     // Core normalised both curves by the simulated iteration's step time.
     const double seconds = m_timeline.step_time > 0 ? m_timeline.step_time : iterationEnd(m_timeline, *rank);
@@ -218,7 +246,7 @@ void LifetimeView::rebuildRows()
     m_rows = ganttRows(m_timeline, *rank, m_rowMode);
     m_bands = stackBands(*rank);
     m_phases = phasesOf(*rank);
-    m_axis = TimeAxis::over(0, iterationEnd(m_timeline, *rank), m_axis.x0, m_axis.x1);
+    m_axis = TimeAxis::over(0, std::max(iterationEnd(m_timeline, *rank), m_timeSpan), m_axis.x0, m_axis.x1);
 }
 
 void LifetimeView::zoomAround(double time, double factor)
@@ -249,6 +277,8 @@ QColor LifetimeView::barColour(const Lifetime &l) const
 {
     if (l.offloaded) // the second stay, after the copy back from the host
         return categoryColor(l.category, Placement::Host);
+    if (l.kind == LifetimeKind::KvCache) // serving's own row, in its own colour
+        return kvCacheColor(palette().color(QPalette::Base).lightness() < 128);
     if (isTransient(l.kind))
         return categoryColor(l.category).darker(135);
     return categoryColor(l.category);
@@ -322,7 +352,13 @@ void LifetimeView::ensureLayout() const
         }
     }
 
-    // One batch of rects per colour: a few drawRects calls for thousands of bars.
+    // One batch of rects per colour: a few drawRects calls for thousands of bars. A served
+    // layer's KV cache shares its row with the layer's working sets: drawn first, under them.
+    for (const Lifetime &l : rank->lifetimes)
+        if (l.kind == LifetimeKind::KvCache) {
+            m_bars.push_back({barColour(l), {}});
+            break;
+        }
     for (std::size_t i = 0; i < rank->lifetimes.size(); ++i) {
         const GanttRect &r = m_geometry.bars[i];
         if (r.isEmpty())
@@ -601,7 +637,7 @@ void LifetimeView::paintEvent(QPaintEvent *)
 
 void LifetimeView::paintOverlay(QPainter &p) const
 {
-    if (!m_overlay)
+    if (!m_overlay || m_overlayHidden)
         return;
     const QFontMetricsF fm(font());
     const GanttRect &ca = m_frame.curveArea;
@@ -944,10 +980,18 @@ int LifetimeView::layoutLegend() const
     const double right = width() - fm.height() * 0.3;
     int lines = 1;
 
-    const QString title = tr("Rank %1").arg(rank->pipeline_rank);
+    QString title = tr("Rank %1").arg(rank->pipeline_rank);
+    if (!m_caption.isEmpty())
+        title += QStringLiteral(" · ") + m_caption;
     const double titleWidth = QFontMetricsF(bold).horizontalAdvance(title);
     m_legend.push_back({QColor(), title, QRectF(left, top, titleWidth, fm.height())});
-    const double lineStart = std::max(left + titleWidth + fm.height(), m_frame.curveArea.x);
+    double lineStart = std::max(left + titleWidth + fm.height(), m_frame.curveArea.x);
+    // A long caption keeps its line: the swatches start on the next one, all of its width theirs.
+    if (lineStart > right * 0.45) {
+        ++lines;
+        top += lineStep;
+        lineStart = m_frame.curveArea.x;
+    }
     double x = lineStart;
 
     const auto entry = [&](const QColor &fill, const QString &label, bool gapBefore) {
@@ -964,18 +1008,35 @@ int LifetimeView::layoutLegend() const
     };
     std::array<bool, kCategoryCount> present{};
     bool transients = false;
+    const Lifetime *kvCache = nullptr;
     for (const Lifetime &l : rank->lifetimes) {
-        present[std::size_t(l.category)] = true;
-        transients = transients || (isTransient(l.kind) && l.category == Category::Activations);
+        if (l.kind == LifetimeKind::KvCache) {
+            kvCache = &l;
+            continue;
+        }
+        const bool transient = isTransient(l.kind) && l.category == Category::Activations;
+        present[std::size_t(l.category)] = present[std::size_t(l.category)] || !transient;
+        transients = transients || transient;
     }
     for (Category c : kCategories)
         if (present[std::size_t(c)])
             entry(categoryColor(c), toQString(categoryLabel(c)), false);
     if (transients)
         entry(categoryColor(Category::Activations).darker(135), tr("Transient activations"), false);
-    for (int k = 0; k < kPhaseKinds; ++k)
+    if (kvCache)
+        entry(barColour(*kvCache), tr("KV cache"), false);
+    // The phases the timeline has (a served forward has no backward and no optimizer step).
+    std::array<bool, kPhaseKinds> phases{};
+    for (const Phase &ph : m_phases)
+        phases[std::size_t(ph.kind)] = true;
+    bool firstPhase = true;
+    for (int k = 0; k < kPhaseKinds; ++k) {
+        if (!phases[std::size_t(k)])
+            continue;
         // Drawn over the background like in the plot (the legend strip is unshaded).
-        entry(phaseColour(PhaseKind(k), palette()), toQString(phaseLabel(PhaseKind(k))), k == 0);
+        entry(phaseColour(PhaseKind(k), palette()), toQString(phaseLabel(PhaseKind(k))), firstPhase);
+        firstPhase = false;
+    }
     m_legendBottom = top + fm.height();
     return lines;
 }

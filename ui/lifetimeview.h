@@ -48,6 +48,17 @@ public:
     bool fitBytes() const { return m_fitBytes; }
     void setRowMode(RowMode mode);
     RowMode rowMode() const { return m_rowMode; }
+    // Says what the timeline is ("training iteration", "serving prefill, ..."),
+    // after the rank in the legend's title; empty: the rank alone.
+    void setCaption(const QString &caption);
+    QString caption() const { return m_caption; }
+    // The time axis spans at least `seconds` (0: the timeline's own length),
+    // so a serving forward can be drawn on a training iteration's scale.
+    void setTimeSpan(double seconds);
+    double timeSpan() const { return m_timeSpan; }
+    // A measured run is of a training iteration: hidden while a serving
+    // forward is drawn, and back when the iteration is.
+    void setOverlayHidden(bool hidden);
 
     // A measured run over the memory curve of the rank it was held against
     // (the bytes axis grows to hold it), with its own legend in the plot.
@@ -131,6 +142,9 @@ private:
     Mode m_mode = Mode::Gantt;
     bool m_fitBytes = false;
     RowMode m_rowMode = RowMode::Groups;
+    QString m_caption;
+    double m_timeSpan = 0;
+    bool m_overlayHidden = false;
     std::vector<std::vector<BandStep>> m_bands;
     GanttRows m_rows;
     std::vector<Phase> m_phases;

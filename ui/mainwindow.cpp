@@ -53,6 +53,7 @@
 #include "ui/frontierview.h"
 #include "ui/importprogress.h"
 #include "ui/ledgertablemodel.h"
+#include "ui/lifetimesource.h"
 #include "ui/lifetimeview.h"
 #include "ui/measuredpanel.h"
 #include "ui/measuredrun.h"
@@ -227,6 +228,11 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     charts->setChildrenCollapsible(false);
     // Lifetimes: one rank's memory curve over its gantt, with the rank and mode pickers.
     auto *lifetimesBar = new QHBoxLayout;
+    // Seed 001: the same plan's training iteration or a served forward, on the same axes. On a row of its own
+    // with the time axis's controls, so that both rows fit a 1024-pixel window beside the plan panel.
+    auto *timeBar = new QHBoxLayout;
+    m_lifetimeSource = new LifetimeSource(m_lifetimesPage);
+    timeBar->addWidget(m_lifetimeSource);
     m_rankSpin->setObjectName(QStringLiteral("lifetimesRank"));
     lifetimesBar->addWidget(new QLabel(tr("Rank"), m_lifetimesPage));
     lifetimesBar->addWidget(m_rankSpin);
@@ -245,10 +251,11 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     connect(resetZoom, &QToolButton::clicked, m_lifetimes, &LifetimeView::resetZoom);
     connect(m_lifetimes, &LifetimeView::visibleWindowChanged, resetZoom,
             [this, resetZoom] { resetZoom->setEnabled(m_lifetimes->timeAxis().isZoomed()); });
-    lifetimesBar->addWidget(resetZoom);
+    timeBar->addWidget(resetZoom);
     auto *zoomHint = new ElidedHint(tr("Wheel or + − zooms, drag pans, double-click resets"), m_lifetimesPage);
     zoomHint->setObjectName(QStringLiteral("zoomHint"));
-    lifetimesBar->addWidget(zoomHint, 1);
+    timeBar->addWidget(zoomHint, 1);
+    lifetimesBar->addStretch(1);
     auto *clearOverlay = new QToolButton(m_lifetimesPage);
     clearOverlay->setText(tr("Clear measured run"));
     clearOverlay->setToolTip(tr("Forget the measured trace drawn over the curve (File > Clear measured trace)"));
@@ -258,6 +265,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_clearOverlay = clearOverlay;
     auto *lifetimesLayout = new QVBoxLayout(m_lifetimesPage);
     lifetimesLayout->setContentsMargins(4, 4, 4, 4);
+    lifetimesLayout->addLayout(timeBar);
     lifetimesLayout->addLayout(lifetimesBar);
     lifetimesLayout->addWidget(m_lifetimes, 1);
     connect(m_rankSpin, &QSpinBox::valueChanged, m_lifetimes, &LifetimeView::setRank);
@@ -265,6 +273,11 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         m_lifetimes->setMode(index == 0 ? LifetimeView::Mode::Gantt : LifetimeView::Mode::Bands);
     });
     connect(fit, &QCheckBox::toggled, m_lifetimes, &LifetimeView::setFitBytes);
+    connect(m_lifetimeSource, &LifetimeSource::changed, this, [this] {
+        m_stale[kLifetimesTab] = true;
+        refreshCurrentView();
+        m_lifetimes->resetZoom(); // another clock: the whole forward or iteration
+    });
 
     m_views->insertTab(kMemoryTab, charts, tr("&Memory"));
     m_views->insertTab(kLifetimesTab, m_lifetimesPage, tr("L&ifetimes"));
@@ -312,12 +325,14 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     addDockWidget(Qt::LeftDockWidgetArea, m_planDock);
     m_talk = new TalkMode(this, m_planDock, m_document, this);
     // Slides are not edits: undo and redo wait until the talk ends.
-    connect(m_talk, &TalkMode::started, this, [this] {
+    connect(m_talk, &TalkMode::started, this, [this, problemsBox] {
         m_undoAction->setEnabled(false);
         m_redoAction->setEnabled(false);
         m_header->setWrapDetail(true); // a slide's description whole, for the room to read
+        problemsBox->hide(); // a built-in slide's notes are for its author: the chart gets the room
     });
-    connect(m_talk, &TalkMode::stopped, this, [this] {
+    connect(m_talk, &TalkMode::stopped, this, [this, problemsBox] {
+        problemsBox->show();
         m_header->setWrapDetail(false);
         m_undoAction->setEnabled(m_document->undoStack()->canUndo());
         m_redoAction->setEnabled(m_document->undoStack()->canRedo());
@@ -325,6 +340,15 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     });
     connect(m_talk, &TalkMode::slideChanged, this, [this](int slide, int count) {
         statusBar()->showMessage(tr("Talk mode: slide %1 of %2 — arrows step, Esc leaves").arg(slide + 1).arg(count));
+        // The deck may open a slide on a view, and the lifetimes on a served forward (seed 001).
+        const SlideShow show = m_talk->show();
+        const auto lifetimes = std::find(std::begin(kSlideLifetimes), std::end(kSlideLifetimes), show.lifetimes);
+        if (lifetimes != std::end(kSlideLifetimes))
+            m_lifetimeSource->setSource(LifetimeSource::Source(lifetimes - std::begin(kSlideLifetimes)));
+        if (show.view == "memory" || show.view == "lifetimes" || show.view == "ledger")
+            m_views->setCurrentIndex(show.view == "memory"      ? kMemoryTab
+                                     : show.view == "lifetimes" ? kLifetimesTab
+                                                                : kLedgerTab);
     });
 
     createMenus();
@@ -972,10 +996,10 @@ void MainWindow::refreshCurrentView()
         return;
     }
     if (tab == kLifetimesTab) {
-        const Timeline &timeline = m_document->timeline();
+        m_lifetimeSource->apply(*m_document, *m_lifetimes);
+        const Timeline &timeline = m_lifetimes->timeline();
         const int ranks = static_cast<int>(timeline.ranks.size());
         const bool sameRanks = m_rankSpin->maximum() == ranks - 1;
-        m_lifetimes->setTimeline(timeline);
         const QSignalBlocker block(m_rankSpin);
         m_rankSpin->setRange(0, std::max(0, ranks - 1));
         // A new plan opens on its fullest rank (or the one a measured run is held against); an edit keeps the rank in

@@ -35,6 +35,7 @@ class MemoryBarsChart;
 class PlanFinder;
 class PlanHeader;
 class StepTimeBar;
+class LifetimeSource;
 class LifetimeView;
 class StaircaseChart;
 class TalkMode;
@@ -137,6 +138,7 @@ private:
     TalkMode *m_talk;
     LifetimeView *m_lifetimes;
     QWidget *m_lifetimesPage;
+    LifetimeSource *m_lifetimeSource = nullptr; // training, or the same plan served
     QSpinBox *m_rankSpin;
     FrontierView *m_chainFrontier;
     FrontierView *m_tensorFrontier;

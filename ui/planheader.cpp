@@ -4,7 +4,11 @@
 #include <QAbstractTextDocumentLayout>
 #include <QColor>
 #include <QEvent>
+#include <QFont>
+#include <QFontMetrics>
 #include <QPainter>
+#include <QResizeEvent>
+#include <QTimer>
 
 #include "ui/theme.h"
 
@@ -15,6 +19,17 @@ namespace memledger::ui {
 namespace {
 constexpr int kMargin = 4;
 constexpr int kBottomMargin = 8;
+// A slide's description, wrapped whole, in a smaller font than the talk's title, so that a long one leaves
+// the charts their room on a 1024 × 768 projector (still larger than the user's own font: 1.6 × 0.8).
+constexpr double kWrappedDetailScale = 0.8;
+
+QFont detailFont(const QFont &font, bool wrapped)
+{
+    QFont f = font;
+    if (wrapped && f.pointSizeF() > 0)
+        f.setPointSizeF(f.pointSizeF() * kWrappedDetailScale);
+    return f;
+}
 } // namespace
 
 PlanHeader::PlanHeader(QWidget *parent)
@@ -62,7 +77,7 @@ int PlanHeader::detailHeight(int width) const
     if (!m_wrapDetail || m_detail.isEmpty())
         return fontMetrics().height();
     const QRect room(0, 0, std::max(1, width - 2 * kMargin), 1 << 20);
-    return fontMetrics().boundingRect(room, Qt::TextWordWrap, m_detail).height();
+    return QFontMetrics(detailFont(font(), true)).boundingRect(room, Qt::TextWordWrap, m_detail).height();
 }
 
 QString PlanHeader::shownDetail() const
@@ -121,9 +136,10 @@ void PlanHeader::paintEvent(QPaintEvent *)
     // Red for refusal, the placeholder grey for the description.
     painter.setPen(m_detailIsError ? errorTextColour(palette()) : palette().color(QPalette::PlaceholderText));
     const QRect line(0, m_textHeight, width() - 2 * kMargin, detailHeight(width()));
-    if (m_wrapDetail)
+    if (m_wrapDetail) {
+        painter.setFont(detailFont(font(), true));
         painter.drawText(line, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_detail);
-    else
+    } else
         painter.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, shownDetail());
 }
 
@@ -131,6 +147,12 @@ void PlanHeader::resizeEvent(QResizeEvent *event)
 {
     QWidget::resizeEvent(event);
     m_textHeight = textHeight(width()); // the layout asked heightForWidth already
+    // The minimum height is the wrapped height at this width, and layouts cache it: a header first laid
+    // out narrow (while the window is built) would otherwise hold the window ~230 px taller for good.
+    // Queued: a relayout asked for while the layout is placing this header is lost, and a grab of a hidden
+    // window must not move what the caller sized by hand.
+    if (event->size().width() != event->oldSize().width())
+        QTimer::singleShot(0, this, [this] { updateGeometry(); });
 }
 
 void PlanHeader::changeEvent(QEvent *event)

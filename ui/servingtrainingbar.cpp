@@ -3,6 +3,8 @@
 
 #include <QEvent>
 #include <QPainter>
+#include <QResizeEvent>
+#include <QTimer>
 
 #include "ui/categorycolors.h"
 #include "ui/document.h"
@@ -75,6 +77,40 @@ QString ServingTrainingBar::text() const
              gbText(m_document->ledger().peak_bytes));
 }
 
+QStringList ServingTrainingBar::linesAt(int width) const
+{
+    const QString whole = text();
+    if (whole.isEmpty())
+        return {};
+    const QFontMetrics fm = fontMetrics();
+    if (fm.horizontalAdvance(whole) <= width)
+        return {whole};
+    // Two clauses, one number each: break after the "; " first, then between
+    // words inside a clause that is still too wide.
+    QStringList lines;
+    const int cut = whole.indexOf(QStringLiteral("; "));
+    const QStringList clauses = cut < 0 ? QStringList{whole} : QStringList{whole.left(cut + 1), whole.mid(cut + 2)};
+    for (const QString &clause : clauses) {
+        QString line;
+        for (const QString &word : clause.split(QLatin1Char(' '))) {
+            const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+            if (!line.isEmpty() && fm.horizontalAdvance(longer) > width) {
+                lines << line;
+                line = word;
+            } else {
+                line = longer;
+            }
+        }
+        lines << line;
+    }
+    return lines;
+}
+
+QStringList ServingTrainingBar::lines() const
+{
+    return linesAt(width());
+}
+
 std::vector<Bytes> ServingTrainingBar::servingBytes() const
 {
     const InferenceRank *rank = m_inference ? peakRank(*m_inference) : nullptr;
@@ -100,13 +136,14 @@ int ServingTrainingBar::labelWidth() const
 int ServingTrainingBar::rowTop(int row) const
 {
     const int rowHeight = std::max(fontMetrics().height(), kBarHeight);
-    return fontMetrics().height() + kRowGap + row * (rowHeight + kRowGap);
+    const int lineCount = std::max<int>(1, int(lines().size())); // at the current width, shown or not
+    return lineCount * fontMetrics().height() + kRowGap + row * (rowHeight + kRowGap);
 }
 
 QSize ServingTrainingBar::sizeHint() const
 {
     // Narrow on purpose: the strip takes the width its column is given and
-    // must not squeeze the charts beside it (the sentence elides).
+    // must not squeeze the charts beside it (the sentence wraps instead).
     return minimumSizeHint();
 }
 
@@ -153,7 +190,24 @@ void ServingTrainingBar::refresh()
     } else {
         setToolTip({});
     }
+    updateLineCount();
     update();
+}
+
+void ServingTrainingBar::updateLineCount()
+{
+    const int count = std::max<int>(1, int(lines().size()));
+    if (count == m_lineCount)
+        return;
+    m_lineCount = count;
+    updateGeometry(); // the layout asks sizeHint() for the new height
+}
+
+void ServingTrainingBar::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    if (event->size().width() != event->oldSize().width()) // queued, as PlanHeader does
+        QTimer::singleShot(0, this, [this] { updateLineCount(); });
 }
 
 void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
@@ -210,8 +264,10 @@ void ServingTrainingBar::paintEvent(QPaintEvent *)
         painter.setOpacity(0.45); // the last valid plan's numbers, like the header
     painter.setPen(palette().color(QPalette::WindowText));
     const QFontMetrics fm = fontMetrics();
-    painter.drawText(QRect(0, 0, width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                     fm.elidedText(text(), Qt::ElideRight, width()));
+    const QStringList sentence = lines();
+    for (int i = 0; i < sentence.size(); ++i) // elided only where one word is wider than the strip
+        painter.drawText(QRect(0, i * fm.height(), width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                         fm.elidedText(sentence[i], Qt::ElideRight, width()));
     const bool dark = isDark(palette());
     std::vector<QColor> servingColours;
     for (InferenceCategory c : kInferenceCategories)
@@ -225,8 +281,10 @@ void ServingTrainingBar::paintEvent(QPaintEvent *)
 
 void ServingTrainingBar::changeEvent(QEvent *event)
 {
-    if (event->type() == QEvent::FontChange)
+    if (event->type() == QEvent::FontChange) {
+        updateLineCount();
         updateGeometry();
+    }
     if (event->type() == QEvent::PaletteChange)
         refresh(); // the KV cache's hue follows the palette
     QWidget::changeEvent(event);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 
 #include "core/inference.h"
@@ -26,6 +27,10 @@ public:
 
     // What is painted, for tests and accessibility.
     QString text() const;
+    // text() as painted at the current width: one line, or broken after its
+    // "; " (and between words where a clause is still too wide) so both
+    // numbers read whole; elided only where a single word does not fit.
+    QStringList lines() const;
     // The bars' segments in bytes, in painting order (serving: kInferenceCategories; training: kCategories).
     std::vector<Bytes> servingBytes() const;
     std::vector<Bytes> trainingBytes() const;
@@ -35,6 +40,7 @@ public:
 
 protected:
     void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
     void changeEvent(QEvent *event) override;
 
 private:
@@ -43,10 +49,13 @@ private:
                   const std::vector<QColor> &colours);
     int rowTop(int row) const;
     int labelWidth() const;
+    QStringList linesAt(int width) const;
+    void updateLineCount();
 
     Document *m_document;
     std::optional<InferenceLedger> m_inference;
     QString m_name;
+    int m_lineCount = 1; // of the sentence at the current width; the height follows it
 };
 
 } // namespace memledger::ui

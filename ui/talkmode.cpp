@@ -71,6 +71,13 @@ void TalkMode::stop()
     Q_EMIT stopped();
 }
 
+SlideShow TalkMode::show() const
+{
+    if (!m_active || m_slide < 0 || static_cast<std::size_t>(m_slide) >= m_deck.shows.size())
+        return {};
+    return m_deck.shows[static_cast<std::size_t>(m_slide)];
+}
+
 void TalkMode::step(int delta)
 {
     if (!m_active || m_deck.slides.empty())

@@ -27,6 +27,8 @@ public:
     bool isActive() const { return m_active; }
     int slide() const { return m_slide; }
     int slideCount() const { return static_cast<int>(m_deck.slides.size()); }
+    // What the current slide opens on (the deck's "show"; empty: the window as it is).
+    SlideShow show() const;
 
     void start(const Deck &deck, bool hideControls = true);
     void stop();

@@ -6,6 +6,8 @@
 #include "core/formats/preset.h"
 #include "core/validate.h"
 
+#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -23,9 +25,45 @@ void addPrefixed(Problems &out, const Problems &in, const std::string &prefix)
     }
 }
 
+// A slide's "show": where the talk opens it. Each key a string among its choices.
+SlideShow loadShow(const json &show, const std::string &where, Problems &problems)
+{
+    SlideShow out;
+    if (!show.is_object()) {
+        problems.push_back({where, "expected an object, got " + describeJson(show),
+                            R"({"view": "lifetimes", "lifetimes": "prefill"})"});
+        return out;
+    }
+    const auto choice = [&](const char *key, const auto &choices, std::string &into) {
+        const auto it = show.find(key);
+        if (it == show.end())
+            return;
+        std::string list;
+        for (std::string_view c : choices)
+            list += (list.empty() ? "" : ", ") + std::string(c);
+        const bool known = it->is_string()
+                           && std::find(std::begin(choices), std::end(choices), it->template get<std::string>())
+                                  != std::end(choices);
+        if (!known) {
+            problems.push_back({where + "." + key, "expected one of " + list + ", got " + describeJson(*it)});
+            return;
+        }
+        into = it->template get<std::string>();
+    };
+    for (auto it = show.begin(); it != show.end(); ++it)
+        if (it.key() != "view" && it.key() != "lifetimes")
+            problems.push_back({where + "." + it.key(), "unknown field", "a slide's show has view and lifetimes"});
+    choice("view", kSlideViews, out.view);
+    choice("lifetimes", kSlideLifetimes, out.lifetimes);
+    if (!out.lifetimes.empty() && out.view != "lifetimes")
+        problems.push_back({where + ".lifetimes", "applies to the lifetimes view only", R"(add "view": "lifetimes")"});
+    return out;
+}
+
 // One slide: a built-in scenario by name, or a preset object (whose
-// "format" and "version" may be left out inside a deck).
-std::optional<Config> loadSlide(const json &slide, const std::string &where, Problems &problems)
+// "format" and "version" may be left out inside a deck, and which may say
+// what the talk shows of it in "show").
+std::optional<Config> loadSlide(const json &slide, const std::string &where, Problems &problems, SlideShow &show)
 {
     LoadResult loaded;
     if (slide.is_string()) {
@@ -41,6 +79,10 @@ std::optional<Config> loadSlide(const json &slide, const std::string &where, Pro
         loaded = presetFromText(b->text, name);
     } else if (slide.is_object()) {
         json doc = slide;
+        if (const auto it = doc.find("show"); it != doc.end()) {
+            show = loadShow(*it, where + ".show", problems);
+            doc.erase("show");
+        }
         if (!doc.contains("format"))
             doc["format"] = "memledger-preset";
         if (!doc.contains("version"))
@@ -109,9 +151,12 @@ DeckLoadResult deckFromJson(const json &doc)
                             "a list of built-in scenario names or preset objects"});
     } else {
         for (std::size_t i = 0; i < slides->size(); ++i) {
-            std::optional<Config> c = loadSlide((*slides)[i], "slides[" + std::to_string(i) + "]", problems);
-            if (c)
+            SlideShow show;
+            std::optional<Config> c = loadSlide((*slides)[i], "slides[" + std::to_string(i) + "]", problems, show);
+            if (c) {
                 deck.slides.push_back(std::move(*c));
+                deck.shows.push_back(std::move(show));
+            }
         }
     }
     if (!hasErrors(problems))

@@ -103,7 +103,7 @@ TEST_CASE("The decks tell their stories", "[deck][reference]")
     SECTION("seed 001: the same model served fits where training does not, until training sheds its extra bytes")
     {
         const std::vector<Config> s = slides("seed-001");
-        REQUIRE(s.size() == 4);
+        REQUIRE(s.size() == 6);
         for (const Config &c : s) {
             CAPTURE(c.name);
             const InferenceLedger served = computeInference(c);
@@ -111,12 +111,26 @@ TEST_CASE("The decks tell their stories", "[deck][reference]")
             CHECK(served.peak_bytes < served.training_peak_bytes);
             CHECK(served.training_peak_bytes == peak(c));
         }
-        CHECK(s[0].model == s[2].model);
+        // Slides 1 and 2 show the first plan's lifetimes, served (a prefill) and trained.
+        const std::optional<Deck> deck = deckFromText(findBuiltin("decks", "seed-001")->text).deck;
+        REQUIRE(deck.has_value());
+        REQUIRE(deck->shows.size() == 6);
+        CHECK(deck->shows[0] == SlideShow{"memory", ""});
+        CHECK(deck->shows[1] == SlideShow{"lifetimes", "prefill"});
+        CHECK(deck->shows[2] == SlideShow{"lifetimes", "training"});
+        CHECK(deck->shows[3] == SlideShow{"memory", ""});
+        for (std::size_t i : {1, 2}) {
+            Config same = s[i];
+            same.name = s[0].name;
+            same.description = s[0].description;
+            CHECK(same == s[0]);
+        }
+        CHECK(s[0].model == s[4].model);
         CHECK_FALSE(computeLedger(s[0]).fits());
-        CHECK_FALSE(computeLedger(s[1]).fits()); // checkpointing alone leaves the model states
-        CHECK(computeLedger(s[2]).fits());
-        CHECK(peak(s[2]) < peak(s[1]));
-        CHECK(peak(s[1]) < peak(s[0]));
+        CHECK_FALSE(computeLedger(s[3]).fits()); // checkpointing alone leaves the model states
+        CHECK(computeLedger(s[4]).fits());
+        CHECK(peak(s[4]) < peak(s[3]));
+        CHECK(peak(s[3]) < peak(s[0]));
     }
     SECTION("seed 004: a model that does not fit, its rows moved one at a time until it fits")
     {
@@ -208,6 +222,24 @@ TEST_CASE("Slides may be scenario names or preset objects; problems name the sli
         slide = scenarioDoc("llama-3-70b-128xh100");
         slide["format"] = "memledger-deck";
         CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].format"));
+    }
+    SECTION("an inline slide may say what the talk shows of it; a bad show names its field")
+    {
+        nlohmann::json slide = {{"name", "inline"}, {"model", "llama-2-7b"}};
+        slide["show"] = {{"view", "lifetimes"}, {"lifetimes", "decode"}};
+        const DeckLoadResult r = deckFromJson(deckOf({"seed-000-7b-a-plain", slide}));
+        REQUIRE(r.deck.has_value());
+        REQUIRE(r.deck->shows.size() == 2);
+        CHECK(r.deck->shows[0] == SlideShow{});
+        CHECK(r.deck->shows[1] == SlideShow{"lifetimes", "decode"});
+        slide["show"] = {{"view", "gantt"}};
+        CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].show.view"));
+        slide["show"] = {{"view", "memory"}, {"lifetimes", "prefill"}};
+        CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].show.lifetimes"));
+        slide["show"] = {{"view", "lifetimes"}, {"zoom", 2}};
+        CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].show.zoom"));
+        slide["show"] = "lifetimes";
+        CHECK(mentions(problemsOf(deckOf({slide})), "slides[0].show"));
     }
     SECTION("a slide of the wrong type")
     {

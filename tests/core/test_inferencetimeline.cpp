@@ -8,6 +8,10 @@
 #include "core/timeline.h"
 #include "testutil.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 using namespace memledger;
 using namespace memledger::test;
 
@@ -88,4 +92,49 @@ TEST_CASE("A decode step finds the KV cache in place; pipeline ranks run one aft
     }
     const Timeline prefill = simulateInferenceForward(c);
     CHECK(prefill.step_time > decode.step_time);
+}
+
+TEST_CASE("The gantt gives a served forward one row per layer: its KV cache and its short working sets",
+          "[inference][timeline][gantt]")
+{
+    // Llama-2-7B has 32 layers (Touvron et al. 2023, Table 1), all on one rank here.
+    const Config c = served("llama-2-7b", {"training.seq_length=4096", "inference.batch_size=4"});
+    for (const ServingPass pass : {ServingPass::Prefill, ServingPass::Decode}) {
+        const Timeline tl = simulateInferenceForward(c, pass);
+        const RankTimeline &rank = tl.ranks[0];
+        const GanttRows rows = ganttRows(tl, rank, RowMode::Groups);
+        std::vector<std::string> layerRows;
+        for (const GanttRow &row : rows.rows)
+            if (row.section == RowSection::Activations)
+                layerRows.push_back(row.label);
+        REQUIRE(layerRows.size() == 32);
+        CHECK(layerRows.front() == "layer 0");
+        CHECK(layerRows.back() == "layer 31");
+        // Each layer row: one KV cache, alive to the end of the forward, and the
+        // attention and MLP working sets, each alive for half of one layer's time.
+        std::map<int, std::vector<const Lifetime *>> members;
+        for (std::size_t i = 0; i < rank.lifetimes.size(); ++i)
+            if (rows.rows[std::size_t(rows.rowOf[i])].section == RowSection::Activations)
+                members[rows.rowOf[i]].push_back(&rank.lifetimes[i]);
+        REQUIRE(members.size() == 32);
+        for (const auto &[row, lives] : members) {
+            REQUIRE(lives.size() == 3);
+            int kv = 0;
+            for (const Lifetime *l : lives) {
+                CHECK(l->layer == lives.front()->layer);
+                if (l->kind == LifetimeKind::KvCache) {
+                    ++kv;
+                    CHECK(l->end == Approx(tl.step_time));
+                } else {
+                    CHECK(l->kind == LifetimeKind::InferenceWorkingSet);
+                    CHECK((l->end - l->start) * 2 * 32 <= rank.busy_seconds * 1.000001);
+                }
+            }
+            CHECK(kv == 1);
+        }
+    }
+    // A training iteration keeps its rows per micro-batch: no layer rows there.
+    const Timeline training = simulateIteration(c);
+    for (const GanttRow &row : ganttRows(training, training.ranks[0], RowMode::Groups).rows)
+        CHECK(row.label.rfind("layer ", 0) != 0);
 }

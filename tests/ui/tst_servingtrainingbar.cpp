@@ -3,12 +3,14 @@
 // sentence names computeInference's and the ledger's numbers, it follows the
 // document, and the KV cache has a colour no training category has.
 #include <QApplication>
+#include <QFontMetrics>
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
 #include "core/inference.h"
 #include "ui/categorycolors.h"
 #include "ui/document.h"
+#include "ui/mainwindow.h"
 #include "ui/servingtrainingbar.h"
 
 #include <numeric>
@@ -76,4 +78,52 @@ TEST_CASE("Serving vs training: the KV cache's colour is its own", "[ui][inferen
             if (c != memledger::InferenceCategory::KvCache)
                 CHECK(memledger::ui::inferenceCategoryColor(c, dark) != kv);
     }
+}
+
+TEST_CASE("Serving vs training: the sentence wraps instead of eliding, both numbers whole", "[ui][inference]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    ServingTrainingBar bar(&document);
+    const QFontMetrics fm = bar.fontMetrics();
+    const int whole = fm.horizontalAdvance(bar.text());
+    bar.resize(whole + 10, bar.sizeHint().height());
+    CHECK(bar.lines() == QStringList{bar.text()});
+    const int oneLine = bar.sizeHint().height();
+
+    bar.resize(whole * 2 / 3, bar.sizeHint().height());
+    const QStringList lines = bar.lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines.join(QLatin1Char(' ')) == bar.text());
+    CHECK(lines[0].endsWith(QStringLiteral("per GPU;")));
+    CHECK(lines[1].startsWith(QStringLiteral("training this plan needs")));
+    for (const QString &line : lines)
+        CHECK(fm.horizontalAdvance(line) <= bar.width());
+    // One more text line of height, so the bars stay clear of the sentence.
+    CHECK(bar.sizeHint().height() == oneLine + fm.height());
+}
+
+TEST_CASE("Serving vs training: the sentence reads whole in a 1024-pixel window", "[ui][inference]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    memledger::ui::MainWindow window(&document);
+    window.resize(1024, 768);
+    window.show();
+    QApplication::processEvents();
+    QApplication::processEvents(); // the strip's new height, asked for once its width was known
+    auto *bar = window.findChild<ServingTrainingBar *>();
+    REQUIRE(bar != nullptr);
+    REQUIRE(bar->isVisible());
+    const QFontMetrics fm = bar->fontMetrics();
+    const QStringList lines = bar->lines();
+    CHECK(lines.join(QLatin1Char(' ')) == bar->text());
+    for (const QString &line : lines) {
+        INFO(line.toStdString() << " in " << bar->width() << " px");
+        CHECK(fm.horizontalAdvance(line) <= bar->width());
+        CHECK(fm.elidedText(line, Qt::ElideRight, bar->width()) == line);
+    }
+    // The strip is tall enough for every line above its two bars.
+    CHECK(bar->height() >= bar->sizeHint().height());
+    CHECK(bar->sizeHint().height() >= int(lines.size()) * fm.height() + 2 * std::max(fm.height(), 12));
 }

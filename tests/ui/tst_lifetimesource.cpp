@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+// The lifetimes view's Training | Inference switch (seed 001): a served
+// forward drawn from core/inferencetimeline.h in the same view, the KV cache
+// in its own colour, a caption saying which, and optionally on the training
+// iteration's time scale.
+#include <QApplication>
+#include <QComboBox>
+#include <QImage>
+#include <QListWidget>
+
+#include "catchqt.h"
+#include "core/formats/builtins.h"
+#include "core/formats/deck.h"
+#include "core/gantt.h"
+#include "core/inferencetimeline.h"
+#include "ui/categorycolors.h"
+#include "ui/document.h"
+#include "ui/lifetimesource.h"
+#include "ui/lifetimeview.h"
+#include "ui/mainwindow.h"
+#include "ui/talkmode.h"
+
+using namespace memledger;
+using namespace memledger::ui;
+
+namespace {
+
+constexpr int kLifetimesTab = 1;
+
+QStringList legendLabels(const LifetimeView &view)
+{
+    QStringList labels;
+    for (const LifetimeView::LegendEntry &e : view.legend())
+        labels << e.label;
+    return labels;
+}
+
+} // namespace
+
+TEST_CASE("Lifetimes: the switch draws a served prefill and decode step from core", "[ui][lifetimes][inference]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    window.views()->setCurrentIndex(kLifetimesTab);
+    QApplication::processEvents();
+    LifetimeView *view = window.lifetimes();
+    auto *source = window.findChild<LifetimeSource *>();
+    auto *combo = window.findChild<QComboBox *>(QStringLiteral("lifetimesSource"));
+    REQUIRE(source != nullptr);
+    REQUIRE(combo != nullptr);
+    REQUIRE(combo->count() == 3);
+    const double training = document.timeline().step_time;
+    CHECK(view->timeline().step_time == training);
+    CHECK(view->caption().startsWith(QStringLiteral("training iteration")));
+    CHECK_FALSE(legendLabels(*view).contains(QStringLiteral("KV cache")));
+
+    combo->setCurrentIndex(1);
+    QApplication::processEvents();
+    const Timeline prefill = simulateInferenceForward(document.ledgerConfig(), ServingPass::Prefill);
+    CHECK(view->timeline().step_time == prefill.step_time);
+    CHECK(view->timeline().ranks.size() == prefill.ranks.size());
+    CHECK(view->caption().startsWith(QStringLiteral("serving prefill")));
+    CHECK(view->timeAxis().end == Approx(prefill.step_time));
+    QStringList labels = legendLabels(*view);
+    CHECK(labels.front().contains(view->caption()));
+    CHECK(labels.contains(QStringLiteral("KV cache")));
+    CHECK(labels.contains(QStringLiteral("Forward")));
+    CHECK_FALSE(labels.contains(QStringLiteral("Backward")));
+    CHECK_FALSE(labels.contains(QStringLiteral("Optimizer step")));
+
+    // Layer 0's KV cache lives from the layer's start to the end of the forward,
+    // in the KV cache's own colour (its working sets cover only its left end).
+    const RankTimeline &rank = view->timeline().ranks[std::size_t(view->rank())];
+    int kv = -1;
+    for (std::size_t i = 0; i < rank.lifetimes.size() && kv < 0; ++i)
+        if (rank.lifetimes[i].kind == LifetimeKind::KvCache)
+            kv = int(i);
+    REQUIRE(kv >= 0);
+    const QRectF bar = view->barRect(kv);
+    REQUIRE_FALSE(bar.isEmpty());
+    const QImage image = view->grab().toImage();
+    const QPointF probe(bar.left() + bar.width() * 0.75, bar.center().y());
+    CHECK(image.pixelColor(probe.toPoint()) == kvCacheColor(false));
+
+    combo->setCurrentIndex(2);
+    QApplication::processEvents();
+    const Timeline decode = simulateInferenceForward(document.ledgerConfig(), ServingPass::Decode);
+    CHECK(view->timeline().step_time == decode.step_time);
+    CHECK(decode.step_time < prefill.step_time);
+    CHECK(view->caption().startsWith(QStringLiteral("serving decode step")));
+
+    combo->setCurrentIndex(0);
+    QApplication::processEvents();
+    CHECK(view->timeline().step_time == training);
+    CHECK(view->timeSpan() == 0);
+    CHECK(legendLabels(*view).contains(QStringLiteral("Optimizer step")));
+}
+
+TEST_CASE("Lifetimes: a served forward on the training iteration's time scale is visibly short",
+          "[ui][lifetimes][inference]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    window.views()->setCurrentIndex(kLifetimesTab);
+    QApplication::processEvents();
+    LifetimeView *view = window.lifetimes();
+    auto *source = window.findChild<LifetimeSource *>();
+    REQUIRE(source != nullptr);
+    source->setSource(LifetimeSource::Source::Prefill);
+    QApplication::processEvents();
+    const double forward = view->timeline().step_time;
+    const double ownWidth = view->barRect(0).width(); // the weights: alive through the forward
+
+    source->setTrainingScale(true);
+    QApplication::processEvents();
+    const double iteration = document.timeline().step_time;
+    REQUIRE(iteration > forward);
+    CHECK(view->timeSpan() == iteration);
+    CHECK(view->timeAxis().end == Approx(iteration));
+    CHECK(view->caption().contains(QStringLiteral("training iteration")));
+    // The same bar, now the forward's share of the iteration's width.
+    CHECK(view->barRect(0).width() == Approx(ownWidth * forward / iteration).margin(2));
+}
+
+TEST_CASE("Talk mode: the seed-001 deck opens its lifetimes slides on the served and the trained forward",
+          "[ui][lifetimes][talk]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1024, 768);
+    window.show();
+    QApplication::processEvents();
+    const DeckLoadResult loaded = deckFromText(findBuiltin("decks", "seed-001")->text, "seed-001");
+    REQUIRE(loaded.deck.has_value());
+    window.talkMode()->start(*loaded.deck);
+    QApplication::processEvents();
+    CHECK(window.views()->currentIndex() == 0); // the memory view: served vs trained bars
+    // The slide's notes give their room to the charts during the talk.
+    auto *problems = window.findChild<QListWidget *>();
+    REQUIRE(problems != nullptr);
+    CHECK_FALSE(problems->isVisible());
+    window.talkMode()->step(1);
+    QApplication::processEvents();
+    CHECK(window.views()->currentIndex() == kLifetimesTab);
+    auto *source = window.findChild<LifetimeSource *>();
+    REQUIRE(source != nullptr);
+    CHECK(source->source() == LifetimeSource::Source::Prefill);
+    CHECK(window.lifetimes()->caption().startsWith(QStringLiteral("serving prefill")));
+    CHECK(window.lifetimes()->timeline().step_time
+          == simulateInferenceForward(document.ledgerConfig(), ServingPass::Prefill).step_time);
+    window.talkMode()->step(1);
+    QApplication::processEvents();
+    CHECK(source->source() == LifetimeSource::Source::Training);
+    CHECK(window.lifetimes()->caption().startsWith(QStringLiteral("training iteration")));
+    window.talkMode()->step(1);
+    QApplication::processEvents();
+    CHECK(window.views()->currentIndex() == 0);
+    window.talkMode()->stop();
+    QApplication::processEvents();
+    CHECK(problems->isVisible());
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+// The main window fits a 1024 × 700 screen (a projector, a small laptop):
+// no widget's minimum size holds it taller, and nothing overlaps there.
+#include <QApplication>
+#include <QTabWidget>
+
+#include "catchqt.h"
+#include "core/formats/builtins.h"
+#include "core/formats/deck.h"
+#include "ui/document.h"
+#include "ui/lifetimeview.h"
+#include "ui/mainwindow.h"
+#include "ui/planheader.h"
+#include "ui/talkmode.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace memledger;
+using namespace memledger::ui;
+
+namespace {
+
+// The widgets whose minimum height is largest, for the failure message.
+std::string tallestMinimums(QWidget *root)
+{
+    std::vector<std::pair<int, QString>> found;
+    for (QWidget *w : root->findChildren<QWidget *>()) {
+        if (!w->isVisibleTo(root))
+            continue;
+        const int h = std::max(w->minimumHeight(), w->minimumSizeHint().height());
+        QString name = QString::fromLatin1(w->metaObject()->className()) + QLatin1Char(' ') + w->objectName();
+        for (QWidget *p = w->parentWidget(); p && p != root; p = p->parentWidget())
+            name += QStringLiteral(" < ") + QString::fromLatin1(p->metaObject()->className());
+        found.push_back({h, name});
+    }
+    std::sort(found.begin(), found.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    std::string out;
+    for (std::size_t i = 0; i < std::min<std::size_t>(found.size(), 25); ++i)
+        out += std::to_string(found[i].first) + " " + found[i].second.toStdString() + "\n";
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("The main window reaches 1024 × 700 on every view", "[ui][mainwindow]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    QApplication::processEvents();
+    // The header's height at its width, asked for once it was laid out, reaches the window's minimum in a few
+    // passes of the event loop (the header, the central widget, the window).
+    for (int pass = 0; pass < 10 && window.minimumSize().height() > 700; ++pass)
+        QApplication::processEvents();
+    CHECK(window.minimumSize().height() <= 700);
+    // The user shrinks the window.
+    window.resize(1024, 700);
+    QApplication::processEvents();
+    for (int tab = 0; tab < window.views()->count(); ++tab) {
+        window.views()->setCurrentIndex(tab);
+        QApplication::processEvents();
+        INFO("window minimum " << window.minimumSizeHint().height() << ", central "
+                               << window.centralWidget()->minimumSizeHint().height());
+        INFO("view " << tab << ", the tallest minimums:\n" << tallestMinimums(&window));
+        CHECK(window.minimumSizeHint().height() <= 700);
+        CHECK(window.height() == 700);
+        CHECK(window.width() == 1024);
+        // The header, the tabs and the problems each get at least their minimum: nothing squeezed over another.
+        for (QWidget *w : {static_cast<QWidget *>(window.lifetimes()), static_cast<QWidget *>(window.views())})
+            if (w->isVisible())
+                CHECK(w->height() >= w->minimumSizeHint().height());
+    }
+    // The header keeps the height its text needs at this width.
+    auto *header = window.findChild<PlanHeader *>();
+    REQUIRE(header != nullptr);
+    CHECK(header->height() >= header->heightForWidth(header->width()));
+}
+
+TEST_CASE("Talk mode: every slide of seed-001 fits a 1024 × 768 projector", "[ui][talk]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.show();
+    const DeckLoadResult loaded = deckFromText(findBuiltin("decks", "seed-001")->text, "seed-001");
+    REQUIRE(loaded.deck.has_value());
+    window.talkMode()->start(*loaded.deck);
+    // Offscreen, full screen is the virtual screen's size: the window leaves that state for the projector's.
+    window.setWindowState(window.windowState() & ~Qt::WindowFullScreen);
+    for (std::size_t slide = 0; slide < loaded.deck->slides.size(); ++slide) {
+        for (int pass = 0; pass < 10; ++pass)
+            QApplication::processEvents();
+        window.resize(1024, 768);
+        QApplication::processEvents();
+        INFO("slide " << slide + 1 << ", the tallest minimums:\n" << tallestMinimums(&window));
+        CHECK(window.height() == 768);
+        CHECK(window.width() == 1024);
+        window.talkMode()->step(1);
+    }
+    window.talkMode()->stop();
+}
