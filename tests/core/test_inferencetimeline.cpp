@@ -127,7 +127,7 @@ TEST_CASE("The gantt gives a served forward one row per layer: its KV cache and 
                     CHECK(l->end == Approx(tl.step_time));
                 } else {
                     CHECK(l->kind == LifetimeKind::InferenceWorkingSet);
-                    CHECK((l->end - l->start) * 2 * 32 <= rank.busy_seconds * 1.000001);
+                    CHECK((l->end - l->start) * 2 * 32 <= rank.busy_s * 1.000001);
                 }
             }
             CHECK(kv == 1);
