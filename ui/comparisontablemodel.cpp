@@ -177,9 +177,9 @@ QVariant ComparisonTableModel::data(const QModelIndex &index, int role) const
         if (index.column() != DifferenceColumn)
             break;
         if (agreement == Agreement::Good)
-            return QBrush(goodTextColour(QApplication::palette()));
+            return QBrush(goodTextColor(QApplication::palette()));
         if (agreement == Agreement::Poor)
-            return QBrush(warningTextColour(QApplication::palette()));
+            return QBrush(warningTextColor(QApplication::palette()));
         break;
     case Qt::FontRole:
         if (index.column() == DifferenceColumn && agreement == Agreement::Poor) {

@@ -451,7 +451,7 @@ void ControlPanel::showProblems(const Problems &problems)
 
 void ControlPanel::recolorNotes()
 {
-    const QColor red = errorTextColour(palette());
+    const QColor red = errorTextColor(palette());
     for (QLabel *note : m_notes) {
         if (note->palette().color(QPalette::WindowText) == red)
             continue;

@@ -60,8 +60,7 @@ QColor curveColour(const QPalette &palette)
     return palette.color(QPalette::Text);
 }
 
-const QColor kCapacityColour(0xc0, 0x1c, 0x1c);
-const QColor kUsableColour(0xd0, 0x7a, 0x00);
+const QColor kUsableColor(0xd0, 0x7a, 0x00);
 
 // The warning colours, lifted on a dark background so their labels keep their contrast.
 QColor onBackground(const QColor &colour, const QPalette &palette)
@@ -605,7 +604,7 @@ void LifetimeView::paintOverlay(QPainter &p) const
         return;
     const QFontMetricsF fm(font());
     const GanttRect &ca = m_frame.curveArea;
-    const QColor measured = measuredColour(palette());
+    const QColor measured = measuredColor(palette());
     const QColor text = palette().color(QPalette::Text);
     const QPen modelledPen(text, 1.5, Qt::DashLine);
     p.save();
@@ -763,14 +762,14 @@ void LifetimeView::paintCurve(QPainter &p) const
     // Labels may reach a little above and below the area.
     p.setClipRect(QRectF(ca.x, ca.y - fm.height(), ca.w, ca.h + fm.height() * 2));
     const bool sameLine = std::abs(m_geometry.capacityY - m_geometry.usableY) < 0.5;
-    labelLine(m_geometry.capacityY, onBackground(kCapacityColour, palette()), capacity, true);
+    labelLine(m_geometry.capacityY, errorTextColor(palette()), capacity, true);
     if (!sameLine)
-        labelLine(m_geometry.usableY, onBackground(kUsableColour, palette()), usable, false);
+        labelLine(m_geometry.usableY, onBackground(kUsableColor, palette()), usable, false);
 
     if (m_geometry.peakVisible) {
         p.setRenderHint(QPainter::Antialiasing, true);
         const bool fits = rank.peak_bytes <= m_timeline.ledger.usable_bytes;
-        const QColor dot = fits ? curveColour(palette()) : onBackground(kCapacityColour, palette());
+        const QColor dot = fits ? curveColour(palette()) : errorTextColor(palette());
         p.setPen(QPen(palette().color(QPalette::Base), 1.5));
         p.setBrush(dot);
         const double radius = std::max(3.5, fm.height() * 0.28);

@@ -1013,7 +1013,7 @@ void MainWindow::updateHeader()
                         fits ? tr("fits") : tr("does not fit"));
         peak = fits ? peak.toHtmlEscaped()
                     : QStringLiteral("<span style='color:%1'>%2</span>")
-                          .arg(errorTextColour(palette()).name(), peak.toHtmlEscaped());
+                          .arg(errorTextColor(palette()).name(), peak.toHtmlEscaped());
     }
     // The facts and the peak describe the plan the ledger was computed for:
     // while an edit has errors that is the last valid plan, said so and dimmed.

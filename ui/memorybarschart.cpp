@@ -18,6 +18,7 @@
 #include "ui/categorycolors.h"
 #include "ui/chartupdate.h"
 #include "ui/qtstring.h"
+#include "ui/theme.h"
 
 #include <algorithm>
 
@@ -88,7 +89,7 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     m_capacity->setPen(QPen(QColor(0x20, 0x20, 0x20), 2.0));
     m_usable->setName(tr("Usable"));
     m_usable->setObjectName(QStringLiteral("usable")); // capacity minus the runtime reserve
-    m_usable->setPen(QPen(QColor(0xb0, 0x1c, 0x1c), 2.0, Qt::DashLine));
+    m_usable->setPen(QPen(errorColor(false), 2.0, Qt::DashLine));
     chart->addSeries(m_capacity);
     chart->addSeries(m_usable);
     m_usable->setVisible(m_placement == Placement::Device);
@@ -258,7 +259,7 @@ void MemoryBarsChart::drawForeground(QPainter *painter, const QRectF &rect)
     // A red outline round each bar that does not fit and a mark above it, so
     // every such rank is named on its own bar (the title lists them too).
     const bool dark = chart()->theme() == QChart::ChartThemeDark;
-    const QColor red = dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c);
+    const QColor red = errorColor(dark);
     painter->save();
     painter->setRenderHint(QPainter::Antialiasing, false);
     const QRectF plot = chart()->plotArea();
@@ -329,7 +330,7 @@ void MemoryBarsChart::recolor()
         set->setBorderColor(categoryColor(c).darker(115));
     }
     m_capacity->setPen(QPen(dark ? QColor(0xe8, 0xe8, 0xe8) : QColor(0x20, 0x20, 0x20), 2.0));
-    m_usable->setPen(QPen(dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c), 2.0, Qt::DashLine));
+    m_usable->setPen(QPen(errorColor(dark), 2.0, Qt::DashLine));
 }
 
 Bytes MemoryBarsChart::shown(const RankLedger &rank, Category category) const

@@ -103,7 +103,7 @@ QVariant PeakAllocationsModel::data(const QModelIndex &index, int role) const
         return unexplained;
     case Qt::ForegroundRole:
         if (index.column() == MatchedColumn && unexplained)
-            return QBrush(warningTextColour(QApplication::palette()));
+            return QBrush(warningTextColor(QApplication::palette()));
         if (index.column() == FramesColumn && a.frames.empty())
             return QBrush(QApplication::palette().color(QPalette::PlaceholderText));
         break;
