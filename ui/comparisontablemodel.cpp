@@ -20,11 +20,6 @@ namespace {
 constexpr double kGoodError = 0.02;
 constexpr double kPoorError = 0.10;
 
-QString bytesText(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
-
 QString reserveNote()
 {
     return ComparisonTableModel::tr("Modelled figures leave out the runtime reserve (the CUDA context and the "

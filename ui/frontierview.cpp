@@ -302,17 +302,13 @@ void FrontierView::fillTensorTable()
     const LayerActivations la = layerActivations(m_config, false, true);
     const bool full = m_config.strategy.recompute_granularity == RecomputeGranularity::Full;
     m_tensorTable->setRowCount(int(la.tensors.size()));
-    const auto mb = [](Bytes b) {
-        return double(b) < 1e5 ? QStringLiteral("%1 kB").arg(double(b) / 1e3, 0, 'f', 1)
-                               : QStringLiteral("%1 MB").arg(double(b) / 1e6, 0, 'f', 1);
-    };
     for (int row = 0; row < int(la.tensors.size()); ++row) {
         const SavedTensor &t = la.tensors[std::size_t(row)];
         const bool input = t.name == "input_norm.input";
         QString fate, kept;
         if (full) {
             fate = input ? tr("stored (checkpoint)") : tr("recomputed (full)");
-            kept = input ? tr("%1, device").arg(mb(t.bytes)) : tr("rebuilt");
+            kept = input ? tr("%1, device").arg(bytesText(t.bytes)) : tr("rebuilt");
         } else {
             switch (t.fate) {
             case TensorFate::Store:
@@ -332,10 +328,10 @@ void FrontierView::fillTensorTable()
                 break;
             }
             kept = t.fate == TensorFate::Recompute ? tr("rebuilt")
-                   : offloads(t.fate)              ? tr("%1, host").arg(mb(t.placed))
-                                                   : tr("%1, device").arg(mb(t.placed));
+                   : offloads(t.fate)              ? tr("%1, host").arg(bytesText(t.placed))
+                                                   : tr("%1, device").arg(bytesText(t.placed));
         }
-        const QStringList cells = {toQString(t.name), mb(t.bytes), fate, kept};
+        const QStringList cells = {toQString(t.name), bytesText(t.bytes), fate, kept};
         for (int col = 0; col < 4; ++col) {
             auto *item = new QTableWidgetItem(cells[col]);
             if (col == 1)

@@ -19,11 +19,6 @@ namespace {
 // internalId of a rank row; entry rows carry their rank's index + 1.
 constexpr quintptr kRankRowId = 0;
 
-QString bytesText(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
-
 QString percentText(double fraction)
 {
     return QStringLiteral("%1 %").arg(fraction * 100.0, 0, 'f', 1);

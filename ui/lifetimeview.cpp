@@ -396,7 +396,7 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
                         : itemAt(m_geometry.bars, pos.x(), pos.y());
     if (hit >= 0) {
         const Lifetime &l = rank->lifetimes[std::size_t(hit)];
-        return toQString(lifetimeLabel(m_timeline, *rank, l)) + QLatin1Char('\n') + toQString(formatGB(double(l.bytes)))
+        return toQString(lifetimeLabel(m_timeline, *rank, l)) + QLatin1Char('\n') + bytesText(l.bytes)
                + QLatin1Char('\n') + toQString(formatMilliseconds(l.start)) + QStringLiteral(" – ")
                + toQString(formatMilliseconds(l.end)) + QStringLiteral(" (")
                + toQString(formatMilliseconds(l.end - l.start)) + QLatin1Char(')');
@@ -417,13 +417,13 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
     }
     if (m_frame.curveArea.contains(pos.x(), pos.y())) {
         const double t = m_axis.toTime(pos.x());
-        QString text = toQString(formatGB(double(curveBytesAt(rank->curve, t)))) + QStringLiteral(" in use at ")
+        QString text = bytesText(curveBytesAt(rank->curve, t)) + QStringLiteral(" in use at ")
                        + toQString(formatMilliseconds(t));
         if (overlayShown() && !m_overlayMeasured.empty() && t <= m_overlayMeasured.back().time)
             text += QLatin1Char('\n')
                     + tr("%1: %2; modelled without the runtime reserve: %3")
-                          .arg(m_overlay->label, toQString(formatGB(double(curveBytesAt(m_overlayMeasured, t)))),
-                               toQString(formatGB(double(curveBytesAt(m_overlayModelled, t)))));
+                          .arg(m_overlay->label, bytesText(curveBytesAt(m_overlayMeasured, t)),
+                               bytesText(curveBytesAt(m_overlayModelled, t)));
         return text;
     }
     return {};
@@ -740,8 +740,8 @@ void LifetimeView::paintCurve(QPainter &p) const
     p.drawPolyline(m_curve);
 
     // Capacity and usable lines, labelled at the right end (left end when the peak label is there).
-    const QString capacity = tr("capacity %1").arg(toQString(formatGB(double(m_timeline.ledger.capacity_bytes))));
-    const QString usable = tr("usable %1").arg(toQString(formatGB(double(m_timeline.ledger.usable_bytes))));
+    const QString capacity = tr("capacity %1").arg(bytesText(m_timeline.ledger.capacity_bytes));
+    const QString usable = tr("usable %1").arg(bytesText(m_timeline.ledger.usable_bytes));
     const QString peak = toQString(peakLabel(rank));
     const double pad = fm.height() * 0.3;
 
@@ -859,8 +859,7 @@ void LifetimeView::paintRows(QPainter &p) const
             if (r.w < fm.height() * 3)
                 continue;
             const GanttRow &row = m_rows.rows[std::size_t(m_rows.rowOf[i])];
-            const QString label = barFm.elidedText(toQString(row.label) + QStringLiteral(" · ")
-                                                       + toQString(formatGB(double(row.bytes))),
+            const QString label = barFm.elidedText(toQString(row.label) + QStringLiteral(" · ") + bytesText(row.bytes),
                                                    Qt::ElideRight, r.w - fm.height() * 0.6);
             p.drawText(QRectF(r.x + fm.height() * 0.3, r.y, r.w, r.h), Qt::AlignLeft | Qt::AlignVCenter, label);
         }

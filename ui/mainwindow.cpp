@@ -77,24 +77,6 @@ namespace memledger::ui {
 
 namespace {
 
-QString bytesText(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
-
-// 70553706496 -> "70.55 B"; the exact count goes in the tooltip.
-QString parameterCountText(std::int64_t parameters)
-{
-    const double p = static_cast<double>(parameters);
-    if (p >= 1e12)
-        return QStringLiteral("%1 T").arg(p / 1e12, 0, 'f', 2);
-    if (p >= 1e9)
-        return QStringLiteral("%1 B").arg(p / 1e9, 0, 'f', 2);
-    if (p >= 1e6)
-        return QStringLiteral("%1 M").arg(p / 1e6, 0, 'f', 1);
-    return toQString(formatThousands(parameters));
-}
-
 constexpr int kMemoryTab = 0;
 constexpr int kLifetimesTab = 1;
 constexpr int kLedgerTab = 2;

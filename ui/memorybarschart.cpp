@@ -26,11 +26,6 @@ namespace memledger::ui {
 
 namespace {
 
-QString gb(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
-
 // "rank 3", "ranks 0 and 1", "ranks 0–2, 5 and 7": runs of three or more as a range.
 QString rankList(const std::vector<int> &ranks)
 {
@@ -291,15 +286,15 @@ QString MemoryBarsChart::segmentText(int bar, Category category) const
     const RankLedger &r = *m_bars[static_cast<std::size_t>(bar)];
     QString text = tr("<b>Rank %1 · %2: %3</b>")
                        .arg(r.pipeline_rank)
-                       .arg(toQString(categoryLabel(category)), gb(shown(r, category)));
+                       .arg(toQString(categoryLabel(category)), bytesText(shown(r, category)));
     for (const LedgerEntry &e : r.entries) {
         if (e.category != category || (e.placement == Placement::Device) != (m_placement == Placement::Device))
             continue;
         text += QStringLiteral("<br>%1 — %2<br><span style='color:#555555'>%3</span>")
-                    .arg(toQString(e.label).toHtmlEscaped(), gb(e.bytes), toQString(e.formula).toHtmlEscaped());
+                    .arg(toQString(e.label).toHtmlEscaped(), bytesText(e.bytes), toQString(e.formula).toHtmlEscaped());
     }
     text += tr("<br>Rank total %1")
-                .arg(gb(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes));
+                .arg(bytesText(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes));
     return text;
 }
 
