@@ -219,7 +219,7 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
 
     std::vector<int> failing;
     for (std::size_t i = 0; i < bars.size(); ++i)
-        if (!fits(*bars[i], reference))
+        if (!fits(*bars[i]))
             failing.push_back(static_cast<int>(i));
     if (failing != m_failing) {
         m_failing = std::move(failing);
@@ -227,9 +227,9 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
     }
 }
 
-bool MemoryBarsChart::fits(const RankLedger &rank, const Ledger &reference) const
+bool MemoryBarsChart::fits(const RankLedger &rank) const
 {
-    return m_placement == Placement::Device ? rank.fits : rank.host_total_bytes <= reference.host_capacity_bytes;
+    return m_placement == Placement::Device ? rank.fits : rank.host_fits;
 }
 
 QRectF MemoryBarsChart::failMarkRect(int bar) const
