@@ -720,10 +720,10 @@ QString MainWindow::currentFacts() const
                         .arg(config.training.micro_batch_size);
     const Ledger &ledger = m_document->ledger();
     if (m_document->hasLedger() && !m_document->isStale())
-        facts += tr("; peak %1 of %2 on %3 (%4)")
-                     .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
-                          QString::fromStdString(config.hardware.name),
-                          ledger.peak_bytes <= ledger.capacity_bytes ? tr("fits") : tr("does not fit"));
+        facts
+            += tr("; peak %1 of %2 on %3 (%4)")
+                   .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
+                        QString::fromStdString(config.hardware.name), ledger.fits() ? tr("fits") : tr("does not fit"));
     return facts + QLatin1Char('.');
 }
 
@@ -987,7 +987,7 @@ void MainWindow::updateHeader()
 
     QString peak;
     if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
-        const bool fits = ledger.peak_bytes <= ledger.capacity_bytes && rank->fits;
+        const bool fits = ledger.fits(); // core's verdict: every rank within the device
         peak = tr("Peak: rank %1, %2 of %3 (%4) — %5")
                    .arg(rank->pipeline_rank)
                    .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
