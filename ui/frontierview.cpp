@@ -53,20 +53,29 @@ QString joinNumbers(const std::vector<int> &v)
     return parts.join(QStringLiteral(", "));
 }
 
-// "full, uniform, 2 layers" -> "uniform 2"; the tags beside the diamonds.
-QString tagOf(const std::string &label)
+// The tag beside a diamond ("uniform 2", "none + offload"), from core's
+// structured kind: the label is display text only, never parsed.
+QString tagOf(const SettingPoint &s)
 {
-    const QString l = toQString(label);
-    if (l == QLatin1String("no full recompute"))
+    const bool offload = s.edit.activationOffload && *s.edit.activationOffload != OffloadTarget::None;
+    const QString plus = offload ? QObject::tr(" + offload") : QString();
+    switch (s.kind) {
+    case SettingKind::NoFullRecompute:
         return QObject::tr("store all");
-    if (l == QLatin1String("tensor_policies"))
+    case SettingKind::TensorPolicies:
         return QObject::tr("per-tensor");
-    for (const char *method : {"uniform", "block"}) {
-        const QString prefix = QStringLiteral("full, %1, ").arg(QLatin1String(method));
-        if (l.startsWith(prefix))
-            return QLatin1String(method) + QLatin1Char(' ') + l.mid(prefix.size()).section(QLatin1Char(' '), 0, 0);
+    case SettingKind::FullUniform:
+        return QObject::tr("uniform %1").arg(s.edit.numLayers.value_or(1));
+    case SettingKind::FullBlock:
+        return QObject::tr("block %1").arg(s.edit.numLayers.value_or(1));
+    case SettingKind::None:
+        return QObject::tr("none") + plus;
+    case SettingKind::Selective:
+        return QObject::tr("selective") + plus;
+    case SettingKind::Full:
+        return QObject::tr("full") + plus;
     }
-    return QString(l).replace(QStringLiteral("activation offload"), QStringLiteral("offload"));
+    return toQString(s.label);
 }
 
 QString editText(const SettingEdit &e)
@@ -476,7 +485,7 @@ void FrontierView::rebuildPlot()
     for (std::size_t m = 0; m < m_markers.size(); ++m) {
         const SettingMarker &marker = m_markers[m];
         const SettingPoint &s = m_settings[std::size_t(marker.settings.front())];
-        FrontierPlotPoint pt{s.cost * costScale, s.memory * m_memoryScale, {}, tagOf(s.label), marker.beaten};
+        FrontierPlotPoint pt{s.cost * costScale, s.memory * m_memoryScale, {}, tagOf(s), marker.beaten};
         QStringList lines;
         lines << settingText(s);
         if (chain)
