@@ -40,17 +40,6 @@ QString tokensText(std::int64_t tokens)
     return QString::number(tokens);
 }
 
-// A preset's pipeline_layout lists one count per stage; a new p or v leaves it
-// describing another pipeline, and the panel has no control to mend it, so the
-// even split takes over (and validation explains when the layers do not divide).
-void dropStaleLayout(ParallelismConfig &par)
-{
-    if (!par.pipeline_layout.empty()
-        && static_cast<std::int64_t>(par.pipeline_layout.size())
-               != par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size)
-        par.pipeline_layout.clear();
-}
-
 } // namespace
 
 ControlPanel::ControlPanel(Document *document, QWidget *parent)
