@@ -511,8 +511,8 @@ void FrontierView::rebuildPlot()
         data.markers.push_back(std::move(pt));
     }
 
-    const Config &c = m_config;
-    const QString hw = toQString(c.hardware.name);
+    const Config &config = m_config;
+    const QString hw = toQString(config.hardware.name);
     QString caption, explanation;
     if (chain) {
         caption = tr("One micro-batch, one pipeline rank's %1 layers, timed at %2's achieved rates. Chen's chain: "
@@ -533,7 +533,8 @@ void FrontierView::rebuildPlot()
     } else {
         caption
             = tr("One %1 layer, one micro-batch, %2 on %3%4; overhead = (recompute + stalls) / (forward + backward).")
-                  .arg(c.model.isMoe() || c.model.multi_latent_attention ? tr("dense GPT") : tr("transformer"))
+                  .arg(config.model.isMoe() || config.model.multi_latent_attention ? tr("dense GPT")
+                                                                                   : tr("transformer"))
                   .arg(m_cost == TensorCost::Roofline ? tr("achieved rates") : tr("FLOPs at peak"))
                   .arg(hw)
                   .arg(m_frontierOffload ? tr(" (%1 GB/s host link)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
@@ -543,7 +544,7 @@ void FrontierView::rebuildPlot()
                  "stored, recomputed from its "
                  "inputs once, or offloaded (its copies hide under the layer's forward and backward, the excess "
                  "stalls). FLOPs at peak ignore memory traffic and so under-price softmax and dropout.");
-        if (c.strategy.activation_offload != OffloadTarget::None && !m_frontierOffload)
+        if (config.strategy.activation_offload != OffloadTarget::None && !m_frontierOffload)
             caption += QLatin1Char(' ') + tr("The current plan offloads activations: allow offload to place it.");
     }
     m_caption->setText(caption);
@@ -630,12 +631,12 @@ bool FrontierView::exportSelectedPoint(const QString &path, QString *error)
             *error = tr("Click a point of the tensor frontier first.");
         return false;
     }
-    Config c = withTensorPlan(m_config, m_graph, m_chosenFates);
-    c.description
+    Config config = withTensorPlan(m_config, m_graph, m_chosenFates);
+    config.description
         = tr("Per-tensor plan from the tensor frontier of \"%1\": %2.")
               .arg(toQString(m_config.name), fatesText(m_chosenFates).replace(QLatin1Char('\n'), QStringLiteral(". ")))
               .toStdString();
-    const std::string problem = writeFileAtomically(path.toStdString(), presetToText(c));
+    const std::string problem = writeFileAtomically(path.toStdString(), presetToText(config));
     if (!problem.empty()) {
         if (error)
             *error = toQString(problem);
