@@ -58,6 +58,16 @@ std::vector<StageLayers> stageLayers(const Config &config)
     return out;
 }
 
+bool dropStaleLayout(ParallelismConfig &parallelism)
+{
+    if (parallelism.pipeline_layout.empty()
+        || static_cast<std::int64_t>(parallelism.pipeline_layout.size())
+               == parallelism.pipeline_model_parallel_size * parallelism.virtual_pipeline_model_parallel_size)
+        return false;
+    parallelism.pipeline_layout.clear();
+    return true;
+}
+
 std::int64_t rankLayers(const std::vector<StageLayers> &stages, std::int64_t p, std::int64_t rank)
 {
     std::int64_t n = 0;

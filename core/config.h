@@ -291,6 +291,11 @@ struct StageLayers
 };
 // Every stage's layers in stage order (p·v entries), from pipeline_layout or the even split.
 std::vector<StageLayers> stageLayers(const Config &config);
+// A pipeline_layout lists one layer count per virtual stage (p·v entries); after
+// p or v changes it describes another pipeline. Clears it then, so the even
+// split takes over (validation explains when the layers do not divide), and
+// says whether it did. The control panel and the CLI's --set both apply it.
+bool dropStaleLayout(ParallelismConfig &parallelism);
 // The transformer layers a pipeline rank holds, all its chunks together.
 std::int64_t rankLayers(const std::vector<StageLayers> &stages, std::int64_t p, std::int64_t rank);
 

@@ -73,6 +73,16 @@ bool Ledger::fits() const
     return std::all_of(ranks.begin(), ranks.end(), [](const RankLedger &r) { return r.fits; });
 }
 
+bool Ledger::hostFits() const
+{
+    return std::all_of(ranks.begin(), ranks.end(), [](const RankLedger &r) { return r.host_fits; });
+}
+
+bool hostFits(Bytes hostTotalBytes, Bytes hostCapacityBytes)
+{
+    return hostTotalBytes <= hostCapacityBytes;
+}
+
 double shareOfRank(const RankLedger &rank, const LedgerEntry &entry)
 {
     const Bytes total = entry.placement == Placement::Device ? rank.device_total_bytes : rank.host_total_bytes;
@@ -605,7 +615,8 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
             ledger.peak_bytes = rank.device_total_bytes;
             ledger.peak_rank = rank.pipeline_rank;
         }
-        if (c.hardware.host_bytes > 0 && rank.host_total_bytes > c.hardware.host_bytes)
+        rank.host_fits = hostFits(rank.host_total_bytes, c.hardware.host_bytes);
+        if (!rank.host_fits)
             ledger.warnings.push_back({"hardware.host_bytes",
                                        "rank " + std::to_string(r) + " needs "
                                            + formatGB(static_cast<double>(rank.host_total_bytes))

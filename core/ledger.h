@@ -61,6 +61,9 @@ struct RankLedger
     Bytes device_total_bytes = 0;
     Bytes host_total_bytes = 0;
     bool fits = false; // device total <= hbm capacity
+    // Host total (host DRAM and NVMe rows) <= hardware.host_bytes: whether what
+    // this rank offloads fits the host memory one GPU has (hostFits).
+    bool host_fits = true;
     // strategy.pipeline_activation_balance: saved activations this rank parks
     // in other ranks' memory, and other ranks' it holds (both in device_total_bytes).
     Bytes parked_out_bytes = 0;
@@ -96,8 +99,14 @@ struct Ledger
     Bytes balance_level_bytes = 0; // the level the device totals were evened to
     Bytes unbalanced_peak_bytes = 0; // the peak before balancing (= peak_bytes without it)
 
-    bool fits() const;
+    bool fits() const; // every rank fits the device
+    bool hostFits() const; // every rank's offloaded bytes fit the host memory per GPU
 };
+
+// The host-memory verdict for one rank: its host total (host DRAM and NVMe rows
+// together) within the host memory per GPU. A capacity of 0 means no host
+// memory, so any offloaded byte is over it.
+bool hostFits(Bytes hostTotalBytes, Bytes hostCapacityBytes);
 
 // An entry's share of its rank's total in the same place (device rows of the
 // device total, host and NVMe rows of the host total), and a rank's share of

@@ -110,6 +110,22 @@ std::string countOf(double n, std::string_view singular, std::string_view plural
     return std::string(buf) + " " + std::string(n == 1 ? singular : plural);
 }
 
+std::string formatParameterCount(std::int64_t parameters)
+{
+    // Model cards' units: B for billions, T for trillions (Llama 3 "70B", Kimi K2 "1T").
+    const double p = static_cast<double>(parameters);
+    char buf[32];
+    if (p >= 1e12)
+        std::snprintf(buf, sizeof buf, "%.2f T", p / 1e12);
+    else if (p >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.2f B", p / 1e9);
+    else if (p >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.1f M", p / 1e6);
+    else
+        return formatThousands(parameters);
+    return buf;
+}
+
 std::string formatThousands(std::int64_t v)
 {
     std::string digits = std::to_string(v < 0 ? -v : v);

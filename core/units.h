@@ -42,6 +42,9 @@ NiceAxis niceAxis(double value);
 
 // "1 GPU", "8 GPUs": a count with its noun, plural unless exactly one.
 std::string countOf(double n, std::string_view singular, std::string_view plural);
+// A parameter count in short: 70553706496 -> "70.55 B", 6.7e11 -> "670.00 B",
+// 1.2e12 -> "1.20 T", 124439808 -> "124.4 M"; below a million the exact count.
+std::string formatParameterCount(std::int64_t parameters);
 // 1234567 -> "1,234,567".
 std::string formatThousands(std::int64_t v);
 

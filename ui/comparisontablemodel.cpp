@@ -20,11 +20,6 @@ namespace {
 constexpr double kGoodError = 0.02;
 constexpr double kPoorError = 0.10;
 
-QString bytesText(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
-
 QString reserveNote()
 {
     return ComparisonTableModel::tr("Modelled figures leave out the runtime reserve (the CUDA context and the "
@@ -177,9 +172,9 @@ QVariant ComparisonTableModel::data(const QModelIndex &index, int role) const
         if (index.column() != DifferenceColumn)
             break;
         if (agreement == Agreement::Good)
-            return QBrush(goodTextColour(QApplication::palette()));
+            return QBrush(goodTextColor(QApplication::palette()));
         if (agreement == Agreement::Poor)
-            return QBrush(warningTextColour(QApplication::palette()));
+            return QBrush(warningTextColor(QApplication::palette()));
         break;
     case Qt::FontRole:
         if (index.column() == DifferenceColumn && agreement == Agreement::Poor) {

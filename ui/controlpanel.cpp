@@ -40,17 +40,6 @@ QString tokensText(std::int64_t tokens)
     return QString::number(tokens);
 }
 
-// A preset's pipeline_layout lists one count per stage; a new p or v leaves it
-// describing another pipeline, and the panel has no control to mend it, so the
-// even split takes over (and validation explains when the layers do not divide).
-void dropStaleLayout(ParallelismConfig &par)
-{
-    if (!par.pipeline_layout.empty()
-        && static_cast<std::int64_t>(par.pipeline_layout.size())
-               != par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size)
-        par.pipeline_layout.clear();
-}
-
 } // namespace
 
 ControlPanel::ControlPanel(Document *document, QWidget *parent)
@@ -69,52 +58,58 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
 
     QFormLayout *par = addGroup(tr("Parallelism"));
     addSpin(
-        par, tr("Tensor (t)"), 1, 1024, [](const Config &c) { return c.parallelism.tensor_model_parallel_size; },
-        [](Config &c, std::int64_t v) { c.parallelism.tensor_model_parallel_size = v; },
+        par, tr("Tensor (t)"), 1, 1024,
+        [](const Config &config) { return config.parallelism.tensor_model_parallel_size; },
+        [](Config &config, std::int64_t v) { config.parallelism.tensor_model_parallel_size = v; },
         tr("splits heads, query groups and the MLP width"));
     fieldOfLast(QStringLiteral("parallelism.tensor_model_parallel_size"));
     addSpin(
-        par, tr("Pipeline (p)"), 1, 1024, [](const Config &c) { return c.parallelism.pipeline_model_parallel_size; },
-        [](Config &c, std::int64_t v) {
-            c.parallelism.pipeline_model_parallel_size = v;
-            dropStaleLayout(c.parallelism);
+        par, tr("Pipeline (p)"), 1, 1024,
+        [](const Config &config) { return config.parallelism.pipeline_model_parallel_size; },
+        [](Config &config, std::int64_t v) {
+            config.parallelism.pipeline_model_parallel_size = v;
+            dropStaleLayout(config.parallelism);
         },
         tr("splits the layers into stages"));
     fieldOfLast(QStringLiteral("parallelism.pipeline_model_parallel_size"));
     addSpin(
         par, tr("Virtual stages (v)"), 1, 64,
-        [](const Config &c) { return c.parallelism.virtual_pipeline_model_parallel_size; },
-        [](Config &c, std::int64_t v) {
-            c.parallelism.virtual_pipeline_model_parallel_size = v;
+        [](const Config &config) { return config.parallelism.virtual_pipeline_model_parallel_size; },
+        [](Config &config, std::int64_t v) {
+            config.parallelism.virtual_pipeline_model_parallel_size = v;
             // Interleaved exactly when v > 1, unless a two-chunk schedule keeps its two.
-            const PipelineSchedule s = c.parallelism.schedule();
+            const PipelineSchedule s = config.parallelism.schedule();
             if (chunksPerRankFor(s, v) != v)
-                c.parallelism.pipeline_schedule.reset();
-            dropStaleLayout(c.parallelism);
+                config.parallelism.pipeline_schedule.reset();
+            dropStaleLayout(config.parallelism);
         },
         tr("layer chunks per pipeline rank (interleaved 1F1B)"));
     fieldOfLast(QStringLiteral("parallelism.virtual_pipeline_model_parallel_size"));
     addSpin(
-        par, tr("Data (d)"), 1, 1 << 17, [](const Config &c) { return c.parallelism.data_parallel_size; },
-        [](Config &c, std::int64_t v) { c.parallelism.data_parallel_size = v; });
+        par, tr("Data (d)"), 1, 1 << 17, [](const Config &config) { return config.parallelism.data_parallel_size; },
+        [](Config &config, std::int64_t v) { config.parallelism.data_parallel_size = v; });
     fieldOfLast(QStringLiteral("parallelism.data_parallel_size"));
     addSpin(
-        par, tr("Context (c)"), 1, 1024, [](const Config &c) { return c.parallelism.context_parallel_size; },
-        [](Config &c, std::int64_t v) { c.parallelism.context_parallel_size = v; }, tr("splits the sequence"));
+        par, tr("Context (c)"), 1, 1024, [](const Config &config) { return config.parallelism.context_parallel_size; },
+        [](Config &config, std::int64_t v) { config.parallelism.context_parallel_size = v; },
+        tr("splits the sequence"));
     fieldOfLast(QStringLiteral("parallelism.context_parallel_size"));
     addSpin(
-        par, tr("Expert (e)"), 1, 1024, [](const Config &c) { return c.parallelism.expert_model_parallel_size; },
-        [](Config &c, std::int64_t v) { c.parallelism.expert_model_parallel_size = v; }, tr("splits the experts"));
+        par, tr("Expert (e)"), 1, 1024,
+        [](const Config &config) { return config.parallelism.expert_model_parallel_size; },
+        [](Config &config, std::int64_t v) { config.parallelism.expert_model_parallel_size = v; },
+        tr("splits the experts"));
     fieldOfLast(QStringLiteral("parallelism.expert_model_parallel_size"));
     addCheck(
-        par, tr("Sequence parallel"), [](const Config &c) { return std::int64_t(c.parallelism.sequence_parallel); },
-        [](Config &c, std::int64_t v) { c.parallelism.sequence_parallel = v != 0; });
+        par, tr("Sequence parallel"),
+        [](const Config &config) { return std::int64_t(config.parallelism.sequence_parallel); },
+        [](Config &config, std::int64_t v) { config.parallelism.sequence_parallel = v != 0; });
     fieldOfLast(QStringLiteral("parallelism.sequence_parallel"));
     addCombo(
         par, tr("ZeRO stage"),
         {tr("0 — replicated"), tr("1 — optimizer states"), tr("2 — + gradients"), tr("3 — + weights")},
-        [](const Config &c) { return std::int64_t(c.parallelism.zero_stage); },
-        [](Config &c, std::int64_t v) { c.parallelism.zero_stage = int(v); });
+        [](const Config &config) { return std::int64_t(config.parallelism.zero_stage); },
+        [](Config &config, std::int64_t v) { config.parallelism.zero_stage = int(v); });
     fieldOfLast(QStringLiteral("parallelism.zero_stage"));
     // In PipelineSchedule's order; a schedule brings its chunks per rank along.
     addCombo(
@@ -122,10 +117,10 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
         {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B"), tr("ZB-H1 (zero bubble)"),
          tr("ZB-H2 (zero bubble)"), tr("ZB-V (zero bubble, V)"), QStringLiteral("DualPipe"),
          QStringLiteral("DualPipeV")},
-        [](const Config &c) { return std::int64_t(c.parallelism.schedule()); },
-        [](Config &c, std::int64_t v) {
+        [](const Config &config) { return std::int64_t(config.parallelism.schedule()); },
+        [](Config &config, std::int64_t v) {
             const PipelineSchedule s = PipelineSchedule(v);
-            ParallelismConfig &p = c.parallelism;
+            ParallelismConfig &p = config.parallelism;
             const std::int64_t chunks = chunksPerRankFor(s, p.virtual_pipeline_model_parallel_size);
             if (chunks != p.virtual_pipeline_model_parallel_size) {
                 p.virtual_pipeline_model_parallel_size = chunks;
@@ -138,57 +133,62 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
 
     QFormLayout *training = addGroup(tr("Batch and precision"));
     addSpin(
-        training, tr("Micro-batch (b)"), 1, 4096, [](const Config &c) { return c.training.micro_batch_size; },
-        [](Config &c, std::int64_t v) { c.training.micro_batch_size = v; });
+        training, tr("Micro-batch (b)"), 1, 4096, [](const Config &config) { return config.training.micro_batch_size; },
+        [](Config &config, std::int64_t v) { config.training.micro_batch_size = v; });
     fieldOfLast(QStringLiteral("training.micro_batch_size"));
     addSequenceSlider(training);
     fieldOfLast(QStringLiteral("training.seq_length"));
     addSpin(
-        training, tr("Global batch"), 0, 1 << 24, [](const Config &c) { return c.training.global_batch_size; },
-        [](Config &c, std::int64_t v) { c.training.global_batch_size = v; }, tr("0: b × d × p, one pipeline fill"));
+        training, tr("Global batch"), 0, 1 << 24,
+        [](const Config &config) { return config.training.global_batch_size; },
+        [](Config &config, std::int64_t v) { config.training.global_batch_size = v; },
+        tr("0: b × d × p, one pipeline fill"));
     fieldOfLast(QStringLiteral("training.global_batch_size"));
     addCombo(
         training, tr("Weights"),
         {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8")},
-        [](const Config &c) { return std::int64_t(c.training.params_dtype); },
-        [](Config &c, std::int64_t v) { c.training.params_dtype = Dtype(v); });
+        [](const Config &config) { return std::int64_t(config.training.params_dtype); },
+        [](Config &config, std::int64_t v) { config.training.params_dtype = Dtype(v); });
     fieldOfLast(QStringLiteral("training.params_dtype"));
     // In Fp8Recipe's order: Megatron's --fp8-recipe names.
     addCombo(
         training, tr("FP8 recipe"),
         {tr("none"), QStringLiteral("delayed"), QStringLiteral("tensorwise"), QStringLiteral("MXFP8"),
          QStringLiteral("blockwise")},
-        [](const Config &c) { return std::int64_t(c.training.fp8_recipe); },
-        [](Config &c, std::int64_t v) { c.training.fp8_recipe = Fp8Recipe(v); },
+        [](const Config &config) { return std::int64_t(config.training.fp8_recipe); },
+        [](Config &config, std::int64_t v) { config.training.fp8_recipe = Fp8Recipe(v); },
         tr("FP8 GEMMs as Transformer Engine runs them: FP8 weight copies and FP8 saved linear inputs beside the "
            "16-bit weights"));
     fieldOfLast(QStringLiteral("training.fp8_recipe"));
     addCombo(
         training, tr("Gradients"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
-        [](const Config &c) { return std::int64_t(c.training.main_grads_dtype); },
-        [](Config &c, std::int64_t v) { c.training.main_grads_dtype = Dtype(v); });
+        [](const Config &config) { return std::int64_t(config.training.main_grads_dtype); },
+        [](Config &config, std::int64_t v) { config.training.main_grads_dtype = Dtype(v); });
     fieldOfLast(QStringLiteral("training.main_grads_dtype"));
     addCheck(
-        training, tr("fp32 master weights"), [](const Config &c) { return std::int64_t(c.training.main_params_fp32); },
-        [](Config &c, std::int64_t v) { c.training.main_params_fp32 = v != 0; },
+        training, tr("fp32 master weights"),
+        [](const Config &config) { return std::int64_t(config.training.main_params_fp32); },
+        [](Config &config, std::int64_t v) { config.training.main_params_fp32 = v != 0; },
         tr("Mixed precision keeps an fp32 copy of the weights for the update (4 bytes per parameter)"));
     fieldOfLast(QStringLiteral("training.main_params_dtype"));
     addCombo(
         training, tr("Optimizer"),
         {QStringLiteral("Adam"), QStringLiteral("AdamW"), QStringLiteral("SGD"), QStringLiteral("Adafactor"),
          tr("8-bit Adam"), QStringLiteral("Muon")},
-        [](const Config &c) { return std::int64_t(c.training.optimizer); },
-        [](Config &c, std::int64_t v) { c.training.optimizer = Optimizer(v); });
+        [](const Config &config) { return std::int64_t(config.training.optimizer); },
+        [](Config &config, std::int64_t v) { config.training.optimizer = Optimizer(v); });
     fieldOfLast(QStringLiteral("training.optimizer"));
     // Both Adam moments in one dtype ("default": fp32, or int8 for 8-bit Adam).
     addCombo(
         training, tr("Optimizer states"),
         {tr("default"), QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8"),
          QStringLiteral("int8")},
-        [](const Config &c) { return c.training.exp_avg_dtype ? std::int64_t(*c.training.exp_avg_dtype) + 1 : 0; },
-        [](Config &c, std::int64_t v) {
-            c.training.exp_avg_dtype = v == 0 ? std::nullopt : std::optional<Dtype>(Dtype(v - 1));
-            c.training.exp_avg_sq_dtype = c.training.exp_avg_dtype;
+        [](const Config &config) {
+            return config.training.exp_avg_dtype ? std::int64_t(*config.training.exp_avg_dtype) + 1 : 0;
+        },
+        [](Config &config, std::int64_t v) {
+            config.training.exp_avg_dtype = v == 0 ? std::nullopt : std::optional<Dtype>(Dtype(v - 1));
+            config.training.exp_avg_sq_dtype = config.training.exp_avg_dtype;
         },
         tr("The dtype of Adam's two moments (DeepSeek-V3 keeps them in bf16)"));
     fieldOfLast(QStringLiteral("training.exp_avg_dtype"));
@@ -196,46 +196,48 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     QFormLayout *memory = addGroup(tr("Recompute and offload"));
     addCombo(
         memory, tr("Recompute"), {tr("none"), tr("selective"), tr("full")},
-        [](const Config &c) { return std::int64_t(c.strategy.recompute_granularity); },
-        [](Config &c, std::int64_t v) { c.strategy.recompute_granularity = RecomputeGranularity(v); });
+        [](const Config &config) { return std::int64_t(config.strategy.recompute_granularity); },
+        [](Config &config, std::int64_t v) { config.strategy.recompute_granularity = RecomputeGranularity(v); });
     fieldOfLast(QStringLiteral("strategy.recompute_granularity"));
     addCombo(
         memory, tr("Method"), {tr("uniform"), tr("block")},
-        [](const Config &c) { return std::int64_t(c.strategy.recompute_method); },
-        [](Config &c, std::int64_t v) { c.strategy.recompute_method = RecomputeMethod(v); });
+        [](const Config &config) { return std::int64_t(config.strategy.recompute_method); },
+        [](Config &config, std::int64_t v) { config.strategy.recompute_method = RecomputeMethod(v); });
     fieldOfLast(QStringLiteral("strategy.recompute_method"));
     addSpin(
-        memory, tr("Recompute layers"), 1, 1000, [](const Config &c) { return c.strategy.recompute_num_layers; },
-        [](Config &c, std::int64_t v) { c.strategy.recompute_num_layers = v; });
+        memory, tr("Recompute layers"), 1, 1000,
+        [](const Config &config) { return config.strategy.recompute_num_layers; },
+        [](Config &config, std::int64_t v) { config.strategy.recompute_num_layers = v; });
     fieldOfLast(QStringLiteral("strategy.recompute_num_layers"));
     addCheck(
-        memory, tr("FlashAttention"), [](const Config &c) { return std::int64_t(c.strategy.flash_attention); },
-        [](Config &c, std::int64_t v) { c.strategy.flash_attention = v != 0; });
+        memory, tr("FlashAttention"),
+        [](const Config &config) { return std::int64_t(config.strategy.flash_attention); },
+        [](Config &config, std::int64_t v) { config.strategy.flash_attention = v != 0; });
     fieldOfLast(QStringLiteral("strategy.flash_attention"));
     addCombo(
         memory, tr("Optimizer offload"), {tr("none"), tr("CPU"), tr("NVMe")},
-        [](const Config &c) { return std::int64_t(c.strategy.optimizer_offload); },
-        [](Config &c, std::int64_t v) { setOptimizerOffload(c.strategy, OffloadTarget(v)); });
+        [](const Config &config) { return std::int64_t(config.strategy.optimizer_offload); },
+        [](Config &config, std::int64_t v) { setOptimizerOffload(config.strategy, OffloadTarget(v)); });
     fieldOfLast(QStringLiteral("strategy.optimizer_offload"));
     addCombo(
         memory, tr("Gradient offload"), {tr("none"), tr("CPU")},
-        [](const Config &c) { return std::int64_t(c.strategy.grad_offload); },
-        [](Config &c, std::int64_t v) { setGradOffload(c.strategy, OffloadTarget(v)); });
+        [](const Config &config) { return std::int64_t(config.strategy.grad_offload); },
+        [](Config &config, std::int64_t v) { setGradOffload(config.strategy, OffloadTarget(v)); });
     fieldOfLast(QStringLiteral("strategy.grad_offload"));
     addCombo(
         memory, tr("Parameter offload"), {tr("none"), tr("CPU"), tr("NVMe")},
-        [](const Config &c) { return std::int64_t(c.strategy.param_offload); },
-        [](Config &c, std::int64_t v) { c.strategy.param_offload = OffloadTarget(v); });
+        [](const Config &config) { return std::int64_t(config.strategy.param_offload); },
+        [](Config &config, std::int64_t v) { config.strategy.param_offload = OffloadTarget(v); });
     fieldOfLast(QStringLiteral("strategy.param_offload"));
     addCombo(
         memory, tr("Activation offload"), {tr("none"), tr("CPU")},
-        [](const Config &c) { return std::int64_t(c.strategy.activation_offload); },
-        [](Config &c, std::int64_t v) { c.strategy.activation_offload = OffloadTarget(v); });
+        [](const Config &config) { return std::int64_t(config.strategy.activation_offload); },
+        [](Config &config, std::int64_t v) { config.strategy.activation_offload = OffloadTarget(v); });
     fieldOfLast(QStringLiteral("strategy.activation_offload"));
     addCheck(
         memory, tr("Balance activations"),
-        [](const Config &c) { return std::int64_t(c.strategy.pipeline_activation_balance); },
-        [](Config &c, std::int64_t v) { c.strategy.pipeline_activation_balance = ActivationBalance(v); },
+        [](const Config &config) { return std::int64_t(config.strategy.pipeline_activation_balance); },
+        [](Config &config, std::int64_t v) { config.strategy.pipeline_activation_balance = ActivationBalance(v); },
         tr("Balance activations across pipeline ranks: park part of the first pipeline ranks' saved activations in the "
            "later ranks' memory, over NVLink or "
            "the network, so that the ranks' device totals even out (pipeline_activation_balance)"));
@@ -259,9 +261,9 @@ QFormLayout *ControlPanel::addGroup(const QString &title)
 void ControlPanel::edit(const QString &what, int control, const Setter &set, bool dragging)
 {
     m_lastEdited = control;
-    Config c = m_document->config();
-    set(c);
-    m_document->edit(c, what, dragging ? m_drags : -1);
+    Config config = m_document->config();
+    set(config);
+    m_document->edit(config, what, dragging ? m_drags : -1);
 }
 
 void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int max, GetInt get, SetInt set,
@@ -277,11 +279,11 @@ void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(spin);
     connect(spin, &QSpinBox::valueChanged, this, [this, label, id, set](int v) {
-        edit(tr("Set %1 to %2").arg(label).arg(v), id, [&](Config &c) { set(c, v); });
+        edit(tr("Set %1 to %2").arg(label).arg(v), id, [&](Config &config) { set(config, v); });
     });
-    m_syncs.push_back([spin, get](const Config &c) {
+    m_syncs.push_back([spin, get](const Config &config) {
         const QSignalBlocker block(spin);
-        spin->setValue(static_cast<int>(get(c)));
+        spin->setValue(static_cast<int>(get(config)));
     });
 }
 
@@ -296,11 +298,11 @@ void ControlPanel::addCombo(QFormLayout *form, const QString &label, const QStri
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(combo);
     connect(combo, &QComboBox::activated, this, [this, label, id, set, combo](int index) {
-        edit(tr("Set %1 to %2").arg(label, combo->itemText(index)), id, [&](Config &c) { set(c, index); });
+        edit(tr("Set %1 to %2").arg(label, combo->itemText(index)), id, [&](Config &config) { set(config, index); });
     });
-    m_syncs.push_back([combo, get](const Config &c) {
+    m_syncs.push_back([combo, get](const Config &config) {
         const QSignalBlocker block(combo);
-        combo->setCurrentIndex(static_cast<int>(get(c)));
+        combo->setCurrentIndex(static_cast<int>(get(config)));
     });
 }
 
@@ -314,11 +316,11 @@ void ControlPanel::addCheck(QFormLayout *form, const QString &label, GetInt get,
     m_controls.push_back(check);
     connect(check, &QCheckBox::toggled, this, [this, label, id, set](bool on) {
         edit(on ? tr("Turn on %1").arg(label) : tr("Turn off %1").arg(label), id,
-             [&](Config &c) { set(c, on ? 1 : 0); });
+             [&](Config &config) { set(config, on ? 1 : 0); });
     });
-    m_syncs.push_back([check, get](const Config &c) {
+    m_syncs.push_back([check, get](const Config &config) {
         const QSignalBlocker block(check);
-        check->setChecked(get(c) != 0);
+        check->setChecked(get(config) != 0);
     });
 }
 
@@ -346,11 +348,11 @@ void ControlPanel::addSequenceSlider(QFormLayout *form)
         const std::int64_t tokens = std::int64_t(1) << log2;
         edit(
             tr("Set the sequence length to %1").arg(tokensText(tokens)), id,
-            [&](Config &c) { c.training.seq_length = tokens; }, slider->isSliderDown());
+            [&](Config &config) { config.training.seq_length = tokens; }, slider->isSliderDown());
     });
-    m_syncs.push_back([slider, value](const Config &c) {
+    m_syncs.push_back([slider, value](const Config &config) {
         const QSignalBlocker block(slider);
-        const std::int64_t s = c.training.seq_length;
+        const std::int64_t s = config.training.seq_length;
         slider->setValue(
             std::clamp(static_cast<int>(std::lround(std::log2(double(s)))), kMinLog2Sequence, kMaxLog2Sequence));
         value->setText(tokensText(s));
@@ -379,19 +381,19 @@ void ControlPanel::addPresetPicker(QFormLayout *form, const QString &label, cons
         if (index < 0 || index >= static_cast<int>(builtins.size()))
             return;
         const Config &b = builtins[static_cast<std::size_t>(index)];
-        edit(tr("Use %1 %2").arg(label, combo->itemText(index)), id, [&](Config &c) {
+        edit(tr("Use %1 %2").arg(label, combo->itemText(index)), id, [&](Config &config) {
             if (models)
-                c.model = b.model;
+                config.model = b.model;
             else
-                c.hardware = b.hardware;
+                config.hardware = b.hardware;
         });
     });
     // Show the built-in the configuration matches, or "(from the preset)".
-    m_syncs.push_back([combo, builtins, models](const Config &c) {
+    m_syncs.push_back([combo, builtins, models](const Config &config) {
         const QSignalBlocker block(combo);
         int match = static_cast<int>(builtins.size());
         for (std::size_t i = 0; i < builtins.size(); ++i) {
-            if (models ? builtins[i].model == c.model : builtins[i].hardware == c.hardware) {
+            if (models ? builtins[i].model == config.model : builtins[i].hardware == config.hardware) {
                 match = static_cast<int>(i);
                 break;
             }
@@ -451,7 +453,7 @@ void ControlPanel::showProblems(const Problems &problems)
 
 void ControlPanel::recolorNotes()
 {
-    const QColor red = errorTextColour(palette());
+    const QColor red = errorTextColor(palette());
     for (QLabel *note : m_notes) {
         if (note->palette().color(QPalette::WindowText) == red)
             continue;
@@ -478,10 +480,10 @@ QString ControlPanel::noteOf(const QWidget *control) const
 
 void ControlPanel::syncFromConfig()
 {
-    const Config &c = m_document->config();
+    const Config &config = m_document->config();
     for (const auto &sync : m_syncs)
-        sync(c);
-    const ParallelismConfig &p = c.parallelism;
+        sync(config);
+    const ParallelismConfig &p = config.parallelism;
     m_gpus->setText(tr("<b>%1</b> = t·p·d·c = %2·%3·%4·%5")
                         .arg(p.gpus())
                         .arg(p.tensor_model_parallel_size)

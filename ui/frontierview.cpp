@@ -53,20 +53,29 @@ QString joinNumbers(const std::vector<int> &v)
     return parts.join(QStringLiteral(", "));
 }
 
-// "full, uniform, 2 layers" -> "uniform 2"; the tags beside the diamonds.
-QString tagOf(const std::string &label)
+// The tag beside a diamond ("uniform 2", "none + offload"), from core's
+// structured kind: the label is display text only, never parsed.
+QString tagOf(const SettingPoint &s)
 {
-    const QString l = toQString(label);
-    if (l == QLatin1String("no full recompute"))
+    const bool offload = s.edit.activationOffload && *s.edit.activationOffload != OffloadTarget::None;
+    const QString plus = offload ? QObject::tr(" + offload") : QString();
+    switch (s.kind) {
+    case SettingKind::NoFullRecompute:
         return QObject::tr("store all");
-    if (l == QLatin1String("tensor_policies"))
+    case SettingKind::TensorPolicies:
         return QObject::tr("per-tensor");
-    for (const char *method : {"uniform", "block"}) {
-        const QString prefix = QStringLiteral("full, %1, ").arg(QLatin1String(method));
-        if (l.startsWith(prefix))
-            return QLatin1String(method) + QLatin1Char(' ') + l.mid(prefix.size()).section(QLatin1Char(' '), 0, 0);
+    case SettingKind::FullUniform:
+        return QObject::tr("uniform %1").arg(s.edit.numLayers.value_or(1));
+    case SettingKind::FullBlock:
+        return QObject::tr("block %1").arg(s.edit.numLayers.value_or(1));
+    case SettingKind::None:
+        return QObject::tr("none") + plus;
+    case SettingKind::Selective:
+        return QObject::tr("selective") + plus;
+    case SettingKind::Full:
+        return QObject::tr("full") + plus;
     }
-    return QString(l).replace(QStringLiteral("activation offload"), QStringLiteral("offload"));
+    return toQString(s.label);
 }
 
 QString editText(const SettingEdit &e)
@@ -302,17 +311,13 @@ void FrontierView::fillTensorTable()
     const LayerActivations la = layerActivations(m_config, false, true);
     const bool full = m_config.strategy.recompute_granularity == RecomputeGranularity::Full;
     m_tensorTable->setRowCount(int(la.tensors.size()));
-    const auto mb = [](Bytes b) {
-        return double(b) < 1e5 ? QStringLiteral("%1 kB").arg(double(b) / 1e3, 0, 'f', 1)
-                               : QStringLiteral("%1 MB").arg(double(b) / 1e6, 0, 'f', 1);
-    };
     for (int row = 0; row < int(la.tensors.size()); ++row) {
         const SavedTensor &t = la.tensors[std::size_t(row)];
         const bool input = t.name == "input_norm.input";
         QString fate, kept;
         if (full) {
             fate = input ? tr("stored (checkpoint)") : tr("recomputed (full)");
-            kept = input ? tr("%1, device").arg(mb(t.bytes)) : tr("rebuilt");
+            kept = input ? tr("%1, device").arg(bytesText(t.bytes)) : tr("rebuilt");
         } else {
             switch (t.fate) {
             case TensorFate::Store:
@@ -332,10 +337,10 @@ void FrontierView::fillTensorTable()
                 break;
             }
             kept = t.fate == TensorFate::Recompute ? tr("rebuilt")
-                   : offloads(t.fate)              ? tr("%1, host").arg(mb(t.placed))
-                                                   : tr("%1, device").arg(mb(t.placed));
+                   : offloads(t.fate)              ? tr("%1, host").arg(bytesText(t.placed))
+                                                   : tr("%1, device").arg(bytesText(t.placed));
         }
-        const QStringList cells = {toQString(t.name), mb(t.bytes), fate, kept};
+        const QStringList cells = {toQString(t.name), bytesText(t.bytes), fate, kept};
         for (int col = 0; col < 4; ++col) {
             auto *item = new QTableWidgetItem(cells[col]);
             if (col == 1)
@@ -480,7 +485,7 @@ void FrontierView::rebuildPlot()
     for (std::size_t m = 0; m < m_markers.size(); ++m) {
         const SettingMarker &marker = m_markers[m];
         const SettingPoint &s = m_settings[std::size_t(marker.settings.front())];
-        FrontierPlotPoint pt{s.cost * costScale, s.memory * m_memoryScale, {}, tagOf(s.label), marker.beaten};
+        FrontierPlotPoint pt{s.cost * costScale, s.memory * m_memoryScale, {}, tagOf(s), marker.beaten};
         QStringList lines;
         lines << settingText(s);
         if (chain)
@@ -506,8 +511,8 @@ void FrontierView::rebuildPlot()
         data.markers.push_back(std::move(pt));
     }
 
-    const Config &c = m_config;
-    const QString hw = toQString(c.hardware.name);
+    const Config &config = m_config;
+    const QString hw = toQString(config.hardware.name);
     QString caption, explanation;
     if (chain) {
         caption = tr("One micro-batch, one pipeline rank's %1 layers, timed at %2's achieved rates. Chen's chain: "
@@ -528,7 +533,8 @@ void FrontierView::rebuildPlot()
     } else {
         caption
             = tr("One %1 layer, one micro-batch, %2 on %3%4; overhead = (recompute + stalls) / (forward + backward).")
-                  .arg(c.model.isMoe() || c.model.multi_latent_attention ? tr("dense GPT") : tr("transformer"))
+                  .arg(config.model.isMoe() || config.model.multi_latent_attention ? tr("dense GPT")
+                                                                                   : tr("transformer"))
                   .arg(m_cost == TensorCost::Roofline ? tr("achieved rates") : tr("FLOPs at peak"))
                   .arg(hw)
                   .arg(m_frontierOffload ? tr(" (%1 GB/s host link)").arg(m_graph.linkBytesPerS / kGB, 0, 'f', 0)
@@ -538,7 +544,7 @@ void FrontierView::rebuildPlot()
                  "stored, recomputed from its "
                  "inputs once, or offloaded (its copies hide under the layer's forward and backward, the excess "
                  "stalls). FLOPs at peak ignore memory traffic and so under-price softmax and dropout.");
-        if (c.strategy.activation_offload != OffloadTarget::None && !m_frontierOffload)
+        if (config.strategy.activation_offload != OffloadTarget::None && !m_frontierOffload)
             caption += QLatin1Char(' ') + tr("The current plan offloads activations: allow offload to place it.");
     }
     m_caption->setText(caption);
@@ -625,12 +631,12 @@ bool FrontierView::exportSelectedPoint(const QString &path, QString *error)
             *error = tr("Click a point of the tensor frontier first.");
         return false;
     }
-    Config c = withTensorPlan(m_config, m_graph, m_chosenFates);
-    c.description
+    Config config = withTensorPlan(m_config, m_graph, m_chosenFates);
+    config.description
         = tr("Per-tensor plan from the tensor frontier of \"%1\": %2.")
               .arg(toQString(m_config.name), fatesText(m_chosenFates).replace(QLatin1Char('\n'), QStringLiteral(". ")))
               .toStdString();
-    const std::string problem = writeFileAtomically(path.toStdString(), presetToText(c));
+    const std::string problem = writeFileAtomically(path.toStdString(), presetToText(config));
     if (!problem.empty()) {
         if (error)
             *error = toQString(problem);

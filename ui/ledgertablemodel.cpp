@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "ui/ledgertablemodel.h"
 
+#include <QApplication>
 #include <QBrush>
 #include <QColor>
 #include <QFont>
+#include <QPalette>
 
 #include "core/units.h"
 #include "ui/categorycolors.h"
 #include "ui/qtstring.h"
+#include "ui/theme.h"
 
 namespace memledger::ui {
 
@@ -15,13 +18,6 @@ namespace {
 
 // internalId of a rank row; entry rows carry their rank's index + 1.
 constexpr quintptr kRankRowId = 0;
-
-const QColor kDoesNotFit(0xb0, 0x1c, 0x1c);
-
-QString bytesText(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
 
 QString percentText(double fraction)
 {
@@ -138,7 +134,7 @@ QVariant LedgerTableModel::rankData(const RankLedger &rank, int rankIndex, int c
                  toQString(formatThousands(rank.parameters)));
     case Qt::ForegroundRole:
         if (!rank.fits)
-            return QBrush(kDoesNotFit);
+            return QBrush(errorTextColor(QApplication::palette()));
         break;
     case Qt::FontRole: {
         QFont font;

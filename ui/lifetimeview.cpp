@@ -60,8 +60,7 @@ QColor curveColour(const QPalette &palette)
     return palette.color(QPalette::Text);
 }
 
-const QColor kCapacityColour(0xc0, 0x1c, 0x1c);
-const QColor kUsableColour(0xd0, 0x7a, 0x00);
+const QColor kUsableColor(0xd0, 0x7a, 0x00);
 
 // The warning colours, lifted on a dark background so their labels keep their contrast.
 QColor onBackground(const QColor &colour, const QPalette &palette)
@@ -433,7 +432,7 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
                         : itemAt(m_geometry.bars, pos.x(), pos.y());
     if (hit >= 0) {
         const Lifetime &l = rank->lifetimes[std::size_t(hit)];
-        return toQString(lifetimeLabel(m_timeline, *rank, l)) + QLatin1Char('\n') + toQString(formatGB(double(l.bytes)))
+        return toQString(lifetimeLabel(m_timeline, *rank, l)) + QLatin1Char('\n') + bytesText(l.bytes)
                + QLatin1Char('\n') + toQString(formatMilliseconds(l.start)) + QStringLiteral(" – ")
                + toQString(formatMilliseconds(l.end)) + QStringLiteral(" (")
                + toQString(formatMilliseconds(l.end - l.start)) + QLatin1Char(')');
@@ -454,13 +453,13 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
     }
     if (m_frame.curveArea.contains(pos.x(), pos.y())) {
         const double t = m_axis.toTime(pos.x());
-        QString text = toQString(formatGB(double(curveBytesAt(rank->curve, t)))) + QStringLiteral(" in use at ")
+        QString text = bytesText(curveBytesAt(rank->curve, t)) + QStringLiteral(" in use at ")
                        + toQString(formatMilliseconds(t));
         if (overlayShown() && !m_overlayMeasured.empty() && t <= m_overlayMeasured.back().time)
             text += QLatin1Char('\n')
                     + tr("%1: %2; modelled without the runtime reserve: %3")
-                          .arg(m_overlay->label, toQString(formatGB(double(curveBytesAt(m_overlayMeasured, t)))),
-                               toQString(formatGB(double(curveBytesAt(m_overlayModelled, t)))));
+                          .arg(m_overlay->label, bytesText(curveBytesAt(m_overlayMeasured, t)),
+                               bytesText(curveBytesAt(m_overlayModelled, t)));
         return text;
     }
     return {};
@@ -641,7 +640,7 @@ void LifetimeView::paintOverlay(QPainter &p) const
         return;
     const QFontMetricsF fm(font());
     const GanttRect &ca = m_frame.curveArea;
-    const QColor measured = measuredColour(palette());
+    const QColor measured = measuredColor(palette());
     const QColor text = palette().color(QPalette::Text);
     const QPen modelledPen(text, 1.5, Qt::DashLine);
     p.save();
@@ -777,8 +776,8 @@ void LifetimeView::paintCurve(QPainter &p) const
     p.drawPolyline(m_curve);
 
     // Capacity and usable lines, labelled at the right end (left end when the peak label is there).
-    const QString capacity = tr("capacity %1").arg(toQString(formatGB(double(m_timeline.ledger.capacity_bytes))));
-    const QString usable = tr("usable %1").arg(toQString(formatGB(double(m_timeline.ledger.usable_bytes))));
+    const QString capacity = tr("capacity %1").arg(bytesText(m_timeline.ledger.capacity_bytes));
+    const QString usable = tr("usable %1").arg(bytesText(m_timeline.ledger.usable_bytes));
     const QString peak = toQString(peakLabel(rank));
     const double pad = fm.height() * 0.3;
 
@@ -799,14 +798,14 @@ void LifetimeView::paintCurve(QPainter &p) const
     // Labels may reach a little above and below the area.
     p.setClipRect(QRectF(ca.x, ca.y - fm.height(), ca.w, ca.h + fm.height() * 2));
     const bool sameLine = std::abs(m_geometry.capacityY - m_geometry.usableY) < 0.5;
-    labelLine(m_geometry.capacityY, onBackground(kCapacityColour, palette()), capacity, true);
+    labelLine(m_geometry.capacityY, errorTextColor(palette()), capacity, true);
     if (!sameLine)
-        labelLine(m_geometry.usableY, onBackground(kUsableColour, palette()), usable, false);
+        labelLine(m_geometry.usableY, onBackground(kUsableColor, palette()), usable, false);
 
     if (m_geometry.peakVisible) {
         p.setRenderHint(QPainter::Antialiasing, true);
         const bool fits = rank.peak_bytes <= m_timeline.ledger.usable_bytes;
-        const QColor dot = fits ? curveColour(palette()) : onBackground(kCapacityColour, palette());
+        const QColor dot = fits ? curveColour(palette()) : errorTextColor(palette());
         p.setPen(QPen(palette().color(QPalette::Base), 1.5));
         p.setBrush(dot);
         const double radius = std::max(3.5, fm.height() * 0.28);
@@ -896,8 +895,7 @@ void LifetimeView::paintRows(QPainter &p) const
             if (r.w < fm.height() * 3)
                 continue;
             const GanttRow &row = m_rows.rows[std::size_t(m_rows.rowOf[i])];
-            const QString label = barFm.elidedText(toQString(row.label) + QStringLiteral(" · ")
-                                                       + toQString(formatGB(double(row.bytes))),
+            const QString label = barFm.elidedText(toQString(row.label) + QStringLiteral(" · ") + bytesText(row.bytes),
                                                    Qt::ElideRight, r.w - fm.height() * 0.6);
             p.drawText(QRectF(r.x + fm.height() * 0.3, r.y, r.w, r.h), Qt::AlignLeft | Qt::AlignVCenter, label);
         }

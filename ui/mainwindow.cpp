@@ -78,24 +78,6 @@ namespace memledger::ui {
 
 namespace {
 
-QString bytesText(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
-
-// 70553706496 -> "70.55 B"; the exact count goes in the tooltip.
-QString parameterCountText(std::int64_t parameters)
-{
-    const double p = static_cast<double>(parameters);
-    if (p >= 1e12)
-        return QStringLiteral("%1 T").arg(p / 1e12, 0, 'f', 2);
-    if (p >= 1e9)
-        return QStringLiteral("%1 B").arg(p / 1e9, 0, 'f', 2);
-    if (p >= 1e6)
-        return QStringLiteral("%1 M").arg(p / 1e6, 0, 'f', 1);
-    return toQString(formatThousands(parameters));
-}
-
 constexpr int kMemoryTab = 0;
 constexpr int kLifetimesTab = 1;
 constexpr int kLedgerTab = 2;
@@ -762,10 +744,10 @@ QString MainWindow::currentFacts() const
                         .arg(config.training.micro_batch_size);
     const Ledger &ledger = m_document->ledger();
     if (m_document->hasLedger() && !m_document->isStale())
-        facts += tr("; peak %1 of %2 on %3 (%4)")
-                     .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
-                          QString::fromStdString(config.hardware.name),
-                          ledger.peak_bytes <= ledger.capacity_bytes ? tr("fits") : tr("does not fit"));
+        facts
+            += tr("; peak %1 of %2 on %3 (%4)")
+                   .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
+                        QString::fromStdString(config.hardware.name), ledger.fits() ? tr("fits") : tr("does not fit"));
     return facts + QLatin1Char('.');
 }
 
@@ -1029,7 +1011,7 @@ void MainWindow::updateHeader()
 
     QString peak;
     if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
-        const bool fits = ledger.peak_bytes <= ledger.capacity_bytes && rank->fits;
+        const bool fits = ledger.fits(); // core's verdict: every rank within the device
         peak = tr("Peak: rank %1, %2 of %3 (%4) — %5")
                    .arg(rank->pipeline_rank)
                    .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
@@ -1037,7 +1019,7 @@ void MainWindow::updateHeader()
                         fits ? tr("fits") : tr("does not fit"));
         peak = fits ? peak.toHtmlEscaped()
                     : QStringLiteral("<span style='color:%1'>%2</span>")
-                          .arg(errorTextColour(palette()).name(), peak.toHtmlEscaped());
+                          .arg(errorTextColor(palette()).name(), peak.toHtmlEscaped());
     }
     // The facts and the peak describe the plan the ledger was computed for:
     // while an edit has errors that is the last valid plan, said so and dimmed.

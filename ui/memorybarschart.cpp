@@ -18,17 +18,13 @@
 #include "ui/categorycolors.h"
 #include "ui/chartupdate.h"
 #include "ui/qtstring.h"
+#include "ui/theme.h"
 
 #include <algorithm>
 
 namespace memledger::ui {
 
 namespace {
-
-QString gb(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
 
 // "rank 3", "ranks 0 and 1", "ranks 0–2, 5 and 7": runs of three or more as a range.
 QString rankList(const std::vector<int> &ranks)
@@ -88,7 +84,7 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     m_capacity->setPen(QPen(QColor(0x20, 0x20, 0x20), 2.0));
     m_usable->setName(tr("Usable"));
     m_usable->setObjectName(QStringLiteral("usable")); // capacity minus the runtime reserve
-    m_usable->setPen(QPen(QColor(0xb0, 0x1c, 0x1c), 2.0, Qt::DashLine));
+    m_usable->setPen(QPen(errorColor(false), 2.0, Qt::DashLine));
     chart->addSeries(m_capacity);
     chart->addSeries(m_usable);
     m_usable->setVisible(m_placement == Placement::Device);
@@ -223,7 +219,7 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
 
     std::vector<int> failing;
     for (std::size_t i = 0; i < bars.size(); ++i)
-        if (!fits(*bars[i], reference))
+        if (!fits(*bars[i]))
             failing.push_back(static_cast<int>(i));
     if (failing != m_failing) {
         m_failing = std::move(failing);
@@ -231,9 +227,9 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
     }
 }
 
-bool MemoryBarsChart::fits(const RankLedger &rank, const Ledger &reference) const
+bool MemoryBarsChart::fits(const RankLedger &rank) const
 {
-    return m_placement == Placement::Device ? rank.fits : rank.host_total_bytes <= reference.host_capacity_bytes;
+    return m_placement == Placement::Device ? rank.fits : rank.host_fits;
 }
 
 QRectF MemoryBarsChart::failMarkRect(int bar) const
@@ -258,7 +254,7 @@ void MemoryBarsChart::drawForeground(QPainter *painter, const QRectF &rect)
     // A red outline round each bar that does not fit and a mark above it, so
     // every such rank is named on its own bar (the title lists them too).
     const bool dark = chart()->theme() == QChart::ChartThemeDark;
-    const QColor red = dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c);
+    const QColor red = errorColor(dark);
     painter->save();
     painter->setRenderHint(QPainter::Antialiasing, false);
     const QRectF plot = chart()->plotArea();
@@ -290,15 +286,15 @@ QString MemoryBarsChart::segmentText(int bar, Category category) const
     const RankLedger &r = *m_bars[static_cast<std::size_t>(bar)];
     QString text = tr("<b>Rank %1 · %2: %3</b>")
                        .arg(r.pipeline_rank)
-                       .arg(toQString(categoryLabel(category)), gb(shown(r, category)));
+                       .arg(toQString(categoryLabel(category)), bytesText(shown(r, category)));
     for (const LedgerEntry &e : r.entries) {
         if (e.category != category || (e.placement == Placement::Device) != (m_placement == Placement::Device))
             continue;
         text += QStringLiteral("<br>%1 — %2<br><span style='color:#555555'>%3</span>")
-                    .arg(toQString(e.label).toHtmlEscaped(), gb(e.bytes), toQString(e.formula).toHtmlEscaped());
+                    .arg(toQString(e.label).toHtmlEscaped(), bytesText(e.bytes), toQString(e.formula).toHtmlEscaped());
     }
     text += tr("<br>Rank total %1")
-                .arg(gb(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes));
+                .arg(bytesText(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes));
     return text;
 }
 
@@ -329,7 +325,7 @@ void MemoryBarsChart::recolor()
         set->setBorderColor(categoryColor(c).darker(115));
     }
     m_capacity->setPen(QPen(dark ? QColor(0xe8, 0xe8, 0xe8) : QColor(0x20, 0x20, 0x20), 2.0));
-    m_usable->setPen(QPen(dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c), 2.0, Qt::DashLine));
+    m_usable->setPen(QPen(errorColor(dark), 2.0, Qt::DashLine));
 }
 
 Bytes MemoryBarsChart::shown(const RankLedger &rank, Category category) const

@@ -69,7 +69,8 @@ private:
 
     Bytes shown(const RankLedger &rank, Category category) const;
     QString title() const;
-    bool fits(const RankLedger &rank, const Ledger &reference) const;
+    // Core's verdict for this chart's memory: RankLedger::fits or host_fits.
+    bool fits(const RankLedger &rank) const;
 
     Placement m_placement;
     Ledger m_ledger;

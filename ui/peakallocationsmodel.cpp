@@ -72,7 +72,7 @@ QVariant PeakAllocationsModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
         switch (index.column()) {
         case BytesColumn:
-            return toQString(formatGB(static_cast<double>(a.bytes)));
+            return bytesText(a.bytes);
         case CountColumn:
             return QStringLiteral("\u00d7 %1").arg(a.count);
         case FramesColumn: {
@@ -103,7 +103,7 @@ QVariant PeakAllocationsModel::data(const QModelIndex &index, int role) const
         return unexplained;
     case Qt::ForegroundRole:
         if (index.column() == MatchedColumn && unexplained)
-            return QBrush(warningTextColour(QApplication::palette()));
+            return QBrush(warningTextColor(QApplication::palette()));
         if (index.column() == FramesColumn && a.frames.empty())
             return QBrush(QApplication::palette().color(QPalette::PlaceholderText));
         break;
@@ -120,10 +120,10 @@ QVariant PeakAllocationsModel::data(const QModelIndex &index, int role) const
                    : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::ToolTipRole:
         if (index.column() == BytesColumn || index.column() == CountColumn)
-            return a.count == 1 ? tr("One block of %1").arg(toQString(formatGB(static_cast<double>(a.bytes))))
+            return a.count == 1 ? tr("One block of %1").arg(bytesText(a.bytes))
                                 : tr("%1 blocks of the same size, allocated at the same place: %2 together")
                                       .arg(a.count)
-                                      .arg(toQString(formatGB(static_cast<double>(a.bytes))));
+                                      .arg(bytesText(a.bytes));
         if (index.column() == FramesColumn && !a.frames.empty()) {
             // Every frame, with its whole path: the cell shows the innermost ones.
             QStringList lines{tr("Allocated at (innermost first):")};

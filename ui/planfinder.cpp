@@ -222,7 +222,7 @@ void PlanFinder::showSummary()
              "the %7 fastest, confirmed by the full ledger:")
               .arg(toQString(formatThousands(r.candidates)), toQString(formatThousands(m_searchedOptions.gpus)))
               .arg(r.seconds * 1000.0, 0, 'f', 1)
-              .arg(toQString(formatThousands(withinBound)), toQString(formatGB(static_cast<double>(r.limitBytes))))
+              .arg(toQString(formatThousands(withinBound)), bytesText(r.limitBytes))
               .arg(m_searchedOptions.margin * 100.0, 0, 'f', 0)
               .arg(r.plans.size());
     m_summary->setText(text);
@@ -268,13 +268,12 @@ void PlanFinder::updatePlot()
     };
     for (std::size_t i = 0; i < r.plans.size(); ++i) {
         const SearchPlan &p = r.plans[i];
-        data.markers.push_back(
-            point(p.time.total, p.ledger.peak_bytes,
-                  tr("Plan %1: %2\npeak %3, step %4 s (click to apply)")
-                      .arg(i + 1)
-                      .arg(m_model->planSummary(int(i)), toQString(formatGB(double(p.ledger.peak_bytes))))
-                      .arg(p.time.total, 0, 'f', 3),
-                  QString::number(i + 1)));
+        data.markers.push_back(point(p.time.total, p.ledger.peak_bytes,
+                                     tr("Plan %1: %2\npeak %3, step %4 s (click to apply)")
+                                         .arg(i + 1)
+                                         .arg(m_model->planSummary(int(i)), bytesText(p.ledger.peak_bytes))
+                                         .arg(p.time.total, 0, 'f', 3),
+                                     QString::number(i + 1)));
     }
     for (std::size_t i : paretoPlans(r)) {
         FrontierPlotPoint p = data.markers[i];
@@ -289,7 +288,7 @@ void PlanFinder::updatePlot()
         data.markers.push_back(
             point(currentTime, peak,
                   tr("The current plan: peak %1, step %2 s%3")
-                      .arg(toQString(formatGB(double(peak))))
+                      .arg(bytesText(peak))
                       .arg(currentTime, 0, 'f', 3)
                       .arg(peak > r.limitBytes ? tr(" — over the search's memory limit") : QString()),
                   QString()));

@@ -10,11 +10,6 @@ namespace memledger::ui {
 
 namespace {
 
-QString bytesText(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
-
 // "data_comm_exposed" -> "data comm exposed".
 QString partName(std::string_view name)
 {

@@ -134,7 +134,7 @@ void PlanHeader::paintEvent(QPaintEvent *)
     if (m_detail.isEmpty())
         return;
     // Red for refusal, the placeholder grey for the description.
-    painter.setPen(m_detailIsError ? errorTextColour(palette()) : palette().color(QPalette::PlaceholderText));
+    painter.setPen(m_detailIsError ? errorTextColor(palette()) : palette().color(QPalette::PlaceholderText));
     const QRect line(0, m_textHeight, width() - 2 * kMargin, detailHeight(width()));
     if (m_wrapDetail) {
         painter.setFont(detailFont(font(), true));

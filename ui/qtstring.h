@@ -3,6 +3,9 @@
 
 #include <QString>
 
+#include "core/units.h"
+
+#include <cstdint>
 #include <string_view>
 
 namespace memledger::ui {
@@ -11,6 +14,20 @@ namespace memledger::ui {
 inline QString toQString(std::string_view s)
 {
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+// The one byte formatter on screen: core's formatGB ("12.35 GB", decimal, as
+// the CLI writes it), so a figure reads the same in every view and in a report.
+inline QString bytesText(Bytes bytes)
+{
+    return toQString(formatGB(static_cast<double>(bytes)));
+}
+
+// The one short parameter count on screen: core's formatParameterCount
+// ("70.55 B"); exact counts use formatThousands.
+inline QString parameterCountText(std::int64_t parameters)
+{
+    return toQString(formatParameterCount(parameters));
 }
 
 } // namespace memledger::ui

@@ -21,11 +21,6 @@ constexpr int kBarHeight = 12;
 constexpr int kRowGap = 3;
 constexpr int kLabelGap = 6;
 
-QString gbText(Bytes bytes)
-{
-    return toQString(formatGB(static_cast<double>(bytes)));
-}
-
 bool isDark(const QPalette &palette)
 {
     return palette.color(QPalette::Window).lightness() < 128;
@@ -73,8 +68,8 @@ QString ServingTrainingBar::text() const
     // The plan's name is in the header above; the sentence keeps to the numbers so it fits the column.
     return tr("Serving %1 × %2 tokens needs %3 per GPU; training this plan needs %4")
         .arg(serving.batch_size)
-        .arg(toQString(formatThousands(serving.context_length.value_or(0))), gbText(m_inference->peak_bytes),
-             gbText(m_document->ledger().peak_bytes));
+        .arg(toQString(formatThousands(serving.context_length.value_or(0))), bytesText(m_inference->peak_bytes),
+             bytesText(m_document->ledger().peak_bytes));
 }
 
 QStringList ServingTrainingBar::linesAt(int width) const
@@ -163,7 +158,7 @@ void ServingTrainingBar::refresh()
     QString rows;
     const auto row = [](const QColor &colour, QString label, Bytes bytes) {
         return QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align='right'>%3</td></tr>")
-            .arg(colour.name(), label.toHtmlEscaped(), gbText(bytes));
+            .arg(colour.name(), label.toHtmlEscaped(), bytesText(bytes));
     };
     const bool dark = isDark(palette());
     const std::vector<Bytes> serving = servingBytes();
@@ -186,7 +181,7 @@ void ServingTrainingBar::refresh()
                "is the %4 of HBM. Serving keeps no gradients, no optimizer states and no activations for a "
                "backward, but a KV cache per sequence (docs/accounting.md, Inference).")
                 .arg(m_name.toHtmlEscaped(), text().toHtmlEscaped(), rows,
-                     gbText(m_document->ledger().capacity_bytes)));
+                     bytesText(m_document->ledger().capacity_bytes)));
     } else {
         setToolTip({});
     }
@@ -237,14 +232,14 @@ void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &lab
         previous = edge;
     }
     painter.drawText(QRect(left + previous + kLabelGap, top, valueWidth, rowHeight), Qt::AlignLeft | Qt::AlignVCenter,
-                     gbText(sum(bytes)));
+                     bytesText(sum(bytes)));
     // The HBM capacity, across both rows, named once on the serving row
     // (whose bar is the shorter one): right of the line where there is room.
     const int capacity = left + static_cast<int>(full * static_cast<double>(ledger.capacity_bytes) / scale + 0.5);
     painter.setPen(QPen(palette().color(QPalette::PlaceholderText), 1, Qt::DashLine));
     painter.drawLine(capacity, barTop - kRowGap, capacity, barTop + kBarHeight + kRowGap);
     if (row == 0) {
-        const QString hbm = tr("HBM %1").arg(gbText(ledger.capacity_bytes));
+        const QString hbm = tr("HBM %1").arg(bytesText(ledger.capacity_bytes));
         const int hbmWidth = fm.horizontalAdvance(hbm);
         const bool right = capacity + kLabelGap + hbmWidth <= width();
         painter.drawText(

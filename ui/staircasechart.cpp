@@ -94,8 +94,7 @@ QString StaircaseChart::titleText() const
 {
     if (m_parkedBytes <= 0)
         return tr("Activation staircase");
-    QString title = tr("Activation staircase, balanced: %1 parked (dashed: before)")
-                        .arg(toQString(formatGB(static_cast<double>(m_parkedBytes))));
+    QString title = tr("Activation staircase, balanced: %1 parked (dashed: before)").arg(bytesText(m_parkedBytes));
     if (m_linkBytesPerS > 0)
         title += tr(", copies need %1 of %2 GB/s")
                      .arg(m_neededBytesPerS / 1e9, 0, 'f', 0)

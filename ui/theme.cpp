@@ -26,7 +26,7 @@ void applyPalette(bool dark)
     p.setColor(QPalette::Text, text);
     p.setColor(QPalette::Button, window);
     p.setColor(QPalette::ButtonText, text);
-    p.setColor(QPalette::BrightText, QColor(0xff, 0x6b, 0x6b));
+    p.setColor(QPalette::BrightText, errorColor(true));
     p.setColor(QPalette::Highlight, QColor(0x2f, 0x6f, 0xb3));
     p.setColor(QPalette::HighlightedText, Qt::white);
     p.setColor(QPalette::Link, QColor(0x6a, 0xb0, 0xff));
@@ -47,22 +47,27 @@ void applyPalette(bool dark)
     QApplication::setPalette(p);
 }
 
-QColor errorTextColour(const QPalette &palette)
+QColor errorColor(bool dark)
 {
-    return palette.color(QPalette::Base).lightness() < 128 ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c);
+    return dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xb0, 0x1c, 0x1c);
 }
 
-QColor goodTextColour(const QPalette &palette)
+QColor errorTextColor(const QPalette &palette)
+{
+    return errorColor(palette.color(QPalette::Base).lightness() < 128);
+}
+
+QColor goodTextColor(const QPalette &palette)
 {
     return palette.color(QPalette::Base).lightness() < 128 ? QColor(0x6f, 0xd0, 0x8c) : QColor(0x1b, 0x7a, 0x3a);
 }
 
-QColor warningTextColour(const QPalette &palette)
+QColor warningTextColor(const QPalette &palette)
 {
     return palette.color(QPalette::Base).lightness() < 128 ? QColor(0xff, 0xb3, 0x47) : QColor(0x9a, 0x52, 0x00);
 }
 
-QColor measuredColour(const QPalette &palette)
+QColor measuredColor(const QPalette &palette)
 {
     return palette.color(QPalette::Base).lightness() < 128 ? QColor(0xc7, 0x92, 0xff) : QColor(0x7b, 0x2c, 0xbf);
 }

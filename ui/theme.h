@@ -10,16 +10,18 @@ namespace memledger::ui {
 // palette is honoured on every platform). Charts follow through their own
 // setDark(); the painted views read the palette directly.
 void applyPalette(bool dark);
-// The red of refusals and "does not fit": dark red on a light palette, a
-// lighter red that keeps its contrast on a dark one.
-QColor errorTextColour(const QPalette &palette);
+// The one red of refusals, "does not fit" and the lines and marks that say
+// so: dark red on a light background, a lighter red that keeps its contrast
+// on a dark one. Charts pass their own theme's darkness; widgets their palette.
+QColor errorColor(bool dark);
+QColor errorTextColor(const QPalette &palette);
 // A figure that agrees (a model within its target of a measurement): green,
 // lighter on a dark palette.
-QColor goodTextColour(const QPalette &palette);
+QColor goodTextColor(const QPalette &palette);
 // A figure that disagrees enough to look into, but is no refusal: amber, lighter on a dark palette.
-QColor warningTextColour(const QPalette &palette);
+QColor warningTextColor(const QPalette &palette);
 // The measured curve drawn over the modelled one: a hue no category uses
 // (categorycolors.cpp is Okabe–Ito): violet, lighter on a dark palette.
-QColor measuredColour(const QPalette &palette);
+QColor measuredColor(const QPalette &palette);
 
 } // namespace memledger::ui

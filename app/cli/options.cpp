@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 
 namespace memledger::cli {
 
@@ -155,6 +156,28 @@ bool rankInPlan(int rank, const Config &config, std::ostream &err)
 
 namespace {
 
+// The key an assignment names: "parallelism.pipeline_layout=[...]" -> "parallelism.pipeline_layout".
+std::string_view assignedKey(std::string_view assignment)
+{
+    return assignment.substr(0, assignment.find('='));
+}
+
+// A --set of p or v leaves a preset's pipeline_layout describing another
+// pipeline unless the same command line gives a new layout: then it goes, as
+// when the GUI's p or v control moves (dropStaleLayout in core/config.h).
+bool layoutMayGoStale(const std::vector<std::string> &sets)
+{
+    bool pipelineChanged = false;
+    for (const std::string &s : sets) {
+        const std::string_view key = assignedKey(s);
+        if (key == "parallelism.pipeline_layout" || key == "parallelism")
+            return false;
+        pipelineChanged |= key == "parallelism.pipeline_model_parallel_size"
+                           || key == "parallelism.virtual_pipeline_model_parallel_size";
+    }
+    return pipelineChanged;
+}
+
 bool readText(const std::string &preset, std::string &text, std::ostream &err)
 {
     std::ifstream in(preset, std::ios::binary);
@@ -202,6 +225,14 @@ std::optional<Config> load(const Options &o, std::ostream &err)
         for (const Problem &p : loaded.problems)
             err << p.toString() << "\n";
         return std::nullopt;
+    }
+    if (layoutMayGoStale(o.sets)) {
+        const std::size_t stages = loaded.config->parallelism.pipeline_layout.size();
+        if (dropStaleLayout(loaded.config->parallelism))
+            err << "note: --set: parallelism.pipeline_layout lists " << stages << " stages, not p·v = "
+                << loaded.config->parallelism.pipeline_model_parallel_size
+                       * loaded.config->parallelism.virtual_pipeline_model_parallel_size
+                << "; dropped, the layers are split evenly\n";
     }
     const Problems issues = validate(*loaded.config);
     bool bad = false;

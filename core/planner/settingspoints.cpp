@@ -77,9 +77,10 @@ std::vector<SettingPoint> chainSettings(const Config &config, const Chain &chain
     const std::vector<int> current = megatronCheckpoints(config.strategy, n, chunks);
 
     std::vector<SettingPoint> out;
-    auto add = [&](std::string label, SettingEdit edit) {
+    auto add = [&](SettingKind kind, std::string label, SettingEdit edit) {
         StrategyConfig st = applySetting(config, edit).strategy;
         SettingPoint s;
+        s.kind = kind;
         s.label = std::move(label);
         s.edit = edit;
         const ChainPlan plan = evaluateChain(chain, megatronCheckpoints(st, n, chunks), s.label);
@@ -90,11 +91,13 @@ std::vector<SettingPoint> chainSettings(const Config &config, const Chain &chain
         s.exact = st == config.strategy;
         out.push_back(std::move(s));
     };
-    add("no full recompute", {RecomputeGranularity::None, {}, {}, {}});
+    add(SettingKind::NoFullRecompute, "no full recompute", {RecomputeGranularity::None, {}, {}, {}});
     for (int k = 1; k <= perChunk; ++k)
-        add("full, uniform, " + layersText(k), {RecomputeGranularity::Full, RecomputeMethod::Uniform, k, {}});
+        add(SettingKind::FullUniform, "full, uniform, " + layersText(k),
+            {RecomputeGranularity::Full, RecomputeMethod::Uniform, k, {}});
     for (int k = 1; k <= perChunk; ++k)
-        add("full, block, " + layersText(k), {RecomputeGranularity::Full, RecomputeMethod::Block, k, {}});
+        add(SettingKind::FullBlock, "full, block, " + layersText(k),
+            {RecomputeGranularity::Full, RecomputeMethod::Block, k, {}});
     return out;
 }
 
@@ -130,6 +133,7 @@ std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph 
     if (policies) {
         const TensorPlan plan = configuredTensorPlan(config, graph, cost);
         SettingPoint s;
+        s.kind = SettingKind::TensorPolicies;
         s.label = "tensor_policies";
         s.edit = {config.strategy.recompute_granularity, {}, {}, config.strategy.activation_offload};
         s.memory = double(plan.deviceBytes);
@@ -138,8 +142,9 @@ std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph 
         s.current = s.exact = true;
         out.push_back(std::move(s));
     }
-    auto add = [&](std::string label, SettingEdit edit) {
+    auto add = [&](SettingKind kind, std::string label, SettingEdit edit) {
         SettingPoint s;
+        s.kind = kind;
         s.label = std::move(label);
         s.edit = edit;
         const TensorPlan plan
@@ -152,12 +157,13 @@ std::vector<SettingPoint> tensorSettings(const Config &config, const LayerGraph 
         out.push_back(std::move(s));
     };
     const OffloadTarget none = OffloadTarget::None;
-    add("none", {RecomputeGranularity::None, {}, {}, none});
-    add("selective", {RecomputeGranularity::Selective, {}, {}, none});
-    add("full", {RecomputeGranularity::Full, RecomputeMethod::Uniform, 1, none});
+    add(SettingKind::None, "none", {RecomputeGranularity::None, {}, {}, none});
+    add(SettingKind::Selective, "selective", {RecomputeGranularity::Selective, {}, {}, none});
+    add(SettingKind::Full, "full", {RecomputeGranularity::Full, RecomputeMethod::Uniform, 1, none});
     if (offload && graph.linkBytesPerS > 0) {
-        add("none + activation offload", {RecomputeGranularity::None, {}, {}, OffloadTarget::CPU});
-        add("selective + activation offload", {RecomputeGranularity::Selective, {}, {}, OffloadTarget::CPU});
+        add(SettingKind::None, "none + activation offload", {RecomputeGranularity::None, {}, {}, OffloadTarget::CPU});
+        add(SettingKind::Selective, "selective + activation offload",
+            {RecomputeGranularity::Selective, {}, {}, OffloadTarget::CPU});
     }
     return out;
 }

@@ -27,9 +27,17 @@ struct SettingEdit
 };
 Config applySetting(Config config, const SettingEdit &edit);
 
+// What a setting is, so a view can tag its marker without reading the label:
+// the chain view's no full recompute, full uniform k and full block k (k in
+// edit.numLayers); the per-tensor view's none, selective and full (with
+// activation offload when edit.activationOffload says so), and the
+// configuration's own strategy.tensor_policies.
+enum class SettingKind { NoFullRecompute, FullUniform, FullBlock, None, Selective, Full, TensorPolicies };
+
 struct SettingPoint
 {
-    std::string label; // "full, uniform, 4 layers"
+    std::string label; // "full, uniform, 4 layers": display text only
+    SettingKind kind = SettingKind::None;
     SettingEdit edit;
     double memory = 0; // bytes: the chain's peak, or one layer's device bytes
     double cost = 0; // chain: recompute seconds; tensor: the overhead fraction

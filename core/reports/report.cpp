@@ -5,6 +5,7 @@
 #include "core/reports/steptimereport.h"
 #include "core/tensorpolicy.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -67,6 +68,29 @@ std::string verdict(const Ledger &l)
            + (peak.fits ? "fits" : "does NOT fit") + (l.fits() ? "" : "; some ranks do not fit");
 }
 
+// The host-memory verdict in words (RankLedger::host_fits); empty when
+// nothing is offloaded and nothing is over the host memory.
+std::string hostVerdict(const Ledger &l)
+{
+    Bytes most = 0;
+    std::vector<int> over;
+    for (const RankLedger &r : l.ranks) {
+        most = std::max(most, r.host_total_bytes);
+        if (!r.host_fits)
+            over.push_back(r.pipeline_rank);
+    }
+    if (most == 0 && over.empty())
+        return {};
+    std::string text = "Host: the fullest rank offloads " + gb(most) + " of " + gb(l.host_capacity_bytes)
+                       + " host memory per GPU — ";
+    if (over.empty())
+        return text + "fits";
+    text += over.size() == 1 ? "does NOT fit (rank " : "does NOT fit (ranks ";
+    for (std::size_t i = 0; i < over.size(); ++i)
+        text += (i > 0 ? ", " : "") + std::to_string(over[i]);
+    return text + ")";
+}
+
 } // namespace
 
 std::string parallelSummary(const Config &config)
@@ -100,6 +124,8 @@ json ledgerToJson(const Config &config, const Ledger &l)
     doc["peak_rank"] = l.peak_rank;
     doc["peak_bytes"] = l.peak_bytes;
     doc["fits"] = l.fits();
+    doc["host_capacity_bytes"] = l.host_capacity_bytes;
+    doc["host_fits"] = l.hostFits();
     json ranks = json::array();
     for (const RankLedger &r : l.ranks) {
         json rj = json::object();
@@ -111,6 +137,7 @@ json ledgerToJson(const Config &config, const Ledger &l)
         rj["host_bytes"] = byCategory(r.host);
         rj["host_total_bytes"] = r.host_total_bytes;
         rj["fits"] = r.fits;
+        rj["host_fits"] = r.host_fits;
         rj["in_flight_microbatches"] = r.in_flight_microbatches;
         rj["in_flight_chunks"] = r.in_flight_chunks;
         rj["layer_activation_bytes"] = r.layer_activation_bytes;
@@ -193,6 +220,8 @@ std::string ledgerToTable(const Config &config, const Ledger &l)
         out << line;
     }
     out << "\n" << verdict(l) << "\n";
+    if (const std::string host = hostVerdict(l); !host.empty())
+        out << host << "\n";
     if (!l.parked.empty())
         out << balanceLine(l) << "\n";
     out << stepTimeLine(estimateStepTime(config)) << "\n";
@@ -238,6 +267,8 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
     out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " = "
         << formatGiB(double(l.capacity_bytes)) << " (usable " << gb(l.usable_bytes) << " after the runtime reserve)\n";
     out << "- " << verdict(l) << "\n";
+    if (const std::string host = hostVerdict(l); !host.empty())
+        out << "- " << host << "\n";
     if (!l.parked.empty())
         out << "- " << balanceLine(l) << "\n";
     out << "\n";

@@ -126,3 +126,39 @@ TEST_CASE("The ledger says when the stages come from pipeline_layout", "[pipelin
     CHECK(mentions(computeLedger(dense(2, 1, 8, {3, 5}))));
     CHECK_FALSE(mentions(computeLedger(dense(2, 1, 8))));
 }
+
+TEST_CASE("A new p or v drops a layout that lists another pipeline's stages", "[pipeline_layout]")
+{
+    // The control panel's p and v controls and the CLI's --set share this rule.
+    ParallelismConfig par = dense(4, 2, 16, {2, 0, 1, 1, 1, 1, 1, 1}).parallelism;
+    CHECK_FALSE(dropStaleLayout(par)); // 8 entries for p·v = 4·2 = 8: kept
+    CHECK(par.pipeline_layout.size() == 8);
+
+    par.pipeline_model_parallel_size = 2; // 8 entries, p·v = 2·2 = 4
+    CHECK(dropStaleLayout(par));
+    CHECK(par.pipeline_layout.empty());
+    CHECK_FALSE(dropStaleLayout(par)); // nothing left to drop
+
+    // v alone: 4·1 = 4 stages against 8 entries.
+    ParallelismConfig byV = dense(4, 2, 16, {2, 0, 1, 1, 1, 1, 1, 1}).parallelism;
+    byV.virtual_pipeline_model_parallel_size = 1;
+    CHECK(dropStaleLayout(byV));
+    CHECK(byV.pipeline_layout.empty());
+
+    // A layout that still lists p·v stages stays even when p and v trade places (2·4 = 8).
+    ParallelismConfig traded = dense(4, 2, 16, {2, 0, 1, 1, 1, 1, 1, 1}).parallelism;
+    traded.pipeline_model_parallel_size = 2;
+    traded.virtual_pipeline_model_parallel_size = 4;
+    CHECK_FALSE(dropStaleLayout(traded));
+
+    // Dropped, the even split takes over: 8 layers over p·v = 2·2 stages, 2 each, 4 per rank.
+    Config config = dense(4, 2, 16, {2, 0, 1, 1, 1, 1, 1, 1});
+    config.parallelism.pipeline_model_parallel_size = 2;
+    CHECK(names(validate(config), "parallelism.pipeline_layout"));
+    dropStaleLayout(config.parallelism);
+    CHECK_FALSE(names(validate(config), "parallelism.pipeline_layout"));
+    const Ledger ledger = computeLedger(config);
+    REQUIRE(ledger.ranks.size() == 2);
+    CHECK(ledger.ranks[0].layers == 4);
+    CHECK(ledger.ranks[1].layers == 4);
+}

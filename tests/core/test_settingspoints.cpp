@@ -213,3 +213,46 @@ TEST_CASE("setting markers: merged points, the current one speaks, beaten ones l
     CHECK(all[3].beaten);
     CHECK(nearestMarkerAtMost(all, 8) == 1);
 }
+
+TEST_CASE("settings carry a structured kind: a view tags its marker without reading the label", "[settings]")
+{
+    // The chain view of a 20-layer rank: no full recompute, then full uniform
+    // k and full block k for k = 1..20, each kind with its k in the edit.
+    const Config config = test::scenario("llama-3-70b-128xh100");
+    const Chain chain = chainFromConfig(config);
+    const auto chainPoints = chainSettings(config, chain);
+    REQUIRE(chainPoints.size() == 41);
+    CHECK(chainPoints[0].kind == SettingKind::NoFullRecompute);
+    for (std::size_t k = 1; k <= 20; ++k) {
+        const SettingPoint &uniform = chainPoints[k];
+        const SettingPoint &block = chainPoints[20 + k];
+        CHECK(uniform.kind == SettingKind::FullUniform);
+        CHECK(block.kind == SettingKind::FullBlock);
+        CHECK(uniform.edit.numLayers == std::int64_t(k));
+        CHECK(block.edit.numLayers == std::int64_t(k));
+        CHECK(uniform.edit.method == RecomputeMethod::Uniform);
+        CHECK(block.edit.method == RecomputeMethod::Block);
+    }
+    CHECK(byLabel(chainPoints, "full, block, 3 layers").kind == SettingKind::FullBlock);
+
+    // The per-tensor view: three kinds, the offloading two of them again with the host link.
+    const LayerGraph g = layerGraph(config);
+    const auto tensor = tensorSettings(config, g, TensorCost::Roofline, true);
+    REQUIRE(tensor.size() == 5);
+    const std::vector<SettingKind> kinds
+        = {SettingKind::None, SettingKind::Selective, SettingKind::Full, SettingKind::None, SettingKind::Selective};
+    for (std::size_t i = 0; i < tensor.size(); ++i) {
+        CAPTURE(tensor[i].label);
+        CHECK(tensor[i].kind == kinds[i]);
+        CHECK((tensor[i].edit.activationOffload == OffloadTarget::CPU) == (i >= 3));
+    }
+
+    // A configuration's own per-tensor rules come first, as their own kind.
+    const Config policies
+        = test::scenario("llama-3-70b-128xh100",
+                         {"strategy.recompute_granularity=none", "strategy.tensor_policies={\"mlp.*\":\"recompute\"}"});
+    const auto own = tensorSettings(policies, layerGraph(policies), TensorCost::Roofline, false);
+    REQUIRE_FALSE(own.empty());
+    CHECK(own.front().kind == SettingKind::TensorPolicies);
+    CHECK(own.front().exact);
+}

@@ -17,6 +17,7 @@
 #include "ui/mainwindow.h"
 #include "ui/memorybarschart.h"
 #include "ui/staircasechart.h"
+#include "ui/theme.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -128,7 +129,7 @@ TEST_CASE("Every rank that does not fit is marked on its own bar and named in th
               .contains(QStringLiteral("ranks 0 and 1 do NOT fit")));
 
     const QImage image = bars->grab().toImage();
-    const QColor red(0xb0, 0x1c, 0x1c);
+    const QColor red = memledger::ui::errorColor(false); // the theme's one red, light chart
     for (int bar = 0; bar < 4; ++bar) {
         const QRect outline = bars->failMarkRect(bar).toRect();
         if (bar < 2) {

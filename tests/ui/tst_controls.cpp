@@ -295,6 +295,28 @@ TEST_CASE("Host memory has its own bars: the offloaded optimizer of seed 000's p
     CHECK(window.memoryBars()->segmentText(0, Category::OptimizerStates).contains(QStringLiteral("0 B")));
 }
 
+TEST_CASE("The host bars mark what core's host verdict says does not fit", "[ui][charts][fits]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("seed-000-7b-c-offload"));
+    MainWindow window(&document);
+    CHECK(window.hostBars()->failingBars().empty());
+    // 80 GB of host memory per GPU for the 80.86 GB of offloaded optimizer states.
+    Config config = document.config();
+    config.hardware.host_bytes = 80'000'000'000;
+    document.setConfig(config);
+    QApplication::processEvents();
+    REQUIRE_FALSE(document.ledger().ranks[0].host_fits);
+    CHECK(window.hostBars()->failingBars() == std::vector<int>{0});
+    CHECK(window.hostBars()
+              ->chart()
+              ->title()
+              .replace(QStringLiteral("<br>"), QStringLiteral(" "))
+              .contains(QStringLiteral("rank 0 over the host's memory")));
+    // The device chart keeps its own verdict: the GPU side still fits.
+    CHECK(window.memoryBars()->failingBars().empty());
+}
+
 TEST_CASE("A new pipeline depth drops a preset's stage layout and says why the layers do not divide", "[ui][controls]")
 {
     Document document;

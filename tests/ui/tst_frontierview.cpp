@@ -157,6 +157,7 @@ TEST_CASE("Clicking the selective marker applies it in one undo step", "[ui][fro
 
     const int selective = view.markerOf("selective");
     REQUIRE(selective >= 0);
+    CHECK(view.plot()->data().markers[std::size_t(selective)].tag == QStringLiteral("selective"));
     CHECK_FALSE(view.markers()[std::size_t(selective)].current);
     CHECK(view.markers()[std::size_t(view.markerOf("none"))].current);
     const QPoint at = view.plot()->markerPosition(selective).toPoint();
@@ -206,6 +207,10 @@ TEST_CASE("Clicking a tensor frontier point applies it as tensor_policies in one
     QApplication::processEvents();
     REQUIRE(doc.undoStack()->count() == 1);
     CHECK_FALSE(doc.config().strategy.tensor_policies.empty());
+    // The plan's own point is tagged from core's SettingKind::TensorPolicies.
+    const int own = plot->data().currentMarker;
+    REQUIRE(own >= 0);
+    CHECK(plot->data().markers[std::size_t(own)].tag == QStringLiteral("per-tensor"));
     // The ledger's layer now keeps what the planner said, and the table says which tensor went where.
     CHECK(layerActivations(doc.config(), false, false).kept == plan.deviceBytes);
     CHECK(view.details().contains(QStringLiteral("one undo step")));

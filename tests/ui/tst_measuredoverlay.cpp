@@ -152,7 +152,7 @@ TEST_CASE("The lifetimes view draws the measured curve over its rank, with a leg
 
     QImage image(view.size(), QImage::Format_ARGB32);
     view.render(&image);
-    const QColor violet = ui::measuredColour(view.palette());
+    const QColor violet = ui::measuredColor(view.palette());
     CHECK(pixelsOf(image, violet, view.curveArea()) > 200);
     // Over the curve the tooltip gives the measured bytes too.
     CHECK(view.toolTipAt(view.curveArea().center()).contains(QStringLiteral("measured (run.pickle.gz)")));

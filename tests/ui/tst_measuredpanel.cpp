@@ -110,15 +110,15 @@ TEST_CASE("The differences take the palette's good and warning colours, light an
         ComparisonTableModel model;
         model.setComparison(memledger::test::handBuiltComparison());
         using C = ComparisonTableModel;
-        CHECK(foreground(model, 0, C::DifferenceColumn) == memledger::ui::goodTextColour(palette));
+        CHECK(foreground(model, 0, C::DifferenceColumn) == memledger::ui::goodTextColor(palette));
         CHECK_FALSE(foreground(model, 1, C::DifferenceColumn).isValid()); // fair: plain text
-        CHECK(foreground(model, 2, C::DifferenceColumn) == memledger::ui::warningTextColour(palette));
+        CHECK(foreground(model, 2, C::DifferenceColumn) == memledger::ui::warningTextColor(palette));
         CHECK_FALSE(foreground(model, 4, C::DifferenceColumn).isValid());
         CHECK_FALSE(foreground(model, 0, C::MeasuredColumn).isValid());
         // Readable on the base colour of the palette: a clear lightness gap.
         const int base = palette.color(QPalette::Base).lightness();
-        for (const QColor &c : {memledger::ui::goodTextColour(palette), memledger::ui::warningTextColour(palette),
-                                memledger::ui::measuredColour(palette)})
+        for (const QColor &c : {memledger::ui::goodTextColor(palette), memledger::ui::warningTextColor(palette),
+                                memledger::ui::measuredColor(palette)})
             CHECK(std::abs(c.lightness() - base) > 80);
     }
 }
@@ -141,7 +141,7 @@ TEST_CASE("The allocations at the peak: bytes, blocks, frames and the ledger row
     CHECK(cell(model, 1, P::BytesColumn) == QStringLiteral("512.0 MB"));
     CHECK(cell(model, 1, P::MatchedColumn) == QStringLiteral("unexplained"));
     CHECK(model.data(model.index(1, P::MatchedColumn), P::UnexplainedRole).toBool());
-    CHECK(foreground(model, 1, P::MatchedColumn) == memledger::ui::warningTextColour(QApplication::palette()));
+    CHECK(foreground(model, 1, P::MatchedColumn) == memledger::ui::warningTextColor(QApplication::palette()));
     CHECK(model.unexplainedCount() == 1);
 
     // Native frames carry no file ("??" in PyTorch's snapshots).
