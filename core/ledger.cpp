@@ -143,7 +143,7 @@ private:
 
 struct Context
 {
-    const Config &c;
+    const Config &config;
     std::int64_t t, p, v, d, cp, e, etp, m, dp, edp;
     StateBytes sb;
     std::vector<StageLayers> stages; // layers of each virtual stage (chunk k of rank r: k·p + r)
@@ -161,7 +161,7 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
     if (pc.params <= 0)
         return;
     const std::size_t first = rank.entries.size();
-    const int zero = x.c.parallelism.zero_stage;
+    const int zero = x.config.parallelism.zero_stage;
     // Muon updates the hidden matrices of the layers; embeddings and the output layer stay with AdamW.
     const std::int64_t muonElements
         = x.sb.muon && (which == ParamGroup::Layers || which == ParamGroup::Experts) ? pc.matrixParams : 0;
@@ -170,12 +170,12 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
     const auto sharded = [&](int fromStage) { return zero >= fromStage && group > 1 ? shard : std::string(); };
     const std::string params = num(pc.params) + " params";
 
-    const OffloadTarget po = x.c.strategy.param_offload;
+    const OffloadTarget po = x.config.strategy.param_offload;
     rb.add(Category::Weights, placementOf(po), what, ms.weights, params + " × " + x.sb.weightWhy + sharded(3),
            po != OffloadTarget::None
                ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used"
                : "");
-    const OffloadTarget go = x.c.strategy.grad_offload;
+    const OffloadTarget go = x.config.strategy.grad_offload;
     rb.add(Category::Gradients, placementOf(go), what, ms.gradients, params + " × " + x.sb.gradWhy + sharded(2),
            go != OffloadTarget::None ? "gradient offload: sent to the host bucket by bucket during backward "
                                        "(ZeRO-Offload); the device keeps a double buffer"
@@ -190,7 +190,7 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
         formula = params + " × " + std::to_string(x.sb.master) + " B master + " + num(muonElements)
                   + " matrix elements × " + dec(x.sb.states) + " B momentum (Muon) + " + num(pc.params - muonElements)
                   + " other elements × " + dec(x.sb.fallbackStates) + " B (AdamW)";
-    const OffloadTarget oo = x.c.strategy.optimizer_offload;
+    const OffloadTarget oo = x.config.strategy.optimizer_offload;
     rb.add(Category::OptimizerStates, placementOf(oo), what, ms.optimizer, formula + sharded(1),
            oo != OffloadTarget::None
                ? "optimizer offloaded: the update runs on the CPU (ZeRO-Offload); gradients stream out, "
@@ -204,24 +204,24 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
 void addOptimizerStepRows(RankBuilder &rb, RankLedger &rank, const Context &x, std::int64_t r,
                           const ParamCount &layersDense, const ParamCount &layersExpert)
 {
-    const Config &c = x.c;
-    if (c.strategy.grad_offload != OffloadTarget::None) {
-        const std::int64_t bucket = std::min(c.strategy.ddp_bucket_size, rank.parameters);
+    const Config &config = x.config;
+    if (config.strategy.grad_offload != OffloadTarget::None) {
+        const std::int64_t bucket = std::min(config.strategy.ddp_bucket_size, rank.parameters);
         rb.add(Category::Gradients, Placement::Device, "Gradient offload double buffer",
-               gradOffloadBufferBytes(c.strategy.ddp_bucket_size, rank.parameters, x.sb.grad),
+               gradOffloadBufferBytes(config.strategy.ddp_bucket_size, rank.parameters, x.sb.grad),
                "2 buckets × " + num(bucket) + " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × "
                    + x.sb.gradWhy,
                "one bucket filled by backward while the other drains to the host (DeepSpeed's reduce_bucket_size "
                "plays this part)");
     }
     // An offloaded step is timed as CPU-Adam (validate warns): no device working set.
-    if (!x.sb.muon || c.strategy.optimizer_offload != OffloadTarget::None
+    if (!x.sb.muon || config.strategy.optimizer_offload != OffloadTarget::None
         || layersDense.matrixParams + layersExpert.matrixParams <= 0)
         return;
-    const ParamCount full = muonFullMatrices(c, x.stages, r);
+    const ParamCount full = muonFullMatrices(config, x.stages, r);
     const std::size_t before = rank.entries.size();
     rb.add(Category::OptimizerStates, Placement::Device, "Muon Newton–Schulz working set (transient)",
-           muonStep(c.hardware, full, 0.0, true).workingSetBytes,
+           muonStep(config.hardware, full, 0.0, true).workingSetBytes,
            "largest full matrix m×n (m ≤ n): (3mn + 2m²) = " + num(full.nsWorkingElements) + " elements × "
                + std::to_string(dtypeBytes(kNewtonSchulzDtype)) + " B " + std::string(dtypeName(kNewtonSchulzDtype))
                + " (gathered G, X and the next X, m×n; A = X·Xᵀ and B = b·A + c·A·A, m×m)",
@@ -249,8 +249,8 @@ std::string granularityText(const StrategyConfig &s)
 
 void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::int64_t r)
 {
-    const Config &c = x.c;
-    const StrategyConfig &st = c.strategy;
+    const Config &config = x.config;
+    const StrategyConfig &st = config.strategy;
     const bool full = st.recompute_granularity == RecomputeGranularity::Full;
     const std::int64_t n = st.recompute_num_layers;
     Bytes stored = 0; // all chunk-micro-batches on the rank
@@ -263,11 +263,11 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     chunks.reserve(static_cast<std::size_t>(x.v));
     for (std::int64_t k = 0; k < x.v; ++k) {
         const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
-        chunks.push_back(chunkActivations(c, x.denseAct, x.moeAct, sl.first, sl.count));
+        chunks.push_back(chunkActivations(config, x.denseAct, x.moeAct, sl.first, sl.count));
     }
     // The zero-bubble schedules and DualPipe: counted along the rank's op
     // order, each chunk's groups and pending weight passes weighed by their bytes.
-    const bool counted = splitsBackward(c.parallelism.schedule());
+    const bool counted = splitsBackward(config.parallelism.schedule());
     InFlightAtPeak peak;
     if (counted) {
         std::vector<double> groupBytes, weightBytes;
@@ -287,7 +287,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         const std::size_t ki = static_cast<std::size_t>(k);
         const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
         even &= sl.count == x.stages[static_cast<std::size_t>(r)].count;
-        const std::int64_t inFlight = counted ? peak.groups[ki] : inFlightOfChunk(c.parallelism, x.m, r, k);
+        const std::int64_t inFlight = counted ? peak.groups[ki] : inFlightOfChunk(config.parallelism, x.m, r, k);
         inFlightTotal += inFlight;
         layerMicroBatches += inFlight * sl.count;
         const ChunkActivations &ca = chunks[ki];
@@ -305,7 +305,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     rank.in_flight_chunks = inFlightTotal;
     // In stage-micro-batches: v chunks make a stage, but each of DualPipe's two is a whole stage.
     rank.in_flight_microbatches
-        = static_cast<double>(inFlightTotal) / static_cast<double>(x.v / pipelineDirections(c.parallelism));
+        = static_cast<double>(inFlightTotal) / static_cast<double>(x.v / pipelineDirections(config.parallelism));
     rank.layer_activation_bytes = rank.layers > 0 ? storedOneEach / rank.layers : 0;
 
     const std::string perLayer = formatGB(static_cast<double>(rank.layer_activation_bytes));
@@ -355,7 +355,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
                countOf(double(weightPendingCount), "micro-batch", "micro-batches") + " past B, before W × "
                    + formatGB(double(weightPending / weightPendingCount))
                    + " (each linear layer's input and output gradient)",
-               std::string(scheduleName(c.parallelism.schedule()))
+               std::string(scheduleName(config.parallelism.schedule()))
                    + " splits each backward: B frees what only the input gradients needed, W (the weight "
                      "gradients) runs later and keeps its GEMM operands until then");
     // A split schedule's peak may fall between backwards, pending Ws alive and no group being rebuilt.
@@ -371,10 +371,10 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     // The first and last stages' extras, on the chunks that hold those stages
     // (DualPipe: both ends of the pipe hold one of each direction).
     const auto inFlightOf = [&](std::int64_t k) {
-        return counted ? peak.groups[static_cast<std::size_t>(k)] : inFlightOfChunk(c.parallelism, x.m, r, k);
+        return counted ? peak.groups[static_cast<std::size_t>(k)] : inFlightOfChunk(config.parallelism, x.m, r, k);
     };
     for (std::int64_t k = 0; k < x.v; ++k) {
-        if (!isFirstStage(c.parallelism, r, k))
+        if (!isFirstStage(config.parallelism, r, k))
             continue;
         const std::int64_t inFlight = inFlightOf(k);
         for (const SavedTensor &s : x.stageAct.first)
@@ -382,7 +382,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
                    num(inFlight) + " micro-batches × (" + s.formula + ")");
     }
     for (std::int64_t k = 0; k < x.v; ++k) {
-        if (!isLastStage(c.parallelism, r, k))
+        if (!isLastStage(config.parallelism, r, k))
             continue;
         const std::int64_t inFlight = inFlightOf(k);
         Bytes lastBytes = 0;
@@ -398,9 +398,9 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
 }
 
 // strategy.tensor_policies in words: the rules and what they do to one layer.
-std::string tensorPolicyChoice(const Config &c, const LayerActivations &la)
+std::string tensorPolicyChoice(const Config &config, const LayerActivations &la)
 {
-    const StrategyConfig &st = c.strategy;
+    const StrategyConfig &st = config.strategy;
     if (st.recompute_granularity == RecomputeGranularity::Full)
         return "Tensor policies: not applied under full recompute, which keeps only each group's input.";
     std::string rules;
@@ -448,13 +448,13 @@ std::string scheduleNote(PipelineSchedule s)
 void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x, std::int64_t moeLayers,
                       const ParamCount &denseOnRank, const ParamCount &expertOnRank)
 {
-    const Config &c = x.c;
-    const int zero = c.parallelism.zero_stage;
+    const Config &config = x.config;
+    const int zero = config.parallelism.zero_stage;
     // Gradient reduction: one bucket in flight (PyTorch DDP copies into buckets;
     // Megatron reduces in place but NCCL still stages a bucket's worth).
     if (x.dp > 1 || x.edp > 1) {
         const std::int64_t elems
-            = std::min<std::int64_t>(c.strategy.ddp_bucket_size, denseOnRank.params + expertOnRank.params);
+            = std::min<std::int64_t>(config.strategy.ddp_bucket_size, denseOnRank.params + expertOnRank.params);
         rb.add(Category::Communication, Placement::Device, "Gradient reduction bucket", elems * x.sb.grad,
                num(elems) + " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × " + x.sb.gradWhy);
     }
@@ -464,8 +464,9 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
         const std::int64_t gathered = 2 * (lp.dense.params + lp.expert.params);
         // torchao's float8 all-gather (torchtitan): the linear weights travel and land in FP8.
         std::int64_t inFp8 = 0;
-        if (c.training.fp8_recipe != Fp8Recipe::None && c.strategy.fp8_implementation == Fp8Implementation::Torchao) {
-            const Fp8LayerWeights f8 = fp8LayerWeights(c.model, moeLayers > 0, x.t, x.e, x.etp);
+        if (config.training.fp8_recipe != Fp8Recipe::None
+            && config.strategy.fp8_implementation == Fp8Implementation::Torchao) {
+            const Fp8LayerWeights f8 = fp8LayerWeights(config.model, moeLayers > 0, x.t, x.e, x.etp);
             inFp8 = 2 * (f8.dense + f8.expert);
         }
         rb.add(Category::Communication, Placement::Device, "ZeRO-3 gathered parameters",
@@ -475,18 +476,20 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
                    + (inFp8 > 0 ? ", of which " + num(inFp8) + " linear weights at 1 B (FP8 all-gather)" : ""));
     }
     if (moeLayers > 0 && x.e > 1) {
-        const ModelConfig &m = c.model;
-        const std::int64_t A = activationBytes(c);
-        const bool sp = c.parallelism.sequence_parallel && x.t > 1;
-        const std::int64_t tokens = c.training.seq_length / x.cp * c.training.micro_batch_size / (sp ? x.t : 1);
+        const ModelConfig &m = config.model;
+        const std::int64_t A = activationBytes(config);
+        const bool sp = config.parallelism.sequence_parallel && x.t > 1;
+        const std::int64_t tokens
+            = config.training.seq_length / x.cp * config.training.micro_batch_size / (sp ? x.t : 1);
         const std::int64_t copies = tokens * m.moe_router_topk;
         const Bytes send = copies * m.hidden_size * A;
         Bytes recv = 0;
         std::string recvWhy;
-        if (c.strategy.moe_expert_capacity_factor > 0) {
-            recv = static_cast<Bytes>(std::ceil(c.strategy.moe_expert_capacity_factor * static_cast<double>(copies)))
+        if (config.strategy.moe_expert_capacity_factor > 0) {
+            recv = static_cast<Bytes>(
+                       std::ceil(config.strategy.moe_expert_capacity_factor * static_cast<double>(copies)))
                    * m.hidden_size * A;
-            recvWhy = "capacity factor " + dec(c.strategy.moe_expert_capacity_factor) + " × " + num(copies)
+            recvWhy = "capacity factor " + dec(config.strategy.moe_expert_capacity_factor) + " × " + num(copies)
                       + " token copies";
         } else {
             const std::int64_t local = m.num_experts / x.e;
@@ -498,16 +501,17 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
         rb.add(Category::Communication, Placement::Device, "MoE all-to-all buffers", send + recv,
                "send " + num(copies) + " token copies (s·b/c" + std::string(sp ? "/t" : "") + "·k) × h × "
                    + std::to_string(A) + " B + receive " + recvWhy + " × h × " + std::to_string(A) + " B",
-               c.strategy.moe_expert_capacity_factor > 0 ? "static shapes from the capacity factor"
-                                                         : "dropless routing: receive buffer sized for the worst case");
+               config.strategy.moe_expert_capacity_factor > 0
+                   ? "static shapes from the capacity factor"
+                   : "dropless routing: receive buffer sized for the worst case");
     }
 }
 
 // `splitOps`: every rank's op order when the caller has scheduled it already; null: schedule here.
-Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *splitOps)
+Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>> *splitOps)
 {
-    const ParallelismConfig &par = c.parallelism;
-    Context x{c,
+    const ParallelismConfig &par = config.parallelism;
+    Context x{config,
               par.tensor_model_parallel_size,
               par.pipeline_model_parallel_size,
               par.virtual_pipeline_model_parallel_size,
@@ -515,10 +519,10 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
               par.context_parallel_size,
               par.expert_model_parallel_size,
               par.expertTensorParallel(),
-              c.microBatches(),
+              config.microBatches(),
               0,
               0,
-              stateBytes(c.training),
+              stateBytes(config.training),
               {},
               {},
               {},
@@ -527,25 +531,25 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
               {},
               {}};
     x.dp = x.d * x.cp;
-    x.edp = c.model.isMoe() ? std::max<std::int64_t>(1, x.t * x.cp * x.d / (x.etp * x.e)) : 1;
-    x.stages = stageLayers(c);
-    x.denseLayer = layerParams(c.model, false, x.t, x.e, x.etp);
-    x.moeLayer = c.model.isMoe() ? layerParams(c.model, true, x.t, x.e, x.etp) : x.denseLayer;
-    x.emb = embeddingParams(c.model, c.training.seq_length, x.t, x.p);
-    x.denseAct = layerActivations(c, false, false);
-    x.moeAct = c.model.isMoe() ? layerActivations(c, true, false) : x.denseAct;
-    x.stageAct = stageActivations(c);
+    x.edp = config.model.isMoe() ? std::max<std::int64_t>(1, x.t * x.cp * x.d / (x.etp * x.e)) : 1;
+    x.stages = stageLayers(config);
+    x.denseLayer = layerParams(config.model, false, x.t, x.e, x.etp);
+    x.moeLayer = config.model.isMoe() ? layerParams(config.model, true, x.t, x.e, x.etp) : x.denseLayer;
+    x.emb = embeddingParams(config.model, config.training.seq_length, x.t, x.p);
+    x.denseAct = layerActivations(config, false, false);
+    x.moeAct = config.model.isMoe() ? layerActivations(config, true, false) : x.denseAct;
+    x.stageAct = stageActivations(config);
     if (splitsBackward(par.schedule()))
-        x.splitOps = splitOps ? *splitOps : scheduleAllOps(par, x.m, weightPassShare(c, x.denseAct, x.moeAct));
+        x.splitOps = splitOps ? *splitOps : scheduleAllOps(par, x.m, weightPassShare(config, x.denseAct, x.moeAct));
 
     Ledger ledger;
-    ledger.total_parameters = totalParameters(c);
+    ledger.total_parameters = totalParameters(config);
     ledger.gpus = par.gpus();
     ledger.micro_batches = x.m;
-    ledger.capacity_bytes = c.hardware.hbm_bytes;
-    ledger.usable_bytes = c.hardware.usableBytes();
-    ledger.host_capacity_bytes = c.hardware.host_bytes;
-    for (const Problem &pr : validate(c))
+    ledger.capacity_bytes = config.hardware.hbm_bytes;
+    ledger.usable_bytes = config.hardware.usableBytes();
+    ledger.host_capacity_bytes = config.hardware.host_bytes;
+    for (const Problem &pr : validate(config))
         if (!pr.isError())
             ledger.warnings.push_back(pr);
 
@@ -560,7 +564,7 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
         for (std::int64_t k = 0; k < x.v; ++k) {
             const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
             for (std::int64_t i = 0; i < sl.count; ++i) {
-                const bool moe = c.model.isMoeLayer(sl.first + i);
+                const bool moe = config.model.isMoeLayer(sl.first + i);
                 moeLayers += moe;
                 const LayerParams &lp = moe ? x.moeLayer : x.denseLayer;
                 layersDense += lp.dense;
@@ -570,8 +574,8 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
         rank.layers = rankLayers(x.stages, x.p, r);
         bool first = false, last = false;
         for (std::int64_t k = 0; k < x.v; ++k) {
-            first |= isFirstStage(c.parallelism, r, k);
-            last |= isLastStage(c.parallelism, r, k);
+            first |= isFirstStage(config.parallelism, r, k);
+            last |= isLastStage(config.parallelism, r, k);
         }
         if (first) {
             firstStage += x.emb.word;
@@ -591,7 +595,7 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
                        "the expert-data-parallel group");
         addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", firstStage, x.dp, dpName);
         addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", lastStage, x.dp, dpName);
-        for (const Fp8Row &row : fp8LedgerRows(c, rank.layers - moeLayers, moeLayers, x.dp, x.edp))
+        for (const Fp8Row &row : fp8LedgerRows(config, rank.layers - moeLayers, moeLayers, x.dp, x.edp))
             rb.add(row.category, Placement::Device, row.label, row.bytes, row.formula, row.note);
 
         addOptimizerStepRows(rb, rank, x, r, layersDense, layersExpert);
@@ -601,8 +605,9 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
         denseOnRank += lastStage;
         addCommunication(rb, rank, x, moeLayers, denseOnRank, layersExpert);
 
-        rb.add(Category::Runtime, Placement::Device, "Runtime reserve", c.hardware.runtime_reserve_bytes,
-               "hardware.runtime_reserve_bytes = " + formatGB(static_cast<double>(c.hardware.runtime_reserve_bytes)),
+        rb.add(Category::Runtime, Placement::Device, "Runtime reserve", config.hardware.runtime_reserve_bytes,
+               "hardware.runtime_reserve_bytes = "
+                   + formatGB(static_cast<double>(config.hardware.runtime_reserve_bytes)),
                "CUDA context, cuBLAS/NCCL workspaces and allocator slack (2 GB is a common budget on Hopper- and "
                "Ampere-class GPUs)");
 
@@ -610,24 +615,40 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
             rank.device_total_bytes += rank.device[i];
             rank.host_total_bytes += rank.host[i];
         }
-        rank.fits = rank.device_total_bytes <= c.hardware.hbm_bytes;
+        rank.fits = rank.device_total_bytes <= config.hardware.hbm_bytes;
         if (rank.device_total_bytes > ledger.peak_bytes) {
             ledger.peak_bytes = rank.device_total_bytes;
             ledger.peak_rank = rank.pipeline_rank;
         }
-        rank.host_fits = hostFits(rank.host_total_bytes, c.hardware.host_bytes);
-        if (!rank.host_fits)
+        // Host DRAM rows against host_bytes, NVMe rows against nvme_bytes:
+        // an NVMe offload (ZeRO-Infinity) does not use the host's memory.
+        Bytes dram = 0, nvme = 0;
+        for (const LedgerEntry &e : rank.entries) {
+            if (e.placement == Placement::Host)
+                dram += e.bytes;
+            else if (e.placement == Placement::NVMe)
+                nvme += e.bytes;
+        }
+        const bool dramFits = hostFits(dram, config.hardware.host_bytes);
+        const bool nvmeFits = hostFits(nvme, config.hardware.nvme_bytes);
+        rank.host_fits = dramFits && nvmeFits;
+        if (!dramFits)
             ledger.warnings.push_back({"hardware.host_bytes",
-                                       "rank " + std::to_string(r) + " needs "
-                                           + formatGB(static_cast<double>(rank.host_total_bytes))
+                                       "rank " + std::to_string(r) + " needs " + formatGB(static_cast<double>(dram))
                                            + " of host memory, more than the "
-                                           + formatGB(static_cast<double>(c.hardware.host_bytes)) + " per GPU",
+                                           + formatGB(static_cast<double>(config.hardware.host_bytes)) + " per GPU",
                                        "offload to NVMe or shard with ZeRO", Problem::Severity::Warning});
+        if (!nvmeFits)
+            ledger.warnings.push_back({"hardware.nvme_bytes",
+                                       "rank " + std::to_string(r) + " needs " + formatGB(static_cast<double>(nvme))
+                                           + " of NVMe, more than the "
+                                           + formatGB(static_cast<double>(config.hardware.nvme_bytes)) + " per GPU",
+                                       "shard with ZeRO over more GPUs", Problem::Severity::Warning});
     }
 
     // The choices in force, in words: every number explains itself (docs/accounting.md).
-    const StrategyConfig &st = c.strategy;
-    const int A = activationBytes(c);
+    const StrategyConfig &st = config.strategy;
+    const int A = activationBytes(config);
     ledger.choices.push_back(
         "Activations are " + std::to_string(A) + "-byte elements; dropout masks are "
         + (st.dropout_mask_dtype == DropoutMaskDtype::Bool
@@ -639,13 +660,13 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
         + (st.norm_stats_dtype == NormStatsDtype::None
                ? "not counted (norm_stats_dtype = none, as Korthikanti et al.'s formulas)."
                : (st.norm_stats_dtype == NormStatsDtype::FP32 ? "fp32" : "activation-dtype")
-                     + std::string(c.model.normalization == Normalization::LayerNorm ? " mean and rstd" : " rstd")
+                     + std::string(config.model.normalization == Normalization::LayerNorm ? " mean and rstd" : " rstd")
                      + " per token (norm_stats_dtype = " + std::string(normStatsName(st.norm_stats_dtype)) + ")."));
     ledger.choices.push_back(
         st.flash_attention
             ? "Attention: FlashAttention; the s×s scores are never stored, only an fp32 log-sum-exp per row."
             : "Attention: unfused; softmax output"
-                  + std::string(c.model.attention_dropout > 0 ? ", dropout mask and dropout output" : "")
+                  + std::string(config.model.attention_dropout > 0 ? ", dropout mask and dropout output" : "")
                   + " are stored per head (the 5as²b term).");
     if (par.sequence_parallel && x.t > 1)
         ledger.choices.push_back(
@@ -660,7 +681,7 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
                                     : "")
                              + ".");
     if (!st.tensor_policies.empty())
-        ledger.choices.push_back(tensorPolicyChoice(c, x.denseAct));
+        ledger.choices.push_back(tensorPolicyChoice(config, x.denseAct));
     ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over "
                              + countOf(double(x.p), "stage", "stages") + " with " + num(x.m)
                              + " micro-batches per iteration" + scheduleNote(par.schedule()));
@@ -683,7 +704,7 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
               "gradient in place."
             : "Loss: PyTorch's F.cross_entropy on fp32 logits saves the log-softmax; its backward holds two "
               "fp32 vocabulary-sized gradients at once.");
-    if (c.training.optimizer == Optimizer::Adam || c.training.optimizer == Optimizer::AdamW)
+    if (config.training.optimizer == Optimizer::Adam || config.training.optimizer == Optimizer::AdamW)
         ledger.choices.push_back(
             st.optimizer_kernel == OptimizerKernel::Fused ? "Optimizer step: a fused Adam kernel (Apex or Transformer "
                                                             "Engine FusedAdam, torch fused=True) updates in place."
@@ -691,7 +712,7 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
                 ? "Optimizer step: torch.optim's foreach Adam allocates sqrt(exp_avg_sq) for the whole shard at once."
                 : "Optimizer step: torch.optim's single-tensor Adam allocates two temporaries of one parameter tensor "
                   "at a time.");
-    if (const std::string fp8 = fp8Choice(c); !fp8.empty())
+    if (const std::string fp8 = fp8Choice(config); !fp8.empty())
         ledger.choices.push_back(fp8);
     if (x.sb.muon)
         ledger.choices.push_back(
@@ -699,7 +720,7 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
             "layer, norms and biases (Moonlight); Newton–Schulz runs "
             + std::to_string(kNewtonSchulzSteps)
             + " bf16 iterations per matrix, each gathered whole on demand under TP or ZeRO; every rank "
-            + (c.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
+            + (config.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
                    ? "computes all its matrices whole (muon_newton_schulz = redundant, as Moonlight's Distributed "
                      "Muon)."
                    : "iterates on 1/(d·c) of the matrices (muon_newton_schulz = layer_wise, as Megatron-LM's "
@@ -709,25 +730,25 @@ Ledger ledgerOf(const Config &c, const std::vector<std::vector<PipelineOp>> *spl
             "Gradient offload: gradients stream to the host during backward through a device double buffer of two "
             "ddp_bucket_size buckets; the optimizer step runs on the CPU and the updated weights come back "
             "(ZeRO-Offload).");
-    if (c.model.isMoe())
+    if (config.model.isMoe())
         ledger.choices.push_back(
-            "MoE: expert activations assume balanced routing (top-" + num(c.model.moe_router_topk)
+            "MoE: expert activations assume balanced routing (top-" + num(config.model.moe_router_topk)
             + " copies per token); all-to-all buffers are sized for "
             + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
-    balanceActivations(ledger, c); // strategy.pipeline_activation_balance: moves rows, then re-totals
+    balanceActivations(ledger, config); // strategy.pipeline_activation_balance: moves rows, then re-totals
     return ledger;
 }
 
 } // namespace
 
-Ledger computeLedger(const Config &c)
+Ledger computeLedger(const Config &config)
 {
-    return ledgerOf(c, nullptr);
+    return ledgerOf(config, nullptr);
 }
 
-Ledger computeLedger(const Config &c, const std::vector<std::vector<PipelineOp>> &ops)
+Ledger computeLedger(const Config &config, const std::vector<std::vector<PipelineOp>> &ops)
 {
-    return ledgerOf(c, &ops);
+    return ledgerOf(config, &ops);
 }
 
 } // namespace memledger

@@ -61,8 +61,8 @@ struct RankLedger
     Bytes device_total_bytes = 0;
     Bytes host_total_bytes = 0;
     bool fits = false; // device total <= hbm capacity
-    // Host total (host DRAM and NVMe rows) <= hardware.host_bytes: whether what
-    // this rank offloads fits the host memory one GPU has (hostFits).
+    // Whether what this rank offloads fits where it goes (hostFits): its host
+    // DRAM rows within hardware.host_bytes and its NVMe rows within nvme_bytes.
     bool host_fits = true;
     // strategy.pipeline_activation_balance: saved activations this rank parks
     // in other ranks' memory, and other ranks' it holds (both in device_total_bytes).

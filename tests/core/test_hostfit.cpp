@@ -76,6 +76,25 @@ TEST_CASE("Host fit: no host memory means any offloaded byte is over it; nothing
     CHECK_FALSE(hostFits(101, 100));
 }
 
+TEST_CASE("Host fit: NVMe rows count against the NVMe, not the host's memory (ZeRO-Infinity)", "[ledger][host]")
+{
+    // The same 12 bytes per parameter, offloaded to NVMe instead: host memory
+    // of zero still fits; NVMe one byte short of them does not.
+    const std::string nvme = "strategy.optimizer_offload=nvme";
+    const Ledger onNvme = computeLedger(scenario("seed-000-7b-c-offload", {nvme, hostBytes(0)}));
+    CHECK(onNvme.ranks[0].host_total_bytes == kHostBytes);
+    CHECK(onNvme.hostFits());
+    CHECK_FALSE(warnsOfHost(onNvme));
+
+    const Ledger short1 = computeLedger(
+        scenario("seed-000-7b-c-offload", {nvme, "hardware.nvme_bytes=" + std::to_string(kHostBytes - 1)}));
+    CHECK_FALSE(short1.hostFits());
+    bool warned = false;
+    for (const Problem &p : short1.warnings)
+        warned = warned || p.path == "hardware.nvme_bytes";
+    CHECK(warned);
+}
+
 TEST_CASE("Host fit: each pipeline rank has its own verdict", "[ledger][host]")
 {
     // Plan C over two pipeline stages: each rank offloads the optimizer of its
