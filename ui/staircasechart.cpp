@@ -14,6 +14,8 @@
 #include "ui/chartupdate.h"
 #include "ui/qtstring.h"
 
+#include <cmath>
+
 namespace memledger::ui {
 
 StaircaseChart::StaircaseChart(QWidget *parent)
@@ -87,6 +89,18 @@ void StaircaseChart::fitTexts()
     setNiceRange(m_axisCount, thinTicks(m_countRange, height, m_axisCount->labelsFont()));
     setFittedAxisTitle(m_axisBytes, tr("activations, GB"), tr("GB"), height);
     setFittedAxisTitle(m_axisCount, tr("micro-batches in flight"), tr("in flight"), height);
+    // Qt Charts squeezes the two vertical axes when together they would take
+    // more than 40 % of the chart's width (CartesianChartLayout's
+    // maxAxisPortion) and then cuts their titles to "…": the chart asks for
+    // the width that keeps both whole (labels, a title line, Qt's paddings).
+    const auto axisWidth = [](const QValueAxis *axis) {
+        const QFontMetricsF labels(axis->labelsFont()), title(axis->titleFont());
+        const int lines = axis->titleText().count(QStringLiteral("<br>")) + 1;
+        return labels.horizontalAdvance(QString::number(axis->max(), 'f', 1)) + lines * title.height() + 16.0;
+    };
+    const int minimum = static_cast<int>(std::ceil((axisWidth(m_axisBytes) + axisWidth(m_axisCount)) / 0.4)) + 48;
+    if (minimumWidth() != minimum)
+        setMinimumWidth(minimum);
     setWrappedChartTitle(chart(), titleText(), width());
 }
 
