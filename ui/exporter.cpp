@@ -3,6 +3,7 @@
 
 #include <QImageWriter>
 #include <QPainter>
+#include <QPixmap>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QWidget>
@@ -48,6 +49,12 @@ void paintCaptioned(QPainter &painter, QWidget *widget, const QString &caption)
 QImage renderImage(QWidget *widget, double scale, const QString &caption)
 {
     scale = std::clamp(scale, 0.25, 8.0);
+    // Laid out first as render() and grab() do (a chart in a window never
+    // shown is sized by its layout only then), so the image has its final size.
+    {
+        QPixmap probe(1, 1);
+        widget->render(&probe, QPoint(), QRegion(0, 0, 1, 1));
+    }
     const QRect strip = captionRect(widget, caption);
     const QSize logical(widget->width(), widget->height() + strip.height());
     // Drawn again at the scale, not a grab scaled up: the charts' shapes and
