@@ -1232,19 +1232,16 @@ void MainWindow::updateComparison(bool pinsChanged)
 
 void MainWindow::updateProblems()
 {
-    m_problems->clear();
-    const QIcon errorIcon = style()->standardIcon(QStyle::SP_MessageBoxCritical);
-    const QIcon warningIcon = style()->standardIcon(QStyle::SP_MessageBoxWarning);
-    const QIcon noteIcon = style()->standardIcon(QStyle::SP_MessageBoxInformation);
-
+    enum Kind { Error, Warning, Note };
     // Ledger warnings repeat the validation warnings; show each line once.
+    std::vector<std::pair<Kind, QString>> lines;
     QSet<QString> seen;
     const auto add = [&](const Problem &problem) {
-        const QString text = QString::fromStdString(problem.toString());
+        QString text = QString::fromStdString(problem.toString());
         if (seen.contains(text))
             return;
         seen.insert(text);
-        m_problems->addItem(new QListWidgetItem(problem.isError() ? errorIcon : warningIcon, text));
+        lines.emplace_back(problem.isError() ? Error : Warning, std::move(text));
     };
     for (const Problem &problem : m_document->problems())
         add(problem);
@@ -1252,16 +1249,38 @@ void MainWindow::updateProblems()
         for (const Problem &problem : m_document->ledger().warnings)
             add(problem);
         for (const std::string &choice : m_document->ledger().choices)
-            m_problems->addItem(new QListWidgetItem(noteIcon, QString::fromStdString(choice)));
+            lines.emplace_back(Note, QString::fromStdString(choice));
+    }
+    // Most moves of a control leave the list as it was: then it is left alone,
+    // not cleared and laid out and painted again (the bench's profile had the
+    // list's layout and paint at a fifth of a move's time).
+    bool same = m_problems->count() == static_cast<int>(lines.size());
+    for (int i = 0; same && i < m_problems->count(); ++i) {
+        const QListWidgetItem *item = m_problems->item(i);
+        same = item->data(Qt::UserRole).toInt() == lines[static_cast<std::size_t>(i)].first
+               && item->text() == lines[static_cast<std::size_t>(i)].second;
+    }
+    if (!same) {
+        m_problems->clear();
+        const QIcon icons[] = {style()->standardIcon(QStyle::SP_MessageBoxCritical),
+                               style()->standardIcon(QStyle::SP_MessageBoxWarning),
+                               style()->standardIcon(QStyle::SP_MessageBoxInformation)};
+        for (const auto &[kind, text] : lines) {
+            auto *item = new QListWidgetItem(icons[kind], text);
+            item->setData(Qt::UserRole, static_cast<int>(kind));
+            m_problems->addItem(item);
+        }
     }
 
     const auto errors = std::count_if(m_document->problems().begin(), m_document->problems().end(),
                                       [](const Problem &p) { return p.isError(); });
+    QString message;
     if (errors > 0)
-        statusBar()->showMessage(errors == 1 ? tr("1 error in the configuration")
-                                             : tr("%1 errors in the configuration").arg(errors));
+        message = errors == 1 ? tr("1 error in the configuration") : tr("%1 errors in the configuration").arg(errors);
     else if (!m_document->source().isEmpty())
-        statusBar()->showMessage(tr("Showing %1").arg(m_document->source()));
+        message = tr("Showing %1").arg(m_document->source());
+    if (!message.isEmpty() && statusBar()->currentMessage() != message)
+        statusBar()->showMessage(message);
 }
 
 } // namespace memledger::ui
