@@ -120,14 +120,31 @@ void setWrappedChartTitle(QChart *chart, const QString &title, double width)
     setChartTitle(chart, lines.join(QStringLiteral("<br>")));
 }
 
-void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString &shortTitle, double height)
+void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString &shortTitle, double height,
+                        bool allowTwoLines)
 {
     // As the labels: 4 px of padding at each end, half a pixel of margin, and a pixel for rounding.
     const QFontMetricsF fm(axis->titleFont());
-    const double room = height - 2 * 4.0 - 2.0;
-    const QString fitted = fm.horizontalAdvance(title) <= room        ? title
-                           : fm.horizontalAdvance(shortTitle) <= room ? shortTitle
-                                                                      : QString();
+    // And Qt lays a title out as a text document with 4 px margins each side.
+    const double room = height - 2 * 4.0 - 2.0 - 2 * 4.0;
+    // Next best to the whole title on one line: the whole title on two, split
+    // at the space nearest its middle (a short plot keeps every word). Qt
+    // measures a rich-text title with its document's margins: a line's height
+    // of slack keeps it from cutting the two lines ("micro-batche…"). Not on a
+    // right-hand axis: Qt 6.4 sizes its title for one line and cuts the second.
+    QString twoLines;
+    double twoLinesWidth = 0;
+    for (qsizetype at = title.indexOf(QLatin1Char(' ')); at > 0; at = title.indexOf(QLatin1Char(' '), at + 1)) {
+        const double widest = std::max(fm.horizontalAdvance(title.left(at)), fm.horizontalAdvance(title.mid(at + 1)));
+        if (twoLines.isEmpty() || widest < twoLinesWidth) {
+            twoLines = title.left(at).toHtmlEscaped() + QStringLiteral("<br>") + title.mid(at + 1).toHtmlEscaped();
+            twoLinesWidth = widest;
+        }
+    }
+    const QString fitted = fm.horizontalAdvance(title) <= room                                           ? title
+                           : !twoLines.isEmpty() && twoLinesWidth + fm.height() <= room && allowTwoLines ? twoLines
+                           : fm.horizontalAdvance(shortTitle) <= room                                    ? shortTitle
+                                                                                                         : QString();
     setAxisTitle(axis, fitted);
 }
 

@@ -41,7 +41,8 @@ void setChartTitle(QChart *chart, const QString &title);
 void setWrappedChartTitle(QChart *chart, const QString &title, double width);
 // A vertical axis's title, or the shorter one, or none, whichever fits the
 // plot's height unelided (the chart's legend or title still names the series).
-void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString &shortTitle, double height);
+void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString &shortTitle, double height,
+                        bool allowTwoLines = true);
 
 // The pipeline-rank axis under bars drawn at x = 0 … count - 1: a value axis
 // from -0.5 to count - 0.5 (Qt Charts elides a category axis's labels to one

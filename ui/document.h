@@ -48,6 +48,10 @@ public:
     };
     static constexpr int kMaxPins = 4;
     const std::vector<Pin> &pins() const { return m_pins; }
+    // A pin of the current plan's model, the only ones drawn beside it: a
+    // plan of another model is not an alternative to this one. Pins of other
+    // models are kept (they come back with their model) until cleared.
+    bool isComparable(const Pin &pin) const { return pin.config.model == m_config.model; }
     // Pins the current plan (the oldest pin makes room when full); false without a valid ledger.
     bool pinCurrent();
     void clearPins();

@@ -3,17 +3,80 @@
 
 #include <QImageWriter>
 #include <QPainter>
+#include <QPixmap>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QWidget>
 
 #include "core/formats/preset.h"
 
+#include <algorithm>
+
 namespace memledger::ui {
 
-bool exportImage(QWidget *widget, const QString &path, QString *error)
+namespace {
+
+constexpr int kCaptionPad = 6;
+
+// The caption's rectangle under a chart `width` wide: as many lines as the text
+// needs at that width (a caption is never elided: it is what names the plan).
+QRect captionRect(const QWidget *widget, const QString &caption)
 {
-    const QImage image = widget->grab().toImage();
+    if (caption.isEmpty())
+        return {};
+    const int width = widget->width();
+    const QRect text = widget->fontMetrics().boundingRect(QRect(0, 0, std::max(1, width - 2 * kCaptionPad), 100000),
+                                                          Qt::TextWordWrap, caption);
+    return {0, widget->height(), width, text.height() + 2 * kCaptionPad};
+}
+
+// The chart, then the caption strip in the chart's colours under it.
+void paintCaptioned(QPainter &painter, QWidget *widget, const QString &caption)
+{
+    widget->render(&painter, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+    const QRect strip = captionRect(widget, caption);
+    if (strip.isEmpty())
+        return;
+    painter.fillRect(strip, widget->palette().color(QPalette::Window));
+    painter.setPen(widget->palette().color(QPalette::WindowText));
+    painter.setFont(widget->font());
+    painter.drawText(strip.adjusted(kCaptionPad, kCaptionPad, -kCaptionPad, -kCaptionPad),
+                     Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption);
+}
+
+} // namespace
+
+QImage renderImage(QWidget *widget, double scale, const QString &caption)
+{
+    scale = std::clamp(scale, 0.25, 8.0);
+    // Laid out first as render() and grab() do (a chart in a window never
+    // shown is sized by its layout only then), so the image has its final size.
+    {
+        QPixmap probe(1, 1);
+        widget->render(&probe, QPoint(), QRegion(0, 0, 1, 1));
+    }
+    const QRect strip = captionRect(widget, caption);
+    const QSize logical(widget->width(), widget->height() + strip.height());
+    // Drawn again at the scale, not a grab scaled up: the charts' shapes and
+    // text are vectors, so a 2x image is as sharp as a 2x screen would show it.
+    QImage image((QSizeF(logical) * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(scale);
+    image.fill(widget->palette().color(QPalette::Window));
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.setRenderHint(QPainter::TextAntialiasing);
+        paintCaptioned(painter, widget, caption);
+    }
+    // The caption also as the PNG's Description text chunk, for a reader that indexes images.
+    if (!caption.isEmpty())
+        image.setText(QStringLiteral("Description"), caption);
+    return image;
+}
+
+bool exportImage(QWidget *widget, const QString &path, QString *error, double scale, const QString &caption)
+{
+    const QImage image = renderImage(widget, scale, caption);
     // Through QSaveFile: a failed write leaves the old image in place.
     // Unbuffered: Qt 6.4's commit() ignores a failed flush of its buffer
     // (see Document::saveFile).
@@ -41,7 +104,7 @@ bool exportImage(QWidget *widget, const QString &path, QString *error)
     return true;
 }
 
-bool exportSvg(QWidget *widget, const QString &path, const QString &title, QString *error)
+bool exportSvg(QWidget *widget, const QString &path, const QString &title, QString *error, const QString &caption)
 {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered)) {
@@ -51,13 +114,15 @@ bool exportSvg(QWidget *widget, const QString &path, const QString &title, QStri
     }
     QSvgGenerator generator;
     generator.setOutputDevice(&file);
-    generator.setSize(widget->size());
-    generator.setViewBox(QRect(QPoint(0, 0), widget->size()));
+    const QSize size(widget->width(), widget->height() + captionRect(widget, caption).height());
+    generator.setSize(size);
+    generator.setViewBox(QRect(QPoint(0, 0), size));
     generator.setTitle(title);
-    generator.setDescription(QStringLiteral("Exported from MemLedger"));
+    generator.setDescription(caption.isEmpty() ? QStringLiteral("Exported from MemLedger")
+                                               : QStringLiteral("Exported from MemLedger: %1").arg(caption));
     {
         QPainter painter(&generator);
-        widget->render(&painter);
+        paintCaptioned(painter, widget, caption);
     }
     if (file.error() != QFileDevice::NoError || !file.commit()) {
         if (error)

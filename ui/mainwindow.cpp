@@ -2,6 +2,7 @@
 #include "ui/mainwindow.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
@@ -16,6 +17,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QHelpEvent>
 #include <QKeySequence>
 #include <QLabel>
 #include <QListWidget>
@@ -23,6 +25,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPainter>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSet>
 #include <QSettings>
@@ -34,7 +37,9 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QTimer>
 #include <QToolButton>
+#include <QToolTip>
 #include <QTreeView>
 #include <QUndoStack>
 #include <QUrl>
@@ -42,6 +47,7 @@
 
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
+#include "core/peakcompare.h"
 #include "core/reports/report.h"
 #include "core/steptime.h"
 #include "core/units.h"
@@ -133,6 +139,74 @@ protected:
         painter.drawText(rect(), Qt::AlignLeft | Qt::AlignVCenter,
                          fontMetrics().elidedText(text(), Qt::ElideRight, width()));
     }
+};
+
+// The header's tooltip, made when it is shown: it needs the simulated
+// iteration, which a slider drag should not pay for on every move.
+class HeaderToolTip : public QObject
+{
+public:
+    HeaderToolTip(std::function<QString()> text, QObject *parent)
+        : QObject(parent)
+        , m_text(std::move(text))
+    { }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() != QEvent::ToolTip)
+            return false;
+        auto *widget = static_cast<QWidget *>(watched);
+        QToolTip::showText(static_cast<QHelpEvent *>(event)->globalPos(), m_text(), widget);
+        return true;
+    }
+
+private:
+    std::function<QString()> m_text;
+};
+
+// "Ctrl+O sometimes does nothing after a dialog closes" (issue 16): a window's
+// shortcuts fire only while it is the active window, and a platform that does
+// not hand activation back when a modal dialog goes (offscreen always; X11
+// window managers when the dialog is destroyed rather than hidden, as the
+// static QMessageBox and QFileDialog functions do) leaves no window active
+// until the user clicks one. When a modal dialog of this window closes and
+// nothing else took over, the window takes activation back.
+class ReactivateAfterModal : public QObject
+{
+public:
+    explicit ReactivateAfterModal(QWidget *window)
+        : QObject(window)
+        , m_window(window)
+    { }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() != QEvent::Hide || !watched->isWidgetType() || watched == m_window)
+            return false;
+        auto *dialog = static_cast<QWidget *>(watched);
+        if (!dialog->isWindow() || !dialog->isModal() || !ownedByWindow(dialog))
+            return false;
+        // Once the dialog is gone (a static dialog function destroys it on return).
+        QTimer::singleShot(0, m_window, [window = m_window] {
+            const QWidget *active = QApplication::activeWindow();
+            if (window->isVisible() && !QApplication::activeModalWidget() && (!active || !active->isVisible()))
+                window->activateWindow();
+        });
+        return false;
+    }
+
+private:
+    bool ownedByWindow(const QWidget *dialog) const
+    {
+        for (const QWidget *w = dialog->parentWidget(); w; w = w->parentWidget())
+            if (w == m_window)
+                return true;
+        return false;
+    }
+
+    QWidget *m_window;
 };
 
 const RankLedger *findRank(const Ledger &ledger, int pipelineRank)
@@ -359,6 +433,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         statusBar()->showMessage(tr("The measured trace could not be held against this plan: %1").arg(message));
     });
 
+    m_header->installEventFilter(new HeaderToolTip([this] { return peakToolTip(); }, m_header));
+    qApp->installEventFilter(new ReactivateAfterModal(this));
     connect(m_document, &Document::sourceChanged, this, &MainWindow::updateTitle);
     connect(m_document->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
     connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
@@ -366,12 +442,12 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     // Last of an edit's signals (after the config and the ledger): the header reads all three, once.
     connect(m_document, &Document::problemsChanged, this, &MainWindow::updateHeader);
     connect(m_document, &Document::pinsChanged, this, [this] {
-        std::vector<MemoryBarsChart::Compared> plans;
-        for (const Document::Pin &pin : m_document->pins())
-            plans.push_back({pin.name, pin.ledger});
-        m_bars->setComparison(plans);
-        m_views->setCurrentIndex(kMemoryTab);
+        updateComparison(true);
+        if (!m_shownPins.empty())
+            m_views->setCurrentIndex(kMemoryTab);
     });
+    // Another model (a file, a scenario, a slide): its own pins only.
+    connect(m_document, &Document::configChanged, this, [this] { updateComparison(false); });
 
     if (QSettings().value(QStringLiteral("darkPalette"), false).toBool())
         setDark(true);
@@ -441,6 +517,26 @@ void MainWindow::createMenus()
         exportLedgerText(tr("Markdown (*.md)"), QStringLiteral("md"),
                          ledgerToMarkdown(m_document->config(), m_document->ledger()));
     });
+    exports->addAction(tr("Found plans as CSV…"), this, [this] {
+        m_views->setCurrentIndex(kFindTab);
+        if (!m_planFinder->exportButton()->isEnabled())
+            m_planFinder->findPlans();
+        m_planFinder->exportButton()->click();
+    });
+    // PNGs are drawn again at this many device pixels per pixel (a slide, a
+    // paper's figure); SVGs are vectors and need none.
+    QMenu *scaleMenu = exports->addMenu(tr("PNG &scale"));
+    auto *scales = new QActionGroup(scaleMenu);
+    for (int scale : {1, 2, 3, 4}) {
+        QAction *a = scaleMenu->addAction(tr("%1× the window's pixels").arg(scale));
+        a->setCheckable(true);
+        a->setData(scale);
+        scales->addAction(a);
+        connect(a, &QAction::triggered, this, [this, scale] { setImageScale(scale); });
+    }
+    m_imageScale = std::clamp(QSettings().value(QStringLiteral("exportScale"), 2.0).toDouble(), 1.0, 4.0);
+    for (QAction *a : scales->actions())
+        a->setChecked(a->data().toInt() == static_cast<int>(m_imageScale));
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcuts(QKeySequence::keyBindings(QKeySequence::Quit).isEmpty()
@@ -638,16 +734,53 @@ void MainWindow::exportChart(QWidget *chart, const QString &title)
     QString filter;
     const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(title), QString(),
                                                       tr("PNG image (*.png);;SVG drawing (*.svg)"), &filter);
-    if (path.isEmpty())
-        return;
+    if (!path.isEmpty())
+        exportChartTo(chart, title, path);
+}
+
+bool MainWindow::exportChartTo(QWidget *chart, const QString &title, const QString &path)
+{
+    refreshCurrentView(); // a chart brought up just now draws the current plan
     QString error;
+    const QString caption = exportCaption();
     const bool svg = path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive);
-    const bool ok = svg ? exportSvg(chart, path, title, &error) : exportImage(chart, path, &error);
+    const bool ok = svg ? exportSvg(chart, path, title, &error, caption)
+                        : exportImage(chart, path, &error, m_imageScale, caption);
     if (!ok) {
         QMessageBox::warning(this, tr("Export failed"), tr("%1 could not be written: %2").arg(path, error));
-        return;
+        return false;
     }
-    statusBar()->showMessage(tr("Exported %1").arg(path));
+    statusBar()->showMessage(svg ? tr("Exported %1").arg(path)
+                                 : tr("Exported %1 at %2× (File > Export > PNG scale)").arg(path).arg(m_imageScale));
+    return true;
+}
+
+void MainWindow::setImageScale(double scale)
+{
+    m_imageScale = std::clamp(scale, 1.0, 4.0);
+    QSettings().setValue(QStringLiteral("exportScale"), m_imageScale);
+}
+
+QString MainWindow::exportCaption() const
+{
+    // The plan the charts show (the last valid one while an edit has errors),
+    // in the header's words: its name, parameters, core's parallel summary,
+    // the sequence and micro-batch, the device and the ledger's peak.
+    const Config &planned = m_document->ledgerConfig();
+    const Ledger &ledger = m_document->ledger();
+    QString caption = tr("%1: %2 parameters · %3 · %4-token sequences, micro-batch %5 · %6")
+                          .arg(QString::fromStdString(planned.name), parameterCountText(ledger.total_parameters),
+                               toQString(parallelSummary(planned)))
+                          .arg(planned.training.seq_length)
+                          .arg(planned.training.micro_batch_size)
+                          .arg(QString::fromStdString(planned.hardware.name));
+    if (m_document->hasLedger())
+        caption += tr(" · ledger peak %1 of %2 on rank %3")
+                       .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes))
+                       .arg(ledger.peak_rank);
+    if (m_document->isStale())
+        caption += tr(" (the last valid plan: the current one has errors)");
+    return caption;
 }
 
 void MainWindow::exportLedgerText(const QString &filter, const QString &suffix, const std::string &text)
@@ -669,8 +802,9 @@ void MainWindow::openFile()
 {
     if (!maybeSave())
         return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open preset"), QString(),
-                                                      tr("MemLedger presets (*.json);;All files (*)"));
+    const QString path = m_openChooser ? m_openChooser(this)
+                                       : QFileDialog::getOpenFileName(this, tr("Open preset"), QString(),
+                                                                      tr("MemLedger presets (*.json);;All files (*)"));
     if (!path.isEmpty())
         openPath(path);
 }
@@ -1012,7 +1146,7 @@ void MainWindow::updateHeader()
     QString peak;
     if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
         const bool fits = ledger.fits(); // core's verdict: every rank within the device
-        peak = tr("Peak: rank %1, %2 of %3 (%4) — %5")
+        peak = tr("Ledger peak: rank %1, %2 of %3 (%4) — %5")
                    .arg(rank->pipeline_rank)
                    .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
                         toQString(formatGiB(static_cast<double>(ledger.capacity_bytes))),
@@ -1061,27 +1195,59 @@ void MainWindow::updateHeader()
         m_header->setContent(title, tr("As loaded, before the edits: %1").arg(description), false);
     else
         m_header->setContent(title, description, false);
-    // The detail line is elided; the tooltip has it whole.
-    m_header->setToolTip(
-        tr("%1\n%2 parameters in total")
-            .arg(QString::fromStdString(config.description), toQString(formatThousands(ledger.total_parameters))));
+    // The tooltip (the description whole, the two peaks) is made when it is asked for: see HeaderToolTip.
+}
+
+QString MainWindow::peakToolTip() const
+{
+    const Config &config = m_document->config();
+    QString tip = tr("%1\n%2 parameters in total")
+                      .arg(QString::fromStdString(config.description),
+                           toQString(formatThousands(m_document->ledger().total_parameters)));
+    if (m_document->hasLedger())
+        tip += QStringLiteral("\n\n") + tr("The header shows the ledger's peak (Lifetimes shows the timeline's). ")
+               + toQString(peakComparisonText(comparePeaks(m_document->timeline())));
+    return tip;
+}
+
+void MainWindow::updateComparison(bool pinsChanged)
+{
+    // Which pins are of this plan's model; on a plain edit nothing is redrawn
+    // unless that set changed (a slider drag must not rebuild the chart).
+    std::vector<std::size_t> comparable;
+    const std::vector<Document::Pin> &pins = m_document->pins();
+    for (std::size_t i = 0; i < pins.size(); ++i)
+        if (m_document->isComparable(pins[i]))
+            comparable.push_back(i);
+    if (!pinsChanged && comparable == m_shownPins)
+        return;
+    const bool wasComparing = !m_shownPins.empty();
+    m_shownPins = comparable;
+    std::vector<MemoryBarsChart::Compared> plans;
+    for (std::size_t i : comparable)
+        plans.push_back({pins[i].name, pins[i].ledger});
+    if (!plans.empty() || wasComparing || pinsChanged)
+        m_bars->setComparison(plans);
+    const std::size_t hidden = pins.size() - comparable.size();
+    if (comparable.empty() && hidden > 0)
+        statusBar()->showMessage(tr("%n pinned plan(s) of another model not shown: pins compare plans of one model "
+                                    "(View > Clear pinned plans)",
+                                    nullptr, static_cast<int>(hidden)),
+                                 6000);
 }
 
 void MainWindow::updateProblems()
 {
-    m_problems->clear();
-    const QIcon errorIcon = style()->standardIcon(QStyle::SP_MessageBoxCritical);
-    const QIcon warningIcon = style()->standardIcon(QStyle::SP_MessageBoxWarning);
-    const QIcon noteIcon = style()->standardIcon(QStyle::SP_MessageBoxInformation);
-
+    enum Kind { Error, Warning, Note };
     // Ledger warnings repeat the validation warnings; show each line once.
+    std::vector<std::pair<Kind, QString>> lines;
     QSet<QString> seen;
     const auto add = [&](const Problem &problem) {
-        const QString text = QString::fromStdString(problem.toString());
+        QString text = QString::fromStdString(problem.toString());
         if (seen.contains(text))
             return;
         seen.insert(text);
-        m_problems->addItem(new QListWidgetItem(problem.isError() ? errorIcon : warningIcon, text));
+        lines.emplace_back(problem.isError() ? Error : Warning, std::move(text));
     };
     for (const Problem &problem : m_document->problems())
         add(problem);
@@ -1089,16 +1255,38 @@ void MainWindow::updateProblems()
         for (const Problem &problem : m_document->ledger().warnings)
             add(problem);
         for (const std::string &choice : m_document->ledger().choices)
-            m_problems->addItem(new QListWidgetItem(noteIcon, QString::fromStdString(choice)));
+            lines.emplace_back(Note, QString::fromStdString(choice));
+    }
+    // Most moves of a control leave the list as it was: then it is left alone,
+    // not cleared and laid out and painted again (the bench's profile had the
+    // list's layout and paint at a fifth of a move's time).
+    bool same = m_problems->count() == static_cast<int>(lines.size());
+    for (int i = 0; same && i < m_problems->count(); ++i) {
+        const QListWidgetItem *item = m_problems->item(i);
+        same = item->data(Qt::UserRole).toInt() == lines[static_cast<std::size_t>(i)].first
+               && item->text() == lines[static_cast<std::size_t>(i)].second;
+    }
+    if (!same) {
+        m_problems->clear();
+        const QIcon icons[] = {style()->standardIcon(QStyle::SP_MessageBoxCritical),
+                               style()->standardIcon(QStyle::SP_MessageBoxWarning),
+                               style()->standardIcon(QStyle::SP_MessageBoxInformation)};
+        for (const auto &[kind, text] : lines) {
+            auto *item = new QListWidgetItem(icons[kind], text);
+            item->setData(Qt::UserRole, static_cast<int>(kind));
+            m_problems->addItem(item);
+        }
     }
 
     const auto errors = std::count_if(m_document->problems().begin(), m_document->problems().end(),
                                       [](const Problem &p) { return p.isError(); });
+    QString message;
     if (errors > 0)
-        statusBar()->showMessage(errors == 1 ? tr("1 error in the configuration")
-                                             : tr("%1 errors in the configuration").arg(errors));
+        message = errors == 1 ? tr("1 error in the configuration") : tr("%1 errors in the configuration").arg(errors);
     else if (!m_document->source().isEmpty())
-        statusBar()->showMessage(tr("Showing %1").arg(m_document->source()));
+        message = tr("Showing %1").arg(m_document->source());
+    if (!message.isEmpty() && statusBar()->currentMessage() != message)
+        statusBar()->showMessage(message);
 }
 
 } // namespace memledger::ui

@@ -6,7 +6,9 @@
 #include "ui/saveplandialog.h"
 
 #include <array>
+#include <functional>
 #include <string>
+#include <vector>
 
 class QAction;
 class QCheckBox;
@@ -83,6 +85,23 @@ public:
     bool openPath(const QString &path);
     // Light or dark palette for the window and the charts (remembered).
     void setDark(bool dark);
+    // What File > Open asks the user for a file with (QFileDialog by default;
+    // tests put a stub here). Returns the chosen path, or empty.
+    using FileChooser = std::function<QString(QWidget *parent)>;
+    void setOpenFileChooser(FileChooser chooser) { m_openChooser = std::move(chooser); }
+    // The line an exported chart carries under it: the model, the plan's
+    // parallel summary (core's, as the header shows it) and the device.
+    QString exportCaption() const;
+    // Writes `chart` to `path` (PNG at imageScale() device pixels per pixel,
+    // or SVG), captioned; a failure in a message box.
+    bool exportChartTo(QWidget *chart, const QString &title, const QString &path);
+    // The header's tooltip: which peak the header shows (the ledger's) and,
+    // from core's comparePeaks, the timeline's and the tensors that make them
+    // differ. Computed when asked (it needs the simulated iteration).
+    QString peakToolTip() const;
+    // Device pixels per pixel of exported PNGs (File > Export > Image scale; remembered).
+    double imageScale() const { return m_imageScale; }
+    void setImageScale(double scale);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -119,6 +138,8 @@ private:
     void refreshCurrentView();
     void updateHeader();
     void updateProblems();
+    // The memory chart's comparison: the pins of the current plan's model only.
+    void updateComparison(bool pinsChanged);
 
     Document *m_document;
     LedgerTableModel *m_model;
@@ -151,6 +172,9 @@ private:
     bool m_showMeasuredWhenImported = false;
     QMenu *m_recentMenu = nullptr;
     QDialog *m_shortcuts = nullptr;
+    FileChooser m_openChooser;
+    std::vector<std::size_t> m_shownPins; // the pins drawn beside the plan (indices into Document::pins)
+    double m_imageScale = 2.0;
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
 };
 

@@ -2,10 +2,13 @@
 #include "ui/planfinder.h"
 
 #include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QShowEvent>
 #include <QSignalBlocker>
@@ -18,8 +21,10 @@
 #include <QVBoxLayout>
 
 #include "core/planner/search.h"
+#include "core/reports/searchreport.h"
 #include "core/units.h"
 #include "ui/document.h"
+#include "ui/exporter.h"
 #include "ui/frontierplot.h"
 #include "ui/planfindermodel.h"
 #include "ui/qtstring.h"
@@ -43,6 +48,7 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     , m_margin(new QDoubleSpinBox(this))
     , m_top(new QSpinBox(this))
     , m_find(new QPushButton(tr("Find plans"), this))
+    , m_export(new QPushButton(tr("Export CSV…"), this))
     , m_summary(new QLabel(this))
     , m_stack(new QStackedWidget(this))
     , m_table(new QTableView(this))
@@ -78,6 +84,10 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     addLabelled(tr("&Top"), m_top);
     controls->addWidget(m_find);
     controls->addStretch(1);
+    m_export->setObjectName(QStringLiteral("exportPlans"));
+    m_export->setToolTip(tr("Save the plans found as a CSV file, one row per plan (File > Export has it too)"));
+    m_export->setEnabled(false);
+    controls->addWidget(m_export);
 
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -127,6 +137,7 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(document->config().parallelism.gpus(), 1, kMaxGpus)));
     connect(m_gpus, &QSpinBox::valueChanged, this, [this] { m_gpusEdited = true; });
     connect(m_find, &QPushButton::clicked, this, &PlanFinder::findPlans);
+    connect(m_export, &QPushButton::clicked, this, &PlanFinder::chooseExportPath);
     connect(m_table, &QTableView::activated, this, &PlanFinder::activate);
     connect(m_plot, &FrontierPlot::markerClicked, this, [this](int marker) {
         applyPlan(marker); // markers are the plans in rank order; the current plan's own marker comes after them
@@ -174,6 +185,7 @@ void PlanFinder::findPlans()
     if (hasErrors(m_document->problems())) {
         m_model->setResult({});
         m_searched = false;
+        m_export->setEnabled(false);
         m_notes->setText(tr("The configuration has errors (see the problems list); fix them before searching."));
         m_stack->setCurrentWidget(m_notes);
         m_summary->clear();
@@ -209,6 +221,7 @@ void PlanFinder::findPlans()
 
 void PlanFinder::showSummary()
 {
+    m_export->setEnabled(m_searched && !m_model->result().plans.empty());
     if (!m_searched) {
         m_summary->setText(
             tr("Searches every split of the GPUs into t, p, v, d, c and e with every micro-batch, ZeRO stage, "
@@ -323,6 +336,28 @@ void PlanFinder::documentChanged(const Config &config)
         if (isVisible() && !m_searched && m_document->hasLedger())
             findPlans();
     });
+}
+
+bool PlanFinder::exportCsv(const QString &path, QString *error)
+{
+    if (!m_searched || m_model->result().plans.empty()) {
+        if (error)
+            *error = tr("There are no plans to export: find plans first.");
+        return false;
+    }
+    return exportText(searchToCsv(m_model->result()), path, error);
+}
+
+void PlanFinder::chooseExportPath()
+{
+    QString path = QFileDialog::getSaveFileName(this, tr("Export the plans found"), QString(), tr("CSV (*.csv)"));
+    if (path.isEmpty())
+        return;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QStringLiteral(".csv");
+    QString error;
+    if (!exportCsv(path, &error))
+        QMessageBox::warning(this, tr("Export failed"), tr("%1 could not be written: %2").arg(path, error));
 }
 
 void PlanFinder::activate(const QModelIndex &index)

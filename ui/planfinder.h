@@ -49,6 +49,10 @@ public:
     // joined as a frontier, the current plan ringed; a click applies a plan.
     FrontierPlot *plot() const { return m_plot; }
     QString summary() const;
+    // Writes the plans found as CSV (core's searchToCsv), atomically; false
+    // with a reason in `error` (nothing found yet, or the write failed).
+    bool exportCsv(const QString &path, QString *error = nullptr);
+    QPushButton *exportButton() const { return m_export; }
 
 Q_SIGNALS:
     void planApplied(int row);
@@ -64,12 +68,14 @@ private:
     void documentChanged(const Config &config);
     void showSummary();
     void updatePlot();
+    void chooseExportPath();
 
     Document *m_document;
     QSpinBox *m_gpus;
     QDoubleSpinBox *m_margin;
     QSpinBox *m_top;
     QPushButton *m_find;
+    QPushButton *m_export; // "Export CSV…", enabled once plans were found
     QLabel *m_summary;
     QStackedWidget *m_stack;
     QTableView *m_table;

@@ -14,7 +14,15 @@
 #include "ui/chartupdate.h"
 #include "ui/qtstring.h"
 
+#include <cmath>
+
 namespace memledger::ui {
+
+namespace {
+// Below this height the balancing figures leave the title (about three lines of
+// title on a 300 px chart leave no plot).
+constexpr int kCompactTitleHeight = 320;
+} // namespace
 
 StaircaseChart::StaircaseChart(QWidget *parent)
     : QChartView(parent)
@@ -86,14 +94,32 @@ void StaircaseChart::fitTexts()
     setNiceRange(m_axisBytes, thinTicks(m_bytesRange, height, m_axisBytes->labelsFont()));
     setNiceRange(m_axisCount, thinTicks(m_countRange, height, m_axisCount->labelsFont()));
     setFittedAxisTitle(m_axisBytes, tr("activations, GB"), tr("GB"), height);
-    setFittedAxisTitle(m_axisCount, tr("micro-batches in flight"), tr("in flight"), height);
-    setWrappedChartTitle(chart(), titleText(), width());
+    setFittedAxisTitle(m_axisCount, tr("micro-batches in flight"), tr("in flight"), height, false);
+    // Qt Charts squeezes the two vertical axes when together they would take
+    // more than 40 % of the chart's width (CartesianChartLayout's
+    // maxAxisPortion) and then cuts their titles to "…": the chart asks for
+    // the width that keeps both whole (labels, a title line, Qt's paddings).
+    const auto axisWidth = [](const QValueAxis *axis) {
+        const QFontMetricsF labels(axis->labelsFont()), title(axis->titleFont());
+        const int lines = axis->titleText().count(QStringLiteral("<br>")) + 1;
+        return labels.horizontalAdvance(QString::number(axis->max(), 'f', 1)) + lines * title.height() + 16.0;
+    };
+    const int minimum = static_cast<int>(std::ceil((axisWidth(m_axisBytes) + axisWidth(m_axisCount)) / 0.4)) + 48;
+    if (minimumWidth() != minimum)
+        setMinimumWidth(minimum);
+    // A short chart (a talk slide on a small projector) keeps its plot: the
+    // balancing figures move from the title to the tooltip.
+    const bool compact = QWidget::height() < kCompactTitleHeight;
+    setWrappedChartTitle(chart(), titleText(compact), width());
+    setToolTip(compact && m_parkedBytes > 0 ? titleText() : QString());
 }
 
-QString StaircaseChart::titleText() const
+QString StaircaseChart::titleText(bool compact) const
 {
     if (m_parkedBytes <= 0)
         return tr("Activation staircase");
+    if (compact)
+        return tr("Activation staircase, balanced (dashed: before)");
     QString title = tr("Activation staircase, balanced: %1 parked (dashed: before)").arg(bytesText(m_parkedBytes));
     if (m_linkBytesPerS > 0)
         title += tr(", copies need %1 of %2 GB/s")

@@ -27,7 +27,8 @@ public:
     void setBalanceBandwidth(double neededBytesPerS, double linkBytesPerS);
     // The dashed outline of the activations before balancing (empty when nothing is parked).
     const QLineSeries *unbalancedOutline() const { return m_unbalanced; }
-    QString titleText() const;
+    // `compact`: without the balancing figures, for a short chart (they are in the tooltip).
+    QString titleText(bool compact = false) const;
     // Qt Charts' dark or light theme, with the category colours kept.
     void setDark(bool dark);
 

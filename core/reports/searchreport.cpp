@@ -54,6 +54,17 @@ nlohmann::json dimensionsToJson(const SearchResult &r)
     return out;
 }
 
+// RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled.
+std::string csvField(const std::string &text)
+{
+    if (text.find_first_of(",\"\r\n") == std::string::npos)
+        return text;
+    std::string out = "\"";
+    for (char ch : text)
+        out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return out + "\"";
+}
+
 } // namespace
 
 nlohmann::json searchToJson(const SearchResult &r, const SearchOptions &o)
@@ -115,6 +126,34 @@ std::string searchToTable(const SearchResult &r, const SearchOptions &o)
                 whyNot += "  " + std::string(dimensionName(dv.dimension)) + " " + v.label + ": " + v.reason + "\n";
     if (!whyNot.empty())
         out += "\nWhy not (values no listed plan has):\n" + whyNot;
+    return out;
+}
+
+std::string searchToCsv(const SearchResult &r)
+{
+    // Plain numbers (bytes, seconds), so a spreadsheet computes with them;
+    // the column names follow the CLI's JSON keys where there is one.
+    std::string out
+        = "rank,t,p,v,d,c,e,micro_batch_size,zero_stage,recompute,offload,peak_bytes,step_time_s,mfu,fits\n";
+    int k = 0;
+    char numbers[160];
+    for (const SearchPlan &p : r.plans) {
+        const ParallelismConfig &par = p.config.parallelism;
+        std::snprintf(numbers, sizeof numbers, "%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,", ++k,
+                      static_cast<long long>(par.tensor_model_parallel_size),
+                      static_cast<long long>(par.pipeline_model_parallel_size),
+                      static_cast<long long>(par.virtual_pipeline_model_parallel_size),
+                      static_cast<long long>(par.data_parallel_size), static_cast<long long>(par.context_parallel_size),
+                      static_cast<long long>(par.expert_model_parallel_size),
+                      static_cast<long long>(p.config.training.micro_batch_size), par.zero_stage);
+        out += numbers;
+        out += csvField(std::string(granularityName(p.config.strategy.recompute_granularity))) + ",";
+        out += csvField(offloadText(p.config.strategy)) + ",";
+        std::snprintf(numbers, sizeof numbers, "%lld,%.6g,%.4f,%s\n", static_cast<long long>(p.ledger.peak_bytes),
+                      p.time.total, p.time.mfu,
+                      p.ledger.fits() && p.ledger.peak_bytes <= r.limitBytes ? "true" : "false");
+        out += numbers;
+    }
     return out;
 }
 

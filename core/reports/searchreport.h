@@ -13,5 +13,10 @@ namespace memledger {
 // preset, peak_bytes, step_time_s, fits, the step-time parts and its ledger.
 nlohmann::json searchToJson(const SearchResult &result, const SearchOptions &options);
 std::string searchToTable(const SearchResult &result, const SearchOptions &options);
+// The plans found, one CSV row each, best first (the Find plans view's
+// export): rank, the parallel degrees, micro-batch, ZeRO stage, recompute,
+// offload, peak bytes, step time in seconds, MFU and whether the plan fits
+// under the search's limit. RFC 4180: a field with a comma or quote is quoted.
+std::string searchToCsv(const SearchResult &result);
 
 } // namespace memledger
