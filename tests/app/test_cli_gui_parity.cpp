@@ -76,7 +76,7 @@ TEST_CASE("eval reports the host-memory verdict under the added key host_fits", 
     CHECK(pj["host_fits"] == true);
 }
 
-TEST_CASE("--set of p drops a pipeline_layout that no longer matches, as the GUI's p control does",
+TEST_CASE("Setting p with --set drops a pipeline_layout that no longer matches, as the GUI's p control does",
           "[cli][pipeline_layout]")
 {
     // Llama 3 70B's 80 layers in four uneven stages.
@@ -123,8 +123,9 @@ TEST_CASE("--set of p drops a pipeline_layout that no longer matches, as the GUI
     CHECK(wrong.err.find("parallelism.pipeline_layout") != std::string::npos);
 }
 
-TEST_CASE("--set of p on DeepSeek-V3's uneven layout: the layout goes and the layers are named, as in the GUI",
-          "[cli][pipeline_layout]")
+TEST_CASE(
+    "Setting p with --set on DeepSeek-V3's uneven layout: the layout goes and the layers are named, as in the GUI",
+    "[cli][pipeline_layout]")
 {
     // The GUI's test: p 16 -> 8 drops the 64-stage layout, and 61 layers do not
     // divide over 8 × 4 stages, so validation names model.num_layers.
