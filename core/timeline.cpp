@@ -1029,4 +1029,9 @@ Timeline simulateIteration(const Config &config, const TimelineOptions &options)
     return tl;
 }
 
+bool peakFitsUsable(const Timeline &timeline, const RankTimeline &rank)
+{
+    return rank.peak_bytes <= timeline.ledger.usable_bytes;
+}
+
 } // namespace memledger

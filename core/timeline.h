@@ -126,6 +126,11 @@ struct TimelineOptions
 // Precondition: validate(config) has no errors.
 Timeline simulateIteration(const Config &config, const TimelineOptions &options = {});
 
+// Whether a rank's simulated peak stays within the usable memory (capacity
+// less the runtime reserve, which the timeline does not draw as tensors): the
+// verdict the lifetimes view marks at the peak.
+bool peakFitsUsable(const Timeline &timeline, const RankTimeline &rank);
+
 // Keeps at most `points` points and, within each time bucket, the highest one,
 // so that a peak is never lost (heaptrack's rule for its charts).
 std::vector<CurvePoint> downsampleKeepingMax(const std::vector<CurvePoint> &curve, std::size_t points);

@@ -37,8 +37,8 @@ QRectF toQRect(const GanttRect &r)
 }
 
 // The phases are shaded in a neutral tint over the view's background, so the
-// category colours of the bars stay the only strong colours.
-QColor phaseColour(PhaseKind kind, const QPalette &palette)
+// category colors of the bars stay the only strong colors.
+QColor phaseColor(PhaseKind kind, const QPalette &palette)
 {
     QColor c = kind == PhaseKind::Optimizer ? categoryColor(Category::OptimizerStates) : palette.color(QPalette::Text);
     switch (kind) {
@@ -55,17 +55,17 @@ QColor phaseColour(PhaseKind kind, const QPalette &palette)
     return c;
 }
 
-QColor curveColour(const QPalette &palette)
+QColor curveColor(const QPalette &palette)
 {
     return palette.color(QPalette::Text);
 }
 
 const QColor kUsableColor(0xd0, 0x7a, 0x00);
 
-// The warning colours, lifted on a dark background so their labels keep their contrast.
-QColor onBackground(const QColor &colour, const QPalette &palette)
+// The warning colors, lifted on a dark background so their labels keep their contrast.
+QColor onBackground(const QColor &color, const QPalette &palette)
 {
-    return palette.color(QPalette::Base).lightness() < 128 ? colour.lighter(160) : colour;
+    return palette.color(QPalette::Base).lightness() < 128 ? color.lighter(160) : color;
 }
 
 } // namespace
@@ -272,11 +272,11 @@ void LifetimeView::invalidate()
     update();
 }
 
-QColor LifetimeView::barColour(const Lifetime &l) const
+QColor LifetimeView::barColor(const Lifetime &l) const
 {
     if (l.offloaded) // the second stay, after the copy back from the host
         return categoryColor(l.category, Placement::Host);
-    if (l.kind == LifetimeKind::KvCache) // serving's own row, in its own colour
+    if (l.kind == LifetimeKind::KvCache) // serving's own row, in its own color
         return kvCacheColor(palette().color(QPalette::Base).lightness() < 128);
     if (isTransient(l.kind))
         return categoryColor(l.category).darker(135);
@@ -334,14 +334,14 @@ void LifetimeView::ensureLayout() const
         m_modelledLine = stepLine(m_overlayModelled, m_axis, m_values);
     }
     if (bands) {
-        // One batch of rects per colour: a handful of drawRects for thousands of bands.
+        // One batch of rects per color: a handful of drawRects for thousands of bands.
         const auto rects = bandRects(*rank, m_bands, m_axis, m_values);
         for (std::size_t i = 0; i < rects.size(); ++i) {
             if (rects[i].empty())
                 continue;
-            const QColor c = barColour(rank->lifetimes[i]);
+            const QColor c = barColor(rank->lifetimes[i]);
             auto it = std::find_if(m_bandRects.begin(), m_bandRects.end(),
-                                   [&](const ColouredRects &b) { return b.colour == c; });
+                                   [&](const ColoredRects &b) { return b.color == c; });
             if (it == m_bandRects.end()) {
                 m_bandRects.push_back({c, {}});
                 it = std::prev(m_bandRects.end());
@@ -351,19 +351,19 @@ void LifetimeView::ensureLayout() const
         }
     }
 
-    // One batch of rects per colour: a few drawRects calls for thousands of bars. A served
+    // One batch of rects per color: a few drawRects calls for thousands of bars. A served
     // layer's KV cache shares its row with the layer's working sets: drawn first, under them.
     for (const Lifetime &l : rank->lifetimes)
         if (l.kind == LifetimeKind::KvCache) {
-            m_bars.push_back({barColour(l), {}});
+            m_bars.push_back({barColor(l), {}});
             break;
         }
     for (std::size_t i = 0; i < rank->lifetimes.size(); ++i) {
         const GanttRect &r = m_geometry.bars[i];
         if (r.isEmpty())
             continue;
-        const QColor c = barColour(rank->lifetimes[i]);
-        auto it = std::find_if(m_bars.begin(), m_bars.end(), [&](const ColouredRects &b) { return b.colour == c; });
+        const QColor c = barColor(rank->lifetimes[i]);
+        auto it = std::find_if(m_bars.begin(), m_bars.end(), [&](const ColoredRects &b) { return b.color == c; });
         if (it == m_bars.end()) {
             m_bars.push_back({c, {}});
             it = std::prev(m_bars.end());
@@ -385,7 +385,7 @@ void LifetimeView::ensureLayout() const
             const GanttRect &r = m_geometry.phases[i];
             if (r.isEmpty())
                 continue;
-            QColor c = phaseColour(m_phases[i].kind, palette());
+            QColor c = phaseColor(m_phases[i].kind, palette());
             if (half)
                 c.setAlpha(c.alpha() / 2);
             sp.fillRect(QRectF(r.x, 0, r.w, 1), c);
@@ -622,8 +622,8 @@ void LifetimeView::paintEvent(QPaintEvent *)
     paintAxis(p);
     if (m_mode == Mode::Bands) {
         p.setPen(Qt::NoPen);
-        for (const ColouredRects &b : m_bandRects) {
-            p.setBrush(b.colour);
+        for (const ColoredRects &b : m_bandRects) {
+            p.setBrush(b.color);
             p.drawRects(b.rects);
         }
     }
@@ -650,14 +650,14 @@ void LifetimeView::paintOverlay(QPainter &p) const
         p.setBrush(Qt::NoBrush);
         p.setPen(modelledPen);
         p.drawPolyline(m_modelledLine);
-        // A halo in the background colour keeps the measured line readable over bands and the model's line.
+        // A halo in the background color keeps the measured line readable over bands and the model's line.
         p.setPen(QPen(palette().color(QPalette::Base), 4.5, Qt::SolidLine, Qt::FlatCap, Qt::MiterJoin));
         p.drawPolyline(m_measuredLine);
         p.setPen(QPen(measured, 2.0, Qt::SolidLine, Qt::FlatCap, Qt::MiterJoin));
         p.drawPolyline(m_measuredLine);
     }
 
-    // The overlay's own legend, in the plot's top-left corner: the line above names only the model's colours.
+    // The overlay's own legend, in the plot's top-left corner: the line above names only the model's colors.
     QStringList labels;
     if (overlayShown())
         labels << m_overlay->label << tr("modelled, no runtime reserve");
@@ -765,13 +765,13 @@ void LifetimeView::paintCurve(QPainter &p) const
     p.setClipRect(QRectF(ca.x, ca.y, ca.w + 1, ca.h + 1));
 
     if (m_mode == Mode::Gantt) {
-        QColor fill = curveColour(palette());
+        QColor fill = curveColor(palette());
         fill.setAlpha(22);
         p.setPen(Qt::NoPen);
         p.setBrush(fill);
         p.drawPolygon(m_curveFill);
     }
-    p.setPen(QPen(curveColour(palette()), 2));
+    p.setPen(QPen(curveColor(palette()), 2));
     p.setBrush(Qt::NoBrush);
     p.drawPolyline(m_curve);
 
@@ -782,17 +782,17 @@ void LifetimeView::paintCurve(QPainter &p) const
     const double pad = fm.height() * 0.3;
 
     const QRectF peakRect = peakLabelRect();
-    const auto labelLine = [&](double y, const QColor &colour, const QString &label, bool above) {
+    const auto labelLine = [&](double y, const QColor &color, const QString &label, bool above) {
         if (y < ca.y || y > ca.bottom()) // off a fitted axis
             return;
-        p.setPen(QPen(colour, 2, Qt::DashLine));
+        p.setPen(QPen(color, 2, Qt::DashLine));
         p.drawLine(QPointF(ca.x, y), QPointF(ca.right(), y));
         const double w = fm.horizontalAdvance(label);
         QRectF r(ca.right() - w - pad, above ? y - fm.height() : y + 1, w, fm.height());
         if (m_geometry.peakVisible && r.intersects(peakRect))
             r.moveLeft(ca.x + pad);
         p.fillRect(r.adjusted(-2, 0, 2, 0), palette().color(QPalette::Base));
-        p.setPen(colour);
+        p.setPen(color);
         p.drawText(r, Qt::AlignCenter, label);
     };
     // Labels may reach a little above and below the area.
@@ -804,8 +804,8 @@ void LifetimeView::paintCurve(QPainter &p) const
 
     if (m_geometry.peakVisible) {
         p.setRenderHint(QPainter::Antialiasing, true);
-        const bool fits = rank.peak_bytes <= m_timeline.ledger.usable_bytes;
-        const QColor dot = fits ? curveColour(palette()) : errorTextColor(palette());
+        const bool fits = peakFitsUsable(m_timeline, rank); // core's verdict
+        const QColor dot = fits ? curveColor(palette()) : errorTextColor(palette());
         p.setPen(QPen(palette().color(QPalette::Base), 1.5));
         p.setBrush(dot);
         const double radius = std::max(3.5, fm.height() * 0.28);
@@ -856,8 +856,8 @@ void LifetimeView::paintRows(QPainter &p) const
     p.save();
     p.setClipRect(QRectF(ra.x, ra.y, ra.w + 1, ra.h + 1));
     p.setPen(Qt::NoPen);
-    for (const ColouredRects &b : m_bars) {
-        p.setBrush(b.colour);
+    for (const ColoredRects &b : m_bars) {
+        p.setBrush(b.color);
         p.drawRects(b.rects);
     }
     // Persistent rows carry their ledger label inside the bar; the font shrinks to a
@@ -1022,7 +1022,7 @@ int LifetimeView::layoutLegend() const
     if (transients)
         entry(categoryColor(Category::Activations).darker(135), tr("Transient activations"), false);
     if (kvCache)
-        entry(barColour(*kvCache), tr("KV cache"), false);
+        entry(barColor(*kvCache), tr("KV cache"), false);
     // The phases the timeline has (a served forward has no backward and no optimizer step).
     std::array<bool, kPhaseKinds> phases{};
     for (const Phase &ph : m_phases)
@@ -1032,7 +1032,7 @@ int LifetimeView::layoutLegend() const
         if (!phases[std::size_t(k)])
             continue;
         // Drawn over the background like in the plot (the legend strip is unshaded).
-        entry(phaseColour(PhaseKind(k), palette()), toQString(phaseLabel(PhaseKind(k))), firstPhase);
+        entry(phaseColor(PhaseKind(k), palette()), toQString(phaseLabel(PhaseKind(k))), firstPhase);
         firstPhase = false;
     }
     m_legendBottom = top + fm.height();

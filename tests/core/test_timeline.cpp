@@ -250,3 +250,24 @@ TEST_CASE("Downsampling keeps each bucket's maximum", "[timeline]")
     CHECK(when == 7777);
     CHECK(downsampleKeepingMax(curve, 20000).size() == curve.size());
 }
+
+TEST_CASE("The lifetimes view's verdict: a rank's simulated peak against capacity less the runtime reserve",
+          "[timeline][fit]")
+{
+    // Exactly at the usable bytes still fits, as the device verdict counts it; a byte over does not.
+    Timeline hand;
+    hand.ledger.usable_bytes = 78'000'000'000; // an 80 GB GPU less a 2 GB reserve
+    RankTimeline rank;
+    rank.peak_bytes = hand.ledger.usable_bytes;
+    CHECK(peakFitsUsable(hand, rank));
+    rank.peak_bytes += 1;
+    CHECK_FALSE(peakFitsUsable(hand, rank));
+
+    // The 7B plans on one 80 GB GPU: plain training needs about 145 GB (112 GB of
+    // model states and 30.6 GB of activations), so its peak does not fit; with
+    // the optimizer offloaded and checkpointing it does.
+    const Timeline plain = simulateIteration(test::scenario("seed-000-7b-a-plain"));
+    CHECK_FALSE(peakFitsUsable(plain, plain.ranks[0]));
+    const Timeline both = simulateIteration(test::scenario("seed-000-7b-d-both"));
+    CHECK(peakFitsUsable(both, both.ranks[0]));
+}
