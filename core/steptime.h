@@ -97,7 +97,7 @@ struct StepInputs
     double gradOffloadBytes = 0; // grad_offload: gradient bytes one micro-batch's backward sends to the host
     double gradOffloadBucketBytes = 0; // one of the two device staging buckets
 };
-StepTime stepTime(const StepInputs &inputs, const HardwareConfig &hardware);
+StepTime stepTime(const StepInputs &in, const HardwareConfig &hw);
 
 // A layer of kind `a` or `b` in proportion: (1 − shareOfB)·a + shareOfB·b.
 LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB);

@@ -8,8 +8,8 @@
 
 namespace memledger::ui {
 
-// The one palette of the program: a fixed colour per ledger category, used by
-// tables, bars, bands and legends alike (docs/architecture.md). Colour-blind safe
+// The one palette of the program: a fixed color per ledger category, used by
+// tables, bars, bands and legends alike (docs/architecture.md). Color-blind safe
 // (Okabe–Ito), in the fixed category order.
 QColor categoryColor(Category category);
 

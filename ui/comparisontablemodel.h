@@ -10,7 +10,7 @@ namespace memledger::ui {
 // A measured run against the model as a table: peak, steady state, then the
 // peak of each phase, each measured, modelled and their difference (core's
 // modelled / measured - 1). Every number is read from the TraceComparison;
-// this class only formats and colours.
+// this class only formats and colors.
 class ComparisonTableModel : public QAbstractTableModel
 {
     Q_OBJECT

@@ -30,7 +30,7 @@ QRect captionRect(const QWidget *widget, const QString &caption)
     return {0, widget->height(), width, text.height() + 2 * kCaptionPad};
 }
 
-// The chart, then the caption strip in the chart's colours under it.
+// The chart, then the caption strip in the chart's colors under it.
 void paintCaptioned(QPainter &painter, QWidget *widget, const QString &caption)
 {
     widget->render(&painter, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);

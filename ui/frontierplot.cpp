@@ -26,20 +26,20 @@ constexpr double kMarkerRadius = 6.5;
 constexpr double kCurrentRadius = 12;
 constexpr int kMaxTicks = 6;
 
-// The frontier takes the activations' colour (it is their memory); the
-// settings a neutral sky blue, outlined in the text colour.
-QColor frontierColour(const QPalette &palette)
+// The frontier takes the activations' color (it is their memory); the
+// settings a neutral sky blue, outlined in the text color.
+QColor frontierColor(const QPalette &palette)
 {
     const QColor c = categoryColor(Category::Activations);
     return palette.color(QPalette::Base).lightness() < 128 ? c.lighter(130) : c;
 }
 
-const QColor kSettingColour(0x56, 0xb4, 0xe9);
+const QColor kSettingColor(0x56, 0xb4, 0xe9);
 
 // A beaten setting's hollow outline: darker on light backgrounds, as is on dark ones.
-QColor beatenColour(const QPalette &palette)
+QColor beatenColor(const QPalette &palette)
 {
-    return palette.color(QPalette::Base).lightness() < 128 ? kSettingColour : kSettingColour.darker(130);
+    return palette.color(QPalette::Base).lightness() < 128 ? kSettingColor : kSettingColor.darker(130);
 }
 
 double axisTop(double value, double *step)
@@ -340,7 +340,7 @@ void FrontierPlot::paintEvent(QPaintEvent *)
     p.restore();
 
     // The exact frontier: its step line, then its points.
-    const QColor front = frontierColour(palette());
+    const QColor front = frontierColor(palette());
     if (!m_data.frontier.empty()) {
         const std::vector<QPointF> steps = frontierSteps(m_data, f);
         p.setPen(QPen(front, 2));
@@ -369,8 +369,8 @@ void FrontierPlot::paintEvent(QPaintEvent *)
             p.setBrush(text);
             p.drawEllipse(truth, 1.5, 1.5);
         }
-        p.setPen(QPen(m.beaten ? beatenColour(palette()) : text, int(i) == m_hoverMarker ? 2.5 : (m.beaten ? 1.5 : 1)));
-        p.setBrush(m.beaten ? palette().color(QPalette::Base) : kSettingColour);
+        p.setPen(QPen(m.beaten ? beatenColor(palette()) : text, int(i) == m_hoverMarker ? 2.5 : (m.beaten ? 1.5 : 1)));
+        p.setBrush(m.beaten ? palette().color(QPalette::Base) : kSettingColor);
         drawDiamond(p, c, kMarkerRadius);
         taken.push_back(QRectF(c.x() - kMarkerRadius, c.y() - kMarkerRadius, 2 * kMarkerRadius, 2 * kMarkerRadius));
     }
@@ -472,19 +472,19 @@ void FrontierPlot::paintLegend(QPainter &p) const
         const double x = item.at.x(), y = item.at.y();
         switch (item.kind) {
         case LegendItem::Frontier:
-            p.setPen(QPen(frontierColour(palette()), 2));
+            p.setPen(QPen(frontierColor(palette()), 2));
             p.drawLine(QPointF(x, y), QPointF(x + 22, y));
             p.setPen(QPen(palette().color(QPalette::Base), 1));
-            p.setBrush(frontierColour(palette()));
+            p.setBrush(frontierColor(palette()));
             p.drawEllipse(QPointF(x + 11, y), kPointRadius, kPointRadius);
             break;
         case LegendItem::Setting:
             p.setPen(QPen(text, 1));
-            p.setBrush(kSettingColour);
+            p.setBrush(kSettingColor);
             drawDiamond(p, QPointF(x + kMarkerRadius, y), kMarkerRadius);
             break;
         case LegendItem::Beaten:
-            p.setPen(QPen(beatenColour(palette()), 1.5));
+            p.setPen(QPen(beatenColor(palette()), 1.5));
             p.setBrush(palette().color(QPalette::Base));
             drawDiamond(p, QPointF(x + kMarkerRadius, y), kMarkerRadius);
             break;

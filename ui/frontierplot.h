@@ -57,7 +57,7 @@ int nearestWithin(const std::vector<QPointF> &points, const QPointF &pos, double
 // and the settings a preset can express (diamonds, the current one ringed and
 // labelled), with axis titles in units, a legend, and tooltips. It draws and
 // hit-tests; what a click means is the owner's (markerClicked,
-// frontierPointClicked). Colours come from the widget's palette, so the dark
+// frontierPointClicked). Colors come from the widget's palette, so the dark
 // palette reaches it through QApplication::setPalette.
 class FrontierPlot : public QWidget
 {

@@ -116,9 +116,9 @@ protected:
     void keyPressEvent(QKeyEvent *event) override;
 
 private:
-    struct ColouredRects
+    struct ColoredRects
     {
-        QColor colour;
+        QColor color;
         QVector<QRectF> rects;
     };
 
@@ -126,7 +126,7 @@ private:
     void rebuildRows();
     void invalidate();
     void ensureLayout() const;
-    QColor barColour(const Lifetime &lifetime) const;
+    QColor barColor(const Lifetime &lifetime) const;
     void paintLegend(QPainter &p) const;
     // Places the legend's entries from the left, wrapping at the view's width; returns the lines used.
     int layoutLegend() const;
@@ -160,13 +160,13 @@ private:
     mutable GanttFrame m_frame;
     mutable GanttGeometry m_geometry;
     int m_hovered = -1;
-    mutable std::vector<ColouredRects> m_bars;
+    mutable std::vector<ColoredRects> m_bars;
     mutable QImage m_phaseStrip;
     mutable QImage m_phaseStripCurve;
     mutable QPolygonF m_curve;
     mutable QPolygonF m_curveFill;
     mutable ValueAxis m_values;
-    mutable std::vector<ColouredRects> m_bandRects;
+    mutable std::vector<ColoredRects> m_bandRects;
     mutable QPolygonF m_measuredLine;
     mutable QPolygonF m_modelledLine;
     mutable std::vector<LegendEntry> m_legend;

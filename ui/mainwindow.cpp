@@ -726,7 +726,7 @@ void MainWindow::setDark(bool dark)
         bars->setDark(dark);
     m_staircase->setDark(dark);
     QSettings().setValue(QStringLiteral("darkPalette"), dark);
-    updateHeader(); // its colours come from the palette
+    updateHeader(); // its colors come from the palette
 }
 
 void MainWindow::exportChart(QWidget *chart, const QString &title)

@@ -300,7 +300,7 @@ QString MemoryBarsChart::segmentText(int bar, Category category) const
 
 void MemoryBarsChart::setDark(bool dark)
 {
-    // A theme resets every series' colours: put the fixed palette back.
+    // A theme resets every series' colors: put the fixed palette back.
     chart()->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     m_fonts = chartFonts(chart()); // a theme sets its own fonts
     scaleChartFonts(chart(), m_fonts, fontScale(this));

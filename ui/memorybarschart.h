@@ -30,7 +30,7 @@ public:
     explicit MemoryBarsChart(Placement placement = Placement::Device, QWidget *parent = nullptr);
 
     void setLedger(const Ledger &ledger);
-    // Qt Charts' dark or light theme, with the category colours kept.
+    // Qt Charts' dark or light theme, with the category colors kept.
     void setDark(bool dark);
     // Compare mode: one bar per plan (its peak rank), the current plan last,
     // as in seed 000's table of plans A-D. An empty list returns to the ranks.

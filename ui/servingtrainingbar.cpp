@@ -156,9 +156,9 @@ void ServingTrainingBar::refresh()
         m_name = QString::fromStdString(m_document->ledgerConfig().name);
     }
     QString rows;
-    const auto row = [](const QColor &colour, QString label, Bytes bytes) {
+    const auto row = [](const QColor &color, QString label, Bytes bytes) {
         return QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align='right'>%3</td></tr>")
-            .arg(colour.name(), label.toHtmlEscaped(), bytesText(bytes));
+            .arg(color.name(), label.toHtmlEscaped(), bytesText(bytes));
     };
     const bool dark = isDark(palette());
     const std::vector<Bytes> serving = servingBytes();
@@ -206,7 +206,7 @@ void ServingTrainingBar::resizeEvent(QResizeEvent *event)
 }
 
 void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
-                                  const std::vector<QColor> &colours)
+                                  const std::vector<QColor> &colors)
 {
     const QFontMetrics fm = fontMetrics();
     const int top = rowTop(row);
@@ -228,7 +228,7 @@ void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &lab
         cumulative += bytes[i];
         const int edge = static_cast<int>(full * static_cast<double>(cumulative) / scale + 0.5);
         if (edge > previous)
-            painter.fillRect(QRect(left + previous, barTop, edge - previous, kBarHeight), colours[i]);
+            painter.fillRect(QRect(left + previous, barTop, edge - previous, kBarHeight), colors[i]);
         previous = edge;
     }
     painter.drawText(QRect(left + previous + kLabelGap, top, valueWidth, rowHeight), Qt::AlignLeft | Qt::AlignVCenter,
@@ -264,14 +264,14 @@ void ServingTrainingBar::paintEvent(QPaintEvent *)
         painter.drawText(QRect(0, i * fm.height(), width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                          fm.elidedText(sentence[i], Qt::ElideRight, width()));
     const bool dark = isDark(palette());
-    std::vector<QColor> servingColours;
+    std::vector<QColor> servingColors;
     for (InferenceCategory c : kInferenceCategories)
-        servingColours.push_back(inferenceCategoryColor(c, dark));
-    std::vector<QColor> trainingColours;
+        servingColors.push_back(inferenceCategoryColor(c, dark));
+    std::vector<QColor> trainingColors;
     for (Category c : kCategories)
-        trainingColours.push_back(categoryColor(c));
-    paintBar(painter, 0, tr("Serving"), serving, servingColours);
-    paintBar(painter, 1, tr("Training"), training, trainingColours);
+        trainingColors.push_back(categoryColor(c));
+    paintBar(painter, 0, tr("Serving"), serving, servingColors);
+    paintBar(painter, 1, tr("Training"), training, trainingColors);
 }
 
 void ServingTrainingBar::changeEvent(QEvent *event)

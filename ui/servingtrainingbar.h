@@ -17,7 +17,7 @@ class Document;
 // Seed 001's question beside the memory charts: the same model served and
 // trained, one sentence ("serving 8 × 8,192 tokens needs X per GPU; training
 // this plan needs Y") over two bars on one GB scale, stacked by category in
-// the ledger's colours, the KV cache in its own. The serving numbers come
+// the ledger's colors, the KV cache in its own. The serving numbers come
 // from computeInference, the training ones from the document's ledger.
 class ServingTrainingBar : public QWidget
 {
@@ -46,7 +46,7 @@ protected:
 private:
     void refresh();
     void paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
-                  const std::vector<QColor> &colours);
+                  const std::vector<QColor> &colors);
     int rowTop(int row) const;
     int labelWidth() const;
     QStringList linesAt(int width) const;

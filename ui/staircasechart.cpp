@@ -36,7 +36,7 @@ StaircaseChart::StaircaseChart(QWidget *parent)
 {
     auto *chart = new QChart;
     chart->setTitle(tr("Activation staircase"));
-    // No legend: each axis title is in its series' colour (the bars' vermillion
+    // No legend: each axis title is in its series' color (the bars' vermillion
     // on the left, the line's on the right), which leaves the bars the height
     // and keeps two long legend entries from being cut in a narrow column.
     chart->legend()->hide();
@@ -157,7 +157,7 @@ void StaircaseChart::recolor()
     QColor ghost = categoryColor(Category::Activations).darker(dark ? 70 : 140);
     ghost.setAlpha(200);
     m_unbalanced->setPen(QPen(ghost, 2.0, Qt::DashLine));
-    // The axis titles name the series in their colours (there is no legend);
+    // The axis titles name the series in their colors (there is no legend);
     // the bars' vermillion lifted on a dark background for contrast.
     const QColor bars = categoryColor(Category::Activations);
     m_axisBytes->setTitleBrush(dark ? bars.lighter(130) : bars.darker(110));

@@ -29,7 +29,7 @@ public:
     const QLineSeries *unbalancedOutline() const { return m_unbalanced; }
     // `compact`: without the balancing figures, for a short chart (they are in the tooltip).
     QString titleText(bool compact = false) const;
-    // Qt Charts' dark or light theme, with the category colours kept.
+    // Qt Charts' dark or light theme, with the category colors kept.
     void setDark(bool dark);
 
 protected:

@@ -23,7 +23,7 @@ QString secondsText(double s)
 // grey (idle), communication in oranges and purple, the optimizer green,
 // offload stalls vermillion: Okabe & Ito's hues, so the bar reads without
 // relying on red-green contrast.
-constexpr std::array<QRgb, 12> kPartColours = {
+constexpr std::array<QRgb, 12> kPartColors = {
     0xff0072b2, // compute
     0xff56b4e9, // recompute
     0xffa0a0a0, // bubble
@@ -38,8 +38,8 @@ constexpr std::array<QRgb, 12> kPartColours = {
     0xfff4a582, // grad_offload: the stall family, a light vermillion beside the balance's dark one
 };
 
-static_assert(kPartColours.size() == std::tuple_size_v<decltype(stepTimeParts(StepTime{}))>,
-              "one colour per step-time part");
+static_assert(kPartColors.size() == std::tuple_size_v<decltype(stepTimeParts(StepTime{}))>,
+              "one color per step-time part");
 
 constexpr int kBarHeight = 8;
 constexpr int kGap = 3;
@@ -58,9 +58,9 @@ StepTimeBar::StepTimeBar(QWidget *parent)
     setAccessibleName(tr("Estimated step time"));
 }
 
-QColor StepTimeBar::partColour(std::size_t part)
+QColor StepTimeBar::partColor(std::size_t part)
 {
-    return part < kPartColours.size() ? QColor::fromRgb(kPartColours[part]) : QColor(Qt::gray);
+    return part < kPartColors.size() ? QColor::fromRgb(kPartColors[part]) : QColor(Qt::gray);
 }
 
 void StepTimeBar::setStepTime(const StepTime &time)
@@ -141,7 +141,7 @@ void StepTimeBar::refresh()
             continue;
         rows += QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align='right'>%3</td>"
                                "<td align='right'>%4 %</td></tr>")
-                    .arg(partColour(i).name(), partLabel(parts[i].name).toHtmlEscaped(), secondsText(parts[i].seconds))
+                    .arg(partColor(i).name(), partLabel(parts[i].name).toHtmlEscaped(), secondsText(parts[i].seconds))
                     .arg(100.0 * parts[i].seconds / m_time->total, 0, 'f', 1);
     }
     setToolTip(tr("<b>Estimated step time %1</b>%2<br>MFU %3 %: the model's FLOPs per step over the step time and "
@@ -167,7 +167,7 @@ void StepTimeBar::paintEvent(QPaintEvent *)
     int x = bar.left();
     for (std::size_t i = 0; i < widths.size(); ++i) {
         if (widths[i] > 0)
-            painter.fillRect(QRect(x, bar.top(), widths[i], bar.height()), partColour(i));
+            painter.fillRect(QRect(x, bar.top(), widths[i], bar.height()), partColor(i));
         x += widths[i];
     }
 }

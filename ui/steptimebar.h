@@ -32,8 +32,8 @@ public:
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
-    // One colour per part, in stepTimeParts order (colour-blind safe, Okabe–Ito hues).
-    static QColor partColour(std::size_t part);
+    // One color per part, in stepTimeParts order (color-blind safe, Okabe–Ito hues).
+    static QColor partColor(std::size_t part);
 
 protected:
     void paintEvent(QPaintEvent *event) override;

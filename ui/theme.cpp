@@ -34,7 +34,7 @@ void applyPalette(bool dark)
     // The bevel shades of a dark palette. Fusion etches disabled menu text with
     // Light one pixel down and right: the light palette's white would make a
     // disabled Undo look brighter than an enabled one, so that etch is drawn in
-    // the window's own colour.
+    // the window's own color.
     p.setColor(QPalette::Light, QColor(0x4a, 0x4a, 0x4a));
     p.setColor(QPalette::Midlight, QColor(0x3a, 0x3a, 0x3a));
     p.setColor(QPalette::Mid, QColor(0x24, 0x24, 0x24));

@@ -129,7 +129,7 @@ struct Candidate
     double time = 0;
     Bytes bound = 0;
     std::int32_t t, p, v, d, c, e, mbs;
-    std::int8_t zero, recompute, offload, sp; // offload: bit 0 optimizer (CPU-Adam), bit 1 activations
+    std::uint8_t zero, recompute, offload, sp; // offload: bit 0 optimizer (CPU-Adam), bit 1 activations
 };
 
 // Ties in estimated time go to the simpler plan: no offload, less sharding,
@@ -773,10 +773,10 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
             const std::int64_t onDevice = std::min<std::int64_t>(inFlight.groups[w], buffers + 1);
             offloadedActs[w] = inFlight.groups[w] > 0 ? layerActs[w] * onDevice / inFlight.groups[w] : 0;
         }
-        x.recompute = std::int8_t(g);
+        x.recompute = std::uint8_t(g);
         Slot &rs = recomputeSlots[g];
         for (int z = 0; z < 4; ++z) {
-            x.zero = std::int8_t(z);
+            x.zero = std::uint8_t(z);
             Slot &zs = zeroSlots[z];
             for (int off = 0; off < 4; ++off) {
                 ++en.candidates;
@@ -784,7 +784,7 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
                 const std::array<Bytes, 2> layer = (off & 2) ? offloadedActs : layerActs;
                 const Bytes bound = std::max(edge.states[0][z][opt1] + acts[0] + layer[0],
                                              edge.states[1][z][opt1] + acts[1] + layer[1]);
-                x.offload = std::int8_t(off);
+                x.offload = std::uint8_t(off);
                 x.bound = bound;
                 x.time = std::numeric_limits<double>::infinity();
                 Slot &os = offloadSlots[off];
@@ -927,7 +927,7 @@ Enumeration enumerateCandidates(const Config &base, const SearchOptions &opt, co
                                 Candidate x{};
                                 x.t = int(t), x.p = int(p), x.v = int(v), x.d = int(d), x.c = int(c), x.e = int(e);
                                 x.mbs = int(mbs);
-                                x.sp = std::int8_t(sp);
+                                x.sp = std::uint8_t(sp);
                                 // This loop's least bound and fastest plan, folded into the
                                 // outer dimensions' slots.
                                 Slot here;

@@ -12,20 +12,20 @@
 namespace memledger {
 
 // "Activations, chunk 0, micro-batch 3", "Weights: Transformer layers", ...
-std::string lifetimeLabel(const Timeline &timeline, const RankTimeline &rank, const Lifetime &lifetime);
+std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Lifetime &l);
 
-// What is alive at the rank's peak (rank.peak_time), largest first, in
+// What is alive at the rank's peak (rt.peak_time), largest first, in
 // words: the saved activation groups of a chunk gathered in one line, the
 // gradients made layer by layer in one line per ledger row, the activations
 // parked from each donor in one line. `chunksPerRank` is v (chunks are named
 // when it is above 1).
-std::vector<AliveItem> aliveAtPeak(const Timeline &timeline, const RankTimeline &rank, std::int64_t chunksPerRank);
+std::vector<AliveItem> aliveAtPeak(const Timeline &tl, const RankTimeline &rt, std::int64_t chunksPerRank);
 
 // `memledger-cli timeline` output (README.md, Using the CLI): per rank the
 // peak, when it happens, what is alive then, the memory curve and the
-// lifetimes. `rank` < 0 means every rank.
-nlohmann::json timelineToJson(const Config &config, const Timeline &timeline, int rank = -1);
+// lifetimes. `rankFilter` < 0 means every rank.
+nlohmann::json timelineToJson(const Config &config, const Timeline &tl, int rankFilter = -1);
 // One row per lifetime: rank, start, end, category, label, bytes.
-std::string timelineToCsv(const Timeline &timeline, int rank = -1);
+std::string timelineToCsv(const Timeline &tl, int rankFilter = -1);
 
 } // namespace memledger

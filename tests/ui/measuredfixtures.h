@@ -4,7 +4,7 @@
 #include "core/trace/compare.h"
 
 // A hand-built comparison for the GUI tests: every figure chosen so that each
-// colour and each formatting path shows up once.
+// color and each formatting path shows up once.
 namespace memledger::test {
 
 inline TraceComparison handBuiltComparison()

@@ -29,16 +29,16 @@ using namespace memledger::ui;
 
 namespace {
 
-// Pixels of `image` inside `rect` within `tolerance` of `colour` in every channel.
-int pixelsNear(const QImage &image, const QRect &rect, const QColor &colour, int tolerance = 40)
+// Pixels of `image` inside `rect` within `tolerance` of `color` in every channel.
+int pixelsNear(const QImage &image, const QRect &rect, const QColor &color, int tolerance = 40)
 {
     int n = 0;
     const QRect r = rect.intersected(image.rect());
     for (int y = r.top(); y <= r.bottom(); ++y)
         for (int x = r.left(); x <= r.right(); ++x) {
             const QColor c = image.pixelColor(x, y);
-            if (std::abs(c.red() - colour.red()) <= tolerance && std::abs(c.green() - colour.green()) <= tolerance
-                && std::abs(c.blue() - colour.blue()) <= tolerance)
+            if (std::abs(c.red() - color.red()) <= tolerance && std::abs(c.green() - color.green()) <= tolerance
+                && std::abs(c.blue() - color.blue()) <= tolerance)
                 ++n;
         }
     return n;

@@ -49,7 +49,7 @@ TEST_CASE("A chart exports at 2x with the model and the plan in a caption strip,
     CHECK(image.height() > 2 * h);
     CHECK(image.height() < 2 * h + 2 * 120);
     CHECK(image.text(QStringLiteral("Description")) == caption);
-    // Something is written in the strip: it is not one flat colour.
+    // Something is written in the strip: it is not one flat color.
     const QRgb background = image.pixel(2, 2 * h + 4);
     bool written = false;
     for (int y = 2 * h; y < image.height() && !written; ++y)

@@ -115,12 +115,12 @@ TEST_CASE("A rank that does not fit is drawn in red", "[ui][model]")
     model.setLedger(ledger);
     const QVariant foreground = model.index(0, LedgerTableModel::BytesColumn).data(Qt::ForegroundRole);
     REQUIRE(foreground.isValid());
-    const QColor colour = foreground.value<QBrush>().color();
-    CHECK(colour.red() > 2 * colour.green());
+    const QColor color = foreground.value<QBrush>().color();
+    CHECK(color.red() > 2 * color.green());
     CHECK(model.index(0, 0).data().toString().endsWith(QStringLiteral("does not fit")));
 }
 
-TEST_CASE("Category colours are distinct, host rows lighter", "[ui][colors]")
+TEST_CASE("Category colors are distinct, host rows lighter", "[ui][colors]")
 {
     for (std::size_t i = 0; i < memledger::kCategories.size(); ++i) {
         const auto category = memledger::kCategories[i];

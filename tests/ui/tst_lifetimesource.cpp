@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The lifetimes view's Training | Inference switch (seed 001): a served
 // forward drawn from core/inferencetimeline.h in the same view, the KV cache
-// in its own colour, a caption saying which, and optionally on the training
+// in its own color, a caption saying which, and optionally on the training
 // iteration's time scale.
 #include <QApplication>
 #include <QComboBox>
@@ -72,7 +72,7 @@ TEST_CASE("Lifetimes: the switch draws a served prefill and decode step from cor
     CHECK_FALSE(labels.contains(QStringLiteral("Optimizer step")));
 
     // Layer 0's KV cache lives from the layer's start to the end of the forward,
-    // in the KV cache's own colour (its working sets cover only its left end).
+    // in the KV cache's own color (its working sets cover only its left end).
     const RankTimeline &rank = view->timeline().ranks[std::size_t(view->rank())];
     int kv = -1;
     for (std::size_t i = 0; i < rank.lifetimes.size() && kv < 0; ++i)

@@ -31,7 +31,7 @@ TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindo
     window.resize(1200, 800);
     const QImage image = window.grab().toImage();
     REQUIRE(image.size() == QSize(1200, 800));
-    // Something was drawn: the image is not one flat colour.
+    // Something was drawn: the image is not one flat color.
     const QRgb first = image.pixel(0, 0);
     bool varied = false;
     for (int y = 0; y < image.height() && !varied; y += 7)

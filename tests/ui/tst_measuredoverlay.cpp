@@ -40,13 +40,13 @@ MeasuredOverlay overlayLike(const RankTimeline &rank, double stepTime, double sc
     return overlay;
 }
 
-int pixelsOf(const QImage &image, const QColor &colour, const QRectF &area)
+int pixelsOf(const QImage &image, const QColor &color, const QRectF &area)
 {
     int n = 0;
     const QRect r = area.toAlignedRect().intersected(image.rect());
     for (int y = r.top(); y <= r.bottom(); ++y)
         for (int x = r.left(); x <= r.right(); ++x)
-            n += QColor(image.pixel(x, y)) == colour;
+            n += QColor(image.pixel(x, y)) == color;
     return n;
 }
 

@@ -78,7 +78,7 @@ TEST_CASE("The comparison table: peak, steady, then each phase, in GB, the diffe
     CHECK(cell(model, 2, C::DifferenceColumn) == QStringLiteral("\u221220.0 %"));
     CHECK(cell(model, 3, C::FigureColumn) == QStringLiteral("Backward peak"));
     CHECK(cell(model, 4, C::FigureColumn) == QStringLiteral("Optimizer step peak"));
-    // Nothing measured in a phase: no difference, no colour.
+    // Nothing measured in a phase: no difference, no color.
     CHECK(cell(model, 4, C::MeasuredColumn) == QStringLiteral("none"));
     CHECK(cell(model, 4, C::DifferenceColumn) == QStringLiteral("\u2014"));
 
@@ -101,7 +101,7 @@ TEST_CASE("The comparison table: peak, steady, then each phase, in GB, the diffe
     CHECK(model.isEmpty());
 }
 
-TEST_CASE("The differences take the palette's good and warning colours, light and dark", "[ui][measured]")
+TEST_CASE("The differences take the palette's good and warning colors, light and dark", "[ui][measured]")
 {
     for (const bool dark : {false, true}) {
         INFO((dark ? "dark" : "light"));
@@ -115,7 +115,7 @@ TEST_CASE("The differences take the palette's good and warning colours, light an
         CHECK(foreground(model, 2, C::DifferenceColumn) == memledger::ui::warningTextColor(palette));
         CHECK_FALSE(foreground(model, 4, C::DifferenceColumn).isValid());
         CHECK_FALSE(foreground(model, 0, C::MeasuredColumn).isValid());
-        // Readable on the base colour of the palette: a clear lightness gap.
+        // Readable on the base color of the palette: a clear lightness gap.
         const int base = palette.color(QPalette::Base).lightness();
         for (const QColor &c : {memledger::ui::goodTextColor(palette), memledger::ui::warningTextColor(palette),
                                 memledger::ui::measuredColor(palette)})

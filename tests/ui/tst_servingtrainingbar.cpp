@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The serving-vs-training strip over the memory charts (seed 001): its
 // sentence names computeInference's and the ledger's numbers, it follows the
-// document, and the KV cache has a colour no training category has.
+// document, and the KV cache has a color no training category has.
 #include <QApplication>
 #include <QFontMetrics>
 
@@ -67,7 +67,7 @@ TEST_CASE("Serving vs training: follows the document's configuration", "[ui][inf
     CHECK(bar.text().contains(gb(inference.peak_bytes) + QStringLiteral(" per GPU")));
 }
 
-TEST_CASE("Serving vs training: the KV cache's colour is its own", "[ui][inference]")
+TEST_CASE("Serving vs training: the KV cache's color is its own", "[ui][inference]")
 {
     for (bool dark : {false, true}) {
         const QColor kv = memledger::ui::kvCacheColor(dark);

@@ -47,9 +47,9 @@ TEST_CASE("Step-time bar: text, MFU and segments in proportion to the parts", "[
     CHECK(bar.segmentWidths().empty());
 }
 
-TEST_CASE("Step-time bar: every part has its own colour", "[ui][steptime]")
+TEST_CASE("Step-time bar: every part has its own color", "[ui][steptime]")
 {
     for (std::size_t i = 0; i < memledger::stepTimeParts(StepTime{}).size(); ++i)
         for (std::size_t j = i + 1; j < memledger::stepTimeParts(StepTime{}).size(); ++j)
-            CHECK(StepTimeBar::partColour(i) != StepTimeBar::partColour(j));
+            CHECK(StepTimeBar::partColor(i) != StepTimeBar::partColor(j));
 }
