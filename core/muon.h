@@ -36,7 +36,7 @@ ParamCount muonFullMatrices(const Config &config, const std::vector<std::int64_t
 // experts) and, with ZeRO-1 and above, by the (expert-)data-parallel group.
 double muonLocalMatrixElements(const Config &config, const std::vector<std::int64_t> &layers);
 
-// One rank's Muon step on the device. `localMatrixElements`: the matrix
+// One rank's Muon step on the device. `local`: the matrix
 // elements the rank holds after TP and ZeRO (what it need not gather).
 struct MuonStep
 {
@@ -49,8 +49,7 @@ struct MuonStep
 };
 // `sharers`: how many ranks split the matrices' iterations between them (1:
 // every rank computes all its matrices whole).
-MuonStep muonStep(const HardwareConfig &hardware, const ParamCount &full, double localMatrixElements, bool nvlink,
-                  double sharers = 1);
+MuonStep muonStep(const HardwareConfig &hw, const ParamCount &full, double local, bool nvlink, double sharers = 1);
 // The data-parallel ranks that share the iterations under training.muon_newton_schulz.
 double muonSharers(const Config &config);
 
