@@ -400,6 +400,33 @@ std::vector<Phase> phasesOf(const RankTimeline &rank)
     return phases;
 }
 
+std::string phaseTag(const Timeline &timeline, const Phase &phase)
+{
+    if (phase.kind == PhaseKind::Optimizer)
+        return "Opt";
+    if (timeline.kind != TimelineKind::Iteration)
+        return timeline.kind == TimelineKind::Prefill ? "Prefill" : "Decode";
+    std::string tag = (phase.kind == PhaseKind::Forward ? "F" : "B") + std::to_string(phase.microbatch);
+    if (phase.chunk > 0)
+        tag += "." + std::to_string(phase.chunk);
+    return tag;
+}
+
+std::string phaseTitle(const Timeline &timeline, const Phase &phase)
+{
+    if (timeline.kind == TimelineKind::Prefill)
+        return "Prefill forward, one pass through the rank's layers";
+    if (timeline.kind == TimelineKind::Decode)
+        return "Decode step, one pass through the rank's layers (one new token per sequence)";
+    std::string title(phaseLabel(phase.kind));
+    if (phase.kind == PhaseKind::Optimizer)
+        return title;
+    title += ", micro-batch " + std::to_string(phase.microbatch);
+    if (phase.chunk > 0)
+        title += ", chunk " + std::to_string(phase.chunk);
+    return title;
+}
+
 // ---- layout ----------------------------------------------------------------
 
 GanttFrame ganttFrame(double width, double height, double lineHeight, double gutterWidth)

@@ -159,6 +159,13 @@ struct Phase
 // optimizer step when it takes time.
 std::vector<Phase> phasesOf(const RankTimeline &rank);
 
+// A phase in the strip under the curve: its tag where it fits ("F3", "B3.1",
+// "Opt"; a served forward "Prefill" or "Decode") and its hover title
+// ("Forward, micro-batch 3, chunk 1"; a served forward is one pass, so it
+// names no micro-batch).
+std::string phaseTag(const Timeline &timeline, const Phase &phase);
+std::string phaseTitle(const Timeline &timeline, const Phase &phase);
+
 // Where things go, in pixels: the curve on top, the rows below.
 struct GanttFrame
 {

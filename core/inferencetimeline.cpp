@@ -92,6 +92,7 @@ Timeline simulateInferenceForward(const Config &config, ServingPass pass)
                    double(servedWeightBytes(paddedVocab(m, t) / t * m.hidden_size, ServingDtype::BF16)));
 
     Timeline tl;
+    tl.kind = pass == ServingPass::Prefill ? TimelineKind::Prefill : TimelineKind::Decode;
     Ledger &ledger = tl.ledger;
     ledger.total_parameters = il.total_parameters;
     ledger.gpus = par.gpus();

@@ -106,8 +106,14 @@ struct RankTimeline
     CopyStats grad_copies; // gradient offload: copy-out during backward, stalls when the double buffer is full
 };
 
+// What a timeline simulates: a training iteration (simulateIteration), or one
+// serving forward (simulateInferenceForward: a single pass per rank, with no
+// micro-batches and no backward, which the gantt's phase labels say).
+enum class TimelineKind { Iteration, Prefill, Decode };
+
 struct Timeline
 {
+    TimelineKind kind = TimelineKind::Iteration;
     Ledger ledger; // the same configuration's ledger (persistent rows, labels)
     PipelineSchedule schedule = PipelineSchedule::OneFOneB; // how its chunks are named
     std::vector<RankTimeline> ranks;

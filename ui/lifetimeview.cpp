@@ -441,12 +441,7 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
         const int phase = itemAt(m_geometry.phases, pos.x(), pos.y());
         if (phase >= 0) {
             const Phase &ph = m_phases[std::size_t(phase)];
-            QString text = toQString(phaseLabel(ph.kind));
-            if (ph.kind != PhaseKind::Optimizer) {
-                text += tr(", micro-batch %1").arg(ph.microbatch);
-                if (ph.chunk > 0)
-                    text += tr(", chunk %1").arg(ph.chunk);
-            }
+            const QString text = toQString(phaseTitle(m_timeline, ph));
             return text + QLatin1Char('\n') + toQString(formatMilliseconds(ph.start)) + QStringLiteral(" – ")
                    + toQString(formatMilliseconds(ph.end));
         }
@@ -842,12 +837,7 @@ void LifetimeView::paintRows(QPainter &p) const
         if (r.isEmpty())
             continue;
         const Phase &ph = m_phases[i];
-        QString label = ph.kind == PhaseKind::Optimizer
-                            ? tr("Opt")
-                            : (ph.kind == PhaseKind::Forward ? QStringLiteral("F") : QStringLiteral("B"))
-                                  + QString::number(ph.microbatch);
-        if (ph.chunk > 0 && ph.kind != PhaseKind::Optimizer)
-            label += QStringLiteral(".") + QString::number(ph.chunk);
+        const QString label = toQString(phaseTag(m_timeline, ph));
         if (fm.horizontalAdvance(label) + 4 > r.w)
             continue;
         p.drawText(QRectF(r.x, stripBottom - fm.height(), r.w, fm.height()), Qt::AlignCenter, label);

@@ -47,6 +47,7 @@
 
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
+#include "core/inference.h"
 #include "core/peakcompare.h"
 #include "core/reports/report.h"
 #include "core/steptime.h"
@@ -329,10 +330,17 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         m_lifetimes->setMode(index == 0 ? LifetimeView::Mode::Gantt : LifetimeView::Mode::Bands);
     });
     connect(fit, &QCheckBox::toggled, m_lifetimes, &LifetimeView::setFitBytes);
-    connect(m_lifetimeSource, &LifetimeSource::changed, this, [this] {
+    connect(m_lifetimeSource, &LifetimeSource::changed, this, [this, resetZoom] {
+        const bool served = m_lifetimeSource->source() != LifetimeSource::Source::Training;
+        resetZoom->setText(served ? tr("Whole forward") : tr("Whole iteration"));
+        resetZoom->setToolTip(served ? tr("Reset the zoom: show the whole served forward again (double-click or 0 in "
+                                          "the chart)")
+                                     : tr("Reset the zoom: show the whole iteration again (double-click or 0 in the "
+                                          "chart)"));
         m_stale[kLifetimesTab] = true;
         refreshCurrentView();
         m_lifetimes->resetZoom(); // another clock: the whole forward or iteration
+        updateHeader(); // the header speaks of the workload the view draws
     });
 
     m_views->insertTab(kMemoryTab, charts, tr("&Memory"));
@@ -350,7 +358,11 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     connect(m_planFinder, &PlanFinder::planApplied, this, [this](int row) {
         statusBar()->showMessage(tr("Applied plan %1 of the search; Edit > Undo goes back").arg(row + 1));
     });
-    connect(m_views, &QTabWidget::currentChanged, this, &MainWindow::refreshCurrentView);
+    connect(m_views, &QTabWidget::currentChanged, this, [this] {
+        refreshCurrentView();
+        if (m_headerServing != headerShowsServing())
+            updateHeader(); // to or from a served forward on the Lifetimes view
+    });
 
     // The problems stay visible under every view: an invalid edit is explained there.
     auto *splitter = new QSplitter(Qt::Vertical, this);
@@ -1136,6 +1148,11 @@ void MainWindow::refreshCurrentView()
     }
 }
 
+bool MainWindow::headerShowsServing() const
+{
+    return m_views->currentIndex() == kLifetimesTab && m_lifetimeSource->source() != LifetimeSource::Source::Training;
+}
+
 void MainWindow::updateHeader()
 {
     const Config &config = m_document->config();
@@ -1144,7 +1161,20 @@ void MainWindow::updateHeader()
     updateTitle();
 
     QString peak;
-    if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
+    m_headerServing = headerShowsServing();
+    if (m_headerServing && m_document->hasLedger()) {
+        // computeInference wants a valid plan: the ledger's, as the facts below.
+        const InferenceLedger serving = computeInference(m_document->ledgerConfig());
+        const bool fits = serving.fits();
+        peak = tr("Serving peak: rank %1, %2 of %3 — %4; training this plan: %5 — %6")
+                   .arg(serving.peak_rank)
+                   .arg(bytesText(serving.peak_bytes), bytesText(serving.capacity_bytes),
+                        fits ? tr("fits") : tr("does not fit"), bytesText(ledger.peak_bytes),
+                        ledger.fits() ? tr("fits") : tr("does not fit"));
+        peak = fits ? peak.toHtmlEscaped()
+                    : QStringLiteral("<span style='color:%1'>%2</span>")
+                          .arg(errorTextColor(palette()).name(), peak.toHtmlEscaped());
+    } else if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
         const bool fits = ledger.fits(); // core's verdict: every rank within the device
         peak = tr("Ledger peak: rank %1, %2 of %3 (%4) — %5")
                    .arg(rank->pipeline_rank)
@@ -1158,6 +1188,8 @@ void MainWindow::updateHeader()
     // The facts and the peak describe the plan the ledger was computed for:
     // while an edit has errors that is the last valid plan, said so and dimmed.
     const Config &planned = m_document->ledgerConfig();
+    // The step time is training's: not shown beside a served forward's peak.
+    m_stepTime->setVisible(!m_headerServing);
     if (m_document->hasLedger()) {
         const StepTime time = estimateStepTime(planned);
         m_stepTime->setStepTime(time);

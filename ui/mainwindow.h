@@ -137,6 +137,9 @@ private:
     void updateLedger();
     void refreshCurrentView();
     void updateHeader();
+    // The Lifetimes view draws a served forward: the header gives the serving
+    // peak (and training's beside it) instead of the training plan's.
+    bool headerShowsServing() const;
     void updateProblems();
     // The memory chart's comparison: the pins of the current plan's model only.
     void updateComparison(bool pinsChanged);
@@ -170,6 +173,7 @@ private:
     QWidget *m_clearOverlay = nullptr; // the lifetimes view's "Clear measured run"
     QCheckBox *m_fitBytes = nullptr;
     bool m_showMeasuredWhenImported = false;
+    bool m_headerServing = false; // what updateHeader last showed
     QMenu *m_recentMenu = nullptr;
     QDialog *m_shortcuts = nullptr;
     FileChooser m_openChooser;

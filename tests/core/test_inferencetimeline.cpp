@@ -138,3 +138,37 @@ TEST_CASE("The gantt gives a served forward one row per layer: its KV cache and 
     for (const GanttRow &row : ganttRows(training, training.ranks[0], RowMode::Groups).rows)
         CHECK(row.label.rfind("layer ", 0) != 0);
 }
+
+TEST_CASE("A served forward's phase names no micro-batch; a training iteration's names each one",
+          "[inference][timeline][gantt]")
+{
+    const Config c = served("llama-3-70b",
+                            {"inference.batch_size=8", "inference.context_length=8192",
+                             "parallelism.tensor_model_parallel_size=8", "parallelism.pipeline_model_parallel_size=4"});
+    const Timeline prefill = simulateInferenceForward(c, ServingPass::Prefill);
+    const Timeline decode = simulateInferenceForward(c, ServingPass::Decode);
+    CHECK(prefill.kind == TimelineKind::Prefill);
+    CHECK(decode.kind == TimelineKind::Decode);
+    // One pass per rank: one phase, tagged and titled by the pass.
+    const std::vector<Phase> phases = phasesOf(prefill.ranks[1]);
+    REQUIRE(phases.size() == 1);
+    CHECK(phaseTag(prefill, phases[0]) == "Prefill");
+    CHECK(phaseTag(decode, phasesOf(decode.ranks[1])[0]) == "Decode");
+    CHECK(phaseTitle(prefill, phases[0]).find("micro-batch") == std::string::npos);
+    CHECK(phaseTitle(decode, phasesOf(decode.ranks[1])[0]).find("micro-batch") == std::string::npos);
+
+    // Training under interleaved 1F1B (p = 4, v = 2; 80 layers make 8 chunks of 10):
+    // rank 0 opens with micro-batches 0-3 of its chunk 0, then 0-3 of its chunk 1
+    // (Narayanan et al. 2021, Figure 4's order for p = 4).
+    const Config t = served("llama-3-70b",
+                            {"parallelism.tensor_model_parallel_size=8", "parallelism.pipeline_model_parallel_size=4",
+                             "parallelism.virtual_pipeline_model_parallel_size=2"});
+    const Timeline iteration = simulateIteration(t);
+    CHECK(iteration.kind == TimelineKind::Iteration);
+    const std::vector<Phase> train = phasesOf(iteration.ranks[0]);
+    REQUIRE(train.size() > 5);
+    CHECK(phaseTag(iteration, train[0]) == "F0");
+    CHECK(phaseTag(iteration, train[4]) == "F0.1");
+    CHECK(phaseTitle(iteration, train[4]) == "Forward, micro-batch 0, chunk 1");
+    CHECK(phaseTag(iteration, train.back()) == "Opt");
+}

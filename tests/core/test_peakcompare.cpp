@@ -21,7 +21,8 @@ Timeline handTimeline(int ledgerMicrobatches)
     r.pipeline_rank = 0;
     r.entries.push_back(
         {Category::Weights, Placement::Device, "Transformer layers", 60 * GB, "", "", ParamGroup::Layers});
-    r.entries.push_back({Category::Activations, Placement::Device, "Saved activations", ledgerMicrobatches * 40 * GB});
+    r.entries.push_back({Category::Activations, Placement::Device, "Saved activations", ledgerMicrobatches * 40 * GB,
+                         "", "", ParamGroup::None});
     r.device[static_cast<std::size_t>(Category::Weights)] = 60 * GB;
     r.device[static_cast<std::size_t>(Category::Activations)] = ledgerMicrobatches * 40 * GB;
     r.device_total_bytes = 60 * GB + ledgerMicrobatches * 40 * GB;

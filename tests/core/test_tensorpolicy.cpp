@@ -265,8 +265,8 @@ TEST_CASE("tensor policies: a preset writes them back as it read them", "[tensor
 
 TEST_CASE("tensor frontier: the dynamic programme finds the enumeration's frontier", "[tensorpolicy]")
 {
-    for (const std::string &hw : {"H100-SXM-80GB", "A100-SXM-80GB"}) {
-        const LayerGraph g = layerGraph(gpt3({"hardware=" + hw}));
+    for (const char *hw : {"H100-SXM-80GB", "A100-SXM-80GB"}) {
+        const LayerGraph g = layerGraph(gpt3({std::string("hardware=") + hw}));
         for (TensorCost cost : {TensorCost::Roofline, TensorCost::Flops}) {
             const auto enumerated = tensorFrontierEnumerated(g, cost, true);
             const auto dp = tensorFrontierOf(g, cost, {Fate::Store, Fate::Recompute, Fate::Offload});

@@ -7,17 +7,22 @@
 #include <QComboBox>
 #include <QImage>
 #include <QListWidget>
+#include <QToolButton>
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
 #include "core/gantt.h"
+#include "core/inference.h"
 #include "core/inferencetimeline.h"
 #include "ui/categorycolors.h"
 #include "ui/document.h"
 #include "ui/lifetimesource.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"
+#include "ui/planheader.h"
+#include "ui/qtstring.h"
+#include "ui/steptimebar.h"
 #include "ui/talkmode.h"
 
 using namespace memledger;
@@ -165,4 +170,47 @@ TEST_CASE("Talk mode: the seed-001 deck opens its lifetimes slides on the served
     window.talkMode()->stop();
     QApplication::processEvents();
     CHECK(problems->isVisible());
+}
+
+TEST_CASE("Lifetimes: beside a served forward the header gives the serving peak, training's next to it",
+          "[ui][lifetimes][inference]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    QApplication::processEvents();
+    auto *header = window.findChild<PlanHeader *>();
+    auto *stepTime = window.findChild<StepTimeBar *>();
+    REQUIRE(header != nullptr);
+    REQUIRE(stepTime != nullptr);
+    CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
+    CHECK(stepTime->isVisible());
+
+    window.views()->setCurrentIndex(kLifetimesTab);
+    window.findChild<LifetimeSource *>()->setSource(LifetimeSource::Source::Prefill);
+    QApplication::processEvents();
+    // The numbers are core's: the inference ledger's peak, and the training ledger's beside it.
+    const InferenceLedger serving = computeInference(document.ledgerConfig());
+    const QString text = header->plainText();
+    CHECK(text.contains(
+        QStringLiteral("Serving peak: rank %1, %2").arg(serving.peak_rank).arg(bytesText(serving.peak_bytes))));
+    CHECK(text.contains(QStringLiteral("training this plan: %1").arg(bytesText(document.ledger().peak_bytes))));
+    CHECK_FALSE(text.contains(QStringLiteral("Ledger peak")));
+    CHECK_FALSE(stepTime->isVisible()); // a training step time does not describe a served forward
+    auto *resetZoom = window.findChild<QToolButton *>(QStringLiteral("resetZoom"));
+    REQUIRE(resetZoom != nullptr);
+    CHECK(resetZoom->text() == QStringLiteral("Whole forward"));
+
+    // Another view describes the training plan again.
+    window.views()->setCurrentIndex(0);
+    QApplication::processEvents();
+    CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
+    CHECK(stepTime->isVisible());
+    window.views()->setCurrentIndex(kLifetimesTab);
+    window.findChild<LifetimeSource *>()->setSource(LifetimeSource::Source::Training);
+    QApplication::processEvents();
+    CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
+    CHECK(resetZoom->text() == QStringLiteral("Whole iteration"));
 }
