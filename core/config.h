@@ -210,6 +210,11 @@ struct StrategyConfig
     // Time model only. Megatron's --overlap-grad-reduce (off by default): the
     // data-parallel reduction runs bucket by bucket under the last backward.
     bool overlap_grad_reduce = false;
+    // Time model only. Megatron's --overlap-param-gather (off by default; needs
+    // the distributed optimizer and overlap_grad_reduce): ZeRO's all-gather of
+    // the updated weights runs bucket by bucket under the next iteration's first
+    // forward instead of after the optimizer step.
+    bool overlap_param_gather = false;
     // Megatron's --tp-comm-overlap (Transformer Engine userbuffers, off by
     // default): tensor-parallel collectives hide behind the GEMMs they feed.
     bool tp_comm_overlap = false;

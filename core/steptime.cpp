@@ -89,6 +89,24 @@ void addBalanceInputs(StepInputs &in, const Config &config, const CostModel &cm)
     }
 }
 
+// What of ZeRO's weight all-gather (G seconds) outlasts the forwards it runs
+// under with overlap_param_gather, F being one micro-batch's forward through
+// all the rank's layers. Megatron chains the bucket gathers across model
+// chunks (each forward pre-hook starts the next one), so in the interleaved
+// schedule chunk k's weights (G/v of them, gathered after chunks 0..k−1) are
+// needed only when its first forward starts, after k·p chunk forwards of
+// F/v each (the warm-up runs micro-batches in groups of p per chunk). Without
+// interleaving that is G − F.
+double paramGatherExposed(double G, double F, double p, double v, PipelineSchedule schedule)
+{
+    if (schedule != PipelineSchedule::Interleaved || v <= 1)
+        return G - F;
+    double exposed = -1e300;
+    for (double k = 0; k < v; k += 1)
+        exposed = std::max(exposed, (k + 1) * G / v - (k * p + 1) * F / v);
+    return exposed;
+}
+
 } // namespace
 
 LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB)
@@ -140,31 +158,42 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
         st.pipelineComm = 2.0 * in.v * m * in.p2pSeconds;
     if (in.dataParallel > 1) {
         const double grads = in.paramsOnRank * in.gradBytes;
-        double reduce = 0;
-        if (in.zeroStage == 0) {
-            reduce = collectiveSeconds(hw, Collective::AllReduce, grads, in.dataParallel, in.dataOnNvlink);
-        } else {
-            // Reduce-scatter the gradients, all-gather the updated weights.
-            reduce = collectiveSeconds(hw, Collective::ReduceScatter, grads, in.dataParallel, in.dataOnNvlink)
-                     + collectiveSeconds(hw, Collective::AllGather, in.paramsOnRank * in.weightBytes, in.dataParallel,
-                                         in.dataOnNvlink);
-        }
+        const double bucket = std::min(in.bucketParams, in.paramsOnRank);
+        // ZeRO 0 all-reduces the gradients; ZeRO ≥ 1 reduce-scatters them
+        // (Megatron's distributed optimizer, DeepSpeed's ZeRO).
+        const Collective reduction = in.zeroStage == 0 ? Collective::AllReduce : Collective::ReduceScatter;
+        double reduce = collectiveSeconds(hw, reduction, grads, in.dataParallel, in.dataOnNvlink);
         if (in.overlapGradReduce) {
             // Buckets reduce as the last backward produces them; the last one cannot hide.
-            const double bucket = std::min(in.bucketParams, in.paramsOnRank);
             const double last
-                = collectiveSeconds(hw, Collective::AllReduce, bucket * in.gradBytes, in.dataParallel, in.dataOnNvlink);
+                = collectiveSeconds(hw, reduction, bucket * in.gradBytes, in.dataParallel, in.dataOnNvlink);
             reduce = std::max(last, reduce - bwd);
         }
-        st.dataComm = reduce;
+        double gather = 0;
+        if (in.zeroStage >= 1) {
+            // The updated weight shards are all-gathered after the optimizer
+            // step. With overlap_param_gather Megatron issues the gather bucket
+            // by bucket and waits for each in the forward pre-hook of the
+            // layers it holds (param_and_grad_buffer.py), so it runs under the
+            // next iteration's forwards; the first bucket cannot hide.
+            const double weights = in.paramsOnRank * in.weightBytes;
+            gather = collectiveSeconds(hw, Collective::AllGather, weights, in.dataParallel, in.dataOnNvlink);
+            if (in.overlapParamGather) {
+                const double first = collectiveSeconds(hw, Collective::AllGather, bucket * in.weightBytes,
+                                                       in.dataParallel, in.dataOnNvlink);
+                gather = std::max(first, paramGatherExposed(gather, fwd, in.p, in.v, in.schedule));
+            }
+        }
         if (in.zeroStage >= 3) {
             // Every micro-batch gathers the weights for its forward and again for its
             // backward, prefetched under the previous layers' compute.
-            const double gather = 2.0 * m
-                                  * collectiveSeconds(hw, Collective::AllGather, in.paramsOnRank * in.weightBytes,
-                                                      in.dataParallel, in.dataOnNvlink);
-            st.dataComm += std::max(0.0, gather - m * (fwd + bwd));
+            const double gathers = 2.0 * m
+                                   * collectiveSeconds(hw, Collective::AllGather, in.paramsOnRank * in.weightBytes,
+                                                       in.dataParallel, in.dataOnNvlink);
+            gather += std::max(0.0, gathers - m * (fwd + bwd));
         }
+        st.paramGather = gather;
+        st.dataComm = reduce + gather;
     }
     const double shard = in.paramsOnRank / (in.zeroStage >= 1 ? in.dataParallel : 1.0);
     st.optimizer = optimizerStepCost(hw, shard, in.optimizerBytesPerParam, in.gradBytes, in.weightBytes,
@@ -272,6 +301,7 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     in.optimizerBytesPerParam = sb.optimizerPerParam();
     in.zeroStage = int(par.zero_stage);
     in.overlapGradReduce = config.strategy.overlap_grad_reduce;
+    in.overlapParamGather = config.strategy.overlap_param_gather;
     in.bucketParams = double(config.strategy.ddp_bucket_size);
     in.optimizerOffloadLink = optimizerOffloadLink(config);
     in.policyOffloadBytes = cm.policyOffloadBytes;

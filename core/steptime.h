@@ -17,7 +17,9 @@ namespace memledger {
 // micro-batches one after another, the pipeline bubble of (p−1)/v stage
 // micro-batch times (an average rank's) (Narayanan et al. 2021, §2.2), pipeline sends, the
 // data-parallel reduction (exposed, or bucket by bucket under the last
-// backward with overlap_grad_reduce), the optimizer step, and activation
+// backward with overlap_grad_reduce; ZeRO's weight all-gather after the
+// optimizer step, or under the next first forward with overlap_param_gather),
+// the optimizer step, and activation
 // offload stalls where a micro-batch's saved activations take longer to cross
 // the host link than the stage's forward (out) or backward (in) lasts.
 struct StepTime
@@ -29,6 +31,9 @@ struct StepTime
     double contextComm = 0; // exposed CP ring exchange
     double expertComm = 0; // EP all-to-all
     double dataComm = 0; // exposed gradient reduction and parameter gathers
+    // Of dataComm, ZeRO's all-gather of the updated weights (ZeRO 1–2; ZeRO-3:
+    // also its per-micro-batch gathers): what overlap_param_gather leaves exposed.
+    double paramGather = 0;
     double pipelineComm = 0;
     double optimizer = 0;
     double activationOffload = 0; // stalls
@@ -78,6 +83,7 @@ struct StepInputs
     double gradBytes = 4, weightBytes = 2, optimizerBytesPerParam = 12; // per parameter
     int zeroStage = 0;
     bool overlapGradReduce = false;
+    bool overlapParamGather = false; // ZeRO's weight all-gather under the next iteration's first forward
     double bucketParams = 4e7; // DDP bucket, elements
     double optimizerOffloadLink = 0; // bytes/s the offloaded step's copies cross; 0: on the device
     bool activationOffload = false;

@@ -521,6 +521,17 @@ Problems validate(const Config &config)
     if (st.param_offload != OffloadTarget::None && par.zero_stage < 3)
         ck.error(kStrategy + "param_offload", "parameters are offloaded only with ZeRO-3 (DeepSpeed's offload_param)",
                  "set parallelism.zero_stage to 3");
+    // Megatron's arguments.py refuses --overlap-param-gather without the
+    // distributed optimizer (or its FSDP) and without --overlap-grad-reduce.
+    if (st.overlap_param_gather && par.zero_stage < 1)
+        ck.error(kStrategy + "overlap_param_gather",
+                 "overlaps ZeRO's all-gather of the updated weights, and zero_stage 0 has none "
+                 "(Megatron needs the distributed optimizer)",
+                 "set parallelism.zero_stage to 1 or more, or overlap_param_gather to false");
+    else if (st.overlap_param_gather && !st.overlap_grad_reduce)
+        ck.error(kStrategy + "overlap_param_gather",
+                 "needs overlap_grad_reduce (Megatron refuses one without the other)",
+                 "set strategy.overlap_grad_reduce to true");
     if (st.optimizer_offload == OffloadTarget::NVMe && config.hardware.nvme_bytes == 0)
         ck.warning(kStrategy + "optimizer_offload", "the hardware lists no NVMe capacity", "set hardware.nvme_bytes");
     // ZeRO-Offload moves the gradients only because the update runs on the host.

@@ -717,6 +717,8 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
         .microBatches = double(m),
         .p = double(x.p),
         .v = double(x.v),
+        // The plan's schedule (pipeline_schedule unset: interleaved when v > 1), for overlap_param_gather's window.
+        .schedule = x.v > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB,
         .dataParallel = double(dp),
         .dataOnNvlink = double(x.t * dp) <= double(f.G),
         .layer = layer,
@@ -731,6 +733,7 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
         .weightBytes = double(sb.weight),
         .optimizerBytesPerParam = sb.optimizerPerParam(),
         .overlapGradReduce = base.strategy.overlap_grad_reduce,
+        .overlapParamGather = base.strategy.overlap_param_gather,
         .bucketParams = double(base.strategy.ddp_bucket_size),
         .offloadBytes = double(sh.storedDense[g]) * double(f.L / x.p),
     };

@@ -49,6 +49,13 @@ std::vector<std::string> stepTimeChoices(const Config &config)
                         "(Megatron --overlap-grad-reduce, PyTorch DDP)."
                       : "overlap_grad_reduce off (Megatron's default): the data-parallel reduction follows the "
                         "backward, exposed.");
+    if (config.parallelism.zero_stage >= 1)
+        out.push_back(st.overlap_param_gather
+                          ? "overlap_param_gather: ZeRO's all-gather of the updated weights runs bucket by bucket "
+                            "under the next iteration's first forwards, only what outlasts them (at least the first "
+                            "bucket) exposed (Megatron --overlap-param-gather)."
+                          : "overlap_param_gather off (Megatron's default): ZeRO's all-gather of the updated weights "
+                            "follows the optimizer step, exposed.");
     out.push_back(st.tp_comm_overlap ? "tp_comm_overlap: TP collectives hide behind the GEMMs of the same pass "
                                        "(Megatron --tp-comm-overlap)."
                                      : "tp_comm_overlap off (Megatron's default): TP collectives are exposed.");
@@ -84,6 +91,9 @@ nlohmann::json stepTimeToJson(const Config &config, const StepTime &t)
                           {"model_flops_per_gpu", t.modelFlopsPerGpu},
                           {"parts_s", std::move(parts)},
                           {"choices", stepTimeChoices(config)}};
+    // data_comm_exposed split: the gradient reduction and ZeRO's weight gathers.
+    doc["data_comm"]
+        = {{"grad_reduce_exposed_s", t.dataComm - t.paramGather}, {"param_gather_exposed_s", t.paramGather}};
     if (t.balanceLinkBytesPerS > 0)
         doc["activation_balance"] = {{"exposed_s", t.activationBalance},
                                      {"needed_bytes_per_s", t.balanceNeededBytesPerS},
@@ -118,6 +128,10 @@ std::string stepTimeToMarkdown(const Config &config, const StepTime &t)
         if (p.seconds > 0)
             out << "| " << spaced(p.name) << " | " << formatSeconds(p.seconds) << " | "
                 << percent(t.total > 0 ? p.seconds / t.total : 0) << " |\n";
+    if (t.paramGather > 0)
+        out << "\nOf the exposed data-parallel communication, " << formatSeconds(t.dataComm - t.paramGather)
+            << " is the gradient reduction and " << formatSeconds(t.paramGather)
+            << " ZeRO's all-gather of the weights.\n";
     if (t.balanceLinkBytesPerS > 0) {
         char line[160];
         std::snprintf(line, sizeof line,

@@ -143,6 +143,8 @@ TEST_CASE("Bad input is refused with a message naming the field", "[preset][inpu
                        "hardware.hbm_efficiency"));
         CHECK(mentions(problemsOf(head + R"("strategy": {"overlap_grad_reduce": "yes"}})"),
                        "strategy.overlap_grad_reduce"));
+        CHECK(mentions(problemsOf(head + R"("strategy": {"overlap_param_gather": 1}})"),
+                       "strategy.overlap_param_gather"));
     }
     SECTION("negative, zero and out-of-range values")
     {

@@ -173,6 +173,20 @@ TEST_CASE("Parameter offload needs ZeRO-3", "[validate]")
     CHECK_FALSE(find(validate(c), "strategy.param_offload"));
 }
 
+TEST_CASE("overlap_param_gather needs the distributed optimizer and overlap_grad_reduce, as Megatron's arguments",
+          "[validate][time]")
+{
+    Config c = base();
+    c.parallelism.zero_stage = 0;
+    c.strategy.overlap_grad_reduce = true;
+    c.strategy.overlap_param_gather = true;
+    CHECK(find(validate(c), "strategy.overlap_param_gather", Problem::Severity::Error, "zero_stage"));
+    c.parallelism.zero_stage = 1;
+    CHECK_FALSE(find(validate(c), "strategy.overlap_param_gather"));
+    c.strategy.overlap_grad_reduce = false;
+    CHECK(find(validate(c), "strategy.overlap_param_gather", Problem::Severity::Error, "overlap_grad_reduce"));
+}
+
 TEST_CASE("Negative and zero sizes in a hand-built configuration", "[validate]")
 {
     Config c = base();
