@@ -143,8 +143,11 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
 bool isPersistent(LifetimeKind kind);
 bool isTransient(LifetimeKind kind);
 
-enum class PhaseKind { Forward, Backward, Optimizer };
-std::string_view phaseLabel(PhaseKind kind); // "Forward", "Backward", "Optimizer step"
+// Weight: a deferred weight-gradient pass (W) of the schedules that split
+// backwards (ZB-H1, ZB-H2, ZB-V, DualPipe): drawn apart from B so the W
+// deferral is visible.
+enum class PhaseKind { Forward, Backward, Optimizer, Weight };
+std::string_view phaseLabel(PhaseKind kind); // "Forward", "Backward", "Optimizer step", "Weight gradients"
 
 struct Phase
 {

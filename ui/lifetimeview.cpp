@@ -29,7 +29,7 @@ namespace memledger::ui {
 namespace {
 
 constexpr double kWheelZoomPerNotch = 1.25;
-constexpr int kPhaseKinds = 3;
+constexpr int kPhaseKinds = 4;
 
 QRectF toQRect(const GanttRect &r)
 {
@@ -50,6 +50,9 @@ QColor phaseColor(PhaseKind kind, const QPalette &palette)
         break;
     case PhaseKind::Optimizer:
         c.setAlpha(60);
+        break;
+    case PhaseKind::Weight: // between F and B: a deferred W reads apart from both
+        c.setAlpha(28);
         break;
     }
     return c;
@@ -842,10 +845,11 @@ void LifetimeView::paintRows(QPainter &p) const
         if (r.isEmpty())
             continue;
         const Phase &ph = m_phases[i];
-        QString label = ph.kind == PhaseKind::Optimizer
-                            ? tr("Opt")
-                            : (ph.kind == PhaseKind::Forward ? QStringLiteral("F") : QStringLiteral("B"))
-                                  + QString::number(ph.microbatch);
+        QString label = ph.kind == PhaseKind::Optimizer ? tr("Opt")
+                                                        : (ph.kind == PhaseKind::Forward  ? QStringLiteral("F")
+                                                           : ph.kind == PhaseKind::Weight ? QStringLiteral("W")
+                                                                                          : QStringLiteral("B"))
+                                                              + QString::number(ph.microbatch);
         if (ph.chunk > 0 && ph.kind != PhaseKind::Optimizer)
             label += QStringLiteral(".") + QString::number(ph.chunk);
         if (fm.horizontalAdvance(label) + 4 > r.w)
