@@ -1231,8 +1231,10 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
         return false;
     const std::vector<std::int64_t> pipelined = pipelineSizesFor(en, PipelineSchedule::ZbH1, vc.facts.L);
     const std::vector<std::int64_t> usable = pipelineSizesFor(en, s, vc.facts.L);
-    const std::string onTried = std::to_string(t->tried) + (t->tried == 1 ? " plan" : " plans")
-                                + " it was tried on (the fastest pipelined ones)";
+    // "the 2 plans it was tried on (...)", "the plan it was tried on (...)".
+    const bool one = t->tried == 1;
+    const std::string onTried = (one ? std::string("the plan") : "the " + std::to_string(t->tried) + " plans")
+                                + " it was tried on (the fastest pipelined " + (one ? "one)" : "ones)");
     if (pipelined.empty()) {
         vv.kind = VerdictKind::Structural;
         vv.reason = it + " needs a pipeline (p ≥ 2), and no valid split here has one";
@@ -1266,7 +1268,7 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
             std::snprintf(line, sizeof line,
                           "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu", fit.time.total,
                           res.plans.size());
-        vv.reason = "fits on " + std::to_string(t->faster + t->slower) + " of the " + onTried
+        vv.reason = "fits on " + (one ? onTried : std::to_string(t->faster + t->slower) + " of " + onTried)
                     + ", but the fastest plan with " + it + " takes " + line;
         if (vv.slowerPercent >= 0.05)
             vv.reason += "; " + stepTimeDifference(fit.time, best);
@@ -1274,11 +1276,11 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
         vv.kind = VerdictKind::Memory;
         vv.leastPeakBytes = t->leastOver->ledger.peak_bytes;
         vv.example = t->leastOver->config;
-        vv.reason = "on each of the " + onTried + ", " + it + " needs at least " + floorGB(vv.leastPeakBytes)
-                    + " on its busiest GPU; the limit is " + vc.limitText;
+        vv.reason = (one ? "on " : "on each of ") + onTried + ", " + it + " needs at least "
+                    + floorGB(vv.leastPeakBytes) + " on its busiest GPU; the limit is " + vc.limitText;
     } else if (!t->invalid.empty()) {
         vv.kind = VerdictKind::Structural;
-        vv.reason = it + " is not valid on any of the " + onTried + " (p = " + sizesText(usable)
+        vv.reason = it + " is not valid on " + (one ? "" : "any of ") + onTried + " (p = " + sizesText(usable)
                     + " could run it): " + t->invalid;
     } else {
         // No pipelined plan to put it on: every one is over the limit already.

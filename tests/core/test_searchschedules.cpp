@@ -177,3 +177,33 @@ TEST_CASE("search schedules: a model no pipeline divides (DeepSeek-V3's 61 layer
         CHECK_THAT(v.reason, Catch::Contains("needs a pipeline (p ≥ 2)") && Catch::Contains("61 layers"));
     }
 }
+
+TEST_CASE("search schedules: ZB-V falls back to a pipeline size that splits the layers into 2p chunks",
+          "[search][verdicts][zb]")
+{
+    // 30 layers on 96 GPUs: p = 2 leaves 30 / 4 chunks (not whole), p = 3 gives
+    // 2p = 6 chunks of 5 layers. Whatever the fastest plans' p, ZB-V is run on
+    // some plan (never a structural verdict), and every ZB-V plan it names has 2p | 30.
+    SearchOptions opt;
+    opt.gpus = 96;
+    opt.top = 3;
+    const SearchResult r = searchPlans(
+        scenario("llama-3-70b-128xh100", {"model.num_layers=30", "parallelism.pipeline_model_parallel_size=2",
+                                          "training.global_batch_size=384"}),
+        opt);
+    REQUIRE_FALSE(r.plans.empty());
+    const ValueVerdict &v = scheduleVerdict(r, PipelineSchedule::ZbV);
+    CHECK(v.kind != VerdictKind::Structural);
+    std::vector<Config> named;
+    for (const SearchPlan &plan : r.plans)
+        if (plan.config.parallelism.schedule() == PipelineSchedule::ZbV)
+            named.push_back(plan.config);
+    if (v.example)
+        named.push_back(*v.example);
+    REQUIRE_FALSE(named.empty());
+    for (const Config &c : named) {
+        const std::int64_t p = c.parallelism.pipeline_model_parallel_size;
+        CHECK(30 % (2 * p) == 0);
+        CHECK(c.parallelism.virtual_pipeline_model_parallel_size == 2);
+    }
+}
