@@ -384,6 +384,8 @@ std::string_view phaseLabel(PhaseKind kind)
         return "Backward";
     case PhaseKind::Optimizer:
         return "Optimizer step";
+    case PhaseKind::Weight:
+        return "Weight gradients";
     }
     return "";
 }
@@ -393,7 +395,10 @@ std::vector<Phase> phasesOf(const RankTimeline &rank)
     std::vector<Phase> phases;
     phases.reserve(rank.ops.size() + 1);
     for (const TimedOp &op : rank.ops)
-        phases.push_back({op.start, op.end, op.op.kind == OpKind::Forward ? PhaseKind::Forward : PhaseKind::Backward,
+        phases.push_back({op.start, op.end,
+                          op.op.kind == OpKind::Forward  ? PhaseKind::Forward
+                          : op.op.kind == OpKind::Weight ? PhaseKind::Weight
+                                                         : PhaseKind::Backward,
                           op.op.microbatch, op.op.chunk});
     if (rank.optimizer_end > rank.optimizer_start)
         phases.push_back({rank.optimizer_start, rank.optimizer_end, PhaseKind::Optimizer, -1, -1});
@@ -406,7 +411,8 @@ std::string phaseTag(const Timeline &timeline, const Phase &phase)
         return "Opt";
     if (timeline.kind != TimelineKind::Iteration)
         return timeline.kind == TimelineKind::Prefill ? "Prefill" : "Decode";
-    std::string tag = (phase.kind == PhaseKind::Forward ? "F" : "B") + std::to_string(phase.microbatch);
+    const char *letter = phase.kind == PhaseKind::Forward ? "F" : phase.kind == PhaseKind::Weight ? "W" : "B";
+    std::string tag = letter + std::to_string(phase.microbatch);
     if (phase.chunk > 0)
         tag += "." + std::to_string(phase.chunk);
     return tag;

@@ -143,8 +143,11 @@ GanttRows ganttRows(const Timeline &timeline, const RankTimeline &rank, RowMode 
 bool isPersistent(LifetimeKind kind);
 bool isTransient(LifetimeKind kind);
 
-enum class PhaseKind { Forward, Backward, Optimizer };
-std::string_view phaseLabel(PhaseKind kind); // "Forward", "Backward", "Optimizer step"
+// Weight: a deferred weight-gradient pass (W) of the schedules that split
+// backwards (ZB-H1, ZB-H2, ZB-V, DualPipe): drawn apart from B so the W
+// deferral is visible.
+enum class PhaseKind { Forward, Backward, Optimizer, Weight };
+std::string_view phaseLabel(PhaseKind kind); // "Forward", "Backward", "Optimizer step", "Weight gradients"
 
 struct Phase
 {
@@ -159,7 +162,7 @@ struct Phase
 // optimizer step when it takes time.
 std::vector<Phase> phasesOf(const RankTimeline &rank);
 
-// A phase in the strip under the curve: its tag where it fits ("F3", "B3.1",
+// A phase in the strip under the curve: its tag where it fits ("F3", "B3.1", "W3",
 // "Opt"; a served forward "Prefill" or "Decode") and its hover title
 // ("Forward, micro-batch 3, chunk 1"; a served forward is one pass, so it
 // names no micro-batch).

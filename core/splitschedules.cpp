@@ -116,11 +116,16 @@ std::vector<std::vector<PipelineOp>> zbV(std::int64_t p, std::int64_t m, double 
     const double cap = 2.0 * double(p) + 1e-9;
     const std::int64_t total = 6 * m * p;
     std::int64_t done = 0;
+    // Every op takes one unit: decisions at t see only what ended by t. (One
+    // pair of buffers for all steps: a step allocates nothing.)
+    std::vector<std::pair<std::size_t, std::int64_t>> endsF, endsB;
+    endsF.reserve(static_cast<std::size_t>(p));
+    endsB.reserve(static_cast<std::size_t>(p));
     for (std::int64_t t = 0; done < total; ++t) {
         if (t > 8 * total + 8 * positions)
             throw std::logic_error("zb-v schedule did not finish");
-        // Every op takes one unit: decisions at t see only what ended by t.
-        std::vector<std::pair<std::size_t, std::int64_t>> endsF, endsB;
+        endsF.clear();
+        endsB.clear();
         for (std::int64_t r = 0; r < p; ++r) {
             OpWriter &w = writers[static_cast<std::size_t>(r)];
             double &mem = memory[static_cast<std::size_t>(r)];

@@ -388,6 +388,7 @@ Problems validate(const Config &config)
 
     // Pipeline parallelism.
     const PipelineSchedule sched = par.schedule();
+    const std::string schedName = "\"" + std::string(scheduleName(sched)) + "\"";
     const std::int64_t stages = par.pipelineStages();
     const std::vector<std::int64_t> &layout = par.pipeline_layout;
     if (!layout.empty()) {
@@ -414,6 +415,17 @@ Problems validate(const Config &config)
                  "num_layers (" + str(m.num_layers) + ") is not divisible by pipeline_model_parallel_size (" + str(p)
                      + "): DualPipe gives each of its p stages an equal share",
                  "use num_layers " + nearestMultiples(m.num_layers, p) + ", or list the stages in pipeline_layout");
+    else if (m.num_layers % stages != 0 && v == 2
+             && (sched == PipelineSchedule::ZbV || sched == PipelineSchedule::DualPipeV))
+        // A V puts chunks r and 2p − 1 − r on rank r: the layers split into 2p
+        // equal chunks, so the nearest valid values are of p (v stays 2).
+        ck.error(kModel + "num_layers",
+                 "num_layers (" + str(m.num_layers) + ") does not split into 2p = " + str(stages)
+                     + " equal chunks, which the " + schedName + " schedule's V shape needs",
+                 "use num_layers " + nearestMultiples(m.num_layers, stages)
+                     + (m.num_layers % 2 == 0
+                            ? ", or pipeline_model_parallel_size " + nearestDivisors(m.num_layers / 2, p)
+                            : " (an odd layer count splits into 2p chunks for no p)"));
     else if (m.num_layers % stages != 0)
         ck.error(kModel + "num_layers",
                  "num_layers (" + str(m.num_layers)
@@ -423,7 +435,6 @@ Problems validate(const Config &config)
                      + str(m.num_layers) + " (p·v = " + nearestDivisors(m.num_layers, stages) + ")");
     const bool twoChunks
         = sched == PipelineSchedule::ZbV || sched == PipelineSchedule::DualPipe || sched == PipelineSchedule::DualPipeV;
-    const std::string schedName = "\"" + std::string(scheduleName(sched)) + "\"";
     if (twoChunks && v != 2)
         ck.error(kPar + "virtual_pipeline_model_parallel_size",
                  "the " + schedName + " schedule runs exactly two chunks on each rank, not " + str(v),

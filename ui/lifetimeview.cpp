@@ -29,7 +29,7 @@ namespace memledger::ui {
 namespace {
 
 constexpr double kWheelZoomPerNotch = 1.25;
-constexpr int kPhaseKinds = 3;
+constexpr int kPhaseKinds = 4;
 
 QRectF toQRect(const GanttRect &r)
 {
@@ -40,7 +40,10 @@ QRectF toQRect(const GanttRect &r)
 // category colors of the bars stay the only strong colors.
 QColor phaseColor(PhaseKind kind, const QPalette &palette)
 {
-    QColor c = kind == PhaseKind::Optimizer ? categoryColor(Category::OptimizerStates) : palette.color(QPalette::Text);
+    // A deferred W makes the weight gradients: the gradients' tint tells it from F and B.
+    QColor c = kind == PhaseKind::Optimizer ? categoryColor(Category::OptimizerStates)
+               : kind == PhaseKind::Weight  ? categoryColor(Category::Gradients)
+                                            : palette.color(QPalette::Text);
     switch (kind) {
     case PhaseKind::Forward:
         c.setAlpha(18);
@@ -50,6 +53,9 @@ QColor phaseColor(PhaseKind kind, const QPalette &palette)
         break;
     case PhaseKind::Optimizer:
         c.setAlpha(60);
+        break;
+    case PhaseKind::Weight:
+        c.setAlpha(50);
         break;
     }
     return c;

@@ -25,7 +25,7 @@ QString secondsText(double seconds)
 Qt::Alignment alignmentOf(int column)
 {
     if (column == PlanFinderModel::RecomputeColumn || column == PlanFinderModel::OffloadColumn
-        || column == PlanFinderModel::LargestPartColumn)
+        || column == PlanFinderModel::ScheduleColumn || column == PlanFinderModel::LargestPartColumn)
         return Qt::AlignLeft | Qt::AlignVCenter;
     if ((column >= PlanFinderModel::TColumn && column <= PlanFinderModel::ZeroColumn)
         || column == PlanFinderModel::SequenceParallelColumn)
@@ -48,7 +48,7 @@ void PlanFinderModel::setResult(const SearchResult &result)
 
 std::optional<SearchDimension> PlanFinderModel::dimensionOf(int column)
 {
-    if (column < TColumn || column > OffloadColumn)
+    if (column < TColumn || column > ScheduleColumn)
         return std::nullopt;
     return kSearchDimensions[static_cast<std::size_t>(column - TColumn)];
 }
@@ -92,6 +92,9 @@ QString PlanFinderModel::planSummary(int row) const
             break;
         case SearchDimension::Offload:
             parts << tr("offload %1").arg(valueLabel(d, value));
+            break;
+        case SearchDimension::Schedule:
+            parts << tr("schedule %1").arg(valueLabel(d, value));
             break;
         default:
             parts << QStringLiteral("%1 %2").arg(toQString(dimensionName(d))).arg(value);
@@ -164,7 +167,8 @@ QVariant PlanFinderModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
         if (dimension) {
             const std::int64_t value = dimensionValue(plan.config, *dimension);
-            return (*dimension == SearchDimension::Recompute || *dimension == SearchDimension::Offload)
+            return (*dimension == SearchDimension::Recompute || *dimension == SearchDimension::Offload
+                    || *dimension == SearchDimension::Schedule)
                        ? valueLabel(*dimension, value)
                        : QString::number(value);
         }
@@ -255,6 +259,8 @@ QVariant PlanFinderModel::headerData(int section, Qt::Orientation orientation, i
                 return tr("recompute");
             case SearchDimension::Offload:
                 return tr("offload");
+            case SearchDimension::Schedule:
+                return tr("schedule");
             default:
                 return toQString(dimensionName(*dimension));
             }

@@ -11,7 +11,7 @@ namespace memledger::ui {
 
 // The plans of one search (core/planner/search.h), one row each, best first.
 // Every number is read from the SearchResult; this class only formats. The
-// tooltip of a dimension cell (t ... offload) lists the dimension's other
+// tooltip of a dimension cell (t ... pipeline schedule) lists the dimension's other
 // values with the core's verdict for each; the header's lists them all.
 class PlanFinderModel : public QAbstractTableModel
 {
@@ -29,6 +29,7 @@ public:
         ZeroColumn,
         RecomputeColumn,
         OffloadColumn,
+        ScheduleColumn, // the pipeline schedule (1f1b, interleaved, zb-v, ...)
         SequenceParallelColumn, // not a dimension with verdicts, but two plans can differ only here
         PeakColumn,
         PeakShareColumn,

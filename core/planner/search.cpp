@@ -294,6 +294,10 @@ std::int64_t valueOf(const Candidate &x, SearchDimension d)
         return x.recompute;
     case SearchDimension::Offload:
         return x.offload;
+    case SearchDimension::Schedule: // what configOf leaves: interleaved when v > 1, else 1F1B; -1 without a pipeline
+        return x.p < 2
+                   ? -1
+                   : static_cast<std::int64_t>(x.v > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB);
     }
     return 0;
 }
@@ -306,6 +310,8 @@ std::string labelOf(SearchDimension d, std::int64_t v)
         constexpr std::array<const char *, 4> names = {"none", "optimizer", "activations", "optimizer+activations"};
         return names[static_cast<std::size_t>(v & 3)];
     }
+    if (d == SearchDimension::Schedule)
+        return std::string(scheduleName(static_cast<PipelineSchedule>(v)));
     return std::to_string(v);
 }
 
@@ -327,6 +333,8 @@ std::string phraseOf(SearchDimension d, std::int64_t v)
                "the optimizer on the CPU and activations on the host"};
         return names[static_cast<std::size_t>(v & 3)];
     }
+    case SearchDimension::Schedule:
+        return "the " + std::string(scheduleName(static_cast<PipelineSchedule>(v))) + " schedule";
     default:
         return std::string(dimensionName(d)) + " = " + std::to_string(v);
     }
@@ -500,8 +508,17 @@ std::vector<std::size_t> paretoPlans(const SearchResult &result)
 
 std::string_view dimensionName(SearchDimension d)
 {
-    constexpr std::array<std::string_view, kDims> names
-        = {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload"};
+    constexpr std::array<std::string_view, kDims> names = {"t",
+                                                           "p",
+                                                           "v",
+                                                           "d",
+                                                           "c",
+                                                           "e",
+                                                           "micro_batch_size",
+                                                           "zero_stage",
+                                                           "recompute_granularity",
+                                                           "offload",
+                                                           "pipeline_schedule"};
     return names[dimIndex(d)];
 }
 
@@ -516,7 +533,8 @@ std::string_view dimensionTitle(SearchDimension d)
                                                             "micro-batch size",
                                                             "ZeRO stage",
                                                             "activation recompute",
-                                                            "offload"};
+                                                            "offload",
+                                                            "pipeline schedule"};
     return titles[dimIndex(d)];
 }
 
@@ -545,6 +563,8 @@ std::int64_t dimensionValue(const Config &config, SearchDimension d)
     case SearchDimension::Offload:
         return (config.strategy.optimizer_offload != OffloadTarget::None ? 1 : 0)
                | (config.strategy.activation_offload != OffloadTarget::None ? 2 : 0);
+    case SearchDimension::Schedule:
+        return static_cast<std::int64_t>(par.schedule());
     }
     return 0;
 }
@@ -603,6 +623,12 @@ void setDomains(Enumeration &en, const Facts &f, const ModelConfig &model, const
     en[SearchDimension::ZeroStage].set({0, 1, 2, 3});
     en[SearchDimension::Recompute].set({0, 1, 2});
     en[SearchDimension::Offload].set({0, 1, 2, 3});
+    std::vector<std::int64_t> schedules; // every PipelineSchedule, index = value
+    for (PipelineSchedule k :
+         {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved, PipelineSchedule::ZbH1,
+          PipelineSchedule::ZbH2, PipelineSchedule::ZbV, PipelineSchedule::DualPipe, PipelineSchedule::DualPipeV})
+        schedules.push_back(static_cast<std::int64_t>(k));
+    en[SearchDimension::Schedule].set(schedules);
 }
 
 // The divisibility rules on t (kT* bits) that it breaks.
@@ -938,6 +964,11 @@ Enumeration enumerateCandidates(const Config &base, const SearchOptions &opt, co
                                                 inFlightOf(x, m, edge), x, m, limit);
                                 for (const SearchDimension dim : kLoops)
                                     en[dim].slots[at[dimIndex(dim)]].fold(here.least, here.fastest);
+                                // The enumeration's own schedules, on pipelined plans: 1F1B, or
+                                // interleaved when v > 1 (p = 1 runs no pipeline schedule).
+                                if (const std::int64_t k = valueOf(x, SearchDimension::Schedule); k >= 0)
+                                    en[SearchDimension::Schedule].slots[static_cast<std::size_t>(k)].fold(here.least,
+                                                                                                          here.fastest);
                             }
                         }
                     }
@@ -1112,8 +1143,177 @@ void slowerOrLedgerVerdict(ValueVerdict &vv, SearchDimension d, const Slot &slot
             += "; " + stepTimeDifference(estimateStepTime(*vv.example, vc.opt.gpusPerNode), res.plans.front().time);
 }
 
+// The pipeline sizes p ≥ 2 that some valid split has and that schedule `s`
+// can run on: ZB-V and DualPipeV cut the layers into 2p equal chunks,
+// DualPipe pairs rank r with rank p − 1 − r (validate() holds the same rules).
+std::vector<std::int64_t> pipelineSizesFor(const Enumeration &en, PipelineSchedule s, std::int64_t layers)
+{
+    const Domain &pd = en.domains[dimIndex(SearchDimension::P)];
+    std::vector<std::int64_t> out;
+    for (std::size_t k = 0; k < pd.values.size(); ++k) {
+        const std::int64_t p = pd.values[k];
+        if (p < 2 || !pd.slots[k].tried())
+            continue;
+        if ((s == PipelineSchedule::ZbV || s == PipelineSchedule::DualPipeV) && layers % (2 * p) != 0)
+            continue;
+        if (s == PipelineSchedule::DualPipe && p % 2 != 0)
+            continue;
+        out.push_back(p);
+    }
+    return out;
+}
+
+// The fastest confirmed plan at a pipeline size schedule `s` can run on (its
+// own schedule 1F1B or interleaved): the plan trySplitSchedules falls back to.
+std::optional<SearchPlan> fastestPipelinedPlan(const Enumeration &en, PipelineSchedule s, LedgerCheck &check,
+                                               const SearchOptions &opt, std::int64_t layers)
+{
+    const Domain &pd = en.domains[dimIndex(SearchDimension::P)];
+    std::vector<Candidate> order;
+    for (const std::int64_t p : pipelineSizesFor(en, s, layers)) {
+        const Slot &slot = pd.slots[pd.indexOf(p)];
+        if (slot.kept())
+            order.push_back(slot.fastest);
+    }
+    std::sort(order.begin(), order.end(),
+              [](const Candidate &a, const Candidate &b) { return rankKey(a) < rankKey(b); });
+    for (const Candidate &x : order)
+        if (auto ok = check(x)) {
+            SearchPlan plan;
+            plan.time = estimateStepTime(ok->first, opt.gpusPerNode);
+            plan.config = std::move(ok->first);
+            plan.estimateBytes = x.bound;
+            return plan;
+        }
+    return std::nullopt;
+}
+
+std::string sizesText(const std::vector<std::int64_t> &sizes)
+{
+    std::vector<std::string> items;
+    for (const std::int64_t p : sizes)
+        items.push_back(std::to_string(p));
+    return joined(items, ", ");
+}
+
+// Schedule values the enumeration does not produce itself: GPipe, which it
+// never tries, and the split schedules, which trySplitSchedules tried on the
+// fastest pipelined plans. Returns false for 1F1B and interleaved plans that
+// the enumeration visited, which take the other dimensions' path.
+bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, const std::vector<ScheduleTry> &tries,
+                     const std::vector<DimensionVerdicts> &done, const SearchResult &res, const VerdictContext &vc)
+{
+    const auto s = static_cast<PipelineSchedule>(vv.value);
+    const std::string it = phraseOf(SearchDimension::Schedule, vv.value);
+    const std::string L = std::to_string(vc.facts.L);
+    if (s == PipelineSchedule::GPipe) {
+        vv.kind = VerdictKind::Structural;
+        vv.reason = "the search does not try " + it
+                    + ": it has 1F1B's bubble ((p − 1) stage-micro-batches, Narayanan et al. 2021) but holds all m "
+                      "micro-batches' activations instead of at most p, so a 1F1B plan is never slower nor larger";
+        return true;
+    }
+    if (s == PipelineSchedule::OneFOneB || s == PipelineSchedule::Interleaved) {
+        if (slot.tried())
+            return false;
+        vv.kind = VerdictKind::Structural;
+        const DimensionVerdicts &v = done.at(dimIndex(SearchDimension::V));
+        const auto two
+            = std::find_if(v.values.begin(), v.values.end(), [](const ValueVerdict &x) { return x.value == 2; });
+        if (s == PipelineSchedule::OneFOneB)
+            vv.reason
+                = "no valid split of the " + std::to_string(vc.facts.N) + " GPUs has a pipeline (p ≥ 2) to run " + it;
+        else if (two == v.values.end())
+            vv.reason = "the search tries no interleaving: its chunks per rank stop at 1";
+        else
+            vv.reason = "no valid plan interleaves (v ≥ 2): " + two->reason;
+        return true;
+    }
+    const auto t = std::find_if(tries.begin(), tries.end(), [&](const ScheduleTry &x) { return x.schedule == s; });
+    if (t == tries.end())
+        return false;
+    const std::vector<std::int64_t> pipelined = pipelineSizesFor(en, PipelineSchedule::ZbH1, vc.facts.L);
+    const std::vector<std::int64_t> usable = pipelineSizesFor(en, s, vc.facts.L);
+    // "the 2 plans it was tried on (...)", "the plan it was tried on (...)".
+    const bool one = t->tried == 1;
+    const std::string onTried = (one ? std::string("the plan") : "the " + std::to_string(t->tried) + " plans")
+                                + " it was tried on (the fastest pipelined " + (one ? "one)" : "ones)");
+    if (pipelined.empty()) {
+        vv.kind = VerdictKind::Structural;
+        vv.reason = it + " needs a pipeline (p ≥ 2), and no valid split here has one";
+        const DimensionVerdicts &pv = done.at(dimIndex(SearchDimension::P));
+        for (const ValueVerdict &x : pv.values)
+            if (x.value >= 2 && x.kind == VerdictKind::Structural) {
+                vv.reason += " (" + x.reason + ")";
+                break;
+            }
+    } else if (usable.empty()) {
+        vv.kind = VerdictKind::Structural;
+        if (s == PipelineSchedule::DualPipe)
+            vv.reason = it + " pairs rank r with rank p − 1 − r, so p must be even; no valid p here is (p = "
+                        + sizesText(pipelined) + ")";
+        else
+            vv.reason = it + " places two chunks on each rank in a V, so the " + L
+                        + " layers must split evenly into 2p chunks; no valid p (" + sizesText(pipelined) + ") does"
+                        + (vc.facts.L % 2 != 0 ? " (" + L + " is odd)" : "");
+    } else if (t->fastestFit) {
+        const SearchPlan &fit = *t->fastestFit;
+        const StepTime &best = res.plans.front().time;
+        vv.kind = VerdictKind::Slower;
+        vv.stepTimeSeconds = fit.time.total;
+        vv.slowerPercent = percentSlower(fit.time.total, best.total);
+        vv.example = fit.config;
+        char line[200];
+        if (vv.slowerPercent >= 0.05)
+            std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", fit.time.total,
+                          vv.slowerPercent, best.total);
+        else
+            std::snprintf(line, sizeof line,
+                          "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu", fit.time.total,
+                          res.plans.size());
+        vv.reason = "fits on " + (one ? onTried : std::to_string(t->faster + t->slower) + " of " + onTried)
+                    + ", but the fastest plan with " + it + " takes " + line;
+        if (vv.slowerPercent >= 0.05)
+            vv.reason += "; " + stepTimeDifference(fit.time, best);
+    } else if (t->leastOver) {
+        vv.kind = VerdictKind::Memory;
+        vv.leastPeakBytes = t->leastOver->ledger.peak_bytes;
+        vv.example = t->leastOver->config;
+        vv.reason = (one ? "on " : "on each of ") + onTried + ", " + it + " needs at least "
+                    + floorGB(vv.leastPeakBytes) + " on its busiest GPU; the limit is " + vc.limitText;
+    } else if (!t->invalid.empty()) {
+        vv.kind = VerdictKind::Structural;
+        vv.reason = it + " is not valid on " + (one ? "" : "any of ") + onTried + " (p = " + sizesText(usable)
+                    + " could run it): " + t->invalid;
+    } else {
+        // No pipelined plan to put it on: every one is over the limit already.
+        const Domain &pd = en.domains[dimIndex(SearchDimension::P)];
+        const Slot *least = nullptr;
+        bool kept = false;
+        for (const std::int64_t p : usable) {
+            const Slot &ps = pd.slots[pd.indexOf(p)];
+            kept |= ps.kept();
+            if (!least || ps.least.bound < least->least.bound)
+                least = &ps;
+        }
+        if (kept || !least) {
+            vv.kind = VerdictKind::Ledger;
+            vv.reason = "the pipelined plans " + it
+                        + " could run on pass the search's lower bound but fail the full ledger (over the limit of "
+                        + vc.limitText + ") or validation, so it had no plan to run on";
+        } else {
+            vv.kind = VerdictKind::Memory;
+            vv.leastPeakBytes = least->least.bound;
+            vv.example = configOf(vc.base, least->least, vc.facts.GB);
+            vv.reason = it + " needs a pipeline, and every pipelined plan needs at least " + floorGB(vv.leastPeakBytes)
+                        + " on its busiest GPU under 1F1B or interleaving already; the limit is " + vc.limitText;
+        }
+    }
+    return true;
+}
+
 std::vector<DimensionVerdicts> dimensionVerdicts(const Enumeration &en, LedgerCheck &check, const SearchResult &res,
-                                                 const VerdictContext &vc)
+                                                 const VerdictContext &vc, const std::vector<ScheduleTry> &tries)
 {
     std::vector<DimensionVerdicts> out;
     const std::string topText = "in the top " + std::to_string(res.plans.size());
@@ -1133,6 +1333,8 @@ std::vector<DimensionVerdicts> dimensionVerdicts(const Enumeration &en, LedgerCh
             if (inTop) {
                 vv.kind = VerdictKind::InTop;
                 vv.reason = it + " is " + topText;
+            } else if (d == SearchDimension::Schedule && scheduleVerdict(vv, slot, en, tries, out, res, vc)) {
+                // GPipe, the split schedules, or a schedule no valid split runs
             } else if (!slot.tried()) {
                 vv.kind = VerdictKind::Structural;
                 vv.reason = structuralReason(d, vv.value, slot.why, vc.facts);
@@ -1176,8 +1378,21 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
 
     // Fastest first; confirm each with the ledger until `top` fit.
     LedgerCheck check(base, facts.GB, res.limitBytes, res.ledgersRun);
-    const double bestTime = confirmFastest(en.kept, check, opt, res);
-    trySplitSchedules(res, opt, res.limitBytes); // the schedules that split backwards, on the fastest plans
+    double bestTime = confirmFastest(en.kept, check, opt, res);
+    // The schedules that split backwards, on the fastest pipelined plans (or,
+    // when the answer has none, the fastest confirmed one).
+    std::vector<SearchPlan> bases;
+    for (const SearchPlan &plan : res.plans)
+        if (plan.config.parallelism.pipeline_model_parallel_size >= 2)
+            bases.push_back(plan);
+    if (bases.empty())
+        if (auto plan = fastestPipelinedPlan(en, PipelineSchedule::ZbH1, check, opt, facts.L))
+            bases.push_back(std::move(*plan));
+    const std::vector<ScheduleTry> tries = trySplitSchedules(res, opt, res.limitBytes, bases, [&](PipelineSchedule s) {
+        return fastestPipelinedPlan(en, s, check, opt, facts.L);
+    });
+    if (!res.plans.empty()) // a split schedule may now be the best: the verdicts measure against it
+        bestTime = std::min(bestTime, res.plans.front().time.total);
     addEmptyAnswerNotes(res, facts, opt);
 
     const VerdictContext vc{.base = base,
@@ -1187,7 +1402,7 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
                             .limitText = formatGB(double(res.limitBytes)) + " (" + percentOf(opt.margin) + " of "
                                          + formatGB(double(base.hardware.hbm_bytes)) + ")",
                             .bestTime = bestTime};
-    res.dimensions = dimensionVerdicts(en, check, res, vc);
+    res.dimensions = dimensionVerdicts(en, check, res, vc, tries);
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return res;
 }

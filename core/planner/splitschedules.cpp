@@ -45,73 +45,100 @@ std::string renamed(const std::string &name, std::int64_t v)
     return out;
 }
 
+// One schedule on one base plan: counts it in `tally` and returns the variant when it fits and beats its base.
+std::optional<SearchPlan> tryOn(const SearchPlan &plan, PipelineSchedule s, const SearchOptions &opt, Bytes limit,
+                                ScheduleTry &tally, std::int64_t &ledgersRun)
+{
+    ++tally.tried;
+    Config cfg = plan.config;
+    ParallelismConfig &par = cfg.parallelism;
+    par.pipeline_schedule = s;
+    par.virtual_pipeline_model_parallel_size = chunksPerRankFor(s, par.virtual_pipeline_model_parallel_size);
+    par.pipeline_layout.clear();
+    Problems problems = validate(cfg);
+    const auto error = std::find_if(problems.begin(), problems.end(), [](const Problem &p) { return p.isError(); });
+    if (error != problems.end()) {
+        if (tally.invalid.empty())
+            tally.invalid = error->path + ": " + error->message;
+        return std::nullopt;
+    }
+    SearchPlan variant;
+    variant.ledger = computeLedger(cfg);
+    ++ledgersRun;
+    cfg.name = renamed(cfg.name, par.virtual_pipeline_model_parallel_size) + " " + std::string(scheduleName(s));
+    variant.estimateBytes = variant.ledger.peak_bytes;
+    if (variant.ledger.peak_bytes > limit) {
+        ++tally.over;
+        if (!tally.leastOver || variant.ledger.peak_bytes < tally.leastOver->ledger.peak_bytes) {
+            variant.config = std::move(cfg);
+            tally.leastOver = std::move(variant);
+        }
+        return std::nullopt;
+    }
+    variant.time = estimateStepTime(cfg, opt.gpusPerNode);
+    variant.config = std::move(cfg);
+    if (!tally.fastestFit || variant.time.total < tally.fastestFit->time.total)
+        tally.fastestFit = variant;
+    if (variant.time.total >= plan.time.total) {
+        ++tally.slower;
+        return std::nullopt;
+    }
+    ++tally.faster;
+    return variant;
+}
+
 } // namespace
 
-void trySplitSchedules(SearchResult &res, const SearchOptions &opt, Bytes limit)
+const std::vector<PipelineSchedule> &splitSchedules()
+{
+    static const std::vector<PipelineSchedule> schedules(kSplit.begin(), kSplit.end());
+    return schedules;
+}
+
+std::vector<ScheduleTry> trySplitSchedules(SearchResult &res, const SearchOptions &opt, Bytes limit,
+                                           const std::vector<SearchPlan> &bases, const ScheduleFallback &fallback)
 {
     std::vector<SearchPlan> found;
-    const std::size_t tried = std::min(kPlansTried, res.plans.size());
+    std::vector<ScheduleTry> tries;
+    const std::size_t tried = std::min(kPlansTried, bases.size());
     for (PipelineSchedule s : kSplit) {
-        std::string verdict;
-        int faster = 0, slower = 0, over = 0;
-        std::string invalid;
-        for (std::size_t i = 0; i < tried; ++i) {
-            const SearchPlan &plan = res.plans[i];
-            if (plan.config.parallelism.pipeline_model_parallel_size < 2)
-                continue;
-            Config cfg = plan.config;
-            ParallelismConfig &par = cfg.parallelism;
-            par.pipeline_schedule = s;
-            par.virtual_pipeline_model_parallel_size = chunksPerRankFor(s, par.virtual_pipeline_model_parallel_size);
-            par.pipeline_layout.clear();
-            Problems problems = validate(cfg);
-            const auto error
-                = std::find_if(problems.begin(), problems.end(), [](const Problem &p) { return p.isError(); });
-            if (error != problems.end()) {
-                if (invalid.empty())
-                    invalid = error->path + ": " + error->message;
-                continue;
-            }
-            SearchPlan variant;
-            variant.ledger = computeLedger(cfg);
-            ++res.ledgersRun;
-            if (variant.ledger.peak_bytes > limit) {
-                ++over;
-                continue;
-            }
-            variant.time = estimateStepTime(cfg, opt.gpusPerNode);
-            if (variant.time.total >= plan.time.total) {
-                ++slower;
-                continue;
-            }
-            ++faster;
-            cfg.name = renamed(cfg.name, par.virtual_pipeline_model_parallel_size) + " " + std::string(scheduleName(s));
-            variant.config = std::move(cfg);
-            variant.estimateBytes = variant.ledger.peak_bytes;
-            found.push_back(std::move(variant));
-        }
+        ScheduleTry tally;
+        tally.schedule = s;
+        for (std::size_t i = 0; i < tried; ++i)
+            if (bases[i].config.parallelism.pipeline_model_parallel_size >= 2)
+                if (auto v = tryOn(bases[i], s, opt, limit, tally, res.ledgersRun))
+                    found.push_back(std::move(*v));
+        // Valid on none of them: the fastest plan at a pipeline size it can use, if any.
+        const bool ranNone = tally.faster + tally.slower + tally.over == 0;
+        std::optional<SearchPlan> extra = ranNone && fallback ? fallback(s) : std::nullopt;
+        if (extra)
+            if (auto v = tryOn(*extra, s, opt, limit, tally, res.ledgersRun))
+                found.push_back(std::move(*v));
         const std::string name(scheduleName(s));
-        if (faster > 0)
-            verdict = name + ": faster on " + std::to_string(faster) + " of the " + std::to_string(tried)
-                      + " fastest plans";
-        else if (slower > 0)
+        const std::string on = std::to_string(tally.tried) + (tally.tried == 1 ? " plan" : " plans") + " tried";
+        std::string verdict;
+        if (tally.faster > 0)
+            verdict = name + ": faster on " + std::to_string(tally.faster) + " of the " + on;
+        else if (tally.slower > 0)
             verdict = name + ": slower than the 1F1B or interleaved plan it would replace";
-        else if (over > 0)
+        else if (tally.over > 0)
             verdict = name + ": over " + formatGB(double(limit)) + " on every plan it could run";
-        else if (!invalid.empty())
-            verdict = name + ": not applicable (" + invalid + ")";
+        else if (!tally.invalid.empty())
+            verdict = name + ": not applicable (" + tally.invalid + ")";
         else
             verdict = name + ": needs a pipeline (p ≥ 2)";
         res.notes.push_back("Schedule " + verdict + ".");
+        tries.push_back(std::move(tally));
     }
-    if (found.empty())
-        return;
-    for (SearchPlan &p : found)
-        res.plans.push_back(std::move(p));
-    std::stable_sort(res.plans.begin(), res.plans.end(),
-                     [](const SearchPlan &a, const SearchPlan &b) { return a.time.total < b.time.total; });
-    if (static_cast<int>(res.plans.size()) > opt.top)
-        res.plans.resize(static_cast<std::size_t>(opt.top));
+    if (!found.empty()) {
+        for (SearchPlan &p : found)
+            res.plans.push_back(std::move(p));
+        std::stable_sort(res.plans.begin(), res.plans.end(),
+                         [](const SearchPlan &a, const SearchPlan &b) { return a.time.total < b.time.total; });
+        if (static_cast<int>(res.plans.size()) > opt.top)
+            res.plans.resize(static_cast<std::size_t>(opt.top));
+    }
+    return tries;
 }
 
 } // namespace memledger

@@ -33,7 +33,8 @@ nlohmann::json dimensionsToJson(const SearchResult &r)
 {
     nlohmann::json out = nlohmann::json::object();
     for (const DimensionVerdicts &dv : r.dimensions) {
-        const bool named = dv.dimension == SearchDimension::Recompute || dv.dimension == SearchDimension::Offload;
+        const bool named = dv.dimension == SearchDimension::Recompute || dv.dimension == SearchDimension::Offload
+                           || dv.dimension == SearchDimension::Schedule;
         nlohmann::json values = nlohmann::json::array();
         for (const ValueVerdict &v : dv.values) {
             nlohmann::json j = {{"value", named ? nlohmann::json(v.label) : nlohmann::json(v.value)},
@@ -98,21 +99,22 @@ std::string searchToTable(const SearchResult &r, const SearchOptions &o)
                   static_cast<long long>(r.candidates), static_cast<long long>(o.gpus), r.seconds,
                   formatGB(static_cast<double>(r.limitBytes)).c_str(), o.margin * 100);
     out += line;
-    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %10s %10s\n", "#", "t", "p", "v",
-                  "d", "c", "e", "mbs", "zero", "recompute", "offload", "peak", "step (s)");
+    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %-11s %10s %10s\n", "#", "t", "p",
+                  "v", "d", "c", "e", "mbs", "zero", "recompute", "offload", "schedule", "peak", "step (s)");
     out += line;
     int k = 0;
     for (const SearchPlan &p : r.plans) {
         const ParallelismConfig &par = p.config.parallelism;
-        std::snprintf(line, sizeof line, "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %10s %10.3f\n",
-                      ++k, static_cast<long long>(par.tensor_model_parallel_size),
+        std::snprintf(line, sizeof line,
+                      "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %-11s %10s %10.3f\n", ++k,
+                      static_cast<long long>(par.tensor_model_parallel_size),
                       static_cast<long long>(par.pipeline_model_parallel_size),
                       static_cast<long long>(par.virtual_pipeline_model_parallel_size),
                       static_cast<long long>(par.data_parallel_size), static_cast<long long>(par.context_parallel_size),
                       static_cast<long long>(par.expert_model_parallel_size),
                       static_cast<long long>(p.config.training.micro_batch_size), par.zero_stage,
                       std::string(granularityName(p.config.strategy.recompute_granularity)).c_str(),
-                      offloadText(p.config.strategy).c_str(),
+                      offloadText(p.config.strategy).c_str(), std::string(scheduleName(par.schedule())).c_str(),
                       formatGB(static_cast<double>(p.ledger.peak_bytes)).c_str(), p.time.total);
         out += line;
     }
@@ -133,8 +135,8 @@ std::string searchToCsv(const SearchResult &r)
 {
     // Plain numbers (bytes, seconds), so a spreadsheet computes with them;
     // the column names follow the CLI's JSON keys where there is one.
-    std::string out
-        = "rank,t,p,v,d,c,e,micro_batch_size,zero_stage,recompute,offload,peak_bytes,step_time_s,mfu,fits\n";
+    std::string out = "rank,t,p,v,d,c,e,micro_batch_size,zero_stage,recompute,offload,peak_bytes,step_time_s,mfu,fits,"
+                      "pipeline_schedule\n";
     int k = 0;
     char numbers[160];
     for (const SearchPlan &p : r.plans) {
@@ -149,10 +151,12 @@ std::string searchToCsv(const SearchResult &r)
         out += numbers;
         out += csvField(std::string(granularityName(p.config.strategy.recompute_granularity))) + ",";
         out += csvField(offloadText(p.config.strategy)) + ",";
-        std::snprintf(numbers, sizeof numbers, "%lld,%.6g,%.4f,%s\n", static_cast<long long>(p.ledger.peak_bytes),
+        std::snprintf(numbers, sizeof numbers, "%lld,%.6g,%.4f,%s,", static_cast<long long>(p.ledger.peak_bytes),
                       p.time.total, p.time.mfu,
                       p.ledger.fits() && p.ledger.peak_bytes <= r.limitBytes ? "true" : "false");
         out += numbers;
+        out += csvField(std::string(scheduleName(p.config.parallelism.schedule())))
+               + "\n"; // appended: older columns keep their places
     }
     return out;
 }

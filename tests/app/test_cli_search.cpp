@@ -100,9 +100,16 @@ TEST_CASE("search: every dimension's values come with a verdict in json, and a W
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     REQUIRE(j.contains("dimensions"));
-    for (const char *name :
-         {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload"})
+    for (const char *name : {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity",
+                             "offload", "pipeline_schedule"})
         CHECK(!j["dimensions"][name].empty());
+    // The schedules are named as the preset names them, all eight of them; the
+    // search never tries GPipe (1F1B has its bubble with fewer activations) and says so.
+    REQUIRE(j["dimensions"]["pipeline_schedule"].size() == 8);
+    const nlohmann::json &gpipe = j["dimensions"]["pipeline_schedule"][0];
+    CHECK(gpipe["value"] == "gpipe");
+    CHECK(gpipe["verdict"] == "structural");
+    CHECK(gpipe["reason"].get<std::string>().find("does not try the gpipe schedule") != std::string::npos);
     // Llama-2-7B's 32 heads do not split 3 ways.
     bool t3 = false;
     for (const nlohmann::json &v : j["dimensions"]["t"])
@@ -122,4 +129,6 @@ TEST_CASE("search: every dimension's values come with a verdict in json, and a W
     REQUIRE(table.code == 0);
     CHECK(table.out.find("Why not") != std::string::npos);
     CHECK(table.out.find("t = 3 does not divide the 32 attention heads") != std::string::npos);
+    CHECK(table.out.find("pipeline_schedule gpipe: ") != std::string::npos);
+    CHECK(table.out.find(" schedule ") != std::string::npos); // the plans' column
 }

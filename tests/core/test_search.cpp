@@ -212,7 +212,7 @@ TEST_CASE("search verdicts: the values of the returned plans are in the top K, a
             for (const SearchPlan &p : r.plans) {
                 const ParallelismConfig &par = p.config.parallelism;
                 const StrategyConfig &st = p.config.strategy;
-                const std::int64_t planValue = std::array<std::int64_t, 10>{
+                const std::int64_t planValue = std::array<std::int64_t, 11>{
                     par.tensor_model_parallel_size,
                     par.pipeline_model_parallel_size,
                     par.virtual_pipeline_model_parallel_size,
@@ -223,8 +223,8 @@ TEST_CASE("search verdicts: the values of the returned plans are in the top K, a
                     par.zero_stage,
                     static_cast<std::int64_t>(st.recompute_granularity),
                     (st.optimizer_offload != OffloadTarget::None ? 1 : 0)
-                        | (st.activation_offload != OffloadTarget::None ? 2
-                                                                        : 0)}[static_cast<std::size_t>(dv.dimension)];
+                        | (st.activation_offload != OffloadTarget::None ? 2 : 0),
+                    static_cast<std::int64_t>(par.schedule())}[static_cast<std::size_t>(dv.dimension)];
                 inPlans = inPlans || planValue == v.value;
             }
             CHECK((v.kind == VerdictKind::InTop) == inPlans);

@@ -311,6 +311,10 @@ TEST_CASE("Invalid zero-bubble and DualPipe plans name the field and the valid v
     CHECK(mentions(errorsOf({"parallelism.pipeline_schedule=zb-v", "parallelism.virtual_pipeline_model_parallel_size=2",
                              "parallelism.pipeline_model_parallel_size=3"}),
                    "model.num_layers"));
+    // ... and the nearest valid values are pipeline sizes: 2p | 80 means p | 40, so 2 or 4 around p = 3.
+    CHECK(mentions(errorsOf({"parallelism.pipeline_schedule=zb-v", "parallelism.virtual_pipeline_model_parallel_size=2",
+                             "parallelism.pipeline_model_parallel_size=3"}),
+                   "pipeline_model_parallel_size 2 or 4"));
     // DualPipe pairs rank r with p - 1 - r: an odd p is refused with its neighbours offered.
     const auto odd
         = errorsOf({"parallelism.pipeline_schedule=dualpipe", "parallelism.virtual_pipeline_model_parallel_size=2",
@@ -371,4 +375,25 @@ TEST_CASE("The search tries the split schedules on its fastest plans and says wh
     }
     // With equal layer work and a ZB-V bubble near zero, some split schedule beats interleaving here.
     CHECK(split);
+}
+
+TEST_CASE("The gantt's phase strip draws a deferred W apart from its B", "[gantt][zb]")
+{
+    // Llama-3-70B, p = 4, d = 4 over a global batch of 512 with micro-batch 1:
+    // 512 / 4 = 128 micro-batches per replica. ZB-H1 splits every backward, so
+    // each rank runs 128 F, 128 B and 128 W; 1F1B runs no W at all.
+    const Timeline zb = simulateIteration(plan("zb-h1"));
+    REQUIRE(zb.ranks.size() == 4);
+    const auto count = [](const std::vector<Phase> &phases, PhaseKind kind) {
+        return std::count_if(phases.begin(), phases.end(), [&](const Phase &p) { return p.kind == kind; });
+    };
+    for (const RankTimeline &rank : zb.ranks) {
+        const std::vector<Phase> phases = phasesOf(rank);
+        CHECK(count(phases, PhaseKind::Forward) == 128);
+        CHECK(count(phases, PhaseKind::Backward) == 128);
+        CHECK(count(phases, PhaseKind::Weight) == 128);
+    }
+    CHECK(phaseLabel(PhaseKind::Weight) == "Weight gradients");
+    const Timeline oneF = simulateIteration(plan("1f1b"));
+    CHECK(count(phasesOf(oneF.ranks[0]), PhaseKind::Weight) == 0);
 }

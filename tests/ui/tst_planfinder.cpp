@@ -16,6 +16,7 @@
 #include <QUndoStack>
 
 #include "catchqt.h"
+#include "core/formats/builtins.h"
 #include "core/formats/preset.h"
 #include "core/ledger.h"
 #include "core/validate.h"
@@ -169,6 +170,34 @@ TEST_CASE("The t tooltip of a 7B search on 8 GPUs says why t = 3 is out: the 32 
         = plainText(shown->headerData(PlanFinderModel::TColumn, Qt::Horizontal, Qt::ToolTipRole).toString());
     CHECK(header.contains(QStringLiteral("32 attention heads")));
     CHECK(header.contains(QStringLiteral("t = %1 is in the top 10").arg(own)));
+}
+
+TEST_CASE("The schedule column names each plan's pipeline schedule and its tooltip the others' verdicts",
+          "[ui][planfinder]")
+{
+    // Llama-3-70B on 128 H100s: the search's best plan runs ZB-V (its bubble is
+    // near zero with 1F1B's activations), and it never tries GPipe.
+    const auto loaded = memledger::presetFromText(memledger::findBuiltin("scenarios", "llama-3-70b-128xh100")->text);
+    REQUIRE(loaded.config.has_value());
+    memledger::SearchOptions options;
+    options.gpus = 128;
+    options.top = 5;
+    PlanFinderModel model;
+    model.setResult(memledger::searchPlans(*loaded.config, options));
+    REQUIRE(model.rowCount() > 0);
+    CHECK(PlanFinderModel::dimensionOf(PlanFinderModel::ScheduleColumn) == memledger::SearchDimension::Schedule);
+    CHECK(model.headerData(PlanFinderModel::ScheduleColumn, Qt::Horizontal).toString() == QStringLiteral("schedule"));
+    for (int row = 0; row < model.rowCount(); ++row) {
+        const memledger::Config &config = model.result().plans.at(static_cast<std::size_t>(row)).config;
+        CHECK(model.index(row, PlanFinderModel::ScheduleColumn).data().toString().toStdString()
+              == std::string(memledger::scheduleName(config.parallelism.schedule())));
+    }
+    CHECK(model.index(0, PlanFinderModel::ScheduleColumn).data().toString() == QStringLiteral("zb-v"));
+    const QString tip = plainText(model.index(0, PlanFinderModel::ScheduleColumn).data(Qt::ToolTipRole).toString());
+    INFO(tip.toStdString());
+    CHECK(tip.contains(QStringLiteral("does not try the gpipe schedule")));
+    CHECK(tip.contains(QStringLiteral("the zb-h2 schedule needs at least")));
+    CHECK(model.planSummary(0).contains(QStringLiteral("schedule zb-v")));
 }
 
 TEST_CASE("When nothing fits, the core's notes replace the table", "[ui][planfinder]")

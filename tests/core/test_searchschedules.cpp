@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+// The pipeline schedule as a search dimension: one verdict per schedule, each
+// against what the papers say it costs (Qi et al. 2023, "Zero Bubble Pipeline
+// Parallelism", Table 1; Qi et al. 2024 for ZB-V; deepseek-ai/DualPipe README)
+// or a divisibility rule counted by hand.
+#include "core/planner/search.h"
+#include "core/schedule.h"
+#include "core/validate.h"
+#include "testutil.h"
+
+#include <algorithm>
+
+using namespace memledger;
+using test::scenario;
+
+namespace {
+
+const ValueVerdict &scheduleVerdict(const SearchResult &r, PipelineSchedule s)
+{
+    for (const ValueVerdict &v : r.verdicts(SearchDimension::Schedule).values)
+        if (v.value == static_cast<std::int64_t>(s))
+            return v;
+    FAIL("no verdict for " << scheduleName(s));
+    throw 0;
+}
+
+// Llama-3-70B on 128 H100s, the five fastest plans (the split schedules are tried on the fastest pipelined ones).
+const SearchResult &seventyB()
+{
+    static const SearchResult r = [] {
+        SearchOptions opt;
+        opt.gpus = 128;
+        opt.top = 5;
+        return searchPlans(scenario("llama-3-70b-128xh100"), opt);
+    }();
+    return r;
+}
+
+Bytes layerActivations(const Ledger &l, std::size_t rank)
+{
+    return test::entryBytes(l.ranks.at(rank), Category::Activations, "Transformer layers");
+}
+
+} // namespace
+
+TEST_CASE("search schedules: one verdict per schedule, named as the preset names them", "[search][verdicts][zb]")
+{
+    const SearchResult &r = seventyB();
+    REQUIRE(r.dimensions.size() == kSearchDimensions.size());
+    CHECK(dimensionName(SearchDimension::Schedule) == "pipeline_schedule");
+    const DimensionVerdicts &dv = r.verdicts(SearchDimension::Schedule);
+    const std::vector<std::string> names
+        = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev"};
+    REQUIRE(dv.values.size() == names.size());
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        CHECK(dv.values[k].label == names[k]);
+        if (dv.values[k].kind != VerdictKind::InTop)
+            CHECK_THAT(dv.values[k].reason, Catch::Contains("the " + names[k] + " schedule"));
+    }
+    // GPipe is never tried, and the verdict says so rather than inventing a number.
+    CHECK(scheduleVerdict(r, PipelineSchedule::GPipe).kind == VerdictKind::Structural);
+    CHECK_THAT(scheduleVerdict(r, PipelineSchedule::GPipe).reason, Catch::Contains("does not try"));
+    // Only the listed plans' schedules are in the top.
+    for (const ValueVerdict &v : dv.values) {
+        const bool listed = std::any_of(r.plans.begin(), r.plans.end(), [&](const SearchPlan &p) {
+            return static_cast<std::int64_t>(p.config.parallelism.schedule()) == v.value;
+        });
+        CHECK((v.kind == VerdictKind::InTop) == listed);
+    }
+}
+
+TEST_CASE("search schedules: ZB-V wins on 70B over 128 GPUs, holding no more than 1F1B's activations",
+          "[search][verdicts][zb]")
+{
+    const SearchResult &r = seventyB();
+    REQUIRE_FALSE(r.plans.empty());
+    CHECK(scheduleVerdict(r, PipelineSchedule::ZbV).kind == VerdictKind::InTop);
+    const SearchPlan &best = r.plans.front();
+    REQUIRE(best.config.parallelism.schedule() == PipelineSchedule::ZbV);
+    const std::int64_t p = best.config.parallelism.pipeline_model_parallel_size;
+    REQUIRE(p == 2);
+    // Why it fits: ZB-V's peak activations are 1F1B's first rank's, p stage-micro-batches
+    // (Qi et al. 2024, Table 2: "1x"), spread evenly; the same split under 1F1B:
+    Config oneF = best.config;
+    oneF.parallelism.pipeline_schedule = PipelineSchedule::OneFOneB;
+    oneF.parallelism.virtual_pipeline_model_parallel_size = 1;
+    REQUIRE_FALSE(hasErrors(validate(oneF)));
+    const Ledger oneFLedger = computeLedger(oneF);
+    for (std::size_t rank = 0; rank < std::size_t(p); ++rank)
+        CHECK(layerActivations(best.ledger, rank) <= layerActivations(oneFLedger, 0));
+    // Why it is faster: the bubble. With F = B = W the V shape has none (Qi et al. 2024);
+    // 1F1B's is (p − 1)(F + B + W) = 3F for p = 2, so the V keeps less than a third of it
+    // even with attention's backward (no weights: B > W) in the layers.
+    const StepTime oneFTime = estimateStepTime(oneF);
+    CHECK(best.time.bubble < oneFTime.bubble / 3);
+    CHECK(best.time.total < oneFTime.total);
+}
+
+TEST_CASE("search schedules: ZB-H2 is over the limit by its (2p - 1)/p activations, ZB-H1 fits but is slower",
+          "[search][verdicts][zb]")
+{
+    const SearchResult &r = seventyB();
+    // ZB-H2 fills the warm-up bubble with forwards: rank 0 holds 2p − 1 micro-batches
+    // where 1F1B holds p (Qi et al. 2023, Table 1: M_B (2p − 1) against p M_B).
+    const ValueVerdict &h2 = scheduleVerdict(r, PipelineSchedule::ZbH2);
+    REQUIRE(h2.kind == VerdictKind::Memory);
+    REQUIRE(h2.example);
+    CHECK(h2.example->parallelism.schedule() == PipelineSchedule::ZbH2);
+    CHECK(h2.leastPeakBytes > r.limitBytes);
+    const Ledger h2Ledger = computeLedger(*h2.example);
+    CHECK(h2Ledger.peak_bytes == h2.leastPeakBytes);
+    Config oneF = *h2.example;
+    oneF.parallelism.pipeline_schedule = PipelineSchedule::OneFOneB;
+    const Ledger oneFLedger = computeLedger(oneF);
+    const double p = double(oneF.parallelism.pipeline_model_parallel_size);
+    CHECK(double(layerActivations(h2Ledger, 0)) == Approx(double(layerActivations(oneFLedger, 0)) * (2 * p - 1) / p));
+    CHECK_THAT(h2.reason, Catch::Contains("the zb-h2 schedule needs at least") && Catch::Contains("the limit is"));
+
+    // ZB-H1 keeps 1F1B's memory and shortens its bubble to (p − 1)(F + B − W), but
+    // ZB-V's (p − 1)(F + B − 2W) on half-size chunks is shorter still: it fits, slower.
+    const ValueVerdict &h1 = scheduleVerdict(r, PipelineSchedule::ZbH1);
+    REQUIRE(h1.kind == VerdictKind::Slower);
+    REQUIRE(h1.example);
+    CHECK(h1.example->parallelism.schedule() == PipelineSchedule::ZbH1);
+    CHECK(computeLedger(*h1.example).peak_bytes <= r.limitBytes);
+    CHECK(h1.stepTimeSeconds == Approx(estimateStepTime(*h1.example).total));
+    const double best = r.plans.front().time.total;
+    CHECK(h1.stepTimeSeconds > best);
+    CHECK(h1.slowerPercent == Approx((h1.stepTimeSeconds / best - 1.0) * 100.0));
+    CHECK_THAT(h1.reason, Catch::Contains("% slower than the best"));
+}
+
+TEST_CASE("search schedules: 75 layers on 96 GPUs leave ZB-V, DualPipeV and DualPipe no pipeline size",
+          "[search][verdicts][zb]")
+{
+    // 96 = 2^5 · 3 and 75 = 3 · 5^2: p = 3 is the only pipeline dividing both.
+    // ZB-V and DualPipeV cut the layers into 2p = 6 chunks: 75 is odd, none does.
+    // DualPipe pairs rank r with p − 1 − r: p = 3 is odd.
+    SearchOptions opt;
+    opt.gpus = 96;
+    opt.top = 5;
+    const SearchResult r = searchPlans(
+        scenario("llama-3-70b-128xh100", {"model.num_layers=75", "parallelism.pipeline_model_parallel_size=3",
+                                          "parallelism.data_parallel_size=2"}),
+        opt);
+    REQUIRE_FALSE(r.plans.empty());
+    for (const SearchPlan &plan : r.plans)
+        CHECK(plan.config.parallelism.pipeline_model_parallel_size == 3);
+    for (const PipelineSchedule s : {PipelineSchedule::ZbV, PipelineSchedule::DualPipeV}) {
+        const ValueVerdict &v = scheduleVerdict(r, s);
+        CHECK(v.kind == VerdictKind::Structural);
+        CHECK_THAT(v.reason, Catch::Contains("the " + std::string(scheduleName(s)) + " schedule")
+                                 && Catch::Contains("75 layers must split evenly into 2p chunks")
+                                 && Catch::Contains("no valid p (3) does (75 is odd)"));
+    }
+    const ValueVerdict &dual = scheduleVerdict(r, PipelineSchedule::DualPipe);
+    CHECK(dual.kind == VerdictKind::Structural);
+    CHECK_THAT(dual.reason, Catch::Contains("the dualpipe schedule") && Catch::Contains("p must be even")
+                                && Catch::Contains("(p = 3)"));
+    // Interleaving needs p · v | 75 with v ≥ 2 and p = 3: v = 5 would, but the search stops at v = 4.
+    CHECK(scheduleVerdict(r, PipelineSchedule::Interleaved).kind == VerdictKind::Structural);
+}
+
+TEST_CASE("search schedules: a model no pipeline divides (DeepSeek-V3's 61 layers) gives every split schedule "
+          "the reason",
+          "[search][verdicts][zb]")
+{
+    SearchOptions opt;
+    opt.gpus = 2048;
+    opt.top = 3;
+    const SearchResult r = searchPlans(scenario("deepseek-v3-2048xh100-dualpipe"), opt);
+    // 61 is prime: no p from 2 to 2048 divides it.
+    for (const PipelineSchedule s : {PipelineSchedule::ZbH1, PipelineSchedule::ZbH2, PipelineSchedule::ZbV,
+                                     PipelineSchedule::DualPipe, PipelineSchedule::DualPipeV}) {
+        const ValueVerdict &v = scheduleVerdict(r, s);
+        CHECK(v.kind == VerdictKind::Structural);
+        CHECK_THAT(v.reason, Catch::Contains("needs a pipeline (p ≥ 2)") && Catch::Contains("61 layers"));
+    }
+}
+
+TEST_CASE("search schedules: ZB-V falls back to a pipeline size that splits the layers into 2p chunks",
+          "[search][verdicts][zb]")
+{
+    // 30 layers on 96 GPUs: p = 2 leaves 30 / 4 chunks (not whole), p = 3 gives
+    // 2p = 6 chunks of 5 layers. Whatever the fastest plans' p, ZB-V is run on
+    // some plan (never a structural verdict), and every ZB-V plan it names has 2p | 30.
+    SearchOptions opt;
+    opt.gpus = 96;
+    opt.top = 3;
+    const SearchResult r = searchPlans(
+        scenario("llama-3-70b-128xh100", {"model.num_layers=30", "parallelism.pipeline_model_parallel_size=2",
+                                          "training.global_batch_size=384"}),
+        opt);
+    REQUIRE_FALSE(r.plans.empty());
+    const ValueVerdict &v = scheduleVerdict(r, PipelineSchedule::ZbV);
+    CHECK(v.kind != VerdictKind::Structural);
+    std::vector<Config> named;
+    for (const SearchPlan &plan : r.plans)
+        if (plan.config.parallelism.schedule() == PipelineSchedule::ZbV)
+            named.push_back(plan.config);
+    if (v.example)
+        named.push_back(*v.example);
+    REQUIRE_FALSE(named.empty());
+    for (const Config &c : named) {
+        const std::int64_t p = c.parallelism.pipeline_model_parallel_size;
+        CHECK(30 % (2 * p) == 0);
+        CHECK(c.parallelism.virtual_pipeline_model_parallel_size == 2);
+    }
+}
