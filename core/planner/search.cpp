@@ -7,6 +7,7 @@
 #include "core/parameters.h"
 #include "core/planner/splitschedules.h"
 #include "core/planner/tensorplan.h"
+#include "core/planner/trystrategies.h"
 #include "core/schedule.h"
 #include "core/validate.h"
 
@@ -163,7 +164,10 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     cfg.strategy.optimizer_offload = (x.offload & 1) ? OffloadTarget::CPU : OffloadTarget::None;
     cfg.strategy.param_offload = OffloadTarget::None;
     cfg.strategy.activation_offload = (x.offload & 2) ? OffloadTarget::CPU : OffloadTarget::None;
-    cfg.strategy.pipeline_activation_balance = ActivationBalance::None; // not a searched dimension
+    // Balancing and gradient offload are tried on the answer afterwards
+    // (core/planner/trystrategies.h); the bound counts neither.
+    cfg.strategy.pipeline_activation_balance = ActivationBalance::None;
+    cfg.strategy.grad_offload = OffloadTarget::None;
     cfg.name = base.name + " t" + std::to_string(x.t) + " p" + std::to_string(x.p)
                + (x.v > 1 ? " v" + std::to_string(x.v) : "") + " d" + std::to_string(x.d)
                + (x.c > 1 ? " c" + std::to_string(x.c) : "") + (x.e > 1 ? " e" + std::to_string(x.e) : "") + " b"
@@ -294,6 +298,10 @@ std::int64_t valueOf(const Candidate &x, SearchDimension d)
         return x.recompute;
     case SearchDimension::Offload:
         return x.offload;
+    case SearchDimension::ActivationBalance:
+    case SearchDimension::GradOffload:
+    case SearchDimension::Fp8Recipe:
+        return 0; // not enumerated: tryStrategies decides them
     }
     return 0;
 }
@@ -501,22 +509,20 @@ std::vector<std::size_t> paretoPlans(const SearchResult &result)
 std::string_view dimensionName(SearchDimension d)
 {
     constexpr std::array<std::string_view, kDims> names
-        = {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload"};
+        = {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload",
+           // (the pipeline schedule's name goes here)
+           "pipeline_activation_balance", "grad_offload", "fp8_recipe"};
     return names[dimIndex(d)];
 }
 
 std::string_view dimensionTitle(SearchDimension d)
 {
-    constexpr std::array<std::string_view, kDims> titles = {"tensor-parallel degree",
-                                                            "pipeline-parallel degree",
-                                                            "virtual pipeline chunks per rank",
-                                                            "data-parallel degree",
-                                                            "context-parallel degree",
-                                                            "expert-parallel degree",
-                                                            "micro-batch size",
-                                                            "ZeRO stage",
-                                                            "activation recompute",
-                                                            "offload"};
+    constexpr std::array<std::string_view, kDims> titles
+        = {"tensor-parallel degree", "pipeline-parallel degree", "virtual pipeline chunks per rank",
+           "data-parallel degree", "context-parallel degree", "expert-parallel degree", "micro-batch size",
+           "ZeRO stage", "activation recompute", "offload",
+           // (the pipeline schedule's title goes here)
+           "cross-rank activation balancing", "gradient offload", "FP8 recipe"};
     return titles[dimIndex(d)];
 }
 
@@ -545,6 +551,12 @@ std::int64_t dimensionValue(const Config &config, SearchDimension d)
     case SearchDimension::Offload:
         return (config.strategy.optimizer_offload != OffloadTarget::None ? 1 : 0)
                | (config.strategy.activation_offload != OffloadTarget::None ? 2 : 0);
+    case SearchDimension::ActivationBalance:
+        return static_cast<std::int64_t>(config.strategy.pipeline_activation_balance);
+    case SearchDimension::GradOffload:
+        return config.strategy.grad_offload != OffloadTarget::None ? 1 : 0;
+    case SearchDimension::Fp8Recipe:
+        return static_cast<std::int64_t>(config.training.fp8_recipe);
     }
     return 0;
 }
@@ -1145,6 +1157,43 @@ std::vector<DimensionVerdicts> dimensionVerdicts(const Enumeration &en, LedgerCh
     return out;
 }
 
+// The plans a strategy might bring under the limit: per value of every
+// enumerated dimension, the split with the least bound (those over the limit
+// by the bound or, once tryStrategies runs their ledgers, by the ledger).
+// With an answer, the ones faster than its slowest plan (or all, when it has
+// room), fastest first; without one, the nearest to fitting first.
+std::vector<Config> overLimitPlans(const Enumeration &en, const Config &base, std::int64_t globalBatch,
+                                   const SearchOptions &opt, const SearchResult &res)
+{
+    std::map<decltype(identityOf(Candidate{})), Candidate> unique;
+    for (const SearchDimension d : kSearchDimensions)
+        for (const Slot &slot : en.domains[dimIndex(d)].slots)
+            if (slot.tried())
+                unique.emplace(identityOf(slot.least), slot.least);
+    std::vector<std::pair<double, Config>> ranked;
+    const bool full = static_cast<int>(res.plans.size()) >= opt.top;
+    const double slowest = res.plans.empty() ? 0.0 : res.plans.back().time.total;
+    for (const auto &[id, x] : unique) {
+        Config cfg = configOf(base, x, globalBatch);
+        const bool listed = std::any_of(res.plans.begin(), res.plans.end(),
+                                        [&](const SearchPlan &p) { return p.config.name == cfg.name; });
+        if (listed || hasErrors(validate(cfg)))
+            continue;
+        double key = double(x.bound);
+        if (!res.plans.empty()) {
+            key = estimateStepTime(cfg, opt.gpusPerNode).total;
+            if (full && key >= slowest)
+                continue;
+        }
+        ranked.emplace_back(key, std::move(cfg));
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::vector<Config> out;
+    for (auto &r : ranked)
+        out.push_back(std::move(r.second));
+    return out;
+}
+
 } // namespace
 
 SearchResult searchPlans(const Config &base, const SearchOptions &opt)
@@ -1175,6 +1224,9 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
     LedgerCheck check(base, facts.GB, res.limitBytes, res.ledgersRun);
     const double bestTime = confirmFastest(en.kept, check, opt, res);
     trySplitSchedules(res, opt, res.limitBytes); // the schedules that split backwards, on the fastest plans
+    // Balancing, gradient offload and FP8 on the fastest plans and on the nearest ones over the limit.
+    std::vector<DimensionVerdicts> strategies
+        = tryStrategies(res, base, opt, res.limitBytes, overLimitPlans(en, base, facts.GB, opt, res));
     addEmptyAnswerNotes(res, facts, opt);
 
     const VerdictContext vc{.base = base,
@@ -1183,8 +1235,11 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
                             .limit = res.limitBytes,
                             .limitText = formatGB(double(res.limitBytes)) + " (" + percentOf(opt.margin) + " of "
                                          + formatGB(double(base.hardware.hbm_bytes)) + ")",
-                            .bestTime = bestTime};
+                            // The answer's best, a strategy's variant included (the ones tried after the splits).
+                            .bestTime = res.plans.empty() ? bestTime : res.plans.front().time.total};
     res.dimensions = dimensionVerdicts(en, check, res, vc);
+    for (DimensionVerdicts &dv : strategies)
+        res.dimensions[dimIndex(dv.dimension)] = std::move(dv);
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return res;
 }

@@ -33,12 +33,30 @@ Problems checkSearchOptions(const SearchOptions &options);
 
 // The dimensions the search varies, named as the search and the preset name
 // them ("t" ... "e", "micro_batch_size", "zero_stage", "recompute_granularity",
-// "offload").
-enum class SearchDimension { T, P, V, D, C, E, MicroBatch, ZeroStage, Recompute, Offload };
-inline constexpr std::array<SearchDimension, 10> kSearchDimensions
-    = {SearchDimension::T,         SearchDimension::P,      SearchDimension::V,          SearchDimension::D,
-       SearchDimension::C,         SearchDimension::E,      SearchDimension::MicroBatch, SearchDimension::ZeroStage,
-       SearchDimension::Recompute, SearchDimension::Offload};
+// "offload"), then the strategies core/planner/trystrategies.h tries on the
+// answer's plans ("pipeline_activation_balance", "grad_offload", "fp8_recipe").
+enum class SearchDimension {
+    T,
+    P,
+    V,
+    D,
+    C,
+    E,
+    MicroBatch,
+    ZeroStage,
+    Recompute,
+    Offload,
+    // (the pipeline schedule's dimension goes here)
+    ActivationBalance,
+    GradOffload,
+    Fp8Recipe
+};
+inline constexpr std::array<SearchDimension, 13> kSearchDimensions
+    = {SearchDimension::T, SearchDimension::P, SearchDimension::V, SearchDimension::D, SearchDimension::C,
+       SearchDimension::E, SearchDimension::MicroBatch, SearchDimension::ZeroStage, SearchDimension::Recompute,
+       SearchDimension::Offload,
+       // (the pipeline schedule's dimension goes here)
+       SearchDimension::ActivationBalance, SearchDimension::GradOffload, SearchDimension::Fp8Recipe};
 std::string_view dimensionName(SearchDimension dimension);
 // "tensor-parallel degree", "micro-batch size", ...
 std::string_view dimensionTitle(SearchDimension dimension);
@@ -58,7 +76,8 @@ std::string_view verdictKindName(VerdictKind kind); // "top", "structural", "mem
 struct ValueVerdict
 {
     // The degree, micro-batch size or ZeRO stage; recompute: int(RecomputeGranularity);
-    // offload: bit 0 the optimizer on the CPU, bit 1 activations to the host.
+    // offload: bit 0 the optimizer on the CPU, bit 1 activations to the host;
+    // pipeline_activation_balance and fp8_recipe: the enum's int; grad_offload: 0 none, 1 cpu.
     std::int64_t value = 0;
     std::string label; // "3", "selective", "optimizer+activations"
     VerdictKind kind = VerdictKind::Structural;

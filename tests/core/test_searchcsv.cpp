@@ -31,6 +31,9 @@ TEST_CASE("searchToCsv: one row per plan, best first, against a hand-written fil
     b.config.training.micro_batch_size = 2;
     b.config.strategy.recompute_granularity = RecomputeGranularity::Full;
     b.config.strategy.optimizer_offload = OffloadTarget::CPU;
+    b.config.strategy.grad_offload = OffloadTarget::CPU; // ZeRO-Offload, tried on the answer
+    b.config.strategy.pipeline_activation_balance = ActivationBalance::Auto;
+    b.config.training.fp8_recipe = Fp8Recipe::Tensorwise;
     b.ledger.peak_bytes = 75'000'000'000; // over the 72 GB limit: fits is false
     b.ledger.ranks.resize(1);
     b.ledger.ranks[0].fits = true;
@@ -39,9 +42,10 @@ TEST_CASE("searchToCsv: one row per plan, best first, against a hand-written fil
     r.plans = {a, b};
 
     const std::string expected = "rank,t,p,v,d,c,e,micro_batch_size,zero_stage,recompute,offload,peak_bytes,"
-                                 "step_time_s,mfu,fits\n"
-                                 "1,8,4,2,4,1,1,1,1,selective,none,45090000000,12.5,0.4123,true\n"
-                                 "2,4,8,1,4,1,1,2,0,full,optimizer,75000000000,14.25,0.3000,false\n";
+                                 "step_time_s,mfu,fits,pipeline_activation_balance,grad_offload,fp8_recipe\n"
+                                 "1,8,4,2,4,1,1,1,1,selective,none,45090000000,12.5,0.4123,true,none,none,none\n"
+                                 "2,4,8,1,4,1,1,2,0,full,optimizer,75000000000,14.25,0.3000,false,auto,cpu,"
+                                 "tensorwise\n";
     CHECK(searchToCsv(r) == expected);
     CHECK(searchToCsv(SearchResult{}) == expected.substr(0, expected.find('\n') + 1)); // the header alone
 }
