@@ -24,7 +24,7 @@ QString secondsText(double seconds)
 // Small integers centred (so "ZeRO 2" does not run into "recompute none"), measures right, words left.
 Qt::Alignment alignmentOf(int column)
 {
-    if (column == PlanFinderModel::RecomputeColumn || column == PlanFinderModel::OffloadColumn
+    if ((column >= PlanFinderModel::RecomputeColumn && column <= PlanFinderModel::Fp8Column)
         || column == PlanFinderModel::LargestPartColumn)
         return Qt::AlignLeft | Qt::AlignVCenter;
     if ((column >= PlanFinderModel::TColumn && column <= PlanFinderModel::ZeroColumn)
@@ -48,7 +48,7 @@ void PlanFinderModel::setResult(const SearchResult &result)
 
 std::optional<SearchDimension> PlanFinderModel::dimensionOf(int column)
 {
-    if (column < TColumn || column > OffloadColumn)
+    if (column < TColumn || column > Fp8Column)
         return std::nullopt;
     return kSearchDimensions[static_cast<std::size_t>(column - TColumn)];
 }
@@ -92,6 +92,18 @@ QString PlanFinderModel::planSummary(int row) const
             break;
         case SearchDimension::Offload:
             parts << tr("offload %1").arg(valueLabel(d, value));
+            break;
+        case SearchDimension::ActivationBalance:
+            if (value != 0)
+                parts << tr("activations balanced");
+            break;
+        case SearchDimension::GradOffload:
+            if (value != 0)
+                parts << tr("gradients offloaded");
+            break;
+        case SearchDimension::Fp8Recipe:
+            if (value != 0)
+                parts << tr("fp8 %1").arg(valueLabel(d, value));
             break;
         default:
             parts << QStringLiteral("%1 %2").arg(toQString(dimensionName(d))).arg(value);
@@ -164,7 +176,8 @@ QVariant PlanFinderModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
         if (dimension) {
             const std::int64_t value = dimensionValue(plan.config, *dimension);
-            return (*dimension == SearchDimension::Recompute || *dimension == SearchDimension::Offload)
+            return (*dimension == SearchDimension::Recompute || *dimension == SearchDimension::Offload
+                    || column >= BalanceColumn)
                        ? valueLabel(*dimension, value)
                        : QString::number(value);
         }
@@ -255,6 +268,12 @@ QVariant PlanFinderModel::headerData(int section, Qt::Orientation orientation, i
                 return tr("recompute");
             case SearchDimension::Offload:
                 return tr("offload");
+            case SearchDimension::ActivationBalance:
+                return tr("balance");
+            case SearchDimension::GradOffload:
+                return tr("grad offload");
+            case SearchDimension::Fp8Recipe:
+                return tr("FP8");
             default:
                 return toQString(dimensionName(*dimension));
             }

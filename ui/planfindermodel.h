@@ -12,7 +12,8 @@ namespace memledger::ui {
 // The plans of one search (core/planner/search.h), one row each, best first.
 // Every number is read from the SearchResult; this class only formats. The
 // tooltip of a dimension cell (t ... offload) lists the dimension's other
-// values with the core's verdict for each; the header's lists them all.
+// values with the core's verdict for each; the header's lists them all. The
+// strategy columns (balance, gradient offload, FP8) show the preset's names.
 class PlanFinderModel : public QAbstractTableModel
 {
     Q_OBJECT
@@ -29,6 +30,10 @@ public:
         ZeroColumn,
         RecomputeColumn,
         OffloadColumn,
+        // The strategies tried on the answer (core/planner/trystrategies.h).
+        BalanceColumn,
+        GradOffloadColumn,
+        Fp8Column,
         SequenceParallelColumn, // not a dimension with verdicts, but two plans can differ only here
         PeakColumn,
         PeakShareColumn,
