@@ -3,6 +3,7 @@
 
 #include "core/fp8.h"
 #include "core/parameters.h"
+#include "core/policymatch.h"
 #include "core/tensorpolicy.h"
 
 #include <algorithm>
@@ -36,12 +37,21 @@ public:
         , m_strategy(strategy)
         , m_A(activationElementBytes)
         , m_formulas(formulas)
-    { }
+    {
+        // The rules resolved once per layer kind, not once per tensor: whether
+        // each is a glob (policyFor asks on every call).
+        m_rules.reserve(strategy.tensor_policies.size());
+        for (const TensorPolicy &p : strategy.tensor_policies)
+            m_rules.push_back({p.pattern, p.pattern.find_first_of("*?") != std::string::npos, p.fate});
+    }
+
+    // Bit k: rule k matched a tensor added so far (policymatch.h).
+    std::uint64_t matched() const { return m_matched; }
 
     // `elementBytes` 0: the first factor is the element size (every tensor
     // but the norm statistics, whose first factor counts them).
     void add(std::string_view module, std::string_view tensor, std::initializer_list<Factor> num,
-             std::initializer_list<Factor> den, bool core = false, std::int64_t elementBytes = 0)
+             std::initializer_list<Factor> den, bool core = false, std::int64_t elementBytes = 0, bool fp8Input = false)
     {
         Wide n = 1, d = 1;
         for (const Factor &f : num)
@@ -65,7 +75,7 @@ public:
             std::memcpy(buffer + n + 1, tensor.data(), k);
             name = std::string_view(buffer, n + 1 + k);
         }
-        const TensorFate fate = tensorFate(m_strategy, name, core, module == "input_norm" && tensor == "input");
+        const TensorFate fate = fateOf(name, core, module == "input_norm" && tensor == "input");
         const int elem = static_cast<int>(elementBytes > 0 ? elementBytes : num.begin()->value);
         const Bytes q = quantizes(fate) ? quantizedBytes(m_strategy, bytes, elem, m_A) : bytes;
         if (quantizes(fate)) {
@@ -76,8 +86,11 @@ public:
             recomputed += bytes;
         else if (offloads(fate))
             offloaded += q;
-        else
+        else {
             kept += q;
+            if (fp8Input || quantizes(fate))
+                keptFp8 += q; // the gantt's FP8 share
+        }
         if (m_out)
             m_out->push_back({std::string(name), bytes, m_formulas ? formula(num, den) : std::string(), core, fate,
                               fate == TensorFate::Recompute ? 0 : q, elem});
@@ -85,9 +98,46 @@ public:
 
     Bytes total = 0;
     Bytes attentionCore = 0;
-    Bytes kept = 0, recomputed = 0, offloaded = 0, quantized = 0, quantizedFrom = 0;
+    Bytes kept = 0, recomputed = 0, offloaded = 0, quantized = 0, quantizedFrom = 0, keptFp8 = 0;
 
 private:
+    struct Rule
+    {
+        std::string_view pattern;
+        bool glob;
+        TensorFate fate;
+    };
+
+    // tensorFate (core/tensorpolicy.h) over the pre-resolved rules, noting
+    // which rules match: the first exact name in the preset's order wins,
+    // else the longest glob (equal lengths: the first alphabetically), else
+    // recompute_granularity decides; the layer's input is never recomputed.
+    TensorFate fateOf(std::string_view name, bool attentionCore, bool layerInput)
+    {
+        const TensorFate base = m_strategy.recompute_granularity == RecomputeGranularity::Selective && attentionCore
+                                    ? TensorFate::Recompute
+                                    : TensorFate::Store;
+        if (m_rules.empty())
+            return base;
+        const Rule *exact = nullptr, *best = nullptr;
+        for (std::size_t k = 0; k < m_rules.size(); ++k) {
+            const Rule &rule = m_rules[k];
+            if (!(rule.glob ? globMatch(rule.pattern, name) : rule.pattern == name))
+                continue;
+            if (k < 64)
+                m_matched |= std::uint64_t(1) << k;
+            if (!rule.glob) {
+                if (!exact)
+                    exact = &rule;
+            } else if (!best || rule.pattern.size() > best->pattern.size()
+                       || (rule.pattern.size() == best->pattern.size() && rule.pattern < best->pattern)) {
+                best = &rule;
+            }
+        }
+        const TensorFate f = exact ? exact->fate : best ? best->fate : base;
+        return layerInput && f == TensorFate::Recompute ? TensorFate::Store : f;
+    }
+
     static std::string formula(std::initializer_list<Factor> num, std::initializer_list<Factor> den)
     {
         std::string sym, val;
@@ -109,6 +159,8 @@ private:
     const StrategyConfig &m_strategy;
     int m_A;
     bool m_formulas; // the symbolic text costs more than the rest; the validator needs only names
+    std::vector<Rule> m_rules;
+    std::uint64_t m_matched = 0;
 };
 
 struct Shape
@@ -158,6 +210,13 @@ Shape shapeOf(const Config &config)
     return sh;
 }
 
+// A linear layer's saved input: under a Transformer Engine fp8_recipe its FP8 copy (the gantt marks it).
+void addInput(Account &acc, const Shape &x, std::string_view module, std::string_view tensor,
+              std::initializer_list<Factor> num, std::initializer_list<Factor> den)
+{
+    acc.add(module, tensor, num, den, false, 0, x.fp8Inputs);
+}
+
 void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
 {
     acc.add(name, "input", {x.A, x.s, x.b, width}, {x.sp});
@@ -203,7 +262,7 @@ void addProjInput(Account &acc, const Shape &x, const Config &config, Factor hea
 {
     if (x.fp8Inputs && config.strategy.flash_attention)
         acc.add("attention", "output", {x.A, x.s, x.b, heads, vDim}, {x.t});
-    acc.add("attention.proj", "input", {x.L, x.s, x.b, heads, vDim}, {x.Ld, x.t});
+    addInput(acc, x, "attention.proj", "input", {x.L, x.s, x.b, heads, vDim}, {x.Ld, x.t});
 }
 
 void addAttention(Account &acc, const Shape &x, const Config &config)
@@ -213,15 +272,15 @@ void addAttention(Account &acc, const Shape &x, const Config &config)
     const Factor a{"a", m.num_attention_heads};
     if (m.multi_latent_attention) {
         // Down-projections (replicated weights) see the whole hidden state.
-        acc.add("mla.down_proj", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
+        addInput(acc, x, "mla.down_proj", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
         if (m.q_lora_rank > 0) {
             const Factor q{"q_lora", m.q_lora_rank};
             addNorm(acc, x, "mla.q_norm", q);
-            acc.add("mla.q_up", "input", {x.L, x.s, x.b, q}, {x.Ld, x.sp});
+            addInput(acc, x, "mla.q_up", "input", {x.L, x.s, x.b, q}, {x.Ld, x.sp});
         }
         const Factor kv{"kv_lora", m.kv_lora_rank};
         addNorm(acc, x, "mla.kv_norm", kv);
-        acc.add("mla.kv_up", "input", {x.L, x.s, x.b, kv}, {x.Ld, x.sp});
+        addInput(acc, x, "mla.kv_up", "input", {x.L, x.s, x.b, kv}, {x.Ld, x.sp});
         const Factor qk{"d_qk", m.qk_head_dim + m.qk_pos_emb_head_dim};
         const Factor v{"d_v", m.v_head_dim};
         addCore(acc, x, config, a, qk, a, v);
@@ -229,7 +288,7 @@ void addAttention(Account &acc, const Shape &x, const Config &config)
     } else {
         const Factor d{"d", m.headDim()};
         const Factor g{"g", m.queryGroups()};
-        acc.add("attention.qkv", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
+        addInput(acc, x, "attention.qkv", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
         addCore(acc, x, config, a, d, g, d);
         addProjInput(acc, x, config, a, d);
     }
@@ -240,12 +299,12 @@ void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view
 {
     const Factor f{"f", width};
     if (input)
-        acc.add(name, "fc1.input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
+        addInput(acc, x, name, "fc1.input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
     if (config.model.swiglu)
         acc.add(name, "fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
     else
         acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t}); // GeLU input
-    acc.add(name, "fc2.input", {x.L, x.s, x.b, f}, {x.Ld, x.t});
+    addInput(acc, x, name, "fc2.input", {x.L, x.s, x.b, f}, {x.Ld, x.t});
 }
 
 void addMoe(Account &acc, const Shape &x, const Config &config)
@@ -260,12 +319,12 @@ void addMoe(Account &acc, const Shape &x, const Config &config)
     const Factor k{"k", m.moe_router_topk};
     const Factor etpF{"etp", etp};
     const Factor f{"f_moe", m.moeFfn()};
-    acc.add("moe.experts.fc1", "input", {x.L, x.s, x.b, k, etpF, x.h}, {x.Ld, x.sp});
+    addInput(acc, x, "moe.experts.fc1", "input", {x.L, x.s, x.b, k, etpF, x.h}, {x.Ld, x.sp});
     if (m.swiglu)
         acc.add("moe.experts.fc1", "output", {x.A, {"2", 2}, x.s, x.b, k, etpF, f}, {x.sp, etpF});
     else
         acc.add("moe.experts.fc1", "output", {x.A, x.s, x.b, k, etpF, f}, {x.sp, etpF});
-    acc.add("moe.experts.fc2", "input", {x.L, x.s, x.b, k, etpF, f}, {x.Ld, x.sp, etpF});
+    addInput(acc, x, "moe.experts.fc2", "input", {x.L, x.s, x.b, k, etpF, f}, {x.Ld, x.sp, etpF});
     // Unpermute multiplies expert outputs by their routing probabilities: both saved.
     acc.add("moe.experts", "output", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
     if (m.moe_shared_expert_intermediate_size > 0)
@@ -329,7 +388,11 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, bool list
     return layerActivations(config, moeLayer, listTensors ? TensorList::WithFormulas : TensorList::None);
 }
 
-LayerActivations layerActivations(const Config &config, bool moeLayer, TensorList list)
+namespace {
+
+// One layer's saved tensors through `acc`; `matched` (when given) receives
+// the policy rules that matched one of them.
+LayerActivations accountLayer(const Config &config, bool moeLayer, TensorList list, std::uint64_t *matched)
 {
     LayerActivations la;
     const Shape x = shapeOf(config);
@@ -338,6 +401,7 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, TensorLis
     addAttention(acc, x, config);
     const Bytes attentionHalf = acc.total;
     const Bytes keptAttention = acc.kept;
+    const Bytes fp8Attention = acc.keptFp8;
     addNorm(acc, x, "pre_mlp_norm", x.h);
     if (moeLayer)
         addMoe(acc, x, config);
@@ -349,6 +413,8 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, TensorLis
     la.attentionCore = acc.attentionCore;
     la.kept = acc.kept;
     la.keptMlp = acc.kept - keptAttention;
+    la.keptFp8 = acc.keptFp8;
+    la.keptFp8Mlp = acc.keptFp8 - fp8Attention;
     la.recomputed = acc.recomputed;
     la.offloaded = acc.offloaded;
     la.quantized = acc.quantized;
@@ -356,7 +422,23 @@ LayerActivations layerActivations(const Config &config, bool moeLayer, TensorLis
     // Full recompute keeps the layer's input (sharded along the sequence under SP).
     la.checkpoint = static_cast<Bytes>(x.A.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
     la.weightPass = weightPassBytes(x, config, moeLayer);
+    if (matched)
+        *matched = acc.matched();
     return la;
+}
+
+} // namespace
+
+LayerActivations layerActivations(const Config &config, bool moeLayer, TensorList list)
+{
+    return accountLayer(config, moeLayer, list, nullptr);
+}
+
+std::uint64_t matchedPolicies(const Config &config, bool moeLayer)
+{
+    std::uint64_t matched = 0;
+    accountLayer(config, moeLayer, TensorList::None, &matched);
+    return matched;
 }
 
 ChunkActivations chunkActivations(const Config &config, const LayerActivations &dense, const LayerActivations &moe,
@@ -377,6 +459,7 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
         const LayerActivations &la = config.model.isMoeLayer(first + i) ? moe : dense;
         Bytes kept = la.kept;
         Bytes keptMlp = la.keptMlp;
+        Bytes fp8 = la.keptFp8, fp8Mlp = la.keptFp8Mlp;
         Bytes rebuilt = la.recomputed;
         Bytes offloaded = la.offloaded;
         if (full && st.recompute_method == RecomputeMethod::Uniform) {
@@ -385,6 +468,7 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
                 group = 0;
             kept = i % n == 0 ? la.checkpoint : 0;
             keptMlp = 0;
+            fp8 = fp8Mlp = 0; // the checkpoint is the layer's 16-bit input
             rebuilt = offloaded = 0;
             group += la.total;
             ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, group);
@@ -392,6 +476,8 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
             // Block: the first n layers of the chunk are recomputed, the rest keep everything.
             kept = i < n ? la.checkpoint : la.total;
             keptMlp = i < n ? 0 : la.mlp;
+            if (i < n)
+                fp8 = fp8Mlp = 0; // the checkpoint is the layer's 16-bit input
             rebuilt = offloaded = 0;
             if (i < n)
                 ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, la.total);
@@ -399,6 +485,8 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
         ca.stored += kept;
         ca.layerStored.push_back(kept);
         ca.layerStoredMlp.push_back(keptMlp);
+        ca.layerStoredFp8.push_back(fp8);
+        ca.layerStoredFp8Mlp.push_back(fp8Mlp);
         ca.layerFull.push_back(la.total);
         ca.layerFullMlp.push_back(la.mlp);
         ca.layerCore.push_back(rebuilt);

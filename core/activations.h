@@ -44,6 +44,10 @@ struct LayerActivations
     Bytes offloaded = 0; // on the host from forward to backward (after quantisation where the fate stacks them)
     Bytes quantized = 0; // fp8 bytes with scales of the quantised tensors, on the device or the host
     Bytes quantizedFrom = 0; // their size before quantisation
+    // The part of `kept` stored in FP8: quantize_fp8 tensors and, under a
+    // Transformer Engine fp8_recipe, the linear layers' saved FP8 inputs.
+    Bytes keptFp8 = 0;
+    Bytes keptFp8Mlp = 0; // the part of keptFp8 the MLP half saved
 };
 
 // listTensors = false computes the totals only (the ledger's hot path).
@@ -69,6 +73,8 @@ struct ChunkActivations
     Bytes recomputeWorkingSet = 0; // full recompute: the largest group rebuilt at once
     std::vector<Bytes> layerStored; // per layer, in order
     std::vector<Bytes> layerStoredMlp; // per layer, the part of layerStored the MLP half saved
+    std::vector<Bytes> layerStoredFp8; // per layer, the part of layerStored kept in FP8 (LayerActivations::keptFp8)
+    std::vector<Bytes> layerStoredFp8Mlp; // per layer, the MLP half's part of layerStoredFp8
     std::vector<Bytes> layerFull; // per layer, everything it saves (what recompute rebuilds)
     std::vector<Bytes> layerFullMlp; // per layer, the MLP half of layerFull
     std::vector<Bytes>

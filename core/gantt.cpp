@@ -192,6 +192,16 @@ std::pair<double, double> curveRange(const std::vector<CurvePoint> &curve, doubl
     return {lo, hi};
 }
 
+double fp8Share(const Lifetime &l)
+{
+    return l.bytes > 0 ? std::clamp(double(l.fp8Bytes) / double(l.bytes), 0.0, 1.0) : 0.0;
+}
+
+std::string fp8Text(const Lifetime &l)
+{
+    return l.fp8Bytes > 0 ? formatGB(double(l.fp8Bytes)) + " of it in FP8" : std::string();
+}
+
 std::string formatMilliseconds(double seconds)
 {
     return printf1("%.1f ms", seconds * 1e3);

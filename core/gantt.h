@@ -97,6 +97,12 @@ std::vector<Tick> bytesTicksBetween(double lo, double hi, int maxTicks);
 // included, a point at t1 (the drop at the end of the iteration) not.
 std::pair<double, double> curveRange(const std::vector<CurvePoint> &curve, double t0, double t1);
 
+// The share of a lifetime's bytes stored in FP8 (0..1): the gantt hatches
+// that part of an activation bar. "0.84 GB of it in FP8" for its tooltip,
+// empty when none is.
+double fp8Share(const Lifetime &lifetime);
+std::string fp8Text(const Lifetime &lifetime);
+
 // "838.4 ms" (tooltips).
 std::string formatMilliseconds(double seconds);
 // "0.84 s", "12.5 ms": two or three significant figures.

@@ -347,6 +347,15 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     }
 }
 
+// The bytes of a group stored in FP8, over its layers.
+Bytes storedFp8(const ChunkActivations &acts)
+{
+    Bytes sum = 0;
+    for (const Bytes b : acts.layerStoredFp8)
+        sum += b;
+    return sum;
+}
+
 // A group's last stay on the device, until its backward. Autograd frees what
 // an op saved once that op's backward has run, so the group leaves piece by
 // piece: the last stage's loss and output-layer inputs after the output
@@ -360,14 +369,18 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
 {
     const std::size_t first = rt.lifetimes.size();
     Bytes above = 0; // bytes of the pieces freed before this one
-    const auto push = [&](double end, Bytes bytes, std::int32_t layer) {
+    // `fp8`: the part of the piece stored in FP8, kept in proportion when the slice cuts it.
+    const auto push = [&](double end, Bytes bytes, std::int32_t layer, Bytes fp8 = 0) {
         if (bytes <= 0)
             return;
         const Bytes top = cp.groupBytes - above;
         above += bytes;
+        const Bytes whole = bytes;
         bytes = std::min(top, hi) - std::max(top - bytes, lo);
         if (bytes <= 0)
             return;
+        if (bytes < whole)
+            fp8 = static_cast<Bytes>(double(fp8) * double(bytes) / double(whole));
         Lifetime l{.start = from,
                    .end = std::clamp(end, from, std::max(from, op.end)),
                    .bytes = bytes,
@@ -377,7 +390,8 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
                    .chunk = op.op.chunk,
                    .layer = layer,
                    .offloaded = offloaded,
-                   .peer = peer};
+                   .peer = peer,
+                   .fp8Bytes = std::min(fp8, bytes)};
         rt.lifetimes.push_back(l);
     };
     double t = op.start;
@@ -391,8 +405,9 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
         const std::size_t li = static_cast<std::size_t>(i);
         const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
         const double d = cp.layerBackward[li];
-        push(halfway(t, d), cp.acts.layerStoredMlp[li], layer);
-        push(t + d, cp.acts.layerStored[li] - cp.acts.layerStoredMlp[li], layer);
+        push(halfway(t, d), cp.acts.layerStoredMlp[li], layer, cp.acts.layerStoredFp8Mlp[li]);
+        push(t + d, cp.acts.layerStored[li] - cp.acts.layerStoredMlp[li], layer,
+             cp.acts.layerStoredFp8[li] - cp.acts.layerStoredFp8Mlp[li]);
         given += cp.acts.layerStored[li];
         t += d;
     }
@@ -946,6 +961,7 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
             // backward, the parked slice again from its copy back.
             const Bytes parked = static_cast<Bytes>(rs.parkedShare * double(cp.acts.stored));
             const std::int32_t to = firstReceiver(ledger, static_cast<int>(r));
+            const Bytes fp8 = storedFp8(cp.acts);
             Lifetime leaving{.start = forwardStart[group],
                              .end = rs.copyOutEnd[group],
                              .bytes = parked,
@@ -954,7 +970,8 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
                              .microbatch = op.op.microbatch,
                              .chunk = op.op.chunk,
                              .layer = -1,
-                             .peer = to};
+                             .peer = to,
+                             .fp8Bytes = static_cast<Bytes>(rs.parkedShare * double(fp8))};
             rt.lifetimes.push_back(leaving);
             addGroupStay(x, rt, cp, op, forwardStart[group], false, parked);
             addGroupStay(x, rt, cp, op, rs.copyInStart[group], true, 0, parked, to);
@@ -966,7 +983,8 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
                                     .kind = LifetimeKind::Activations,
                                     .microbatch = op.op.microbatch,
                                     .chunk = op.op.chunk,
-                                    .layer = -1});
+                                    .layer = -1,
+                                    .fp8Bytes = storedFp8(cp.acts)});
             addGroupStay(x, rt, cp, op, rs.copyInStart[group], true);
         } else {
             addGroupStay(x, rt, cp, op, forwardStart[group], false);

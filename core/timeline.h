@@ -52,6 +52,9 @@ struct Lifetime
     std::int32_t entry = -1; // index into the rank's ledger entries, for persistent rows
     bool offloaded = false; // an activation group's second stay, after its copy back
     std::int32_t peer = -1; // activation balance: the rank parked on (donor) or parked from (receiver)
+    // Activations: the part of `bytes` stored in FP8 (quantize_fp8 policies,
+    // an fp8_recipe's saved linear inputs), the gantt's hatched share.
+    Bytes fp8Bytes = 0;
 };
 
 struct TimedOp

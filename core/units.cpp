@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/units.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -46,13 +47,24 @@ std::optional<Dtype> parseDtype(std::string_view s)
     return std::nullopt;
 }
 
-static std::string formatScaled(double value, const char *unit)
+// "%.*f" without printf: std::to_chars with a precision is specified to
+// give printf's digits (correctly rounded, the C locale), several times
+// faster, and the ledger formats a few hundred figures per evaluation.
+static std::string fixedText(double value, int decimals)
 {
     char buf[64];
+    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::fixed, decimals);
+    return std::string(buf, r.ptr);
+}
+
+static std::string formatScaled(double value, const char *unit)
+{
     const double a = std::fabs(value);
     const int decimals = a >= 100 ? 1 : (a >= 10 ? 2 : 3);
-    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, value, unit);
-    return buf;
+    std::string out = fixedText(value, decimals);
+    out += ' ';
+    out += unit;
+    return out;
 }
 
 std::string formatGB(double bytes)
@@ -102,12 +114,11 @@ NiceAxis niceAxis(double value)
 
 std::string countOf(double n, std::string_view singular, std::string_view plural)
 {
-    char buf[32];
-    if (n == std::floor(n) && std::fabs(n) < 9e15)
-        std::snprintf(buf, sizeof buf, "%s", formatThousands(static_cast<std::int64_t>(n)).c_str());
-    else
-        std::snprintf(buf, sizeof buf, "%.2f", n);
-    return std::string(buf) + " " + std::string(n == 1 ? singular : plural);
+    std::string out
+        = n == std::floor(n) && std::fabs(n) < 9e15 ? formatThousands(static_cast<std::int64_t>(n)) : fixedText(n, 2);
+    out += ' ';
+    out += n == 1 ? singular : plural;
+    return out;
 }
 
 std::string formatParameterCount(std::int64_t parameters)

@@ -4,6 +4,7 @@
 #include "core/activations.h"
 #include "core/inference.h"
 #include "core/parameters.h"
+#include "core/policymatch.h"
 #include "core/tensorpolicy.h"
 
 #include <algorithm>
@@ -185,26 +186,41 @@ void checkTensorPolicies(Checker &ck, const Config &config)
     }
     if (ck.hasErrors())
         return; // the tensors' names need a model that makes sense
+    // Which rules match a tensor, from the totals-only pass (no names listed):
+    // validation runs on every ledger evaluation and every slider move.
+    const std::uint64_t matched
+        = matchedPolicies(config, false) | (config.model.isMoe() ? matchedPolicies(config, true) : 0);
+    // The names, only for a message or a rule past the 64 the mask holds.
     std::vector<std::string> names;
-    for (const SavedTensor &t : layerActivations(config, false, TensorList::NamesOnly).tensors)
-        names.push_back(t.name);
-    if (config.model.isMoe())
-        for (const SavedTensor &t : layerActivations(config, true, TensorList::NamesOnly).tensors)
-            if (std::find(names.begin(), names.end(), t.name) == names.end())
-                names.push_back(t.name);
-    // Built only for a message: validation runs on every slider move.
+    const auto listNames = [&] {
+        if (!names.empty())
+            return;
+        for (const SavedTensor &t : layerActivations(config, false, TensorList::NamesOnly).tensors)
+            names.push_back(t.name);
+        if (config.model.isMoe())
+            for (const SavedTensor &t : layerActivations(config, true, TensorList::NamesOnly).tensors)
+                if (std::find(names.begin(), names.end(), t.name) == names.end())
+                    names.push_back(t.name);
+    };
     const auto all = [&] {
+        listNames();
         std::string list;
         for (const std::string &n : names)
             list += (list.empty() ? "" : ", ") + n;
         return list;
     };
-    for (const TensorPolicy &p : st.tensor_policies) {
+    for (std::size_t k = 0; k < st.tensor_policies.size(); ++k) {
+        const TensorPolicy &p = st.tensor_policies[k];
         const std::string field = path + "." + p.pattern;
         const bool glob = p.pattern.find_first_of("*?") != std::string::npos;
         bool matches = false;
-        for (const std::string &n : names)
-            matches = matches || (glob ? globMatch(p.pattern, n) : p.pattern == n);
+        if (k < 64) {
+            matches = (matched >> k) & 1;
+        } else {
+            listNames();
+            for (const std::string &n : names)
+                matches = matches || (glob ? globMatch(p.pattern, n) : p.pattern == n);
+        }
         if (!matches) {
             if (glob)
                 ck.warning(field, "matches no tensor this model's layers save", "the layers save " + all());

@@ -74,6 +74,15 @@ QColor onBackground(const QColor &color, const QPalette &palette)
     return palette.color(QPalette::Base).lightness() < 128 ? color.lighter(160) : color;
 }
 
+// The hatch over the part of an activation bar stored in FP8: the text
+// color, so it reads on the bar's fill in light and dark palettes.
+QColor fp8HatchColor(const QPalette &palette)
+{
+    QColor c = palette.color(QPalette::Text);
+    c.setAlpha(150);
+    return c;
+}
+
 } // namespace
 
 LifetimeView::LifetimeView(QWidget *parent)
@@ -318,6 +327,7 @@ void LifetimeView::ensureLayout() const
     axis.setPixels(m_frame.rowsArea.x, m_frame.rowsArea.right());
 
     m_bars.clear();
+    m_fp8Rects.clear();
     m_curve.clear();
     m_curveFill.clear();
     m_bandRects.clear();
@@ -375,6 +385,12 @@ void LifetimeView::ensureLayout() const
             it = std::prev(m_bars.end());
         }
         it->rects.append(toQRect(r));
+        // The part stored in FP8, hatched at the bottom of the bar.
+        if (const double share = fp8Share(rank->lifetimes[i]); share > 0) {
+            const QRectF bar = toQRect(r);
+            const double h = bar.height() * share;
+            m_fp8Rects.append(QRectF(bar.left(), bar.bottom() - h, bar.width(), h));
+        }
     }
     // The phases as two one-pixel-high strips, stretched over the rows (full strength)
     // and over the curve (half strength, so that its fill stays legible): two blits
@@ -425,6 +441,12 @@ QRectF LifetimeView::rowsArea() const
     return toQRect(m_frame.rowsArea);
 }
 
+QVector<QRectF> LifetimeView::fp8Rects() const
+{
+    ensureLayout();
+    return m_fp8Rects;
+}
+
 QString LifetimeView::toolTipAt(const QPointF &pos) const
 {
     ensureLayout();
@@ -438,7 +460,9 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
                         : itemAt(m_geometry.bars, pos.x(), pos.y());
     if (hit >= 0) {
         const Lifetime &l = rank->lifetimes[std::size_t(hit)];
+        const std::string fp8 = fp8Text(l);
         return toQString(lifetimeLabel(m_timeline, *rank, l)) + QLatin1Char('\n') + bytesText(l.bytes)
+               + (fp8.empty() ? QString() : QStringLiteral(" (") + toQString(fp8) + QLatin1Char(')'))
                + QLatin1Char('\n') + toQString(formatMilliseconds(l.start)) + QStringLiteral(" – ")
                + toQString(formatMilliseconds(l.end)) + QStringLiteral(" (")
                + toQString(formatMilliseconds(l.end - l.start)) + QLatin1Char(')');
@@ -856,6 +880,10 @@ void LifetimeView::paintRows(QPainter &p) const
         p.setBrush(b.color);
         p.drawRects(b.rects);
     }
+    if (!m_fp8Rects.isEmpty()) {
+        p.setBrush(QBrush(fp8HatchColor(palette()), Qt::BDiagPattern));
+        p.drawRects(m_fp8Rects);
+    }
     // Persistent rows carry their ledger label inside the bar; the font shrinks to a
     // slightly thinner row, and thinner rows go unlabelled (their tooltip names them).
     QFont barFont = font();
@@ -988,22 +1016,24 @@ int LifetimeView::layoutLegend() const
     }
     double x = lineStart;
 
-    const auto entry = [&](const QColor &fill, const QString &label, bool gapBefore) {
-        if (gapBefore && x > lineStart)
-            x += fm.height();
-        const double w = box + fm.height() * 0.3 + fm.horizontalAdvance(label);
-        if (x + w > right && x > lineStart) { // the next line, under the first entry
-            ++lines;
-            top += lineStep;
-            x = lineStart;
-        }
-        m_legend.push_back({fill, label, QRectF(x, top, w, fm.height())});
-        x += w + fm.height();
-    };
+    const auto entry
+        = [&](const QColor &fill, const QString &label, bool gapBefore, Qt::BrushStyle pattern = Qt::SolidPattern) {
+              if (gapBefore && x > lineStart)
+                  x += fm.height();
+              const double w = box + fm.height() * 0.3 + fm.horizontalAdvance(label);
+              if (x + w > right && x > lineStart) { // the next line, under the first entry
+                  ++lines;
+                  top += lineStep;
+                  x = lineStart;
+              }
+              m_legend.push_back({fill, label, QRectF(x, top, w, fm.height()), pattern});
+              x += w + fm.height();
+          };
     std::array<bool, kCategoryCount> present{};
-    bool transients = false;
+    bool transients = false, fp8 = false;
     const Lifetime *kvCache = nullptr;
     for (const Lifetime &l : rank->lifetimes) {
+        fp8 = fp8 || l.fp8Bytes > 0;
         if (l.kind == LifetimeKind::KvCache) {
             kvCache = &l;
             continue;
@@ -1017,6 +1047,8 @@ int LifetimeView::layoutLegend() const
             entry(categoryColor(c), toQString(categoryLabel(c)), false);
     if (transients)
         entry(categoryColor(Category::Activations).darker(135), tr("Transient activations"), false);
+    if (fp8)
+        entry(categoryColor(Category::Activations), tr("Stored in FP8"), false, Qt::BDiagPattern);
     if (kvCache)
         entry(barColor(*kvCache), tr("KV cache"), false);
     // The phases the timeline has (a served forward has no backward and no optimizer step).
@@ -1063,6 +1095,10 @@ void LifetimeView::paintLegend(QPainter &p) const
         p.setPen(QPen(palette().color(QPalette::Mid), 1));
         p.setBrush(e.fill);
         p.drawRect(swatch);
+        if (e.pattern != Qt::SolidPattern) {
+            p.setBrush(QBrush(fp8HatchColor(palette()), e.pattern));
+            p.drawRect(swatch);
+        }
         p.setPen(palette().color(QPalette::Text));
         p.drawText(QPointF(e.rect.left() + box + fm.height() * 0.3, y), e.label);
         if (i + 1 == m_legend.size())

@@ -82,6 +82,9 @@ public:
     QString toolTipAt(const QPointF &pos) const;
     // Where lifetime `index` of the rank is drawn (empty when out of view).
     QRectF barRect(int index) const;
+    // The hatched parts of the activation bars: each bar's share stored in
+    // FP8 (core's fp8Share), at the bottom of its bar.
+    QVector<QRectF> fp8Rects() const;
     // The lifetime under the mouse in the gantt, outlined (-1: none).
     int hoveredLifetime() const { return m_hovered; }
     QRectF curveArea() const;
@@ -93,6 +96,7 @@ public:
         QColor fill; // invalid for the title
         QString label;
         QRectF rect; // swatch and label together
+        Qt::BrushStyle pattern = Qt::SolidPattern; // FP8: hatched over the fill
     };
     std::vector<LegendEntry> legend() const;
 
@@ -161,6 +165,7 @@ private:
     mutable GanttGeometry m_geometry;
     int m_hovered = -1;
     mutable std::vector<ColoredRects> m_bars;
+    mutable QVector<QRectF> m_fp8Rects;
     mutable QImage m_phaseStrip;
     mutable QImage m_phaseStripCurve;
     mutable QPolygonF m_curve;

@@ -97,9 +97,9 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     m_notes->setMargin(8);
     m_hint->setWordWrap(true);
     m_hint->setText(
-        tr("Hover a t, p, v, d, c, e, micro-batch, ZeRO, recompute or offload cell (or its header) to see why "
-           "the other values are not listed. Double-click a plan, select it and press Enter, or click its diamond in "
-           "the plot to apply it (Edit > Undo takes it back)."));
+        tr("Hover a t, p, v, d, c, e, micro-batch, ZeRO, recompute, offload, balance, grad offload or FP8 cell (or "
+           "its header) to see why the other values are not listed. Double-click a plan, select it and press Enter, "
+           "or click its diamond in the plot to apply it (Edit > Undo takes it back)."));
 
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(PlanFinderModel::SortRole);

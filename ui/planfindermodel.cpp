@@ -24,8 +24,8 @@ QString secondsText(double seconds)
 // Small integers centred (so "ZeRO 2" does not run into "recompute none"), measures right, words left.
 Qt::Alignment alignmentOf(int column)
 {
-    if (column == PlanFinderModel::RecomputeColumn || column == PlanFinderModel::OffloadColumn
-        || column == PlanFinderModel::ScheduleColumn || column == PlanFinderModel::LargestPartColumn)
+    if ((column >= PlanFinderModel::RecomputeColumn && column <= PlanFinderModel::Fp8Column)
+        || column == PlanFinderModel::LargestPartColumn)
         return Qt::AlignLeft | Qt::AlignVCenter;
     if ((column >= PlanFinderModel::TColumn && column <= PlanFinderModel::ZeroColumn)
         || column == PlanFinderModel::SequenceParallelColumn)
@@ -48,7 +48,7 @@ void PlanFinderModel::setResult(const SearchResult &result)
 
 std::optional<SearchDimension> PlanFinderModel::dimensionOf(int column)
 {
-    if (column < TColumn || column > ScheduleColumn)
+    if (column < TColumn || column > Fp8Column)
         return std::nullopt;
     return kSearchDimensions[static_cast<std::size_t>(column - TColumn)];
 }
@@ -95,6 +95,18 @@ QString PlanFinderModel::planSummary(int row) const
             break;
         case SearchDimension::Schedule:
             parts << tr("schedule %1").arg(valueLabel(d, value));
+            break;
+        case SearchDimension::ActivationBalance:
+            if (value != 0)
+                parts << tr("activations balanced");
+            break;
+        case SearchDimension::GradOffload:
+            if (value != 0)
+                parts << tr("gradients offloaded");
+            break;
+        case SearchDimension::Fp8Recipe:
+            if (value != 0)
+                parts << tr("fp8 %1").arg(valueLabel(d, value));
             break;
         default:
             parts << QStringLiteral("%1 %2").arg(toQString(dimensionName(d))).arg(value);
@@ -168,7 +180,7 @@ QVariant PlanFinderModel::data(const QModelIndex &index, int role) const
         if (dimension) {
             const std::int64_t value = dimensionValue(plan.config, *dimension);
             return (*dimension == SearchDimension::Recompute || *dimension == SearchDimension::Offload
-                    || *dimension == SearchDimension::Schedule)
+                    || column >= ScheduleColumn)
                        ? valueLabel(*dimension, value)
                        : QString::number(value);
         }
@@ -261,6 +273,12 @@ QVariant PlanFinderModel::headerData(int section, Qt::Orientation orientation, i
                 return tr("offload");
             case SearchDimension::Schedule:
                 return tr("schedule");
+            case SearchDimension::ActivationBalance:
+                return tr("balance");
+            case SearchDimension::GradOffload:
+                return tr("grad offload");
+            case SearchDimension::Fp8Recipe:
+                return tr("FP8");
             default:
                 return toQString(dimensionName(*dimension));
             }

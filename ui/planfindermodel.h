@@ -11,8 +11,10 @@ namespace memledger::ui {
 
 // The plans of one search (core/planner/search.h), one row each, best first.
 // Every number is read from the SearchResult; this class only formats. The
-// tooltip of a dimension cell (t ... pipeline schedule) lists the dimension's other
-// values with the core's verdict for each; the header's lists them all.
+// tooltip of a dimension cell (t ... FP8) lists the dimension's other
+// values with the core's verdict for each; the header's lists them all. The
+// schedule and strategy columns (balance, gradient offload, FP8) show the
+// preset's names.
 class PlanFinderModel : public QAbstractTableModel
 {
     Q_OBJECT
@@ -30,6 +32,10 @@ public:
         RecomputeColumn,
         OffloadColumn,
         ScheduleColumn, // the pipeline schedule (1f1b, interleaved, zb-v, ...)
+        // The strategies tried on the answer (core/planner/trystrategies.h).
+        BalanceColumn,
+        GradOffloadColumn,
+        Fp8Column,
         SequenceParallelColumn, // not a dimension with verdicts, but two plans can differ only here
         PeakColumn,
         PeakShareColumn,

@@ -7,6 +7,7 @@
 #include "core/parameters.h"
 #include "core/planner/splitschedules.h"
 #include "core/planner/tensorplan.h"
+#include "core/planner/trystrategies.h"
 #include "core/schedule.h"
 #include "core/validate.h"
 
@@ -163,7 +164,10 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     cfg.strategy.optimizer_offload = (x.offload & 1) ? OffloadTarget::CPU : OffloadTarget::None;
     cfg.strategy.param_offload = OffloadTarget::None;
     cfg.strategy.activation_offload = (x.offload & 2) ? OffloadTarget::CPU : OffloadTarget::None;
-    cfg.strategy.pipeline_activation_balance = ActivationBalance::None; // not a searched dimension
+    // Balancing and gradient offload are tried on the answer afterwards
+    // (core/planner/trystrategies.h); the bound counts neither.
+    cfg.strategy.pipeline_activation_balance = ActivationBalance::None;
+    cfg.strategy.grad_offload = OffloadTarget::None;
     cfg.name = base.name + " t" + std::to_string(x.t) + " p" + std::to_string(x.p)
                + (x.v > 1 ? " v" + std::to_string(x.v) : "") + " d" + std::to_string(x.d)
                + (x.c > 1 ? " c" + std::to_string(x.c) : "") + (x.e > 1 ? " e" + std::to_string(x.e) : "") + " b"
@@ -298,6 +302,10 @@ std::int64_t valueOf(const Candidate &x, SearchDimension d)
         return x.p < 2
                    ? -1
                    : static_cast<std::int64_t>(x.v > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB);
+    case SearchDimension::ActivationBalance:
+    case SearchDimension::GradOffload:
+    case SearchDimension::Fp8Recipe:
+        return 0; // not enumerated: tryStrategies decides them
     }
     return 0;
 }
@@ -518,7 +526,10 @@ std::string_view dimensionName(SearchDimension d)
                                                            "zero_stage",
                                                            "recompute_granularity",
                                                            "offload",
-                                                           "pipeline_schedule"};
+                                                           "pipeline_schedule",
+                                                           "pipeline_activation_balance",
+                                                           "grad_offload",
+                                                           "fp8_recipe"};
     return names[dimIndex(d)];
 }
 
@@ -534,7 +545,10 @@ std::string_view dimensionTitle(SearchDimension d)
                                                             "ZeRO stage",
                                                             "activation recompute",
                                                             "offload",
-                                                            "pipeline schedule"};
+                                                            "pipeline schedule",
+                                                            "cross-rank activation balancing",
+                                                            "gradient offload",
+                                                            "FP8 recipe"};
     return titles[dimIndex(d)];
 }
 
@@ -565,6 +579,12 @@ std::int64_t dimensionValue(const Config &config, SearchDimension d)
                | (config.strategy.activation_offload != OffloadTarget::None ? 2 : 0);
     case SearchDimension::Schedule:
         return static_cast<std::int64_t>(par.schedule());
+    case SearchDimension::ActivationBalance:
+        return static_cast<std::int64_t>(config.strategy.pipeline_activation_balance);
+    case SearchDimension::GradOffload:
+        return config.strategy.grad_offload != OffloadTarget::None ? 1 : 0;
+    case SearchDimension::Fp8Recipe:
+        return static_cast<std::int64_t>(config.training.fp8_recipe);
     }
     return 0;
 }
@@ -1350,6 +1370,43 @@ std::vector<DimensionVerdicts> dimensionVerdicts(const Enumeration &en, LedgerCh
     return out;
 }
 
+// The plans a strategy might bring under the limit: per value of every
+// enumerated dimension, the split with the least bound (those over the limit
+// by the bound or, once tryStrategies runs their ledgers, by the ledger).
+// With an answer, the ones faster than its slowest plan (or all, when it has
+// room), fastest first; without one, the nearest to fitting first.
+std::vector<Config> overLimitPlans(const Enumeration &en, const Config &base, std::int64_t globalBatch,
+                                   const SearchOptions &opt, const SearchResult &res)
+{
+    std::map<decltype(identityOf(Candidate{})), Candidate> unique;
+    for (const SearchDimension d : kSearchDimensions)
+        for (const Slot &slot : en.domains[dimIndex(d)].slots)
+            if (slot.tried())
+                unique.emplace(identityOf(slot.least), slot.least);
+    std::vector<std::pair<double, Config>> ranked;
+    const bool full = static_cast<int>(res.plans.size()) >= opt.top;
+    const double slowest = res.plans.empty() ? 0.0 : res.plans.back().time.total;
+    for (const auto &[id, x] : unique) {
+        Config cfg = configOf(base, x, globalBatch);
+        const bool listed = std::any_of(res.plans.begin(), res.plans.end(),
+                                        [&](const SearchPlan &p) { return p.config.name == cfg.name; });
+        if (listed || hasErrors(validate(cfg)))
+            continue;
+        double key = double(x.bound);
+        if (!res.plans.empty()) {
+            key = estimateStepTime(cfg, opt.gpusPerNode).total;
+            if (full && key >= slowest)
+                continue;
+        }
+        ranked.emplace_back(key, std::move(cfg));
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::vector<Config> out;
+    for (auto &r : ranked)
+        out.push_back(std::move(r.second));
+    return out;
+}
+
 } // namespace
 
 SearchResult searchPlans(const Config &base, const SearchOptions &opt)
@@ -1391,7 +1448,10 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
     const std::vector<ScheduleTry> tries = trySplitSchedules(res, opt, res.limitBytes, bases, [&](PipelineSchedule s) {
         return fastestPipelinedPlan(en, s, check, opt, facts.L);
     });
-    if (!res.plans.empty()) // a split schedule may now be the best: the verdicts measure against it
+    // Balancing, gradient offload and FP8 on the fastest plans and on the nearest ones over the limit.
+    std::vector<DimensionVerdicts> strategies
+        = tryStrategies(res, base, opt, res.limitBytes, overLimitPlans(en, base, facts.GB, opt, res));
+    if (!res.plans.empty()) // a split schedule or a strategy may now be the best: the verdicts measure against it
         bestTime = std::min(bestTime, res.plans.front().time.total);
     addEmptyAnswerNotes(res, facts, opt);
 
@@ -1403,6 +1463,8 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
                                          + formatGB(double(base.hardware.hbm_bytes)) + ")",
                             .bestTime = bestTime};
     res.dimensions = dimensionVerdicts(en, check, res, vc, tries);
+    for (DimensionVerdicts &dv : strategies)
+        res.dimensions[dimIndex(dv.dimension)] = std::move(dv);
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return res;
 }

@@ -33,12 +33,31 @@ Problems checkSearchOptions(const SearchOptions &options);
 
 // The dimensions the search varies, named as the search and the preset name
 // them ("t" ... "e", "micro_batch_size", "zero_stage", "recompute_granularity",
-// "offload", "pipeline_schedule").
-enum class SearchDimension { T, P, V, D, C, E, MicroBatch, ZeroStage, Recompute, Offload, Schedule };
-inline constexpr std::array<SearchDimension, 11> kSearchDimensions
-    = {SearchDimension::T,         SearchDimension::P,       SearchDimension::V,          SearchDimension::D,
-       SearchDimension::C,         SearchDimension::E,       SearchDimension::MicroBatch, SearchDimension::ZeroStage,
-       SearchDimension::Recompute, SearchDimension::Offload, SearchDimension::Schedule};
+// "offload", "pipeline_schedule"), then the strategies
+// core/planner/trystrategies.h tries on the answer's plans
+// ("pipeline_activation_balance", "grad_offload", "fp8_recipe").
+enum class SearchDimension {
+    T,
+    P,
+    V,
+    D,
+    C,
+    E,
+    MicroBatch,
+    ZeroStage,
+    Recompute,
+    Offload,
+    Schedule,
+    ActivationBalance,
+    GradOffload,
+    Fp8Recipe
+};
+inline constexpr std::array<SearchDimension, 14> kSearchDimensions
+    = {SearchDimension::T,           SearchDimension::P,         SearchDimension::V,
+       SearchDimension::D,           SearchDimension::C,         SearchDimension::E,
+       SearchDimension::MicroBatch,  SearchDimension::ZeroStage, SearchDimension::Recompute,
+       SearchDimension::Offload,     SearchDimension::Schedule,  SearchDimension::ActivationBalance,
+       SearchDimension::GradOffload, SearchDimension::Fp8Recipe};
 std::string_view dimensionName(SearchDimension dimension);
 // "tensor-parallel degree", "micro-batch size", ...
 std::string_view dimensionTitle(SearchDimension dimension);
@@ -59,7 +78,8 @@ struct ValueVerdict
 {
     // The degree, micro-batch size or ZeRO stage; recompute: int(RecomputeGranularity);
     // offload: bit 0 the optimizer on the CPU, bit 1 activations to the host;
-    // pipeline schedule: int(PipelineSchedule), as ParallelismConfig::schedule() resolves it.
+    // pipeline schedule: int(PipelineSchedule), as ParallelismConfig::schedule() resolves it;
+    // pipeline_activation_balance and fp8_recipe: the enum's int; grad_offload: 0 none, 1 cpu.
     std::int64_t value = 0;
     std::string label; // "3", "selective", "optimizer+activations"
     VerdictKind kind = VerdictKind::Structural;

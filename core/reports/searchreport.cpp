@@ -2,6 +2,7 @@
 #include "core/reports/searchreport.h"
 
 #include "core/formats/preset.h"
+#include "core/planner/trystrategies.h"
 #include "core/reports/report.h"
 #include "core/units.h"
 
@@ -29,12 +30,28 @@ std::string offloadText(const StrategyConfig &s)
     return o && a ? "opt+act" : o ? "optimizer" : a ? "acts" : "none";
 }
 
+// The strategies tryStrategies added to a plan, as the preset names them:
+// "balance auto", "grad cpu", "fp8 tensorwise"; "none" without any.
+std::string strategiesText(const Config &c)
+{
+    std::string out;
+    auto add = [&](const std::string &word) { out += (out.empty() ? "" : " ") + word; };
+    if (c.strategy.pipeline_activation_balance != ActivationBalance::None)
+        add("balance-" + std::string(activationBalanceName(c.strategy.pipeline_activation_balance)));
+    if (c.strategy.grad_offload != OffloadTarget::None)
+        add("grad-" + std::string(offloadName(c.strategy.grad_offload)));
+    if (c.training.fp8_recipe != Fp8Recipe::None)
+        add("fp8-" + std::string(fp8RecipeName(c.training.fp8_recipe)));
+    return out.empty() ? "none" : out;
+}
+
 nlohmann::json dimensionsToJson(const SearchResult &r)
 {
     nlohmann::json out = nlohmann::json::object();
     for (const DimensionVerdicts &dv : r.dimensions) {
+        // Named values ("selective", "zb-v", "auto", "tensorwise") as the preset writes them; numbers for the degrees.
         const bool named = dv.dimension == SearchDimension::Recompute || dv.dimension == SearchDimension::Offload
-                           || dv.dimension == SearchDimension::Schedule;
+                           || dv.dimension == SearchDimension::Schedule || isStrategyDimension(dv.dimension);
         nlohmann::json values = nlohmann::json::array();
         for (const ValueVerdict &v : dv.values) {
             nlohmann::json j = {{"value", named ? nlohmann::json(v.label) : nlohmann::json(v.value)},
@@ -99,23 +116,24 @@ std::string searchToTable(const SearchResult &r, const SearchOptions &o)
                   static_cast<long long>(r.candidates), static_cast<long long>(o.gpus), r.seconds,
                   formatGB(static_cast<double>(r.limitBytes)).c_str(), o.margin * 100);
     out += line;
-    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %-11s %10s %10s\n", "#", "t", "p",
-                  "v", "d", "c", "e", "mbs", "zero", "recompute", "offload", "schedule", "peak", "step (s)");
+    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %-11s %10s %10s  %s\n", "#", "t",
+                  "p", "v", "d", "c", "e", "mbs", "zero", "recompute", "offload", "schedule", "peak", "step (s)",
+                  "strategies");
     out += line;
     int k = 0;
     for (const SearchPlan &p : r.plans) {
         const ParallelismConfig &par = p.config.parallelism;
-        std::snprintf(line, sizeof line,
-                      "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %-11s %10s %10.3f\n", ++k,
-                      static_cast<long long>(par.tensor_model_parallel_size),
-                      static_cast<long long>(par.pipeline_model_parallel_size),
-                      static_cast<long long>(par.virtual_pipeline_model_parallel_size),
-                      static_cast<long long>(par.data_parallel_size), static_cast<long long>(par.context_parallel_size),
-                      static_cast<long long>(par.expert_model_parallel_size),
-                      static_cast<long long>(p.config.training.micro_batch_size), par.zero_stage,
-                      std::string(granularityName(p.config.strategy.recompute_granularity)).c_str(),
-                      offloadText(p.config.strategy).c_str(), std::string(scheduleName(par.schedule())).c_str(),
-                      formatGB(static_cast<double>(p.ledger.peak_bytes)).c_str(), p.time.total);
+        std::snprintf(
+            line, sizeof line, "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %-11s %10s %10.3f  %s\n",
+            ++k, static_cast<long long>(par.tensor_model_parallel_size),
+            static_cast<long long>(par.pipeline_model_parallel_size),
+            static_cast<long long>(par.virtual_pipeline_model_parallel_size),
+            static_cast<long long>(par.data_parallel_size), static_cast<long long>(par.context_parallel_size),
+            static_cast<long long>(par.expert_model_parallel_size),
+            static_cast<long long>(p.config.training.micro_batch_size), par.zero_stage,
+            std::string(granularityName(p.config.strategy.recompute_granularity)).c_str(),
+            offloadText(p.config.strategy).c_str(), std::string(scheduleName(par.schedule())).c_str(),
+            formatGB(static_cast<double>(p.ledger.peak_bytes)).c_str(), p.time.total, strategiesText(p.config).c_str());
         out += line;
     }
     for (const std::string &n : r.notes)
@@ -136,7 +154,7 @@ std::string searchToCsv(const SearchResult &r)
     // Plain numbers (bytes, seconds), so a spreadsheet computes with them;
     // the column names follow the CLI's JSON keys where there is one.
     std::string out = "rank,t,p,v,d,c,e,micro_batch_size,zero_stage,recompute,offload,peak_bytes,step_time_s,mfu,fits,"
-                      "pipeline_schedule\n";
+                      "pipeline_schedule,pipeline_activation_balance,grad_offload,fp8_recipe\n";
     int k = 0;
     char numbers[160];
     for (const SearchPlan &p : r.plans) {
@@ -155,8 +173,13 @@ std::string searchToCsv(const SearchResult &r)
                       p.time.total, p.time.mfu,
                       p.ledger.fits() && p.ledger.peak_bytes <= r.limitBytes ? "true" : "false");
         out += numbers;
-        out += csvField(std::string(scheduleName(p.config.parallelism.schedule())))
-               + "\n"; // appended: older columns keep their places
+        // Appended columns (older ones keep their places): the schedule, then the
+        // strategies tried on the answer (core/planner/trystrategies.h), as the preset names them.
+        const StrategyConfig &st = p.config.strategy;
+        out += csvField(std::string(scheduleName(p.config.parallelism.schedule()))) + ","
+               + std::string(activationBalanceName(st.pipeline_activation_balance)) + ","
+               + std::string(offloadName(st.grad_offload)) + ","
+               + std::string(fp8RecipeName(p.config.training.fp8_recipe)) + "\n";
     }
     return out;
 }

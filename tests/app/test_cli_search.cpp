@@ -100,8 +100,9 @@ TEST_CASE("search: every dimension's values come with a verdict in json, and a W
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     REQUIRE(j.contains("dimensions"));
-    for (const char *name : {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity",
-                             "offload", "pipeline_schedule"})
+    for (const char *name :
+         {"t", "p", "v", "d", "c", "e", "micro_batch_size", "zero_stage", "recompute_granularity", "offload",
+          "pipeline_schedule", "pipeline_activation_balance", "grad_offload", "fp8_recipe"})
         CHECK(!j["dimensions"][name].empty());
     // The schedules are named as the preset names them, all eight of them; the
     // search never tries GPipe (1F1B has its bubble with fewer activations) and says so.
@@ -110,6 +111,15 @@ TEST_CASE("search: every dimension's values come with a verdict in json, and a W
     CHECK(gpipe["value"] == "gpipe");
     CHECK(gpipe["verdict"] == "structural");
     CHECK(gpipe["reason"].get<std::string>().find("does not try the gpipe schedule") != std::string::npos);
+    // The strategies' values as the preset names them; mxfp8 is Blackwell's, so never valid on an H100.
+    bool mxfp8 = false;
+    for (const nlohmann::json &v : j["dimensions"]["fp8_recipe"])
+        if (v["value"] == "mxfp8") {
+            mxfp8 = true;
+            CHECK(v["verdict"] == "structural");
+            CHECK(v["reason"].get<std::string>().find("Blackwell") != std::string::npos);
+        }
+    CHECK(mxfp8);
     // Llama-2-7B's 32 heads do not split 3 ways.
     bool t3 = false;
     for (const nlohmann::json &v : j["dimensions"]["t"])

@@ -378,3 +378,74 @@ TEST_CASE("A fitted bytes axis spans the visible curve between two ticks", "[gan
     CHECK(fitted.back().value >= 100.3e9);
     CHECK(fitted.back().value < 101e9);
 }
+
+namespace {
+
+// GPT-3's layer without tensor parallelism or FlashAttention (h = 12288,
+// s = 2048, b = 1), on one pipeline rank, 96 layers.
+Config gpt3OneRank(const std::vector<std::string> &sets)
+{
+    std::vector<std::string> all
+        = {"parallelism.tensor_model_parallel_size=1", "parallelism.pipeline_model_parallel_size=1"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    return scenario("gpt-3-175b-64gpus-tp-only", all);
+}
+
+// The FP8 bytes of micro-batch 0's activation pieces on the first rank, and
+// how many pieces carry any.
+std::pair<Bytes, int> fp8OfFirstGroup(const Timeline &tl)
+{
+    Bytes sum = 0;
+    int pieces = 0;
+    for (const Lifetime &l : tl.ranks.front().lifetimes) {
+        CHECK(l.fp8Bytes <= l.bytes);
+        CHECK(fp8Share(l) >= 0.0);
+        CHECK(fp8Share(l) <= 1.0);
+        if (l.kind == LifetimeKind::Activations && l.microbatch == 0 && l.chunk == 0) {
+            sum += l.fp8Bytes;
+            pieces += l.fp8Bytes > 0;
+        }
+    }
+    return {sum, pieces};
+}
+
+} // namespace
+
+TEST_CASE("The gantt marks activations stored in FP8: quantize_fp8 policies and an FP8 recipe's inputs",
+          "[gantt][timeline][fp8]")
+{
+    constexpr Bytes sbh = 2048LL * 1 * 12288;
+    // No FP8 anywhere: nothing marked.
+    const Timeline plain = simulateIteration(gpt3OneRank({}));
+    CHECK(fp8OfFirstGroup(plain).first == 0);
+
+    // mlp.fc1.output (GeLU's input, s·b·4h elements) quantised: 1 byte each
+    // and one fp32 scale per 128 (the policy's defaults), in every layer's
+    // MLP half: 96 pieces.
+    const Timeline policy
+        = simulateIteration(gpt3OneRank({R"(strategy.tensor_policies={"mlp.fc1.output":"quantize_fp8"})"}));
+    const Bytes fc1 = 4 * sbh + 4 * sbh / 128 * 4;
+    const auto [q, qPieces] = fp8OfFirstGroup(policy);
+    CHECK(q == 96 * fc1);
+    CHECK(qPieces == 96);
+    for (const Lifetime &l : policy.ranks.front().lifetimes)
+        if (l.kind == LifetimeKind::Activations && l.fp8Bytes > 0) {
+            CHECK(l.fp8Bytes == fc1); // one layer's MLP half
+            CHECK(fp8Share(l) == Approx(double(fc1) / double(l.bytes)));
+            CHECK(fp8Text(l) == formatGB(double(fc1)) + " of it in FP8");
+            break;
+        }
+
+    // On an H100 (the scenario's A100 has no FP8 tensor cores), Transformer Engine's tensorwise recipe saves each
+    // linear layer's input as FP8, one byte per element (one scale per tensor): the QKV, the projection's and fc1's
+    // inputs (s·b·h each) and fc2's (s·b·4h): 7·sbh a layer, over both halves of every layer.
+    const Timeline recipe
+        = simulateIteration(gpt3OneRank({"hardware=H100-SXM-80GB", "training.fp8_recipe=tensorwise"}));
+    const auto [r, rPieces] = fp8OfFirstGroup(recipe);
+    CHECK(r == 96 * 7 * sbh);
+    CHECK(rPieces == 2 * 96);
+    Lifetime none;
+    none.bytes = 10;
+    CHECK(fp8Text(none).empty());
+    CHECK(fp8Share(none) == 0.0);
+}

@@ -32,6 +32,9 @@ TEST_CASE("searchToCsv: one row per plan, best first, against a hand-written fil
     b.config.strategy.recompute_granularity = RecomputeGranularity::Full;
     b.config.strategy.optimizer_offload = OffloadTarget::CPU;
     b.config.parallelism.pipeline_schedule = PipelineSchedule::ZbH1; // a: unset, interleaved since v = 2
+    b.config.strategy.grad_offload = OffloadTarget::CPU; // ZeRO-Offload, tried on the answer
+    b.config.strategy.pipeline_activation_balance = ActivationBalance::Auto;
+    b.config.training.fp8_recipe = Fp8Recipe::Tensorwise;
     b.ledger.peak_bytes = 75'000'000'000; // over the 72 GB limit: fits is false
     b.ledger.ranks.resize(1);
     b.ledger.ranks[0].fits = true;
@@ -40,9 +43,12 @@ TEST_CASE("searchToCsv: one row per plan, best first, against a hand-written fil
     r.plans = {a, b};
 
     const std::string expected = "rank,t,p,v,d,c,e,micro_batch_size,zero_stage,recompute,offload,peak_bytes,"
-                                 "step_time_s,mfu,fits,pipeline_schedule\n"
-                                 "1,8,4,2,4,1,1,1,1,selective,none,45090000000,12.5,0.4123,true,interleaved\n"
-                                 "2,4,8,1,4,1,1,2,0,full,optimizer,75000000000,14.25,0.3000,false,zb-h1\n";
+                                 "step_time_s,mfu,fits,pipeline_schedule,pipeline_activation_balance,grad_offload,"
+                                 "fp8_recipe\n"
+                                 "1,8,4,2,4,1,1,1,1,selective,none,45090000000,12.5,0.4123,true,interleaved,none,none,"
+                                 "none\n"
+                                 "2,4,8,1,4,1,1,2,0,full,optimizer,75000000000,14.25,0.3000,false,zb-h1,auto,cpu,"
+                                 "tensorwise\n";
     CHECK(searchToCsv(r) == expected);
     CHECK(searchToCsv(SearchResult{}) == expected.substr(0, expected.find('\n') + 1)); // the header alone
 }

@@ -15,6 +15,7 @@
 #include "ui/lifetimeview.h"
 #include "ui/qtstring.h"
 
+#include <algorithm>
 #include <optional>
 
 using memledger::ui::LifetimeView;
@@ -227,4 +228,95 @@ TEST_CASE("Keys zoom, pan and reset; the phase strip names the op", "[ui][lifeti
     const QString tip = view.toolTipAt(QPointF(x, (view.curveArea().bottom() + view.rowsArea().top()) / 2));
     CHECK(tip.contains(QStringLiteral("micro-batch %1").arg(op.op.microbatch)));
     CHECK(tip.contains(ui::toQString(formatMilliseconds(op.start))));
+}
+
+TEST_CASE("Activations stored in FP8 are hatched, named in the legend and the tooltip", "[ui][lifetimes][fp8]")
+{
+    const BuiltinPreset *preset = findBuiltin("scenarios", "llama-3-70b-128xh100");
+    REQUIRE(preset != nullptr);
+    LoadResult loaded = presetFromText(preset->text);
+    REQUIRE(loaded.config.has_value());
+    const Timeline plain = simulateIteration(*loaded.config);
+    Config quantised = *loaded.config;
+    quantised.strategy.tensor_policies = {{"mlp.fc1.output", TensorFate::QuantizeFp8}};
+    const Timeline tl = simulateIteration(quantised);
+
+    const auto hasFp8Legend = [](const LifetimeView &v) {
+        for (const LifetimeView::LegendEntry &e : v.legend())
+            if (e.label == QStringLiteral("Stored in FP8"))
+                return e.pattern != Qt::SolidPattern;
+        return false;
+    };
+    LifetimeView view;
+    view.resize(2000, 600); // wide: the legend keeps one line with or without its FP8 entry
+    view.setTimeline(plain);
+    CHECK(view.fp8Rects().isEmpty());
+    CHECK_FALSE(hasFp8Legend(view));
+
+    view.setTimeline(tl);
+    CHECK(hasFp8Legend(view));
+    const QVector<QRectF> hatched = view.fp8Rects();
+    REQUIRE_FALSE(hatched.isEmpty());
+    // Each hatched part lies at the bottom of a bar with FP8 bytes, its height the bar's FP8 share.
+    const RankTimeline &rank = tl.ranks.front();
+    int matched = 0;
+    std::optional<std::size_t> example;
+    for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
+        const QRectF bar = view.barRect(int(i));
+        if (bar.isEmpty() || rank.lifetimes[i].fp8Bytes <= 0)
+            continue;
+        for (const QRectF &h : hatched)
+            if (std::abs(h.bottom() - bar.bottom()) < 0.5 && std::abs(h.left() - bar.left()) < 0.5
+                && std::abs(h.width() - bar.width()) < 0.5) {
+                CHECK(h.height() == Approx(bar.height() * fp8Share(rank.lifetimes[i])).margin(0.5));
+                ++matched;
+                example = example ? example : std::optional<std::size_t>(i);
+                break;
+            }
+    }
+    CHECK(matched == hatched.size());
+    REQUIRE(example);
+
+    // The tooltip says how much of the bar is FP8. A group's pieces share a
+    // row and a start, the shortest drawn on top: hover the shortest of the
+    // example's group (the last layer's MLP half, freed first, holds fc1's output).
+    const Lifetime &group = rank.lifetimes[*example];
+    std::size_t top = *example;
+    for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
+        const Lifetime &l = rank.lifetimes[i];
+        if (l.kind == LifetimeKind::Activations && l.microbatch == group.microbatch && l.chunk == group.chunk
+            && l.start == group.start && l.end < rank.lifetimes[top].end && !view.barRect(int(i)).isEmpty())
+            top = i;
+    }
+    REQUIRE(rank.lifetimes[top].fp8Bytes > 0);
+    const QString tip = view.toolTipAt(view.barRect(int(top)).center());
+    CHECK(tip.contains(ui::toQString(lifetimeLabel(tl, rank, rank.lifetimes[top]))));
+    CHECK(tip.contains(ui::toQString(fp8Text(rank.lifetimes[top]))));
+
+    // Drawn: the same bars without their FP8 bytes paint otherwise inside the hatched parts.
+    const auto render = [&](const Timeline &t) {
+        view.setTimeline(t);
+        QImage image(view.size(), QImage::Format_ARGB32);
+        image.fill(Qt::white);
+        view.render(&image);
+        return image;
+    };
+    Timeline unmarked = tl;
+    for (RankTimeline &rt : unmarked.ranks)
+        for (Lifetime &l : rt.lifetimes)
+            l.fp8Bytes = 0;
+    const QImage hatchedImage = render(tl), plainImage = render(unmarked);
+    int differing = 0, outside = 0;
+    for (int y = 0; y < hatchedImage.height(); ++y)
+        for (int x = 0; x < hatchedImage.width(); ++x) {
+            if (hatchedImage.pixel(x, y) == plainImage.pixel(x, y))
+                continue;
+            const bool inside = std::any_of(hatched.begin(), hatched.end(), [&](const QRectF &h) {
+                return h.adjusted(-1, -1, 1, 1).contains(QPointF(x + 0.5, y + 0.5));
+            });
+            (inside ? differing : outside) += 1;
+        }
+    CHECK(differing > 0);
+    // Elsewhere only the legend's new swatch and label differ.
+    CHECK(outside < differing + 2000);
 }

@@ -131,7 +131,9 @@ TEST_CASE("Activating a plan applies it as one undo step and keeps the document'
     PlanFinder finder(&document);
     finder.findPlans();
     REQUIRE_FALSE(finder.result().plans.empty());
-    const memledger::Config &best = finder.result().plans.front().config;
+    // A copy: Return also reaches the finder (the table has no focus offscreen) and searches
+    // again from the applied plan, whose FP8 recipe the new plans keep.
+    const memledger::Config best = finder.result().plans.front().config;
     REQUIRE(best.parallelism != before.parallelism);
 
     QTableView *table = finder.table();
@@ -203,7 +205,8 @@ TEST_CASE("The schedule column names each plan's pipeline schedule and its toolt
 TEST_CASE("When nothing fits, the core's notes replace the table", "[ui][planfinder]")
 {
     Document document;
-    document.setConfig(sevenB(8000000000)); // 8 GB: no 7B plan fits on 8 GPUs
+    // 4 GB: no 7B plan fits on 8 GPUs, gradient offload included (on 8 GB it brings one under the limit).
+    document.setConfig(sevenB(4000000000));
     PlanFinder finder(&document);
     finder.resize(900, 500);
     finder.show();
@@ -328,4 +331,43 @@ TEST_CASE("Plans found for another model go when the model changes, and the sear
     QApplication::processEvents();
     REQUIRE_FALSE(finder.result().plans.empty());
     CHECK(finder.result().plans.front().config.model == document.config().model);
+}
+
+TEST_CASE("The strategy columns show balance, gradient offload and FP8 with the core's verdicts", "[ui][planfinder]")
+{
+    // The 7B search on an H100 in bf16: the strategies pass tries FP8 recipes
+    // on the fastest plans; MXFP8 is Blackwell's and says so.
+    Document document;
+    document.setConfig(sevenB());
+    PlanFinder finder(&document);
+    finder.findPlans();
+    const QAbstractItemModel *shown = finder.table()->model();
+    REQUIRE(shown->rowCount() > 0);
+    CHECK(PlanFinderModel::dimensionOf(PlanFinderModel::BalanceColumn)
+          == memledger::SearchDimension::ActivationBalance);
+    CHECK(PlanFinderModel::dimensionOf(PlanFinderModel::GradOffloadColumn) == memledger::SearchDimension::GradOffload);
+    CHECK(PlanFinderModel::dimensionOf(PlanFinderModel::Fp8Column) == memledger::SearchDimension::Fp8Recipe);
+    CHECK_FALSE(PlanFinderModel::dimensionOf(PlanFinderModel::SequenceParallelColumn).has_value());
+    CHECK(shown->headerData(PlanFinderModel::BalanceColumn, Qt::Horizontal).toString() == QStringLiteral("balance"));
+    CHECK(shown->headerData(PlanFinderModel::Fp8Column, Qt::Horizontal).toString() == QStringLiteral("FP8"));
+
+    // Each cell is the plan's value as the preset names it.
+    const memledger::SearchResult &r = finder.result();
+    QStringList recipes;
+    for (int row = 0; row < shown->rowCount(); ++row) {
+        const int plan = shown->index(row, 0).data(PlanFinderModel::PlanIndexRole).toInt();
+        const memledger::Config &c = r.plans.at(std::size_t(plan)).config;
+        CHECK(shown->index(row, PlanFinderModel::Fp8Column).data().toString()
+              == QString::fromStdString(std::string(memledger::fp8RecipeName(c.training.fp8_recipe))));
+        CHECK(shown->index(row, PlanFinderModel::BalanceColumn).data().toString()
+              == QString::fromStdString(
+                  std::string(memledger::activationBalanceName(c.strategy.pipeline_activation_balance))));
+        recipes << shown->index(row, PlanFinderModel::Fp8Column).data().toString();
+    }
+    INFO(recipes.join(QStringLiteral(", ")).toStdString());
+    // The header's tooltip carries every value's verdict: mxfp8 needs Blackwell.
+    const QString header
+        = plainText(shown->headerData(PlanFinderModel::Fp8Column, Qt::Horizontal, Qt::ToolTipRole).toString());
+    INFO(header.toStdString());
+    CHECK(header.contains(QStringLiteral("Blackwell")));
 }

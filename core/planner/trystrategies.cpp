@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+#include "core/planner/trystrategies.h"
+
+#include "core/gradoffload.h"
+#include "core/ledger.h"
+#include "core/steptime.h"
+#include "core/validate.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace memledger {
+
+namespace {
+
+// The answer's fastest plans tried, as trySplitSchedules does: each try is a
+// ledger and a step time, so a few keep the search interactive.
+constexpr std::size_t kPlansTried = 2;
+// Plans over the limit tried (the nearest first): the ones a strategy may bring under it.
+constexpr std::size_t kOverLimitTried = 4;
+
+constexpr std::array<SearchDimension, 3> kStrategyDims
+    = {SearchDimension::ActivationBalance, SearchDimension::GradOffload, SearchDimension::Fp8Recipe};
+
+std::vector<std::int64_t> valuesOf(SearchDimension d)
+{
+    if (d == SearchDimension::Fp8Recipe)
+        return {int(Fp8Recipe::None), int(Fp8Recipe::Delayed), int(Fp8Recipe::Tensorwise), int(Fp8Recipe::MXFP8),
+                int(Fp8Recipe::Blockwise)};
+    return {0, 1};
+}
+
+std::string labelOf(SearchDimension d, std::int64_t v)
+{
+    if (d == SearchDimension::ActivationBalance)
+        return std::string(activationBalanceName(static_cast<ActivationBalance>(v)));
+    if (d == SearchDimension::GradOffload)
+        return v ? "cpu" : "none";
+    return std::string(fp8RecipeName(static_cast<Fp8Recipe>(v)));
+}
+
+// The value in a sentence.
+std::string phraseOf(SearchDimension d, std::int64_t v)
+{
+    if (d == SearchDimension::ActivationBalance)
+        return v ? "activations balanced across the pipeline ranks" : "no activation balancing";
+    if (d == SearchDimension::GradOffload)
+        return v ? "gradients and the optimizer step on the CPU (ZeRO-Offload)" : "no gradient offload";
+    return v ? "the " + labelOf(d, v) + " FP8 recipe" : "no FP8 recipe";
+}
+
+// Plan names get a word per strategy: "... zero1 selective balance".
+std::string suffixOf(SearchDimension d, std::int64_t v)
+{
+    if (d == SearchDimension::ActivationBalance)
+        return "balance";
+    if (d == SearchDimension::GradOffload)
+        return "grad-offload";
+    return "fp8-" + labelOf(d, v);
+}
+
+Config variantOf(const Config &plan, SearchDimension d, std::int64_t v)
+{
+    Config cfg = plan;
+    if (d == SearchDimension::ActivationBalance)
+        cfg.strategy.pipeline_activation_balance = static_cast<ActivationBalance>(v);
+    else if (d == SearchDimension::GradOffload)
+        setGradOffload(cfg.strategy, v ? OffloadTarget::CPU : OffloadTarget::None); // brings the optimizer step along
+    else
+        cfg.training.fp8_recipe = static_cast<Fp8Recipe>(v);
+    cfg.name = plan.name + " " + suffixOf(d, v);
+    return cfg;
+}
+
+// Why a strategy cannot apply to any plan of this search, before trying it:
+// FP8 recipes need FP8 tensor cores and 16-bit (bf16) training.
+std::string precondition(const Config &base, SearchDimension d)
+{
+    if (d != SearchDimension::Fp8Recipe)
+        return {};
+    if (base.training.params_dtype != Dtype::BF16)
+        return "FP8 training casts bf16 weights and activations to FP8 for the linear layers' GEMMs (Transformer "
+               "Engine's fp8_autocast inside bf16 training); this preset trains in "
+               + std::string(dtypeName(base.training.params_dtype)) + " (training.params_dtype), so no recipe is tried";
+    if (base.hardware.peak_fp8_flops <= 0)
+        return base.hardware.name
+               + " has no FP8 tensor cores (hardware.peak_fp8_flops is 0), so no FP8 recipe is tried";
+    return {};
+}
+
+// What became of one value of one strategy over every plan it was tried on.
+struct Trial
+{
+    SearchDimension dim = SearchDimension::ActivationBalance;
+    std::int64_t value = 0;
+    int tried = 0; // valid variants
+    int over = 0; // of them over the limit
+    int madeFit = 0; // variants under the limit of plans that were over it
+    std::string invalid; // the first validation error
+    Bytes leastPeak = std::numeric_limits<Bytes>::max();
+    std::optional<Config> leastConfig;
+    std::optional<SearchPlan> fastest; // the fastest variant under the limit
+};
+
+// The value the search's own plans carry: the strategies are off there,
+// except the preset's own FP8 recipe (configOf keeps training settings).
+std::int64_t baseValueOf(const Config &base, SearchDimension d)
+{
+    return d == SearchDimension::Fp8Recipe ? std::int64_t(base.training.fp8_recipe) : 0;
+}
+
+struct Base
+{
+    const Config *config;
+    double seconds; // the plan's step time (infinity for one over the limit)
+};
+
+std::string stepText(double seconds, double best)
+{
+    char line[128];
+    const double pct = percentSlower(seconds, best);
+    if (pct >= 0.05)
+        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", seconds, pct, best);
+    else
+        std::snprintf(line, sizeof line, "%.3f s a step, a tie with the best within 0.1 %%", seconds);
+    return line;
+}
+
+} // namespace
+
+bool isStrategyDimension(SearchDimension d)
+{
+    return std::find(kStrategyDims.begin(), kStrategyDims.end(), d) != kStrategyDims.end();
+}
+
+std::vector<DimensionVerdicts> tryStrategies(SearchResult &res, const Config &base, const SearchOptions &opt,
+                                             Bytes limit, const std::vector<Config> &overLimit)
+{
+    // The plans tried: the answer's fastest, then the nearest plans over the limit (confirmed by the ledger).
+    const std::vector<SearchPlan> answer = res.plans; // before any variant joins
+    std::vector<Base> bases;
+    for (std::size_t i = 0; i < std::min(kPlansTried, answer.size()); ++i)
+        bases.push_back({&answer[i].config, answer[i].time.total});
+    // And the answer's leanest plan: the fastest ones often sit at the limit,
+    // where a strategy that adds bytes (FP8's weight copies) cannot fit.
+    const auto leanest = std::min_element(answer.begin(), answer.end(), [](const SearchPlan &a, const SearchPlan &b) {
+        return a.ledger.peak_bytes < b.ledger.peak_bytes;
+    });
+    if (leanest != answer.end() && std::size_t(leanest - answer.begin()) >= kPlansTried)
+        bases.push_back({&leanest->config, leanest->time.total});
+    std::vector<Config> over;
+    Bytes nearestOver = std::numeric_limits<Bytes>::max(); // the least peak of them, without any strategy
+    for (const Config &cfg : overLimit) {
+        if (over.size() >= kOverLimitTried)
+            break;
+        if (hasErrors(validate(cfg)))
+            continue;
+        const Ledger ledger = computeLedger(cfg);
+        ++res.ledgersRun;
+        if (ledger.peak_bytes <= limit)
+            continue; // fits as it is: in the answer or slower than it
+        nearestOver = std::min(nearestOver, ledger.peak_bytes);
+        over.push_back(cfg);
+    }
+    for (const Config &cfg : over)
+        bases.push_back({&cfg, std::numeric_limits<double>::infinity()});
+
+    std::vector<Trial> trials;
+    std::vector<SearchPlan> found;
+    for (const SearchDimension d : kStrategyDims) {
+        const std::string why = precondition(base, d);
+        for (const std::int64_t v : valuesOf(d)) {
+            Trial trial;
+            trial.dim = d;
+            trial.value = v;
+            if (v != baseValueOf(base, d) && why.empty())
+                for (const Base &b : bases) {
+                    if (dimensionValue(*b.config, d) == v)
+                        continue; // the plan's own value: nothing to try
+                    Config cfg = variantOf(*b.config, d, v);
+                    const Problems problems = validate(cfg);
+                    const auto error
+                        = std::find_if(problems.begin(), problems.end(), [](const Problem &p) { return p.isError(); });
+                    if (error != problems.end()) {
+                        if (trial.invalid.empty())
+                            trial.invalid = error->path + ": " + error->message;
+                        continue;
+                    }
+                    ++trial.tried;
+                    SearchPlan variant;
+                    variant.ledger = computeLedger(cfg);
+                    ++res.ledgersRun;
+                    if (variant.ledger.peak_bytes > limit) {
+                        ++trial.over;
+                        if (variant.ledger.peak_bytes < trial.leastPeak) {
+                            trial.leastPeak = variant.ledger.peak_bytes;
+                            trial.leastConfig = cfg;
+                        }
+                        continue;
+                    }
+                    variant.time = estimateStepTime(cfg, opt.gpusPerNode);
+                    variant.estimateBytes = variant.ledger.peak_bytes;
+                    variant.config = std::move(cfg);
+                    if (b.seconds == std::numeric_limits<double>::infinity())
+                        ++trial.madeFit;
+                    if (!trial.fastest || variant.time.total < trial.fastest->time.total)
+                        trial.fastest = variant;
+                    found.push_back(std::move(variant));
+                }
+            trials.push_back(std::move(trial));
+        }
+    }
+
+    // Every variant under the limit competes with the answer; the top stay.
+    for (SearchPlan &p : found)
+        res.plans.push_back(std::move(p));
+    std::stable_sort(res.plans.begin(), res.plans.end(),
+                     [](const SearchPlan &a, const SearchPlan &b) { return a.time.total < b.time.total; });
+    if (static_cast<int>(res.plans.size()) > opt.top)
+        res.plans.resize(static_cast<std::size_t>(opt.top));
+
+    // Verdicts against the final answer.
+    const std::string topText = "in the top " + std::to_string(res.plans.size());
+    const std::string limitText = formatGB(double(limit));
+    const double best = res.plans.empty() ? 0.0 : res.plans.front().time.total;
+    std::vector<DimensionVerdicts> out;
+    for (const SearchDimension d : kStrategyDims) {
+        DimensionVerdicts dv;
+        dv.dimension = d;
+        const std::string why = precondition(base, d);
+        std::vector<std::string> listed;
+        for (const Trial &t : trials) {
+            if (t.dim != d)
+                continue;
+            ValueVerdict vv;
+            vv.value = t.value;
+            vv.label = labelOf(d, t.value);
+            const std::string it = phraseOf(d, t.value);
+            int inTop = 0;
+            for (const SearchPlan &p : res.plans)
+                inTop += dimensionValue(p.config, d) == t.value;
+            if (inTop > 0) {
+                vv.kind = VerdictKind::InTop;
+                vv.reason = it + " is " + topText;
+                if (t.madeFit > 0)
+                    vv.reason += "; it brings " + std::to_string(t.madeFit) + " plan" + (t.madeFit > 1 ? "s" : "")
+                                 + " over " + limitText + " under it";
+                if (t.value != baseValueOf(base, d))
+                    listed.push_back(vv.label + " on " + std::to_string(inTop) + " plan" + (inTop > 1 ? "s" : ""));
+            } else if (t.value == baseValueOf(base, d)) {
+                // The search's own plans have this value: they fit but were pushed out, or none fits.
+                if (!answer.empty()) {
+                    vv.kind = VerdictKind::Slower;
+                    vv.stepTimeSeconds = answer.front().time.total;
+                    vv.slowerPercent = percentSlower(vv.stepTimeSeconds, best);
+                    vv.example = answer.front().config;
+                    vv.reason
+                        = "fits, but the fastest plan with " + it + " takes " + stepText(vv.stepTimeSeconds, best);
+                } else {
+                    vv.kind = VerdictKind::Memory;
+                    vv.leastPeakBytes = nearestOver == std::numeric_limits<Bytes>::max() ? 0 : nearestOver;
+                    vv.reason = "no plan with " + it + " stays under the limit of " + limitText;
+                    if (vv.leastPeakBytes > 0)
+                        vv.reason += "; the nearest one the ledger confirmed needs " + formatGB(double(nearestOver));
+                }
+            } else if (!why.empty()) {
+                vv.kind = VerdictKind::Structural;
+                vv.reason = why;
+            } else if (t.tried == 0) {
+                vv.kind = VerdictKind::Structural;
+                vv.reason = !t.invalid.empty() ? "no plan tried can run " + it + " (" + t.invalid + ")"
+                            : bases.empty()    ? "no plan to try " + it
+                                                  + " on: nothing fits and no plan over the "
+                                                    "limit passed validation"
+                                            : "every plan tried already has " + it;
+            } else if (!t.fastest) {
+                vv.kind = VerdictKind::Memory;
+                vv.leastPeakBytes = t.leastPeak;
+                vv.example = t.leastConfig;
+                vv.reason = "over the limit of " + limitText + " on every plan it was tried on ("
+                            + std::to_string(t.tried) + "); the least peak with " + it + " is "
+                            + formatGB(double(t.leastPeak));
+            } else {
+                vv.kind = VerdictKind::Slower;
+                vv.stepTimeSeconds = t.fastest->time.total;
+                vv.slowerPercent = percentSlower(vv.stepTimeSeconds, best);
+                vv.example = t.fastest->config;
+                vv.reason = "fits, but the fastest plan with " + it + " takes " + stepText(vv.stepTimeSeconds, best)
+                            + ", behind the top " + std::to_string(res.plans.size());
+            }
+            dv.values.push_back(std::move(vv));
+        }
+        std::string note = "Strategy " + std::string(dimensionName(d)) + ": ";
+        if (!why.empty())
+            note += why;
+        else if (!listed.empty()) {
+            note += "in the answer (";
+            for (std::size_t k = 0; k < listed.size(); ++k)
+                note += (k ? ", " : "") + listed[k];
+            note += ")";
+        } else
+            note += "tried on " + std::to_string(bases.size()) + " plan" + (bases.size() == 1 ? "" : "s")
+                    + ", none in the answer (see its verdicts)";
+        res.notes.push_back(note + ".");
+        out.push_back(std::move(dv));
+    }
+    return out;
+}
+
+} // namespace memledger
