@@ -94,7 +94,11 @@ int main(int argc, char *argv[])
         QStringLiteral("What the Lifetimes view draws: training (the default), prefill or decode (the same plan "
                        "served)."),
         QStringLiteral("WHICH"));
+    const QCommandLineOption darkOption(QStringLiteral("dark"),
+                                        QStringLiteral("Use the dark palette for this run (View > Dark palette "
+                                                       "keeps it for the next start)."));
     parser.addOption(presetOption);
+    parser.addOption(darkOption);
     parser.addOption(deckOption);
     parser.addOption(slideOption);
     parser.addOption(lifetimesOption);
@@ -122,6 +126,8 @@ int main(int argc, char *argv[])
     }
 
     memledger::ui::MainWindow window(&document);
+    if (parser.isSet(darkOption))
+        window.setDark(true, false);
     if (parser.isSet(viewOption)) {
         bool ok = false;
         const int view = parser.value(viewOption).toInt(&ok);
