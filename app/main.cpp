@@ -19,6 +19,10 @@
 #include <cstdio>
 #include <optional>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace {
 
 constexpr int kExitBadInput = 2;
@@ -34,6 +38,16 @@ void printError(const QString &message)
 
 int main(int argc, char *argv[])
 {
+#if defined(__GLIBC__)
+    // glibc gives the top of the heap back to the system as soon as 128 KiB
+    // lie free there (M_TRIM_THRESHOLD's default) and then faults the pages in
+    // again: an edit frees one ledger (and, on the Lifetimes view, one
+    // simulated timeline) and builds the next of about the same size, so
+    // every edit paid that round trip. Keep 64 MiB before
+    // trimming and grow the heap 16 MiB at a time (mallopt(3)).
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 16 << 20);
+#endif
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("memledger"));
     QApplication::setApplicationDisplayName(QStringLiteral("MemLedger"));
@@ -80,7 +94,11 @@ int main(int argc, char *argv[])
         QStringLiteral("What the Lifetimes view draws: training (the default), prefill or decode (the same plan "
                        "served)."),
         QStringLiteral("WHICH"));
+    const QCommandLineOption darkOption(QStringLiteral("dark"),
+                                        QStringLiteral("Use the dark palette for this run (View > Dark palette "
+                                                       "keeps it for the next start)."));
     parser.addOption(presetOption);
+    parser.addOption(darkOption);
     parser.addOption(deckOption);
     parser.addOption(slideOption);
     parser.addOption(lifetimesOption);
@@ -108,6 +126,8 @@ int main(int argc, char *argv[])
     }
 
     memledger::ui::MainWindow window(&document);
+    if (parser.isSet(darkOption))
+        window.setDark(true, false);
     if (parser.isSet(viewOption)) {
         bool ok = false;
         const int view = parser.value(viewOption).toInt(&ok);

@@ -6,6 +6,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QLabel>
+#include <QPaintEvent>
 #include <QSlider>
 #include <QSpinBox>
 
@@ -13,8 +15,11 @@
 #include "ui/controlpanel.h"
 #include "ui/mainwindow.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <map>
+#include <utility>
 #include <vector>
 
 namespace memledger::ui {
@@ -55,6 +60,38 @@ void settle()
     for (int pass = 0; pass < 16 && dispatcher->processEvents(QEventLoop::AllEvents); ++pass) { }
 }
 
+// Detail mode: which widgets a move paints, and how many pixels of each (the
+// paint region's area), so that a move's cost can be traced to what it made dirty.
+class PaintCounter : public QObject
+{
+public:
+    std::map<QString, std::pair<int, long long>> painted; // "Class objectName" -> paints, pixels
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() == QEvent::Paint && watched->isWidgetType()) {
+            long long pixels = 0;
+            for (const QRect &r : static_cast<QPaintEvent *>(event)->region())
+                pixels += static_cast<long long>(r.width()) * r.height();
+            QString name = QString::fromLatin1(watched->metaObject()->className());
+            if (!watched->objectName().isEmpty())
+                name += QLatin1Char(' ') + watched->objectName();
+            else if (!static_cast<QWidget *>(watched)->accessibleName().isEmpty())
+                name += QLatin1Char(' ') + static_cast<QWidget *>(watched)->accessibleName();
+            else if (auto *label = qobject_cast<QLabel *>(watched))
+                name += QLatin1Char(' ') + label->text().left(12);
+            if (qEnvironmentVariableIsSet("MEMLEDGER_BENCH_PARENTS") && watched->parent())
+                name += QStringLiteral(" in ") + QString::fromLatin1(watched->parent()->metaObject()->className())
+                        + QLatin1Char(' ') + watched->parent()->objectName();
+            auto &[count, area] = painted[name];
+            ++count;
+            area += pixels;
+        }
+        return false;
+    }
+};
+
 } // namespace
 
 QString benchSliders(MainWindow &window, int moves)
@@ -67,6 +104,11 @@ QString benchSliders(MainWindow &window, int moves)
         double wall = 0, cpu = 0;
     };
     std::vector<Worst> worst(window.controlPanel()->controls().size());
+    const bool detail = qEnvironmentVariableIsSet("MEMLEDGER_BENCH_DETAIL");
+    PaintCounter counter;
+    std::map<QString, std::pair<int, long long>> paintedAll;
+    if (detail)
+        qApp->installEventFilter(&counter);
     QElapsedTimer timer;
     for (std::size_t c = 0; c < worst.size(); ++c) {
         QWidget *control = window.controlPanel()->controls()[c];
@@ -86,8 +128,21 @@ QString benchSliders(MainWindow &window, int moves)
             worst[c].wall = std::max(worst[c].wall, ms);
             worst[c].cpu = std::max(worst[c].cpu, cpu);
         }
+        for (const auto &[name, paints] : std::exchange(counter.painted, {})) {
+            paintedAll[name].first += paints.first;
+            paintedAll[name].second += paints.second;
+        }
     }
-    if (qEnvironmentVariableIsSet("MEMLEDGER_BENCH_DETAIL")) {
+    if (detail) {
+        qApp->removeEventFilter(&counter);
+        // The widgets painted most, by pixels over all moves (a move's cost is mostly its painted area).
+        std::vector<std::pair<QString, std::pair<int, long long>>> byArea(paintedAll.begin(), paintedAll.end());
+        std::sort(byArea.begin(), byArea.end(),
+                  [](const auto &a, const auto &b) { return a.second.second > b.second.second; });
+        const double movesAll = double(samples.size());
+        for (std::size_t i = 0; i < std::min<std::size_t>(byArea.size(), 40); ++i)
+            std::fprintf(stderr, "painted %-44s %6.2f times/move %9.0f px/move\n", qPrintable(byArea[i].first.left(44)),
+                         byArea[i].second.first / movesAll, double(byArea[i].second.second) / movesAll);
         for (std::size_t c = 0; c < worst.size(); ++c) {
             const QWidget *control = window.controlPanel()->controls()[c];
             std::fprintf(stderr, "%2zu %-12s %-36s worst %6.2f ms (cpu %6.2f ms)\n", c,

@@ -6,6 +6,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QFontMetricsF>
+#include <QGraphicsLayout>
 #include <QLegend>
 #include <QString>
 #include <QStringList>
@@ -104,7 +105,12 @@ void setWrappedChartTitle(QChart *chart, const QString &title, double width)
 {
     // Qt Charts leaves a margin on each side of the title; a few pixels more for rounding.
     const QFontMetricsF fm(chart->titleFont());
-    const double room = std::max(1.0, width - 2 * chart->margins().left() - 3 * fm.averageCharWidth());
+    // Inside the chart layout's own margins (the background's inset) and the chart's margins (a legend's room).
+    qreal l = 0, t = 0, r = 0, b = 0;
+    if (chart->layout())
+        chart->layout()->getContentsMargins(&l, &t, &r, &b);
+    const double room
+        = std::max(1.0, width - l - r - chart->margins().left() - chart->margins().right() - 3 * fm.averageCharWidth());
     QStringList lines;
     QString line;
     for (const QString &word : title.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
@@ -146,6 +152,24 @@ void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString
                            : fm.horizontalAdvance(shortTitle) <= room                                    ? shortTitle
                                                                                                          : QString();
     setAxisTitle(axis, fitted);
+}
+
+bool setFittedBottomAxisTitle(QChart *chart, QAbstractAxis *axis, const QString &title)
+{
+    // The height Qt Charts lays the axes out in: from the plot's top (the
+    // title and a half label above it) down to the bottom margin.
+    qreal l = 0, t = 0, r = 0, b = 0;
+    if (chart->layout())
+        chart->layout()->getContentsMargins(&l, &t, &r, &b);
+    const QFontMetricsF labels(axis->labelsFont()), titleFont(axis->titleFont());
+    const double bottom = chart->size().height() - b - chart->margins().bottom();
+    const double height = bottom - chart->plotArea().top() + labels.height() / 2;
+    // A line of labels and one of title, and their paddings (12 px between
+    // them, measured on Qt 6.4: the title whole at 14 px fonts in 43 px).
+    const double need = labels.height() + titleFont.height() + 12.0;
+    const bool fits = chart->size().height() <= 0 || need <= 0.4 * height;
+    setAxisTitle(axis, fits ? title : QString());
+    return fits;
 }
 
 ChartFonts chartFonts(const QChart *chart)

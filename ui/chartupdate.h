@@ -44,6 +44,13 @@ void setWrappedChartTitle(QChart *chart, const QString &title, double width);
 void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString &shortTitle, double height,
                         bool allowTwoLines = true);
 
+// The title of a chart's horizontal axis when the chart is tall enough for it
+// under the labels, else none (the chart's title then says what the axis is):
+// Qt Charts gives the horizontal axes at most 40 % of the height between the
+// title and the bottom margin and cuts both the labels and the title to "…"
+// past that (a short chart on a talk slide). Returns whether it is shown.
+bool setFittedBottomAxisTitle(QChart *chart, QAbstractAxis *axis, const QString &title);
+
 // The pipeline-rank axis under bars drawn at x = 0 … count - 1: a value axis
 // from -0.5 to count - 0.5 (Qt Charts elides a category axis's labels to one
 // bar's width each, "…" from 12 ranks on in a narrow chart). A label every

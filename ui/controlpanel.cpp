@@ -282,8 +282,13 @@ void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int
         edit(tr("Set %1 to %2").arg(label).arg(v), id, [&](Config &config) { set(config, v); });
     });
     m_syncs.push_back([spin, get](const Config &config) {
+        // QSpinBox::setValue repaints the box (and the group box under it) even
+        // for its own value: every edit would repaint every spin box of the panel.
+        const int value = static_cast<int>(get(config));
+        if (spin->value() == value)
+            return;
         const QSignalBlocker block(spin);
-        spin->setValue(static_cast<int>(get(config)));
+        spin->setValue(value);
     });
 }
 
@@ -301,8 +306,11 @@ void ControlPanel::addCombo(QFormLayout *form, const QString &label, const QStri
         edit(tr("Set %1 to %2").arg(label, combo->itemText(index)), id, [&](Config &config) { set(config, index); });
     });
     m_syncs.push_back([combo, get](const Config &config) {
+        const int index = static_cast<int>(get(config));
+        if (combo->currentIndex() == index)
+            return;
         const QSignalBlocker block(combo);
-        combo->setCurrentIndex(static_cast<int>(get(config)));
+        combo->setCurrentIndex(index);
     });
 }
 
@@ -353,8 +361,10 @@ void ControlPanel::addSequenceSlider(QFormLayout *form)
     m_syncs.push_back([slider, value](const Config &config) {
         const QSignalBlocker block(slider);
         const std::int64_t s = config.training.seq_length;
-        slider->setValue(
-            std::clamp(static_cast<int>(std::lround(std::log2(double(s)))), kMinLog2Sequence, kMaxLog2Sequence));
+        const int position
+            = std::clamp(static_cast<int>(std::lround(std::log2(double(s)))), kMinLog2Sequence, kMaxLog2Sequence);
+        if (slider->value() != position)
+            slider->setValue(position);
         value->setText(tokensText(s));
     });
 }
@@ -398,7 +408,8 @@ void ControlPanel::addPresetPicker(QFormLayout *form, const QString &label, cons
                 break;
             }
         }
-        combo->setCurrentIndex(match);
+        if (combo->currentIndex() != match)
+            combo->setCurrentIndex(match);
     });
 }
 

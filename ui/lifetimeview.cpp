@@ -900,7 +900,6 @@ void LifetimeView::paintRows(QPainter &p) const
     }
     if (barRowHeight >= 0.7 * fm.height()) {
         p.setFont(barFont);
-        p.setPen(Qt::white);
         // A row of gradients created layer by layer holds many bars that end
         // together: one label, on the longest, with the row's whole bytes.
         std::vector<std::size_t> labelled(m_rows.rows.size(), rank.lifetimes.size());
@@ -921,6 +920,7 @@ void LifetimeView::paintRows(QPainter &p) const
             const GanttRow &row = m_rows.rows[std::size_t(m_rows.rowOf[i])];
             const QString label = barFm.elidedText(toQString(row.label) + QStringLiteral(" · ") + bytesText(row.bytes),
                                                    Qt::ElideRight, r.w - fm.height() * 0.6);
+            p.setPen(textColorOn(barColor(rank.lifetimes[i]))); // white on the blue, dark on the orange
             p.drawText(QRectF(r.x + fm.height() * 0.3, r.y, r.w, r.h), Qt::AlignLeft | Qt::AlignVCenter, label);
         }
         p.setFont(font());

@@ -120,25 +120,17 @@ void showLoadFailure(QWidget *parent, const QString &title, const QString &path,
     box->exec();
 }
 
-// A hint that gives way first in a narrow window: elided ("Wheel or + − zooms, d…"), whole in its tooltip.
-class ElidedHint : public QLabel
+// A hint in the placeholder text's grey, on two lines where one does not fit
+// (never cut: "Wheel or + − zooms, d…" told a 1024-pixel window nothing).
+class Hint : public QLabel
 {
 public:
-    explicit ElidedHint(const QString &text, QWidget *parent)
+    explicit Hint(const QString &text, QWidget *parent)
         : QLabel(text, parent)
     {
-        setToolTip(text);
         setForegroundRole(QPalette::PlaceholderText);
-    }
-    QSize minimumSizeHint() const override { return {0, QLabel::minimumSizeHint().height()}; }
-
-protected:
-    void paintEvent(QPaintEvent *) override
-    {
-        QPainter painter(this);
-        painter.setPen(palette().color(foregroundRole()));
-        painter.drawText(rect(), Qt::AlignLeft | Qt::AlignVCenter,
-                         fontMetrics().elidedText(text(), Qt::ElideRight, width()));
+        setWordWrap(true);
+        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     }
 };
 
@@ -309,10 +301,12 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     connect(m_lifetimes, &LifetimeView::visibleWindowChanged, resetZoom,
             [this, resetZoom] { resetZoom->setEnabled(m_lifetimes->timeAxis().isZoomed()); });
     timeBar->addWidget(resetZoom);
-    auto *zoomHint = new ElidedHint(tr("Wheel or + − zooms, drag pans, double-click resets"), m_lifetimesPage);
+    timeBar->addStretch(1);
+    // On the rank's row, which has the room to spare at 1024 pixels.
+    auto *zoomHint = new Hint(tr("Wheel or + − zooms, drag pans, double-click resets"), m_lifetimesPage);
     zoomHint->setObjectName(QStringLiteral("zoomHint"));
-    timeBar->addWidget(zoomHint, 1);
-    lifetimesBar->addStretch(1);
+    lifetimesBar->addSpacing(8);
+    lifetimesBar->addWidget(zoomHint, 1);
     auto *clearOverlay = new QToolButton(m_lifetimesPage);
     clearOverlay->setText(tr("Clear measured run"));
     clearOverlay->setToolTip(tr("Forget the measured trace drawn over the curve (File > Clear measured trace)"));
@@ -462,7 +456,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     connect(m_document, &Document::configChanged, this, [this] { updateComparison(false); });
 
     if (QSettings().value(QStringLiteral("darkPalette"), false).toBool())
-        setDark(true);
+        setDark(true, false);
     updateLedger();
     updateProblems();
     updateHeader();
@@ -567,7 +561,8 @@ void MainWindow::createMenus()
     QAction *dark = view->addAction(tr("&Dark palette"));
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QStringLiteral("darkPalette"), false).toBool());
-    connect(dark, &QAction::toggled, this, &MainWindow::setDark);
+    connect(dark, &QAction::toggled, this, [this](bool on) { setDark(on); });
+    m_darkAction = dark;
     QAction *pin = view->addAction(tr("&Pin the current plan for comparison"), m_document, &Document::pinCurrent);
     pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
     view->addAction(tr("&Clear pinned plans"), m_document, &Document::clearPins);
@@ -731,13 +726,18 @@ void MainWindow::showDocumentation()
     box->open();
 }
 
-void MainWindow::setDark(bool dark)
+void MainWindow::setDark(bool dark, bool remember)
 {
     applyPalette(dark);
     for (MemoryBarsChart *bars : {m_bars, m_hostBars})
         bars->setDark(dark);
     m_staircase->setDark(dark);
-    QSettings().setValue(QStringLiteral("darkPalette"), dark);
+    if (m_darkAction && m_darkAction->isChecked() != dark) {
+        const QSignalBlocker block(m_darkAction);
+        m_darkAction->setChecked(dark);
+    }
+    if (remember)
+        QSettings().setValue(QStringLiteral("darkPalette"), dark);
     updateHeader(); // its colors come from the palette
 }
 

@@ -84,7 +84,9 @@ public:
     // Opens a preset file (errors in a message box, the plan untouched).
     bool openPath(const QString &path);
     // Light or dark palette for the window and the charts (remembered).
-    void setDark(bool dark);
+    // The dark or light palette; `remember`: kept for the next start (View >
+    // Dark palette), not for a one-off run (memledger --dark).
+    void setDark(bool dark, bool remember = true);
     // What File > Open asks the user for a file with (QFileDialog by default;
     // tests put a stub here). Returns the chosen path, or empty.
     using FileChooser = std::function<QString(QWidget *parent)>;
@@ -156,6 +158,7 @@ private:
     ControlPanel *m_controls;
     MemoryBarsChart *m_bars;
     MemoryBarsChart *m_hostBars;
+    QAction *m_darkAction = nullptr;
     StaircaseChart *m_staircase;
     QTabWidget *m_views;
     QDockWidget *m_planDock;

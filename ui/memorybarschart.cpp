@@ -6,7 +6,6 @@
 #include <QCursor>
 #include <QEvent>
 #include <QLegend>
-#include <QLegendMarker>
 #include <QLineSeries>
 #include <QPainter>
 #include <QPen>
@@ -16,6 +15,7 @@
 
 #include "core/units.h"
 #include "ui/categorycolors.h"
+#include "ui/chartlegend.h"
 #include "ui/chartupdate.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
@@ -64,11 +64,6 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     auto *chart = new QChart;
     m_title = title();
     chart->setTitle(m_title);
-    // On the right the category names fit unelided, in the bars' bottom-up
-    // order. The host chart is the narrow one beside the staircase: its legend
-    // goes below with only the capacity line (the categories keep the device
-    // legend's hues).
-    chart->legend()->setAlignment(placement == Placement::Device ? Qt::AlignRight : Qt::AlignBottom);
     for (Category c : kCategories) {
         auto *set = new QBarSet(toQString(categoryLabel(c)));
         set->setColor(categoryColor(c, m_placement));
@@ -112,7 +107,13 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     delete initial;
     m_fonts = chartFonts(chart);
     setRenderHint(QPainter::Antialiasing);
-    showLegendMarkers();
+    // The category names, in the bars' bottom-up order, then the lines; on
+    // the right while the chart is wide enough, else under the plot, never
+    // cut. The host chart is the narrow one beside the staircase: its legend
+    // goes below with only the capacity line (the categories keep the device
+    // legend's hues).
+    m_legend = new ChartLegend(chart);
+    recolor();
     connect(m_series, &QStackedBarSeries::hovered, this, &MemoryBarsChart::showSegmentTip);
     // A new width (a resize, a splitter drag, talk mode's fonts) may label more or fewer ranks.
     connect(chart, &QChart::plotAreaChanged, this, &MemoryBarsChart::updateRankTicks);
@@ -135,6 +136,8 @@ void MemoryBarsChart::useAxis(QAbstractAxis *x)
 void MemoryBarsChart::updateRankTicks()
 {
     setNiceRange(m_axisY, thinTicks(m_yRange, chart()->plotArea().height(), m_axisY->labelsFont()));
+    // A short chart keeps its rank labels; its title says "per pipeline rank".
+    setFittedBottomAxisTitle(chart(), m_rankAxis, tr("pipeline rank"));
     if (!m_compared.empty() || m_bars.empty())
         return;
     int peak = 0;
@@ -287,11 +290,18 @@ QString MemoryBarsChart::segmentText(int bar, Category category) const
     QString text = tr("<b>Rank %1 · %2: %3</b>")
                        .arg(r.pipeline_rank)
                        .arg(toQString(categoryLabel(category)), bytesText(shown(r, category)));
+    // The formulas a step quieter than the text: its color two thirds of the
+    // way from the tooltip's background (a fixed grey was unreadable on the dark one).
+    const QPalette tip = QToolTip::palette();
+    const QColor fg = tip.color(QPalette::ToolTipText), bg = tip.color(QPalette::ToolTipBase);
+    const QColor quiet((2 * fg.red() + bg.red()) / 3, (2 * fg.green() + bg.green()) / 3,
+                       (2 * fg.blue() + bg.blue()) / 3);
     for (const LedgerEntry &e : r.entries) {
         if (e.category != category || (e.placement == Placement::Device) != (m_placement == Placement::Device))
             continue;
-        text += QStringLiteral("<br>%1 — %2<br><span style='color:#555555'>%3</span>")
-                    .arg(toQString(e.label).toHtmlEscaped(), bytesText(e.bytes), toQString(e.formula).toHtmlEscaped());
+        text += QStringLiteral("<br>%1 — %2<br><span style='color:%4'>%3</span>")
+                    .arg(toQString(e.label).toHtmlEscaped(), bytesText(e.bytes), toQString(e.formula).toHtmlEscaped(),
+                         quiet.name());
     }
     text += tr("<br>Rank total %1")
                 .arg(bytesText(m_placement == Placement::Device ? r.device_total_bytes : r.host_total_bytes));
@@ -305,15 +315,8 @@ void MemoryBarsChart::setDark(bool dark)
     m_fonts = chartFonts(chart()); // a theme sets its own fonts
     scaleChartFonts(chart(), m_fonts, fontScale(this));
     recolor();
-    showLegendMarkers();
+    m_legend->relayout(m_placement == Placement::Device);
     updateRankTicks();
-}
-
-void MemoryBarsChart::showLegendMarkers()
-{
-    const bool categories = m_placement == Placement::Device;
-    for (QLegendMarker *marker : chart()->legend()->markers(m_series))
-        marker->setVisible(categories);
 }
 
 void MemoryBarsChart::recolor()
@@ -326,6 +329,14 @@ void MemoryBarsChart::recolor()
     }
     m_capacity->setPen(QPen(dark ? QColor(0xe8, 0xe8, 0xe8) : QColor(0x20, 0x20, 0x20), 2.0));
     m_usable->setPen(QPen(errorColor(dark), 2.0, Qt::DashLine));
+    std::vector<ChartLegend::Entry> entries;
+    if (m_placement == Placement::Device)
+        for (Category c : kCategories)
+            entries.push_back({toQString(categoryLabel(c)), categoryColor(c, m_placement), QPen(Qt::NoPen)});
+    entries.push_back({m_capacity->name(), {}, m_capacity->pen()});
+    if (m_placement == Placement::Device)
+        entries.push_back({m_usable->name(), {}, m_usable->pen()});
+    m_legend->setEntries(std::move(entries));
 }
 
 Bytes MemoryBarsChart::shown(const RankLedger &rank, Category category) const
@@ -369,7 +380,16 @@ void MemoryBarsChart::showSegmentTip(bool on, int index, QBarSet *set)
 
 void MemoryBarsChart::resizeEvent(QResizeEvent *event)
 {
-    QChartView::resizeEvent(event);
+    // QChartView's own resize, with one difference: QChartView holds the view
+    // at the chart's minimum size, which counts the margins the legend takes,
+    // so a legend moved under the plot would hold the window taller than the
+    // screen. Here the plot gives way instead. (Setting the minimum once, not
+    // QChartView's and then this one, leaves the layout alone on a resize.)
+    QGraphicsView::resizeEvent(event); // NOLINT(bugprone-parent-virtual-call)
+    chart()->resize(size());
+    m_legend->relayout(m_placement == Placement::Device);
+    setMinimumSize(chart()->minimumSize().toSize() - m_legend->extraRoom());
+    setSceneRect(chart()->geometry());
     setWrappedChartTitle(chart(), m_title, width());
 }
 
@@ -384,6 +404,7 @@ void MemoryBarsChart::changeEvent(QEvent *event)
     QChartView::changeEvent(event);
     if (event->type() == QEvent::FontChange) {
         scaleChartFonts(chart(), m_fonts, fontScale(this));
+        m_legend->relayout(m_placement == Placement::Device);
         setWrappedChartTitle(chart(), m_title, width());
         updateRankTicks();
     }

@@ -18,6 +18,8 @@ class QValueAxis;
 
 namespace memledger::ui {
 
+class ChartLegend;
+
 // One stacked bar per pipeline rank (device bytes by category, in the fixed
 // order bottom-up), the device capacity and the usable line across. Hovering
 // a segment names its category, bytes and the entries behind it.
@@ -41,6 +43,8 @@ public:
     };
     void setComparison(const std::vector<Compared> &plans);
     bool isComparing() const { return !m_compared.empty(); }
+    // The legend as drawn (its names are never cut).
+    const ChartLegend *legend() const { return m_legend; }
     // The text a hover over `category` of bar `bar` shows (tests use it).
     QString segmentText(int bar, Category category) const;
     // The bars whose rank does not fit (the device, or the host's memory per
@@ -57,7 +61,6 @@ protected:
 
 private:
     void recolor();
-    void showLegendMarkers();
     // The ranks on the value axis, the plans of compare mode on the category axis.
     void useAxis(QAbstractAxis *x);
     void updateRankTicks();
@@ -84,6 +87,7 @@ private:
     QBarCategoryAxis *m_axisX; // compare mode: one letter per plan
     QValueAxis *m_rankAxis; // the pipeline ranks, labels thinned to fit (setRankTicks)
     QValueAxis *m_axisY;
+    ChartLegend *m_legend = nullptr; // in the chart's scene, so exports carry it
     ChartFonts m_fonts; // the theme's, scaled by fontScale() on a font change
     QString m_title; // unwrapped
     NiceAxis m_yRange; // before thinTicks() for the plot's height

@@ -35,6 +35,9 @@ QFont detailFont(const QFont &font, bool wrapped)
 PlanHeader::PlanHeader(QWidget *parent)
     : QWidget(parent)
 {
+    // Repainted on every edit: opaque, so that the widgets under it (the window's
+    // background and every container down to here) are not painted again too.
+    setAutoFillBackground(true);
     QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     policy.setHeightForWidth(true);
     setSizePolicy(policy);

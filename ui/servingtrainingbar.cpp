@@ -51,6 +51,9 @@ ServingTrainingBar::ServingTrainingBar(Document *document, QWidget *parent)
     : QWidget(parent)
     , m_document(document)
 {
+    // Repainted on every edit: opaque, so that the widgets under it (the window's
+    // background and every container down to here) are not painted again too.
+    setAutoFillBackground(true);
     setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // the charts set the column's width
     setAccessibleName(tr("Serving vs training"));
     // The ledger changes with every valid configuration (the inference

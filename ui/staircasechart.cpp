@@ -110,16 +110,19 @@ void StaircaseChart::fitTexts()
     // A short chart (a talk slide on a small projector) keeps its plot: the
     // balancing figures move from the title to the tooltip.
     const bool compact = QWidget::height() < kCompactTitleHeight;
-    setWrappedChartTitle(chart(), titleText(compact), width());
+    // A short chart keeps its rank labels and drops the axis title, which its title then says.
+    const bool rankTitle = setFittedBottomAxisTitle(chart(), m_axisX, tr("pipeline rank"));
+    setWrappedChartTitle(chart(), titleText(compact, !rankTitle), width());
     setToolTip(compact && m_parkedBytes > 0 ? titleText() : QString());
 }
 
-QString StaircaseChart::titleText(bool compact) const
+QString StaircaseChart::titleText(bool compact, bool perRank) const
 {
     if (m_parkedBytes <= 0)
-        return tr("Activation staircase");
+        return perRank ? tr("Activation staircase per pipeline rank") : tr("Activation staircase");
     if (compact)
-        return tr("Activation staircase, balanced (dashed: before)");
+        return perRank ? tr("Activations per pipeline rank, balanced (dashed: before)")
+                       : tr("Activation staircase, balanced (dashed: before)");
     QString title = tr("Activation staircase, balanced: %1 parked (dashed: before)").arg(bytesText(m_parkedBytes));
     if (m_linkBytesPerS > 0)
         title += tr(", copies need %1 of %2 GB/s")

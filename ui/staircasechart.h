@@ -27,8 +27,9 @@ public:
     void setBalanceBandwidth(double neededBytesPerS, double linkBytesPerS);
     // The dashed outline of the activations before balancing (empty when nothing is parked).
     const QLineSeries *unbalancedOutline() const { return m_unbalanced; }
-    // `compact`: without the balancing figures, for a short chart (they are in the tooltip).
-    QString titleText(bool compact = false) const;
+    // `compact`: without the balancing figures, for a short chart (they are in the tooltip);
+    // `perRank`: naming the pipeline ranks, for a chart too short for its rank axis's title.
+    QString titleText(bool compact = false, bool perRank = false) const;
     // Qt Charts' dark or light theme, with the category colors kept.
     void setDark(bool dark);
 

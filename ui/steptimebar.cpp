@@ -54,6 +54,9 @@ QString partLabel(std::string_view name)
 StepTimeBar::StepTimeBar(QWidget *parent)
     : QWidget(parent)
 {
+    // Repainted on every edit: opaque, so that the widgets under it (the window's
+    // background and every container down to here) are not painted again too.
+    setAutoFillBackground(true);
     setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
     setAccessibleName(tr("Estimated step time"));
 }

@@ -5,6 +5,10 @@
 #include <QPalette>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
 
 namespace memledger::ui {
 
@@ -13,6 +17,7 @@ void applyPalette(bool dark)
     QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
     if (!dark) {
         QApplication::setPalette(QApplication::style()->standardPalette());
+        QToolTip::setPalette(QApplication::palette()); // tooltips keep a palette of their own
         return;
     }
     QPalette p;
@@ -45,6 +50,7 @@ void applyPalette(bool dark)
     p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x80, 0x80, 0x80));
     p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
     QApplication::setPalette(p);
+    QToolTip::setPalette(p);
 }
 
 QColor errorColor(bool dark)
@@ -70,6 +76,29 @@ QColor warningTextColor(const QPalette &palette)
 QColor measuredColor(const QPalette &palette)
 {
     return palette.color(QPalette::Base).lightness() < 128 ? QColor(0xc7, 0x92, 0xff) : QColor(0x7b, 0x2c, 0xbf);
+}
+
+namespace {
+
+// WCAG 2.x relative luminance: sRGB channels linearised, weighted 0.2126, 0.7152, 0.0722.
+double luminance(const QColor &c)
+{
+    const auto linear = [](double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * linear(c.redF()) + 0.7152 * linear(c.greenF()) + 0.0722 * linear(c.blueF());
+}
+
+} // namespace
+
+double contrastRatio(const QColor &a, const QColor &b)
+{
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+QColor textColorOn(const QColor &fill)
+{
+    const QColor light(Qt::white), dark(0x1a, 0x1a, 0x1a);
+    return contrastRatio(fill, light) >= contrastRatio(fill, dark) ? light : dark;
 }
 
 } // namespace memledger::ui

@@ -23,5 +23,11 @@ QColor warningTextColor(const QPalette &palette);
 // The measured curve drawn over the modelled one: a hue no category uses
 // (categorycolors.cpp is Okabe–Ito): violet, lighter on a dark palette.
 QColor measuredColor(const QPalette &palette);
+// Text drawn on a `fill` (a label inside a bar): white or near-black,
+// whichever has the higher WCAG 2 contrast ratio against it (white text
+// on the Okabe–Ito orange or yellow reads at about 2:1).
+QColor textColorOn(const QColor &fill);
+// WCAG 2's contrast ratio of two colors, 1 to 21 (tests check text against this).
+double contrastRatio(const QColor &a, const QColor &b);
 
 } // namespace memledger::ui

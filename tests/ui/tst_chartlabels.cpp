@@ -68,17 +68,10 @@ std::map<int, QString> rankLabels(QChartView *view)
 // Nothing is cut short; the labels name the ranks under them, the peak rank
 // is labelled, at most `maxGap` ranks apart (2: every other rank), and a
 // tick marks every bar between two labels, so each rank can be told.
-// At 1024 pixels Qt Charts still cuts the device legend's longest entry
-// ("Optimizer stat..."): `legend` false leaves the legend out of the check.
-void checkIdentifiable(QChartView *view, int ranks, int peak, int maxGap, bool legend, const char *what)
+void checkIdentifiable(QChartView *view, int ranks, int peak, int maxGap, const char *what)
 {
     INFO(what << " at " << view->width() << "x" << view->height());
-    QStringList cut;
-    const QRectF legendArea = view->chart()->legend()->geometry();
-    for (QGraphicsTextItem *text : test::shownChartTexts(view))
-        if ((text->toPlainText().contains(QStringLiteral("...")) || text->toPlainText().contains(QChar(0x2026)))
-            && (legend || !legendArea.intersects(text->sceneBoundingRect())))
-            cut << text->toPlainText();
+    const QStringList cut = test::elidedChartTexts(view);
     INFO("cut: " << cut.join(QStringLiteral(" | ")).toStdString());
     CHECK(cut.isEmpty());
     const std::map<int, QString> labels = rankLabels(view);
@@ -174,11 +167,10 @@ TEST_CASE("Sixteen pipeline ranks stay identifiable on every chart, every other 
          {std::pair(QSize(1400, 900), 2), std::pair(QSize(1920, 1080), 2), std::pair(QSize(1024, 700), 4)}) {
         window.resize(size);
         QApplication::processEvents();
-        const bool legend = size.width() >= 1400;
-        checkIdentifiable(window.memoryBars(), ranks, peak, maxGap, legend, "device bars");
-        checkIdentifiable(window.staircase(), ranks, peak, maxGap, legend, "staircase");
+        checkIdentifiable(window.memoryBars(), ranks, peak, maxGap, "device bars");
+        checkIdentifiable(window.staircase(), ranks, peak, maxGap, "staircase");
         if (window.hostBars()->isVisible())
-            checkIdentifiable(window.hostBars(), ranks, peak, maxGap, legend, "host bars");
+            checkIdentifiable(window.hostBars(), ranks, peak, maxGap, "host bars");
     }
     window.resize(2400, 1000);
     QApplication::processEvents();

@@ -458,3 +458,53 @@ TEST_CASE("Muon and gradient offload are one pick each, one undo step, and the l
     CHECK(document.config().strategy.grad_offload == OffloadTarget::None);
     CHECK(document.config().strategy.optimizer_offload == OffloadTarget::None);
 }
+
+namespace {
+
+// Counts the paint events a widget receives.
+class PaintCount : public QObject
+{
+public:
+    int paints = 0;
+
+protected:
+    bool eventFilter(QObject *, QEvent *event) override
+    {
+        paints += event->type() == QEvent::Paint;
+        return false;
+    }
+};
+
+} // namespace
+
+TEST_CASE("An edit repaints the controls whose value it changed, not every control of the panel",
+          "[ui][controls][bench]")
+{
+    // QSpinBox::setValue repaints the box even when the value is the one it shows; following the plan back
+    // after each edit set every box, so a move of one control repainted the whole panel (the bench's profile).
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    QApplication::processEvents();
+    std::vector<QSpinBox *> spins;
+    for (QWidget *w : window.controlPanel()->controls())
+        if (auto *spin = qobject_cast<QSpinBox *>(w))
+            spins.push_back(spin);
+    REQUIRE(spins.size() > 4);
+    QSpinBox *tensor = spins[0];
+    QSpinBox *data = spins[3]; // t, p, v, d
+    PaintCount tensorPaints, dataPaints;
+    tensor->installEventFilter(&tensorPaints);
+    data->installEventFilter(&dataPaints);
+
+    Config config = document.config();
+    config.parallelism.tensor_model_parallel_size /= 2; // still valid: t = 4
+    document.edit(config, QStringLiteral("Set t"));
+    for (int pass = 0; pass < 5; ++pass)
+        QApplication::processEvents();
+    CHECK(tensor->value() == config.parallelism.tensor_model_parallel_size);
+    CHECK(tensorPaints.paints > 0); // the control that changed shows its value
+    CHECK(dataPaints.paints == 0); // one whose value is the same is left alone
+}

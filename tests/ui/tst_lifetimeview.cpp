@@ -12,8 +12,10 @@
 #include "core/gantt.h"
 #include "core/timeline.h"
 #include "core/units.h"
+#include "ui/categorycolors.h"
 #include "ui/lifetimeview.h"
 #include "ui/qtstring.h"
+#include "ui/theme.h"
 
 #include <algorithm>
 #include <optional>
@@ -319,4 +321,21 @@ TEST_CASE("Activations stored in FP8 are hatched, named in the legend and the to
     CHECK(differing > 0);
     // Elsewhere only the legend's new swatch and label differ.
     CHECK(outside < differing + 2000);
+}
+
+TEST_CASE("The names inside the gantt's bars keep their contrast on every category's fill", "[ui][lifetimes][dark]")
+{
+    // WCAG 2's contrast ratio, checked by hand: white on black is 21:1, a colour on itself 1:1.
+    CHECK(ui::contrastRatio(Qt::white, Qt::black) == Approx(21.0));
+    CHECK(ui::contrastRatio(QColor(0x80, 0x80, 0x80), QColor(0x80, 0x80, 0x80)) == Approx(1.0));
+    // The label used to be white on every bar: about 2.2:1 on the gradients' orange (#e69f00).
+    CHECK(ui::contrastRatio(Qt::white, ui::categoryColor(Category::Gradients)) < 2.5);
+    // Now white or near-black, whichever reads better: at least WCAG's 4.5:1 for normal text (to 0.1)
+    // on every fill, device and host.
+    for (Category c : kCategories)
+        for (Placement p : {Placement::Device, Placement::Host}) {
+            const QColor fill = ui::categoryColor(c, p);
+            INFO(qPrintable(fill.name()));
+            CHECK(ui::contrastRatio(ui::textColorOn(fill), fill) >= 4.4);
+        }
 }

@@ -93,6 +93,18 @@ TEST_CASE("Lifetimes: a reset-zoom control and a zoom hint, and the zoom stays w
     REQUIRE(hint != nullptr);
     CHECK(hint->isVisible());
     CHECK(hint->text().contains(QStringLiteral("zoom")));
+    // Whole at 1024 pixels beside the plan panel (it was cut to "Wheel or + − zooms, d…"): on one line or on
+    // two, every word inside the label.
+    for (const QSize size : {QSize(1024, 700), QSize(1400, 900)}) {
+        window.resize(size);
+        QApplication::processEvents();
+        INFO(size.width() << "x" << size.height());
+        const QRect needed
+            = hint->fontMetrics().boundingRect(QRect(0, 0, hint->width(), 10000), Qt::TextWordWrap, hint->text());
+        CHECK(needed.width() <= hint->width());
+        CHECK(needed.height() <= hint->height());
+        CHECK(hint->geometry().right() <= hint->parentWidget()->width());
+    }
     CHECK_FALSE(reset->isEnabled());
 
     const TimeAxis &axis = view->timeAxis();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Issue 16: chart text must not be cut. The staircase's axis titles and the
-// Lifetimes legend whole at 1024x700; every slide of every shipped deck at a
+// Issue 16: chart text must not be cut. The staircase's axis titles, the
+// memory bars' and the Lifetimes legends whole at 1024x700; every slide of every shipped deck at a
 // projector's 1024x768 and 1600x1000 with no elided chart text.
 #include <QApplication>
 #include <QValueAxis>
@@ -8,6 +8,7 @@
 #include "charttexts.h"
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
+#include "ui/chartlegend.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"
@@ -32,7 +33,8 @@ QStringList axisTitles(QChartView *view)
 
 } // namespace
 
-TEST_CASE("At 1024x700 the staircase keeps its axis titles and the Lifetimes legend is whole", "[ui][charts][elide]")
+TEST_CASE("At 1024x700 the staircase keeps its axis titles and the memory and Lifetimes legends are whole",
+          "[ui][charts][elide]")
 {
     for (const std::string &scenario : builtinNames("scenarios")) {
         INFO(scenario);
@@ -60,6 +62,26 @@ TEST_CASE("At 1024x700 the staircase keeps its axis titles and the Lifetimes leg
             CHECK(titles.contains(QStringLiteral("micro-batches in flight")));
         }
 
+        // The device and host bars' legends: every name whole, inside the chart and clear of the plot
+        // (Qt Charts' own legend cut "Optimizer states" and "Communication" here).
+        for (MemoryBarsChart *bars : {window.memoryBars(), window.hostBars()}) {
+            if (!bars->isVisible())
+                continue;
+            const ChartLegend *legend = bars->legend();
+            const std::vector<QRectF> rects = legend->entryRects();
+            REQUIRE(rects.size() == legend->entries().size());
+            REQUIRE_FALSE(rects.empty());
+            const QRectF shown = bars->mapToScene(bars->viewport()->rect()).boundingRect();
+            for (std::size_t i = 0; i < rects.size(); ++i) {
+                INFO(legend->entries()[i].label.toStdString());
+                CHECK(shown.contains(rects[i]));
+                CHECK(rects[i].width() > legend->labelWidth(i));
+                CHECK_FALSE(rects[i].intersects(bars->chart()->plotArea()));
+                for (std::size_t j = 0; j < i; ++j)
+                    CHECK_FALSE(rects[i].intersects(rects[j]));
+            }
+        }
+
         window.views()->setCurrentIndex(1);
         QApplication::processEvents();
         const auto legend = window.lifetimes()->legend();
@@ -72,7 +94,7 @@ TEST_CASE("At 1024x700 the staircase keeps its axis titles and the Lifetimes leg
     }
 }
 
-TEST_CASE("Every slide of every deck cuts no staircase text at 1024x768 and 1600x1000", "[ui][talk][elide]")
+TEST_CASE("Every slide of every deck cuts no chart text at 1024x768 and 1600x1000", "[ui][talk][elide]")
 {
     for (const std::string &deckName : builtinNames("decks")) {
         const DeckLoadResult loaded = deckFromText(findBuiltin("decks", deckName)->text, deckName);
@@ -90,9 +112,19 @@ TEST_CASE("Every slide of every deck cuts no staircase text at 1024x768 and 1600
             QApplication::processEvents();
             for (int slide = 0; slide < window.talkMode()->slideCount(); ++slide) {
                 INFO("slide " << slide + 1);
-                // The staircase's texts (its axis titles among them). The device and host bars' legends are
-                // checked by tst_talkmode at 1600x1000 (their layout is memorybarschart.cpp's).
-                const QStringList cut = test::elidedChartTexts(window.staircase());
+                // Every chart's texts (the axis titles and rank labels among them), and the bars' legends
+                // whole inside their charts (the right column is short on a 768-pixel projector).
+                QStringList cut = test::elidedChartTexts(window.staircase());
+                for (MemoryBarsChart *bars : {window.memoryBars(), window.hostBars()}) {
+                    if (!bars->isVisible())
+                        continue;
+                    cut += test::elidedChartTexts(bars);
+                    const QRectF shown = bars->mapToScene(bars->viewport()->rect()).boundingRect();
+                    const std::vector<QRectF> rects = bars->legend()->entryRects();
+                    for (std::size_t i = 0; i < rects.size(); ++i)
+                        if (!shown.contains(rects[i]) || rects[i].width() <= bars->legend()->labelWidth(i))
+                            cut << bars->legend()->entries()[i].label + QStringLiteral(" (legend)");
+                }
                 INFO("cut: " << cut.join(QStringLiteral(" | ")).toStdString());
                 CHECK(cut.isEmpty());
                 if (!cut.isEmpty() && qEnvironmentVariableIsSet("MEMLEDGER_ELIDE_PNG"))
