@@ -15,10 +15,11 @@ namespace memledger {
 // (grad_offload "cpu", the optimizer step with it) and every FP8 recipe
 // (training.fp8_recipe; only on FP8 hardware with bf16 training). Each is
 // tried on the answer's two fastest plans, its leanest, and on `overLimit`, plans the search
-// found over the limit (nearest first). A variant that is valid, stays under
-// `limit` and is faster than the answer's slowest plan (or finds room in an
-// answer shorter than options.top) joins the answer, which stays sorted by
-// step time and at most options.top long.
+// found over the limit (nearest first). Each strategy's fastest variant that
+// is valid, stays under `limit` and is faster than the answer's slowest plan
+// (or finds room in an answer shorter than options.top) joins the answer,
+// which stays sorted by step time and at most options.top long: one plan per
+// strategy, so three FP8 recipes of one layout do not crowd out the layouts.
 //
 // Returns the verdicts of the ActivationBalance, GradOffload and Fp8Recipe
 // dimensions, in kSearchDimensions order, against the final answer: listed,
