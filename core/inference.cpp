@@ -189,7 +189,7 @@ InferenceLedger computeInference(const Config &config)
         add(InferenceCategory::KvCache, "KV cache", kv,
             num(rank.layers) + " layers × " + num(kvLayerToken) + " B per token per layer × " + num(out.cached_tokens)
                 + " tokens × " + num(inf.batch_size) + (inf.batch_size == 1 ? " sequence" : " sequences")
-                + (m.multi_latent_attention  ? " (MLA latent + rotary key, whole on every TP rank)"
+                + (m.multi_latent_attention    ? " (MLA latent + rotary key, whole on every TP rank)"
                    : kvHeadsPerRank(m, t) == 1 ? " (1 KV head per rank)"
                                                : " (" + num(kvHeadsPerRank(m, t)) + " KV heads per rank)"));
         rank.prefill = forwardWorkingSet(config, prefill, hasDense, hasMoe, last);
