@@ -449,10 +449,9 @@ void FrontierView::rebuildPlot()
         data.memoryTitle = tr("peak memory, %1 per micro-batch").arg(m_memoryUnit);
         data.costTitle = tr("recompute, ms per micro-batch");
     } else {
-        data.memoryTitle = tr("device memory, %1 per layer per micro-batch").arg(m_memoryUnit);
-        data.costTitle = m_cost == TensorCost::Roofline
-                             ? tr("overhead, % of the layer's forward + backward (achieved rates)")
-                             : tr("overhead, % of the layer's forward + backward (FLOPs)");
+        // Short: the caption above the plot says one layer, one micro-batch and which cost model.
+        data.memoryTitle = tr("device memory per layer, %1").arg(m_memoryUnit);
+        data.costTitle = tr("overhead, % of forward + backward");
     }
     auto sameAs = [&](double memory, double cost) {
         const int m = markerAt(m_markers, memory, cost);

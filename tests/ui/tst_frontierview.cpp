@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QImage>
 #include <QPalette>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTest>
 #include <QUndoStack>
@@ -18,6 +19,7 @@
 #include "ui/document.h"
 #include "ui/frontierplot.h"
 #include "ui/frontierview.h"
+#include "ui/mainwindow.h"
 #include "ui/theme.h"
 
 using memledger::ui::Document;
@@ -368,4 +370,26 @@ TEST_CASE("The frontier views render at half a window's width", "[ui][frontier]"
     // The legend wraps rather than running off the plot.
     for (FrontierView *view : {&chain, &tensor})
         CHECK(view->plot()->legendBottom() < view->plot()->plotArea().top());
+}
+
+TEST_CASE("The frontier plots' axis titles are whole in a 1400x900 window", "[ui][frontier][elide]")
+{
+    // A user walk found the tensor plot's titles cut at 1400x900 ("…MB per
+    // layer per micro-…", "…(achieved r…"): the caption above the plot says
+    // one layer, one micro-batch and the cost model, so the titles need not.
+    Document doc;
+    REQUIRE(doc.loadBuiltinScenario("llama-3-70b-128xh100"));
+    ui::MainWindow window(&doc);
+    window.resize(1400, 900);
+    window.show();
+    window.views()->setCurrentIndex(3); // Planners
+    QApplication::processEvents();
+    for (FrontierView *view : {window.chainFrontier(), window.tensorFrontier()}) {
+        const FrontierPlot *plot = view->plot();
+        const QFontMetrics fm(plot->font());
+        const QRectF area = plot->plotArea();
+        INFO(plot->data().costTitle.toStdString() << " / " << plot->data().memoryTitle.toStdString());
+        CHECK(fm.horizontalAdvance(plot->data().costTitle) <= area.width());
+        CHECK(fm.horizontalAdvance(plot->data().memoryTitle) <= area.height());
+    }
 }
