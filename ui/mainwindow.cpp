@@ -392,10 +392,15 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         m_redoAction->setEnabled(false);
         m_header->setWrapDetail(true); // a slide's description whole, for the room to read
         problemsBox->hide(); // a built-in slide's notes are for its author: the chart gets the room
+        // Slides may switch the view and the lifetimes' source: the talk gives them back.
+        m_viewBeforeTalk = m_views->currentIndex();
+        m_sourceBeforeTalk = int(m_lifetimeSource->source());
     });
     connect(m_talk, &TalkMode::stopped, this, [this, problemsBox] {
         problemsBox->show();
         m_header->setWrapDetail(false);
+        m_lifetimeSource->setSource(LifetimeSource::Source(m_sourceBeforeTalk));
+        m_views->setCurrentIndex(m_viewBeforeTalk);
         m_undoAction->setEnabled(m_document->undoStack()->canUndo());
         m_redoAction->setEnabled(m_document->undoStack()->canRedo());
         statusBar()->showMessage(tr("Back to %1").arg(QString::fromStdString(m_document->config().name)), 4000);

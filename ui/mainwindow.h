@@ -177,6 +177,8 @@ private:
     QCheckBox *m_fitBytes = nullptr;
     bool m_showMeasuredWhenImported = false;
     bool m_headerServing = false; // what updateHeader last showed
+    int m_viewBeforeTalk = 0; // the tab and the lifetimes' source (LifetimeSource::Source) a talk returns to
+    int m_sourceBeforeTalk = 0;
     QMenu *m_recentMenu = nullptr;
     QDialog *m_shortcuts = nullptr;
     FileChooser m_openChooser;

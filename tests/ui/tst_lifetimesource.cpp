@@ -167,9 +167,16 @@ TEST_CASE("Talk mode: the seed-001 deck opens its lifetimes slides on the served
     window.talkMode()->step(1);
     QApplication::processEvents();
     CHECK(window.views()->currentIndex() == 0);
+    window.talkMode()->step(-2); // back to the served slide, and leave the talk there
+    QApplication::processEvents();
+    CHECK(source->source() == LifetimeSource::Source::Prefill);
     window.talkMode()->stop();
     QApplication::processEvents();
     CHECK(problems->isVisible());
+    // The user's view and source come back: the Memory view, training's lifetimes and header.
+    CHECK(window.views()->currentIndex() == 0);
+    CHECK(source->source() == LifetimeSource::Source::Training);
+    CHECK(window.findChild<PlanHeader *>()->plainText().contains(QStringLiteral("Ledger peak")));
 }
 
 TEST_CASE("Lifetimes: beside a served forward the header gives the serving peak, training's next to it",
