@@ -215,6 +215,17 @@ struct StrategyConfig
     // the updated weights runs bucket by bucket under the next iteration's first
     // forward instead of after the optimizer step.
     bool overlap_param_gather = false;
+    // Time model only. Megatron-LM's overlap_p2p_comm (on unless
+    // --no-overlap-p2p-communication; the argument parser turns it off without
+    // the interleaved schedule): the interleaved schedule's pipeline sends and
+    // receives run asynchronously under the next chunk's compute, so only the
+    // fill and drain chains of sends (and what outlasts a chunk) are exposed.
+    bool overlap_p2p_comm = true;
+    // Time model only. Megatron's --fp8-param-gather (Transformer Engine's FP8
+    // primary weights; torchtitan's enable_fsdp_float8_all_gather), off by
+    // default: with training.fp8_recipe and ZeRO ≥ 1 the all-gathers of the
+    // weights move 1-byte FP8 values (plus their scales) instead of 16-bit ones.
+    bool fp8_param_gather = false;
     // Megatron's --tp-comm-overlap (Transformer Engine userbuffers, off by
     // default): tensor-parallel collectives hide behind the GEMMs they feed.
     bool tp_comm_overlap = false;

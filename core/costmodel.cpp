@@ -29,11 +29,18 @@ constexpr double kFlashBackwardWork = 2.5;
 // iteration (cached from the first micro-batch: 1/m of it per micro-batch);
 // torchao casts input and weight at every GEMM, forward and backward, and the
 // output gradient to both usages. TE fuses some casts into the norm before;
-// they are priced unfused here.
+// they are priced unfused here. Current (per-tensor, dynamic) scaling
+// needs a tensor's amax before it can cast it, a reduction pass over the
+// 16-bit tensor of its own (Transformer Engine's Float8CurrentScaling
+// quantizer computes the amax, then the scale, then casts; torchao's
+// tensorwise Float8Linear takes amax(abs(x)) first); delayed scaling casts
+// with the scale from its amax history and MXFP8 and blockwise scaling take
+// each block's amax inside the cast kernel, so they read the tensor once.
 struct Fp8Gemms
 {
     bool on = false;
     bool transformerEngine = true;
+    bool amaxPass = false; // current scaling: one more read of each tensor cast
     double operand = 1; // bytes per FP8 element with its scales
     double copies = 2; // usages stored apart
     double microBatches = 1;
@@ -77,7 +84,11 @@ Dims dimsOf(const Config &config, std::int64_t gpusPerNode)
     d.nvlinkCp = d.t * d.c <= node;
     d.nvlinkEp = d.t * d.c * d.e <= node;
     const Fp8Format f8 = fp8Format(config);
-    d.fp8 = {f8.on, f8.transformerEngine, f8.inputBytes, f8.copies,
+    d.fp8 = {f8.on,
+             f8.transformerEngine,
+             config.training.fp8_recipe == Fp8Recipe::Tensorwise,
+             f8.inputBytes,
+             f8.copies,
              double(std::max<std::int64_t>(1, config.microBatches()))};
     return d;
 }
@@ -100,21 +111,28 @@ struct LayerKernels
 void addFp8Casts(const HardwareConfig &hw, LayerKernels &k, const Gemm &g, double act, const Fp8Gemms &q)
 {
     const double in = g.batch * g.m * g.k, out = g.batch * g.m * g.n, w = g.batch * g.k * g.n;
+    // One cast of `elements` writing `written` bytes each, after its amax pass under current scaling.
+    const auto cast = [&](double elements, double written) {
+        OpCost c = memoryCost(hw, elements * (act + written));
+        if (q.amaxPass)
+            c += memoryCost(hw, elements * act);
+        return c;
+    };
     if (q.transformerEngine) {
         const double written = q.copies * q.operand;
-        OpCost weight = memoryCost(hw, w * (act + written));
+        OpCost weight = cast(w, written);
         weight.bytes /= q.microBatches;
         weight.seconds /= q.microBatches;
-        k.forward.cost += memoryCost(hw, in * (act + written));
+        k.forward.cost += cast(in, written);
         k.forward.cost += weight;
-        k.backward.cost += memoryCost(hw, out * (act + written));
+        k.backward.cost += cast(out, written);
         return;
     }
-    k.forward.cost += memoryCost(hw, in * (act + 1));
-    k.forward.cost += memoryCost(hw, w * (act + 1));
-    k.backward.cost += memoryCost(hw, out * (act + 2));
-    k.backward.cost += memoryCost(hw, in * (act + 1));
-    k.backward.cost += memoryCost(hw, w * (act + 1));
+    k.forward.cost += cast(in, 1);
+    k.forward.cost += cast(w, 1);
+    k.backward.cost += cast(out, 2);
+    k.backward.cost += cast(in, 1);
+    k.backward.cost += cast(w, 1);
 }
 
 // `fp8`: a linear layer's GEMM under training.fp8_recipe (nullptr: 16-bit).

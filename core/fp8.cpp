@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/fp8.h"
 
+#include "core/modelstates.h"
+#include "core/parameters.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -189,6 +192,30 @@ std::vector<Fp8Row> fp8LedgerRows(const Config &config, std::int64_t denseLayers
                     "transient: a GEMM's quantised operand, alive while it runs; counted for the whole iteration "
                     "like the other buffers"});
     return rows;
+}
+
+bool fp8ParamGatherInForce(const Config &config)
+{
+    return config.strategy.fp8_param_gather && config.training.fp8_recipe != Fp8Recipe::None
+           && config.parallelism.zero_stage >= 1;
+}
+
+double fp8GatherBytesPerParam(const Config &config)
+{
+    const double weight = double(stateBytes(config.training).weight);
+    const double total = double(totalParametersWide(config));
+    if (!fp8ParamGatherInForce(config) || total <= 0)
+        return weight;
+    const ModelConfig &m = config.model;
+    const Fp8LayerWeights dense = fp8LayerWeights(m, false, 1, 1, 1);
+    const Fp8LayerWeights moe = m.isMoe() ? fp8LayerWeights(m, true, 1, 1, 1) : dense;
+    double fp8 = 0;
+    for (std::int64_t l = 0; l < m.num_layers; ++l) {
+        const Fp8LayerWeights &w = m.isMoeLayer(l) ? moe : dense;
+        fp8 += double(w.dense + w.expert);
+    }
+    fp8 = std::min(fp8, total);
+    return (fp8 * fp8Format(config).weightBytes + (total - fp8) * weight) / total;
 }
 
 std::string fp8Choice(const Config &config)

@@ -76,6 +76,19 @@ struct Fp8Row
 std::vector<Fp8Row> fp8LedgerRows(const Config &config, std::int64_t denseLayers, std::int64_t moeLayers,
                                   std::int64_t group, std::int64_t expertGroup);
 
+// strategy.fp8_param_gather in force: an FP8 recipe, and ZeRO ≥ 1 (the
+// distributed optimizer's or FSDP's all-gather of the weights; plain
+// data parallelism gathers nothing).
+bool fp8ParamGatherInForce(const Config &config);
+// Bytes per parameter those gathers move with it in force: the FP8 linear
+// weights (the model's share of them) one copy each, scales included
+// (Fp8Format::weightBytes; Megatron gathers the rowwise data and TE makes
+// the transpose after), the rest (embeddings, norms, biases, router) in
+// their own dtype. Megatron-LM's --fp8-param-gather builds the model under
+// Transformer Engine's fp8_model_init; torchtitan's
+// enable_fsdp_float8_all_gather casts the shards before FSDP's gather.
+double fp8GatherBytesPerParam(const Config &config);
+
 // The ledger's sentence on the recipe in force ("" without one).
 std::string fp8Choice(const Config &config);
 

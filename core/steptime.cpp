@@ -3,6 +3,7 @@
 
 #include "core/activations.h"
 #include "core/balance.h"
+#include "core/fp8.h"
 #include "core/gradoffload.h"
 #include "core/kernelcost.h"
 #include "core/ledger.h"
@@ -109,6 +110,28 @@ double paramGatherExposed(double G, double F, double p, double v, PipelineSchedu
 
 } // namespace
 
+bool overlapP2pInForce(const Config &config)
+{
+    const ParallelismConfig &par = config.parallelism;
+    return config.strategy.overlap_p2p_comm && par.schedule() == PipelineSchedule::Interleaved
+           && par.virtual_pipeline_model_parallel_size > 1 && par.pipeline_model_parallel_size > 1;
+}
+
+double pipelineSendSeconds(double p2pSeconds, double p, double v, double microBatches, bool overlapP2p,
+                           double chunkPassSeconds)
+{
+    if (p <= 1)
+        return 0.0;
+    const double sends = 2.0 * v * microBatches;
+    if (!overlapP2p)
+        return sends * p2pSeconds;
+    // The last rank's warm-up: (p − r − 1)·2 + (v − 1)·p forwards with r = p − 1,
+    // or every chunk pass when there are no more micro-batches than ranks.
+    const double warmup = microBatches <= p ? v * microBatches : std::min(v * microBatches, (v - 1.0) * p);
+    const double blocking = 2.0 * warmup;
+    return blocking * p2pSeconds + (sends - blocking) * std::max(0.0, p2pSeconds - chunkPassSeconds);
+}
+
 LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB)
 {
     const auto op = [&](const OpCost &x, const OpCost &y) {
@@ -155,8 +178,10 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
     const double scale = whole > 0 ? stage / whole : 0.0;
     st.bubble = pipelineBubbleSeconds(in.schedule, in.p, in.v, fwd * scale, (bwd + rec - wgt) * scale, wgt * scale);
     if (in.p > 1)
-        st.pipelineComm = 2.0 * in.v * m * in.p2pSeconds;
+        st.pipelineComm = pipelineSendSeconds(in.p2pSeconds, in.p, in.v, m, in.overlapP2p, fwd / in.v);
     if (in.dataParallel > 1) {
+        // fp8_param_gather: the weights cross the group as FP8 (and scales).
+        const double gatherBytes = in.gatherBytes >= 0 ? in.gatherBytes : in.weightBytes;
         const double grads = in.paramsOnRank * in.gradBytes;
         const double bucket = std::min(in.bucketParams, in.paramsOnRank);
         // ZeRO 0 all-reduces the gradients; ZeRO ≥ 1 reduce-scatters them
@@ -176,11 +201,11 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
             // by bucket and waits for each in the forward pre-hook of the
             // layers it holds (param_and_grad_buffer.py), so it runs under the
             // next iteration's forwards; the first bucket cannot hide.
-            const double weights = in.paramsOnRank * in.weightBytes;
+            const double weights = in.paramsOnRank * gatherBytes;
             gather = collectiveSeconds(hw, Collective::AllGather, weights, in.dataParallel, in.dataOnNvlink);
             if (in.overlapParamGather) {
-                const double first = collectiveSeconds(hw, Collective::AllGather, bucket * in.weightBytes,
-                                                       in.dataParallel, in.dataOnNvlink);
+                const double first = collectiveSeconds(hw, Collective::AllGather, bucket * gatherBytes, in.dataParallel,
+                                                       in.dataOnNvlink);
                 gather = std::max(first, paramGatherExposed(gather, fwd, in.p, in.v, in.schedule));
             }
         }
@@ -188,7 +213,7 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
             // Every micro-batch gathers the weights for its forward and again for its
             // backward, prefetched under the previous layers' compute.
             const double gathers = 2.0 * m
-                                   * collectiveSeconds(hw, Collective::AllGather, in.paramsOnRank * in.weightBytes,
+                                   * collectiveSeconds(hw, Collective::AllGather, in.paramsOnRank * gatherBytes,
                                                        in.dataParallel, in.dataOnNvlink);
             gather += std::max(0.0, gathers - m * (fwd + bwd));
         }
@@ -295,9 +320,12 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     in.outputForward = cm.outputForward;
     in.outputBackward = cm.outputBackward;
     in.p2pSeconds = cm.p2pSeconds;
+    in.overlapP2p = overlapP2pInForce(config);
     in.paramsOnRank = paramsOnLastRank(config);
     in.gradBytes = double(sb.grad);
     in.weightBytes = double(sb.weight);
+    if (fp8ParamGatherInForce(config))
+        in.gatherBytes = fp8GatherBytesPerParam(config);
     in.optimizerBytesPerParam = sb.optimizerPerParam();
     in.zeroStage = int(par.zero_stage);
     in.overlapGradReduce = config.strategy.overlap_grad_reduce;

@@ -76,11 +76,17 @@ struct StepInputs
     LayerCost layer; // one layer, averaged over the layer kinds the rank holds
     OpCost outputForward, outputBackward;
     double p2pSeconds = 0;
+    // overlap_p2p_comm in force (the interleaved schedule, p > 1): the sends
+    // hide under the next chunk's compute but for the fill and drain chains.
+    bool overlapP2p = false;
     // One micro-batch through an average rank, what the bubble is made of when
     // ranks differ (uneven layouts, dense and MoE layers); < 0: the busiest rank's.
     double bubbleStageSeconds = -1;
     double paramsOnRank = 0; // before ZeRO: what the data-parallel group reduces
     double gradBytes = 4, weightBytes = 2, optimizerBytesPerParam = 12; // per parameter
+    // Bytes per parameter ZeRO's weight all-gathers move: the weights' own, or
+    // 1 (FP8) plus the scales with fp8_param_gather; < 0: weightBytes.
+    double gatherBytes = -1;
     int zeroStage = 0;
     bool overlapGradReduce = false;
     bool overlapParamGather = false; // ZeRO's weight all-gather under the next iteration's first forward
@@ -104,6 +110,21 @@ struct StepInputs
     double gradOffloadBucketBytes = 0; // one of the two device staging buckets
 };
 StepTime stepTime(const StepInputs &in, const HardwareConfig &hw);
+
+// The pipeline sends the busiest (last) rank waits for in one iteration,
+// seconds: two per micro-batch and model chunk (its output forward, its input
+// gradient backward), `p2pSeconds` each. With overlap_p2p_comm in force
+// (Megatron-LM's interleaved schedule, schedules.py) the steady 1F1B phase
+// issues them asynchronously and waits only before the pass that needs them,
+// so each hides under the chunk pass that runs meanwhile (exposed: what
+// outlasts `chunkPassSeconds`); the warm-up forwards and cool-down backwards,
+// (v − 1)·p of each on the last rank (Megatron's num_warmup_microbatches;
+// all m·v when m ≤ p), still send blocking.
+// strategy.overlap_p2p_comm in force: on, and the interleaved schedule with
+// v > 1 and p > 1 (Megatron-LM's argument parser turns it off otherwise).
+bool overlapP2pInForce(const Config &config);
+double pipelineSendSeconds(double p2pSeconds, double p, double v, double microBatches, bool overlapP2p,
+                           double chunkPassSeconds);
 
 // A layer of kind `a` or `b` in proportion: (1 − shareOfB)·a + shareOfB·b.
 LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB);

@@ -559,6 +559,24 @@ Problems validate(const Config &config)
         ck.error(kStrategy + "overlap_param_gather",
                  "needs overlap_grad_reduce (Megatron refuses one without the other)",
                  "set strategy.overlap_grad_reduce to true");
+    // Megatron-LM's arguments.py: without overlap_p2p_comm the interleaved
+    // schedule batches its sends and receives, and refuses p = 2 (several
+    // sends between the same two ranks in one batch).
+    if (!st.overlap_p2p_comm && par.schedule() == PipelineSchedule::Interleaved
+        && par.virtual_pipeline_model_parallel_size > 1 && par.pipeline_model_parallel_size == 2)
+        ck.error(kStrategy + "overlap_p2p_comm",
+                 "off with the interleaved schedule on 2 pipeline ranks, which Megatron refuses "
+                 "(its batched sends would pair the same two ranks twice)",
+                 "set strategy.overlap_p2p_comm to true, or pipeline_model_parallel_size above 2");
+    // --fp8-param-gather keeps FP8 weights (Transformer Engine's fp8_model_init)
+    // and gathers them in FP8: it needs an FP8 recipe, and only ZeRO's gathers move them.
+    if (st.fp8_param_gather && tr.fp8_recipe == Fp8Recipe::None)
+        ck.error(kStrategy + "fp8_param_gather", "gathers FP8 weights, and no FP8 recipe is in force",
+                 "set training.fp8_recipe, or fp8_param_gather to false");
+    else if (st.fp8_param_gather && par.zero_stage < 1)
+        ck.warning(kStrategy + "fp8_param_gather",
+                   "changes only ZeRO's all-gathers of the weights, and zero_stage 0 has none",
+                   "set parallelism.zero_stage to 1 or more (Megatron's distributed optimizer, FSDP)");
     if (st.optimizer_offload == OffloadTarget::NVMe && config.hardware.nvme_bytes == 0)
         ck.warning(kStrategy + "optimizer_offload", "the hardware lists no NVMe capacity", "set hardware.nvme_bytes");
     // ZeRO-Offload moves the gradients only because the update runs on the host.

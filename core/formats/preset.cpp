@@ -488,6 +488,8 @@ void visit(V &v, StrategyConfig &s)
     v.choice("grad_offload", s.grad_offload, {OffloadTarget::None, OffloadTarget::CPU}, offloadName);
     v.field("overlap_grad_reduce", s.overlap_grad_reduce);
     v.field("overlap_param_gather", s.overlap_param_gather);
+    v.field("overlap_p2p_comm", s.overlap_p2p_comm);
+    v.field("fp8_param_gather", s.fp8_param_gather);
     v.field("tp_comm_overlap", s.tp_comm_overlap);
     v.field("scatter_gather_tensors_in_pipeline", s.scatter_gather_tensors_in_pipeline);
     v.field("tensor_policies", s.tensor_policies,

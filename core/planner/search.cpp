@@ -3,6 +3,7 @@
 
 #include "core/activations.h"
 #include "core/costmodel.h"
+#include "core/fp8.h"
 #include "core/modelstates.h"
 #include "core/parameters.h"
 #include "core/planner/splitschedules.h"
@@ -395,7 +396,15 @@ struct Facts
 {
     std::int64_t N, G, L, s, GB, heads, groups, ffn, sharedFfn, moeFfn, etp;
     bool moe, etpFixed;
+    double gatherBytes = -1; // per parameter, ZeRO's weight gathers (fp8_param_gather); < 0: the weights' own
 };
+
+// Bytes per parameter of ZeRO's weight gathers under any ZeRO stage ≥ 1 (stepTime uses it only there).
+double searchGatherBytes(Config base)
+{
+    base.parallelism.zero_stage = std::max(1, base.parallelism.zero_stage);
+    return fp8ParamGatherInForce(base) ? fp8GatherBytesPerParam(base) : -1.0;
+}
 
 // Why no valid plan has this value, from the rules that skipped it.
 std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t why, const Facts &f)
@@ -771,6 +780,8 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
         .outputForward = sh.outForward,
         .outputBackward = sh.outBackward,
         .p2pSeconds = std::int64_t(x.t) * x.c * x.d < f.G ? sh.p2pNvlink : sh.p2pNetwork,
+        // Megatron-LM's overlap_p2p_comm applies to the interleaved schedule only.
+        .overlapP2p = base.strategy.overlap_p2p_comm && x.v > 1 && x.p > 1,
         // As estimateStepTime: the bubble is made of an average rank's micro-batch.
         .bubbleStageSeconds = layersOnRank * (layer.forward.seconds + layer.backward.seconds + layer.recompute.seconds)
                               + (sh.outForward.seconds + sh.outBackward.seconds) / double(x.p),
@@ -778,6 +789,7 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
         .gradBytes = double(sb.grad),
         .weightBytes = double(sb.weight),
         .optimizerBytesPerParam = sb.optimizerPerParam(),
+        .gatherBytes = f.gatherBytes,
         .overlapGradReduce = base.strategy.overlap_grad_reduce,
         .overlapParamGather = base.strategy.overlap_param_gather,
         .bucketParams = double(base.strategy.ddp_bucket_size),
@@ -1425,7 +1437,8 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
                       .moeFfn = model.moeFfn(),
                       .etp = base.parallelism.expert_tensor_parallel_size,
                       .moe = model.isMoe(),
-                      .etpFixed = base.parallelism.expert_tensor_parallel_size > 0};
+                      .etpFixed = base.parallelism.expert_tensor_parallel_size > 0,
+                      .gatherBytes = searchGatherBytes(base)};
     SearchResult res;
     res.limitBytes = static_cast<Bytes>(std::floor(opt.margin * double(base.hardware.hbm_bytes)));
 

@@ -56,6 +56,22 @@ std::vector<std::string> stepTimeChoices(const Config &config)
                             "bucket) exposed (Megatron --overlap-param-gather)."
                           : "overlap_param_gather off (Megatron's default): ZeRO's all-gather of the updated weights "
                             "follows the optimizer step, exposed.");
+    if (config.parallelism.pipeline_model_parallel_size > 1)
+        out.push_back(overlapP2pInForce(config)
+                          ? "overlap_p2p_comm: the interleaved schedule's steady-state pipeline sends run under the "
+                            "next chunk's compute (Megatron-LM's default); the warm-up and cool-down sends, (v-1)*p "
+                            "each on the last rank, stay exposed."
+                      : st.overlap_p2p_comm
+                          ? "overlap_p2p_comm not in force: Megatron-LM overlaps pipeline sends only in the "
+                            "interleaved schedule (v > 1); every send is exposed."
+                          : "overlap_p2p_comm off: every pipeline send and receive is exposed (Megatron-LM's "
+                            "--no-overlap-p2p-communication, batched sends).");
+    if (config.parallelism.zero_stage >= 1 && config.training.fp8_recipe != Fp8Recipe::None)
+        out.push_back(st.fp8_param_gather
+                          ? "fp8_param_gather: ZeRO's all-gathers move the linear layers' weights in FP8 (1 byte and "
+                            "the scales), the rest in their own dtype (Megatron --fp8-param-gather, torchtitan's "
+                            "enable_fsdp_float8_all_gather)."
+                          : "fp8_param_gather off (Megatron's default): ZeRO's all-gathers move the 16-bit weights.");
     out.push_back(st.tp_comm_overlap ? "tp_comm_overlap: TP collectives hide behind the GEMMs of the same pass "
                                        "(Megatron --tp-comm-overlap)."
                                      : "tp_comm_overlap off (Megatron's default): TP collectives are exposed.");

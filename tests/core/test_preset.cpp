@@ -145,6 +145,8 @@ TEST_CASE("Bad input is refused with a message naming the field", "[preset][inpu
                        "strategy.overlap_grad_reduce"));
         CHECK(mentions(problemsOf(head + R"("strategy": {"overlap_param_gather": 1}})"),
                        "strategy.overlap_param_gather"));
+        CHECK(mentions(problemsOf(head + R"("strategy": {"overlap_p2p_comm": "yes"}})"), "strategy.overlap_p2p_comm"));
+        CHECK(mentions(problemsOf(head + R"("strategy": {"fp8_param_gather": 1}})"), "strategy.fp8_param_gather"));
     }
     SECTION("negative, zero and out-of-range values")
     {

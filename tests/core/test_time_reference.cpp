@@ -67,7 +67,10 @@ Config caseConfig(const json &c)
                        {"recompute_num_layers", 1},
                        {"flash_attention", false},
                        // PyTorch DDP (the smaller Table 1 runs) reduces buckets under the backward.
-                       {"overlap_grad_reduce", narayanan && par["ddp_impl"] == "torch"}};
+                       {"overlap_grad_reduce", narayanan && par["ddp_impl"] == "torch"},
+                       // The Megatron of 2021–22 had no p2p overlap (it came with
+                       // the interleaved schedule's rewrite in 2023): every send waits.
+                       {"overlap_p2p_comm", false}};
     doc["hardware"] = "A100-SXM-80GB";
     return test::configFrom(doc);
 }
@@ -381,6 +384,10 @@ TEST_CASE("time model: MLPerf Training v4.0 GPT-3 175B on 512 H100s (NVIDIA, Eos
                        {"overlap_grad_reduce", true},
                        {"overlap_param_gather", true},
                        {"tp_comm_overlap", true},
+                       // custom.yaml's overlap_p2p_comm True; config_common.sh's FP8_PARAMS=True
+                       // (the weights kept and gathered in FP8).
+                       {"overlap_p2p_comm", true},
+                       {"fp8_param_gather", true},
                        {"ddp_bucket_size", 200 * 1024 * 1024 / 2}}; // BUCKET_CAP_MB=200 of bf16 gradients
     doc["hardware"] = "H100-SXM-80GB";
     const Config config = test::configFrom(doc);
