@@ -235,7 +235,10 @@ std::string fp8Choice(const Config &config)
                "attention output the kernel saves.";
     else
         s += "As torchao's Float8Linear (torchtitan): inputs and weights are saved in high precision and cast again in "
-             "backward; with ZeRO-3 the gathered linear weights travel in FP8 (enable_fsdp_float8_all_gather).";
+             "backward.";
+    if (fp8ParamGatherInForce(config))
+        s += " fp8_param_gather: ZeRO's all-gathers move the linear layers' weights in FP8 (Megatron "
+             "--fp8-param-gather, torchtitan's enable_fsdp_float8_all_gather).";
     return s;
 }
 

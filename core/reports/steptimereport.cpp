@@ -66,6 +66,14 @@ std::vector<std::string> stepTimeChoices(const Config &config)
                             "interleaved schedule (v > 1); every send is exposed."
                           : "overlap_p2p_comm off: every pipeline send and receive is exposed (Megatron-LM's "
                             "--no-overlap-p2p-communication, batched sends).");
+    if (config.training.fp8_recipe != Fp8Recipe::None)
+        out.push_back(
+            std::string("FP8: the linear layers' GEMMs at hardware.peak_fp8_flops, their casts as memory-bound "
+                        "kernels")
+            + (config.training.fp8_recipe == Fp8Recipe::Tensorwise
+                   ? ", each after an amax pass over its 16-bit tensor (current scaling needs the amax "
+                     "before it can cast)."
+                   : " reading each tensor once (the scale comes from the amax history or the block)."));
     if (config.parallelism.zero_stage >= 1 && config.training.fp8_recipe != Fp8Recipe::None)
         out.push_back(st.fp8_param_gather
                           ? "fp8_param_gather: ZeRO's all-gathers move the linear layers' weights in FP8 (1 byte and "

@@ -99,6 +99,7 @@ TEST_CASE("fp8_param_gather needs an FP8 recipe; the explanation says which gath
     Config c = smallGpt(true);
     const StepTime on = estimateStepTime(c);
     CHECK(stepTimeToJson(c, on).dump().find("fp8_param_gather: ZeRO") != std::string::npos);
+    CHECK(stepTimeToJson(c, on).dump().find("after an amax pass") != std::string::npos); // tensorwise
     Config off = smallGpt(false);
     CHECK(estimateStepTime(off).paramGather > on.paramGather);
     CHECK(stepTimeToJson(off, estimateStepTime(off)).dump().find("fp8_param_gather off") != std::string::npos);

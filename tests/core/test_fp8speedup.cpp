@@ -8,6 +8,7 @@
 // its docs/float8.md recommends): 6,667 → 8,532 tokens/s/GPU on 8 GPUs
 // (1.280×), 6,514 → 8,380 on 128 (1.286×). The model's ratio must be within
 // 10 % of each.
+#include "core/costmodel.h"
 #include "core/steptime.h"
 #include "testutil.h"
 
@@ -45,4 +46,38 @@ TEST_CASE("FP8's speed-up on Llama 3.1 8B is torchtitan's measured one within 10
                   << measured << "x");
         CHECK(std::fabs(modelled / measured - 1.0) <= 0.10);
     }
+}
+
+TEST_CASE("Current scaling reads each tensor it casts once more, for its amax", "[time][fp8]")
+{
+    // One layer of a GPT (h 1024, 16 heads, FFN 4096, no GQA), one micro-batch
+    // of 2048 tokens per iteration, Transformer Engine. On HBM of 1e12 B/s at
+    // efficiency 1 with a 4 µs launch, the forward's amax passes read in bf16
+    // (2 B) the four GEMM inputs, QKV, projection and fc1 2048 × 1024 each
+    // and fc2 2048 × 4096, and the four weights (cast once per iteration):
+    // 3·2048·1024 + 2048·4096 = 14,680,064 input elements, 3·1024² (QKV) +
+    // 1024² + 2·1024·4096 = 12,582,912 weight elements; 8 kernels.
+    // The backward's read the output gradients: 2048 · (3·1024 + 1024 + 4096
+    // + 1024) = 18,874,368 elements, 4 kernels.
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = {{"num_layers", 2},           {"hidden_size", 1024},
+                    {"num_attention_heads", 16}, {"ffn_hidden_size", 4096},
+                    {"vocab_size", 32000},       {"normalization", "LayerNorm"},
+                    {"add_bias_linear", false},  {"position_embedding_type", "rope"}};
+    doc["training"] = {{"seq_length", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 1}};
+    doc["hardware"] = "H100-SXM-80GB";
+    const auto layer = [&](const char *recipe) {
+        nlohmann::json d = doc;
+        d["training"]["fp8_recipe"] = recipe;
+        Config c = configFrom(d);
+        c.hardware.hbm_bytes_per_s = 1e12;
+        c.hardware.hbm_efficiency = {{1.0, 1.0}};
+        c.hardware.kernel_launch_s = 4e-6;
+        return costModel(c).dense;
+    };
+    const LayerCost delayed = layer("delayed"), current = layer("tensorwise");
+    const double forward = (14680064.0 + 12582912.0) * 2 / 1e12 + 8 * 4e-6;
+    const double backward = 18874368.0 * 2 / 1e12 + 4 * 4e-6;
+    CHECK(current.forward.seconds - delayed.forward.seconds == Approx(forward));
+    CHECK(current.backward.seconds - delayed.backward.seconds == Approx(backward));
 }
