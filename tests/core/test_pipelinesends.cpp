@@ -107,3 +107,17 @@ TEST_CASE("Without overlap_p2p_comm Megatron refuses the interleaved schedule on
     c.parallelism.data_parallel_size = 2;
     CHECK_FALSE(has(validate(c)));
 }
+
+TEST_CASE("overlap_p2p_comm and fp8_param_gather are written back and read again", "[preset][time]")
+{
+    Config c = scenario("gpt-3-175b-64gpus-tp-sp-selective");
+    c.strategy.overlap_p2p_comm = false;
+    c.strategy.fp8_param_gather = true;
+    const nlohmann::json doc = presetToJson(c);
+    CHECK(doc["strategy"]["overlap_p2p_comm"] == false);
+    CHECK(doc["strategy"]["fp8_param_gather"] == true);
+    const LoadResult back = presetFromText(presetToText(c), "round trip");
+    REQUIRE(back.config.has_value());
+    CHECK_FALSE(back.config->strategy.overlap_p2p_comm);
+    CHECK(back.config->strategy.fp8_param_gather);
+}
