@@ -520,17 +520,28 @@ struct EventSums
     }
 };
 
-void computeCurve(RankTimeline &rt, std::size_t points)
+// computeCurve's buffers, kept from one rank to the next: fresh memory is
+// paid for page by page on its first touch, and every rank needs about as much.
+struct CurveScratch
+{
+    std::unique_ptr<Event[]> events; // left uninitialised: every slot used is written first
+    std::size_t capacity = 0;
+    std::vector<CurvePoint> curve;
+};
+
+void computeCurve(RankTimeline &rt, std::size_t points, CurveScratch &scratch)
 {
     // Only the total after all events of one instant becomes a point, so
     // events of one instant may be summed. Lifetimes come in runs that share
     // instants (a micro-batch's pieces share their start; one half's working
     // set ends where the next begins): summing into the latest start or end
     // event of the same instant leaves the sort far fewer events (EventSums).
-    // Both buffers are left uninitialised: every slot used is written first.
     const std::size_t most = rt.lifetimes.size() * 2;
-    const std::unique_ptr<Event[]> buffer(new Event[2 * most + 1]);
-    Event *const events = buffer.get();
+    if (scratch.capacity < 2 * most + 1) {
+        scratch.capacity = 2 * most + 1;
+        scratch.events.reset(new Event[scratch.capacity]);
+    }
+    Event *const events = scratch.events.get();
     events[0] = {std::numeric_limits<double>::quiet_NaN(), 0};
     EventSums sums{events};
     for (const Lifetime &l : rt.lifetimes) {
@@ -541,8 +552,8 @@ void computeCurve(RankTimeline &rt, std::size_t points)
     const double latest = sums.latest;
     const std::size_t count = n - 1;
     const Event *sorted = sortEvents(events + 1, events + 1 + most, count, latest);
-    std::vector<CurvePoint> curve;
-    curve.reserve(count / 2 + 2);
+    std::vector<CurvePoint> &curve = scratch.curve;
+    curve.clear();
     Bytes now = 0;
     for (std::size_t i = 0; i < count; ++i) {
         now += sorted[i].delta;
@@ -1062,6 +1073,7 @@ Timeline simulateIteration(const Config &config, const TimelineOptions &options)
     OpLoop(x, states, tl).run();
     tl.recompute_s = timeOptimizerSteps(x, states, tl);
     addParkedSlices(x, states, tl);
+    CurveScratch scratch;
     for (std::int64_t r = 0; r < x.p; ++r) {
         const RankState &rs = states[static_cast<std::size_t>(r)];
         RankTimeline &rt = tl.ranks[static_cast<std::size_t>(r)];
@@ -1070,7 +1082,7 @@ Timeline simulateIteration(const Config &config, const TimelineOptions &options)
         addActivationGroups(x, rs, rt, tl.ledger);
         addOptimizerScratch(x, rs, rt, ledger);
         // Events to the memory curve, its peak and what is alive then.
-        computeCurve(rt, options.curve_points);
+        computeCurve(rt, options.curve_points, scratch);
         rt.alive_at_peak = aliveAtPeak(tl, rt, x.v);
         if (rt.peak_bytes > tl.ranks[static_cast<std::size_t>(tl.peak_rank)].peak_bytes)
             tl.peak_rank = rt.pipeline_rank;
