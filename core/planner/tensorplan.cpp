@@ -206,7 +206,7 @@ void setMoeNodes(LayerGraph &g, const Config &config)
 LayerGraph graphOf(const Config &config, bool moe)
 {
     LayerGraph g;
-    const int count = moe ? kMoeNodeCount : kNodeCount;
+    const int count = moe ? int(kMoeNodeCount) : int(kNodeCount);
     g.nodes.resize(static_cast<std::size_t>(count));
     for (int k = 0; k < count; ++k)
         g.nodes[static_cast<std::size_t>(k)].name
