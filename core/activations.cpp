@@ -7,6 +7,7 @@
 #include "core/tensorpolicy.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <initializer_list>
 #include <string_view>
@@ -41,8 +42,14 @@ public:
         // The rules resolved once per layer kind, not once per tensor: whether
         // each is a glob (policyFor asks on every call).
         m_rules.reserve(strategy.tensor_policies.size());
-        for (const TensorPolicy &p : strategy.tensor_policies)
-            m_rules.push_back({p.pattern, p.pattern.find_first_of("*?") != std::string::npos, p.fate});
+        for (const TensorPolicy &p : strategy.tensor_policies) {
+            const std::string_view pat = p.pattern;
+            const bool glob = pat.find_first_of("*?") != std::string_view::npos;
+            // One '*' and no '?' (the usual "attention.*", "*dropout_mask"): a prefix and a suffix.
+            const std::size_t star = pat.find('*');
+            const bool simple = glob && pat.find('?') == std::string_view::npos && pat.rfind('*') == star;
+            m_rules.push_back({pat, glob, p.fate, simple ? star : std::string_view::npos});
+        }
     }
 
     // Bit k: rule k matched a tensor added so far (policymatch.h).
@@ -106,6 +113,18 @@ private:
         std::string_view pattern;
         bool glob;
         TensorFate fate;
+        std::size_t star; // the one '*' of a prefix*suffix glob; npos: match with globMatch
+
+        bool matches(std::string_view name) const
+        {
+            if (!glob)
+                return pattern == name;
+            if (star == std::string_view::npos)
+                return globMatch(pattern, name);
+            const std::string_view prefix = pattern.substr(0, star), suffix = pattern.substr(star + 1);
+            return name.size() >= prefix.size() + suffix.size() && name.substr(0, prefix.size()) == prefix
+                   && name.substr(name.size() - suffix.size()) == suffix;
+        }
     };
 
     // tensorFate (core/tensorpolicy.h) over the pre-resolved rules, noting
@@ -122,7 +141,7 @@ private:
         const Rule *exact = nullptr, *best = nullptr;
         for (std::size_t k = 0; k < m_rules.size(); ++k) {
             const Rule &rule = m_rules[k];
-            if (!(rule.glob ? globMatch(rule.pattern, name) : rule.pattern == name))
+            if (!rule.matches(name))
                 continue;
             if (k < 64)
                 m_matched |= std::uint64_t(1) << k;
@@ -140,19 +159,36 @@ private:
 
     static std::string formula(std::initializer_list<Factor> num, std::initializer_list<Factor> den)
     {
+        // Appended in place, numbers through std::to_chars: the ledger writes
+        // the first and last stages' tensors on every evaluation.
         std::string sym, val;
+        sym.reserve(64);
+        val.reserve(64);
+        const auto number = [&val](std::int64_t v) {
+            char buf[24];
+            val.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+        };
         for (const Factor &f : num) {
-            sym += (sym.empty() ? "" : "·") + std::string(f.symbol);
-            val += (val.empty() ? "" : "·") + std::to_string(f.value);
+            if (!sym.empty())
+                sym += "·";
+            sym += f.symbol;
+            if (!val.empty())
+                val += "·";
+            number(f.value);
         }
         for (const Factor &f : den) {
             if (f.value == 1)
                 continue;
-            if (!f.symbol.empty()) // an unnamed divisor belongs to a fraction written in the numerator
-                sym += "/" + std::string(f.symbol);
-            val += "/" + std::to_string(f.value);
+            if (!f.symbol.empty()) { // an unnamed divisor belongs to a fraction written in the numerator
+                sym += '/';
+                sym += f.symbol;
+            }
+            val += '/';
+            number(f.value);
         }
-        return sym + " = " + val;
+        sym += " = ";
+        sym += val;
+        return sym;
     }
 
     std::vector<SavedTensor> *m_out;

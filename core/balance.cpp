@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/balance.h"
 
+#include "core/textcat.h"
+
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 namespace memledger {
@@ -51,7 +54,7 @@ std::string rate(double bytesPerS)
     return buf;
 }
 
-std::string linkName(const ParkedActivations &p)
+std::string_view linkName(const ParkedActivations &p)
 {
     return p.nvlink ? "NVLink" : "the network";
 }
@@ -208,26 +211,36 @@ void balanceActivations(Ledger &ledger, const Config &config)
     const WaterFill fill = waterFill(totals, movable);
     ledger.balance_level_bytes = fill.level;
     ledger.parked = pairParked(fill, config);
-    const std::string why = "strategy.pipeline_activation_balance = auto";
+    constexpr std::string_view why = "strategy.pipeline_activation_balance = auto";
 
-    for (const ParkedActivations &pa : ledger.parked) {
-        RankLedger &donor = ledger.ranks[static_cast<std::size_t>(pa.from)];
-        RankLedger &receiver = ledger.ranks[static_cast<std::size_t>(pa.to)];
+    // Each figure formatted once: the level, every rank's total, every
+    // pair's bytes and the two links' rates recur across the rows.
+    const std::string level = gb(fill.level);
+    std::vector<std::string> total(p), pairBytes(ledger.parked.size()), rank(p);
+    for (std::size_t i = 0; i < p; ++i)
+        rank[i] = std::to_string(i);
+    const std::string gpus = std::to_string(config.hardware.gpus_per_node);
+    std::string nvlinkRate, networkRate;
+    for (std::size_t j = 0; j < ledger.parked.size(); ++j) {
+        const ParkedActivations &pa = ledger.parked[j];
+        const std::size_t from = static_cast<std::size_t>(pa.from), to = static_cast<std::size_t>(pa.to);
+        RankLedger &donor = ledger.ranks[from];
+        RankLedger &receiver = ledger.ranks[to];
         donor.parked_out_bytes += pa.bytes;
         receiver.parked_in_bytes += pa.bytes;
-        const std::string over = linkName(pa) + " at " + rate(pa.link_bytes_per_s) + " per direction";
-        const std::string where
-            = pa.nvlink ? "ranks " + std::to_string(pa.from) + " and " + std::to_string(pa.to) + " share a node of "
-                              + std::to_string(config.hardware.gpus_per_node) + " GPUs"
-                        : "ranks " + std::to_string(pa.from) + " and " + std::to_string(pa.to)
-                              + " are in different nodes of " + std::to_string(config.hardware.gpus_per_node) + " GPUs";
+        if (total[from].empty())
+            total[from] = gb(totals[from]);
+        pairBytes[j] = gb(pa.bytes);
+        std::string &linkRate = pa.nvlink ? nvlinkRate : networkRate;
+        if (linkRate.empty())
+            linkRate = rate(pa.link_bytes_per_s);
         receiver.entries.push_back(
-            {Category::Activations, Placement::Device, "Parked activations from rank " + std::to_string(pa.from),
-             pa.bytes,
-             "rank " + std::to_string(pa.from) + "'s device total " + gb(totals[std::size_t(pa.from)]) + " − level "
-                 + gb(fill.level) + ": " + gb(pa.bytes) + " of it held here, up to the level",
-             "held for rank " + std::to_string(pa.from) + " between each micro-batch's forward and backward, over "
-                 + over + " (" + where + "; " + why + ")"});
+            {Category::Activations, Placement::Device, cat("Parked activations from rank ", rank[from]), pa.bytes,
+             cat("rank ", rank[from], "'s device total ", total[from], " − level ", level, ": ", pairBytes[j],
+                 " of it held here, up to the level"),
+             cat("held for rank ", rank[from], " between each micro-batch's forward and backward, over ", linkName(pa),
+                 " at ", linkRate, " per direction (ranks ", rank[from], " and ", rank[to],
+                 pa.nvlink ? " share a node of " : " are in different nodes of ", gpus, " GPUs; ", why, ")")});
     }
     for (std::size_t i = 0; i < p; ++i) {
         RankLedger &r = ledger.ranks[i];
@@ -236,19 +249,26 @@ void balanceActivations(Ledger &ledger, const Config &config)
             const Bytes before = row->bytes;
             row->bytes -= r.parked_out_bytes;
             std::string to;
-            for (const ParkedActivations &pa : ledger.parked)
+            for (std::size_t j = 0; j < ledger.parked.size(); ++j) {
+                const ParkedActivations &pa = ledger.parked[j];
                 if (pa.from == static_cast<int>(i))
-                    to += std::string(to.empty() ? "" : ", ") + "rank " + std::to_string(pa.to) + " (" + gb(pa.bytes)
-                          + " over " + linkName(pa) + ")";
+                    append(to, to.empty() ? "" : ", ", "rank ", rank[static_cast<std::size_t>(pa.to)], " (",
+                           pairBytes[j], " over ", linkName(pa), ")");
+            }
+            // "%.0f%%": std::to_chars with a precision gives printf's digits.
             char share[32];
-            std::snprintf(share, sizeof share, "%.0f%%",
-                          100.0 * static_cast<double>(r.parked_out_bytes) / static_cast<double>(before));
-            row->formula += " − " + gb(r.parked_out_bytes) + " parked (device total " + gb(totals[i]) + " − level "
-                            + gb(fill.level) + ", at most this row)";
-            row->note += std::string(row->note.empty() ? "" : "; ") + "Activations parked on " + to
-                         + ": the earliest-saved " + share
-                         + " of every micro-batch's group leaves after its forward and comes back during its backward ("
-                         + why + ")";
+            char *end = std::to_chars(share, share + sizeof share - 1,
+                                      100.0 * static_cast<double>(r.parked_out_bytes) / static_cast<double>(before),
+                                      std::chars_format::fixed, 0)
+                            .ptr;
+            *end++ = '%';
+            const std::string_view shareText(share, static_cast<std::size_t>(end - share));
+            append(row->formula, " − ", gb(r.parked_out_bytes), " parked (device total ", total[i], " − level ", level,
+                   ", at most this row)");
+            append(row->note, row->note.empty() ? "" : "; ", "Activations parked on ", to, ": the earliest-saved ",
+                   shareText,
+                   " of every micro-batch's group leaves after its forward and comes back during its backward (", why,
+                   ")");
         }
         r.device[static_cast<int>(Category::Activations)] += r.parked_in_bytes - r.parked_out_bytes;
         r.device_total_bytes += r.parked_in_bytes - r.parked_out_bytes;
@@ -267,13 +287,15 @@ void balanceActivations(Ledger &ledger, const Config &config)
         return;
     }
     std::string moves;
-    for (const ParkedActivations &pa : ledger.parked)
-        moves += std::string(moves.empty() ? "" : ", ") + "rank " + std::to_string(pa.from) + " → "
-                 + std::to_string(pa.to) + " " + gb(pa.bytes) + " over " + linkName(pa);
-    ledger.choices.push_back("Activation balance: ranks above the level " + gb(fill.level)
-                             + " park their earliest-saved activations in the memory of ranks below it (" + moves
-                             + "); the peak goes from " + gb(ledger.unbalanced_peak_bytes) + " to "
-                             + gb(ledger.peak_bytes) + " (pipeline_activation_balance = auto).");
+    for (std::size_t j = 0; j < ledger.parked.size(); ++j) {
+        const ParkedActivations &pa = ledger.parked[j];
+        append(moves, moves.empty() ? "" : ", ", "rank ", rank[static_cast<std::size_t>(pa.from)], " → ",
+               rank[static_cast<std::size_t>(pa.to)], " ", pairBytes[j], " over ", linkName(pa));
+    }
+    ledger.choices.push_back(cat("Activation balance: ranks above the level ", level,
+                                 " park their earliest-saved activations in the memory of ranks below it (", moves,
+                                 "); the peak goes from ", gb(ledger.unbalanced_peak_bytes), " to ",
+                                 gb(ledger.peak_bytes), " (pipeline_activation_balance = auto)."));
 }
 
 } // namespace memledger

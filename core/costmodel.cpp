@@ -309,16 +309,23 @@ CostModel costModel(const Config &config, std::int64_t gpusPerNode)
     if (!config.strategy.tensor_policies.empty()
         && config.strategy.recompute_granularity != RecomputeGranularity::Full) {
         // Per-tensor policies: what each recomputed tensor's own ops and each
-        // quantised tensor's two passes cost (core/planner/tensorplan.h), on
-        // the dense layer's graph; MoE layers are priced alike.
+        // quantised tensor's two passes cost (core/planner/tensorplan.h), each
+        // layer kind on its own graph: an MoE layer's expert tensors at the
+        // routed copies' shapes, their recompute repeating the all-to-all.
         Config plain = config;
         plain.strategy.tensor_policies.clear();
         const TensorPlan plan = configuredTensorPlan(config, layerGraph(plain), TensorCost::Roofline);
-        OpCost extra;
-        extra.seconds = plan.recomputeSeconds + plan.quantizeSeconds;
-        cm.dense.recompute = extra;
-        cm.moe.recompute = extra;
+        cm.dense.recompute = OpCost{};
+        cm.dense.recompute.seconds = plan.recomputeSeconds + plan.quantizeSeconds;
         cm.policyOffloadBytes = double(plan.offloadedBytes);
+        cm.moe.recompute = cm.dense.recompute;
+        cm.policyOffloadBytesMoe = cm.policyOffloadBytes;
+        if (config.model.isMoe()) {
+            const TensorPlan moe = configuredTensorPlan(config, moeLayerGraph(plain), TensorCost::Roofline, true);
+            cm.moe.recompute = OpCost{};
+            cm.moe.recompute.seconds = moe.recomputeSeconds + moe.quantizeSeconds;
+            cm.policyOffloadBytesMoe = double(moe.offloadedBytes);
+        }
     }
 
     // Final norm, the logits GEMM, then Megatron's vocab-parallel cross

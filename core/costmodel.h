@@ -37,6 +37,7 @@ struct CostModel
     OpCost outputWeightGrad; // the output layer's weight-gradient GEMM, part of outputBackward
     double p2pSeconds = 0; // one activation (or its gradient) between neighbouring stages
     double policyOffloadBytes = 0; // what strategy.tensor_policies send to the host per layer and micro-batch
+    double policyOffloadBytesMoe = 0; // the same for an MoE layer (its own tensors)
 };
 
 // Per-kernel costs from the configuration (core/kernelcost.h): each linear

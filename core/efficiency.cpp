@@ -36,20 +36,21 @@ void checkEfficiencyTable(const EfficiencyTable &table, const std::string &field
     }
     for (std::size_t i = 0; i < table.size(); ++i) {
         const EfficiencyPoint &p = table[i];
-        const std::string at = field + "[" + std::to_string(i) + "]";
+        // The path only when there is something to say (validation runs on every evaluation).
+        const auto at = [&] { return field + "[" + std::to_string(i) + "]"; };
         if (!(p.size > 0) || !std::isfinite(p.size))
-            problems.push_back({at, "the size must be a positive number, got " + number(p.size)});
+            problems.push_back({at(), "the size must be a positive number, got " + number(p.size)});
         if (!(p.fraction > 0 && p.fraction <= 1))
-            problems.push_back({at, "the fraction of peak must be in (0, 1], got " + number(p.fraction),
+            problems.push_back({at(), "the fraction of peak must be in (0, 1], got " + number(p.fraction),
                                 "an efficiency is achieved / peak, never above 1"});
         if (i == 0)
             continue;
         const EfficiencyPoint &q = table[i - 1];
         if (!(p.size > q.size))
             problems.push_back(
-                {at, "sizes must be strictly ascending: " + number(p.size) + " follows " + number(q.size)});
+                {at(), "sizes must be strictly ascending: " + number(p.size) + " follows " + number(q.size)});
         else if (p.fraction < q.fraction)
-            problems.push_back({at,
+            problems.push_back({at(),
                                 "the fraction must not fall as the size grows: " + number(p.fraction) + " at "
                                     + number(p.size) + " after " + number(q.fraction) + " at " + number(q.size),
                                 "larger operations use the device at least as well as smaller ones"});

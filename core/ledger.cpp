@@ -10,6 +10,7 @@
 #include "core/parameters.h"
 #include "core/schedule.h"
 #include "core/scheduledledger.h"
+#include "core/textcat.h"
 #include "core/validate.h"
 
 #include <algorithm>
@@ -141,6 +142,14 @@ private:
     RankLedger &m_rank;
 };
 
+// What addModelStates' rows depend on besides the configuration.
+struct ModelStatesKey
+{
+    ParamGroup which;
+    std::int64_t params, factoredState, matrixParams, group;
+    bool operator==(const ModelStatesKey &) const = default;
+};
+
 struct Context
 {
     const Config &config;
@@ -152,37 +161,58 @@ struct Context
     LayerActivations denseAct, moeAct;
     StageActivations stageAct;
     std::vector<std::vector<PipelineOp>> splitOps; // every rank's op order, for the schedules that split backwards
+    std::string granularity; // granularityText(strategy), once per evaluation
+    // chunkActivations by layer count, for a model whose layers are all alike
+    // (every chunk of a count is the same); empty for MoE models.
+    mutable std::vector<std::pair<std::int64_t, ChunkActivations>> chunkCache;
+    mutable std::vector<std::pair<ModelStatesKey, std::vector<LedgerEntry>>> modelStatesCache; // addModelStates' rows
 };
 
 // Weights, gradients and optimizer states of one parameter group.
-void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGroup which, const std::string &what,
-                    const ParamCount &pc, std::int64_t group, const std::string &groupName)
+void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGroup which, std::string_view what,
+                    const ParamCount &pc, std::int64_t group, std::string_view groupName)
 {
     if (pc.params <= 0)
         return;
     const std::size_t first = rank.entries.size();
+    // The rows depend only on the group and its counts: most ranks hold the
+    // same layers, so a rank like one before takes a copy of its rows.
+    const ModelStatesKey key{which, pc.params, pc.factoredState, pc.matrixParams, group};
+    for (const auto &[k, rows] : x.modelStatesCache)
+        if (k == key) {
+            for (const LedgerEntry &e : rows)
+                rb.add(e.category, e.placement, e.label, e.bytes, e.formula, e.note);
+            for (std::size_t i = first; i < rank.entries.size(); ++i)
+                rank.entries[i].group = which;
+            return;
+        }
     const int zero = x.config.parallelism.zero_stage;
     // Muon updates the hidden matrices of the layers; embeddings and the output layer stay with AdamW.
     const std::int64_t muonElements
         = x.sb.muon && (which == ParamGroup::Layers || which == ParamGroup::Experts) ? pc.matrixParams : 0;
     const ModelStates ms = modelStates(x.sb, pc.params, pc.factoredState, zero, group, muonElements);
-    const std::string shard = " / " + num(group) + " (ZeRO-" + std::to_string(zero) + " over " + groupName + ")";
-    const auto sharded = [&](int fromStage) { return zero >= fromStage && group > 1 ? shard : std::string(); };
-    const std::string params = num(pc.params) + " params";
+    const std::string shard = zero >= 1 && group > 1
+                                  ? cat(" / ", num(group), " (ZeRO-", std::to_string(zero), " over ", groupName, ")")
+                                  : std::string();
+    const auto sharded
+        = [&](int fromStage) { return zero >= fromStage ? std::string_view(shard) : std::string_view(); };
+    const std::string params = cat(num(pc.params), " params");
 
     const OffloadTarget po = x.config.strategy.param_offload;
-    rb.add(Category::Weights, placementOf(po), what, ms.weights, params + " × " + x.sb.weightWhy + sharded(3),
+    rb.add(Category::Weights, placementOf(po), std::string(what), ms.weights,
+           cat(params, " × ", x.sb.weightWhy, sharded(3)),
            po != OffloadTarget::None
                ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used"
                : "");
     const OffloadTarget go = x.config.strategy.grad_offload;
-    rb.add(Category::Gradients, placementOf(go), what, ms.gradients, params + " × " + x.sb.gradWhy + sharded(2),
+    rb.add(Category::Gradients, placementOf(go), std::string(what), ms.gradients,
+           cat(params, " × ", x.sb.gradWhy, sharded(2)),
            go != OffloadTarget::None ? "gradient offload: sent to the host bucket by bucket during backward "
                                        "(ZeRO-Offload); the device keeps a double buffer"
                                      : "");
 
     const bool sum = x.sb.optWhy.find(" + ") != std::string::npos;
-    std::string formula = params + " × " + (sum ? "(" + x.sb.optWhy + ")" : x.sb.optWhy);
+    std::string formula = sum ? cat(params, " × (", x.sb.optWhy, ")") : cat(params, " × ", x.sb.optWhy);
     if (x.sb.factored)
         formula = params + " × " + std::to_string(x.sb.master) + " B master + " + num(pc.factoredState)
                   + " row/column elements × 4 B (Adafactor)";
@@ -191,13 +221,16 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
                   + " matrix elements × " + dec(x.sb.states) + " B momentum (Muon) + " + num(pc.params - muonElements)
                   + " other elements × " + dec(x.sb.fallbackStates) + " B (AdamW)";
     const OffloadTarget oo = x.config.strategy.optimizer_offload;
-    rb.add(Category::OptimizerStates, placementOf(oo), what, ms.optimizer, formula + sharded(1),
+    formula += sharded(1);
+    rb.add(Category::OptimizerStates, placementOf(oo), std::string(what), ms.optimizer, std::move(formula),
            oo != OffloadTarget::None
                ? "optimizer offloaded: the update runs on the CPU (ZeRO-Offload); gradients stream out, "
                  "updated weights stream back"
                : "");
     for (std::size_t i = first; i < rank.entries.size(); ++i)
         rank.entries[i].group = which;
+    x.modelStatesCache.emplace_back(
+        key, std::vector<LedgerEntry>(rank.entries.begin() + std::ptrdiff_t(first), rank.entries.end()));
 }
 
 // The double buffer of gradient offload and Muon's Newton–Schulz working set.
@@ -259,11 +292,24 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     std::int64_t inFlightTotal = 0;
     std::int64_t layerMicroBatches = 0; // Σ over chunks: in-flight micro-batches × the chunk's layers
     bool even = true;
-    std::vector<ChunkActivations> chunks;
+    std::vector<ChunkActivations> own; // an MoE model's chunks (their layers' kinds differ)
+    own.reserve(static_cast<std::size_t>(x.v));
+    std::vector<const ChunkActivations *> chunks;
     chunks.reserve(static_cast<std::size_t>(x.v));
     for (std::int64_t k = 0; k < x.v; ++k) {
         const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
-        chunks.push_back(chunkActivations(config, x.denseAct, x.moeAct, sl.first, sl.count));
+        if (config.model.isMoe()) {
+            own.push_back(chunkActivations(config, x.denseAct, x.moeAct, sl.first, sl.count));
+            chunks.push_back(&own.back());
+            continue;
+        }
+        auto hit = std::find_if(x.chunkCache.begin(), x.chunkCache.end(),
+                                [&](const auto &c) { return c.first == sl.count; });
+        if (hit == x.chunkCache.end()) {
+            x.chunkCache.emplace_back(sl.count, chunkActivations(config, x.denseAct, x.moeAct, sl.first, sl.count));
+            hit = std::prev(x.chunkCache.end());
+        }
+        chunks.push_back(&hit->second);
     }
     // The zero-bubble schedules and DualPipe: counted along the rank's op
     // order, each chunk's groups and pending weight passes weighed by their bytes.
@@ -272,7 +318,8 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     if (counted) {
         std::vector<double> groupBytes, weightBytes;
         double working = 0;
-        for (const ChunkActivations &ca : chunks) {
+        for (const ChunkActivations *c : chunks) {
+            const ChunkActivations &ca = *c;
             groupBytes.push_back(double(ca.stored));
             weightBytes.push_back(double(ca.weightPass));
             working = std::max(working, double(ca.recomputeWorkingSet));
@@ -290,7 +337,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         const std::int64_t inFlight = counted ? peak.groups[ki] : inFlightOfChunk(config.parallelism, x.m, r, k);
         inFlightTotal += inFlight;
         layerMicroBatches += inFlight * sl.count;
-        const ChunkActivations &ca = chunks[ki];
+        const ChunkActivations &ca = *chunks[ki];
         stored += ca.stored * inFlight;
         storedOneEach += ca.stored;
         policyHost += ca.offloaded * inFlight;
@@ -309,18 +356,20 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     rank.layer_activation_bytes = rank.layers > 0 ? storedOneEach / rank.layers : 0;
 
     const std::string perLayer = formatGB(static_cast<double>(rank.layer_activation_bytes));
-    std::string formula = countOf(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches")
-                          + " × " + countOf(double(rank.layers), "layer", "layers") + " × " + perLayer + " per layer ("
-                          + granularityText(st) + ")";
+    std::string formula;
     if (x.v > 1 && even)
-        formula = num(inFlightTotal) + " in-flight chunk-micro-batches × "
-                  + num(x.stages[static_cast<std::size_t>(r)].count) + " layers × " + perLayer + " per layer ("
-                  + granularityText(st) + "; " + dec(rank.in_flight_microbatches) + " stage-micro-batches)";
+        formula = cat(num(inFlightTotal), " in-flight chunk-micro-batches × ",
+                      num(x.stages[static_cast<std::size_t>(r)].count), " layers × ", perLayer, " per layer (",
+                      x.granularity, "; ", dec(rank.in_flight_microbatches), " stage-micro-batches)");
     else if (x.v > 1)
-        formula = num(layerMicroBatches)
-                  + " layer-micro-batches (each chunk's in-flight micro-batches × its layers, "
-                    "pipeline_layout) × "
-                  + perLayer + " per layer (" + granularityText(st) + ")";
+        formula = cat(num(layerMicroBatches),
+                      " layer-micro-batches (each chunk's in-flight micro-batches × its layers, "
+                      "pipeline_layout) × ",
+                      perLayer, " per layer (", x.granularity, ")");
+    else
+        formula
+            = cat(countOf(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches"), " × ",
+                  countOf(double(rank.layers), "layer", "layers"), " × ", perLayer, " per layer (", x.granularity, ")");
     if (st.activation_offload != OffloadTarget::None && inFlightTotal > 0) {
         // On the device: the group being computed and one per staging buffer
         // still draining (or already prefetched); the rest waits on the host.
@@ -334,20 +383,20 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         rb.add(Category::Activations, Placement::Host, "Transformer layers (offloaded)", stored - device,
                num(inFlightTotal - onDevice) + "/" + num(inFlightTotal) + " of " + formatGB(double(stored)));
     } else {
-        rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, formula);
+        rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, std::move(formula));
     }
     if (policyHost > 0) {
         const LayerActivations &la = x.denseAct;
         rb.add(Category::Activations, Placement::Host, "Tensors offloaded by tensor_policies", policyHost,
-               countOf(double(inFlightTotal), "in-flight chunk-micro-batch", "in-flight chunk-micro-batches")
-                   + " × each chunk's layers × " + formatGB(double(la.offloaded)) + " per layer",
+               cat(countOf(double(inFlightTotal), "in-flight chunk-micro-batch", "in-flight chunk-micro-batches"),
+                   " × each chunk's layers × ", formatGB(double(la.offloaded)), " per layer"),
                "each offloaded tensor goes to the host once its layer's forward has produced it and returns "
                "for that layer's backward (quantised first where the fate is quantize_fp8+offload)");
         // One layer's tensors still leaving the device while the next layer
         // runs forward, or already back while the layer after it runs backward,
         // and those of the layer computing.
         rb.add(Category::Activations, Placement::Device, "Offloaded tensors in transit", 2 * policyTransit,
-               "2 layers × " + formatGB(double(policyTransit)) + " (one copying, one in use)",
+               cat("2 layers × ", formatGB(double(policyTransit)), " (one copying, one in use)"),
                "per-tensor offload hides each layer's copies under its neighbours' compute");
     }
     if (weightPending > 0)
@@ -405,17 +454,18 @@ std::string tensorPolicyChoice(const Config &config, const LayerActivations &la)
         return "Tensor policies: not applied under full recompute, which keeps only each group's input.";
     std::string rules;
     for (const TensorPolicy &p : st.tensor_policies)
-        rules += (rules.empty() ? "" : ", ") + p.pattern + " → " + std::string(tensorFateName(p.fate));
-    std::string out = "Tensor policies (" + rules + ") over " + std::string(granularityName(st.recompute_granularity))
-                      + " recompute: per layer " + formatGB(double(la.kept)) + " kept of " + formatGB(double(la.total))
-                      + ", " + formatGB(double(la.recomputed)) + " recomputed, " + formatGB(double(la.offloaded))
-                      + " offloaded to the host";
+        append(rules, rules.empty() ? "" : ", ", p.pattern, " → ", tensorFateName(p.fate));
+    std::string out = cat("Tensor policies (", rules, ") over ", granularityName(st.recompute_granularity),
+                          " recompute: per layer ", formatGB(double(la.kept)), " kept of ", formatGB(double(la.total)),
+                          ", ", formatGB(double(la.recomputed)), " recomputed, ", formatGB(double(la.offloaded)),
+                          " offloaded to the host");
     if (la.quantizedFrom > 0)
-        out += "; " + formatGB(double(la.quantizedFrom)) + " quantised to " + formatGB(double(la.quantized))
-               + " (fp8 e4m3, one " + std::string(quantScaleName(st.activation_quant_scale_dtype)) + " scale per "
-               + num(st.activation_quant_block_size)
-               + " elements, dequantised in the backward; 1-byte masks and fp32 statistics unchanged)";
-    return out + ".";
+        append(out, "; ", formatGB(double(la.quantizedFrom)), " quantised to ", formatGB(double(la.quantized)),
+               " (fp8 e4m3, one ", quantScaleName(st.activation_quant_scale_dtype), " scale per ",
+               num(st.activation_quant_block_size),
+               " elements, dequantised in the backward; 1-byte masks and fp32 statistics unchanged)");
+    out += '.';
+    return out;
 }
 
 // What the schedule means for memory, in the ledger's explanation.
@@ -529,10 +579,16 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
               {},
               {},
               {},
+              {},
+              {},
+              {},
+              {},
               {}};
+    x.granularity = granularityText(config.strategy);
     x.dp = x.d * x.cp;
     x.edp = config.model.isMoe() ? std::max<std::int64_t>(1, x.t * x.cp * x.d / (x.etp * x.e)) : 1;
     x.stages = stageLayers(config);
+    x.chunkCache.reserve(x.stages.size()); // never reallocated: addActivations keeps pointers into it
     x.denseLayer = layerParams(config.model, false, x.t, x.e, x.etp);
     x.moeLayer = config.model.isMoe() ? layerParams(config.model, true, x.t, x.e, x.etp) : x.denseLayer;
     x.emb = embeddingParams(config.model, config.training.seq_length, x.t, x.p);
@@ -554,9 +610,12 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
             ledger.warnings.push_back(pr);
 
     ledger.ranks.resize(static_cast<std::size_t>(x.p));
+    const std::string reserveFormula = cat("hardware.runtime_reserve_bytes = ",
+                                           formatGB(static_cast<double>(config.hardware.runtime_reserve_bytes)));
     for (std::int64_t r = 0; r < x.p; ++r) {
         RankLedger &rank = ledger.ranks[static_cast<std::size_t>(r)];
         rank.pipeline_rank = static_cast<int>(r);
+        rank.entries.reserve(24); // a rank's rows (and balancing's), so that adding them never moves the ones before
         RankBuilder rb(rank);
 
         ParamCount layersDense, layersExpert, firstStage, lastStage;
@@ -589,7 +648,7 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
         rank.largest_parameter_tensor
             = std::max({layersDense.largest, layersExpert.largest, firstStage.largest, lastStage.largest});
 
-        const std::string dpName = x.cp > 1 ? "d·c" : "d";
+        const std::string_view dpName = x.cp > 1 ? "d·c" : "d";
         addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", layersDense, x.dp, dpName);
         addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", layersExpert, x.edp,
                        "the expert-data-parallel group");
@@ -606,8 +665,7 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
         addCommunication(rb, rank, x, moeLayers, denseOnRank, layersExpert);
 
         rb.add(Category::Runtime, Placement::Device, "Runtime reserve", config.hardware.runtime_reserve_bytes,
-               "hardware.runtime_reserve_bytes = "
-                   + formatGB(static_cast<double>(config.hardware.runtime_reserve_bytes)),
+               reserveFormula,
                "CUDA context, cuBLAS/NCCL workspaces and allocator slack (2 GB is a common budget on Hopper- and "
                "Ampere-class GPUs)");
 

@@ -332,7 +332,10 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     in.overlapParamGather = config.strategy.overlap_param_gather;
     in.bucketParams = double(config.strategy.ddp_bucket_size);
     in.optimizerOffloadLink = optimizerOffloadLink(config);
-    in.policyOffloadBytes = cm.policyOffloadBytes;
+    // An MoE layer offloads its own tensors: the mix of the two kinds, as the layer's cost.
+    const double moeShareOfLayers = layers.empty() ? 0.0 : double(moeLayers) / double(layers.size());
+    in.policyOffloadBytes
+        = (1.0 - moeShareOfLayers) * cm.policyOffloadBytes + moeShareOfLayers * cm.policyOffloadBytesMoe;
     in.gradsOnHost = config.strategy.grad_offload != OffloadTarget::None;
     if (in.gradsOnHost) {
         in.gradOffloadBytes = in.paramsOnRank * in.gradBytes / (par.zero_stage >= 2 ? in.dataParallel : 1.0);

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace memledger {
@@ -50,8 +51,38 @@ std::optional<Dtype> parseDtype(std::string_view s)
 // "%.*f" without printf: std::to_chars with a precision is specified to
 // give printf's digits (correctly rounded, the C locale), several times
 // faster, and the ledger formats a few hundred figures per evaluation.
+//
+// Faster still for the ledger's figures (below a million, 0–3 decimals): the
+// value scaled to an integer and rounded, printed digit by digit. The
+// product's rounding error is below 1e-7 there, so away from a tie (a
+// fraction within 1e-6 of one half) the integer is the one printf rounds to;
+// a near tie goes to std::to_chars, which decides it exactly.
 static std::string fixedText(double value, int decimals)
 {
+    static constexpr double kScale[] = {1, 10, 100, 1000};
+    if (decimals >= 0 && decimals <= 3) {
+        const double x = std::fabs(value) * kScale[decimals];
+        if (x < 1e9) { // NaN fails this too
+            const double whole = std::floor(x);
+            const double frac = x - whole;
+            if (std::fabs(frac - 0.5) > 1e-6) {
+                auto n = static_cast<std::uint64_t>(whole) + (frac > 0.5 ? 1 : 0);
+                char buf[32];
+                char *end = buf + sizeof buf, *p = end;
+                for (int d = 0; d < decimals; ++d, n /= 10)
+                    *--p = static_cast<char>('0' + n % 10);
+                if (decimals > 0)
+                    *--p = '.';
+                do {
+                    *--p = static_cast<char>('0' + n % 10);
+                    n /= 10;
+                } while (n > 0);
+                if (std::signbit(value)) // printf keeps the sign of a negative value that rounds to zero
+                    *--p = '-';
+                return std::string(p, end);
+            }
+        }
+    }
     char buf[64];
     const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::fixed, decimals);
     return std::string(buf, r.ptr);
@@ -139,15 +170,21 @@ std::string formatParameterCount(std::int64_t parameters)
 
 std::string formatThousands(std::int64_t v)
 {
-    std::string digits = std::to_string(v < 0 ? -v : v);
-    std::string out;
-    const int n = static_cast<int>(digits.size());
-    for (int i = 0; i < n; ++i) {
-        out += digits[i];
-        if ((n - i - 1) % 3 == 0 && i != n - 1)
-            out += ',';
-    }
-    return v < 0 ? "-" + out : out;
+    // Right to left into a buffer, a comma every three digits.
+    std::uint64_t n = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+    char buf[32];
+    char *end = buf + sizeof buf, *p = end;
+    int digits = 0;
+    do {
+        if (digits > 0 && digits % 3 == 0)
+            *--p = ',';
+        *--p = static_cast<char>('0' + n % 10);
+        n /= 10;
+        ++digits;
+    } while (n > 0);
+    if (v < 0)
+        *--p = '-';
+    return std::string(p, end);
 }
 
 } // namespace memledger

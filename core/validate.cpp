@@ -211,7 +211,7 @@ void checkTensorPolicies(Checker &ck, const Config &config)
     };
     for (std::size_t k = 0; k < st.tensor_policies.size(); ++k) {
         const TensorPolicy &p = st.tensor_policies[k];
-        const std::string field = path + "." + p.pattern;
+        const auto field = [&] { return path + "." + p.pattern; }; // only for a message
         const bool glob = p.pattern.find_first_of("*?") != std::string::npos;
         bool matches = false;
         if (k < 64) {
@@ -223,16 +223,16 @@ void checkTensorPolicies(Checker &ck, const Config &config)
         }
         if (!matches) {
             if (glob)
-                ck.warning(field, "matches no tensor this model's layers save", "the layers save " + all());
+                ck.warning(field(), "matches no tensor this model's layers save", "the layers save " + all());
             else
-                ck.error(field, "is not a tensor this model's layers save", "use one of " + all());
+                ck.error(field(), "is not a tensor this model's layers save", "use one of " + all());
             continue;
         }
         if (!glob && p.pattern == "input_norm.input" && p.fate == TensorFate::Recompute)
-            ck.error(field, "is the layer's input: nothing inside the layer can rebuild it",
+            ck.error(field(), "is the layer's input: nothing inside the layer can rebuild it",
                      "store, offload or quantise it; recompute_granularity \"full\" keeps only this tensor");
         if (quantizes(p.fate) && activationBytes(config) != 2)
-            ck.error(field,
+            ck.error(field(),
                      "fp8 quantisation of saved activations needs 16-bit training (activations are "
                          + std::to_string(activationBytes(config)) + "-byte here)",
                      "set training.params_dtype to \"bf16\", or store the tensor");

@@ -39,6 +39,27 @@ const char *kNodeNames[kNodeCount] = {"input_norm.input",       "attention.qkv.i
                                       "mlp.fc1.output",         "mlp.fc2.input",
                                       "mlp.dropout_mask"};
 
+// An MoE layer's graph: the attention half's nodes (kInput … kMlpNormInput)
+// as the dense layer's, then the router, the routed experts and the shared
+// expert in place of the MLP.
+enum MoeNode {
+    kRouterInput = kMlpNormInput + 1,
+    kRouterProbs,
+    kExpertFc1Input, // the permuted token copies this rank's experts received
+    kExpertFc1Output,
+    kExpertFc2Input,
+    kExpertOutput, // after the combine, weighted by the routing probabilities in the unpermute
+    kSharedFc1Output,
+    kSharedFc2Input,
+    kMoeMlpMask,
+    kMoeNodeCount
+};
+
+const char *kMoeNodeNames[kMoeNodeCount - kRouterInput]
+    = {"moe.router.input",      "moe.router.probs",   "moe.experts.fc1.input",        "moe.experts.fc1.output",
+       "moe.experts.fc2.input", "moe.experts.output", "moe.shared_expert.fc1.output", "moe.shared_expert.fc2.input",
+       "mlp.dropout_mask"};
+
 // Which graph node a row of layerActivations belongs to.
 int nodeOf(const SavedTensor &s)
 {
@@ -72,6 +93,18 @@ int nodeOf(const SavedTensor &s)
     return kInput; // anything else (other layer kinds) stays with the checkpoint
 }
 
+// The same for an MoE layer's rows.
+int moeNodeOf(const SavedTensor &s)
+{
+    if (s.name == "mlp.dropout_mask")
+        return kMoeMlpMask;
+    for (int k = kRouterInput; k < kMoeMlpMask; ++k)
+        if (s.name == kMoeNodeNames[k - kRouterInput])
+            return k;
+    const int k = nodeOf(s);
+    return k <= kMlpNormInput ? k : kInput;
+}
+
 double opSeconds(const LayerGraph &g, const TensorNode &n, TensorCost cost)
 {
     if (cost == TensorCost::Flops)
@@ -80,7 +113,7 @@ double opSeconds(const LayerGraph &g, const TensorNode &n, TensorCost cost)
     const double compute = n.flops > 0 ? n.flops / (g.peakFlops * efficiencyAt(g.gemmEfficiency, n.flops)) : 0.0;
     const double memory
         = n.bytesMoved > 0 ? n.bytesMoved / (g.hbmBytesPerS * efficiencyAt(g.hbmEfficiency, n.bytesMoved)) : 0.0;
-    return compute + memory;
+    return compute + memory + n.commSeconds;
 }
 
 // Quantising in the forward and dequantising in the backward: two
@@ -105,16 +138,83 @@ Bytes LayerGraph::total() const
     return t;
 }
 
-LayerGraph layerGraph(const Config &config)
+namespace {
+
+// The MoE half of an MoE layer, priced from its own shapes (Megatron-LM's
+// MoELayer: router, token dispatcher, grouped experts, shared expert). Per
+// micro-batch on one rank: T = s·b/c tokens, T/t of them under sequence
+// parallelism; balanced routing sends each of them to k experts, and each
+// rank of the expert-parallel group receives as many copies as its tokens
+// send, all-gathered over the etp ranks that split each expert: R = T/t·k·etp
+// copies (T·k·etp without SP). Under a capacity factor the shapes are static
+// (Megatron's moe_pad_expert_input_to_capacity, GShard's expert capacity):
+// the experts run on factor × R rows, padding included, and the dispatch
+// moves that many. Recomputing the permuted tokens repeats the dispatch
+// all-to-all, recomputing the experts' output the combine.
+void setMoeNodes(LayerGraph &g, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    const ParallelismConfig &par = config.parallelism;
+    const double A = activationBytes(config);
+    const double M = config.strategy.dropout_mask_dtype == DropoutMaskDtype::Bool ? 1.0 : A;
+    const double W = dtypeBytes(config.training.params_dtype);
+    const double t = double(par.tensor_model_parallel_size);
+    const bool seqPar = par.sequence_parallel && par.tensor_model_parallel_size > 1;
+    const double sp = seqPar ? t : 1.0;
+    const double e = double(par.expert_model_parallel_size), etp = double(par.expertTensorParallel());
+    const double h = double(m.hidden_size), E = double(m.num_experts), k = double(m.moe_router_topk);
+    const double gate = m.swiglu ? 2.0 : 1.0;
+    const double f = double(m.moeFfn()) / etp; // one expert's width on this rank
+    const double fs = double(m.moe_shared_expert_intermediate_size) / t;
+    const double T = double(config.training.seq_length) / double(par.context_parallel_size)
+                     * double(config.training.micro_batch_size);
+    const double cf = config.strategy.moe_expert_capacity_factor;
+    const double R = T / sp * k * etp * (cf > 0 ? cf : 1.0);
+    const double local = E / e; // experts on this rank: their weights are read once per pass
+    const std::int64_t node = std::max<std::int64_t>(1, config.hardware.gpus_per_node);
+    const bool nvlinkEp = par.tensor_model_parallel_size * par.context_parallel_size * par.expert_model_parallel_size
+                          <= node; // as the cost model places the expert-parallel group
+    // One all-to-all of the copies over the expert-parallel group (the cost model's dispatch, or combine).
+    const double allToAll = collectiveSeconds(config.hardware, Collective::AllToAll, R / etp * h * A, e, nvlinkEp);
+    auto B = [&](int n) { return double(g.nodes[static_cast<std::size_t>(n)].bytes); };
+    auto set = [&](int n, double flops, double moved, double comm, std::vector<int> deps) {
+        TensorNode &x = g.nodes[static_cast<std::size_t>(n)];
+        x.flops = flops;
+        x.bytesMoved = moved;
+        x.commSeconds = comm;
+        x.deps = std::move(deps);
+    };
+    // The pre-MLP norm's output.
+    set(kRouterInput, 8 * B(kRouterInput) / A, B(kMlpNormInput) + B(kRouterInput), 0, {kMlpNormInput});
+    // The router's GEMM (T/t tokens × h × E) and its softmax and top-k (a few FLOPs per score).
+    set(kRouterProbs, 2 * T / sp * h * E + 5 * T / sp * E, T / sp * h * A + h * E * W + B(kRouterProbs), 0,
+        {kRouterInput});
+    // Permute: each token copied to its k experts' rows, then the dispatch.
+    set(kExpertFc1Input, 0, 2 * R * h * A, allToAll, {kRouterInput, kRouterProbs});
+    // The local experts' fc1 (gate and up under SwiGLU) over their R rows.
+    set(kExpertFc1Output, 2 * R * h * gate * f, R * h * A + local * h * gate * f * W + R * gate * f * A, 0,
+        {kExpertFc1Input});
+    set(kExpertFc2Input, 8 * R * gate * f, R * gate * f * A + R * f * A, 0, {kExpertFc1Output});
+    // fc2, then the combine back to the tokens' ranks.
+    set(kExpertOutput, 2 * R * f * h, R * f * A + local * f * h * W + R * h * A, allToAll, {kExpertFc2Input});
+    // The shared expert: a tensor-parallel MLP over all T tokens (gathered under SP).
+    set(kSharedFc1Output, 2 * T * h * gate * fs, T * h * A + h * gate * fs * W + T * gate * fs * A, 0, {kRouterInput});
+    set(kSharedFc2Input, 8 * T * gate * fs, T * gate * fs * A + T * fs * A, 0, {kSharedFc1Output});
+    set(kMoeMlpMask, B(kMoeMlpMask) / M, B(kMoeMlpMask), 0, {});
+}
+
+LayerGraph graphOf(const Config &config, bool moe)
 {
     LayerGraph g;
-    g.nodes.resize(kNodeCount);
-    for (int k = 0; k < kNodeCount; ++k)
-        g.nodes[static_cast<std::size_t>(k)].name = kNodeNames[k];
-    const LayerActivations la = layerActivations(config, false, true);
+    const int count = moe ? int(kMoeNodeCount) : int(kNodeCount);
+    g.nodes.resize(static_cast<std::size_t>(count));
+    for (int k = 0; k < count; ++k)
+        g.nodes[static_cast<std::size_t>(k)].name
+            = k < kRouterInput || !moe ? kNodeNames[k] : kMoeNodeNames[k - kRouterInput];
+    const LayerActivations la = layerActivations(config, moe, true);
     const int elementBytes = activationBytes(config);
     for (const SavedTensor &s : la.tensors) {
-        TensorNode &n = g.nodes[static_cast<std::size_t>(nodeOf(s))];
+        TensorNode &n = g.nodes[static_cast<std::size_t>(moe ? moeNodeOf(s) : nodeOf(s))];
         n.bytes += s.bytes;
         n.attentionCore = n.attentionCore || s.attentionCore;
         n.tensors.push_back(s.name);
@@ -159,23 +259,40 @@ LayerGraph layerGraph(const Config &config)
     set(kMlpNormInput, 2 * h * B(kProjInput) / A + 3 * T * h,
         B(kProjInput) + h * h / t * W + B(kHiddenMask) + B(kInput) + B(kMlpNormInput),
         {kProjInput, kHiddenMask, kInput});
-    set(kFc1Input, 8 * B(kFc1Input) / A, B(kMlpNormInput) + B(kFc1Input), {kMlpNormInput});
-    const double fc1Width = B(kFc1Output) / A / T;
-    set(kFc1Output, 2 * h * B(kFc1Output) / A, B(kFc1Input) + h * fc1Width * W + B(kFc1Output), {kFc1Input});
-    set(kFc2Input, 8 * B(kFc1Output) / A, B(kFc1Output) + B(kFc2Input), {kFc1Output});
-    set(kMlpMask, B(kMlpMask) / M, B(kMlpMask), {});
+    if (moe) {
+        setMoeNodes(g, config);
+    } else {
+        set(kFc1Input, 8 * B(kFc1Input) / A, B(kMlpNormInput) + B(kFc1Input), {kMlpNormInput});
+        const double fc1Width = B(kFc1Output) / A / T;
+        set(kFc1Output, 2 * h * B(kFc1Output) / A, B(kFc1Input) + h * fc1Width * W + B(kFc1Output), {kFc1Input});
+        set(kFc2Input, 8 * B(kFc1Output) / A, B(kFc1Output) + B(kFc2Input), {kFc1Output});
+        set(kMlpMask, B(kMlpMask) / M, B(kMlpMask), {});
+    }
 
     const CostModel cm = costModel(config);
-    g.forwardFlops = cm.dense.forward.flops;
-    g.backwardFlops = cm.dense.backward.flops;
-    g.forwardSeconds = cm.dense.forward.seconds;
-    g.backwardSeconds = cm.dense.backward.seconds;
+    const LayerCost &lc = moe ? cm.moe : cm.dense;
+    g.forwardFlops = lc.forward.flops;
+    g.backwardFlops = lc.backward.flops;
+    g.forwardSeconds = lc.forward.seconds;
+    g.backwardSeconds = lc.backward.seconds;
     g.peakFlops = config.hardware.peak_bf16_flops;
     g.hbmBytesPerS = config.hardware.hbm_bytes_per_s;
     g.gemmEfficiency = config.hardware.gemm_efficiency;
     g.hbmEfficiency = config.hardware.hbm_efficiency;
     g.linkBytesPerS = config.hardware.host_link_bytes_per_s;
     return g;
+}
+
+} // namespace
+
+LayerGraph layerGraph(const Config &config)
+{
+    return graphOf(config, false);
+}
+
+LayerGraph moeLayerGraph(const Config &config)
+{
+    return graphOf(config, true);
 }
 
 double offloadStall(double bytes, double linkBytesPerS, double forward, double backward)
@@ -453,13 +570,18 @@ Config withTensorPlan(const Config &config, const LayerGraph &g, const std::vect
 
 TensorPlan configuredTensorPlan(const Config &config, const LayerGraph &g, TensorCost cost)
 {
+    return configuredTensorPlan(config, g, cost, false);
+}
+
+TensorPlan configuredTensorPlan(const Config &config, const LayerGraph &g, TensorCost cost, bool moeLayer)
+{
     TensorPlan p;
     p.fates.assign(g.nodes.size(), Fate::Store);
-    const LayerActivations la = layerActivations(config, false, true);
+    const LayerActivations la = layerActivations(config, moeLayer, true);
     const int A = activationBytes(config);
     std::vector<std::map<Fate, Bytes>> byFate(g.nodes.size());
     for (const SavedTensor &s : la.tensors) {
-        const std::size_t k = static_cast<std::size_t>(nodeOf(s));
+        const std::size_t k = static_cast<std::size_t>(moeLayer ? moeNodeOf(s) : nodeOf(s));
         byFate[k][s.fate] += s.bytes;
         const TensorNode &n = g.nodes[k];
         const double share = n.bytes > 0 ? double(s.bytes) / double(n.bytes) : 0.0;

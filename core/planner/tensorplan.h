@@ -45,6 +45,7 @@ struct TensorNode
     Bytes quantizedBytes = 0; // its size with the 16-bit tensors in fp8 and their scales
     double quantizedElements = 0; // elements of its 16-bit tensors
     double quantizeBytesMoved = 0; // HBM traffic of quantising in the forward and dequantising in the backward
+    double commSeconds = 0; // collectives its recompute repeats (an MoE layer's dispatch or combine all-to-all)
 };
 
 struct LayerGraph
@@ -57,9 +58,20 @@ struct LayerGraph
     Bytes total() const;
 };
 
-// The dense layer of the configured model (GPT/Llama blocks; MoE and MLA
-// layers are not modelled here).
+// The dense layer of the configured model (GPT/Llama blocks; MLA's tensors
+// stay with the layer input).
 LayerGraph layerGraph(const Config &config);
+
+// An MoE layer of the configured model: the attention half as layerGraph's,
+// then the router (its input and probabilities), the routed experts (the
+// permuted token copies, fc1's output, fc2's input, the output the unpermute
+// weighs) and the shared expert, each priced at the MoE layer's own shapes:
+// the top-k copies each expert-parallel rank receives (times the capacity
+// factor under static shapes), the local experts' weights, the shared
+// expert's tensor-parallel width; recomputing the permuted tokens or the
+// experts' output repeats the dispatch or combine all-to-all. The planners'
+// frontier stays on the dense layer; this graph prices an MoE layer's policies.
+LayerGraph moeLayerGraph(const Config &config);
 
 enum class TensorCost {
     Flops, // recompute priced by its FLOPs, as if every op ran at peak
@@ -112,6 +124,8 @@ Config withTensorPlan(const Config &config, const LayerGraph &graph, const std::
 // proportion to its bytes given that fate, the offloaded bytes exact. `fates`
 // holds the fate of most of each node's bytes, for display.
 TensorPlan configuredTensorPlan(const Config &config, const LayerGraph &graph, TensorCost cost);
+// The same for an MoE layer's tensors on moeLayerGraph's graph (moeLayer true).
+TensorPlan configuredTensorPlan(const Config &config, const LayerGraph &graph, TensorCost cost, bool moeLayer);
 
 // Megatron's selective recompute as a plan: the attention core recomputed, the rest stored.
 std::vector<Fate> selectivePlan(const LayerGraph &graph);

@@ -57,6 +57,16 @@ TEST_CASE("Ledger with tensor policies", "[bench]")
     {
         return computeLedger(gpt3).peak_bytes;
     };
+    // The same rules with cross-rank activation balancing on: both refinements at once.
+    const Config balanced
+        = load("gpt-3-175b-64gpus-tp-sp-selective",
+               {R"(strategy.tensor_policies={"attention.*":"recompute","mlp.fc1.output":"quantize_fp8",)"
+                R"("mlp.fc2.input":"offload","*dropout_mask":"store"})",
+                "strategy.pipeline_activation_balance=auto"});
+    BENCHMARK("GPT-3 175B, 96 layers, p = 8, four rules, activation balance")
+    {
+        return computeLedger(balanced).peak_bytes;
+    };
 }
 
 TEST_CASE("Tensor frontier", "[bench]")

@@ -4,6 +4,10 @@
 #include "core/units.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
 
 using namespace memledger;
 
@@ -22,4 +26,51 @@ TEST_CASE("Parameter counts in short: B for billions, T for trillions, decimal",
     // Below a million, the exact count.
     CHECK(formatParameterCount(999999) == "999,999");
     CHECK(formatParameterCount(0) == "0");
+}
+
+TEST_CASE("Byte figures print printf's digits, ties and signs included", "[units]")
+{
+    // formatGB's digits must be exactly printf's "%.*f" (1 decimal from 100,
+    // 2 from 10, 3 below): the reports' text is compared byte for byte.
+    const auto reference = [](double bytes) {
+        const double a = std::fabs(bytes);
+        const char *unit = a >= 1e12 ? "TB" : a >= 1e9 ? "GB" : a >= 1e6 ? "MB" : "kB";
+        const double v = bytes / (a >= 1e12 ? 1e12 : a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : 1e3);
+        const double av = std::fabs(v);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.*f %s", av >= 100 ? 1 : (av >= 10 ? 2 : 3), v, unit);
+        return std::string(buf);
+    };
+    // Ties printf rounds to even on the exact binary value: 1.0625 GB → "1.062",
+    // 1.0635 GB (just below a tie in binary) → "1.063"; 2.5e9 at 3 decimals is exact.
+    CHECK(formatGB(1.0625e9) == "1.062 GB");
+    CHECK(formatGB(1.0635e9) == reference(1.0635e9));
+    CHECK(formatGB(2.5e9) == "2.500 GB");
+    CHECK(formatGB(-1.5e3) == "-1.500 kB");
+    CHECK(formatGB(999.95e9) == reference(999.95e9));
+    CHECK(formatGB(5.0e15) == "5000.0 TB");
+    // A sweep of values, many of them on or near a rounding boundary.
+    std::uint64_t state = 12345;
+    for (int i = 0; i < 200000; ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double digits = double(state >> 40) / 16.0; // multiples of 1/16: exact ties
+        const double scale = std::pow(10.0, double((state >> 20) % 13));
+        const double bytes = (i % 2 ? digits * scale : double(state >> 11)) * (i % 7 == 0 ? -1 : 1);
+        if (std::fabs(bytes) < 1e3)
+            continue;
+        INFO(bytes);
+        REQUIRE(formatGB(bytes) == reference(bytes));
+    }
+}
+
+TEST_CASE("Counts print with a comma every three digits", "[units]")
+{
+    CHECK(formatThousands(0) == "0");
+    CHECK(formatThousands(999) == "999");
+    CHECK(formatThousands(1000) == "1,000");
+    CHECK(formatThousands(-1234567) == "-1,234,567");
+    CHECK(formatThousands(174591086592LL) == "174,591,086,592"); // GPT-3's 175 B layers, counted
+    CHECK(countOf(1, "layer", "layers") == "1 layer");
+    CHECK(countOf(12, "layer", "layers") == "12 layers");
+    CHECK(countOf(2.5, "stage-micro-batch", "stage-micro-batches") == "2.50 stage-micro-batches");
 }
