@@ -8,8 +8,11 @@
 #include <QFontMetrics>
 #include <QPainter>
 #include <QResizeEvent>
+#include <QTextBlock>
+#include <QTextLayout>
 #include <QTimer>
 
+#include "ui/qtstring.h"
 #include "ui/theme.h"
 
 #include <cmath>
@@ -92,7 +95,24 @@ QString PlanHeader::shownDetail() const
 
 QString PlanHeader::plainText() const
 {
-    return m_detail.isEmpty() ? m_document.toPlainText() : m_document.toPlainText() + QLatin1Char('\n') + m_detail;
+    const QString title = stripWordJoiners(m_document.toPlainText());
+    return m_detail.isEmpty() ? title : title + QLatin1Char('\n') + m_detail;
+}
+
+QStringList PlanHeader::titleLines() const
+{
+    textHeight(width()); // laid out at this width
+    QStringList lines;
+    for (QTextBlock block = m_document.begin(); block.isValid(); block = block.next()) {
+        const QTextLayout *layout = block.layout();
+        for (int i = 0; layout && i < layout->lineCount(); ++i) {
+            const QTextLine line = layout->lineAt(i);
+            lines << stripWordJoiners(block.text().mid(line.textStart(), line.textLength()))
+                         .replace(QChar(QChar::Nbsp), QLatin1Char(' '))
+                         .trimmed();
+        }
+    }
+    return lines;
 }
 
 int PlanHeader::textHeight(int width) const

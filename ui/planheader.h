@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QStringList>
 #include <QTextDocument>
 #include <QWidget>
 
@@ -31,6 +32,8 @@ public:
     QString shownDetail() const;
     // The text as shown, without markup (tests, accessibility).
     QString plainText() const;
+    // The title's lines as laid out at the widget's width, without markup (tests).
+    QStringList titleLines() const;
     bool hasHeightForWidth() const override;
     int heightForWidth(int width) const override;
     QSize sizeHint() const override;
