@@ -1208,7 +1208,8 @@ void MainWindow::updateHeader()
     }
     QStringList facts;
     facts << unbroken(ledger.gpus == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(ledger.gpus));
-    facts << unbroken(tr("%1 parameters").arg(parameterCountText(ledger.total_parameters)));
+    // "70.55 B" stays whole; "parameters" may start the next line (a window at its narrowest keeps its height).
+    facts << tr("%1 parameters").arg(unbroken(parameterCountText(ledger.total_parameters)));
     facts << toQString(parallelSummary(planned)).toHtmlEscaped(); // "t=1 p=16 …": a break between any two
     facts << unbroken(QString::fromStdString(planned.hardware.name).toHtmlEscaped());
 

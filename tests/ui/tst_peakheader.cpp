@@ -53,7 +53,7 @@ TEST_CASE("The header names the ledger's peak and its tooltip why the timeline's
 TEST_CASE("The header wraps between phrases, never inside one", "[ui][header][wrap]")
 {
     // A narrow window wrapped the header mid-phrase: "rank / 0", "45.09 / GB of
-    // 85.90 GB", "671.03 B / parameters". Each phrase below must sit whole on
+    // 85.90 GB", "671.03 / B parameters". Each phrase below must sit whole on
     // one line at every width, in the default plan and in the DeepSeek-V3
     // scenarios (the longest headers).
     const QList<QRegularExpression> phrases = {
@@ -62,7 +62,7 @@ TEST_CASE("The header wraps between phrases, never inside one", "[ui][header][wr
         QRegularExpression(QStringLiteral("of \\d+(\\.\\d+)? GB")),
         QRegularExpression(QStringLiteral("\\(\\d+(\\.\\d+)? GiB\\)")),
         QRegularExpression(QStringLiteral("\\d+ GPUs?")),
-        QRegularExpression(QStringLiteral("[\\d.]+ [KMBT]? ?parameters")),
+        QRegularExpression(QStringLiteral("\\d+(\\.\\d+)? [KMBT]\\b")), // "70.55 B" (parameters)
         QRegularExpression(QStringLiteral("— (fits|does not fit)")),
         QRegularExpression(QStringLiteral("H100-SXM-80GB")),
     };
