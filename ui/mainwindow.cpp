@@ -52,6 +52,7 @@
 #include "core/reports/report.h"
 #include "core/steptime.h"
 #include "core/units.h"
+#include "ui/cachedsizedelegate.h"
 #include "ui/comparisontablemodel.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
@@ -256,6 +257,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_problems->setWordWrap(true);
     m_problems->setIconSize(QSize(16, 16));
     m_problems->setAlternatingRowColors(true);
+    m_problems->setItemDelegate(new CachedSizeDelegate(m_problems));
 
     // Memory: the bars per rank beside the staircase.
     auto *charts = new QSplitter(Qt::Horizontal, this);
