@@ -131,6 +131,9 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
             p.pipeline_schedule = s;
         });
     fieldOfLast(QStringLiteral("parallelism.pipeline_schedule"));
+    // Its text changes with t, p, d or c: a width of its own (the field's, which is wider than the text)
+    // would relayout and repaint the whole panel whenever it grew by a digit.
+    m_gpus->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     par->addRow(tr("GPUs"), m_gpus);
 
     QFormLayout *training = addGroup(tr("Batch and precision"));
@@ -457,7 +460,13 @@ void ControlPanel::showProblems(const Problems &problems)
         lines[static_cast<std::size_t>(at)] << line;
     }
     recolorNotes();
+    // A drag or a spin through invalid and valid values (t = 3, 4, 5 …) would show and hide notes at every
+    // step, and each time the panel below them moves: a relayout and a repaint of the whole panel per step.
+    // While one control is edited step after step, a note that clears keeps its room, blank; an edit of
+    // another control, an undo or a load gives the room back.
     const int editing = std::exchange(m_editedNow, -1);
+    const bool sameRun = editing >= 0 && editing == m_noteRun;
+    m_noteRun = editing;
     for (std::size_t i = 0; i < m_notes.size(); ++i) {
         QLabel *note = m_notes[i];
         const QString text = lines[i].join(QLatin1Char('\n'));
@@ -465,11 +474,7 @@ void ControlPanel::showProblems(const Problems &problems)
             if (note->text() != text)
                 note->setText(text);
             note->setVisible(true);
-        } else if (static_cast<int>(i) == editing && note->isVisibleTo(this)) {
-            // A drag or a spin through invalid and valid values (t = 3, 4, 5 …) would show and hide the
-            // note at every step, and each time the panel below it moves: a relayout and a repaint of the
-            // whole panel per step. While its control is being edited, the note keeps its room, blank;
-            // the next edit elsewhere, an undo or a load gives the room back.
+        } else if (sameRun && note->isVisibleTo(this)) {
             note->setMinimumHeight(std::max(note->minimumHeight(), note->height()));
             if (!note->text().isEmpty())
                 note->clear();
