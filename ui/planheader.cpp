@@ -11,6 +11,7 @@
 #include <QTextBlock>
 #include <QTextLayout>
 #include <QTimer>
+#include <QTransform>
 
 #include "ui/qtstring.h"
 #include "ui/theme.h"
@@ -162,8 +163,19 @@ void PlanHeader::paintEvent(QPaintEvent *)
     if (m_wrapDetail) {
         painter.setFont(detailFont(font(), true));
         painter.drawText(line, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_detail);
-    } else
-        painter.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, shownDetail());
+        return;
+    }
+    // The detail line changes far less often than the peak above it, which repaints the header on every
+    // edit: it is elided and laid out once per text, width and font (QStaticText), then only drawn.
+    const QString key = m_detail + QChar(0x1f) + QString::number(width()) + QChar(0x1f) + font().key();
+    if (key != m_detailKey) {
+        m_detailKey = key;
+        m_detailText.setTextFormat(Qt::PlainText);
+        m_detailText.setText(shownDetail());
+        m_detailText.prepare(QTransform(), font());
+    }
+    painter.setFont(font());
+    painter.drawStaticText(QPointF(0, m_textHeight), m_detailText);
 }
 
 void PlanHeader::resizeEvent(QResizeEvent *event)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QStaticText>
 #include <QStringList>
 #include <QTextDocument>
 #include <QWidget>
@@ -57,6 +58,8 @@ private:
     mutable QTextDocument m_document; // laid out at the widget's width, except inside heightForWidth
 
     int m_textHeight = 0;
+    QStaticText m_detailText; // the one-line detail as painted, laid out once
+    QString m_detailKey; // the detail, width and font it was laid out for
 };
 
 } // namespace memledger::ui
