@@ -10,6 +10,7 @@
 #include <QPaintEvent>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStringList>
 
 #include "core/stats.h"
 #include "ui/controlpanel.h"
@@ -128,9 +129,23 @@ QString benchSliders(MainWindow &window, int moves)
             worst[c].wall = std::max(worst[c].wall, ms);
             worst[c].cpu = std::max(worst[c].cpu, cpu);
         }
+        long long controlPixels = 0;
+        std::vector<std::pair<long long, QString>> controlTop;
         for (const auto &[name, paints] : std::exchange(counter.painted, {})) {
             paintedAll[name].first += paints.first;
             paintedAll[name].second += paints.second;
+            controlPixels += paints.second;
+            controlTop.emplace_back(paints.second, name);
+        }
+        // Per control: the pixels a move paints and the widgets that paint the most of them.
+        if (detail && moves > 0) {
+            std::sort(controlTop.begin(), controlTop.end(),
+                      [](const auto &a, const auto &b) { return a.first > b.first; });
+            QStringList top;
+            for (std::size_t i = 0; i < std::min<std::size_t>(controlTop.size(), 3); ++i)
+                top << QStringLiteral("%1 %2").arg(controlTop[i].second.left(28)).arg(controlTop[i].first / moves);
+            std::fprintf(stderr, "%2zu %-28s %8lld px/move: %s\n", c, qPrintable(control->accessibleName().left(28)),
+                         controlPixels / moves, qPrintable(top.join(QStringLiteral("; "))));
         }
     }
     if (detail) {

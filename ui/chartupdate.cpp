@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 namespace memledger::ui {
 
@@ -101,6 +102,31 @@ int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth)
     return step;
 }
 
+namespace {
+// Fitting a title measures it word by word (text shaping), and a chart is
+// fitted again on every edit with the same title and room most of the time:
+// the last call's inputs and result are kept on the object, and a call with
+// the same inputs, whose result is still shown, returns at once.
+bool sameAsLastFit(QObject *object, const char *name, const QString &key, const QString &shown)
+{
+    const QStringList last = object->property(name).toStringList();
+    return last.size() == 2 && last[0] == key && last[1] == shown;
+}
+
+void rememberFit(QObject *object, const char *name, const QString &key, const QString &shown)
+{
+    object->setProperty(name, QStringList{key, shown});
+}
+
+QString fitKey(std::initializer_list<QString> parts)
+{
+    QString key;
+    for (const QString &part : parts)
+        key += part + QChar(0x1f);
+    return key;
+}
+} // namespace
+
 void setWrappedChartTitle(QChart *chart, const QString &title, double width)
 {
     // Qt Charts leaves a margin on each side of the title; a few pixels more for rounding.
@@ -111,6 +137,9 @@ void setWrappedChartTitle(QChart *chart, const QString &title, double width)
         chart->layout()->getContentsMargins(&l, &t, &r, &b);
     const double room
         = std::max(1.0, width - l - r - chart->margins().left() - chart->margins().right() - 3 * fm.averageCharWidth());
+    const QString key = fitKey({title, QString::number(room), chart->titleFont().key()});
+    if (sameAsLastFit(chart, "memledgerWrappedTitle", key, chart->title()))
+        return;
     QStringList lines;
     QString line;
     for (const QString &word : title.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
@@ -124,6 +153,7 @@ void setWrappedChartTitle(QChart *chart, const QString &title, double width)
     }
     lines << line.toHtmlEscaped();
     setChartTitle(chart, lines.join(QStringLiteral("<br>")));
+    rememberFit(chart, "memledgerWrappedTitle", key, chart->title());
 }
 
 void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString &shortTitle, double height,
@@ -133,6 +163,10 @@ void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString
     const QFontMetricsF fm(axis->titleFont());
     // And Qt lays a title out as a text document with 4 px margins each side.
     const double room = height - 2 * 4.0 - 2.0 - 2 * 4.0;
+    const QString key
+        = fitKey({title, shortTitle, QString::number(room), QString::number(allowTwoLines), axis->titleFont().key()});
+    if (sameAsLastFit(axis, "memledgerFittedTitle", key, axis->titleText()))
+        return;
     // Next best to the whole title on one line: the whole title on two, split
     // at the space nearest its middle (a short plot keeps every word). Qt
     // measures a rich-text title with its document's margins: a line's height
@@ -152,6 +186,7 @@ void setFittedAxisTitle(QAbstractAxis *axis, const QString &title, const QString
                            : fm.horizontalAdvance(shortTitle) <= room                                    ? shortTitle
                                                                                                          : QString();
     setAxisTitle(axis, fitted);
+    rememberFit(axis, "memledgerFittedTitle", key, axis->titleText());
 }
 
 bool setFittedBottomAxisTitle(QChart *chart, QAbstractAxis *axis, const QString &title)

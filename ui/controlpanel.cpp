@@ -21,7 +21,9 @@
 #include "ui/qtstring.h"
 #include "ui/theme.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace memledger::ui {
 
@@ -129,6 +131,9 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
             p.pipeline_schedule = s;
         });
     fieldOfLast(QStringLiteral("parallelism.pipeline_schedule"));
+    // Its text changes with t, p, d or c: a width of its own (the field's, which is wider than the text)
+    // would relayout and repaint the whole panel whenever it grew by a digit.
+    m_gpus->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     par->addRow(tr("GPUs"), m_gpus);
 
     QFormLayout *training = addGroup(tr("Batch and precision"));
@@ -261,6 +266,7 @@ QFormLayout *ControlPanel::addGroup(const QString &title)
 void ControlPanel::edit(const QString &what, int control, const Setter &set, bool dragging)
 {
     m_lastEdited = control;
+    m_editedNow = control;
     Config config = m_document->config();
     set(config);
     m_document->edit(config, what, dragging ? m_drags : -1);
@@ -454,11 +460,29 @@ void ControlPanel::showProblems(const Problems &problems)
         lines[static_cast<std::size_t>(at)] << line;
     }
     recolorNotes();
+    // A drag or a spin through invalid and valid values (t = 3, 4, 5 …) would show and hide notes at every
+    // step, and each time the panel below them moves: a relayout and a repaint of the whole panel per step.
+    // While one control is edited step after step, a note that clears keeps its room, blank; an edit of
+    // another control, an undo or a load gives the room back.
+    const int editing = std::exchange(m_editedNow, -1);
+    const bool sameRun = editing >= 0 && editing == m_noteRun;
+    m_noteRun = editing;
     for (std::size_t i = 0; i < m_notes.size(); ++i) {
+        QLabel *note = m_notes[i];
         const QString text = lines[i].join(QLatin1Char('\n'));
-        if (m_notes[i]->text() != text)
-            m_notes[i]->setText(text);
-        m_notes[i]->setVisible(!text.isEmpty());
+        if (!text.isEmpty()) {
+            if (note->text() != text)
+                note->setText(text);
+            note->setVisible(true);
+        } else if (sameRun && note->isVisibleTo(this)) {
+            note->setMinimumHeight(std::max(note->minimumHeight(), note->height()));
+            if (!note->text().isEmpty())
+                note->clear();
+        } else if (!note->isHidden() || !note->text().isEmpty()) {
+            note->setMinimumHeight(0);
+            note->clear();
+            note->hide();
+        }
     }
 }
 
@@ -495,12 +519,15 @@ void ControlPanel::syncFromConfig()
     for (const auto &sync : m_syncs)
         sync(config);
     const ParallelismConfig &p = config.parallelism;
-    m_gpus->setText(tr("<b>%1</b> = t·p·d·c = %2·%3·%4·%5")
-                        .arg(p.gpus())
-                        .arg(p.tensor_model_parallel_size)
-                        .arg(p.pipeline_model_parallel_size)
-                        .arg(p.data_parallel_size)
-                        .arg(p.context_parallel_size));
+    const QString gpus = tr("<b>%1</b> = t·p·d·c = %2·%3·%4·%5")
+                             .arg(p.gpus())
+                             .arg(p.tensor_model_parallel_size)
+                             .arg(p.pipeline_model_parallel_size)
+                             .arg(p.data_parallel_size)
+                             .arg(p.context_parallel_size);
+    // QLabel::setText relayouts the group even for the same text: most edits leave this line as it was.
+    if (m_gpus->text() != gpus)
+        m_gpus->setText(gpus);
 }
 
 } // namespace memledger::ui

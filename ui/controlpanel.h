@@ -65,6 +65,10 @@ private:
     std::vector<QString> m_paths; // per control: its preset field ("parallelism.tensor_model_parallel_size")
     std::vector<QLabel *> m_notes; // per control: the inline explanation row
     int m_lastEdited = -1;
+    // The control edited from the panel since the last showProblems (-1: none, e.g. an undo):
+    // its note keeps its room when its error clears, see showProblems.
+    int m_editedNow = -1;
+    int m_noteRun = -1; // the control the last showProblems followed an edit of
     int m_drags = 0; // drags begun so far: each is its own merge id
 };
 

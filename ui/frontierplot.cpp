@@ -166,6 +166,25 @@ QRectF FrontierPlot::plotArea() const
     return a;
 }
 
+namespace {
+QString fittedTitle(const QFontMetricsF &fm, const QString &title, const QString &shortTitle, double room)
+{
+    if (fm.horizontalAdvance(title) <= room || shortTitle.isEmpty())
+        return fm.elidedText(title, Qt::ElideRight, room);
+    return fm.elidedText(shortTitle, Qt::ElideRight, room);
+}
+} // namespace
+
+QString FrontierPlot::shownCostTitle() const
+{
+    return fittedTitle(QFontMetricsF(font()), m_data.costTitle, m_data.costShortTitle, plotArea().width());
+}
+
+QString FrontierPlot::shownMemoryTitle() const
+{
+    return fittedTitle(QFontMetricsF(font()), m_data.memoryTitle, m_data.memoryShortTitle, plotArea().height());
+}
+
 FrontierFrame FrontierPlot::frame() const
 {
     return frontierFrame(m_data, plotArea());
@@ -331,12 +350,12 @@ void FrontierPlot::paintEvent(QPaintEvent *)
     p.drawLine(a.bottomLeft(), a.topLeft());
     p.setPen(text);
     p.drawText(QRectF(a.left(), a.bottom() + fm.height() * 1.3, a.width(), fm.height() * 1.2),
-               Qt::AlignHCenter | Qt::AlignTop, fm.elidedText(m_data.costTitle, Qt::ElideRight, a.width()));
+               Qt::AlignHCenter | Qt::AlignTop, shownCostTitle());
     p.save();
     p.translate(fm.height() * 0.2, a.center().y());
     p.rotate(-90);
     p.drawText(QRectF(-a.height() / 2, 0, a.height(), fm.height() * 1.2), Qt::AlignHCenter | Qt::AlignTop,
-               fm.elidedText(m_data.memoryTitle, Qt::ElideRight, a.height()));
+               shownMemoryTitle());
     p.restore();
 
     // The exact frontier: its step line, then its points.

@@ -28,6 +28,10 @@ struct FrontierPlotData
     int currentMarker = -1;
     QString costTitle; // "recompute, ms per micro-batch"
     QString memoryTitle; // "peak memory, MB per micro-batch"
+    // Drawn instead when the whole title does not fit its axis (a narrow
+    // window): never cut mid-word; the caption above the plot says the rest.
+    QString costShortTitle; // "overhead, %"
+    QString memoryShortTitle; // "MB per layer"
     QString costUnit; // "ms", "%"
     QString memoryUnit; // "MB", "GB"
     QString emptyText; // shown when there is nothing to draw
@@ -72,6 +76,10 @@ public:
     int selectedFrontierPoint() const { return m_selected; }
 
     QRectF plotArea() const;
+    // The axis titles as drawn: the whole title, the short one, or (only
+    // when even that is too long) the short one elided.
+    QString shownCostTitle() const;
+    QString shownMemoryTitle() const;
     // Below the legend, which wraps onto more lines when the widget is narrow.
     double legendBottom() const;
     QPointF frontierPosition(int index) const;

@@ -448,10 +448,14 @@ void FrontierView::rebuildPlot()
     if (chain) {
         data.memoryTitle = tr("peak memory, %1 per micro-batch").arg(m_memoryUnit);
         data.costTitle = tr("recompute, ms per micro-batch");
+        data.memoryShortTitle = tr("peak memory, %1").arg(m_memoryUnit);
+        data.costShortTitle = tr("recompute, ms");
     } else {
         // Short: the caption above the plot says one layer, one micro-batch and which cost model.
         data.memoryTitle = tr("device memory per layer, %1").arg(m_memoryUnit);
         data.costTitle = tr("overhead, % of forward + backward");
+        data.memoryShortTitle = tr("%1 per layer").arg(m_memoryUnit);
+        data.costShortTitle = tr("overhead, %");
     }
     auto sameAs = [&](double memory, double cost) {
         const int m = markerAt(m_markers, memory, cost);

@@ -52,6 +52,7 @@
 #include "core/reports/report.h"
 #include "core/steptime.h"
 #include "core/units.h"
+#include "ui/cachedsizedelegate.h"
 #include "ui/comparisontablemodel.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
@@ -256,6 +257,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_problems->setWordWrap(true);
     m_problems->setIconSize(QSize(16, 16));
     m_problems->setAlternatingRowColors(true);
+    m_problems->setItemDelegate(new CachedSizeDelegate(m_problems));
 
     // Memory: the bars per rank beside the staircase.
     auto *charts = new QSplitter(Qt::Horizontal, this);
@@ -1171,21 +1173,24 @@ void MainWindow::updateHeader()
         // computeInference wants a valid plan: the ledger's, as the facts below.
         const InferenceLedger serving = computeInference(m_document->ledgerConfig());
         const bool fits = serving.fits();
-        peak = tr("Serving peak: rank %1, %2 of %3 — %4; training this plan: %5 — %6")
-                   .arg(serving.peak_rank)
-                   .arg(bytesText(serving.peak_bytes), bytesText(serving.capacity_bytes),
-                        fits ? tr("fits") : tr("does not fit"), bytesText(ledger.peak_bytes),
-                        ledger.fits() ? tr("fits") : tr("does not fit"));
+        // Phrases unbroken: a narrow window wraps between them, never inside "rank 15" or "41.30 GB".
+        peak = tr("Serving peak: %1, %2 %3 %4; training this plan: %5 %6")
+                   .arg(unbroken(tr("rank %1").arg(serving.peak_rank)), unbroken(bytesText(serving.peak_bytes)),
+                        unbroken(tr("of %1").arg(bytesText(serving.capacity_bytes))),
+                        unbroken(tr("— %1").arg(fits ? tr("fits") : tr("does not fit"))),
+                        unbroken(bytesText(ledger.peak_bytes)),
+                        unbroken(tr("— %1").arg(ledger.fits() ? tr("fits") : tr("does not fit"))));
         peak = fits ? peak.toHtmlEscaped()
                     : QStringLiteral("<span style='color:%1'>%2</span>")
                           .arg(errorTextColor(palette()).name(), peak.toHtmlEscaped());
     } else if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
         const bool fits = ledger.fits(); // core's verdict: every rank within the device
-        peak = tr("Ledger peak: rank %1, %2 of %3 (%4) — %5")
-                   .arg(rank->pipeline_rank)
-                   .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
-                        toQString(formatGiB(static_cast<double>(ledger.capacity_bytes))),
-                        fits ? tr("fits") : tr("does not fit"));
+        peak = tr("Ledger peak: %1, %2 %3 %4 %5")
+                   .arg(unbroken(tr("rank %1").arg(rank->pipeline_rank)), unbroken(bytesText(ledger.peak_bytes)),
+                        unbroken(tr("of %1").arg(bytesText(ledger.capacity_bytes))),
+                        unbroken(QStringLiteral("(%1)").arg(
+                            toQString(formatGiB(static_cast<double>(ledger.capacity_bytes))))),
+                        unbroken(tr("— %1").arg(fits ? tr("fits") : tr("does not fit"))));
         peak = fits ? peak.toHtmlEscaped()
                     : QStringLiteral("<span style='color:%1'>%2</span>")
                           .arg(errorTextColor(palette()).name(), peak.toHtmlEscaped());
@@ -1204,10 +1209,11 @@ void MainWindow::updateHeader()
         m_stepTime->clear();
     }
     QStringList facts;
-    facts << (ledger.gpus == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(ledger.gpus));
-    facts << tr("%1 parameters").arg(parameterCountText(ledger.total_parameters));
-    facts << toQString(parallelSummary(planned)).toHtmlEscaped();
-    facts << QString::fromStdString(planned.hardware.name).toHtmlEscaped();
+    facts << unbroken(ledger.gpus == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(ledger.gpus));
+    // "70.55 B" stays whole; "parameters" may start the next line (a window at its narrowest keeps its height).
+    facts << tr("%1 parameters").arg(unbroken(parameterCountText(ledger.total_parameters)));
+    facts << toQString(parallelSummary(planned)).toHtmlEscaped(); // "t=1 p=16 …": a break between any two
+    facts << unbroken(QString::fromStdString(planned.hardware.name).toHtmlEscaped());
 
     QString plan = facts.join(QStringLiteral(" &nbsp;·&nbsp; ")) + QStringLiteral(" &nbsp;·&nbsp; <b>%1</b>").arg(peak);
     if (m_document->isStale())

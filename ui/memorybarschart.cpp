@@ -106,7 +106,10 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     setChart(chart);
     delete initial;
     m_fonts = chartFonts(chart);
-    setRenderHint(QPainter::Antialiasing);
+    // No antialiasing: every shape here is axis-aligned (bars, grid, capacity lines), and an antialiased
+    // line is rasterized as a path, ~30x the work of a plain one (a fifth of a move's instructions went to
+    // grid and tick lines in the bench's profile). The fail marks' triangles turn it on for themselves.
+    setRenderHint(QPainter::Antialiasing, false);
     // The category names, in the bars' bottom-up order, then the lines; on
     // the right while the chart is wide enough, else under the plot, never
     // cut. The host chart is the narrow one beside the staircase: its legend

@@ -8,8 +8,12 @@
 #include <QFontMetrics>
 #include <QPainter>
 #include <QResizeEvent>
+#include <QTextBlock>
+#include <QTextLayout>
 #include <QTimer>
+#include <QTransform>
 
+#include "ui/qtstring.h"
 #include "ui/theme.h"
 
 #include <cmath>
@@ -92,7 +96,24 @@ QString PlanHeader::shownDetail() const
 
 QString PlanHeader::plainText() const
 {
-    return m_detail.isEmpty() ? m_document.toPlainText() : m_document.toPlainText() + QLatin1Char('\n') + m_detail;
+    const QString title = stripWordJoiners(m_document.toPlainText());
+    return m_detail.isEmpty() ? title : title + QLatin1Char('\n') + m_detail;
+}
+
+QStringList PlanHeader::titleLines() const
+{
+    textHeight(width()); // laid out at this width
+    QStringList lines;
+    for (QTextBlock block = m_document.begin(); block.isValid(); block = block.next()) {
+        const QTextLayout *layout = block.layout();
+        for (int i = 0; layout && i < layout->lineCount(); ++i) {
+            const QTextLine line = layout->lineAt(i);
+            lines << stripWordJoiners(block.text().mid(line.textStart(), line.textLength()))
+                         .replace(QChar(QChar::Nbsp), QLatin1Char(' '))
+                         .trimmed();
+        }
+    }
+    return lines;
 }
 
 int PlanHeader::textHeight(int width) const
@@ -142,8 +163,19 @@ void PlanHeader::paintEvent(QPaintEvent *)
     if (m_wrapDetail) {
         painter.setFont(detailFont(font(), true));
         painter.drawText(line, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_detail);
-    } else
-        painter.drawText(line, Qt::AlignLeft | Qt::AlignVCenter, shownDetail());
+        return;
+    }
+    // The detail line changes far less often than the peak above it, which repaints the header on every
+    // edit: it is elided and laid out once per text, width and font (QStaticText), then only drawn.
+    const QString key = m_detail + QChar(0x1f) + QString::number(width()) + QChar(0x1f) + font().key();
+    if (key != m_detailKey) {
+        m_detailKey = key;
+        m_detailText.setTextFormat(Qt::PlainText);
+        m_detailText.setText(shownDetail());
+        m_detailText.prepare(QTransform(), font());
+    }
+    painter.setFont(font());
+    painter.drawStaticText(QPointF(0, m_textHeight), m_detailText);
 }
 
 void PlanHeader::resizeEvent(QResizeEvent *event)

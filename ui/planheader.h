@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QStaticText>
+#include <QStringList>
 #include <QTextDocument>
 #include <QWidget>
 
@@ -31,6 +33,8 @@ public:
     QString shownDetail() const;
     // The text as shown, without markup (tests, accessibility).
     QString plainText() const;
+    // The title's lines as laid out at the widget's width, without markup (tests).
+    QStringList titleLines() const;
     bool hasHeightForWidth() const override;
     int heightForWidth(int width) const override;
     QSize sizeHint() const override;
@@ -54,6 +58,8 @@ private:
     mutable QTextDocument m_document; // laid out at the widget's width, except inside heightForWidth
 
     int m_textHeight = 0;
+    QStaticText m_detailText; // the one-line detail as painted, laid out once
+    QString m_detailKey; // the detail, width and font it was laid out for
 };
 
 } // namespace memledger::ui

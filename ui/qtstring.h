@@ -30,4 +30,20 @@ inline QString parameterCountText(std::int64_t parameters)
     return toQString(formatParameterCount(parameters));
 }
 
+// A phrase kept on one line where rich text wraps ("rank 0", "of 85.90 GB",
+// "H100-SXM-80GB"): its spaces become non-breaking, and a word joiner follows
+// each hyphen (Unicode line breaking allows a break after one).
+// QTextDocument::toPlainText gives the spaces back; stripWordJoiners the rest.
+inline QString unbroken(QString phrase)
+{
+    phrase.replace(QLatin1Char(' '), QChar(QChar::Nbsp));
+    phrase.replace(QLatin1Char('-'), QStringLiteral(u"-\u2060"));
+    return phrase;
+}
+
+inline QString stripWordJoiners(QString text)
+{
+    return text.remove(QChar(0x2060));
+}
+
 } // namespace memledger::ui

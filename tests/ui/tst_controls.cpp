@@ -508,3 +508,51 @@ TEST_CASE("An edit repaints the controls whose value it changed, not every contr
     CHECK(tensorPaints.paints > 0); // the control that changed shows its value
     CHECK(dataPaints.paints == 0); // one whose value is the same is left alone
 }
+
+TEST_CASE("A note keeps its room while its control is edited, so the panel does not move at each step",
+          "[ui][controls][bench]")
+{
+    // Issue 16, one frame per move: spinning t through 3, 4, 5 … showed and hid the note under it at every
+    // step, and every control below moved (a relayout and a repaint of the whole panel per step).
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    for (int pass = 0; pass < 8; ++pass)
+        QApplication::processEvents();
+    auto *tensor = static_cast<QSpinBox *>(window.controlPanel()->controls()[2]);
+    auto *pipeline = static_cast<QSpinBox *>(window.controlPanel()->controls()[3]);
+    auto *data = static_cast<QSpinBox *>(window.controlPanel()->controls()[5]);
+    REQUIRE(tensor->accessibleName() == QStringLiteral("Tensor (t)"));
+    REQUIRE(data->accessibleName() == QStringLiteral("Data (d)"));
+    // As the bench does: until no pass has work left (a word-wrapped note takes a second layout pass).
+    const auto settle = [] {
+        for (int pass = 0; pass < 8; ++pass)
+            QApplication::processEvents();
+    };
+    const auto top = [&](QWidget *w) { return w->mapTo(window.controlPanel(), QPoint(0, 0)).y(); };
+    const int pipelineTop = top(pipeline);
+
+    tensor->setValue(3); // 64 heads do not split over 3: a note under t
+    settle();
+    CHECK_FALSE(window.controlPanel()->noteOf(tensor).isEmpty());
+    const int withNote = top(pipeline);
+    CHECK(withNote > pipelineTop); // the note pushed p down
+
+    tensor->setValue(4); // valid again: the note is gone, its room is kept
+    settle();
+    CHECK(window.controlPanel()->noteOf(tensor).isEmpty());
+    CHECK(top(pipeline) == withNote);
+    tensor->setValue(3); // invalid again: the same room, nothing moves
+    settle();
+    CHECK_FALSE(window.controlPanel()->noteOf(tensor).isEmpty());
+    CHECK(top(pipeline) == withNote);
+    tensor->setValue(8);
+    settle();
+
+    data->setValue(data->value() * 2); // an edit elsewhere gives the room back
+    settle();
+    CHECK(window.controlPanel()->noteOf(tensor).isEmpty());
+    CHECK(top(pipeline) == pipelineTop);
+}

@@ -4,6 +4,7 @@
 // gives the timeline's and core's reason for the difference.
 #include <QApplication>
 #include <QHelpEvent>
+#include <QRegularExpression>
 #include <QToolTip>
 
 #include "catchqt.h"
@@ -13,6 +14,9 @@
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/planheader.h"
+
+#include <algorithm>
+#include <vector>
 
 using namespace memledger;
 
@@ -44,4 +48,56 @@ TEST_CASE("The header names the ledger's peak and its tooltip why the timeline's
     QApplication::sendEvent(header, &event);
     CHECK(QToolTip::text() == tip);
     QToolTip::hideText();
+}
+
+TEST_CASE("The header wraps between phrases, never inside one", "[ui][header][wrap]")
+{
+    // A narrow window wrapped the header mid-phrase: "rank / 0", "45.09 / GB of
+    // 85.90 GB", "671.03 / B parameters". Each phrase below must sit whole on
+    // one line at every width, in the default plan and in the DeepSeek-V3
+    // scenarios (the longest headers).
+    const QList<QRegularExpression> phrases = {
+        QRegularExpression(QStringLiteral("rank \\d+")),
+        QRegularExpression(QStringLiteral("\\d+(\\.\\d+)? (GB|GiB)")),
+        QRegularExpression(QStringLiteral("of \\d+(\\.\\d+)? GB")),
+        QRegularExpression(QStringLiteral("\\(\\d+(\\.\\d+)? GiB\\)")),
+        QRegularExpression(QStringLiteral("\\d+ GPUs?")),
+        QRegularExpression(QStringLiteral("\\d+(\\.\\d+)? [KMBT]\\b")), // "70.55 B" (parameters)
+        QRegularExpression(QStringLiteral("— (fits|does not fit)")),
+        QRegularExpression(QStringLiteral("H100-SXM-80GB")),
+    };
+    for (const char *scenario :
+         {"llama-3-70b-128xh100", "deepseek-v3-2048xh100-p16-v4", "deepseek-v3-2048xh100-dualpipe"}) {
+        ui::Document document;
+        REQUIRE(document.loadBuiltinScenario(scenario));
+        ui::MainWindow window(&document);
+        window.resize(1024, 700);
+        window.show();
+        QApplication::processEvents();
+        auto *header = window.findChild<ui::PlanHeader *>();
+        REQUIRE(header != nullptr);
+        const QString title = header->plainText().section(QLatin1Char('\n'), 0, 0);
+        CHECK(title.contains(QStringLiteral("Ledger peak: rank")));
+        // The window's own width first, then the header alone at every width down to a phone's.
+        std::vector<int> widths{header->width()};
+        for (int w = 1400; w >= 300; w -= 7)
+            widths.push_back(w);
+        int wrapped = 0;
+        for (const int w : widths) {
+            header->resize(w, header->heightForWidth(w));
+            const QStringList lines = header->titleLines();
+            wrapped += lines.size() > 1;
+            for (const QRegularExpression &phrase : phrases) {
+                for (auto it = phrase.globalMatch(title); it.hasNext();) {
+                    const QString whole = it.next().captured();
+                    const bool inOneLine
+                        = std::any_of(lines.begin(), lines.end(), [&](const QString &l) { return l.contains(whole); });
+                    INFO(scenario << " at " << w << " px: \"" << whole.toStdString() << "\" in "
+                                  << lines.join(QStringLiteral(" | ")).toStdString());
+                    CHECK(inOneLine);
+                }
+            }
+        }
+        CHECK(wrapped > 0); // the widths did make it wrap
+    }
 }
