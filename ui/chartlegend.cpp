@@ -68,8 +68,25 @@ void ChartLegend::relayout(bool preferRight)
     const QRectF content = background.adjusted(kMargin, kMargin, -kMargin, -kMargin);
     const double columnGap = m.row;
     const int count = static_cast<int>(m_entries.size());
-    const int columnsBelow
-        = std::clamp(static_cast<int>((content.width() + columnGap) / (widest + columnGap)), 1, std::max(count, 1));
+    // Below the plot: the most columns that fit, each as wide as its own
+    // widest entry (filled row by row), so that a short label beside a long
+    // one does not cost a column: in a narrow chart two columns keep the plot
+    // half a legend taller than one.
+    int columnsBelow = 1;
+    std::vector<double> columnWidths{widest};
+    for (int columns = count; columns > 1; --columns) {
+        std::vector<double> cw(std::size_t(columns), 0.0);
+        for (int i = 0; i < count; ++i)
+            cw[std::size_t(i % columns)] = std::max(cw[std::size_t(i % columns)], widths[std::size_t(i)]);
+        double total = (columns - 1) * columnGap;
+        for (double w : cw)
+            total += w;
+        if (total <= content.width()) {
+            columnsBelow = columns;
+            columnWidths = std::move(cw);
+            break;
+        }
+    }
     const int rowsBelow = (count + columnsBelow - 1) / columnsBelow;
     // On the right while it leaves the plot 60 % of the width (as Qt Charts'
     // own legend); up to half the width when that leaves a squarer plot than
@@ -95,11 +112,16 @@ void ChartLegend::relayout(bool preferRight)
     } else if (n > 0) {
         // As many columns as the width holds, filled row by row in the entries' order.
         const int columns = columnsBelow, rows = rowsBelow;
-        const double width = columns * widest + (columns - 1) * columnGap;
+        std::vector<double> columnLeft(std::size_t(columns), 0.0);
+        double width = 0;
+        for (int c = 0; c < columns; ++c) {
+            columnLeft[std::size_t(c)] = width;
+            width += columnWidths[std::size_t(c)] + (c + 1 < columns ? columnGap : 0.0);
+        }
         const double left = content.center().x() - width / 2;
         const double top = background.bottom() - kMargin / 2 - rows * m.row;
         for (int i = 0; i < n; ++i)
-            rects.emplace_back(left + (i % columns) * (widest + columnGap), top + (i / columns) * m.row,
+            rects.emplace_back(left + columnLeft[std::size_t(i % columns)], top + (i / columns) * m.row,
                                widths[std::size_t(i)], m.row);
         margins.setBottom(static_cast<int>(std::ceil(kMargin + rows * m.row)));
     }

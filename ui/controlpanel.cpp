@@ -133,7 +133,11 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     fieldOfLast(QStringLiteral("parallelism.pipeline_schedule"));
     // Its text changes with t, p, d or c: a width of its own (the field's, which is wider than the text)
     // would relayout and repaint the whole panel whenever it grew by a digit.
-    m_gpus->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    m_gpus->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    // In a narrow panel (a 1024-pixel window, 2048 GPUs) the line would be cut at the field's edge: it wraps
+    // after "t·p·d·c =" instead, so only a change of its line count relayouts the panel.
+    m_gpus->setWordWrap(true);
+    m_gpus->setObjectName(QStringLiteral("gpus"));
     par->addRow(tr("GPUs"), m_gpus);
 
     QFormLayout *training = addGroup(tr("Batch and precision"));

@@ -3,6 +3,7 @@
 // memory bars' and the Lifetimes legends whole at 1024x700; every slide of every shipped deck at a
 // projector's 1024x768 and 1600x1000 with no elided chart text.
 #include <QApplication>
+#include <QLabel>
 #include <QValueAxis>
 
 #include "charttexts.h"
@@ -16,6 +17,7 @@
 #include "ui/staircasechart.h"
 #include "ui/talkmode.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace memledger;
@@ -138,5 +140,64 @@ TEST_CASE("Every slide of every deck cuts no chart text at 1024x768 and 1600x100
             }
             window.talkMode()->stop();
         }
+    }
+}
+
+TEST_CASE("A narrow memory chart lays its legend under the plot in columns as wide as their own entries",
+          "[ui][charts][legend]")
+{
+    // DeepSeek-V3 with DualPipe at 1024x700: the staircase of 16 ranks keeps
+    // its minimum width, the bars get about 300 pixels, and "Optimizer
+    // states" is the one long label. Columns of one common width left a
+    // single column of eight rows under a plot a few dozen pixels tall.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-dualpipe"));
+    MainWindow window(&document);
+    window.resize(1024, 700);
+    window.show();
+    QApplication::processEvents();
+    MemoryBarsChart *bars = window.memoryBars();
+    const std::vector<QRectF> rects = bars->legend()->entryRects();
+    REQUIRE(rects.size() == 8); // six categories, capacity and usable
+    std::vector<qreal> lefts;
+    for (const QRectF &r : rects)
+        if (std::find(lefts.begin(), lefts.end(), r.left()) == lefts.end())
+            lefts.push_back(r.left());
+    INFO("chart " << bars->width() << " px wide, plot " << bars->chart()->plotArea().height() << " px tall");
+    CHECK(lefts.size() >= 2);
+    // Whole and apart (the first test's checks), and the plot keeps room for its bars.
+    for (std::size_t i = 0; i < rects.size(); ++i) {
+        CHECK(rects[i].width() > bars->legend()->labelWidth(i));
+        for (std::size_t j = 0; j < i; ++j)
+            CHECK_FALSE(rects[i].intersects(rects[j]));
+    }
+    CHECK(bars->chart()->plotArea().height() >= 100);
+}
+
+TEST_CASE("The GPUs line of the plan panel is whole at 1024x700 for every scenario", "[ui][controls][elide]")
+{
+    // "2048 = t·p·d·c = 1·16·128·1" ran past the panel's edge at 1024 pixels:
+    // the line wraps instead, and its height holds every line.
+    for (const std::string &scenario : builtinNames("scenarios")) {
+        INFO(scenario);
+        Document document;
+        REQUIRE(document.loadBuiltinScenario(scenario));
+        MainWindow window(&document);
+        window.resize(1024, 700);
+        window.show();
+        QApplication::processEvents();
+        const auto *gpus = window.findChild<QLabel *>(QStringLiteral("gpus"));
+        REQUIRE(gpus);
+        INFO(gpus->text().toStdString() << ": " << gpus->width() << "x" << gpus->height());
+        const QString plain = QString(gpus->text()).remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>"));
+        const QFontMetrics fm(gpus->font());
+        const int lines = gpus->height() / fm.lineSpacing();
+        REQUIRE(lines >= 1);
+        // Every word of the line fits the label's width, and the wrapped text fits its height.
+        const QRect needed = fm.boundingRect(QRect(0, 0, gpus->contentsRect().width(), 10000),
+                                             Qt::TextWordWrap | Qt::AlignLeft, plain);
+        CHECK(needed.height() <= gpus->contentsRect().height());
+        for (const QString &word : plain.split(QLatin1Char(' ')))
+            CHECK(fm.horizontalAdvance(word) <= gpus->contentsRect().width());
     }
 }
