@@ -58,7 +58,8 @@ public:
     // `elementBytes` 0: the first factor is the element size (every tensor
     // but the norm statistics, whose first factor counts them).
     void add(std::string_view module, std::string_view tensor, std::initializer_list<Factor> num,
-             std::initializer_list<Factor> den, bool core = false, std::int64_t elementBytes = 0, bool fp8Input = false)
+             std::initializer_list<Factor> den, bool core = false, std::int64_t elementBytes = 0, bool fp8Input = false,
+             bool linearInput = false)
     {
         Wide n = 1, d = 1;
         for (const Factor &f : num)
@@ -89,6 +90,13 @@ public:
             quantized += q;
             quantizedFrom += bytes;
         }
+        // A linear layer's input stays until its weight gradient: what a
+        // deferred W of a zero-bubble schedule holds after B is the tensor as
+        // the backward had it, the quantised copy when a policy quantises it,
+        // the copy that came back when it was offloaded, and the whole
+        // tensor again when it was recomputed for the backward.
+        if (linearInput)
+            weightInputs += fate == TensorFate::Recompute ? bytes : q;
         if (fate == TensorFate::Recompute)
             recomputed += bytes;
         else if (offloads(fate))
@@ -106,6 +114,7 @@ public:
     Bytes total = 0;
     Bytes attentionCore = 0;
     Bytes kept = 0, recomputed = 0, offloaded = 0, quantized = 0, quantizedFrom = 0, keptFp8 = 0;
+    Bytes weightInputs = 0; // linear inputs a deferred W holds (weightPassBytes)
 
 private:
     struct Rule
@@ -250,7 +259,7 @@ Shape shapeOf(const Config &config)
 void addInput(Account &acc, const Shape &x, std::string_view module, std::string_view tensor,
               std::initializer_list<Factor> num, std::initializer_list<Factor> den)
 {
-    acc.add(module, tensor, num, den, false, 0, x.fp8Inputs);
+    acc.add(module, tensor, num, den, false, 0, x.fp8Inputs, true);
 }
 
 void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
@@ -348,7 +357,8 @@ void addMoe(Account &acc, const Shape &x, const Config &config)
     const ModelConfig &m = config.model;
     const ParallelismConfig &par = config.parallelism;
     const std::int64_t etp = par.expertTensorParallel();
-    acc.add("moe.router", "input", {x.A, x.s, x.b, x.h}, {x.lin});
+    // The router is a linear layer too, but not an FP8 GEMM: its input stays 16-bit.
+    acc.add("moe.router", "input", {x.A, x.s, x.b, x.h}, {x.lin}, false, 0, false, true);
     acc.add("moe.router", "probs", {{"4", 4}, x.s, x.b, {"E", m.num_experts}}, {x.sp});
     // Balanced routing: each rank of the expert-parallel group receives as many
     // token copies (top-k) as its tokens send; ETP ranks all see them.
@@ -368,48 +378,44 @@ void addMoe(Account &acc, const Shape &x, const Config &config)
 }
 
 // W of a zero-bubble schedule computes dW = Xᵀ·dY for every linear layer, so
-// after B has freed the rest of the layer's saved tensors it keeps X (as the
-// forward saved it) and dY as it arrived: a column-parallel layer's split over
-// t, a row-parallel layer's split along the sequence under sequence
-// parallelism (W gathers it again, as Megatron's backward re-gathers X).
-// Elements per token, times s·b and the element size: with FP8 inputs X is
-// the saved FP8 copy (L/Ld bytes), dY stays 16-bit until W quantises it.
-Bytes weightPassBytes(const Shape &x, const Config &config, bool moeLayer)
+// after B has freed the rest of the layer's saved tensors it keeps X and dY
+// as it arrived: a column-parallel layer's split over t, a row-parallel
+// layer's split along the sequence under sequence parallelism (W gathers it
+// again, as Megatron's backward re-gathers X). The inputs X are the Account's
+// own (`Account::weightInputs`: named and sized as the per-layer table has
+// them, each as its tensor policy left it for the backward); here only the
+// output gradients, elements per token times s·b and the activation element
+// size: with FP8 inputs dY stays 16-bit until W quantises it.
+Bytes weightPassBytes(const Shape &x, const Config &config, bool moeLayer, Bytes inputs)
 {
     const ModelConfig &m = config.model;
-    const double t = double(x.t.value), lin = double(x.lin.value), sp = double(x.sp.value);
+    const double t = double(x.t.value), sp = double(x.sp.value);
     const double h = double(x.h.value), a = double(m.num_attention_heads);
-    double inputs = 0, grads = 0; // per token
+    double grads = 0; // per token
     if (m.multi_latent_attention) {
         const double q = double(m.q_lora_rank), kv = double(m.kv_lora_rank);
         const double qk = double(m.qk_head_dim + m.qk_pos_emb_head_dim), v = double(m.v_head_dim);
-        inputs += h / lin + (q > 0 ? q / sp : 0.0) + kv / sp + a * v / t;
         grads += (q > 0 ? q : a * qk / t) + kv + double(m.qk_pos_emb_head_dim); // down-projection outputs
         grads += (q > 0 ? a * qk / t : 0.0) + a * (double(m.qk_head_dim) + v) / t + h / sp; // up, proj
     } else {
         const double d = double(m.headDim()), g = double(m.queryGroups());
-        inputs += h / lin + a * d / t; // qkv and proj inputs
-        grads += (a + 2 * g) * d / t + h / sp; // their output gradients
+        grads += (a + 2 * g) * d / t + h / sp; // qkv's and proj's output gradients
     }
-    // fc1's input and output gradient (gated: twice as wide), fc2's input and output gradient.
+    // fc1's output gradient (gated: twice as wide), fc2's output gradient.
     const double gate = m.swiglu ? 2.0 : 1.0;
-    const auto mlp = [&](double width, double copies, double split, double input, double outputGrad) {
-        inputs += input + copies * width / split;
+    const auto mlp = [&](double width, double copies, double split, double outputGrad) {
         grads += copies * (gate * width / split + outputGrad);
     };
     if (moeLayer) {
         const double etp = double(config.parallelism.expertTensorParallel());
         const double routed = double(m.moe_router_topk) * etp / sp; // token copies per local token
-        grads += h / lin; // the router's input, kept 16-bit (the router is not an FP8 GEMM)
-        mlp(double(m.moeFfn()), routed, etp, routed * h, h); // per routed copy
+        mlp(double(m.moeFfn()), routed, etp, h); // per routed copy
         if (m.moe_shared_expert_intermediate_size > 0)
-            mlp(double(m.moe_shared_expert_intermediate_size), 1.0, t, 0.0, h / sp);
+            mlp(double(m.moe_shared_expert_intermediate_size), 1.0, t, h / sp);
     } else {
-        mlp(double(m.ffn()), 1.0, t, h / lin, h / sp);
+        mlp(double(m.ffn()), 1.0, t, h / sp);
     }
-    const double inputBytes = double(x.L.value) / double(x.Ld.value);
-    return static_cast<Bytes>((inputs * inputBytes + grads * double(x.A.value)) * double(x.s.value)
-                              * double(x.b.value));
+    return inputs + static_cast<Bytes>(grads * double(x.A.value) * double(x.s.value) * double(x.b.value));
 }
 
 } // namespace
@@ -457,7 +463,7 @@ LayerActivations accountLayer(const Config &config, bool moeLayer, TensorList li
     la.quantizedFrom = acc.quantizedFrom;
     // Full recompute keeps the layer's input (sharded along the sequence under SP).
     la.checkpoint = static_cast<Bytes>(x.A.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
-    la.weightPass = weightPassBytes(x, config, moeLayer);
+    la.weightPass = weightPassBytes(x, config, moeLayer, acc.weightInputs);
     if (matched)
         *matched = acc.matched();
     return la;

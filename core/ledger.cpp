@@ -403,7 +403,10 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         rb.add(Category::Activations, Placement::Device, "Inputs of deferred weight passes", weightPending,
                countOf(double(weightPendingCount), "micro-batch", "micro-batches") + " past B, before W × "
                    + formatGB(double(weightPending / weightPendingCount))
-                   + " (each linear layer's input and output gradient)",
+                   + (config.strategy.tensor_policies.empty()
+                          ? " (each linear layer's input and output gradient)"
+                          : " (each linear layer's input as its tensor policy left it for B: FP8 when quantised, "
+                            "back on the device when offloaded, whole when recomputed; and its output gradient)"),
                std::string(scheduleName(config.parallelism.schedule()))
                    + " splits each backward: B frees what only the input gradients needed, W (the weight "
                      "gradients) runs later and keeps its GEMM operands until then");
