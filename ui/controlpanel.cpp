@@ -475,6 +475,12 @@ void ControlPanel::showProblems(const Problems &problems)
         QLabel *note = m_notes[i];
         const QString text = lines[i].join(QLatin1Char('\n'));
         if (!text.isEmpty()) {
+            // The same note back within the run: at the height it had. Left free, the form's height-for-width
+            // of the group differs by a line between the note's text and its blank room (seen at 1600x1000:
+            // 396 and 410 px), and the group and the whole panel resize, and repaint, at every step.
+            const bool back = sameRun && note->minimumHeight() > 0 && note->property("runText").toString() == text;
+            note->setMaximumHeight(back ? note->minimumHeight() : QWIDGETSIZE_MAX);
+            note->setProperty("runText", text);
             if (note->text() != text)
                 note->setText(text);
             note->setVisible(true);
@@ -484,6 +490,7 @@ void ControlPanel::showProblems(const Problems &problems)
                 note->clear();
         } else if (!note->isHidden() || !note->text().isEmpty()) {
             note->setMinimumHeight(0);
+            note->setMaximumHeight(QWIDGETSIZE_MAX);
             note->clear();
             note->hide();
         }

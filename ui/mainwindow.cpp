@@ -1122,7 +1122,13 @@ void MainWindow::refreshCurrentView()
         // The host chart only when something is offloaded: otherwise its space goes to the staircase.
         const bool offloaded = std::any_of(ledger.ranks.begin(), ledger.ranks.end(),
                                            [](const RankLedger &r) { return r.host_total_bytes > 0; });
-        if (m_hostBars->isVisibleTo(m_hostBars->parentWidget()) != offloaded) {
+        // While one control is toggled back and forth (offload on, off, on) the chart keeps its room, titled
+        // "nothing offloaded", rather than relayouting both charts at every step; the next edit of another
+        // control, an undo or a load gives the room back.
+        const bool shown = m_hostBars->isVisibleTo(m_hostBars->parentWidget());
+        if (shown && !offloaded && m_controls->continuesEditRun())
+            return;
+        if (shown != offloaded) {
             m_hostBars->setVisible(offloaded);
             // Shown again: half the column each, not what was left from before it hid.
             if (auto *side = qobject_cast<QSplitter *>(m_hostBars->parentWidget()); side && offloaded)

@@ -544,10 +544,20 @@ TEST_CASE("A note keeps its room while its control is edited, so the panel does 
     settle();
     CHECK(window.controlPanel()->noteOf(tensor).isEmpty());
     CHECK(top(pipeline) == withNote);
+    const int panelHeight = window.controlPanel()->height();
+    const int bottom = top(window.controlPanel()->controls().back());
     tensor->setValue(3); // invalid again: the same room, nothing moves
     settle();
     CHECK_FALSE(window.controlPanel()->noteOf(tensor).isEmpty());
     CHECK(top(pipeline) == withNote);
+    // Nor does the note's group or the panel change height (a group that grows by a line resizes the
+    // panel, which repaints all of it): the last control stays where it was.
+    CHECK(window.controlPanel()->height() == panelHeight);
+    CHECK(top(window.controlPanel()->controls().back()) == bottom);
+    tensor->setValue(4);
+    settle();
+    CHECK(window.controlPanel()->height() == panelHeight);
+    CHECK(top(window.controlPanel()->controls().back()) == bottom);
     tensor->setValue(8);
     settle();
 

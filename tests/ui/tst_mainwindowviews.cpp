@@ -2,6 +2,7 @@
 // The smaller defects of the views (issue 16, item 11) and the Help menu.
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QImage>
 #include <QKeySequence>
@@ -16,6 +17,7 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"
@@ -23,6 +25,7 @@
 #include "ui/staircasechart.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace memledger;
 using namespace memledger::ui;
@@ -146,6 +149,58 @@ TEST_CASE("The host-memory chart shows only when something is offloaded", "[ui][
     QApplication::processEvents();
     CHECK(window.hostBars()->isVisible());
     CHECK(window.staircase()->height() < alone);
+}
+
+TEST_CASE("The host-memory chart keeps its room while offload is toggled back and forth", "[ui][charts][bench]")
+{
+    // Issue 16, one frame per move: toggling an offload combo showed and hid the host chart at every step,
+    // and both charts of the column were resized, laid out and repainted each time (2 Mpx a move).
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1600, 1000);
+    window.show();
+    const auto settle = [] {
+        for (int pass = 0; pass < 8; ++pass)
+            QApplication::processEvents();
+    };
+    settle();
+    REQUIRE_FALSE(window.hostBars()->isVisible());
+    const int alone = window.staircase()->height();
+    QComboBox *offload = nullptr;
+    QSpinBox *micro = nullptr;
+    for (QWidget *control : window.controlPanel()->controls()) {
+        if (control->accessibleName() == QStringLiteral("Optimizer offload"))
+            offload = qobject_cast<QComboBox *>(control);
+        if (control->accessibleName() == QStringLiteral("Micro-batch (b)"))
+            micro = qobject_cast<QSpinBox *>(control);
+    }
+    REQUIRE(offload != nullptr);
+    REQUIRE(micro != nullptr);
+    const int none = offload->currentIndex();
+    const auto pick = [&](int index) {
+        offload->setCurrentIndex(index);
+        Q_EMIT offload->activated(index); // what a user's pick emits
+        settle();
+    };
+
+    pick((none + 1) % offload->count()); // something offloaded: the chart shows, half the column each
+    REQUIRE(window.hostBars()->isVisible());
+    const int half = window.staircase()->height();
+    CHECK(half < alone);
+    CHECK(std::abs(window.hostBars()->height() - half) <= 2);
+
+    pick(none); // back to nothing offloaded, the same control: the chart keeps its room
+    CHECK(window.hostBars()->isVisible());
+    CHECK(window.staircase()->height() == half);
+    pick((none + 1) % offload->count()); // on again: nothing moves
+    CHECK(window.staircase()->height() == half);
+    pick(none);
+
+    micro->setValue(micro->value() + 1); // an edit of another control gives the room back
+    settle();
+    CHECK_FALSE(window.hostBars()->isVisible());
+    CHECK(window.staircase()->height() == alone);
 }
 
 TEST_CASE("Help: F1 lists the shortcuts, About names the version, Documentation links the guides", "[ui][help]")
