@@ -483,6 +483,11 @@ std::uint64_t matchedPolicies(const Config &config, bool moeLayer)
     return matched;
 }
 
+LayerActivations layerActivationsMatched(const Config &config, bool moeLayer, std::uint64_t &matched)
+{
+    return accountLayer(config, moeLayer, TensorList::None, &matched);
+}
+
 ChunkActivations chunkActivations(const Config &config, const LayerActivations &dense, const LayerActivations &moe,
                                   std::int64_t first, std::int64_t layers)
 {

@@ -42,6 +42,37 @@ Bytes take(const std::vector<Bytes> &totals, Bytes level)
     return sum;
 }
 
+// The smallest L in [lo, hi) with f(L) ≤ 0, else hi (what a binary search
+// over [lo, hi] finds), for a non-increasing f that is linear between the
+// integer `kinks`: f is evaluated at the kinks only, and the crossing inside
+// the one segment where f changes sign is solved exactly, in O(p log p)
+// rather than a search over the ~2^36 byte levels.
+template<typename F>
+Bytes firstNonPositive(Bytes lo, Bytes hi, std::vector<Bytes> &kinks, F f)
+{
+    if (lo >= hi)
+        return lo;
+    Bytes fa = f(lo);
+    if (fa <= 0)
+        return lo;
+    kinks.push_back(hi);
+    std::sort(kinks.begin(), kinks.end());
+    Bytes a = lo;
+    for (Bytes b : kinks) {
+        if (b <= a || b > hi)
+            continue;
+        const Bytes fb = f(b);
+        if (fb <= 0) {
+            // f(a + k) = fa − k·slope on [a, b], slope > 0 a whole number.
+            const Bytes slope = (fa - fb) / (b - a);
+            return std::min(hi, a + (fa + slope - 1) / slope);
+        }
+        a = b;
+        fa = fb;
+    }
+    return hi;
+}
+
 std::string gb(Bytes b)
 {
     return formatGB(static_cast<double>(b));
@@ -79,16 +110,17 @@ WaterFill waterFill(const std::vector<Bytes> &totals, const std::vector<Bytes> &
         return f;
     // give(L) falls and take(L) rises with L: the smallest L where the
     // donors can give no more than the receivers can take.
-    Bytes lo = *std::min_element(totals.begin(), totals.end());
-    Bytes hi = *std::max_element(totals.begin(), totals.end());
-    while (lo < hi) {
-        const Bytes mid = lo + (hi - lo) / 2;
-        if (give(totals, movable, mid) <= take(totals, mid))
-            hi = mid;
-        else
-            lo = mid + 1;
+    const Bytes lo = *std::min_element(totals.begin(), totals.end());
+    const Bytes hi = *std::max_element(totals.begin(), totals.end());
+    // give − take bends where a donor's excess reaches its movable bytes or
+    // nothing, and where a receiver's room starts.
+    std::vector<Bytes> kinks;
+    kinks.reserve(2 * n + 1);
+    for (std::size_t r = 0; r < n; ++r) {
+        kinks.push_back(totals[r]);
+        kinks.push_back(totals[r] - movable[r]);
     }
-    f.level = lo;
+    f.level = firstNonPositive(lo, hi, kinks, [&](Bytes l) { return give(totals, movable, l) - take(totals, l); });
     Bytes given = 0;
     for (std::size_t r = 0; r < n; ++r) {
         f.out[r] = std::min(movable[r], std::max<Bytes>(0, totals[r] - f.level));
@@ -98,14 +130,8 @@ WaterFill waterFill(const std::vector<Bytes> &totals, const std::vector<Bytes> &
         return f;
     // The receivers fill from the bottom to a common level (never above L,
     // since take(L) ≥ given); the last bytes one each.
-    Bytes rlo = *std::min_element(totals.begin(), totals.end()), rhi = f.level;
-    while (rlo < rhi) {
-        const Bytes mid = rlo + (rhi - rlo) / 2;
-        if (take(totals, mid) >= given)
-            rhi = mid;
-        else
-            rlo = mid + 1;
-    }
+    kinks.assign(totals.begin(), totals.end()); // take bends where each receiver's room starts
+    const Bytes rlo = firstNonPositive(lo, f.level, kinks, [&](Bytes l) { return given - take(totals, l); });
     Bytes left = given;
     for (std::size_t r = 0; r < n; ++r)
         if (f.out[r] == 0 && totals[r] < rlo - 1) {

@@ -8,6 +8,7 @@
 #include "core/modelstates.h"
 #include "core/muon.h"
 #include "core/parameters.h"
+#include "core/policymatch.h"
 #include "core/schedule.h"
 #include "core/scheduledledger.h"
 #include "core/textcat.h"
@@ -595,8 +596,10 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
     x.denseLayer = layerParams(config.model, false, x.t, x.e, x.etp);
     x.moeLayer = config.model.isMoe() ? layerParams(config.model, true, x.t, x.e, x.etp) : x.denseLayer;
     x.emb = embeddingParams(config.model, config.training.seq_length, x.t, x.p);
-    x.denseAct = layerActivations(config, false, false);
-    x.moeAct = config.model.isMoe() ? layerActivations(config, true, false) : x.denseAct;
+    // The totals pass also says which tensor_policies rules matched, for validation below.
+    std::uint64_t matched = 0, matchedMoe = 0;
+    x.denseAct = layerActivationsMatched(config, false, matched);
+    x.moeAct = config.model.isMoe() ? layerActivationsMatched(config, true, matchedMoe) : x.denseAct;
     x.stageAct = stageActivations(config);
     if (splitsBackward(par.schedule()))
         x.splitOps = splitOps ? *splitOps : scheduleAllOps(par, x.m, weightPassShare(config, x.denseAct, x.moeAct));
@@ -608,7 +611,7 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
     ledger.capacity_bytes = config.hardware.hbm_bytes;
     ledger.usable_bytes = config.hardware.usableBytes();
     ledger.host_capacity_bytes = config.hardware.host_bytes;
-    for (const Problem &pr : validate(config))
+    for (const Problem &pr : validateMatched(config, matched | matchedMoe))
         if (!pr.isError())
             ledger.warnings.push_back(pr);
 

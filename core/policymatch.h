@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/activations.h"
 #include "core/config.h"
+#include "core/problem.h"
 
 #include <cstdint>
 
@@ -13,5 +15,14 @@ namespace memledger {
 // bytes, so validation checks the rules without listing the tensors' names
 // (it runs on every ledger evaluation).
 std::uint64_t matchedPolicies(const Config &config, bool moeLayer);
+
+// layerActivations(config, moeLayer, TensorList::None) and, in `matched`, the
+// rules matchedPolicies would report: the ledger's own totals pass gives the
+// bits, so validating its configuration does not match the rules again.
+LayerActivations layerActivationsMatched(const Config &config, bool moeLayer, std::uint64_t &matched);
+
+// validate(config) for a configuration whose rules' match bits (the dense
+// layer's, or'ed with the MoE layer's for an MoE model) are already known.
+Problems validateMatched(const Config &config, std::uint64_t matched);
 
 } // namespace memledger

@@ -173,7 +173,7 @@ namespace {
 // strategy.tensor_policies: every exact name is a tensor the model's layers
 // save, every glob matches one, the layer input is never recomputed, and
 // quantising needs 16-bit activations.
-void checkTensorPolicies(Checker &ck, const Config &config)
+void checkTensorPolicies(Checker &ck, const Config &config, const std::uint64_t *knownMatched)
 {
     const std::string path = "strategy.tensor_policies";
     const StrategyConfig &st = config.strategy;
@@ -188,8 +188,10 @@ void checkTensorPolicies(Checker &ck, const Config &config)
         return; // the tensors' names need a model that makes sense
     // Which rules match a tensor, from the totals-only pass (no names listed):
     // validation runs on every ledger evaluation and every slider move.
+    // (Or from the caller's own pass: the ledger's, validateMatched.)
     const std::uint64_t matched
-        = matchedPolicies(config, false) | (config.model.isMoe() ? matchedPolicies(config, true) : 0);
+        = knownMatched ? *knownMatched
+                       : matchedPolicies(config, false) | (config.model.isMoe() ? matchedPolicies(config, true) : 0);
     // The names, only for a message or a rule past the 64 the mask holds.
     std::vector<std::string> names;
     const auto listNames = [&] {
@@ -239,9 +241,8 @@ void checkTensorPolicies(Checker &ck, const Config &config)
     }
 }
 
-} // namespace
-
-Problems validate(const Config &config)
+// validate's body; `matched`: the policy rules' match bits when known.
+Problems validateWith(const Config &config, const std::uint64_t *matched)
 {
     Checker ck;
     const ModelConfig &m = config.model;
@@ -257,37 +258,40 @@ Problems validate(const Config &config)
     const std::int64_t etp = par.expertTensorParallel();
 
     // Ranges a hand-built Config (the GUI, --set) can still get wrong.
-    const auto positive = [&](const std::string &path, std::int64_t value) {
+    // The path is spelled out only for a message: validation runs on every ledger evaluation.
+    const auto positive = [&](const std::string &section, const char *field, std::int64_t value) {
         if (value < 1)
-            ck.error(path, "must be at least 1, got " + str(value), "sizes and degrees are positive; use 1 for none");
+            ck.error(section + field, "must be at least 1, got " + str(value),
+                     "sizes and degrees are positive; use 1 for none");
         return value >= 1;
     };
     bool sane = true;
-    sane &= positive(kModel + "num_layers", m.num_layers);
-    sane &= positive(kModel + "hidden_size", m.hidden_size);
-    sane &= positive(kModel + "num_attention_heads", m.num_attention_heads);
-    sane &= positive(kModel + "vocab_size", m.vocab_size);
-    sane &= positive(kTraining + "seq_length", tr.seq_length);
-    sane &= positive(kTraining + "micro_batch_size", tr.micro_batch_size);
-    sane &= positive(kPar + "tensor_model_parallel_size", t);
-    sane &= positive(kPar + "pipeline_model_parallel_size", p);
-    sane &= positive(kPar + "virtual_pipeline_model_parallel_size", v);
-    sane &= positive(kPar + "data_parallel_size", d);
-    sane &= positive(kPar + "context_parallel_size", cp);
-    sane &= positive(kPar + "expert_model_parallel_size", e);
-    sane &= positive(kStrategy + "recompute_num_layers", st.recompute_num_layers);
-    sane &= positive(kModel + "make_vocab_size_divisible_by", m.make_vocab_size_divisible_by);
-    for (auto [path, value] : {std::pair{kModel + "num_query_groups", m.num_query_groups},
-                               {kModel + "kv_channels", m.kv_channels},
-                               {kModel + "ffn_hidden_size", m.ffn_hidden_size},
-                               {kModel + "num_experts", m.num_experts},
-                               {kTraining + "global_batch_size", tr.global_batch_size},
-                               {kPar + "expert_tensor_parallel_size", par.expert_tensor_parallel_size}}) {
+    sane &= positive(kModel, "num_layers", m.num_layers);
+    sane &= positive(kModel, "hidden_size", m.hidden_size);
+    sane &= positive(kModel, "num_attention_heads", m.num_attention_heads);
+    sane &= positive(kModel, "vocab_size", m.vocab_size);
+    sane &= positive(kTraining, "seq_length", tr.seq_length);
+    sane &= positive(kTraining, "micro_batch_size", tr.micro_batch_size);
+    sane &= positive(kPar, "tensor_model_parallel_size", t);
+    sane &= positive(kPar, "pipeline_model_parallel_size", p);
+    sane &= positive(kPar, "virtual_pipeline_model_parallel_size", v);
+    sane &= positive(kPar, "data_parallel_size", d);
+    sane &= positive(kPar, "context_parallel_size", cp);
+    sane &= positive(kPar, "expert_model_parallel_size", e);
+    sane &= positive(kStrategy, "recompute_num_layers", st.recompute_num_layers);
+    sane &= positive(kModel, "make_vocab_size_divisible_by", m.make_vocab_size_divisible_by);
+    const auto nonNegative = [&](const std::string &section, const char *field, std::int64_t value) {
         if (value < 0) {
-            ck.error(path, "must not be negative, got " + str(value), "0 takes the documented default");
+            ck.error(section + field, "must not be negative, got " + str(value), "0 takes the documented default");
             sane = false;
         }
-    }
+    };
+    nonNegative(kModel, "num_query_groups", m.num_query_groups);
+    nonNegative(kModel, "kv_channels", m.kv_channels);
+    nonNegative(kModel, "ffn_hidden_size", m.ffn_hidden_size);
+    nonNegative(kModel, "num_experts", m.num_experts);
+    nonNegative(kTraining, "global_batch_size", tr.global_batch_size);
+    nonNegative(kPar, "expert_tensor_parallel_size", par.expert_tensor_parallel_size);
     if (par.zero_stage < 0 || par.zero_stage > 3) {
         ck.error(kPar + "zero_stage", "must be 0, 1, 2 or 3, got " + str(par.zero_stage));
         sane = false;
@@ -611,7 +615,7 @@ Problems validate(const Config &config)
                    "use at most " + str(perChunk));
 
     if (!st.tensor_policies.empty())
-        checkTensorPolicies(ck, config);
+        checkTensorPolicies(ck, config, matched);
 
     // Precision.
     if (tr.optimizer != Optimizer::Adam8bit
@@ -639,6 +643,18 @@ Problems validate(const Config &config)
     if (config.inference)
         checkInference(ck, config);
     return ck.take();
+}
+
+} // namespace
+
+Problems validate(const Config &config)
+{
+    return validateWith(config, nullptr);
+}
+
+Problems validateMatched(const Config &config, std::uint64_t matched)
+{
+    return validateWith(config, &matched);
 }
 
 } // namespace memledger
