@@ -104,7 +104,8 @@ TEST_CASE("MoE tensor policies: recomputing the permuted tokens repeats the disp
 TEST_CASE("MoE tensor policies: static shapes under a capacity factor pad the experts' rows", "[tensorpolicy][moe]")
 {
     const Config c = mixtral({"strategy.moe_expert_capacity_factor=1.25"});
-    const TensorNode &fc1 = nodeNamed(moeLayerGraph(c), "moe.experts.fc1.output");
+    const LayerGraph g = moeLayerGraph(c); // kept: nodeNamed returns a reference into it
+    const TensorNode &fc1 = nodeNamed(g, "moe.experts.fc1.output");
     // 1.25 × 8192 = 10240 rows per rank, padding included.
     CHECK(fc1.flops == Approx(2.0 * 10240 * 6144 * 16384));
     // The saved tensor stays at the balanced size (the ledger's routing assumption).
