@@ -35,8 +35,9 @@ QStringList axisTitles(QChartView *view)
 
 } // namespace
 
-TEST_CASE("At 1024x700 the staircase keeps its axis titles and the memory and Lifetimes legends are whole",
-          "[ui][charts][elide]")
+TEST_CASE(
+    "At 1024x700 the staircase keeps its axis titles, the memory and Lifetimes legends and the GPUs line are whole",
+    "[ui][charts][elide]")
 {
     for (const std::string &scenario : builtinNames("scenarios")) {
         INFO(scenario);
@@ -83,6 +84,22 @@ TEST_CASE("At 1024x700 the staircase keeps its axis titles and the memory and Li
                     CHECK_FALSE(rects[i].intersects(rects[j]));
             }
         }
+
+        // The plan panel's GPUs line: "2048 = t·p·d·c = 1·16·128·1" ran past the panel's edge at 1024
+        // pixels; it wraps instead, and its height holds every line.
+        const auto *gpus = window.findChild<QLabel *>(QStringLiteral("gpus"));
+        REQUIRE(gpus);
+        INFO(gpus->text().toStdString() << ": " << gpus->width() << "x" << gpus->height());
+        const QString plain = QString(gpus->text()).remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>"));
+        const QFontMetrics fm(gpus->font());
+        const int lines = gpus->height() / fm.lineSpacing();
+        REQUIRE(lines >= 1);
+        // Every word of the line fits the label's width, and the wrapped text fits its height.
+        const QRect needed = fm.boundingRect(QRect(0, 0, gpus->contentsRect().width(), 10000),
+                                             Qt::TextWordWrap | Qt::AlignLeft, plain);
+        CHECK(needed.height() <= gpus->contentsRect().height());
+        for (const QString &word : plain.split(QLatin1Char(' ')))
+            CHECK(fm.horizontalAdvance(word) <= gpus->contentsRect().width());
 
         window.views()->setCurrentIndex(1);
         QApplication::processEvents();
@@ -172,32 +189,4 @@ TEST_CASE("A narrow memory chart lays its legend under the plot in columns as wi
             CHECK_FALSE(rects[i].intersects(rects[j]));
     }
     CHECK(bars->chart()->plotArea().height() >= 100);
-}
-
-TEST_CASE("The GPUs line of the plan panel is whole at 1024x700 for every scenario", "[ui][controls][elide]")
-{
-    // "2048 = t·p·d·c = 1·16·128·1" ran past the panel's edge at 1024 pixels:
-    // the line wraps instead, and its height holds every line.
-    for (const std::string &scenario : builtinNames("scenarios")) {
-        INFO(scenario);
-        Document document;
-        REQUIRE(document.loadBuiltinScenario(scenario));
-        MainWindow window(&document);
-        window.resize(1024, 700);
-        window.show();
-        QApplication::processEvents();
-        const auto *gpus = window.findChild<QLabel *>(QStringLiteral("gpus"));
-        REQUIRE(gpus);
-        INFO(gpus->text().toStdString() << ": " << gpus->width() << "x" << gpus->height());
-        const QString plain = QString(gpus->text()).remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>"));
-        const QFontMetrics fm(gpus->font());
-        const int lines = gpus->height() / fm.lineSpacing();
-        REQUIRE(lines >= 1);
-        // Every word of the line fits the label's width, and the wrapped text fits its height.
-        const QRect needed = fm.boundingRect(QRect(0, 0, gpus->contentsRect().width(), 10000),
-                                             Qt::TextWordWrap | Qt::AlignLeft, plain);
-        CHECK(needed.height() <= gpus->contentsRect().height());
-        for (const QString &word : plain.split(QLatin1Char(' ')))
-            CHECK(fm.horizontalAdvance(word) <= gpus->contentsRect().width());
-    }
 }
