@@ -166,7 +166,15 @@ struct Context
     // chunkActivations by layer count, for a model whose layers are all alike
     // (every chunk of a count is the same); empty for MoE models.
     mutable std::vector<std::pair<std::int64_t, ChunkActivations>> chunkCache;
-    mutable std::vector<std::pair<ModelStatesKey, std::vector<LedgerEntry>>> modelStatesCache; // addModelStates' rows
+    // addModelStates' rows, by where an earlier rank holds them (copied from
+    // there, not kept twice): ledger.ranks is sized once before any rank is built.
+    struct RowsAt
+    {
+        ModelStatesKey key;
+        const RankLedger *rank;
+        std::size_t first, count;
+    };
+    mutable std::vector<RowsAt> modelStatesCache;
 };
 
 // Weights, gradients and optimizer states of one parameter group.
@@ -179,10 +187,12 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
     // The rows depend only on the group and its counts: most ranks hold the
     // same layers, so a rank like one before takes a copy of its rows.
     const ModelStatesKey key{which, pc.params, pc.factoredState, pc.matrixParams, group};
-    for (const auto &[k, rows] : x.modelStatesCache)
-        if (k == key) {
-            for (const LedgerEntry &e : rows)
+    for (const Context::RowsAt &at : x.modelStatesCache)
+        if (at.key == key) {
+            for (std::size_t i = at.first; i < at.first + at.count; ++i) {
+                const LedgerEntry &e = at.rank->entries[i];
                 rb.add(e.category, e.placement, e.label, e.bytes, e.formula, e.note);
+            }
             for (std::size_t i = first; i < rank.entries.size(); ++i)
                 rank.entries[i].group = which;
             return;
@@ -230,8 +240,7 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
                : "");
     for (std::size_t i = first; i < rank.entries.size(); ++i)
         rank.entries[i].group = which;
-    x.modelStatesCache.emplace_back(
-        key, std::vector<LedgerEntry>(rank.entries.begin() + std::ptrdiff_t(first), rank.entries.end()));
+    x.modelStatesCache.push_back({key, &rank, first, rank.entries.size() - first});
 }
 
 // The double buffer of gradient offload and Muon's Newton–Schulz working set.
@@ -269,7 +278,7 @@ void addOptimizerStepRows(RankBuilder &rb, RankLedger &rank, const Context &x, s
 std::string granularityText(const StrategyConfig &s)
 {
     if (!s.tensor_policies.empty() && s.recompute_granularity != RecomputeGranularity::Full)
-        return "tensor_policies over " + std::string(granularityName(s.recompute_granularity)) + " recompute";
+        return cat("tensor_policies over ", granularityName(s.recompute_granularity), " recompute");
     switch (s.recompute_granularity) {
     case RecomputeGranularity::None:
         return "all saved tensors kept";
@@ -431,8 +440,8 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
             continue;
         const std::int64_t inFlight = inFlightOf(k);
         for (const SavedTensor &s : x.stageAct.first)
-            rb.add(Category::Activations, Placement::Device, "Embedding: " + s.name, s.bytes * inFlight,
-                   num(inFlight) + " micro-batches × (" + s.formula + ")");
+            rb.add(Category::Activations, Placement::Device, cat("Embedding: ", s.name), s.bytes * inFlight,
+                   cat(num(inFlight), " micro-batches × (", s.formula, ")"));
     }
     for (std::int64_t k = 0; k < x.v; ++k) {
         if (!isLastStage(config.parallelism, r, k))
@@ -442,10 +451,10 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         std::string parts;
         for (const SavedTensor &s : x.stageAct.last) {
             lastBytes += s.bytes;
-            parts += (parts.empty() ? "" : " + ") + s.name + " " + s.formula;
+            append(parts, parts.empty() ? "" : " + ", s.name, " ", s.formula);
         }
         rb.add(Category::Activations, Placement::Device, "Output layer and loss", lastBytes * inFlight,
-               countOf(double(inFlight), "micro-batch", "micro-batches") + " × (" + parts + ")",
+               cat(countOf(double(inFlight), "micro-batch", "micro-batches"), " × (", parts, ")"),
                "the loss keeps the fp32 softmax of the vocabulary-parallel logits (Megatron cross entropy)");
     }
 }
@@ -473,7 +482,7 @@ std::string tensorPolicyChoice(const Config &config, const LayerActivations &la)
 }
 
 // What the schedule means for memory, in the ledger's explanation.
-std::string scheduleNote(PipelineSchedule s)
+std::string_view scheduleNote(PipelineSchedule s)
 {
     switch (s) {
     case PipelineSchedule::OneFOneB:
@@ -509,8 +518,9 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
     if (x.dp > 1 || x.edp > 1) {
         const std::int64_t elems
             = std::min<std::int64_t>(config.strategy.ddp_bucket_size, denseOnRank.params + expertOnRank.params);
-        rb.add(Category::Communication, Placement::Device, "Gradient reduction bucket", elems * x.sb.grad,
-               num(elems) + " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × " + x.sb.gradWhy);
+        rb.add(
+            Category::Communication, Placement::Device, "Gradient reduction bucket", elems * x.sb.grad,
+            cat(num(elems), " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × ", x.sb.gradWhy));
     }
     if (zero >= 3 && rank.layers > 0) {
         // The layer being computed and the one prefetched, gathered over the data-parallel group.
@@ -712,43 +722,45 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
 
     // The choices in force, in words: every number explains itself (docs/accounting.md).
     const StrategyConfig &st = config.strategy;
-    const int A = activationBytes(config);
+    // Built with cat (one allocation each): these are rebuilt on every evaluation.
+    ledger.choices.reserve(16);
+    const std::string A = std::to_string(activationBytes(config));
     ledger.choices.push_back(
-        "Activations are " + std::to_string(A) + "-byte elements; dropout masks are "
-        + (st.dropout_mask_dtype == DropoutMaskDtype::Bool
-               ? "1-byte bool (dropout_mask_dtype = bool, as fused dropout kernels save)"
-               : std::to_string(A) + "-byte (dropout_mask_dtype = activation, as PyTorch's unfused dropout saves)")
-        + ".");
+        st.dropout_mask_dtype == DropoutMaskDtype::Bool
+            ? cat("Activations are ", A,
+                  "-byte elements; dropout masks are 1-byte bool (dropout_mask_dtype = bool, as fused dropout kernels "
+                  "save).")
+            : cat("Activations are ", A, "-byte elements; dropout masks are ", A,
+                  "-byte (dropout_mask_dtype = activation, as PyTorch's unfused dropout saves)."));
     ledger.choices.push_back(
-        std::string("Norm statistics: ")
-        + (st.norm_stats_dtype == NormStatsDtype::None
-               ? "not counted (norm_stats_dtype = none, as Korthikanti et al.'s formulas)."
-               : (st.norm_stats_dtype == NormStatsDtype::FP32 ? "fp32" : "activation-dtype")
-                     + std::string(config.model.normalization == Normalization::LayerNorm ? " mean and rstd" : " rstd")
-                     + " per token (norm_stats_dtype = " + std::string(normStatsName(st.norm_stats_dtype)) + ")."));
+        st.norm_stats_dtype == NormStatsDtype::None
+            ? std::string("Norm statistics: not counted (norm_stats_dtype = none, as Korthikanti et al.'s formulas).")
+            : cat("Norm statistics: ", st.norm_stats_dtype == NormStatsDtype::FP32 ? "fp32" : "activation-dtype",
+                  config.model.normalization == Normalization::LayerNorm ? " mean and rstd" : " rstd",
+                  " per token (norm_stats_dtype = ", normStatsName(st.norm_stats_dtype), ")."));
     ledger.choices.push_back(
         st.flash_attention
-            ? "Attention: FlashAttention; the s×s scores are never stored, only an fp32 log-sum-exp per row."
-            : "Attention: unfused; softmax output"
-                  + std::string(config.model.attention_dropout > 0 ? ", dropout mask and dropout output" : "")
-                  + " are stored per head (the 5as²b term).");
+            ? std::string("Attention: FlashAttention; the s×s scores are never stored, only an fp32 log-sum-exp per "
+                          "row.")
+            : cat("Attention: unfused; softmax output",
+                  config.model.attention_dropout > 0 ? ", dropout mask and dropout output" : "",
+                  " are stored per head (the 5as²b term)."));
     if (par.sequence_parallel && x.t > 1)
         ledger.choices.push_back(
             st.sp_linear_saves == SpLinearSaves::Shard
                 ? "Sequence parallel: linears save their sequence-sharded input and all-gather it again in backward "
                   "(sp_linear_saves = shard, as Megatron)."
                 : "Sequence parallel: linears save their all-gathered input (sp_linear_saves = gathered).");
-    ledger.choices.push_back("Recompute: " + std::string(granularityName(st.recompute_granularity))
-                             + (st.recompute_granularity == RecomputeGranularity::Full
-                                    ? " (" + std::string(methodName(st.recompute_method)) + ", "
-                                          + countOf(double(st.recompute_num_layers), "layer", "layers") + ")"
-                                    : "")
-                             + ".");
+    ledger.choices.push_back(st.recompute_granularity == RecomputeGranularity::Full
+                                 ? cat("Recompute: ", granularityName(st.recompute_granularity), " (",
+                                       methodName(st.recompute_method), ", ",
+                                       countOf(double(st.recompute_num_layers), "layer", "layers"), ").")
+                                 : cat("Recompute: ", granularityName(st.recompute_granularity), "."));
     if (!st.tensor_policies.empty())
         ledger.choices.push_back(tensorPolicyChoice(config, x.denseAct));
-    ledger.choices.push_back("Pipeline: " + std::string(scheduleName(par.schedule())) + " over "
-                             + countOf(double(x.p), "stage", "stages") + " with " + num(x.m)
-                             + " micro-batches per iteration" + scheduleNote(par.schedule()));
+    ledger.choices.push_back(cat("Pipeline: ", scheduleName(par.schedule()), " over ",
+                                 countOf(double(x.p), "stage", "stages"), " with ", num(x.m),
+                                 " micro-batches per iteration", scheduleNote(par.schedule())));
     if (!par.pipeline_layout.empty()) {
         std::string counts;
         for (std::size_t s = 0; s < par.pipeline_layout.size(); ++s)
@@ -756,7 +768,7 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
         ledger.choices.push_back("Stages: layers per virtual stage from pipeline_layout [" + counts
                                  + "] (stage k·p + r is chunk k of rank r), not num_layers / (p·v).");
     }
-    ledger.choices.push_back("Gradients: " + x.sb.gradWhy + " per parameter; optimizer: " + x.sb.optWhy + ".");
+    ledger.choices.push_back(cat("Gradients: ", x.sb.gradWhy, " per parameter; optimizer: ", x.sb.optWhy, "."));
     ledger.choices.push_back(
         st.grad_buffer == GradBuffer::Contiguous
             ? "Gradient memory: one contiguous buffer for the whole iteration (Megatron's DDP grad buffer)."

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace memledger {
 
@@ -57,7 +58,8 @@ std::optional<Dtype> parseDtype(std::string_view s)
 // product's rounding error is below 1e-7 there, so away from a tie (a
 // fraction within 1e-6 of one half) the integer is the one printf rounds to;
 // a near tie goes to std::to_chars, which decides it exactly.
-static std::string fixedText(double value, int decimals)
+// Writes the digits into `buf` (at least 64 chars) and returns their length.
+static std::size_t fixedChars(char *buf, double value, int decimals)
 {
     static constexpr double kScale[] = {1, 10, 100, 1000};
     if (decimals >= 0 && decimals <= 3) {
@@ -67,8 +69,8 @@ static std::string fixedText(double value, int decimals)
             const double frac = x - whole;
             if (std::fabs(frac - 0.5) > 1e-6) {
                 auto n = static_cast<std::uint64_t>(whole) + (frac > 0.5 ? 1 : 0);
-                char buf[32];
-                char *end = buf + sizeof buf, *p = end;
+                char tmp[32];
+                char *end = tmp + sizeof tmp, *p = end;
                 for (int d = 0; d < decimals; ++d, n /= 10)
                     *--p = static_cast<char>('0' + n % 10);
                 if (decimals > 0)
@@ -79,23 +81,32 @@ static std::string fixedText(double value, int decimals)
                 } while (n > 0);
                 if (std::signbit(value)) // printf keeps the sign of a negative value that rounds to zero
                     *--p = '-';
-                return std::string(p, end);
+                const auto len = static_cast<std::size_t>(end - p);
+                std::memcpy(buf, p, len);
+                return len;
             }
         }
     }
-    char buf[64];
-    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::fixed, decimals);
-    return std::string(buf, r.ptr);
+    const std::to_chars_result r = std::to_chars(buf, buf + 64, value, std::chars_format::fixed, decimals);
+    return static_cast<std::size_t>(r.ptr - buf);
 }
 
-static std::string formatScaled(double value, const char *unit)
+static std::string fixedText(double value, int decimals)
+{
+    char buf[64];
+    return std::string(buf, fixedChars(buf, value, decimals));
+}
+
+// The figure and its unit written once into the string (no growth).
+static std::string formatScaled(double value, std::string_view unit)
 {
     const double a = std::fabs(value);
     const int decimals = a >= 100 ? 1 : (a >= 10 ? 2 : 3);
-    std::string out = fixedText(value, decimals);
-    out += ' ';
-    out += unit;
-    return out;
+    char buf[96];
+    std::size_t len = fixedChars(buf, value, decimals);
+    buf[len++] = ' ';
+    std::memcpy(buf + len, unit.data(), unit.size());
+    return std::string(buf, len + unit.size());
 }
 
 std::string formatGB(double bytes)
@@ -145,10 +156,13 @@ NiceAxis niceAxis(double value)
 
 std::string countOf(double n, std::string_view singular, std::string_view plural)
 {
-    std::string out
+    // Sized once: the noun usually takes the text past the short-string buffer.
+    const std::string count
         = n == std::floor(n) && std::fabs(n) < 9e15 ? formatThousands(static_cast<std::int64_t>(n)) : fixedText(n, 2);
-    out += ' ';
-    out += n == 1 ? singular : plural;
+    const std::string_view noun = n == 1 ? singular : plural;
+    std::string out(count.size() + 1 + noun.size(), ' ');
+    std::memcpy(out.data(), count.data(), count.size());
+    std::memcpy(out.data() + count.size() + 1, noun.data(), noun.size());
     return out;
 }
 
