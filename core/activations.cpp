@@ -497,6 +497,8 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
     ChunkActivations ca;
     ca.layerStored.reserve(static_cast<std::size_t>(layers));
     ca.layerStoredMlp.reserve(static_cast<std::size_t>(layers));
+    ca.layerStoredFp8.reserve(static_cast<std::size_t>(layers));
+    ca.layerStoredFp8Mlp.reserve(static_cast<std::size_t>(layers));
     ca.layerFull.reserve(static_cast<std::size_t>(layers));
     ca.layerFullMlp.reserve(static_cast<std::size_t>(layers));
     ca.layerCore.reserve(static_cast<std::size_t>(layers));

@@ -162,8 +162,8 @@ std::vector<ParkedActivations> pairParked(const WaterFill &fill, const Config &c
     for (int pass = 0; pass < 2; ++pass)
         for (std::int64_t d = 0; d < p; ++d)
             for (std::int64_t r = p - 1; r >= 0 && out[std::size_t(d)] > 0; --r) {
-                const bool sameNode = pipelineRanksShareNode(config.parallelism, config.hardware.gpus_per_node, d, r);
-                if (in[std::size_t(r)] <= 0 || (pass == 0 && !sameNode))
+                if (in[std::size_t(r)] <= 0
+                    || (pass == 0 && !pipelineRanksShareNode(config.parallelism, config.hardware.gpus_per_node, d, r)))
                     continue;
                 const Bytes moved = std::min(out[std::size_t(d)], in[std::size_t(r)]);
                 out[std::size_t(d)] -= moved;

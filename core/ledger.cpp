@@ -303,7 +303,8 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     std::int64_t layerMicroBatches = 0; // Σ over chunks: in-flight micro-batches × the chunk's layers
     bool even = true;
     std::vector<ChunkActivations> own; // an MoE model's chunks (their layers' kinds differ)
-    own.reserve(static_cast<std::size_t>(x.v));
+    if (config.model.isMoe())
+        own.reserve(static_cast<std::size_t>(x.v)); // never reallocated: `chunks` points into it
     std::vector<const ChunkActivations *> chunks;
     chunks.reserve(static_cast<std::size_t>(x.v));
     for (std::int64_t k = 0; k < x.v; ++k) {
