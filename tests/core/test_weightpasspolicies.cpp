@@ -123,3 +123,31 @@ TEST_CASE("On DeepSeek-V3's MLA and MoE layers the queued W follows the router's
     CHECK(moeW("recompute", "quantize_fp8") == scenarioW);
     CHECK(moeW("recompute", "offload") == scenarioW);
 }
+
+TEST_CASE(
+    "Without an FP8 recipe a queued W on an MoE layer holds the routed experts' input at 16 bits unless quantised",
+    "[activations][dualpipe][policy]")
+{
+    // DeepSeek-V3's MoE layer with training.fp8_recipe = none: the routed
+    // experts' fc2 input is 16-bit. Balanced routing sends each rank's experts
+    // top-k = 8 copies of its s·b = 4096 tokens (t = 1, no sequence parallel),
+    // moe_ffn_hidden_size = 2048 wide: 2 · 4096 · 8 · 2048 = 134,217,728 bytes.
+    // A quantize_fp8 rule leaves W the FP8 copy, 67,108,864 bytes and
+    // 67,108,864 / 128 = 524,288 fp32 scales: 69,206,016, so 65,011,712 less.
+    const auto moeW = [](const std::string &expertsFate) {
+        nlohmann::json doc = test::scenarioDoc("deepseek-v3-2048xh100-dualpipe");
+        doc["training"]["fp8_recipe"] = "none";
+        doc["strategy"]["tensor_policies"]["moe.experts.fc2.input"] = expertsFate;
+        return layerActivations(test::configFrom(doc), true, false).weightPass;
+    };
+    constexpr Bytes kInput16 = 2LL * 4096 * 8 * 2048;
+    constexpr Bytes kInputFp8 = kInput16 / 2 + kInput16 / 2 / 128 * 4;
+    STATIC_REQUIRE(kInput16 == 134'217'728);
+    STATIC_REQUIRE(kInputFp8 == 69'206'016);
+    const Bytes stored = moeW("store");
+    CHECK(stored - moeW("quantize_fp8") == kInput16 - kInputFp8);
+    CHECK(stored - moeW("quantize_fp8+offload") == kInput16 - kInputFp8);
+    // Offloaded, it comes back whole for the backward; recomputed, it is rebuilt whole.
+    CHECK(moeW("offload") == stored);
+    CHECK(moeW("recompute") == stored);
+}
