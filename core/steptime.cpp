@@ -33,7 +33,9 @@ std::vector<std::int64_t> rankLayers(const Config &config, std::int64_t rank)
 }
 
 // Dense parameters of the last rank (which also holds the output layer), the
-// group the data-parallel reduction and the optimizer step cover.
+// group the data-parallel reduction and the optimizer step cover. The
+// embedding too when the rank also holds a first stage: p = 1, or DualPipe,
+// whose last rank runs the reverse direction's first stage.
 double paramsOnLastRank(const Config &config)
 {
     const ParallelismConfig &par = config.parallelism;
@@ -50,7 +52,10 @@ double paramsOnLastRank(const Config &config)
     }
     const EmbeddingParams emb = embeddingParams(config.model, config.training.seq_length, t, p);
     params += double(emb.output.params + emb.finalNorm.params);
-    if (p == 1)
+    bool first = p == 1;
+    for (std::int64_t k = 0; k < par.virtual_pipeline_model_parallel_size; ++k)
+        first |= isFirstStage(par, p - 1, k);
+    if (first)
         params += double(emb.word.params + emb.position.params);
     return params;
 }
