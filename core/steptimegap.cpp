@@ -61,7 +61,10 @@ StepTimeGap stepTimeGap(const Config &config, const StepTime &model, const Timel
 
     char head[160];
     const double rel = gap.relative();
+    std::snprintf(head, sizeof head, "step-time model %.2f s: ", gap.model_s);
+    gap.caption = head;
     if (std::abs(rel) < 0.01) {
+        gap.caption += "within 1 %";
         std::snprintf(head, sizeof head, "The simulated iteration, %.2f s, and the step-time model, %.2f s, agree",
                       gap.simulated_s, gap.model_s);
         gap.explanation = std::string(head) + " (within 1 %).";
@@ -91,6 +94,12 @@ StepTimeGap stepTimeGap(const Config &config, const StepTime &model, const Timel
                 + " modelled, as " + reasonFor(p.name, config, gap);
     }
     gap.explanation = text + ".";
+    // The model's figure against the simulated one: "longer" when the model is.
+    std::snprintf(head, sizeof head, "%.1f %% %s", std::abs(gap.model_s / gap.simulated_s - 1.0) * 100.0,
+                  rel < 0 ? "longer" : "shorter");
+    gap.caption += head;
+    if (!differing.empty())
+        gap.caption += ", in " + words(differing.front()->name);
     return gap;
 }
 

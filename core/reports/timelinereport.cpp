@@ -176,7 +176,7 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
     doc["step_time_gap"]
         = {{"model_s", gap.model_s},           {"simulated_s", gap.simulated_s}, {"relative", gap.relative()},
            {"busiest_rank", gap.busiest_rank}, {"last_rank", gap.last_rank},     {"parts", std::move(parts)},
-           {"explanation", gap.explanation}};
+           {"explanation", gap.explanation},   {"caption", gap.caption}};
     doc["peak_rank"] = tl.peak_rank;
     doc["capacity_bytes"] = tl.ledger.capacity_bytes;
     json ranks = json::array();

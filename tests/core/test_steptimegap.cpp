@@ -168,6 +168,10 @@ TEST_CASE("Every shipped scenario: the simulated iteration differs from the step
         char both[64];
         std::snprintf(both, sizeof both, "%.2f s", tl.step_time);
         CHECK(gap.explanation.find(both) != std::string::npos);
+        std::snprintf(both, sizeof both, "step-time model %.2f s: ", st.total);
+        CHECK(gap.caption.rfind(both, 0) == 0);
+        if (std::abs(gap.relative()) < 0.01)
+            CHECK(gap.caption.find("within 1 %") != std::string::npos);
         if (std::abs(gap.relative()) >= 0.01) {
             const StepTimeGapPart *most = &gap.parts[0];
             for (const StepTimeGapPart &p : gap.parts)
@@ -205,4 +209,9 @@ TEST_CASE("The DeepSeek-V3 DualPipe gap is the pipeline's waits, and the caption
     CHECK(gap.explanation.find("is ") != std::string::npos);
     CHECK(gap.explanation.find("shorter") != std::string::npos);
     CHECK(gap.explanation.find("uneven stages") != std::string::npos);
+    // The caption: the model's figure, how much longer than the simulated one, and where.
+    char model[96];
+    std::snprintf(model, sizeof model, "step-time model %.2f s: %.1f %% longer, in the pipeline's waits", gap.model_s,
+                  (gap.model_s / gap.simulated_s - 1) * 100);
+    CHECK(gap.caption == model);
 }
