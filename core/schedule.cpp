@@ -173,7 +173,7 @@ RankChunk rankChunkAt(const ParallelismConfig &par, std::int64_t direction, std:
     }
 }
 
-double pipelineBubbleSeconds(PipelineSchedule s, double p, double v, double F, double B, double W)
+double pipelineBubbleSeconds(PipelineSchedule s, double p, double v, double F, double B, double W, double pairSaving)
 {
     if (p <= 1)
         return 0.0;
@@ -193,17 +193,19 @@ double pipelineBubbleSeconds(PipelineSchedule s, double p, double v, double F, d
     case PipelineSchedule::ZbV:
         bubble = (p - 1) * (F + B - 2 * W) / 2;
         break;
+    // The README's B is a full backward chunk, B + W here, and F&B the
+    // overlapped pair, F + B + W − pairSaving: F&B + B' − 3W = F + 2B − W − pairSaving.
     case PipelineSchedule::DualPipe:
-        bubble = (p / 2 - 1) * (F + 2 * B - 3 * W) / 2;
+        bubble = (p / 2 - 1) * (F + 2 * B - W - pairSaving) / 2;
         break;
     case PipelineSchedule::DualPipeV:
-        bubble = (p - 1) * (F + 2 * B - 3 * W) / 2;
+        bubble = (p - 1) * (F + 2 * B - W - pairSaving) / 2;
         break;
     }
     return std::max(0.0, bubble);
 }
 
-double overlappedChunkShare(const ParallelismConfig &par, std::int64_t m)
+double overlappedChunkShare(const ParallelismConfig &par, std::int64_t m, std::int64_t rank)
 {
     const PipelineSchedule s = par.schedule();
     if (s != PipelineSchedule::DualPipe && s != PipelineSchedule::DualPipeV)
@@ -216,8 +218,19 @@ double overlappedChunkShare(const ParallelismConfig &par, std::int64_t m)
     const std::int64_t perPhase = microBatchesPerDirection(par, m);
     if (perPhase <= 0)
         return 0.0;
-    const std::int64_t pairs = 2 * std::max<std::int64_t>(0, perPhase - 2 * ranks + 1) + (ranks - 1);
+    // DualPipe's second half of ranks mirrors the first: rank r runs as p − 1 − r.
+    const std::int64_t r = rank < 0 ? 0 : std::min(rank, s == PipelineSchedule::DualPipe ? p - 1 - rank : rank);
+    const std::int64_t pairs
+        = 2 * std::max<std::int64_t>(0, perPhase - 2 * ranks + r + 1) + std::max<std::int64_t>(0, ranks - r - 1);
     return std::clamp(2.0 * double(pairs) / (4.0 * double(perPhase)), 0.0, 1.0);
+}
+
+bool opensOverlappedPair(PipelineSchedule s, const std::vector<PipelineOp> &ops, std::size_t i)
+{
+    if ((s != PipelineSchedule::DualPipe && s != PipelineSchedule::DualPipeV) || i + 1 >= ops.size())
+        return false;
+    const PipelineOp &a = ops[i], &b = ops[i + 1];
+    return a.kind == OpKind::Forward && b.kind == OpKind::Backward && !b.deferredWeight && a.chunk != b.chunk;
 }
 
 std::int64_t chunksPerRankFor(PipelineSchedule s, std::int64_t v)

@@ -114,18 +114,30 @@ bool isLastStage(const ParallelismConfig &parallelism, std::int64_t rank, std::i
 //  - GPipe, 1F1B, interleaved: (p−1)/v · (F + B + W) (Narayanan et al. 2021);
 //  - ZB-H1: (p−1)(F + B − W), ZB-H2: (p−1)(F + B − 2W) (Qi et al. 2023, Table 1);
 //  - ZB-V: ZB-H2's count on its half-size chunks (Qi et al. 2024: none when F = B = W);
-//  - DualPipe: (p/2 − 1)(F&B + B − 3W) per chunk, one stage each (deepseek-ai/DualPipe
-//    README), F&B taken as F + B: the overlap hides communication, not compute;
+//  - DualPipe: (p/2 − 1)(F&B + B' − 3W) per chunk, one stage each (deepseek-ai/DualPipe
+//    README), where the README's B' is a *full* backward chunk, B + W here (its
+//    1F1B row, (PP−1)(F + B'), is Qi et al.'s (p−1)(F + B + W)) and F&B the
+//    time of an overlapped pair, F + B' less the all-to-alls it hides
+//    (`pairSaving`, the rank's both chunks like F, B and W). Per chunk:
+//    (p/2 − 1)(F + 2B − W − pairSaving)/2 in this function's terms;
 //  - DualPipeV: DualPipe's on 2p ranks cut in half, (p − 1) of its half-size chunks.
 // Never below zero.
-double pipelineBubbleSeconds(PipelineSchedule s, double p, double v, double F, double B, double W);
+double pipelineBubbleSeconds(PipelineSchedule s, double p, double v, double F, double B, double W,
+                             double pairSaving = 0);
 
 // DualPipe's point: a forward chunk of one direction and a backward chunk of
 // the other run as one overlapped pair, each one's all-to-all hidden under the
 // other's computation (DeepSeek-V3 report §3.2.1, Figure 4). The share of a
 // rank's forward and backward chunks that run in such pairs (its steps 4 and
-// 5), on the rank with the fewest: 0 for every other schedule.
-double overlappedChunkShare(const ParallelismConfig &parallelism, std::int64_t microBatches);
+// 5), on `rank`, or on the rank with the fewest (rank 0) when rank < 0: 0 for
+// every other schedule.
+double overlappedChunkShare(const ParallelismConfig &parallelism, std::int64_t microBatches, std::int64_t rank = -1);
+
+// Whether ops[i] opens such a pair in a DualPipe or DualPipeV op order: a
+// forward of one chunk followed at once by a whole (not split) backward of the
+// other, as dualpipe.py's _forward_backward_chunk runs them in its steps 4
+// and 5. The pair is ops[i] and ops[i + 1].
+bool opensOverlappedPair(PipelineSchedule schedule, const std::vector<PipelineOp> &ops, std::size_t i);
 
 // What a rank holds at its activation peak, counted along its op order: per
 // chunk, the micro-batches whose forward ran and whose backward has not

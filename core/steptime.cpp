@@ -33,7 +33,9 @@ std::vector<std::int64_t> rankLayers(const Config &config, std::int64_t rank)
 }
 
 // Dense parameters of the last rank (which also holds the output layer), the
-// group the data-parallel reduction and the optimizer step cover.
+// group the data-parallel reduction and the optimizer step cover. The
+// embedding too when the rank also holds a first stage: p = 1, or DualPipe,
+// whose last rank runs the reverse direction's first stage.
 double paramsOnLastRank(const Config &config)
 {
     const ParallelismConfig &par = config.parallelism;
@@ -50,7 +52,10 @@ double paramsOnLastRank(const Config &config)
     }
     const EmbeddingParams emb = embeddingParams(config.model, config.training.seq_length, t, p);
     params += double(emb.output.params + emb.finalNorm.params);
-    if (p == 1)
+    bool first = p == 1;
+    for (std::int64_t k = 0; k < par.virtual_pipeline_model_parallel_size; ++k)
+        first |= isFirstStage(par, p - 1, k);
+    if (first)
         params += double(emb.word.params + emb.position.params);
     return params;
 }
@@ -164,10 +169,15 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
     st.tensorComm = m * Lr * (l.forwardComm.tensor + l.backwardComm.tensor + l.recomputeComm.tensor);
     st.contextComm = m * Lr * (l.forwardComm.context + l.backwardComm.context + l.recomputeComm.context);
     st.expertComm = m * Lr * (l.forwardComm.expert + l.backwardComm.expert + l.recomputeComm.expert);
-    // DualPipe's paired chunks hide each other's all-to-alls under their computation.
-    const double pairedCompute
-        = in.overlappedShare * m * (fwd + bwd - Lr * (l.forwardComm.total() + l.backwardComm.total()));
-    st.expertComm -= std::min(in.overlappedShare * st.expertComm, std::max(0.0, pairedCompute));
+    // DualPipe's paired chunks hide each other's all-to-alls under their
+    // computation, the backward's recompute included (it runs inside the
+    // backward chunk): a pair takes the longer of its compute and its all-to-alls.
+    const double passCompute = std::max(
+        0.0, fwd + bwd + rec - Lr * (l.forwardComm.total() + l.backwardComm.total() + l.recomputeComm.total()));
+    // What one micro-batch's pair of passes (forward and backward, the rank's
+    // chunks) hides: the smaller of its all-to-alls and its computation.
+    const double pairSaving = in.overlappedShare > 0 && m > 0 ? std::min(st.expertComm / m, passCompute) : 0.0;
+    st.expertComm -= in.overlappedShare * m * pairSaving;
     st.recompute = m * rec - m * Lr * l.recomputeComm.total();
     st.compute = m * (fwd + bwd + out) - m * Lr * (l.forwardComm.total() + l.backwardComm.total());
     // The bubble: one micro-batch through an average rank's chunks, split
@@ -176,7 +186,8 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
     const double whole = fwd + bwd + rec;
     const double wgt = Lr * l.weightGrad.seconds;
     const double scale = whole > 0 ? stage / whole : 0.0;
-    st.bubble = pipelineBubbleSeconds(in.schedule, in.p, in.v, fwd * scale, (bwd + rec - wgt) * scale, wgt * scale);
+    st.bubble = pipelineBubbleSeconds(in.schedule, in.p, in.v, fwd * scale, (bwd + rec - wgt) * scale, wgt * scale,
+                                      pairSaving * scale);
     if (in.p > 1)
         st.pipelineComm = pipelineSendSeconds(in.p2pSeconds, in.p, in.v, m, in.overlapP2p, fwd / in.v);
     if (in.dataParallel > 1) {
@@ -283,7 +294,8 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     const std::int64_t p = std::max<std::int64_t>(1, par.pipeline_model_parallel_size);
     const auto work = [&](const LayerCost &l) { return l.forward.seconds + l.backward.seconds + l.recompute.seconds; };
     std::vector<std::int64_t> layers;
-    std::int64_t moeLayers = 0;
+    std::int64_t moeLayers = 0, busiest = p - 1;
+    bool busiestHasOutput = true;
     double most = -1, all = 0;
     for (std::int64_t r = 0; r < p; ++r) {
         const std::vector<std::int64_t> mine = rankLayers(config, r);
@@ -302,6 +314,8 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
             most = seconds;
             layers = mine;
             moeLayers = moe;
+            busiest = r;
+            busiestHasOutput = last;
         }
     }
     const StateBytes sb = stateBytes(config.training);
@@ -313,12 +327,17 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     in.p = double(par.pipeline_model_parallel_size);
     in.v = double(par.virtual_pipeline_model_parallel_size);
     in.schedule = par.schedule();
-    in.overlappedShare = overlappedChunkShare(par, config.microBatches());
+    in.overlappedShare = overlappedChunkShare(par, config.microBatches(), busiest);
     in.dataParallel = double(par.data_parallel_size * par.context_parallel_size);
     in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
     in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));
-    in.outputForward = cm.outputForward;
-    in.outputBackward = cm.outputBackward;
+    // The output layer and the loss are the last stage's: a busiest rank
+    // without them (an uneven pipeline_layout that gives the last stage fewer
+    // layers, DeepSeek-V3's dense layers first) does not run them.
+    if (busiestHasOutput) {
+        in.outputForward = cm.outputForward;
+        in.outputBackward = cm.outputBackward;
+    }
     in.p2pSeconds = cm.p2pSeconds;
     in.overlapP2p = overlapP2pInForce(config);
     in.paramsOnRank = paramsOnLastRank(config);

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace memledger {
 
@@ -66,6 +67,11 @@ struct ChunkPlan
     std::vector<double> layerBackward; // per layer, recompute included
     double weight = 0; // seconds: the weight-gradient part of `backward`, a W op's time when split
     Bytes weightPass = 0; // what a deferred W keeps from its B to its end
+    // Exposed communication inside `forward` and `backward` (recompute's
+    // included), all of it and the expert all-to-alls of it: what a DualPipe
+    // pair can hide under the other pass's computation.
+    double forwardComm = 0, backwardComm = 0;
+    double forwardExpert = 0, backwardExpert = 0;
     bool lastStage = false;
     std::int64_t firstLayer = 0;
     std::int64_t layers = 0;
@@ -110,6 +116,10 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
             cp.backward += lc.backward.seconds + lc.recompute.seconds;
             cp.recompute += lc.recompute.seconds;
             cp.weight += lc.weightGrad.seconds;
+            cp.forwardComm += lc.forwardComm.total();
+            cp.backwardComm += lc.backwardComm.total() + lc.recomputeComm.total();
+            cp.forwardExpert += lc.forwardComm.expert;
+            cp.backwardExpert += lc.backwardComm.expert + lc.recomputeComm.expert;
         }
         if (cp.lastStage) {
             cp.outputForward = x.cost.outputForward.seconds;
@@ -152,7 +162,23 @@ struct RankState
     double parkLink = 0;
     std::vector<double> copyInEnd;
     double gradFree = 0; // grad_offload: when the gradient copy stream is next free
+    double pairCut = 0; // DualPipe: what the open pair's backward hides of its all-to-alls
 };
+
+// DualPipe's overlapped pair (a forward and the other direction's whole
+// backward, dualpipe.py's _forward_backward_chunk): each pass's all-to-alls
+// run under the other's computation, so the pair takes the longer of its
+// computation and its all-to-alls (DeepSeek-V3 report §3.2.1, Figure 4).
+// Returns how much shorter the forward and the backward run.
+std::pair<double, double> pairCuts(const ChunkPlan &f, const ChunkPlan &b)
+{
+    const double comm = f.forwardExpert + b.backwardExpert;
+    if (comm <= 0)
+        return {0.0, 0.0};
+    const double compute = std::max(0.0, f.forward - f.forwardComm) + std::max(0.0, b.backward - b.backwardComm);
+    const double hidden = std::min(comm, compute);
+    return {hidden * f.forwardExpert / comm, hidden * b.backwardExpert / comm};
+}
 
 // grad_offload: the weight gradients an op makes stream to the host while it
 // runs; it may lead the copy by the two buckets of the double buffer, and
@@ -669,7 +695,15 @@ public:
             while (rs.next < rs.ops.size()) {
                 const PipelineOp op = rs.ops[rs.next];
                 const StagePlace at = stagePlace(par, r, op.chunk);
-                const std::optional<double> ready = readyAt(op, at);
+                std::optional<double> ready = readyAt(op, at);
+                // DualPipe's overlapped pair starts once both its inputs are
+                // in (dualpipe.py's _forward_backward_chunk receives both,
+                // then computes): the wait that makes the README's bubble.
+                if (ready && opensOverlappedPair(par.schedule(), rs.ops, rs.next)) {
+                    const PipelineOp &b = rs.ops[rs.next + 1];
+                    const std::optional<double> other = readyAt(b, stagePlace(par, r, b.chunk));
+                    ready = other ? std::optional<double>(std::max(*ready, *other)) : std::nullopt;
+                }
                 if (!ready)
                     break;
                 runOp(r, rs, op, at, *ready);
@@ -723,6 +757,16 @@ private:
         const std::size_t group = static_cast<std::size_t>(op.chunk * x.m + op.microbatch);
         TimedOp timed{op, std::max(rs.free, ready), 0, 0};
         double gradStall = 0; // grad_offload: the backward held by a full double buffer
+        // DualPipe's pairs: the forward opens one, the backward right after closes it.
+        double cut = 0;
+        if (opensOverlappedPair(par.schedule(), rs.ops, rs.next)) {
+            const PipelineOp &b = rs.ops[rs.next + 1];
+            const auto [forwardCut, backwardCut] = pairCuts(cp, rs.chunks[static_cast<std::size_t>(b.chunk)]);
+            cut = forwardCut;
+            rs.pairCut = backwardCut;
+        } else if (op.kind == OpKind::Backward) {
+            cut = std::exchange(rs.pairCut, 0.0);
+        }
         if (op.kind == OpKind::Weight) {
             timed.end = timed.start + cp.weight;
             gradStall = streamGradients(x, rs, rt, cp, timed);
@@ -737,10 +781,10 @@ private:
                                         .chunk = op.chunk,
                                         .layer = -1});
         } else if (op.kind == OpKind::Forward) {
-            runForward(rs, rt, cp, timed, group);
+            runForward(rs, rt, cp, timed, group, cut);
             fEnd[slot(at, op.microbatch)] = timed.end;
         } else {
-            gradStall = runBackward(rs, rt, cp, timed, group, inputOnly);
+            gradStall = runBackward(rs, rt, cp, timed, group, inputOnly, cut);
             bEnd[slot(at, op.microbatch)] = timed.end;
             if (inputOnly)
                 weightFrom[static_cast<std::size_t>(r * x.v * x.m) + group] = timed.end;
@@ -754,7 +798,8 @@ private:
         ++rs.next;
     }
 
-    void runForward(RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed, std::size_t group)
+    // `cut`: what an overlapped pair hides of the pass (pairCuts).
+    void runForward(RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed, std::size_t group, double cut)
     {
         const PipelineOp &op = timed.op;
         const StrategyConfig &st = x.config.strategy;
@@ -763,7 +808,7 @@ private:
             timed.stall = s - timed.start;
             timed.start = s;
         }
-        timed.end = timed.start + cp.forward;
+        timed.end = timed.start + cp.forward - cut;
         // Offload unless this group's backward is the very next op.
         const bool nextIsOwnBackward = rs.next + 1 < rs.ops.size() && rs.ops[rs.next + 1].kind == OpKind::Backward
                                        && rs.ops[rs.next + 1].chunk == op.chunk
@@ -816,7 +861,7 @@ private:
 
     // Returns the stall of the gradient copies (grad_offload).
     double runBackward(RankState &rs, RankTimeline &rt, const ChunkPlan &cp, TimedOp &timed, std::size_t group,
-                       bool inputOnly)
+                       bool inputOnly, double cut)
     {
         if (rs.copyOutEnd[group] >= 0 && rs.parkLink > 0) {
             // Activation balance: the copy back runs under the backward of
@@ -841,7 +886,7 @@ private:
                 timed.start = back;
             }
         }
-        timed.end = timed.start + cp.backward;
+        timed.end = timed.start + cp.backward - cut;
         if (inputOnly) // a B alone makes no weight gradients; its W sends them
             return 0.0;
         return streamGradients(x, rs, rt, cp, timed);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/reports/timelinereport.h"
 
+#include "core/steptime.h"
+#include "core/steptimegap.h"
+
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -164,6 +167,16 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
     doc["pipeline_time_s"] = tl.pipeline_time;
     doc["bubble_fraction"] = tl.bubble_fraction;
     doc["recompute_s"] = tl.recompute_s;
+    // The step-time model's figure for the same plan and why the two differ
+    // (core/steptimegap.h): what the GUI's caption beside "training iteration" says.
+    const StepTimeGap gap = stepTimeGap(config, estimateStepTime(config), tl);
+    json parts = json::object();
+    for (const StepTimeGapPart &p : gap.parts)
+        parts[std::string(p.name)] = {{"model_s", p.model_s}, {"simulated_s", p.simulated_s}};
+    doc["step_time_gap"]
+        = {{"model_s", gap.model_s},           {"simulated_s", gap.simulated_s}, {"relative", gap.relative()},
+           {"busiest_rank", gap.busiest_rank}, {"last_rank", gap.last_rank},     {"parts", std::move(parts)},
+           {"explanation", gap.explanation},   {"caption", gap.caption}};
     doc["peak_rank"] = tl.peak_rank;
     doc["capacity_bytes"] = tl.ledger.capacity_bytes;
     json ranks = json::array();

@@ -42,6 +42,30 @@ TEST_CASE("timeline --format json carries the contract's keys for every rank", "
         CHECK(j["ranks"][i]["max_alive_microbatches"] == 8 - int(i));
 }
 
+TEST_CASE("timeline --format json says how its iteration differs from eval's step time", "[cli][timeline]")
+{
+    // step_time_gap: eval's step_time.total_s beside the simulated step_time_s,
+    // three parts that add up to each, and a sentence for a caption.
+    const std::string preset = scenarioPath("deepseek-v3-2048xh100-dualpipe");
+    const CliRun tl = runCli("timeline " + preset + " --format json");
+    const CliRun ev = runCli("eval " + preset + " --format json");
+    REQUIRE(tl.code == 0);
+    REQUIRE(ev.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(tl.out);
+    const nlohmann::json e = nlohmann::json::parse(ev.out);
+    const nlohmann::json &gap = j["step_time_gap"];
+    CHECK(gap["model_s"].get<double>() == Approx(e["step_time"]["total_s"].get<double>()));
+    CHECK(gap["simulated_s"].get<double>() == Approx(j["step_time_s"].get<double>()));
+    double model = 0, simulated = 0;
+    for (const char *part : {"work", "pipeline_wait", "after_pipeline"}) {
+        model += gap["parts"][part]["model_s"].get<double>();
+        simulated += gap["parts"][part]["simulated_s"].get<double>();
+    }
+    CHECK(model == Approx(gap["model_s"].get<double>()));
+    CHECK(simulated == Approx(gap["simulated_s"].get<double>()));
+    CHECK(gap["explanation"].get<std::string>().find("pipeline's waits") != std::string::npos);
+}
+
 TEST_CASE("timeline --rank keeps one rank; csv lists the lifetimes", "[cli][timeline]")
 {
     const CliRun one = runCli("timeline gpt-3-175b-64gpus-tp-only --rank 3 --format json");

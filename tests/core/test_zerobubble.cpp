@@ -234,12 +234,14 @@ TEST_CASE("Bubbles: the README's rates with T_F = T_B = T_W, and the papers' for
     CHECK(pipelineBubbleSeconds(PipelineSchedule::ZbH1, p, 1, 1, 1, 1) == Approx(p - 1)); // (p-1)/3m of 3m
     CHECK(pipelineBubbleSeconds(PipelineSchedule::ZbH2, p, 1, 1, 1, 1) == 0.0);
     CHECK(pipelineBubbleSeconds(PipelineSchedule::ZbV, p, 2, 2, 2, 2) == 0.0);
-    CHECK(pipelineBubbleSeconds(PipelineSchedule::DualPipe, p, 2, 2, 2, 2) == 0.0);
+    // DualPipe's B is a full backward (B + W): (p/2 - 1)(F&B + B - 3W) = 3 (3 + 2 - 3) per chunk.
+    CHECK(pipelineBubbleSeconds(PipelineSchedule::DualPipe, p, 2, 2, 2, 2) == Approx((p / 2 - 1) * 2));
     // Qi et al. Table 1: ZB-H1 (p-1)(T_F + T_B - T_W), ZB-H2 (p-1)(T_F + T_B - 2T_W).
     CHECK(pipelineBubbleSeconds(PipelineSchedule::ZbH1, p, 1, 1, 2, 0.5) == Approx((p - 1) * 2.5));
     CHECK(pipelineBubbleSeconds(PipelineSchedule::ZbH2, p, 1, 1, 2, 0.5) == Approx((p - 1) * 2.0));
-    // DualPipe README: (PP/2 - 1)(F&B + B - 3W) per chunk; F = 1, B = 1, W = 0.5 per chunk.
-    CHECK(pipelineBubbleSeconds(PipelineSchedule::DualPipe, p, 2, 2, 2, 1) == Approx((p / 2 - 1) * 1.5));
+    // DualPipe README: (PP/2 - 1)(F&B + B - 3W) per chunk, B a full backward chunk; F = 1,
+    // input gradients 1 and W = 0.5 per chunk: B = 1.5, F&B = F + B = 2.5, 2.5 + 1.5 - 1.5 = 2.5.
+    CHECK(pipelineBubbleSeconds(PipelineSchedule::DualPipe, p, 2, 2, 2, 1) == Approx((p / 2 - 1) * 2.5));
     // DualPipeV is DualPipe on 2p ranks cut in half.
     CHECK(pipelineBubbleSeconds(PipelineSchedule::DualPipeV, p, 2, 2, 2, 1)
           == Approx(pipelineBubbleSeconds(PipelineSchedule::DualPipe, 2 * p, 2, 2, 2, 1)));
