@@ -445,10 +445,10 @@ std::string phaseTitle(const Timeline &timeline, const Phase &phase)
 
 // ---- layout ----------------------------------------------------------------
 
-GanttFrame ganttFrame(double width, double height, double lineHeight, double gutterWidth)
+GanttFrame ganttFrame(double width, double height, double lineHeight, double gutterWidth, double legendTop)
 {
     GanttFrame f;
-    const double top = 1.8 * lineHeight; // legend
+    const double top = std::max(1.8 * lineHeight, legendTop); // legend
     const double bottom = 1.8 * lineHeight; // time axis labels
     const double right = std::max(lineHeight, 8.0);
     const double gap = 1.2 * lineHeight; // between curve and rows (the peak label may sit there)
@@ -605,9 +605,9 @@ ValueAxis bytesAxis(const std::vector<Tick> &ticks, const GanttRect &area)
     return {ticks.front().value, ticks.back().value, area.bottom(), area.y};
 }
 
-GanttFrame bandsFrame(double width, double height, double lineHeight, double gutterWidth)
+GanttFrame bandsFrame(double width, double height, double lineHeight, double gutterWidth, double top)
 {
-    GanttFrame f = ganttFrame(width, height, lineHeight, gutterWidth);
+    GanttFrame f = ganttFrame(width, height, lineHeight, gutterWidth, top);
     f.curveArea.h = f.rowsArea.bottom() - f.curveArea.y;
     f.rowsArea = {f.curveArea.x, f.curveArea.bottom(), f.curveArea.w, 0};
     f.maxBytesTicks = std::max(1, static_cast<int>(f.curveArea.h / (2.6 * lineHeight)));

@@ -194,7 +194,9 @@ std::vector<double> rowHeights(const GanttRows &rows, double height, double maxR
 
 // The frame for a widget of width x height with text lineHeight pixels high and
 // a left gutter for labels. The curve takes about a third of the height.
-GanttFrame ganttFrame(double width, double height, double lineHeight, double gutterWidth);
+// `top`: where the curve starts, below a legend of several lines (at least
+// the one-line legend's 1.8 lineHeight); the rest is shared as before.
+GanttFrame ganttFrame(double width, double height, double lineHeight, double gutterWidth, double top = 0);
 
 struct PositionedTick
 {
@@ -258,7 +260,7 @@ std::vector<std::vector<GanttRect>> bandRects(const RankTimeline &rank, const st
                                               const TimeAxis &axis, const ValueAxis &values);
 
 // The bands mode's frame: one plot area where the gantt has curve and rows.
-GanttFrame bandsFrame(double width, double height, double lineHeight, double gutterWidth);
+GanttFrame bandsFrame(double width, double height, double lineHeight, double gutterWidth, double top = 0);
 
 // The last (topmost) rect containing (x, y), or -1.
 int itemAt(const std::vector<GanttRect> &rects, double x, double y);

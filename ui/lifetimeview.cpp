@@ -83,6 +83,41 @@ QColor fp8HatchColor(const QPalette &palette)
     return c;
 }
 
+// The legend's lines, in font heights apart.
+constexpr double kLegendLineSpacing = 1.25;
+
+// The legend's title in lines no wider than `width`: whole if it fits, else
+// broken before its parenthesis (the caption's comparison), else between
+// words, a unit kept with its number ("15.33 s", "4.9 %"). Never elided: the
+// title names the rank and what the timeline is.
+QStringList wrapTitle(const QString &title, const QFontMetricsF &fm, double width)
+{
+    if (fm.horizontalAdvance(title) <= width)
+        return {title};
+    const qsizetype paren = title.indexOf(QStringLiteral(" ("));
+    if (paren > 0 && fm.horizontalAdvance(title.left(paren)) <= width
+        && fm.horizontalAdvance(title.mid(paren + 1)) <= width)
+        return {title.left(paren), title.mid(paren + 1)};
+    static const QStringList units
+        = {QStringLiteral("s"),  QStringLiteral("s:"), QStringLiteral("s,"), QStringLiteral("s)"),
+           QStringLiteral("ms"), QStringLiteral("%"),  QStringLiteral("GB")};
+    QStringList words;
+    for (const QString &w : title.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        if (!words.isEmpty() && units.contains(w))
+            words.back() += QLatin1Char(' ') + w;
+        else
+            words << w;
+    }
+    QStringList lines;
+    for (const QString &w : words) {
+        if (!lines.isEmpty() && fm.horizontalAdvance(lines.back() + QLatin1Char(' ') + w) <= width)
+            lines.back() += QLatin1Char(' ') + w;
+        else
+            lines << w;
+    }
+    return lines;
+}
+
 } // namespace
 
 LifetimeView::LifetimeView(QWidget *parent)
@@ -158,8 +193,9 @@ void LifetimeView::setOverlayHidden(bool hidden)
     invalidate();
 }
 
-void LifetimeView::setCaption(const QString &caption)
+void LifetimeView::setCaption(const QString &caption, const QString &toolTip)
 {
+    m_captionToolTip = toolTip;
     if (caption == m_caption)
         return;
     m_caption = caption;
@@ -316,12 +352,16 @@ void LifetimeView::ensureLayout() const
     m_frame = bands ? bandsFrame(width(), height(), fm.height(), gutter)
                     : ganttFrame(width(), height(), fm.height(), gutter);
     m_frame.fitBytes = m_fitBytes && !bands; // bands stack from zero
-    // A narrow view wraps the legend: the curve starts under its last line.
+    // A narrow view wraps the legend: the curve starts under its last line,
+    // and the curve and the rows share what is left (the legend's entries
+    // depend on the gutter only, which stays).
     if (layoutLegend() > 1) {
         const double below = m_legendBottom + fm.height() * 0.55;
-        const double shift = std::min(std::max(0.0, below - m_frame.curveArea.y), m_frame.curveArea.h / 2);
-        m_frame.curveArea.y += shift;
-        m_frame.curveArea.h -= shift;
+        if (below > m_frame.curveArea.y) {
+            m_frame = bands ? bandsFrame(width(), height(), fm.height(), gutter, below)
+                            : ganttFrame(width(), height(), fm.height(), gutter, below);
+            m_frame.fitBytes = m_fitBytes && !bands;
+        }
     }
     auto &axis = const_cast<TimeAxis &>(m_axis);
     axis.setPixels(m_frame.rowsArea.x, m_frame.rowsArea.right());
@@ -467,6 +507,8 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
                + toQString(formatMilliseconds(l.end)) + QStringLiteral(" (")
                + toQString(formatMilliseconds(l.end - l.start)) + QLatin1Char(')');
     }
+    if (!m_captionToolTip.isEmpty() && !m_legend.empty() && m_legend.front().rect.contains(pos))
+        return m_captionToolTip;
     if (m_mode == Mode::Gantt && pos.y() >= m_frame.curveArea.bottom() && pos.y() < m_frame.rowsArea.y) {
         const int phase = itemAt(m_geometry.phases, pos.x(), pos.y());
         if (phase >= 0) {
@@ -996,7 +1038,7 @@ int LifetimeView::layoutLegend() const
     QFont bold = font();
     bold.setBold(true);
     const double box = std::round(fm.height() * 0.7);
-    const double lineStep = fm.height() * 1.25;
+    const double lineStep = fm.height() * kLegendLineSpacing;
     double top = fm.height() * 0.25;
     const double left = fm.height() * 0.3;
     const double right = width() - fm.height() * 0.3;
@@ -1005,11 +1047,19 @@ int LifetimeView::layoutLegend() const
     QString title = tr("Rank %1").arg(rank->pipeline_rank);
     if (!m_caption.isEmpty())
         title += QStringLiteral(" · ") + m_caption;
-    const double titleWidth = QFontMetricsF(bold).horizontalAdvance(title);
-    m_legend.push_back({QColor(), title, QRectF(left, top, titleWidth, fm.height())});
+    const QFontMetricsF boldMetrics(bold);
+    const QStringList titleLines = wrapTitle(title, boldMetrics, right - left);
+    double titleWidth = 0;
+    for (const QString &line : titleLines)
+        titleWidth = std::max(titleWidth, boldMetrics.horizontalAdvance(line));
+    const int extraLines = int(titleLines.size()) - 1;
+    m_legend.push_back({QColor(), titleLines.join(QLatin1Char('\n')),
+                        QRectF(left, top, titleWidth, extraLines * lineStep + fm.height())});
+    lines += extraLines;
+    top += extraLines * lineStep;
     double lineStart = std::max(left + titleWidth + fm.height(), m_frame.curveArea.x);
     // A long caption keeps its line: the swatches start on the next one, all of its width theirs.
-    if (lineStart > right * 0.45) {
+    if (extraLines > 0 || lineStart > right * 0.45) {
         ++lines;
         top += lineStep;
         lineStart = m_frame.curveArea.x;
@@ -1085,7 +1135,12 @@ void LifetimeView::paintLegend(QPainter &p) const
     bold.setBold(true);
     p.setFont(bold);
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QPointF(m_legend.front().rect.left(), baseline(m_legend.front().rect)), m_legend.front().label);
+    // The title, in the lines layoutLegend broke it into.
+    const QStringList titleLines = m_legend.front().label.split(QLatin1Char('\n'));
+    for (qsizetype i = 0; i < titleLines.size(); ++i)
+        p.drawText(QPointF(m_legend.front().rect.left(),
+                           baseline(m_legend.front().rect) + double(i) * fm.height() * kLegendLineSpacing),
+                   titleLines[i]);
     p.setFont(font());
     double lastRight = 0;
     for (std::size_t i = 1; i < m_legend.size(); ++i) {

@@ -50,8 +50,11 @@ public:
     RowMode rowMode() const { return m_rowMode; }
     // Says what the timeline is ("training iteration", "serving prefill, ..."),
     // after the rank in the legend's title; empty: the rank alone.
-    void setCaption(const QString &caption);
+    // `toolTip`: shown over the legend's title (e.g. why the simulated
+    // iteration and the step-time model differ).
+    void setCaption(const QString &caption, const QString &toolTip = QString());
     QString caption() const { return m_caption; }
+    QString captionToolTip() const { return m_captionToolTip; }
     // The time axis spans at least `seconds` (0: the timeline's own length),
     // so a serving forward can be drawn on a training iteration's scale.
     void setTimeSpan(double seconds);
@@ -147,6 +150,7 @@ private:
     bool m_fitBytes = false;
     RowMode m_rowMode = RowMode::Groups;
     QString m_caption;
+    QString m_captionToolTip;
     double m_timeSpan = 0;
     bool m_overlayHidden = false;
     std::vector<std::vector<BandStep>> m_bands;

@@ -449,3 +449,28 @@ TEST_CASE("The gantt marks activations stored in FP8: quantize_fp8 policies and 
     CHECK(fp8Text(none).empty());
     CHECK(fp8Share(none) == 0.0);
 }
+
+TEST_CASE("A legend of several lines moves the gantt's frame down; curve and rows share what is left", "[gantt]")
+{
+    // 600 px high, 16 px text: the one-line legend takes 1.8 lines (28.8 px),
+    // the time axis 28.8 px and the gap 19.2 px, 523.2 px left: the curve
+    // round(0.36 · 523.2) = 188 px, the rows the other 335.2 px.
+    const GanttFrame one = ganttFrame(1400, 600, 16, 120);
+    CHECK(one.curveArea.y == Approx(28.8));
+    CHECK(one.curveArea.h == 188);
+    CHECK(one.rowsArea.h == Approx(335.2));
+    // A legend ending at 100 px: 452 px left, the curve round(162.72) = 163 px
+    // from y = 100, the rows 289 px from 100 + 163 + 19.2; nothing past the axis.
+    const GanttFrame tall = ganttFrame(1400, 600, 16, 120, 100);
+    CHECK(tall.curveArea.y == 100);
+    CHECK(tall.curveArea.h == 163);
+    CHECK(tall.rowsArea.y == Approx(282.2));
+    CHECK(tall.rowsArea.h == Approx(289));
+    CHECK(tall.rowsArea.bottom() == Approx(one.rowsArea.bottom()));
+    // A top above the one-line legend's keeps that legend's room.
+    CHECK(ganttFrame(1400, 600, 16, 120, 10).curveArea.y == Approx(28.8));
+    // Bands: one plot area from the same top.
+    const GanttFrame bands = bandsFrame(1400, 600, 16, 120, 100);
+    CHECK(bands.curveArea.y == 100);
+    CHECK(bands.curveArea.bottom() == Approx(tall.rowsArea.bottom()));
+}

@@ -105,10 +105,13 @@ TEST_CASE(
         QApplication::processEvents();
         const auto legend = window.lifetimes()->legend();
         REQUIRE(legend.size() > 4);
+        const QRectF curve = window.lifetimes()->curveArea();
         for (const LifetimeView::LegendEntry &entry : legend) {
             INFO(entry.label.toStdString());
             CHECK(entry.rect.right() <= window.lifetimes()->width());
             CHECK_FALSE(entry.label.contains(QChar(0x2026)));
+            // However many lines the legend takes, the curve starts below it.
+            CHECK(entry.rect.bottom() <= curve.top());
         }
     }
 }
