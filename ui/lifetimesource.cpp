@@ -9,6 +9,7 @@
 #include "core/inference.h"
 #include "core/inferenceactivations.h"
 #include "core/inferencetimeline.h"
+#include "core/steptime.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
 #include "ui/qtstring.h"
@@ -60,11 +61,19 @@ void LifetimeSource::setTrainingScale(bool on)
     m_scale->setChecked(on);
 }
 
+QString LifetimeSource::trainingCaption(const Timeline &timeline, const StepTimeGap &gap)
+{
+    // The header's step time is the analytic model's: say how the simulated figure compares.
+    const QString seconds = toQString(formatSeconds(timeline.step_time));
+    return gap.caption.empty() ? tr("training iteration, %1").arg(seconds)
+                               : tr("training iteration, %1 (%2)").arg(seconds, toQString(gap.caption));
+}
+
 QString LifetimeSource::caption(Source source, const Config &config, const Timeline &timeline)
 {
     const QString seconds = toQString(formatSeconds(timeline.step_time));
     if (source == Source::Training)
-        return tr("training iteration, %1").arg(seconds);
+        return trainingCaption(timeline, stepTimeGap(config, estimateStepTime(config), timeline));
     const InferenceConfig serving = resolvedInference(config);
     if (source == Source::Prefill) {
         const ForwardShape shape = prefillShape(config, serving);
@@ -91,7 +100,9 @@ void LifetimeSource::apply(const Document &document, LifetimeView &view) const
         view.setTimeSpan(0);
         view.setTimeline(document.timeline());
         view.setOverlayHidden(false);
-        view.setCaption(caption(chosen, document.ledgerConfig(), document.timeline()));
+        const Config &config = document.ledgerConfig();
+        const StepTimeGap gap = stepTimeGap(config, estimateStepTime(config), document.timeline());
+        view.setCaption(trainingCaption(document.timeline(), gap), toQString(gap.explanation));
         return;
     }
     // ledgerConfig() is the valid plan, as simulateInferenceForward requires.

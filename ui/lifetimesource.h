@@ -4,6 +4,7 @@
 #include <QString>
 #include <QWidget>
 
+#include "core/steptimegap.h"
 #include "core/timeline.h"
 
 class QCheckBox;
@@ -40,6 +41,8 @@ public:
 
     // "training iteration", "serving prefill: 8 × 2,048 tokens", ...
     static QString caption(Source source, const Config &config, const Timeline &timeline);
+    // The training iteration's, with how it compares to the step-time model.
+    static QString trainingCaption(const Timeline &timeline, const StepTimeGap &gap);
 
 Q_SIGNALS:
     // The source or the scale changed: the view needs apply() again.

@@ -15,6 +15,9 @@
 #include "core/gantt.h"
 #include "core/inference.h"
 #include "core/inferencetimeline.h"
+#include "core/steptime.h"
+#include "core/steptimegap.h"
+#include "core/units.h"
 #include "ui/categorycolors.h"
 #include "ui/document.h"
 #include "ui/lifetimesource.h"
@@ -24,6 +27,8 @@
 #include "ui/qtstring.h"
 #include "ui/steptimebar.h"
 #include "ui/talkmode.h"
+
+#include <cmath>
 
 using namespace memledger;
 using namespace memledger::ui;
@@ -220,4 +225,39 @@ TEST_CASE("Lifetimes: beside a served forward the header gives the serving peak,
     QApplication::processEvents();
     CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
     CHECK(resetZoom->text() == QStringLiteral("Whole iteration"));
+}
+
+TEST_CASE("Lifetimes: the simulated iteration says how it compares to the header's step-time model",
+          "[ui][lifetimes][steptime]")
+{
+    // The header's "≈ … s / step" is estimateStepTime's; the Lifetimes view
+    // draws the simulated iteration. On the DualPipe scenario they differ by a
+    // few per cent (the simulation waits on uneven neighbours, core/steptimegap.h):
+    // the caption names the model's figure and the title's tooltip says why.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-dualpipe"));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    window.views()->setCurrentIndex(kLifetimesTab);
+    QApplication::processEvents();
+    const LifetimeView *view = window.lifetimes();
+    const Config &config = document.ledgerConfig();
+    const StepTimeGap gap = stepTimeGap(config, estimateStepTime(config), document.timeline());
+    REQUIRE(std::abs(gap.relative()) > 0.01);
+    const QString model = toQString(formatSeconds(estimateStepTime(config).total));
+    CHECK(view->caption().startsWith(QStringLiteral("training iteration, ")
+                                     + toQString(formatSeconds(document.timeline().step_time))));
+    CHECK(view->caption().contains(QStringLiteral("step-time model ") + model));
+    CHECK(view->captionToolTip() == toQString(gap.explanation));
+    // The tooltip is the title's: over the legend's first entry.
+    const std::vector<LifetimeView::LegendEntry> legend = view->legend();
+    REQUIRE_FALSE(legend.empty());
+    CHECK(legend.front().label.contains(view->caption()));
+    CHECK(view->toolTipAt(legend.front().rect.center()) == toQString(gap.explanation));
+
+    // A plan whose two figures agree says so in the same place.
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    QApplication::processEvents();
+    CHECK(view->caption().contains(QStringLiteral("within 1 %")));
 }
