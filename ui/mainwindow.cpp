@@ -1317,11 +1317,12 @@ void MainWindow::updateProblems()
     }
     if (!same) {
         m_problems->clear();
-        const QIcon icons[] = {style()->standardIcon(QStyle::SP_MessageBoxCritical),
-                               style()->standardIcon(QStyle::SP_MessageBoxWarning),
-                               style()->standardIcon(QStyle::SP_MessageBoxInformation)};
+        if (m_problemIcons[Error].isNull())
+            m_problemIcons = {style()->standardIcon(QStyle::SP_MessageBoxCritical),
+                              style()->standardIcon(QStyle::SP_MessageBoxWarning),
+                              style()->standardIcon(QStyle::SP_MessageBoxInformation)};
         for (const auto &[kind, text] : lines) {
-            auto *item = new QListWidgetItem(icons[kind], text);
+            auto *item = new QListWidgetItem(m_problemIcons[kind], text);
             item->setData(Qt::UserRole, static_cast<int>(kind));
             m_problems->addItem(item);
         }
