@@ -127,3 +127,66 @@ TEST_CASE("Serving vs training: the sentence reads whole in a 1024-pixel window"
     CHECK(bar->height() >= bar->sizeHint().height());
     CHECK(bar->sizeHint().height() >= int(lines.size()) * fm.height() + 2 * std::max(fm.height(), 12));
 }
+
+namespace {
+// Counts the paint events a widget receives.
+class PaintCount : public QObject
+{
+public:
+    int paints = 0;
+
+protected:
+    bool eventFilter(QObject *, QEvent *event) override
+    {
+        paints += event->type() == QEvent::Paint;
+        return false;
+    }
+};
+} // namespace
+
+TEST_CASE("Serving vs training: repainted only when what it shows changed", "[ui][inference][bench]")
+{
+    // Issue 16, one frame per move: the strip repainted on every edit (6.5 % of the bench's instructions),
+    // though most edits change neither peak.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    ServingTrainingBar bar(&document);
+    bar.resize(700, bar.sizeHint().height());
+    bar.show();
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    PaintCount count;
+    bar.installEventFilter(&count);
+
+    // The same plan again: a new ledger and problems list, the same numbers.
+    document.setConfig(document.config());
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    CHECK(count.paints == 0);
+
+    // The global batch changes the step, not the memory of either workload.
+    Config config = document.config();
+    config.training.global_batch_size *= 2;
+    document.setConfig(config);
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    CHECK(count.paints == 0);
+
+    // Twice the micro-batch: more activations, a new training peak.
+    const QString before = bar.text();
+    config.training.micro_batch_size *= 2;
+    document.setConfig(config);
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    CHECK(bar.text() != before);
+    CHECK(count.paints > 0);
+
+    // An error dims it (the last valid plan's numbers).
+    count.paints = 0;
+    config.parallelism.tensor_model_parallel_size = 3;
+    document.setConfig(config);
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    REQUIRE(document.isStale());
+    CHECK(count.paints > 0);
+}
