@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QCache>
+#include <QPixmap>
 #include <QStringList>
 #include <QWidget>
 
@@ -35,6 +37,9 @@ public:
     std::vector<Bytes> servingBytes() const;
     std::vector<Bytes> trainingBytes() const;
 
+    // Times the strip was drawn afresh rather than from a kept image (tests).
+    int drawn() const { return m_drawn; }
+
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -45,6 +50,7 @@ protected:
 
 private:
     void refresh();
+    void draw(QPainter &painter, const std::vector<Bytes> &serving, const std::vector<Bytes> &training);
     void paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
                   const std::vector<QColor> &colors);
     int rowTop(int row) const;
@@ -73,6 +79,8 @@ private:
     std::optional<Shown> m_shown;
     mutable QStringList m_lines;
     mutable int m_linesWidth = -1; // the width m_lines were broken for; -1: to be broken again
+    QCache<QString, QPixmap> m_painted{4}; // the strip as painted, for the last few contents
+    int m_drawn = 0;
 };
 
 } // namespace memledger::ui

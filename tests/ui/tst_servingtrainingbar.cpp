@@ -4,6 +4,7 @@
 // document, and the KV cache has a color no training category has.
 #include <QApplication>
 #include <QFontMetrics>
+#include <QImage>
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
@@ -189,4 +190,26 @@ TEST_CASE("Serving vs training: repainted only when what it shows changed", "[ui
         QApplication::processEvents();
     REQUIRE(document.isStale());
     CHECK(count.paints > 0);
+}
+
+TEST_CASE("Serving vs training: a strip shown before is drawn from what was kept", "[ui][inference][bench]")
+{
+    // Issue 16: a control moved and moved back (or an undo) shows the strip as it was; its text is not
+    // shaped and drawn again. (grab() paints the widget.)
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    ServingTrainingBar bar(&document);
+    bar.resize(700, bar.sizeHint().height());
+    const Config plan = document.config();
+    const QImage first = bar.grab().toImage();
+    const int drawn = bar.drawn();
+    CHECK(drawn == 1);
+    Config doubled = plan;
+    doubled.training.micro_batch_size *= 2;
+    document.setConfig(doubled);
+    CHECK(bar.grab().toImage() != first);
+    CHECK(bar.drawn() == drawn + 1);
+    document.setConfig(plan);
+    CHECK(bar.grab().toImage() == first);
+    CHECK(bar.drawn() == drawn + 1);
 }
