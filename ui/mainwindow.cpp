@@ -421,6 +421,10 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     });
 
     createMenus();
+    // Opaque: an edit that makes or clears an error changes the message, and a see-through status bar
+    // has the whole window paint its background under it first (issue 16: the window's own paint at
+    // every such move).
+    statusBar()->setAutoFillBackground(true);
     statusBar()->showMessage(tr("Ready"));
 
     // Measured runs: the panel and the lifetimes overlay follow the run's comparison.

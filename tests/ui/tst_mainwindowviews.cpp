@@ -12,6 +12,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QToolButton>
@@ -352,4 +353,25 @@ TEST_CASE("An edit repaints the staircase once and does not relayout the window"
         CHECK(staircase.paints == step + 1); // once per edit
     }
     CHECK(central.layouts == 0);
+}
+
+TEST_CASE("A new status message repaints the status bar, not the window under it", "[ui][bench]")
+{
+    // Issue 16, one frame per move: an edit through an invalid value and back changes the status message at
+    // every step, and the see-through status bar had the main window paint its background under it each time.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1600, 1000);
+    window.show();
+    settleAndPaint(window);
+    EventCount own, bar;
+    window.installEventFilter(&own);
+    window.statusBar()->installEventFilter(&bar);
+    window.statusBar()->showMessage(QStringLiteral("1 error in the configuration"));
+    settleAndPaint(window);
+    window.statusBar()->showMessage(QStringLiteral("Showing built-in: llama-3-70b-128xh100"));
+    settleAndPaint(window);
+    CHECK(bar.paints == 2);
+    CHECK(own.paints == 0);
 }
