@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QCache>
 #include <QHash>
+#include <QPixmap>
 #include <QSize>
 #include <QStyledItemDelegate>
 
@@ -12,18 +14,30 @@ namespace memledger::ui {
 // for each (text shaping: a fifth of a move's time in the bench's profile when
 // an error line comes and goes). The hint depends only on the text, the
 // icon, the font and the width offered: it is kept per those and reused.
+//
+// Painting an item lays its text out again too (Qt's style shapes and wraps it
+// twice per paint: 0.8 M instructions for a long note, a fifth of a Model
+// change in the bench's callgrind profile), and the list repaints items whose
+// text did not change (a neighbour's line coming or going, a second paint in
+// the same frame, a plan toggled back and forth). Each item is drawn once per
+// text, size, state and palette into a pixmap, and later paints draw the pixmap.
 class CachedSizeDelegate : public QStyledItemDelegate
 {
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
 
     QSize sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const override;
+    void paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const override;
     // Hints worked out afresh so far (tests).
     int computed() const { return m_computed; }
+    // Items drawn afresh (not from a kept pixmap) so far (tests).
+    int drawn() const { return m_drawn; }
 
 private:
     mutable QHash<QString, QSize> m_sizes;
     mutable int m_computed = 0;
+    mutable QCache<QString, QPixmap> m_pixmaps{16 * 1024}; // cost: kilobytes
+    mutable int m_drawn = 0;
 };
 
 } // namespace memledger::ui

@@ -483,30 +483,45 @@ void ControlPanel::showProblems(const Problems &problems)
             note->setProperty("runText", text);
             if (note->text() != text)
                 note->setText(text);
+            setNoteBlank(note, false);
             note->setVisible(true);
         } else if (sameRun && note->isVisibleTo(this)) {
-            note->setMinimumHeight(std::max(note->minimumHeight(), note->height()));
-            if (!note->text().isEmpty())
-                note->clear();
+            // At the height it had, fixed: with its text kept, the form's height-for-width would give it a
+            // line more (see above).
+            const int room = std::max(note->minimumHeight(), note->height());
+            note->setMinimumHeight(room);
+            note->setMaximumHeight(room);
+            // Blank, its text kept: QLabel::setText relayouts the group, the panel and the scroll area
+            // even at the same size (a Model toggled between a plan that fits and one whose layers do not
+            // split paid a whole panel's layout at every step), a change of color only repaints the note.
+            setNoteBlank(note, true);
         } else if (!note->isHidden() || !note->text().isEmpty()) {
             note->setMinimumHeight(0);
             note->setMaximumHeight(QWIDGETSIZE_MAX);
+            setNoteBlank(note, false);
             note->clear();
             note->hide();
         }
     }
 }
 
+void ControlPanel::setNoteBlank(QLabel *note, bool blank)
+{
+    if (note->property("blank").toBool() != blank)
+        note->setProperty("blank", blank);
+    const QColor color = blank ? QColor(Qt::transparent) : m_noteColor;
+    if (note->palette().color(QPalette::WindowText) == color)
+        return;
+    QPalette pal = note->palette();
+    pal.setColor(QPalette::WindowText, color);
+    note->setPalette(pal);
+}
+
 void ControlPanel::recolorNotes()
 {
-    const QColor red = errorTextColor(palette());
-    for (QLabel *note : m_notes) {
-        if (note->palette().color(QPalette::WindowText) == red)
-            continue;
-        QPalette pal = note->palette();
-        pal.setColor(QPalette::WindowText, red);
-        note->setPalette(pal);
-    }
+    m_noteColor = errorTextColor(palette());
+    for (QLabel *note : m_notes)
+        setNoteBlank(note, note->property("blank").toBool());
 }
 
 void ControlPanel::changeEvent(QEvent *event)
@@ -520,7 +535,7 @@ QString ControlPanel::noteOf(const QWidget *control) const
 {
     for (std::size_t i = 0; i < m_controls.size(); ++i)
         if (m_controls[i] == control)
-            return m_notes[i]->isHidden() ? QString() : m_notes[i]->text();
+            return m_notes[i]->isHidden() || m_notes[i]->property("blank").toBool() ? QString() : m_notes[i]->text();
     return {};
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QColor>
 #include <QWidget>
 
 #include "core/config.h"
@@ -39,6 +40,9 @@ protected:
 
 private:
     void recolorNotes();
+    // A note whose error cleared during a run of edits of its control keeps its room and its text, drawn
+    // in no color (see showProblems); `blank` false: in the error color.
+    void setNoteBlank(QLabel *note, bool blank);
     using Setter = std::function<void(Config &)>;
     using GetInt = std::function<std::int64_t(const Config &)>;
     using SetInt = std::function<void(Config &, std::int64_t)>;
@@ -67,6 +71,7 @@ private:
     std::vector<std::function<void(const Config &)>> m_syncs;
     std::vector<QString> m_paths; // per control: its preset field ("parallelism.tensor_model_parallel_size")
     std::vector<QLabel *> m_notes; // per control: the inline explanation row
+    QColor m_noteColor; // the error color of the palette, as recolorNotes last found it
     int m_lastEdited = -1;
     // The control edited from the panel since the last showProblems (-1: none, e.g. an undo):
     // its note keeps its room when its error clears, see showProblems.

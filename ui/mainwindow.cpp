@@ -421,6 +421,10 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     });
 
     createMenus();
+    // Opaque: an edit that makes or clears an error changes the message, and a see-through status bar
+    // has the whole window paint its background under it first (issue 16: the window's own paint at
+    // every such move).
+    statusBar()->setAutoFillBackground(true);
     statusBar()->showMessage(tr("Ready"));
 
     // Measured runs: the panel and the lifetimes overlay follow the run's comparison.
@@ -1317,11 +1321,12 @@ void MainWindow::updateProblems()
     }
     if (!same) {
         m_problems->clear();
-        const QIcon icons[] = {style()->standardIcon(QStyle::SP_MessageBoxCritical),
-                               style()->standardIcon(QStyle::SP_MessageBoxWarning),
-                               style()->standardIcon(QStyle::SP_MessageBoxInformation)};
+        if (m_problemIcons[Error].isNull())
+            m_problemIcons = {style()->standardIcon(QStyle::SP_MessageBoxCritical),
+                              style()->standardIcon(QStyle::SP_MessageBoxWarning),
+                              style()->standardIcon(QStyle::SP_MessageBoxInformation)};
         for (const auto &[kind, text] : lines) {
-            auto *item = new QListWidgetItem(icons[kind], text);
+            auto *item = new QListWidgetItem(m_problemIcons[kind], text);
             item->setData(Qt::UserRole, static_cast<int>(kind));
             m_problems->addItem(item);
         }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QIcon>
 #include <QMainWindow>
 
 #include "ui/saveplandialog.h"
@@ -182,6 +183,9 @@ private:
     QMenu *m_recentMenu = nullptr;
     QDialog *m_shortcuts = nullptr;
     FileChooser m_openChooser;
+    // The problems list's error, warning and note icons, made once: a new QIcon per rebuild would make
+    // every line look new to the list's delegate, which keeps each line drawn (CachedSizeDelegate).
+    std::array<QIcon, 3> m_problemIcons;
     std::vector<std::size_t> m_shownPins; // the pins drawn beside the plan (indices into Document::pins)
     double m_imageScale = 2.0;
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn

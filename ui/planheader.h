@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QCache>
+#include <QPixmap>
 #include <QStaticText>
 #include <QStringList>
 #include <QTextDocument>
@@ -37,6 +39,8 @@ public:
     QStringList titleLines() const;
     bool hasHeightForWidth() const override;
     int heightForWidth(int width) const override;
+    // Times the text was drawn afresh rather than from a kept image (tests).
+    int drawn() const { return m_drawn; }
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -58,8 +62,18 @@ private:
     mutable QTextDocument m_document; // laid out at the widget's width, except inside heightForWidth
 
     int m_textHeight = 0;
+    // Paints the text (and the background) at the painter's origin.
+    void draw(QPainter &painter);
+
     QStaticText m_detailText; // the one-line detail as painted, laid out once
     QString m_detailKey; // the detail, width and font it was laid out for
+    // The header as painted, for the last few contents: an edit undone, a
+    // control moved back, a plan toggled show a header painted before, and
+    // drawing its rich text (the title at a large size, bold) is most of a
+    // repaint's cost (issue 16: a tenth of the bench's instructions).
+    QCache<QString, QPixmap> m_painted{kKeptImages};
+    static constexpr int kKeptImages = 4;
+    int m_drawn = 0;
 };
 
 } // namespace memledger::ui

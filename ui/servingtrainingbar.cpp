@@ -59,7 +59,13 @@ ServingTrainingBar::ServingTrainingBar(Document *document, QWidget *parent)
     // The ledger changes with every valid configuration (the inference
     // section included); one computeInference per change, never per frame.
     connect(document, &Document::ledgerChanged, this, &ServingTrainingBar::refresh);
-    connect(document, &Document::problemsChanged, this, [this] { update(); });
+    // Dimmed while the plan has errors: repainted only when that changes.
+    connect(document, &Document::problemsChanged, this, [this] {
+        if (m_shown && m_shown->stale != m_document->isStale()) {
+            m_shown->stale = m_document->isStale();
+            update();
+        }
+    });
     refresh();
 }
 
@@ -109,6 +115,15 @@ QStringList ServingTrainingBar::lines() const
     return linesAt(width());
 }
 
+const QStringList &ServingTrainingBar::shownLines() const
+{
+    if (m_linesWidth != width()) {
+        m_lines = linesAt(width());
+        m_linesWidth = width();
+    }
+    return m_lines;
+}
+
 std::vector<Bytes> ServingTrainingBar::servingBytes() const
 {
     const InferenceRank *rank = m_inference ? peakRank(*m_inference) : nullptr;
@@ -134,7 +149,7 @@ int ServingTrainingBar::labelWidth() const
 int ServingTrainingBar::rowTop(int row) const
 {
     const int rowHeight = std::max(fontMetrics().height(), kBarHeight);
-    const int lineCount = std::max<int>(1, int(lines().size())); // at the current width, shown or not
+    const int lineCount = std::max<int>(1, int(shownLines().size())); // at the current width, shown or not
     return lineCount * fontMetrics().height() + kRowGap + row * (rowHeight + kRowGap);
 }
 
@@ -150,6 +165,21 @@ QSize ServingTrainingBar::minimumSizeHint() const
     return {labelWidth() * 4, rowTop(2)};
 }
 
+ServingTrainingBar::Shown ServingTrainingBar::shown() const
+{
+    Shown s;
+    s.text = text();
+    s.name = m_name;
+    s.serving = servingBytes();
+    s.training = trainingBytes();
+    s.capacity = m_document->hasLedger() ? m_document->ledger().capacity_bytes : 0;
+    s.servingRank = m_inference ? m_inference->peak_rank : -1;
+    s.trainingRank = m_document->hasLedger() ? m_document->ledger().peak_rank : -1;
+    s.stale = m_document->isStale();
+    s.dark = isDark(palette());
+    return s;
+}
+
 void ServingTrainingBar::refresh()
 {
     m_inference.reset();
@@ -158,6 +188,13 @@ void ServingTrainingBar::refresh()
         m_inference = computeInference(m_document->ledgerConfig());
         m_name = QString::fromStdString(m_document->ledgerConfig().name);
     }
+    // Most edits change neither peak (a data-parallel degree under ZeRO 0, the
+    // global batch, the step-time knobs): the strip is then left as it was.
+    Shown now = shown();
+    if (m_shown && *m_shown == now)
+        return;
+    m_shown = std::move(now);
+    m_linesWidth = -1;
     QString rows;
     const auto row = [](const QColor &color, QString label, Bytes bytes) {
         return QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align='right'>%3</td></tr>")
@@ -194,7 +231,7 @@ void ServingTrainingBar::refresh()
 
 void ServingTrainingBar::updateLineCount()
 {
-    const int count = std::max<int>(1, int(lines().size()));
+    const int count = std::max<int>(1, int(shownLines().size()));
     if (count == m_lineCount)
         return;
     m_lineCount = count;
@@ -257,12 +294,45 @@ void ServingTrainingBar::paintEvent(QPaintEvent *)
     const std::vector<Bytes> training = trainingBytes();
     if (serving.empty() || training.empty())
         return;
+    // What is painted follows from what is shown (m_shown), the size, the
+    // palette and the font: an edit undone or a control moved back shows a
+    // strip painted before, drawn from what was kept.
+    const double dpr = devicePixelRatioF();
+    QString key = text() + QChar(0x1f) + QString::number(m_document->isStale()) + QChar(0x1f)
+                  + QString::number(m_document->ledger().capacity_bytes) + QChar(0x1f) + QString::number(width())
+                  + QLatin1Char('x') + QString::number(height()) + QChar(0x1f) + QString::number(palette().cacheKey())
+                  + QChar(0x1f) + font().key() + QChar(0x1f) + QString::number(dpr);
+    for (const std::vector<Bytes> *bytes : {&serving, &training}) {
+        key += QChar(0x1f);
+        for (Bytes b : *bytes)
+            key += QString::number(b) + QLatin1Char(',');
+    }
     QPainter painter(this);
+    if (const QPixmap *kept = m_painted.object(key)) {
+        painter.drawPixmap(0, 0, *kept);
+        return;
+    }
+    // Opaque (the strip fills its background), as if drawn straight onto the widget.
+    auto *image = new QPixmap(size() * dpr);
+    image->setDevicePixelRatio(dpr);
+    image->fill(palette().color(backgroundRole()));
+    {
+        QPainter p(image);
+        p.setFont(font());
+        draw(p, serving, training);
+    }
+    ++m_drawn;
+    painter.drawPixmap(0, 0, *image);
+    m_painted.insert(key, image);
+}
+
+void ServingTrainingBar::draw(QPainter &painter, const std::vector<Bytes> &serving, const std::vector<Bytes> &training)
+{
     if (m_document->isStale())
         painter.setOpacity(0.45); // the last valid plan's numbers, like the header
     painter.setPen(palette().color(QPalette::WindowText));
     const QFontMetrics fm = fontMetrics();
-    const QStringList sentence = lines();
+    const QStringList &sentence = shownLines();
     for (int i = 0; i < sentence.size(); ++i) // elided only where one word is wider than the strip
         painter.drawText(QRect(0, i * fm.height(), width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                          fm.elidedText(sentence[i], Qt::ElideRight, width()));
@@ -280,11 +350,14 @@ void ServingTrainingBar::paintEvent(QPaintEvent *)
 void ServingTrainingBar::changeEvent(QEvent *event)
 {
     if (event->type() == QEvent::FontChange) {
+        m_linesWidth = -1;
         updateLineCount();
         updateGeometry();
     }
-    if (event->type() == QEvent::PaletteChange)
-        refresh(); // the KV cache's hue follows the palette
+    if (event->type() == QEvent::PaletteChange) {
+        m_shown.reset(); // the KV cache's hue follows the palette
+        refresh();
+    }
     QWidget::changeEvent(event);
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QCache>
+#include <QPixmap>
 #include <QStringList>
 #include <QWidget>
 
@@ -35,6 +37,9 @@ public:
     std::vector<Bytes> servingBytes() const;
     std::vector<Bytes> trainingBytes() const;
 
+    // Times the strip was drawn afresh rather than from a kept image (tests).
+    int drawn() const { return m_drawn; }
+
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -45,9 +50,13 @@ protected:
 
 private:
     void refresh();
+    void draw(QPainter &painter, const std::vector<Bytes> &serving, const std::vector<Bytes> &training);
     void paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
                   const std::vector<QColor> &colors);
     int rowTop(int row) const;
+    // lines() at the current width, kept until the text, the width or the font changes (painting
+    // measures the sentence word by word otherwise, on every repaint).
+    const QStringList &shownLines() const;
     int labelWidth() const;
     QStringList linesAt(int width) const;
     void updateLineCount();
@@ -56,6 +65,22 @@ private:
     std::optional<InferenceLedger> m_inference;
     QString m_name;
     int m_lineCount = 1; // of the sentence at the current width; the height follows it
+    // What the strip shows: a new ledger or problems list that leaves all of it as it was repaints nothing.
+    struct Shown
+    {
+        QString text, name;
+        std::vector<Bytes> serving, training;
+        Bytes capacity = 0;
+        int servingRank = -1, trainingRank = -1;
+        bool stale = false, dark = false;
+        bool operator==(const Shown &) const = default;
+    };
+    Shown shown() const;
+    std::optional<Shown> m_shown;
+    mutable QStringList m_lines;
+    mutable int m_linesWidth = -1; // the width m_lines were broken for; -1: to be broken again
+    QCache<QString, QPixmap> m_painted{4}; // the strip as painted, for the last few contents
+    int m_drawn = 0;
 };
 
 } // namespace memledger::ui

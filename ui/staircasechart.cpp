@@ -4,6 +4,7 @@
 #include <QBarSeries>
 #include <QBarSet>
 #include <QEvent>
+#include <QGraphicsLayout>
 #include <QLineSeries>
 #include <QPen>
 #include <QValueAxis>
@@ -22,6 +23,8 @@ namespace {
 // Below this height the balancing figures leave the title (about three lines of
 // title on a 300 px chart leave no plot).
 constexpr int kCompactTitleHeight = 320;
+// How long the edits must pause before the chart gives back width it no longer needs (setMinimumWidthSoon).
+constexpr int kShrinkDelayMs = 250;
 } // namespace
 
 StaircaseChart::StaircaseChart(QWidget *parent)
@@ -78,6 +81,9 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     setRenderHint(QPainter::Antialiasing);
     // A new width (a resize, a splitter drag, talk mode's fonts) may label more or fewer ranks.
     connect(chart, &QChart::plotAreaChanged, this, &StaircaseChart::fitTexts);
+    m_shrink.setSingleShot(true);
+    m_shrink.setInterval(kShrinkDelayMs);
+    connect(&m_shrink, &QTimer::timeout, this, [this] { setMinimumWidth(m_pendingMinimum); });
     recolor();
 }
 
@@ -105,8 +111,7 @@ void StaircaseChart::fitTexts()
         return labels.horizontalAdvance(QString::number(axis->max(), 'f', 1)) + lines * title.height() + 16.0;
     };
     const int minimum = static_cast<int>(std::ceil((axisWidth(m_axisBytes) + axisWidth(m_axisCount)) / 0.4)) + 48;
-    if (minimumWidth() != minimum)
-        setMinimumWidth(minimum);
+    setMinimumWidthSoon(minimum);
     // A short chart (a talk slide on a small projector) keeps its plot: the
     // balancing figures move from the title to the tooltip.
     const bool compact = QWidget::height() < kCompactTitleHeight;
@@ -114,6 +119,25 @@ void StaircaseChart::fitTexts()
     const bool rankTitle = setFittedBottomAxisTitle(chart(), m_axisX, tr("pipeline rank"));
     setWrappedChartTitle(chart(), titleText(compact, !rankTitle), width());
     setToolTip(compact && m_parkedBytes > 0 ? titleText() : QString());
+}
+
+void StaircaseChart::setMinimumWidthSoon(int minimum)
+{
+    // A new minimum width relayouts the whole window (both splitters, the tab
+    // widget, the central widget: a layout request up to the main window), and
+    // the axis labels' width changes with every edit that moves the top of an
+    // axis (Recompute toggled: 294 and 313 px, on a chart 500 px wide). A wider
+    // minimum is taken at once, so the axis titles stay whole; a narrower one
+    // only once the edits stop, so a drag or a toggled control relayouts nothing.
+    m_pendingMinimum = minimum;
+    if (minimum > minimumWidth()) {
+        m_shrink.stop();
+        setMinimumWidth(minimum);
+    } else if (minimum == minimumWidth()) {
+        m_shrink.stop();
+    } else if (!m_shrink.isActive()) {
+        m_shrink.start();
+    }
 }
 
 QString StaircaseChart::titleText(bool compact, bool perRank) const
@@ -196,6 +220,8 @@ void StaircaseChart::setLedger(const Ledger &ledger)
     m_bytesRange = niceAxis(maxBytes * 1.04);
     m_countRange = niceAxis(maxCount * 1.04);
     fitTexts();
+    if (QGraphicsLayout *layout = chart()->layout())
+        layout->activate();
 }
 
 void StaircaseChart::changeEvent(QEvent *event)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QChartView>
+#include <QTimer>
 
 #include "core/ledger.h"
 #include "ui/chartupdate.h"
@@ -42,6 +43,8 @@ private:
     void updateRankTicks();
     // Ticks, axis titles and the title for the chart's size and fonts.
     void fitTexts();
+    // The width the axes' labels and titles need: more at once, less once the edits pause.
+    void setMinimumWidthSoon(int minimum);
     QBarSeries *m_series;
     QBarSet *m_activations;
     QLineSeries *m_inFlight;
@@ -55,6 +58,8 @@ private:
     QValueAxis *m_axisBytes;
     QValueAxis *m_axisCount;
     ChartFonts m_fonts; // the theme's, scaled by fontScale() on a font change
+    QTimer m_shrink; // gives back width the axes no longer need, once the edits pause
+    int m_pendingMinimum = 0;
 };
 
 } // namespace memledger::ui

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The smaller defects of the views (issue 16, item 11) and the Help menu.
+#include <QAbstractEventDispatcher>
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
@@ -11,6 +12,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QToolButton>
@@ -294,4 +296,82 @@ TEST_CASE("In the dark palette a disabled menu command looks disabled", "[ui][da
     CHECK(on - off >= 60);
     edit->hide();
     window.setDark(false);
+}
+
+namespace {
+// Counts the paint events and layout requests a widget receives.
+class EventCount : public QObject
+{
+public:
+    int paints = 0, layouts = 0;
+
+protected:
+    bool eventFilter(QObject *, QEvent *event) override
+    {
+        paints += event->type() == QEvent::Paint;
+        layouts += event->type() == QEvent::LayoutRequest;
+        return false;
+    }
+};
+
+// As --bench-ui does after a move: event-loop passes until none has work left, then the frame.
+void settleAndPaint(QWidget &window)
+{
+    QAbstractEventDispatcher *dispatcher = QAbstractEventDispatcher::instance();
+    for (int pass = 0; pass < 16 && dispatcher->processEvents(QEventLoop::AllEvents); ++pass) { }
+    QEvent frame(QEvent::UpdateRequest);
+    QApplication::sendEvent(&window, &frame);
+}
+} // namespace
+
+TEST_CASE("An edit repaints the staircase once and does not relayout the window", "[ui][charts][bench]")
+{
+    // Issue 16, one frame per move: Recompute toggled between selective and full painted the staircase twice
+    // per move (its chart laid out after the first paint, a second paint for the new axes), and the new axis
+    // labels' width set a new minimum width, which relayouted both splitters and the main window each time.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1600, 1000);
+    window.show();
+    settleAndPaint(window);
+    const Config selective = document.config();
+    REQUIRE(selective.strategy.recompute_granularity == RecomputeGranularity::Selective);
+    Config full = selective;
+    full.strategy.recompute_granularity = RecomputeGranularity::Full;
+    document.edit(full, QStringLiteral("full"));
+    settleAndPaint(window);
+    document.edit(selective, QStringLiteral("selective"));
+    settleAndPaint(window);
+
+    EventCount staircase, central;
+    window.staircase()->viewport()->installEventFilter(&staircase);
+    window.centralWidget()->installEventFilter(&central);
+    for (int step = 0; step < 4; ++step) {
+        document.edit(step % 2 == 0 ? full : selective, QStringLiteral("toggle"));
+        settleAndPaint(window);
+        CHECK(staircase.paints == step + 1); // once per edit
+    }
+    CHECK(central.layouts == 0);
+}
+
+TEST_CASE("A new status message repaints the status bar, not the window under it", "[ui][bench]")
+{
+    // Issue 16, one frame per move: an edit through an invalid value and back changes the status message at
+    // every step, and the see-through status bar had the main window paint its background under it each time.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1600, 1000);
+    window.show();
+    settleAndPaint(window);
+    EventCount own, bar;
+    window.installEventFilter(&own);
+    window.statusBar()->installEventFilter(&bar);
+    window.statusBar()->showMessage(QStringLiteral("1 error in the configuration"));
+    settleAndPaint(window);
+    window.statusBar()->showMessage(QStringLiteral("Showing built-in: llama-3-70b-128xh100"));
+    settleAndPaint(window);
+    CHECK(bar.paints == 2);
+    CHECK(own.paints == 0);
 }

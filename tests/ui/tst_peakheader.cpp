@@ -4,6 +4,7 @@
 // gives the timeline's and core's reason for the difference.
 #include <QApplication>
 #include <QHelpEvent>
+#include <QImage>
 #include <QRegularExpression>
 #include <QToolTip>
 
@@ -100,4 +101,33 @@ TEST_CASE("The header wraps between phrases, never inside one", "[ui][header][wr
         }
         CHECK(wrapped > 0); // the widths did make it wrap
     }
+}
+
+TEST_CASE("The header draws a content once and repaints it from what it kept", "[ui][header][bench]")
+{
+    // Issue 16, one frame per move: the header's rich text was drawn afresh at every repaint (a tenth of the
+    // bench's instructions), though a control moved back, an undo or a toggled plan shows a header painted
+    // before. A content shown again is not drawn again, and looks as it did. (grab() paints the widget.)
+    ui::PlanHeader header;
+    header.resize(900, 80);
+    const QString a = QStringLiteral("<b>Plan</b> &nbsp;·&nbsp; <b>Ledger peak: 45.09 GB</b>");
+    const QString b = QStringLiteral("<b>Plan</b> &nbsp;·&nbsp; <b>Ledger peak: 51.70 GB</b>");
+    header.setContent(a, QStringLiteral("As loaded"), false);
+    const QImage first = header.grab().toImage();
+    CHECK(header.drawn() == 1);
+    CHECK(header.grab().toImage() == first);
+    CHECK(header.drawn() == 1);
+
+    header.setContent(b, QStringLiteral("As loaded, before the edits"), false);
+    CHECK(header.grab().toImage() != first);
+    CHECK(header.drawn() == 2); // a new content is drawn
+
+    header.setContent(a, QStringLiteral("As loaded"), false);
+    CHECK(header.grab().toImage() == first);
+    CHECK(header.drawn() == 2); // the first one again: from what was kept
+
+    // What is kept follows the size: a new width draws afresh.
+    header.resize(700, 80);
+    header.grab();
+    CHECK(header.drawn() == 3);
 }

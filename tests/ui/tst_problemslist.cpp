@@ -90,3 +90,52 @@ TEST_CASE("The problems list measures a line once, not at every relayout", "[ui]
         CHECK(delegate->sizeHint(option, index) == plain.sizeHint(option, index));
     }
 }
+
+TEST_CASE("The problems list draws a line once, not at every repaint", "[ui][problems][bench]")
+{
+    // Qt's style shapes and wraps an item's text again at every paint (a fifth of a Model change in the
+    // bench's profile): an item is drawn once per text, size and state, and repaints draw what was kept,
+    // the same pixels.
+    ui::Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    ui::MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    QApplication::processEvents();
+    auto *list = window.findChild<QListWidget *>();
+    REQUIRE(list != nullptr);
+    REQUIRE(list->count() > 0);
+    auto *delegate = dynamic_cast<ui::CachedSizeDelegate *>(list->itemDelegate());
+    REQUIRE(delegate != nullptr);
+
+    // Once through an error line and back: the lines as the edits below show them (the first paint
+    // marks the current line, which a rebuilt list no longer has).
+    const Config valid = document.config();
+    Config edited = valid;
+    edited.parallelism.tensor_model_parallel_size = 3; // an error line
+    const auto show = [&](const Config &config) {
+        document.edit(config, QStringLiteral("t"));
+        QApplication::processEvents();
+        list->viewport()->repaint();
+    };
+    show(edited);
+    show(valid);
+    const QImage first = list->viewport()->grab().toImage();
+    const int drawn = delegate->drawn();
+    CHECK(drawn > 0);
+    list->viewport()->repaint();
+    list->viewport()->repaint();
+    CHECK(delegate->drawn() == drawn); // nothing drawn afresh
+    CHECK(list->viewport()->grab().toImage() == first);
+
+    // Lines shown before are not drawn afresh when they come back (an error line, a plan toggled back and
+    // forth), and they look as they did.
+    show(edited);
+    show(valid);
+    CHECK(delegate->drawn() == drawn);
+    CHECK(list->viewport()->grab().toImage() == first);
+    // A line never shown is drawn.
+    edited.parallelism.tensor_model_parallel_size = 5;
+    show(edited);
+    CHECK(delegate->drawn() > drawn);
+}

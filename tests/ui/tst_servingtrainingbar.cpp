@@ -4,6 +4,7 @@
 // document, and the KV cache has a color no training category has.
 #include <QApplication>
 #include <QFontMetrics>
+#include <QImage>
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
@@ -126,4 +127,89 @@ TEST_CASE("Serving vs training: the sentence reads whole in a 1024-pixel window"
     // The strip is tall enough for every line above its two bars.
     CHECK(bar->height() >= bar->sizeHint().height());
     CHECK(bar->sizeHint().height() >= int(lines.size()) * fm.height() + 2 * std::max(fm.height(), 12));
+}
+
+namespace {
+// Counts the paint events a widget receives.
+class PaintCount : public QObject
+{
+public:
+    int paints = 0;
+
+protected:
+    bool eventFilter(QObject *, QEvent *event) override
+    {
+        paints += event->type() == QEvent::Paint;
+        return false;
+    }
+};
+} // namespace
+
+TEST_CASE("Serving vs training: repainted only when what it shows changed", "[ui][inference][bench]")
+{
+    // Issue 16, one frame per move: the strip repainted on every edit (6.5 % of the bench's instructions),
+    // though most edits change neither peak.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    ServingTrainingBar bar(&document);
+    bar.resize(700, bar.sizeHint().height());
+    bar.show();
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    PaintCount count;
+    bar.installEventFilter(&count);
+
+    // The same plan again: a new ledger and problems list, the same numbers.
+    document.setConfig(document.config());
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    CHECK(count.paints == 0);
+
+    // The global batch changes the step, not the memory of either workload.
+    Config config = document.config();
+    config.training.global_batch_size *= 2;
+    document.setConfig(config);
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    CHECK(count.paints == 0);
+
+    // Twice the micro-batch: more activations, a new training peak.
+    const QString before = bar.text();
+    config.training.micro_batch_size *= 2;
+    document.setConfig(config);
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    CHECK(bar.text() != before);
+    CHECK(count.paints > 0);
+
+    // An error dims it (the last valid plan's numbers).
+    count.paints = 0;
+    config.parallelism.tensor_model_parallel_size = 3;
+    document.setConfig(config);
+    for (int pass = 0; pass < 4; ++pass)
+        QApplication::processEvents();
+    REQUIRE(document.isStale());
+    CHECK(count.paints > 0);
+}
+
+TEST_CASE("Serving vs training: a strip shown before is drawn from what was kept", "[ui][inference][bench]")
+{
+    // Issue 16: a control moved and moved back (or an undo) shows the strip as it was; its text is not
+    // shaped and drawn again. (grab() paints the widget.)
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
+    ServingTrainingBar bar(&document);
+    bar.resize(700, bar.sizeHint().height());
+    const Config plan = document.config();
+    const QImage first = bar.grab().toImage();
+    const int drawn = bar.drawn();
+    CHECK(drawn == 1);
+    Config doubled = plan;
+    doubled.training.micro_batch_size *= 2;
+    document.setConfig(doubled);
+    CHECK(bar.grab().toImage() != first);
+    CHECK(bar.drawn() == drawn + 1);
+    document.setConfig(plan);
+    CHECK(bar.grab().toImage() == first);
+    CHECK(bar.drawn() == drawn + 1);
 }
