@@ -275,6 +275,7 @@ void balanceActivations(Ledger &ledger, const Config &config)
             const Bytes before = row->bytes;
             row->bytes -= r.parked_out_bytes;
             std::string to;
+            to.reserve(48 * ledger.parked.size()); // "rank 7 (1.234 GB over the network)" each
             for (std::size_t j = 0; j < ledger.parked.size(); ++j) {
                 const ParkedActivations &pa = ledger.parked[j];
                 if (pa.from == static_cast<int>(i))
@@ -313,6 +314,7 @@ void balanceActivations(Ledger &ledger, const Config &config)
         return;
     }
     std::string moves;
+    moves.reserve(48 * ledger.parked.size()); // "rank 0 → rank 7 1.234 GB over NVLink" each
     for (std::size_t j = 0; j < ledger.parked.size(); ++j) {
         const ParkedActivations &pa = ledger.parked[j];
         append(moves, moves.empty() ? "" : ", ", "rank ", rank[static_cast<std::size_t>(pa.from)], " → ",

@@ -378,9 +378,9 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
                       "pipeline_layout) × ",
                       perLayer, " per layer (", x.granularity, ")");
     else
-        formula
-            = cat(countOf(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches"), " × ",
-                  countOf(double(rank.layers), "layer", "layers"), " × ", perLayer, " per layer (", x.granularity, ")");
+        formula = cat(CountText(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches"), " × ",
+                      CountText(double(rank.layers), "layer", "layers"), " × ", perLayer, " per layer (", x.granularity,
+                      ")");
     if (st.activation_offload != OffloadTarget::None && inFlightTotal > 0) {
         // On the device: the group being computed and one per staging buffer
         // still draining (or already prefetched); the rest waits on the host.
@@ -399,7 +399,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     if (policyHost > 0) {
         const LayerActivations &la = x.denseAct;
         rb.add(Category::Activations, Placement::Host, "Tensors offloaded by tensor_policies", policyHost,
-               cat(countOf(double(inFlightTotal), "in-flight chunk-micro-batch", "in-flight chunk-micro-batches"),
+               cat(CountText(double(inFlightTotal), "in-flight chunk-micro-batch", "in-flight chunk-micro-batches"),
                    " × each chunk's layers × ", formatGB(double(la.offloaded)), " per layer"),
                "each offloaded tensor goes to the host once its layer's forward has produced it and returns "
                "for that layer's backward (quantised first where the fate is quantize_fp8+offload)");
@@ -455,7 +455,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
             append(parts, parts.empty() ? "" : " + ", s.name, " ", s.formula);
         }
         rb.add(Category::Activations, Placement::Device, "Output layer and loss", lastBytes * inFlight,
-               cat(countOf(double(inFlight), "micro-batch", "micro-batches"), " × (", parts, ")"),
+               cat(CountText(double(inFlight), "micro-batch", "micro-batches"), " × (", parts, ")"),
                "the loss keeps the fp32 softmax of the vocabulary-parallel logits (Megatron cross entropy)");
     }
 }
@@ -755,12 +755,12 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
     ledger.choices.push_back(st.recompute_granularity == RecomputeGranularity::Full
                                  ? cat("Recompute: ", granularityName(st.recompute_granularity), " (",
                                        methodName(st.recompute_method), ", ",
-                                       countOf(double(st.recompute_num_layers), "layer", "layers"), ").")
+                                       CountText(double(st.recompute_num_layers), "layer", "layers"), ").")
                                  : cat("Recompute: ", granularityName(st.recompute_granularity), "."));
     if (!st.tensor_policies.empty())
         ledger.choices.push_back(tensorPolicyChoice(config, x.denseAct));
     ledger.choices.push_back(cat("Pipeline: ", scheduleName(par.schedule()), " over ",
-                                 countOf(double(x.p), "stage", "stages"), " with ", num(x.m),
+                                 CountText(double(x.p), "stage", "stages"), " with ", num(x.m),
                                  " micro-batches per iteration", scheduleNote(par.schedule())));
     if (!par.pipeline_layout.empty()) {
         std::string counts;

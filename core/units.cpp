@@ -154,16 +154,23 @@ NiceAxis niceAxis(double value)
     return axis;
 }
 
-std::string countOf(double n, std::string_view singular, std::string_view plural)
+CountText::CountText(double n, std::string_view singular, std::string_view plural)
 {
-    // Sized once: the noun usually takes the text past the short-string buffer.
+    // At most 27 characters of count ("-9,223,372,036,854,775,808", or
+    // 2 decimals below 9e15), a space, and the noun, a literal in the code,
+    // cut to what is left of the buffer (no noun comes near it).
     const std::string count
         = n == std::floor(n) && std::fabs(n) < 9e15 ? formatThousands(static_cast<std::int64_t>(n)) : fixedText(n, 2);
-    const std::string_view noun = n == 1 ? singular : plural;
-    std::string out(count.size() + 1 + noun.size(), ' ');
-    std::memcpy(out.data(), count.data(), count.size());
-    std::memcpy(out.data() + count.size() + 1, noun.data(), noun.size());
-    return out;
+    const std::string_view noun = (n == 1 ? singular : plural).substr(0, sizeof m_text - 1 - count.size());
+    std::memcpy(m_text, count.data(), count.size());
+    m_text[count.size()] = ' ';
+    std::memcpy(m_text + count.size() + 1, noun.data(), noun.size());
+    m_size = count.size() + 1 + noun.size();
+}
+
+std::string countOf(double n, std::string_view singular, std::string_view plural)
+{
+    return std::string(std::string_view(CountText(n, singular, plural)));
 }
 
 std::string formatParameterCount(std::int64_t parameters)

@@ -42,6 +42,19 @@ NiceAxis niceAxis(double value);
 
 // "1 GPU", "8 GPUs": a count with its noun, plural unless exactly one.
 std::string countOf(double n, std::string_view singular, std::string_view plural);
+// The same text on the stack, for a part of cat() (core/textcat.h): the
+// ledger builds a few dozen per evaluation, and each std::string would be
+// allocated only to be copied into the row's text and freed.
+class CountText
+{
+public:
+    CountText(double n, std::string_view singular, std::string_view plural);
+    operator std::string_view() const { return {m_text, m_size}; }
+
+private:
+    char m_text[96];
+    std::size_t m_size = 0;
+};
 // A parameter count in short: 70553706496 -> "70.55 B", 6.7e11 -> "670.00 B",
 // 1.2e12 -> "1.20 T", 124439808 -> "124.4 M"; below a million the exact count.
 std::string formatParameterCount(std::int64_t parameters);
