@@ -2,6 +2,7 @@
 // cat and append copy their parts straight into a string sized once; they
 // must give exactly what a chain of std::string's + and += gives.
 #include "core/textcat.h"
+#include "core/units.h"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -20,6 +21,9 @@ TEST_CASE("cat gives what a chain of + gives", "[units]")
     CHECK(cat(empty, "", empty) == std::string());
     CHECK(cat("a", empty, "b") == "ab");
     CHECK(cat(cstr, " + ", view, " + ", longPart) == std::string(cstr) + " + " + std::string(view) + " + " + longPart);
+    // A count with its noun, written on the stack, is a part like any other.
+    CHECK(cat(CountText(2, "layer", "layers"), " × ", CountText(1, "stage", "stages")) == "2 layers × 1 stage");
+    CHECK(cat(CountText(12000, "layer", "layers")) == countOf(12000, "layer", "layers"));
     const std::string joined = cat(longPart, longPart, "tail");
     CHECK(joined.size() == 84);
     CHECK(joined == longPart + longPart + "tail");
