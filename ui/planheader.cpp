@@ -149,30 +149,10 @@ QSize PlanHeader::minimumSizeHint() const
 
 void PlanHeader::paintEvent(QPaintEvent *)
 {
-    QPainter painter(this);
-    const double dpr = devicePixelRatioF();
-    const QString key = m_html + QChar(0x1f) + m_detail + QChar(0x1f) + QString::number(m_detailIsError)
-                        + QString::number(m_wrapDetail) + QChar(0x1f) + QString::number(width()) + QLatin1Char('x')
-                        + QString::number(height()) + QChar(0x1f) + QString::number(m_textHeight) + QChar(0x1f)
-                        + QString::number(palette().cacheKey()) + QChar(0x1f) + font().key() + QChar(0x1f)
-                        + QString::number(dpr);
-    if (const QPixmap *kept = m_painted.object(key)) {
-        painter.drawPixmap(0, 0, *kept);
-        return;
-    }
-    // Opaque (the widget fills its background): the text is drawn on the
-    // window's color, as it would be straight onto the widget.
-    auto *image = new QPixmap(size() * dpr);
-    image->setDevicePixelRatio(dpr);
-    image->fill(palette().color(backgroundRole()));
-    {
-        QPainter p(image);
-        p.setFont(font());
-        draw(p);
-    }
-    ++m_drawn;
-    painter.drawPixmap(0, 0, *image);
-    m_painted.insert(key, image);
+    m_painted.paint(*this,
+                    m_html + QChar(0x1f) + m_detail + QChar(0x1f) + QString::number(m_detailIsError)
+                        + QString::number(m_wrapDetail) + QChar(0x1f) + QString::number(m_textHeight),
+                    [this](QPainter &p) { draw(p); });
 }
 
 void PlanHeader::draw(QPainter &painter)

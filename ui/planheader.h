@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <QCache>
-#include <QPixmap>
 #include <QStaticText>
 #include <QStringList>
 #include <QTextDocument>
 #include <QWidget>
+
+#include "ui/keptpaint.h"
 
 namespace memledger::ui {
 
@@ -40,7 +40,7 @@ public:
     bool hasHeightForWidth() const override;
     int heightForWidth(int width) const override;
     // Times the text was drawn afresh rather than from a kept image (tests).
-    int drawn() const { return m_drawn; }
+    int drawn() const { return m_painted.drawn(); }
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -71,9 +71,7 @@ private:
     // control moved back, a plan toggled show a header painted before, and
     // drawing its rich text (the title at a large size, bold) is most of a
     // repaint's cost (issue 16: a tenth of the bench's instructions).
-    QCache<QString, QPixmap> m_painted{kKeptImages};
-    static constexpr int kKeptImages = 4;
-    int m_drawn = 0;
+    KeptPaint m_painted{4};
 };
 
 } // namespace memledger::ui

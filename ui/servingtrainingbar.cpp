@@ -297,33 +297,14 @@ void ServingTrainingBar::paintEvent(QPaintEvent *)
     // What is painted follows from what is shown (m_shown), the size, the
     // palette and the font: an edit undone or a control moved back shows a
     // strip painted before, drawn from what was kept.
-    const double dpr = devicePixelRatioF();
     QString key = text() + QChar(0x1f) + QString::number(m_document->isStale()) + QChar(0x1f)
-                  + QString::number(m_document->ledger().capacity_bytes) + QChar(0x1f) + QString::number(width())
-                  + QLatin1Char('x') + QString::number(height()) + QChar(0x1f) + QString::number(palette().cacheKey())
-                  + QChar(0x1f) + font().key() + QChar(0x1f) + QString::number(dpr);
+                  + QString::number(m_document->ledger().capacity_bytes);
     for (const std::vector<Bytes> *bytes : {&serving, &training}) {
         key += QChar(0x1f);
         for (Bytes b : *bytes)
             key += QString::number(b) + QLatin1Char(',');
     }
-    QPainter painter(this);
-    if (const QPixmap *kept = m_painted.object(key)) {
-        painter.drawPixmap(0, 0, *kept);
-        return;
-    }
-    // Opaque (the strip fills its background), as if drawn straight onto the widget.
-    auto *image = new QPixmap(size() * dpr);
-    image->setDevicePixelRatio(dpr);
-    image->fill(palette().color(backgroundRole()));
-    {
-        QPainter p(image);
-        p.setFont(font());
-        draw(p, serving, training);
-    }
-    ++m_drawn;
-    painter.drawPixmap(0, 0, *image);
-    m_painted.insert(key, image);
+    m_painted.paint(*this, key, [&](QPainter &p) { draw(p, serving, training); });
 }
 
 void ServingTrainingBar::draw(QPainter &painter, const std::vector<Bytes> &serving, const std::vector<Bytes> &training)

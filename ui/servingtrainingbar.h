@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <QCache>
-#include <QPixmap>
 #include <QStringList>
 #include <QWidget>
 
 #include "core/inference.h"
 #include "core/ledger.h"
+#include "ui/keptpaint.h"
 
 #include <optional>
 #include <vector>
@@ -38,7 +37,7 @@ public:
     std::vector<Bytes> trainingBytes() const;
 
     // Times the strip was drawn afresh rather than from a kept image (tests).
-    int drawn() const { return m_drawn; }
+    int drawn() const { return m_painted.drawn(); }
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -79,8 +78,7 @@ private:
     std::optional<Shown> m_shown;
     mutable QStringList m_lines;
     mutable int m_linesWidth = -1; // the width m_lines were broken for; -1: to be broken again
-    QCache<QString, QPixmap> m_painted{4}; // the strip as painted, for the last few contents
-    int m_drawn = 0;
+    KeptPaint m_painted{4}; // the strip as painted, for the last few contents
 };
 
 } // namespace memledger::ui
