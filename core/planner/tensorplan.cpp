@@ -140,6 +140,20 @@ Bytes LayerGraph::total() const
 
 namespace {
 
+// What the dense and the MoE node setters both read: the activation element
+// size A, a dropout mask's M, a weight's W and the tensor-parallel degree t.
+struct ElementSizes
+{
+    double A, M, W, t;
+};
+
+ElementSizes elementSizes(const Config &config)
+{
+    const double A = activationBytes(config);
+    return {A, config.strategy.dropout_mask_dtype == DropoutMaskDtype::Bool ? 1.0 : A,
+            double(dtypeBytes(config.training.params_dtype)), double(config.parallelism.tensor_model_parallel_size)};
+}
+
 // The MoE half of an MoE layer, priced from its own shapes (Megatron-LM's
 // MoELayer: router, token dispatcher, grouped experts, shared expert). Per
 // micro-batch on one rank: T = s·b/c tokens, T/t of them under sequence
@@ -155,10 +169,7 @@ void setMoeNodes(LayerGraph &g, const Config &config)
 {
     const ModelConfig &m = config.model;
     const ParallelismConfig &par = config.parallelism;
-    const double A = activationBytes(config);
-    const double M = config.strategy.dropout_mask_dtype == DropoutMaskDtype::Bool ? 1.0 : A;
-    const double W = dtypeBytes(config.training.params_dtype);
-    const double t = double(par.tensor_model_parallel_size);
+    const auto [A, M, W, t] = elementSizes(config);
     const bool seqPar = par.sequence_parallel && par.tensor_model_parallel_size > 1;
     const double sp = seqPar ? t : 1.0;
     const double e = double(par.expert_model_parallel_size), etp = double(par.expertTensorParallel());
@@ -227,10 +238,7 @@ LayerGraph graphOf(const Config &config, bool moe)
     }
     const ModelConfig &m = config.model;
     const ParallelismConfig &par = config.parallelism;
-    const double A = activationBytes(config);
-    const double M = config.strategy.dropout_mask_dtype == DropoutMaskDtype::Bool ? 1.0 : A;
-    const double W = dtypeBytes(config.training.params_dtype);
-    const double t = double(par.tensor_model_parallel_size);
+    const auto [A, M, W, t] = elementSizes(config);
     const double h = double(m.hidden_size), d = double(m.headDim());
     const double T = double(config.training.seq_length) / double(par.context_parallel_size)
                      * double(config.training.micro_batch_size);
