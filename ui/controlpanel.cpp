@@ -18,6 +18,7 @@
 #include "core/gradoffload.h"
 #include "core/schedule.h"
 #include "ui/document.h"
+#include "ui/keptlabel.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
 
@@ -47,10 +48,19 @@ QString tokensText(std::int64_t tokens)
 ControlPanel::ControlPanel(Document *document, QWidget *parent)
     : QWidget(parent)
     , m_document(document)
-    , m_gpus(new QLabel(this))
+    , m_gpus(new KeptLabel(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
+    // A note that appears or goes grows or shrinks the panel and moves the groups below it. Static contents:
+    // the panel's resize repaints only the strip it gains, not the whole panel; and the groups are opaque
+    // (addGroup), so the backing store moves their pixels instead of painting them again.
+    setAttribute(Qt::WA_StaticContents);
+    // And the panel grows before its groups are laid out: a note's layout request climbs from its group to
+    // the panel and then to the scroll area, and in between the groups were squeezed into the panel's old
+    // height (resized, and repainted) and then stretched back. The layout applies a minimum size (each group's
+    // minimum is its preferred height, see addGroup) before it places the groups, which grows the panel at once.
+    layout->setSizeConstraint(QLayout::SetMinimumSize);
 
     QFormLayout *what = addGroup(tr("Model and hardware"));
     addPresetPicker(what, tr("Model"), "models");
@@ -138,7 +148,7 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     // after "t·p·d·c =" instead, so only a change of its line count relayouts the panel.
     m_gpus->setWordWrap(true);
     m_gpus->setObjectName(QStringLiteral("gpus"));
-    par->addRow(tr("GPUs"), m_gpus);
+    addRow(par, tr("GPUs"), m_gpus);
 
     QFormLayout *training = addGroup(tr("Batch and precision"));
     addSpin(
@@ -258,9 +268,22 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     syncFromConfig();
 }
 
+void ControlPanel::addRow(QFormLayout *form, const QString &label, QWidget *field)
+{
+    // As QFormLayout::addRow(QString, QWidget *) makes it, with the label's
+    // text kept laid out: a relayout of the panel paints every row's label.
+    auto *rowLabel = new KeptLabel(label, this);
+    rowLabel->setBuddy(field);
+    form->addRow(rowLabel, field);
+}
+
 QFormLayout *ControlPanel::addGroup(const QString &title)
 {
     auto *box = new QGroupBox(title, this);
+    box->setAutoFillBackground(true); // opaque: moved by copying its pixels, see the constructor
+    // Its minimum is its preferred height (not squeezed, see the constructor); it may grow to the height its
+    // word-wrapped notes take at the panel's width.
+    box->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
     auto *form = new QFormLayout(box);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     static_cast<QVBoxLayout *>(layout())->addWidget(box);
@@ -285,7 +308,7 @@ void ControlPanel::addSpin(QFormLayout *form, const QString &label, int min, int
     spin->setAccessibleName(label);
     if (min == 0)
         spin->setSpecialValueText(tr("auto"));
-    form->addRow(label, spin);
+    addRow(form, label, spin);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(spin);
     connect(spin, &QSpinBox::valueChanged, this, [this, label, id, set](int v) {
@@ -309,7 +332,7 @@ void ControlPanel::addCombo(QFormLayout *form, const QString &label, const QStri
     combo->addItems(items);
     combo->setToolTip(tip);
     combo->setAccessibleName(label);
-    form->addRow(label, combo);
+    addRow(form, label, combo);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(combo);
     connect(combo, &QComboBox::activated, this, [this, label, id, set, combo](int index) {
@@ -329,7 +352,7 @@ void ControlPanel::addCheck(QFormLayout *form, const QString &label, GetInt get,
     auto *check = new QCheckBox(this);
     check->setToolTip(tip);
     check->setAccessibleName(label);
-    form->addRow(label, check);
+    addRow(form, label, check);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(check);
     connect(check, &QCheckBox::toggled, this, [this, label, id, set](bool on) {
@@ -353,12 +376,12 @@ void ControlPanel::addSequenceSlider(QFormLayout *form)
     slider->setTickPosition(QSlider::TicksBelow);
     slider->setToolTip(tr("sequence length, 512 to 1M tokens (log scale)"));
     slider->setAccessibleName(tr("Sequence (s)"));
-    auto *value = new QLabel(row);
+    auto *value = new KeptLabel(row);
     // A fixed size: a new length repaints the label without relayouting the panel.
     value->setFixedSize(value->fontMetrics().horizontalAdvance(QStringLiteral("1024K")), value->fontMetrics().height());
     h->addWidget(slider, 1);
     h->addWidget(value);
-    form->addRow(tr("Sequence (s)"), row);
+    addRow(form, tr("Sequence (s)"), row);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(slider);
     connect(slider, &QSlider::sliderPressed, this, [this] { ++m_drags; });
@@ -393,7 +416,7 @@ void ControlPanel::addPresetPicker(QFormLayout *form, const QString &label, cons
         builtins.push_back(*loaded.config);
     }
     combo->addItem(tr("(from the preset)"));
-    form->addRow(label, combo);
+    addRow(form, label, combo);
     const bool models = std::string_view(kind) == "models";
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(combo);
@@ -436,7 +459,7 @@ void ControlPanel::fieldOfLast(const QString &path)
     int index = -1;
     QFormLayout::ItemRole role;
     form->getWidgetPosition(row, &index, &role);
-    auto *note = new QLabel(box);
+    auto *note = new KeptLabel(box);
     note->setWordWrap(true);
     note->setTextFormat(Qt::PlainText);
     note->hide();

@@ -55,6 +55,7 @@ private:
                   const QString &tip = {});
     void addCheck(QFormLayout *form, const QString &label, GetInt get, SetInt set, const QString &tip = {});
     void addSequenceSlider(QFormLayout *form);
+    void addRow(QFormLayout *form, const QString &label, QWidget *field);
     void addPresetPicker(QFormLayout *form, const QString &label, const char *kind);
     void syncFromConfig();
     // The preset field the last added control edits; adds its note row below it.

@@ -943,6 +943,19 @@ bool MainWindow::maybeSave()
     return answer == QMessageBox::Discard;
 }
 
+bool MainWindow::event(QEvent *event)
+{
+    if (event->type() == QEvent::UpdateRequest) {
+        // A frame paints the layouts as they settle, not a step of the way: a note that appears in the
+        // control panel resizes its group, then the panel, then the scroll area's range, each on a layout
+        // request the one before posts, and a frame painted between them drew the whole panel squeezed into
+        // its old height and then again at its new one (issue 16). A few passes settle that chain.
+        for (int pass = 0; pass < 4; ++pass)
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    }
+    return QMainWindow::event(event);
+}
+
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     if (maybeSave())

@@ -107,6 +107,7 @@ public:
     void setImageScale(double scale);
 
 protected:
+    bool event(QEvent *event) override;
     void closeEvent(QCloseEvent *event) override;
     // Drops of a PyTorch memory snapshot or profiler trace import it.
     void dragEnterEvent(QDragEnterEvent *event) override;

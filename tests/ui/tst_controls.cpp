@@ -9,6 +9,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QGroupBox>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -25,6 +26,8 @@
 #include "ui/staircasechart.h"
 
 #include <catch2/catch.hpp>
+#include <memory>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::ui;
@@ -619,4 +622,71 @@ TEST_CASE("A note keeps its room while its control is edited, so the panel does 
     settle();
     CHECK(window.controlPanel()->noteOf(tensor).isEmpty());
     CHECK(top(pipeline) == pipelineTop);
+}
+
+namespace {
+// Counts a widget's paints and resizes.
+class GeometryCount : public QObject
+{
+public:
+    int paints = 0, resizes = 0;
+
+protected:
+    bool eventFilter(QObject *, QEvent *event) override
+    {
+        paints += event->type() == QEvent::Paint;
+        resizes += event->type() == QEvent::Resize;
+        return false;
+    }
+};
+} // namespace
+
+TEST_CASE("A note that appears repaints its own group, not the groups above it, and squeezes no group",
+          "[ui][controls][bench]")
+{
+    // Issue 16, one frame per move: a note that appeared resized its group, then the panel, then the scroll
+    // area's range, each on a layout request posted by the one before. Between them the other groups were
+    // squeezed into the panel's old height and stretched back, and a frame painted in between drew the whole
+    // panel twice: half of a control's first move.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    const auto settle = [] {
+        for (int pass = 0; pass < 8; ++pass)
+            QApplication::processEvents();
+    };
+    settle();
+    auto *microBatch = static_cast<QSpinBox *>(window.controlPanel()->controls()[11]);
+    auto *globalBatch = window.controlPanel()->controls()[13];
+    REQUIRE(microBatch->accessibleName() == QStringLiteral("Micro-batch (b)"));
+    REQUIRE(globalBatch->accessibleName() == QStringLiteral("Global batch"));
+    const QList<QGroupBox *> groups = window.controlPanel()->findChildren<QGroupBox *>();
+    REQUIRE(groups.size() == 4);
+    REQUIRE(groups[2] == microBatch->parentWidget());
+    std::vector<std::unique_ptr<GeometryCount>> counts;
+    for (QGroupBox *group : groups) {
+        counts.push_back(std::make_unique<GeometryCount>());
+        group->installEventFilter(counts.back().get());
+    }
+    const int ownHeight = groups[2]->height();
+    const int panelHeight = window.controlPanel()->height();
+    const int belowTop = groups[3]->y();
+
+    microBatch->setValue(3); // a global batch of 512 does not split into micro-batches of 3 over d = 4
+    settle();
+    REQUIRE_FALSE(window.controlPanel()->noteOf(globalBatch).isEmpty());
+    for (QWidget *control : window.controlPanel()->controls())
+        REQUIRE((control == globalBatch) != window.controlPanel()->noteOf(control).isEmpty()); // one note
+    CHECK(groups[2]->height() > ownHeight);
+    CHECK(window.controlPanel()->height() > panelHeight); // the panel grew
+    CHECK(groups[3]->y() > belowTop); // and the group below moved down
+    for (int i : {0, 1}) { // the groups above the note are left as they were
+        INFO(groups[i]->title().toStdString());
+        CHECK(counts[std::size_t(i)]->paints == 0);
+        CHECK(counts[std::size_t(i)]->resizes == 0);
+    }
+    CHECK(counts[2]->resizes == 1); // the note's group grows once, straight to its new height
+    CHECK(counts[3]->resizes == 0); // the group below moves, never squeezed and stretched back
 }
