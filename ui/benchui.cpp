@@ -119,8 +119,12 @@ QString benchSliders(MainWindow &window, int moves)
     QApplication::sendEvent(&window, &firstFrame);
     counter.painted.clear();
     QElapsedTimer timer;
+    // MEMLEDGER_BENCH_CONTROL=NAME moves only the controls whose name starts with NAME (to profile one).
+    const QString only = qEnvironmentVariable("MEMLEDGER_BENCH_CONTROL");
     for (std::size_t c = 0; c < worst.size(); ++c) {
         QWidget *control = window.controlPanel()->controls()[c];
+        if (!only.isEmpty() && !control->accessibleName().startsWith(only))
+            continue;
         for (int i = 0; i < moves; ++i) {
             const double cpuStart = threadCpuMs();
             timer.start();

@@ -75,7 +75,8 @@ void KeptLabel::paintEvent(QPaintEvent *event)
     // image (plain text has no links to follow); everything else is QLabel's
     // own (rich text, pixmaps, selectable text).
     const bool plain = textFormat() == Qt::PlainText || (textFormat() == Qt::AutoText && !Qt::mightBeRichText(text()));
-    if (!plain || frameShape() != QFrame::NoFrame || (textInteractionFlags() & (Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard | Qt::TextEditable))
+    if (!plain || frameShape() != QFrame::NoFrame
+        || (textInteractionFlags() & (Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard | Qt::TextEditable))
         || !pixmap().isNull() || text().isEmpty() || (buddy() && text().contains(QLatin1Char('&')))) {
         QLabel::paintEvent(event);
         return;
@@ -85,8 +86,8 @@ void KeptLabel::paintEvent(QPaintEvent *event)
         return; // a note kept blank (see ControlPanel::showProblems)
     const double dpr = devicePixelRatioF();
     const QString key = sizeKey() + kSep + QString::number(width()) + QLatin1Char('x') + QString::number(height())
-                        + kSep + QString::number(color.rgba()) + kSep + QString::number(dpr)
-                        + kSep + QString::number(isEnabled() ? 1 : 0);
+                        + kSep + QString::number(color.rgba()) + kSep + QString::number(dpr) + kSep
+                        + QString::number(isEnabled() ? 1 : 0);
     if (key != m_imageKey || m_image.isNull()) {
         // As QLabel::paintEvent draws plain text: within the contents rectangle
         // less the margin, through the style, on a transparent image so that
