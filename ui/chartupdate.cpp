@@ -102,6 +102,16 @@ int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth)
     return step;
 }
 
+NiceAxis heldRange(const NiceAxis &next, const NiceAxis &shown, bool held)
+{
+    return held && next.max < shown.max ? shown : next;
+}
+
+int heldSlots(int next, int shown, bool held)
+{
+    return held ? std::max(next, shown) : next;
+}
+
 namespace {
 // Fitting a title measures it word by word (text shaping), and a chart is
 // fitted again on every edit with the same title and room most of the time:

@@ -60,6 +60,16 @@ bool setFittedBottomAxisTitle(QChart *chart, QAbstractAxis *axis, const QString 
 // Touches the axis only where something changes; returns the step.
 int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth);
 
+// While one control is edited step after step (a drag, a spin held, a control toggled back and forth) the
+// charts' axes only grow: every range change makes Qt Charts measure each label of the chart again as rich
+// text and lay the chart out (ChartAxisElement::handleRangeChanged, about 3 M instructions), and p = 4 <-> 5
+// changed both charts' rank axes at every step. A scale that holds still also lets the eye compare the bars
+// through the drag. The window fits the axes to the plan again once the edits pause (MainWindow).
+// The range to show: `next`, or while `held` the one shown when it is wider.
+NiceAxis heldRange(const NiceAxis &next, const NiceAxis &shown, bool held);
+// The number of rank slots to show: `next`, or while `held` the ones shown when there are more.
+int heldSlots(int next, int shown, bool held);
+
 // Qt Charts keeps fonts of its own (the theme's) that the view's font does not
 // reach; talk mode enlarges the window's font, so each chart scales its fonts
 // by the view's font over the application's.

@@ -93,6 +93,10 @@ constexpr int kPlannersTab = 3; // the frontier views refresh themselves while s
 constexpr int kFindTab = 4;
 constexpr int kMeasuredTab = 5; // updates itself from the measured run, never stale
 constexpr int kMaxRecentFiles = 8;
+// How long the edits of one control must pause before the memory charts' axes, held through the run, fit the
+// plan again (as the staircase waits to give back width, a quarter second: past a drag's steps, before a reader's
+// eye settles).
+constexpr int kFitAxesDelayMs = 250;
 const QString kRecentFilesKey = QStringLiteral("recentFiles");
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
 constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
@@ -455,6 +459,12 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     connect(m_document, &Document::sourceChanged, this, &MainWindow::updateTitle);
     connect(m_document->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
     connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
+    m_fitAxes.setSingleShot(true);
+    m_fitAxes.setInterval(kFitAxesDelayMs);
+    connect(&m_fitAxes, &QTimer::timeout, this, [this] {
+        m_stale[kMemoryTab] = true; // drawn with held axes: drawn again, fitted (no run continues now)
+        refreshCurrentView();
+    });
     connect(m_document, &Document::problemsChanged, this, &MainWindow::updateProblems);
     // Last of an edit's signals (after the config and the ledger): the header reads all three, once.
     connect(m_document, &Document::problemsChanged, this, &MainWindow::updateHeader);
@@ -1133,6 +1143,15 @@ void MainWindow::refreshCurrentView()
     m_stale[static_cast<std::size_t>(tab)] = false;
     if (tab == kMemoryTab) {
         const Ledger &ledger = m_document->ledger();
+        // Through a run of edits of one control the axes only grow (heldRange in chartupdate.h); a pause fits them.
+        const bool held = m_controls->continuesEditRun();
+        m_bars->setAxesHeld(held);
+        m_staircase->setAxesHeld(held);
+        m_hostBars->setAxesHeld(held);
+        if (held)
+            m_fitAxes.start();
+        else
+            m_fitAxes.stop();
         m_bars->setLedger(ledger);
         m_staircase->setLedger(ledger);
         m_hostBars->setLedger(ledger);

@@ -147,7 +147,7 @@ void MemoryBarsChart::updateRankTicks()
     for (std::size_t i = 0; i < m_bars.size(); ++i)
         if (m_bars[i]->pipeline_rank == m_ledger.peak_rank)
             peak = static_cast<int>(i);
-    setRankTicks(m_rankAxis, static_cast<int>(m_bars.size()), peak, chart()->plotArea().width());
+    setRankTicks(m_rankAxis, m_rankSlots, peak, chart()->plotArea().width());
 }
 
 void MemoryBarsChart::setLedger(const Ledger &ledger)
@@ -215,12 +215,15 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
     if (!labels.isEmpty() && m_axisX->categories() != labels)
         m_axisX->setCategories(labels);
 
-    const double left = -0.5, right = static_cast<double>(bars.size()) - 0.5;
+    // The compare mode's category axis has one slot per plan; the rank axis may keep more (setAxesHeld).
+    m_rankSlots = labels.isEmpty() ? heldSlots(static_cast<int>(bars.size()), m_rankSlots, m_axesHeld)
+                                   : static_cast<int>(bars.size());
+    const double left = -0.5, right = static_cast<double>(m_rankSlots) - 0.5;
     const double capacity = static_cast<double>(capacityBytes) / kGB;
     const double usable = static_cast<double>(reference.usable_bytes) / kGB;
     setPoints(m_capacity, {{left, capacity}, {right, capacity}});
     setPoints(m_usable, {{left, usable}, {right, usable}});
-    m_yRange = niceAxis(top / kGB * 1.04);
+    m_yRange = heldRange(niceAxis(top / kGB * 1.04), m_yRange, m_axesHeld);
     setNiceRange(m_axisY, thinTicks(m_yRange, chart()->plotArea().height(), m_axisY->labelsFont()));
 
     std::vector<int> failing;

@@ -32,6 +32,11 @@ public:
     explicit MemoryBarsChart(Placement placement = Placement::Device, QWidget *parent = nullptr);
 
     void setLedger(const Ledger &ledger);
+    // While held, the next ledgers only widen the axes: more rank slots, a higher top (heldRange in
+    // chartupdate.h); the next ledger set while not held fits them again.
+    void setAxesHeld(bool held) { m_axesHeld = held; }
+    // The rank slots on the axis: the bars, or more while the axes are held.
+    int rankSlots() const { return m_rankSlots; }
     // Qt Charts' dark or light theme, with the category colors kept.
     void setDark(bool dark);
     // Compare mode: one bar per plan (its peak rank), the current plan last,
@@ -91,6 +96,8 @@ private:
     ChartFonts m_fonts; // the theme's, scaled by fontScale() on a font change
     QString m_title; // unwrapped
     NiceAxis m_yRange; // before thinTicks() for the plot's height
+    bool m_axesHeld = false;
+    int m_rankSlots = 0; // on the rank axis: the bars, or more while the axes are held
 };
 
 } // namespace memledger::ui

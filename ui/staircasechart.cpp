@@ -78,7 +78,14 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     setChart(chart);
     delete initial;
     m_fonts = chartFonts(chart);
-    setRenderHint(QPainter::Antialiasing);
+    // No antialiasing for the chart's items: bars, grid and ticks are axis-aligned, and Qt Charts draws each
+    // grid and tick line as a QGraphicsLineItem that an antialiased painter rasterizes as a path (about 0.2 M
+    // instructions a line, half of a p = 4 <-> 5 move's work in the bench's profile). The two lines that
+    // slant are drawn with antialiasing over the chart (drawForeground); their series stay in the chart,
+    // hidden, for the axes they are bound to.
+    setRenderHint(QPainter::Antialiasing, false);
+    m_inFlight->setVisible(false);
+    m_unbalanced->setVisible(false);
     // A new width (a resize, a splitter drag, talk mode's fonts) may label more or fewer ranks.
     connect(chart, &QChart::plotAreaChanged, this, &StaircaseChart::fitTexts);
     m_shrink.setSingleShot(true);
@@ -213,15 +220,47 @@ void StaircaseChart::setLedger(const Ledger &ledger)
         maxCount = std::max(maxCount, r.in_flight_microbatches);
     }
     setBarValues(m_activations, bytes);
-    m_ranks = static_cast<int>(ledger.ranks.size());
+    m_ranks = heldSlots(static_cast<int>(ledger.ranks.size()), m_ranks, m_axesHeld);
     m_peakRank = ledger.peak_rank;
     setPoints(m_inFlight, inFlight);
     setPoints(m_unbalanced, unbalanced);
-    m_bytesRange = niceAxis(maxBytes * 1.04);
-    m_countRange = niceAxis(maxCount * 1.04);
+    m_bytesRange = heldRange(niceAxis(maxBytes * 1.04), m_bytesRange, m_axesHeld);
+    m_countRange = heldRange(niceAxis(maxCount * 1.04), m_countRange, m_axesHeld);
     fitTexts();
     if (QGraphicsLayout *layout = chart()->layout())
         layout->activate();
+}
+
+void StaircaseChart::drawForeground(QPainter *painter, const QRectF &rect)
+{
+    QChartView::drawForeground(painter, rect);
+    const auto line = [this](QLineSeries *series) {
+        QPolygonF points;
+        const QList<QPointF> values = series->points();
+        points.reserve(values.size());
+        for (const QPointF &value : values)
+            points << chart()->mapToScene(chart()->mapToPosition(value, series));
+        return points;
+    };
+    painter->save();
+    painter->setClipRect(chart()->mapRectToScene(chart()->plotArea()));
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    painter->setBrush(Qt::NoBrush);
+    if (m_unbalanced->count() > 0) {
+        painter->setPen(m_unbalanced->pen());
+        painter->drawPolyline(line(m_unbalanced));
+    }
+    const QPolygonF steps = line(m_inFlight);
+    painter->setPen(m_inFlight->pen());
+    painter->drawPolyline(steps);
+    // A dot on each rank's count, filled in the line's colour (as QLineSeries::setPointsVisible drew them).
+    const QColor dot = m_inFlight->pen().color();
+    painter->setPen(QPen(dot, 1.0));
+    painter->setBrush(dot);
+    const double radius = m_inFlight->pen().widthF() * 1.2;
+    for (const QPointF &p : steps)
+        painter->drawEllipse(p, radius, radius);
+    painter->restore();
 }
 
 void StaircaseChart::changeEvent(QEvent *event)

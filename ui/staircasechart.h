@@ -23,6 +23,9 @@ class StaircaseChart : public QChartView
 public:
     explicit StaircaseChart(QWidget *parent = nullptr);
     void setLedger(const Ledger &ledger);
+    // While held, the next ledgers only widen the axes (see MemoryBarsChart::setAxesHeld).
+    void setAxesHeld(bool held) { m_axesHeld = held; }
+    int rankSlots() const { return m_ranks; }
     // Activation balance: the rate its copies need against the link's (from
     // the step time), named in the title; 0, 0 when none.
     void setBalanceBandwidth(double neededBytesPerS, double linkBytesPerS);
@@ -35,6 +38,8 @@ public:
     void setDark(bool dark);
 
 protected:
+    // The two lines (micro-batches in flight, the outline before balancing), with antialiasing.
+    void drawForeground(QPainter *painter, const QRectF &rect) override;
     // Talk mode's larger font reaches the chart's own fonts.
     void changeEvent(QEvent *event) override;
 
@@ -52,7 +57,8 @@ private:
     Bytes m_parkedBytes = 0;
     double m_neededBytesPerS = 0, m_linkBytesPerS = 0;
     QValueAxis *m_axisX; // the pipeline ranks, labels thinned to fit (setRankTicks)
-    int m_ranks = 0;
+    int m_ranks = 0; // rank slots on the axis: the plan's ranks, or more while the axes are held
+    bool m_axesHeld = false;
     NiceAxis m_bytesRange, m_countRange; // before thinTicks() for the plot's height
     int m_peakRank = 0;
     QValueAxis *m_axisBytes;

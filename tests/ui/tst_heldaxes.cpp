@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+// Issue 16, one frame per move: through a run of edits of one control the
+// memory charts' axes only grow, and fit the plan again once the edits pause
+// or another control is edited. Each axis range change made Qt Charts measure
+// every label of the chart again and lay it out, and p = 4 <-> 5 changed both
+// charts' rank axes at every step.
+#include <QApplication>
+#include <QChart>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QLineSeries>
+#include <QSpinBox>
+#include <QValueAxis>
+
+#include "catchqt.h"
+#include "core/formats/builtins.h"
+#include "ui/controlpanel.h"
+#include "ui/document.h"
+#include "ui/mainwindow.h"
+#include "ui/memorybarschart.h"
+#include "ui/staircasechart.h"
+
+using namespace memledger;
+using namespace memledger::ui;
+
+namespace {
+
+void settle()
+{
+    for (int pass = 0; pass < 8; ++pass)
+        QApplication::processEvents();
+}
+
+// The horizontal value axis of a chart (the pipeline ranks: -0.5 to slots - 0.5).
+const QValueAxis *rankAxis(const QChartView *view)
+{
+    for (QAbstractAxis *axis : view->chart()->axes(Qt::Horizontal))
+        if (axis->isVisible())
+            if (const auto *value = qobject_cast<const QValueAxis *>(axis))
+                return value;
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("Through a run of edits of one control the memory charts' axes only grow, and fit once it pauses",
+          "[ui][charts][bench]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    auto *pipeline = static_cast<QSpinBox *>(window.controlPanel()->controls()[3]);
+    REQUIRE(pipeline->accessibleName() == QStringLiteral("Pipeline (p)"));
+    REQUIRE(pipeline->value() == 4);
+    const QValueAxis *bars = rankAxis(window.memoryBars());
+    const QValueAxis *steps = rankAxis(window.staircase());
+    REQUIRE(bars);
+    REQUIRE(steps);
+    CHECK(bars->max() == 3.5);
+
+    pipeline->setValue(5); // the run's first step: the charts show 5 ranks
+    settle();
+    CHECK(document.ledger().ranks.size() == 5);
+    CHECK(bars->max() == 4.5);
+    CHECK(steps->max() == 4.5);
+
+    int rangeChanges = 0;
+    for (const QValueAxis *axis : {bars, steps})
+        QObject::connect(axis, &QValueAxis::rangeChanged, [&] { ++rangeChanges; });
+    pipeline->setValue(4); // back within the run: 4 bars on the 5 slots already laid out
+    settle();
+    CHECK(document.ledger().ranks.size() == 4);
+    CHECK(window.memoryBars()->rankSlots() == 5);
+    CHECK(window.staircase()->rankSlots() == 5);
+    CHECK(rangeChanges == 0); // no rank axis laid out again
+    pipeline->setValue(5);
+    settle();
+    CHECK(rangeChanges == 0);
+
+    pipeline->setValue(4);
+    settle();
+    // The edits pause: the axes fit the plan again, 4 ranks.
+    QElapsedTimer waited;
+    waited.start();
+    while (window.memoryBars()->rankSlots() != 4 && waited.elapsed() < 5000)
+        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    CHECK(window.memoryBars()->rankSlots() == 4);
+    CHECK(window.staircase()->rankSlots() == 4);
+    CHECK(bars->max() == 3.5);
+    CHECK(steps->max() == 3.5);
+
+    // An edit of another control fits them at once: p = 5 in a run, then d.
+    pipeline->setValue(5);
+    settle();
+    pipeline->setValue(4);
+    settle();
+    REQUIRE(window.memoryBars()->rankSlots() == 5);
+    auto *data = static_cast<QSpinBox *>(window.controlPanel()->controls()[5]);
+    REQUIRE(data->accessibleName() == QStringLiteral("Data (d)"));
+    data->setValue(data->value() * 2);
+    settle();
+    CHECK(window.memoryBars()->rankSlots() == 4);
+    CHECK(window.staircase()->rankSlots() == 4);
+    CHECK(bars->max() == 3.5);
+}
+
+TEST_CASE("The staircase's slanted lines are antialiased, its grid and bars are not", "[ui][charts][bench]")
+{
+    // Qt Charts draws each grid and tick line as an item that an antialiased painter rasterizes as a path:
+    // half of a p = 4 <-> 5 move's instructions. The view paints without antialiasing; the micro-batches
+    // line and its dots are drawn over the chart with it.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    StaircaseChart *staircase = window.staircase();
+    CHECK_FALSE(staircase->renderHints().testFlag(QPainter::Antialiasing));
+    const QImage image = staircase->grab().toImage();
+    // The in-flight series (hidden in the chart, drawn over it): a dot on each rank's count, in the line's colour.
+    QLineSeries *inFlight = nullptr;
+    for (QAbstractSeries *series : staircase->chart()->series())
+        if (series->name() == QStringLiteral("Micro-batches in flight"))
+            inFlight = qobject_cast<QLineSeries *>(series);
+    REQUIRE(inFlight);
+    REQUIRE(inFlight->count() == 4);
+    const QColor line = inFlight->pen().color();
+    for (const QPointF &value : inFlight->points()) {
+        const QPoint at = staircase->mapFromScene(
+            staircase->chart()->mapToScene(staircase->chart()->mapToPosition(value, inFlight)));
+        const QColor shown = image.pixelColor(at * image.devicePixelRatio());
+        INFO("rank " << value.x() << " at " << at.x() << "," << at.y());
+        CHECK(std::abs(shown.red() - line.red()) < 40);
+        CHECK(std::abs(shown.green() - line.green()) < 40);
+        CHECK(std::abs(shown.blue() - line.blue()) < 40);
+    }
+    // Between two dots the line is antialiased: a pixel beside it is blended, neither the line's colour nor the
+    // background's.
+    const QPointF a = staircase->chart()->mapToPosition(inFlight->at(2), inFlight);
+    const QPointF b = staircase->chart()->mapToPosition(inFlight->at(3), inFlight);
+    bool blended = false;
+    const int y = int((a.y() + b.y()) / 2);
+    for (int x = int(std::min(a.x(), b.x())); x < int(std::max(a.x(), b.x())); ++x) {
+        const QColor c = image.pixelColor(QPoint(x, y) * image.devicePixelRatio());
+        const int grey = qGray(c.rgb());
+        blended = blended || (grey > qGray(line.rgb()) + 40 && grey < 200 && c.saturation() < 60);
+    }
+    CHECK(blended);
+}
