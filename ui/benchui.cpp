@@ -61,6 +61,19 @@ void settle()
     for (int pass = 0; pass < 16 && dispatcher->processEvents(QEventLoop::AllEvents); ++pass) { }
 }
 
+// One measured move: the edit, what it sets off, and the frame that shows it.
+// A function of its own so that a profiler can collect only the moves
+// (callgrind --toggle-collect='memledger::ui::*moveAndPaint*'), hence never inlined.
+Q_NEVER_INLINE void moveAndPaint(QWidget &window, QWidget *control, int move)
+{
+    nudge(control, move);
+    settle(); // the coalesced recompute, the views' updates and what they post in turn
+    // The frame a screen would show: what the edit made dirty is
+    // painted and flushed, synchronously (as on the display's update request).
+    QEvent frame(QEvent::UpdateRequest);
+    QApplication::sendEvent(&window, &frame);
+}
+
 // Detail mode: which widgets a move paints, and how many pixels of each (the
 // paint region's area), so that a move's cost can be traced to what it made dirty.
 class PaintCounter : public QObject
@@ -128,12 +141,7 @@ QString benchSliders(MainWindow &window, int moves)
         for (int i = 0; i < moves; ++i) {
             const double cpuStart = threadCpuMs();
             timer.start();
-            nudge(control, i);
-            settle(); // the coalesced recompute, the views' updates and what they post in turn
-            // The frame a screen would show: what the edit made dirty is
-            // painted and flushed, synchronously (as on the display's update request).
-            QEvent frame(QEvent::UpdateRequest);
-            QApplication::sendEvent(&window, &frame);
+            moveAndPaint(window, control, i);
             const double ms = double(timer.nsecsElapsed()) / 1e6;
             const double cpu = threadCpuMs() - cpuStart;
             samples.push_back(ms);
