@@ -8,34 +8,24 @@
 
 namespace memledger::ui {
 
-namespace {
-
-constexpr QChar kSep(0x1f);
-
-} // namespace
-
-QString KeptLabel::sizeKey() const
+KeptLabel::SizeInputs KeptLabel::sizeInputs() const
 {
-    const QMargins m = contentsMargins();
-    return text() + kSep + font().key() + kSep + QString::number(int(alignment())) + kSep
-           + QString::number(wordWrap() ? 1 : 0) + kSep + QString::number(int(textFormat())) + kSep
-           + QString::number(margin()) + kSep + QString::number(indent()) + kSep + QString::number(frameWidth()) + kSep
-           + QString::number(m.left()) + QLatin1Char(',') + QString::number(m.top()) + QLatin1Char(',')
-           + QString::number(m.right()) + QLatin1Char(',') + QString::number(m.bottom());
+    return {text(),   font(),   int(alignment()), wordWrap() ? 1 : 0, int(textFormat()),
+            margin(), indent(), frameWidth(),     contentsMargins()};
 }
 
-void KeptLabel::keepSizesFor(const QString &key) const
+void KeptLabel::keepSizesFor(const SizeInputs &inputs) const
 {
-    if (key == m_sizeKey)
+    if (inputs == m_sizeInputs)
         return;
-    m_sizeKey = key;
+    m_sizeInputs = inputs;
     m_sizeHint = m_minimumSizeHint = QSize();
     m_heights.clear();
 }
 
 QSize KeptLabel::sizeHint() const
 {
-    keepSizesFor(sizeKey());
+    keepSizesFor(sizeInputs());
     if (!m_sizeHint.isValid()) {
         m_sizeHint = QLabel::sizeHint();
         ++m_measured;
@@ -45,7 +35,7 @@ QSize KeptLabel::sizeHint() const
 
 QSize KeptLabel::minimumSizeHint() const
 {
-    keepSizesFor(sizeKey());
+    keepSizesFor(sizeInputs());
     if (!m_minimumSizeHint.isValid()) {
         m_minimumSizeHint = QLabel::minimumSizeHint();
         ++m_measured;
@@ -55,7 +45,7 @@ QSize KeptLabel::minimumSizeHint() const
 
 int KeptLabel::heightForWidth(int width) const
 {
-    keepSizesFor(sizeKey());
+    keepSizesFor(sizeInputs());
     const auto kept = std::find_if(m_heights.begin(), m_heights.end(), [&](const auto &h) { return h.first == width; });
     if (kept != m_heights.end())
         return kept->second;
@@ -85,10 +75,8 @@ void KeptLabel::paintEvent(QPaintEvent *event)
     if (color.alpha() == 0)
         return; // a note kept blank (see ControlPanel::showProblems)
     const double dpr = devicePixelRatioF();
-    const QString key = sizeKey() + kSep + QString::number(width()) + QLatin1Char('x') + QString::number(height())
-                        + kSep + QString::number(color.rgba()) + kSep + QString::number(dpr) + kSep
-                        + QString::number(isEnabled() ? 1 : 0);
-    if (key != m_imageKey || m_image.isNull()) {
+    const ImageInputs inputs{sizeInputs(), size(), color.rgba(), dpr, isEnabled()};
+    if (!(inputs == m_imageInputs) || m_image.isNull()) {
         // As QLabel::paintEvent draws plain text: within the contents rectangle
         // less the margin, through the style, on a transparent image so that
         // whatever is under the label shows through as before.
@@ -115,7 +103,7 @@ void KeptLabel::paintEvent(QPaintEvent *event)
         style()->drawItemText(&p, r, flags, palette(), isEnabled(), text(), foregroundRole());
         p.end();
         m_image = image;
-        m_imageKey = key;
+        m_imageInputs = inputs;
         ++m_drawn;
     }
     QPainter painter(this);
