@@ -1154,7 +1154,6 @@ void MainWindow::refreshCurrentView()
             m_fitAxes.stop();
         m_bars->setLedger(ledger);
         m_staircase->setLedger(ledger);
-        m_hostBars->setLedger(ledger);
         // The host chart only when something is offloaded: otherwise its space goes to the staircase.
         const bool offloaded = std::any_of(ledger.ranks.begin(), ledger.ranks.end(),
                                            [](const RankLedger &r) { return r.host_total_bytes > 0; });
@@ -1162,6 +1161,10 @@ void MainWindow::refreshCurrentView()
         // "nothing offloaded", rather than relayouting both charts at every step; the next edit of another
         // control, an undo or a load gives the room back.
         const bool shown = m_hostBars->isVisibleTo(m_hostBars->parentWidget());
+        // A hidden host chart is not kept up to date (its axes' range changes still laid it out, a third of
+        // a first move's chart work): it gets the ledger when it shows.
+        if (shown || offloaded)
+            m_hostBars->setLedger(ledger);
         if (shown && !offloaded && m_controls->continuesEditRun())
             return;
         if (shown != offloaded) {

@@ -14,6 +14,7 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "core/gradoffload.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
@@ -150,4 +151,38 @@ TEST_CASE("The staircase's slanted lines are antialiased, its grid and bars are 
         blended = blended || (grey > qGray(line.rgb()) + 40 && grey < 200 && c.saturation() < 60);
     }
     CHECK(blended);
+}
+
+TEST_CASE("A hidden host-memory chart is not laid out again at each edit, and shows the plan when it appears",
+          "[ui][charts][bench]")
+{
+    // Issue 16: the host chart, hidden while nothing is offloaded, still took every ledger, and its axes'
+    // range changes laid it out: a third of a Pipeline move's chart work.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    MemoryBarsChart *host = window.hostBars();
+    REQUIRE_FALSE(host->isVisible());
+    int rangeChanges = 0;
+    for (QAbstractAxis *axis : host->chart()->axes())
+        if (auto *value = qobject_cast<QValueAxis *>(axis))
+            QObject::connect(value, &QValueAxis::rangeChanged, [&] { ++rangeChanges; });
+    Config config = document.config();
+    config.parallelism.pipeline_model_parallel_size = 5;
+    config.parallelism.data_parallel_size = 2;
+    document.edit(config, QStringLiteral("Set p and d"));
+    settle();
+    REQUIRE(document.ledger().ranks.size() == 5);
+    CHECK(rangeChanges == 0);
+
+    // Offloaded: the chart appears with this plan's five ranks.
+    setOptimizerOffload(config.strategy, OffloadTarget::CPU);
+    document.edit(config, QStringLiteral("Offload the optimizer"));
+    settle();
+    REQUIRE(host->isVisible());
+    CHECK(host->rankSlots() == 5);
+    CHECK(rankAxis(host)->max() == 4.5);
 }
