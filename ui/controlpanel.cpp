@@ -18,6 +18,7 @@
 #include "core/gradoffload.h"
 #include "core/schedule.h"
 #include "ui/document.h"
+#include "ui/keptgroupbox.h"
 #include "ui/keptlabel.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
@@ -54,7 +55,7 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     layout->setContentsMargins(6, 6, 6, 6);
     // A note that appears or goes grows or shrinks the panel and moves the groups below it. Static contents:
     // the panel's resize repaints only the strip it gains, not the whole panel; and the groups are opaque
-    // (addGroup), so the backing store moves their pixels instead of painting them again.
+    // (KeptGroupBox), so the backing store moves their pixels instead of painting them again.
     setAttribute(Qt::WA_StaticContents);
     // And the panel grows before its groups are laid out: a note's layout request climbs from its group to
     // the panel and then to the scroll area, and in between the groups were squeezed into the panel's old
@@ -279,8 +280,7 @@ void ControlPanel::addRow(QFormLayout *form, const QString &label, QWidget *fiel
 
 QFormLayout *ControlPanel::addGroup(const QString &title)
 {
-    auto *box = new QGroupBox(title, this);
-    box->setAutoFillBackground(true); // opaque: moved by copying its pixels, see the constructor
+    auto *box = new KeptGroupBox(title, this); // opaque: moved by copying its pixels, see the constructor
     // Its minimum is its preferred height (not squeezed, see the constructor); it may grow to the height its
     // word-wrapped notes take at the panel's width.
     box->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
