@@ -542,7 +542,12 @@ void ControlPanel::setNoteBlank(QLabel *note, bool blank)
 
 void ControlPanel::recolorNotes()
 {
-    m_noteColor = errorTextColor(palette());
+    // Asked at every edit (showProblems): the notes are recoloured only when the palette's error colour
+    // changed (dark mode), not copied palette by palette each time (0.5 M instructions a move).
+    const QColor color = errorTextColor(palette());
+    if (color == m_noteColor)
+        return;
+    m_noteColor = color;
     for (QLabel *note : m_notes)
         setNoteBlank(note, note->property("blank").toBool());
 }

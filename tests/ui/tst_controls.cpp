@@ -10,6 +10,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QGroupBox>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -24,6 +25,7 @@
 #include "ui/mainwindow.h"
 #include "ui/memorybarschart.h"
 #include "ui/staircasechart.h"
+#include "ui/theme.h"
 
 #include <catch2/catch.hpp>
 #include <memory>
@@ -689,4 +691,51 @@ TEST_CASE("A note that appears repaints its own group, not the groups above it, 
     }
     CHECK(counts[2]->resizes == 1); // the note's group grows once, straight to its new height
     CHECK(counts[3]->resizes == 0); // the group below moves, never squeezed and stretched back
+}
+
+TEST_CASE("A note is drawn in the palette's error colour, and follows a switch to the dark palette", "[ui][controls]")
+{
+    // The notes are recoloured only when the error colour changes (not at every edit): a switch of
+    // palette must still reach a note that is shown, and one shown after it.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    MainWindow window(&document);
+    window.resize(1400, 900);
+    window.show();
+    const auto settle = [] {
+        for (int pass = 0; pass < 8; ++pass)
+            QApplication::processEvents();
+    };
+    settle();
+    auto *tensor = static_cast<QSpinBox *>(window.controlPanel()->controls()[2]);
+    auto *micro = static_cast<QSpinBox *>(window.controlPanel()->controls()[11]);
+    const auto noteLabel = [&](QWidget *control) -> QLabel * {
+        for (QLabel *label : window.controlPanel()->findChildren<QLabel *>())
+            if (label->isVisible() && label->text() == window.controlPanel()->noteOf(control))
+                return label;
+        return nullptr;
+    };
+    tensor->setValue(3);
+    settle();
+    QLabel *note = noteLabel(tensor);
+    REQUIRE(note);
+    CHECK(note->palette().color(QPalette::WindowText) == errorTextColor(window.controlPanel()->palette()));
+
+    struct LightAgain // for the tests after this one, however this one ends
+    {
+        ~LightAgain() { applyPalette(false); }
+    } lightAgain;
+    applyPalette(true);
+    settle();
+    const QColor dark = errorTextColor(window.controlPanel()->palette());
+    CHECK(note->palette().color(QPalette::WindowText) == dark);
+    micro->setValue(3); // a second note, shown under the dark palette
+    settle();
+    QLabel *second = noteLabel(window.controlPanel()->controls()[13]);
+    REQUIRE(second);
+    CHECK(second->palette().color(QPalette::WindowText) == dark);
+    applyPalette(false);
+    settle();
+    CHECK(note->palette().color(QPalette::WindowText) == errorTextColor(window.controlPanel()->palette()));
+    CHECK(note->palette().color(QPalette::WindowText) != dark);
 }
