@@ -245,6 +245,42 @@ void ServingTrainingBar::resizeEvent(QResizeEvent *event)
         QTimer::singleShot(0, this, [this] { updateLineCount(); });
 }
 
+ServingTrainingBar::RowGeometry ServingTrainingBar::rowGeometry(int row) const
+{
+    const QFontMetrics fm = fontMetrics();
+    const int top = rowTop(row);
+    const int rowHeight = std::max(fm.height(), kBarHeight);
+    const int valueWidth = fm.horizontalAdvance(QStringLiteral("0000.00 GB")) + kLabelGap;
+    const int left = labelWidth() + kLabelGap;
+    const int full = std::max(width() - left - valueWidth, 1);
+    const Ledger &ledger = m_document->ledger();
+    const std::vector<Bytes> bytes = row == 0 ? servingBytes() : trainingBytes();
+    const double scale
+        = static_cast<double>(std::max({sum(servingBytes()), sum(trainingBytes()), ledger.capacity_bytes, Bytes{1}}));
+    const int end = static_cast<int>(full * static_cast<double>(sum(bytes)) / scale + 0.5);
+    RowGeometry g;
+    g.capacityX = left + static_cast<int>(full * static_cast<double>(ledger.capacity_bytes) / scale + 0.5);
+    const int totalWidth = fm.horizontalAdvance(bytesText(sum(bytes)));
+    int x = left + end + kLabelGap;
+    // A bar that ends just short of the HBM line would have its total written across the line (81.62 of
+    // 85.90 GB on a talk slide read "8|1.62 GB"): the total goes past the line instead.
+    const bool crossed = g.capacityX >= x - 1 && g.capacityX <= x + totalWidth + 1;
+    if (crossed)
+        x = g.capacityX + kLabelGap;
+    g.total = QRect(x, top, totalWidth, rowHeight);
+    if (row == 0) {
+        const QString hbm = tr("HBM %1").arg(bytesText(ledger.capacity_bytes));
+        const int hbmWidth = fm.horizontalAdvance(hbm);
+        // Right of the line where there is room, left of it otherwise; after a total moved past the line.
+        const int rightOf = crossed ? g.total.right() + 1 + kLabelGap : g.capacityX + kLabelGap;
+        if (rightOf + hbmWidth <= width())
+            g.hbm = QRect(rightOf, top, hbmWidth, rowHeight);
+        else if (!crossed)
+            g.hbm = QRect(g.capacityX - kLabelGap - hbmWidth, top, hbmWidth, rowHeight);
+    }
+    return g;
+}
+
 void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
                                   const std::vector<QColor> &colors)
 {
@@ -257,6 +293,7 @@ void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &lab
     const Ledger &ledger = m_document->ledger();
     const double scale
         = static_cast<double>(std::max({sum(servingBytes()), sum(trainingBytes()), ledger.capacity_bytes, Bytes{1}}));
+    const RowGeometry g = rowGeometry(row);
 
     painter.setPen(palette().color(QPalette::WindowText));
     painter.drawText(QRect(0, top, left, rowHeight), Qt::AlignLeft | Qt::AlignVCenter, label);
@@ -271,21 +308,12 @@ void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &lab
             painter.fillRect(QRect(left + previous, barTop, edge - previous, kBarHeight), colors[i]);
         previous = edge;
     }
-    painter.drawText(QRect(left + previous + kLabelGap, top, valueWidth, rowHeight), Qt::AlignLeft | Qt::AlignVCenter,
-                     bytesText(sum(bytes)));
-    // The HBM capacity, across both rows, named once on the serving row
-    // (whose bar is the shorter one): right of the line where there is room.
-    const int capacity = left + static_cast<int>(full * static_cast<double>(ledger.capacity_bytes) / scale + 0.5);
+    painter.drawText(g.total, Qt::AlignLeft | Qt::AlignVCenter, bytesText(sum(bytes)));
+    // The HBM capacity, across both rows, named once on the serving row (whose bar is the shorter one).
     painter.setPen(QPen(palette().color(QPalette::PlaceholderText), 1, Qt::DashLine));
-    painter.drawLine(capacity, barTop - kRowGap, capacity, barTop + kBarHeight + kRowGap);
-    if (row == 0) {
-        const QString hbm = tr("HBM %1").arg(bytesText(ledger.capacity_bytes));
-        const int hbmWidth = fm.horizontalAdvance(hbm);
-        const bool right = capacity + kLabelGap + hbmWidth <= width();
-        painter.drawText(
-            QRect(right ? capacity + kLabelGap : capacity - kLabelGap - hbmWidth, top, hbmWidth, rowHeight),
-            Qt::AlignLeft | Qt::AlignVCenter, hbm);
-    }
+    painter.drawLine(g.capacityX, barTop - kRowGap, g.capacityX, barTop + kBarHeight + kRowGap);
+    if (!g.hbm.isEmpty())
+        painter.drawText(g.hbm, Qt::AlignLeft | Qt::AlignVCenter, tr("HBM %1").arg(bytesText(ledger.capacity_bytes)));
 }
 
 void ServingTrainingBar::paintEvent(QPaintEvent *)

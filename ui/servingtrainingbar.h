@@ -36,6 +36,17 @@ public:
     std::vector<Bytes> servingBytes() const;
     std::vector<Bytes> trainingBytes() const;
 
+    // Where row `row` (0 serving, 1 training) writes its total, where the HBM line crosses it, and where
+    // the serving row names the HBM (empty on the training row, or when there is no room): the line
+    // never runs through a total, which goes past the line when its bar ends just short of it.
+    struct RowGeometry
+    {
+        QRect total;
+        int capacityX = 0;
+        QRect hbm;
+    };
+    RowGeometry rowGeometry(int row) const;
+
     // Times the strip was drawn afresh rather than from a kept image (tests).
     int drawn() const { return m_painted.drawn(); }
 

@@ -213,3 +213,30 @@ TEST_CASE("Serving vs training: a strip shown before is drawn from what was kept
     CHECK(bar.grab().toImage() == first);
     CHECK(bar.drawn() == drawn + 1);
 }
+
+TEST_CASE("Serving vs training: the HBM line never runs through a total", "[ui][inference]")
+{
+    // A talk slide (GPT-3 175B, t = 8 with sequence parallelism: 81.62 of 85.90 GB) wrote the training
+    // total across the HBM line, "8|1.62 GB": a bar that ends just short of the line has its total past it.
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("gpt-3-175b-64gpus-tp-only"));
+    Config plan = document.config();
+    plan.parallelism.sequence_parallel = true;
+    document.setConfig(plan);
+    REQUIRE(document.hasLedger());
+    ServingTrainingBar bar(&document);
+    int movedPast = 0;
+    for (int width = 360; width <= 1600; width += 7) {
+        bar.resize(width, bar.sizeHint().height());
+        INFO("width " << width);
+        for (int row : {0, 1}) {
+            const ServingTrainingBar::RowGeometry g = bar.rowGeometry(row);
+            CHECK_FALSE((g.capacityX >= g.total.left() - 1 && g.capacityX <= g.total.right() + 1));
+            CHECK_FALSE(g.hbm.intersects(g.total));
+            if (row == 1 && g.total.left() > g.capacityX)
+                movedPast += 1;
+        }
+        CHECK(bar.rowGeometry(1).hbm.isEmpty()); // named once, on the serving row
+    }
+    CHECK(movedPast > 0); // the case arises: 81.62 GB ends within a total's width of the line
+}
