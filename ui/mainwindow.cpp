@@ -1159,7 +1159,7 @@ void MainWindow::refreshCurrentView()
                                            [](const RankLedger &r) { return r.host_total_bytes > 0; });
         // While one control is toggled back and forth (offload on, off, on) the chart keeps its room, titled
         // "nothing offloaded", rather than relayouting both charts at every step; the next edit of another
-        // control, an undo or a load gives the room back.
+        // control, an undo, a load or a pause of the edits (m_fitAxes) gives the room back.
         const bool shown = m_hostBars->isVisibleTo(m_hostBars->parentWidget());
         // A hidden host chart is not kept up to date (its axes' range changes still laid it out, a third of
         // a first move's chart work): it gets the ledger when it shows.
