@@ -69,8 +69,9 @@ TEST_CASE("Through a run of edits of one control the memory charts' axes only gr
     CHECK(steps->max() == 4.5);
 
     int rangeChanges = 0;
+    QObject counter; // the connections end with it, before rangeChanges and well before the window
     for (const QValueAxis *axis : {bars, steps})
-        QObject::connect(axis, &QValueAxis::rangeChanged, [&] { ++rangeChanges; });
+        QObject::connect(axis, &QValueAxis::rangeChanged, &counter, [&] { ++rangeChanges; });
     pipeline->setValue(4); // back within the run: 4 bars on the 5 slots already laid out
     settle();
     CHECK(document.ledger().ranks.size() == 4);
@@ -167,9 +168,10 @@ TEST_CASE("A hidden host-memory chart is not laid out again at each edit, and sh
     MemoryBarsChart *host = window.hostBars();
     REQUIRE_FALSE(host->isVisible());
     int rangeChanges = 0;
+    QObject counter; // the connections end with it, before rangeChanges and well before the window
     for (QAbstractAxis *axis : host->chart()->axes())
         if (auto *value = qobject_cast<QValueAxis *>(axis))
-            QObject::connect(value, &QValueAxis::rangeChanged, [&] { ++rangeChanges; });
+            QObject::connect(value, &QValueAxis::rangeChanged, &counter, [&] { ++rangeChanges; });
     Config config = document.config();
     config.parallelism.pipeline_model_parallel_size = 5;
     config.parallelism.data_parallel_size = 2;
