@@ -27,8 +27,8 @@
 #include "ui/staircasechart.h"
 #include "ui/theme.h"
 
+#include <array>
 #include <catch2/catch.hpp>
-#include <memory>
 #include <vector>
 
 using namespace memledger;
@@ -466,16 +466,17 @@ TEST_CASE("Muon and gradient offload are one pick each, one undo step, and the l
 
 namespace {
 
-// Counts the paint events a widget receives.
+// Counts the paint and resize events a widget receives.
 class PaintCount : public QObject
 {
 public:
-    int paints = 0;
+    int paints = 0, resizes = 0;
 
 protected:
     bool eventFilter(QObject *, QEvent *event) override
     {
         paints += event->type() == QEvent::Paint;
+        resizes += event->type() == QEvent::Resize;
         return false;
     }
 };
@@ -626,23 +627,6 @@ TEST_CASE("A note keeps its room while its control is edited, so the panel does 
     CHECK(top(pipeline) == pipelineTop);
 }
 
-namespace {
-// Counts a widget's paints and resizes.
-class GeometryCount : public QObject
-{
-public:
-    int paints = 0, resizes = 0;
-
-protected:
-    bool eventFilter(QObject *, QEvent *event) override
-    {
-        paints += event->type() == QEvent::Paint;
-        resizes += event->type() == QEvent::Resize;
-        return false;
-    }
-};
-} // namespace
-
 TEST_CASE("A note that appears repaints its own group, not the groups above it, and squeezes no group",
           "[ui][controls][bench]")
 {
@@ -667,11 +651,9 @@ TEST_CASE("A note that appears repaints its own group, not the groups above it, 
     const QList<QGroupBox *> groups = window.controlPanel()->findChildren<QGroupBox *>();
     REQUIRE(groups.size() == 4);
     REQUIRE(groups[2] == microBatch->parentWidget());
-    std::vector<std::unique_ptr<GeometryCount>> counts;
-    for (QGroupBox *group : groups) {
-        counts.push_back(std::make_unique<GeometryCount>());
-        group->installEventFilter(counts.back().get());
-    }
+    std::array<PaintCount, 4> counts;
+    for (int i = 0; i < 4; ++i)
+        groups[i]->installEventFilter(&counts[std::size_t(i)]);
     const int ownHeight = groups[2]->height();
     const int panelHeight = window.controlPanel()->height();
     const int belowTop = groups[3]->y();
@@ -686,11 +668,11 @@ TEST_CASE("A note that appears repaints its own group, not the groups above it, 
     CHECK(groups[3]->y() > belowTop); // and the group below moved down
     for (int i : {0, 1}) { // the groups above the note are left as they were
         INFO(groups[i]->title().toStdString());
-        CHECK(counts[std::size_t(i)]->paints == 0);
-        CHECK(counts[std::size_t(i)]->resizes == 0);
+        CHECK(counts[std::size_t(i)].paints == 0);
+        CHECK(counts[std::size_t(i)].resizes == 0);
     }
-    CHECK(counts[2]->resizes == 1); // the note's group grows once, straight to its new height
-    CHECK(counts[3]->resizes == 0); // the group below moves, never squeezed and stretched back
+    CHECK(counts[2].resizes == 1); // the note's group grows once, straight to its new height
+    CHECK(counts[3].resizes == 0); // the group below moves, never squeezed and stretched back
 }
 
 TEST_CASE("A note is drawn in the palette's error colour, and follows a switch to the dark palette", "[ui][controls]")
