@@ -5,6 +5,8 @@
 #include <QStyle>
 #include <QStyleOptionGroupBox>
 
+#include "ui/keptpaint.h"
+
 namespace memledger::ui {
 
 KeptGroupBox::KeptGroupBox(const QString &title, QWidget *parent)
@@ -28,14 +30,8 @@ void KeptGroupBox::paintEvent(QPaintEvent *)
                         + sep + QString::number(int(option.activeSubControls)) + sep
                         + QString::number(palette().cacheKey()) + sep + font().key() + sep + QString::number(dpr);
     if (key != m_imageKey || m_image.isNull()) {
-        QPixmap image(size() * dpr);
-        image.setDevicePixelRatio(dpr);
-        image.fill(palette().color(backgroundRole()));
-        QPainter p(&image);
-        p.setFont(font());
-        style()->drawComplexControl(QStyle::CC_GroupBox, &option, &p, this);
-        p.end();
-        m_image = image;
+        m_image = drawnImage(*this, palette().color(backgroundRole()),
+                             [&](QPainter &p) { style()->drawComplexControl(QStyle::CC_GroupBox, &option, &p, this); });
         m_imageKey = key;
         ++m_drawn;
     }

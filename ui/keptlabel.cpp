@@ -4,6 +4,8 @@
 #include <QPainter>
 #include <QStyle>
 
+#include "ui/keptpaint.h"
+
 #include <algorithm>
 
 namespace memledger::ui {
@@ -23,24 +25,24 @@ void KeptLabel::keepSizesFor(const SizeInputs &inputs) const
     m_heights.clear();
 }
 
-QSize KeptLabel::sizeHint() const
+QSize KeptLabel::keptSize(QSize &kept, bool minimum) const
 {
     keepSizesFor(sizeInputs());
-    if (!m_sizeHint.isValid()) {
-        m_sizeHint = QLabel::sizeHint();
+    if (!kept.isValid()) {
+        kept = minimum ? QLabel::minimumSizeHint() : QLabel::sizeHint();
         ++m_measured;
     }
-    return m_sizeHint;
+    return kept;
+}
+
+QSize KeptLabel::sizeHint() const
+{
+    return keptSize(m_sizeHint, false);
 }
 
 QSize KeptLabel::minimumSizeHint() const
 {
-    keepSizesFor(sizeInputs());
-    if (!m_minimumSizeHint.isValid()) {
-        m_minimumSizeHint = QLabel::minimumSizeHint();
-        ++m_measured;
-    }
-    return m_minimumSizeHint;
+    return keptSize(m_minimumSizeHint, true);
 }
 
 int KeptLabel::heightForWidth(int width) const
@@ -76,15 +78,10 @@ void KeptLabel::paintEvent(QPaintEvent *event)
         return; // a note kept blank (see ControlPanel::showProblems)
     const double dpr = devicePixelRatioF();
     const ImageInputs inputs{sizeInputs(), size(), color.rgba(), dpr, isEnabled()};
-    if (!(inputs == m_imageInputs) || m_image.isNull()) {
+    if (inputs != m_imageInputs || m_image.isNull()) {
         // As QLabel::paintEvent draws plain text: within the contents rectangle
         // less the margin, through the style, on a transparent image so that
         // whatever is under the label shows through as before.
-        QPixmap image(size() * dpr);
-        image.setDevicePixelRatio(dpr);
-        image.fill(Qt::transparent);
-        QPainter p(&image);
-        p.setFont(font());
         QRect r = contentsRect().adjusted(margin(), margin(), -margin(), -margin());
         int flags = int(QStyle::visualAlignment(layoutDirection(), alignment()));
         if (wordWrap())
@@ -100,9 +97,9 @@ void KeptLabel::paintEvent(QPaintEvent *event)
             if (flags & Qt::AlignBottom)
                 r.setBottom(r.bottom() - indent());
         }
-        style()->drawItemText(&p, r, flags, palette(), isEnabled(), text(), foregroundRole());
-        p.end();
-        m_image = image;
+        m_image = drawnImage(*this, Qt::transparent, [&](QPainter &p) {
+            style()->drawItemText(&p, r, flags, palette(), isEnabled(), text(), foregroundRole());
+        });
         m_imageInputs = inputs;
         ++m_drawn;
     }

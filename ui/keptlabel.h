@@ -50,6 +50,9 @@ private:
     };
     SizeInputs sizeInputs() const;
     void keepSizesFor(const SizeInputs &inputs) const;
+    // `kept`, or QLabel's size hint (`minimum`: its minimum size hint) the first time it is asked since
+    // what the sizes depend on changed.
+    QSize keptSize(QSize &kept, bool minimum) const;
     // And what its image depends on besides.
     struct ImageInputs
     {

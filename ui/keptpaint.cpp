@@ -6,6 +6,18 @@
 
 namespace memledger::ui {
 
+QPixmap drawnImage(const QWidget &widget, const QColor &background, const std::function<void(QPainter &)> &draw)
+{
+    const double dpr = widget.devicePixelRatioF();
+    QPixmap image(widget.size() * dpr);
+    image.setDevicePixelRatio(dpr);
+    image.fill(background);
+    QPainter p(&image);
+    p.setFont(widget.font());
+    draw(p);
+    return image;
+}
+
 void KeptPaint::paint(QWidget &widget, const QString &content, const std::function<void(QPainter &)> &draw)
 {
     const double dpr = widget.devicePixelRatioF();
@@ -19,14 +31,7 @@ void KeptPaint::paint(QWidget &widget, const QString &content, const std::functi
     }
     // Opaque (the widget fills its background): drawn on the widget's colour,
     // as it would be straight onto the widget.
-    auto *image = new QPixmap(widget.size() * dpr);
-    image->setDevicePixelRatio(dpr);
-    image->fill(widget.palette().color(widget.backgroundRole()));
-    {
-        QPainter p(image);
-        p.setFont(widget.font());
-        draw(p);
-    }
+    auto *image = new QPixmap(drawnImage(widget, widget.palette().color(widget.backgroundRole()), draw));
     ++m_drawn;
     painter.drawPixmap(0, 0, *image);
     m_images.insert(key, image);

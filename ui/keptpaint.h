@@ -17,6 +17,11 @@ namespace memledger::ui {
 // before, drawn from its image instead of laying out and shaping its text
 // again (issue 16: the header's and the serving strip's rich text were a
 // tenth of a slider move's work).
+// The image a kept painter keeps: `size` logical pixels at `dpr`, filled with
+// `background` (transparent where what lies under the widget shows through),
+// then drawn on by `draw` with the widget's font.
+QPixmap drawnImage(const QWidget &widget, const QColor &background, const std::function<void(QPainter &)> &draw);
+
 class KeptPaint
 {
 public:

@@ -259,6 +259,10 @@ ServingTrainingBar::RowGeometry ServingTrainingBar::rowGeometry(int row) const
         = static_cast<double>(std::max({sum(servingBytes()), sum(trainingBytes()), ledger.capacity_bytes, Bytes{1}}));
     const int end = static_cast<int>(full * static_cast<double>(sum(bytes)) / scale + 0.5);
     RowGeometry g;
+    g.row = QRect(0, top, width(), rowHeight);
+    g.left = left;
+    g.full = full;
+    g.scale = scale;
     g.capacityX = left + static_cast<int>(full * static_cast<double>(ledger.capacity_bytes) / scale + 0.5);
     const int totalWidth = fm.horizontalAdvance(bytesText(sum(bytes)));
     int x = left + end + kLabelGap;
@@ -284,16 +288,9 @@ ServingTrainingBar::RowGeometry ServingTrainingBar::rowGeometry(int row) const
 void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
                                   const std::vector<QColor> &colors)
 {
-    const QFontMetrics fm = fontMetrics();
-    const int top = rowTop(row);
-    const int rowHeight = std::max(fm.height(), kBarHeight);
-    const int valueWidth = fm.horizontalAdvance(QStringLiteral("0000.00 GB")) + kLabelGap;
-    const int left = labelWidth() + kLabelGap;
-    const int full = std::max(width() - left - valueWidth, 1);
-    const Ledger &ledger = m_document->ledger();
-    const double scale
-        = static_cast<double>(std::max({sum(servingBytes()), sum(trainingBytes()), ledger.capacity_bytes, Bytes{1}}));
     const RowGeometry g = rowGeometry(row);
+    const int top = g.row.top(), rowHeight = g.row.height(), left = g.left;
+    const Ledger &ledger = m_document->ledger();
 
     painter.setPen(palette().color(QPalette::WindowText));
     painter.drawText(QRect(0, top, left, rowHeight), Qt::AlignLeft | Qt::AlignVCenter, label);
@@ -303,7 +300,7 @@ void ServingTrainingBar::paintBar(QPainter &painter, int row, const QString &lab
     int previous = 0;
     for (std::size_t i = 0; i < bytes.size(); ++i) {
         cumulative += bytes[i];
-        const int edge = static_cast<int>(full * static_cast<double>(cumulative) / scale + 0.5);
+        const int edge = static_cast<int>(g.full * static_cast<double>(cumulative) / g.scale + 0.5);
         if (edge > previous)
             painter.fillRect(QRect(left + previous, barTop, edge - previous, kBarHeight), colors[i]);
         previous = edge;

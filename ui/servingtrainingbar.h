@@ -44,6 +44,11 @@ public:
         QRect total;
         int capacityX = 0;
         QRect hbm;
+        // And what the row's painting shares: the row, where its bars start, their full length, the bytes
+        // that length stands for (the longest of both rows and the HBM).
+        QRect row;
+        int left = 0, full = 1;
+        double scale = 1;
     };
     RowGeometry rowGeometry(int row) const;
 
