@@ -34,6 +34,8 @@ public:
     // Whether the edit being applied now continues a run of edits of one control (a drag, a spin held,
     // a combo toggled back and forth): the views keep their layout through such a run, see showProblems.
     bool continuesEditRun() const { return m_editedNow >= 0 && m_editedNow == m_noteRun; }
+    // Whether the change being applied now is an edit made with one of the controls (not an undo or a load).
+    bool appliesControlEdit() const { return m_editedNow >= 0; }
 
 protected:
     void changeEvent(QEvent *event) override;

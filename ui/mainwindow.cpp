@@ -93,7 +93,7 @@ constexpr int kPlannersTab = 3; // the frontier views refresh themselves while s
 constexpr int kFindTab = 4;
 constexpr int kMeasuredTab = 5; // updates itself from the measured run, never stale
 constexpr int kMaxRecentFiles = 8;
-// How long the edits of one control must pause before the memory charts' axes, held through the run, fit the
+// How long the edits must pause before the memory charts' axes, held through a run of edits, fit the
 // plan again (as the staircase waits to give back width, a quarter second: past a drag's steps, before a reader's
 // eye settles).
 constexpr int kFitAxesDelayMs = 250;
@@ -1143,12 +1143,17 @@ void MainWindow::refreshCurrentView()
     m_stale[static_cast<std::size_t>(tab)] = false;
     if (tab == kMemoryTab) {
         const Ledger &ledger = m_document->ledger();
-        // Through a run of edits of one control the axes only grow (heldRange in chartupdate.h); a pause fits them.
-        const bool held = m_controls->continuesEditRun();
+        // Through a run of edits the axes only grow (heldRange in chartupdate.h): edits made with the controls
+        // less than kFitAxesDelayMs apart (m_fitAxes still counting), whichever controls. A pause of the edits
+        // fits them (the timer), and so do an undo and a load, at once. Runs of one control only (as the
+        // notes keep their room) cost every control's first move in the bench a fit: a layout of both charts,
+        // each label measured and set again as rich text; a user going from one control to the next pauses.
+        const bool edit = m_controls->appliesControlEdit();
+        const bool held = edit && m_fitAxes.isActive();
         m_bars->setAxesHeld(held);
         m_staircase->setAxesHeld(held);
         m_hostBars->setAxesHeld(held);
-        if (held)
+        if (edit)
             m_fitAxes.start();
         else
             m_fitAxes.stop();
@@ -1157,15 +1162,15 @@ void MainWindow::refreshCurrentView()
         // The host chart only when something is offloaded: otherwise its space goes to the staircase.
         const bool offloaded = std::any_of(ledger.ranks.begin(), ledger.ranks.end(),
                                            [](const RankLedger &r) { return r.host_total_bytes > 0; });
-        // While one control is toggled back and forth (offload on, off, on) the chart keeps its room, titled
-        // "nothing offloaded", rather than relayouting both charts at every step; the next edit of another
-        // control, an undo, a load or a pause of the edits (m_fitAxes) gives the room back.
+        // Through a run of edits (offload toggled on, off, on) the chart keeps its room, titled "nothing
+        // offloaded", rather than relayouting both charts at every step; a pause of the edits (m_fitAxes), an
+        // undo or a load gives the room back.
         const bool shown = m_hostBars->isVisibleTo(m_hostBars->parentWidget());
         // A hidden host chart is not kept up to date (its axes' range changes still laid it out, a third of
         // a first move's chart work): it gets the ledger when it shows.
         if (shown || offloaded)
             m_hostBars->setLedger(ledger);
-        if (shown && !offloaded && m_controls->continuesEditRun())
+        if (shown && !offloaded && held)
             return;
         if (shown != offloaded) {
             m_hostBars->setVisible(offloaded);

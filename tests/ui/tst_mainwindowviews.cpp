@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QImage>
 #include <QKeySequence>
 #include <QLabel>
@@ -16,6 +17,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QToolButton>
+#include <QUndoStack>
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
@@ -199,7 +201,22 @@ TEST_CASE("The host-memory chart keeps its room while offload is toggled back an
     CHECK(window.staircase()->height() == half);
     pick(none);
 
-    micro->setValue(micro->value() + 1); // an edit of another control gives the room back
+    micro->setValue(micro->value() + 1); // another control right after: the run goes on, the room stays
+    settle();
+    CHECK(window.hostBars()->isVisible());
+    CHECK(window.staircase()->height() == half);
+    // The edits pause: the room goes back to the staircase.
+    QElapsedTimer waited;
+    waited.start();
+    while (window.hostBars()->isVisible() && waited.elapsed() < 5000)
+        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    settle();
+    CHECK_FALSE(window.hostBars()->isVisible());
+    CHECK(window.staircase()->height() == alone);
+
+    pick((none + 1) % offload->count()); // shown again, then an undo: the room goes back at once
+    REQUIRE(window.hostBars()->isVisible());
+    document.undoStack()->undo();
     settle();
     CHECK_FALSE(window.hostBars()->isVisible());
     CHECK(window.staircase()->height() == alone);
