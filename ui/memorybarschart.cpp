@@ -327,6 +327,7 @@ void MemoryBarsChart::setDark(bool dark)
 
 void MemoryBarsChart::recolor()
 {
+    solidChartBackground(chart()); // after the theme, which set its gradient
     const bool dark = chart()->theme() == QChart::ChartThemeDark;
     for (Category c : kCategories) {
         QBarSet *set = m_sets[static_cast<std::size_t>(c)];

@@ -182,6 +182,7 @@ void StaircaseChart::setDark(bool dark)
 
 void StaircaseChart::recolor()
 {
+    solidChartBackground(chart()); // after the theme, which set its gradient
     const bool dark = chart()->theme() == QChart::ChartThemeDark;
     m_activations->setColor(categoryColor(Category::Activations));
     m_activations->setBorderColor(categoryColor(Category::Activations).darker(115));

@@ -3,7 +3,10 @@
 // Charts, whose setters relayout or repaint even for an equal value.
 #include <QBarSet>
 #include <QChart>
+#include <QChartView>
+#include <QImage>
 #include <QLineSeries>
+#include <QPainter>
 #include <QSignalSpy>
 #include <QValueAxis>
 
@@ -68,4 +71,38 @@ TEST_CASE("setPoints and the title setters skip equal values", "[ui][charts]")
     setAxisTitle(&axis, QStringLiteral("GB"));
     setAxisTitle(&axis, QStringLiteral("GB"));
     CHECK(titles.count() == 1);
+}
+
+TEST_CASE("A theme's one-colour background gradient becomes that solid colour: the same pixels, one plain fill",
+          "[ui][charts][bench]")
+{
+    // Qt's raster engine blends a gradient's spans on its thread pool (dozens of jobs a chart repaint); the
+    // light theme's background is a gradient from white to white.
+    const auto render = [](QChart *chart) {
+        QChartView view(chart);
+        view.resize(320, 200);
+        QImage image(view.size(), QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::magenta); // what the chart does not cover shows
+        {
+            QPainter painter(&image);
+            view.render(&painter);
+        }
+        view.setChart(new QChart); // the view must not delete the test's chart
+        return image;
+    };
+    QChart light;
+    light.setTheme(QChart::ChartThemeLight);
+    REQUIRE(light.backgroundBrush().gradient() != nullptr);
+    const QImage before = render(&light);
+    solidChartBackground(&light);
+    CHECK(light.backgroundBrush().style() == Qt::SolidPattern);
+    CHECK(light.backgroundBrush().color() == QColor(Qt::white));
+    CHECK(render(&light) == before);
+
+    // A real gradient (the dark theme's, dark grey to near black) is left as it is.
+    QChart dark;
+    dark.setTheme(QChart::ChartThemeDark);
+    const QBrush gradient = dark.backgroundBrush();
+    solidChartBackground(&dark);
+    CHECK(dark.backgroundBrush() == gradient);
 }

@@ -140,6 +140,10 @@ TEST_CASE("The staircase's slanted lines are antialiased, its grid and bars are 
     settle();
     StaircaseChart *staircase = window.staircase();
     CHECK_FALSE(staircase->renderHints().testFlag(QPainter::Antialiasing));
+    // And the light theme's white-to-white background is plain white (solidChartBackground): no gradient
+    // spans blended on Qt's thread pool at each repaint.
+    CHECK(staircase->chart()->backgroundBrush().style() == Qt::SolidPattern);
+    CHECK(window.memoryBars()->chart()->backgroundBrush().style() == Qt::SolidPattern);
     const QImage image = staircase->grab().toImage();
     // The in-flight series (hidden in the chart, drawn over it): a dot on each rank's count, in the line's colour.
     QLineSeries *inFlight = nullptr;
