@@ -72,6 +72,7 @@
 #include "ui/servingtrainingbar.h"
 #include "ui/staircasechart.h"
 #include "ui/steptimebar.h"
+#include "ui/stripstyle.h"
 #include "ui/talkmode.h"
 #include "ui/theme.h"
 #include "ui/tracefiles.h"
@@ -476,6 +477,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     // Another model (a file, a scenario, a slide): its own pins only.
     connect(m_document, &Document::configChanged, this, [this] { updateComparison(false); });
 
+    useStripStyle(); // scroll bars drawn without Qt's thread pool (stripstyle.h)
     if (QSettings().value(QStringLiteral("darkPalette"), false).toBool())
         setDark(true, false);
     updateLedger();

@@ -7,6 +7,8 @@
 #include <QStyleFactory>
 #include <QToolTip>
 
+#include "ui/stripstyle.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,7 +16,8 @@ namespace memledger::ui {
 
 void applyPalette(bool dark)
 {
-    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    // Fusion, its scroll bars drawn in strips (stripstyle.h).
+    QApplication::setStyle(new StripStyle(QStyleFactory::create(QStringLiteral("Fusion"))));
     if (!dark) {
         QApplication::setPalette(QApplication::style()->standardPalette());
         QToolTip::setPalette(QApplication::palette()); // tooltips keep a palette of their own
