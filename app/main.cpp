@@ -47,6 +47,13 @@ int main(int argc, char *argv[])
     // trimming and grow the heap 16 MiB at a time (mallopt(3)).
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_TOP_PAD, 16 << 20);
+    // Setting those turns off glibc's own raising of the mmap threshold, so
+    // every block over 128 KiB was mapped fresh and unmapped when freed: each
+    // image a view keeps of new content (the header, 300 KiB; a control group's
+    // frame) faulted its pages in as it was filled, 13 % of a control's first
+    // move in a perf profile of the GUI bench. Blocks up to 32 MiB (the most
+    // glibc would raise it to) come from the heap, where freed ones are reused.
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("memledger"));
