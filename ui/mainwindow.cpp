@@ -463,6 +463,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_fitAxes.setSingleShot(true);
     m_fitAxes.setInterval(kFitAxesDelayMs);
     connect(&m_fitAxes, &QTimer::timeout, this, [this] {
+        if (!m_drawnHeld)
+            return; // drawn fitted already (one edit, no run)
         m_stale[kMemoryTab] = true; // drawn with held axes: drawn again, fitted (no run continues now)
         refreshCurrentView();
     });
@@ -1152,6 +1154,7 @@ void MainWindow::refreshCurrentView()
         // each label measured and set again as rich text; a user going from one control to the next pauses.
         const bool edit = m_controls->appliesControlEdit();
         const bool held = edit && m_fitAxes.isActive();
+        m_drawnHeld = held;
         m_bars->setAxesHeld(held);
         m_staircase->setAxesHeld(held);
         m_hostBars->setAxesHeld(held);

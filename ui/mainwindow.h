@@ -191,8 +191,9 @@ private:
     std::vector<std::size_t> m_shownPins; // the pins drawn beside the plan (indices into Document::pins)
     double m_imageScale = 2.0;
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
-    // Once a run of edits of one control pauses, the memory charts' axes, held while it ran, fit the plan again.
+    // Once a run of edits pauses, the memory charts' axes, held while it ran, fit the plan again.
     QTimer m_fitAxes;
+    bool m_drawnHeld = false; // the memory charts were last drawn with held axes: the pause fits them
 };
 
 } // namespace memledger::ui
