@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Issue 16, one frame per move: through a run of edits of one control the
-// memory charts' axes only grow, and fit the plan again once the edits pause,
-// or at an undo or a load. Each axis range change made Qt Charts measure
+// Issue 16, one frame per move: through a run of edits (less than a quarter
+// second apart) the memory charts' axes only grow, and fit the plan again once
+// the edits pause, or at an undo or a load. Each axis range change made Qt Charts measure
 // every label of the chart again and lay it out, and p = 4 <-> 5 changed both
 // charts' rank axes at every step.
 #include <QApplication>
