@@ -31,10 +31,8 @@ public:
     // The explanation shown under a control while the configuration has an
     // error there (empty and hidden otherwise).
     QString noteOf(const QWidget *control) const;
-    // Whether the edit being applied now continues a run of edits of one control (a drag, a spin held,
-    // a combo toggled back and forth): the views keep their layout through such a run, see showProblems.
-    bool continuesEditRun() const { return m_editedNow >= 0 && m_editedNow == m_noteRun; }
-    // Whether the change being applied now is an edit made with one of the controls (not an undo or a load).
+    // Whether the change being applied now is an edit made with one of the controls (not an undo or a load):
+    // the memory charts hold their axes through a run of such edits (MainWindow::refreshCurrentView).
     bool appliesControlEdit() const { return m_editedNow >= 0; }
 
 protected:
