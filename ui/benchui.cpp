@@ -12,7 +12,7 @@
 #include <QSpinBox>
 #include <QStringList>
 
-#include "core/stats.h"
+#include "core/base/stats.h"
 #include "ui/controlpanel.h"
 #include "ui/mainwindow.h"
 

@@ -3,8 +3,8 @@
 
 #include <QColor>
 
-#include "core/inference.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
+#include "core/serving/inference.h"
 
 namespace memledger::ui {
 
@@ -16,7 +16,7 @@ QColor categoryColor(Category category);
 // Host DRAM and NVMe use the same hue, lighter.
 QColor categoryColor(Category category, Placement placement);
 
-// The serving ledger's categories (core/inference.h): weights, activations and
+// The serving ledger's categories (core/serving/inference.h): weights, activations and
 // the runtime reserve share the training hues; the KV cache, which training
 // does not have, gets its own (Okabe–Ito yellow, a darker gold on a dark
 // palette so it keeps its contrast there too).

@@ -5,7 +5,7 @@
 #include <QList>
 #include <QPointF>
 
-#include "core/units.h"
+#include "core/base/units.h"
 
 #include <utility>
 #include <vector>

@@ -6,7 +6,7 @@
 #include <QFont>
 #include <QPalette>
 
-#include "core/units.h"
+#include "core/base/units.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
 

@@ -15,8 +15,8 @@
 
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
-#include "core/gradoffload.h"
-#include "core/schedule.h"
+#include "core/model/gradoffload.h"
+#include "core/schedule/schedule.h"
 #include "ui/document.h"
 #include "ui/keptgroupbox.h"
 #include "ui/keptlabel.h"

@@ -4,8 +4,8 @@
 #include <QColor>
 #include <QWidget>
 
-#include "core/config.h"
-#include "core/problem.h"
+#include "core/base/problem.h"
+#include "core/config/config.h"
 
 #include <functional>
 #include <vector>

@@ -7,10 +7,10 @@
 #include <QUndoCommand>
 #include <QUndoStack>
 
+#include "core/check/validate.h"
 #include "core/formats/builtins.h"
 #include "core/formats/hfimport.h"
 #include "core/formats/preset.h"
-#include "core/validate.h"
 #include "ui/qtstring.h"
 
 namespace memledger::ui {

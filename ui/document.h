@@ -6,10 +6,10 @@
 
 class QUndoStack;
 
-#include "core/config.h"
-#include "core/ledger.h"
-#include "core/problem.h"
-#include "core/timeline.h"
+#include "core/base/problem.h"
+#include "core/config/config.h"
+#include "core/ledger/ledger.h"
+#include "core/timeline/timeline.h"
 
 #include <string_view>
 #include <vector>

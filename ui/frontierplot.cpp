@@ -10,8 +10,8 @@
 #include <QPalette>
 #include <QToolTip>
 
-#include "core/gantt.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
+#include "core/view/gantt.h"
 #include "ui/categorycolors.h"
 
 #include <algorithm>

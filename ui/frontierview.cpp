@@ -12,10 +12,10 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "core/activations.h"
+#include "core/base/units.h"
 #include "core/formats/preset.h"
-#include "core/tensorpolicy.h"
-#include "core/units.h"
+#include "core/model/activations.h"
+#include "core/model/tensorpolicy.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"
 #include "ui/qtstring.h"

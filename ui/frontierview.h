@@ -4,7 +4,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/planner/chain.h"
 #include "core/planner/settingspoints.h"
 #include "core/planner/tensorplan.h"

@@ -7,7 +7,7 @@
 #include <QFont>
 #include <QPalette>
 
-#include "core/units.h"
+#include "core/base/units.h"
 #include "ui/categorycolors.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"

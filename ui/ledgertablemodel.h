@@ -3,7 +3,7 @@
 
 #include <QAbstractItemModel>
 
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 
 namespace memledger::ui {
 

@@ -5,11 +5,11 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 
-#include "core/gantt.h"
-#include "core/inference.h"
-#include "core/inferenceactivations.h"
-#include "core/inferencetimeline.h"
-#include "core/steptime.h"
+#include "core/serving/inference.h"
+#include "core/serving/inferenceactivations.h"
+#include "core/serving/inferencetimeline.h"
+#include "core/time/steptime.h"
+#include "core/view/gantt.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
 #include "ui/qtstring.h"

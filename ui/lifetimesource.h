@@ -4,8 +4,8 @@
 #include <QString>
 #include <QWidget>
 
-#include "core/steptimegap.h"
-#include "core/timeline.h"
+#include "core/timeline/steptimegap.h"
+#include "core/timeline/timeline.h"
 
 class QCheckBox;
 class QComboBox;
@@ -17,7 +17,7 @@ class LifetimeView;
 
 // Which forward the lifetimes view draws (seed 001's contrast): the training
 // iteration, or the same plan served, one prefill or one decode step
-// (core/inferencetimeline.h). A served layer's activations live only while
+// (core/serving/inferencetimeline.h). A served layer's activations live only while
 // the layer runs, where training keeps them for the backward; the option
 // "On the training iteration's scale" draws the served forward on the
 // iteration's time axis, so its lifetimes are visibly as short as they are.

@@ -15,7 +15,7 @@
 #include <QToolTip>
 #include <QWheelEvent>
 
-#include "core/units.h"
+#include "core/base/units.h"
 #include "ui/categorycolors.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"

@@ -8,8 +8,8 @@
 #include <QVector>
 #include <QWidget>
 
-#include "core/gantt.h"
-#include "core/timeline.h"
+#include "core/timeline/timeline.h"
+#include "core/view/gantt.h"
 #include "ui/measuredoverlay.h"
 
 #include <optional>
@@ -22,7 +22,7 @@ namespace memledger::ui {
 // gantt rows below, forward / backward / optimizer phases shaded across both.
 // Wheel zooms around the cursor, dragging pans, a double-click resets (keys:
 // + and - zoom, arrows pan, 0 resets); hovering a bar or band names it. All
-// geometry comes from core/gantt.h and is cached until the data, the mode, the
+// geometry comes from core/view/gantt.h and is cached until the data, the mode, the
 // size, the font or the visible window change.
 class LifetimeView : public QWidget
 {

@@ -45,13 +45,13 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "core/base/units.h"
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
-#include "core/inference.h"
-#include "core/peakcompare.h"
 #include "core/reports/report.h"
-#include "core/steptime.h"
-#include "core/units.h"
+#include "core/serving/inference.h"
+#include "core/time/steptime.h"
+#include "core/timeline/peakcompare.h"
 #include "ui/cachedsizedelegate.h"
 #include "ui/comparisontablemodel.h"
 #include "ui/controlpanel.h"

@@ -5,8 +5,8 @@
 #include <QRectF>
 #include <QString>
 
-#include "core/gantt.h"
 #include "core/trace/compare.h"
+#include "core/view/gantt.h"
 
 #include <vector>
 

@@ -12,8 +12,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "core/gantt.h"
-#include "core/units.h"
+#include "core/base/units.h"
+#include "core/view/gantt.h"
 #include "ui/comparisontablemodel.h"
 #include "ui/peakallocationsmodel.h"
 #include "ui/qtstring.h"

@@ -5,7 +5,7 @@
 #include <QObject>
 #include <QString>
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/trace/compare.h"
 #include "core/trace/measuredtrace.h"
 

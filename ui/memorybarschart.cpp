@@ -13,7 +13,7 @@
 #include <QToolTip>
 #include <QValueAxis>
 
-#include "core/units.h"
+#include "core/base/units.h"
 #include "ui/categorycolors.h"
 #include "ui/chartlegend.h"
 #include "ui/chartupdate.h"

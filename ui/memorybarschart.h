@@ -3,7 +3,7 @@
 
 #include <QChartView>
 
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "ui/chartupdate.h"
 
 #include <array>

@@ -8,7 +8,7 @@
 #include <QPalette>
 #include <QStringList>
 
-#include "core/units.h"
+#include "core/base/units.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
 

@@ -20,9 +20,9 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "core/base/units.h"
 #include "core/planner/search.h"
 #include "core/reports/searchreport.h"
-#include "core/units.h"
 #include "ui/document.h"
 #include "ui/exporter.h"
 #include "ui/frontierplot.h"

@@ -3,7 +3,7 @@
 
 #include <QWidget>
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "core/planner/search.h"
 
 class QDoubleSpinBox;

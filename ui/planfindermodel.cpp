@@ -3,7 +3,7 @@
 
 #include <QStringList>
 
-#include "core/units.h"
+#include "core/base/units.h"
 #include "ui/qtstring.h"
 
 namespace memledger::ui {

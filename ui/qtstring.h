@@ -3,7 +3,7 @@
 
 #include <QString>
 
-#include "core/units.h"
+#include "core/base/units.h"
 
 #include <cstdint>
 #include <string_view>

@@ -4,8 +4,8 @@
 #include <QStringList>
 #include <QWidget>
 
-#include "core/inference.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
+#include "core/serving/inference.h"
 #include "ui/keptpaint.h"
 
 #include <optional>

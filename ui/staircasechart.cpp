@@ -9,8 +9,8 @@
 #include <QPen>
 #include <QValueAxis>
 
-#include "core/balance.h"
-#include "core/units.h"
+#include "core/base/units.h"
+#include "core/ledger/balance.h"
 #include "ui/categorycolors.h"
 #include "ui/chartupdate.h"
 #include "ui/qtstring.h"

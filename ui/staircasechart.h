@@ -4,7 +4,7 @@
 #include <QChartView>
 #include <QTimer>
 
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "ui/chartupdate.h"
 
 class QBarSet;

@@ -4,7 +4,7 @@
 #include <QEvent>
 #include <QPainter>
 
-#include "core/gantt.h"
+#include "core/view/gantt.h"
 #include "ui/qtstring.h"
 
 #include <array>

@@ -3,7 +3,7 @@
 
 #include <QWidget>
 
-#include "core/steptime.h"
+#include "core/time/steptime.h"
 
 #include <optional>
 
@@ -12,7 +12,7 @@ namespace memledger::ui {
 // The time model's answer beside the memory header: "≈ 31.8 s / step · MFU
 // 50 %" over a thin bar stacked by part (compute, recompute, bubble, exposed
 // communication, optimizer, offload stalls), each part's seconds and share in
-// the tooltip. It only draws a StepTime from core/steptime.h.
+// the tooltip. It only draws a StepTime from core/time/steptime.h.
 class StepTimeBar : public QWidget
 {
     Q_OBJECT

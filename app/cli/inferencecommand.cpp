@@ -2,9 +2,9 @@
 // inference: the same preset's model served, beside its training peak.
 #include "app/cli/cli.h"
 #include "app/cli/commands.h"
-#include "core/inference.h"
+#include "core/check/validate.h"
 #include "core/reports/inferencereport.h"
-#include "core/validate.h"
+#include "core/serving/inference.h"
 
 #include <nlohmann/json.hpp>
 #include <ostream>

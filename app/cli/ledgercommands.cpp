@@ -2,13 +2,13 @@
 // eval, check, presets and import-hf: the preset and its ledger.
 #include "app/cli/cli.h"
 #include "app/cli/commands.h"
+#include "core/base/units.h"
+#include "core/check/validate.h"
 #include "core/formats/builtins.h"
 #include "core/formats/hfimport.h"
 #include "core/formats/preset.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "core/reports/report.h"
-#include "core/units.h"
-#include "core/validate.h"
 
 #include <nlohmann/json.hpp>
 #include <ostream>

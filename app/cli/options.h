@@ -3,7 +3,7 @@
 // they carry and the preset they name.
 #pragma once
 
-#include "core/config.h"
+#include "core/config/config.h"
 
 #include <iosfwd>
 #include <optional>

@@ -2,9 +2,9 @@
 // timeline and compare: one simulated iteration, alone or against a measured trace.
 #include "app/cli/cli.h"
 #include "app/cli/commands.h"
-#include "core/inferencetimeline.h"
 #include "core/reports/timelinereport.h"
-#include "core/timeline.h"
+#include "core/serving/inferencetimeline.h"
+#include "core/timeline/timeline.h"
 #include "core/trace/compare.h"
 #include "core/trace/comparereport.h"
 #include "core/trace/traceimport.h"

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/formats/deck.h"
 
+#include "core/check/validate.h"
 #include "core/formats/builtins.h"
 #include "core/formats/jsontext.h"
 #include "core/formats/preset.h"
-#include "core/validate.h"
 
 #include <algorithm>
 #include <iterator>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
-#include "core/problem.h"
+#include "core/base/problem.h"
+#include "core/config/config.h"
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>

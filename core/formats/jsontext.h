@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/problem.h"
+#include "core/base/problem.h"
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>

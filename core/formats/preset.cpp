@@ -533,7 +533,7 @@ void visit(V &v, HardwareConfig &h)
 }
 
 // The optional serving section (presets/README.md, `inference`): the same model served. The
-// ranges are the validator's too; see core/validate.cpp.
+// ranges are the validator's too; see core/check/validate.cpp.
 template<class V>
 void visit(V &v, InferenceConfig &i)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/chain.h"
 
-#include "core/activations.h"
-#include "core/costmodel.h"
+#include "core/model/activations.h"
+#include "core/time/costmodel.h"
 
 #include <algorithm>
 #include <cmath>

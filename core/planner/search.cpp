@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/search.h"
 
-#include "core/activations.h"
-#include "core/costmodel.h"
-#include "core/fp8.h"
-#include "core/modelstates.h"
-#include "core/parameters.h"
-#include "core/planner/splitschedules.h"
+#include "core/check/validate.h"
+#include "core/model/activations.h"
+#include "core/model/fp8.h"
+#include "core/model/modelstates.h"
+#include "core/model/parameters.h"
 #include "core/planner/tensorplan.h"
+#include "core/planner/tryschedules.h"
 #include "core/planner/trystrategies.h"
-#include "core/schedule.h"
-#include "core/validate.h"
+#include "core/schedule/schedule.h"
+#include "core/time/costmodel.h"
 
 #include <algorithm>
 #include <array>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
-#include "core/ledger.h"
-#include "core/problem.h"
-#include "core/steptime.h"
+#include "core/base/problem.h"
+#include "core/config/config.h"
+#include "core/ledger/ledger.h"
+#include "core/time/steptime.h"
 
 #include <array>
 #include <cstdint>

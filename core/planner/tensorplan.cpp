@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/tensorplan.h"
 
-#include "core/activations.h"
-#include "core/costmodel.h"
-#include "core/tensorpolicy.h"
+#include "core/model/activations.h"
+#include "core/model/tensorpolicy.h"
+#include "core/time/costmodel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -109,7 +109,7 @@ double opSeconds(const LayerGraph &g, const TensorNode &n, TensorCost cost)
 {
     if (cost == TensorCost::Flops)
         return n.flops / g.peakFlops;
-    // As core/kernelcost.h prices a kernel, so the layer's own time (the cost model's) is the same scale.
+    // As core/time/kernelcost.h prices a kernel, so the layer's own time (the cost model's) is the same scale.
     const double compute = n.flops > 0 ? n.flops / (g.peakFlops * efficiencyAt(g.gemmEfficiency, n.flops)) : 0.0;
     const double memory
         = n.bytesMoved > 0 ? n.bytesMoved / (g.hbmBytesPerS * efficiencyAt(g.hbmEfficiency, n.bytesMoved)) : 0.0;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
-#include "core/efficiency.h"
-#include "core/units.h"
+#include "core/base/units.h"
+#include "core/config/config.h"
+#include "core/config/efficiency.h"
 
 #include <cstdint>
 #include <string>
@@ -54,7 +54,7 @@ struct LayerGraph
     double forwardFlops = 0, backwardFlops = 0;
     double forwardSeconds = 0, backwardSeconds = 0; // roofline
     double peakFlops = 0, hbmBytesPerS = 0, linkBytesPerS = 0;
-    EfficiencyTable gemmEfficiency, hbmEfficiency; // the device's achieved fractions (core/efficiency.h)
+    EfficiencyTable gemmEfficiency, hbmEfficiency; // the device's achieved fractions (core/config/efficiency.h)
     Bytes total() const;
 };
 

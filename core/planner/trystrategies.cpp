@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/trystrategies.h"
 
-#include "core/gradoffload.h"
-#include "core/ledger.h"
-#include "core/steptime.h"
-#include "core/validate.h"
+#include "core/check/validate.h"
+#include "core/ledger/ledger.h"
+#include "core/model/gradoffload.h"
+#include "core/time/steptime.h"
 
 #include <algorithm>
 #include <array>

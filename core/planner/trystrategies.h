@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
+#include "core/base/units.h"
+#include "core/config/config.h"
 #include "core/planner/search.h"
-#include "core/units.h"
 
 #include <vector>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/reports/report.h"
 
-#include "core/activations.h"
+#include "core/model/activations.h"
+#include "core/model/tensorpolicy.h"
 #include "core/reports/steptimereport.h"
-#include "core/tensorpolicy.h"
 
 #include <algorithm>
 #include <cstdio>

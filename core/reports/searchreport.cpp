@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/reports/searchreport.h"
 
+#include "core/base/units.h"
 #include "core/formats/preset.h"
 #include "core/planner/trystrategies.h"
 #include "core/reports/report.h"
-#include "core/units.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>

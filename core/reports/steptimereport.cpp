@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/reports/steptimereport.h"
 
-#include "core/gantt.h"
+#include "core/view/gantt.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
-#include "core/steptime.h"
+#include "core/config/config.h"
+#include "core/time/steptime.h"
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>

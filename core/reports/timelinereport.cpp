@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/reports/timelinereport.h"
 
-#include "core/steptime.h"
-#include "core/steptimegap.h"
+#include "core/time/steptime.h"
+#include "core/timeline/steptimegap.h"
 
 #include <algorithm>
 #include <map>
@@ -168,7 +168,7 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
     doc["bubble_fraction"] = tl.bubble_fraction;
     doc["recompute_s"] = tl.recompute_s;
     // The step-time model's figure for the same plan and why the two differ
-    // (core/steptimegap.h): what the GUI's caption beside "training iteration" says.
+    // (core/timeline/steptimegap.h): what the GUI's caption beside "training iteration" says.
     const StepTimeGap gap = stepTimeGap(config, estimateStepTime(config), tl);
     json parts = json::object();
     for (const StepTimeGapPart &p : gap.parts)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
-#include "core/timeline.h"
+#include "core/config/config.h"
+#include "core/timeline/timeline.h"
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>

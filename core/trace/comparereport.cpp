@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/trace/comparereport.h"
 
+#include "core/base/units.h"
 #include "core/trace/traceimport.h"
-#include "core/units.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/problem.h"
-#include "core/units.h"
+#include "core/base/problem.h"
+#include "core/base/units.h"
 
 #include <cstdint>
 #include <optional>

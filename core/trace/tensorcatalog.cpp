@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/trace/tensorcatalog.h"
 
-#include "core/activations.h"
-#include "core/ledger.h"
-#include "core/parameters.h"
+#include "core/ledger/ledger.h"
+#include "core/model/activations.h"
+#include "core/model/parameters.h"
 
 #include <functional>
 

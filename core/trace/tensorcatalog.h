@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/config.h"
-#include "core/units.h"
+#include "core/base/units.h"
+#include "core/config/config.h"
 
 #include <string>
 #include <vector>

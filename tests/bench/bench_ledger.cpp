@@ -5,7 +5,7 @@
 #define CATCH_CONFIG_MAIN
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "core/planner/tensorplan.h"
 
 #include <catch2/catch.hpp>

@@ -3,7 +3,7 @@
 // model with p = 16, v = 4 and 256 micro-batches under 5 ms).
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
-#include "core/timeline.h"
+#include "core/timeline/timeline.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -6,8 +6,8 @@
 // usually stays valid, which the monotonicity properties need.
 #pragma once
 
-#include "core/config.h"
-#include "core/validate.h"
+#include "core/check/validate.h"
+#include "core/config/config.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>

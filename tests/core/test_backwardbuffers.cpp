@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The sizes of what a backward allocates for a moment (core/backwardbuffers.h).
-#include "core/backwardbuffers.h"
+// The sizes of what a backward allocates for a moment (core/model/backwardbuffers.h).
+#include "core/model/backwardbuffers.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -3,11 +3,11 @@
 // water-filling against hand counts, conservation of the bytes moved, the
 // link by the ranks' placement in Megatron's rank order, the copies' time
 // against bytes / link bandwidth, and the timeline's donors and receivers.
-#include "core/balance.h"
+#include "core/ledger/balance.h"
 #include "core/reports/report.h"
 #include "core/reports/timelinereport.h"
-#include "core/steptime.h"
-#include "core/timeline.h"
+#include "core/time/steptime.h"
+#include "core/timeline/timeline.h"
 #include "randomconfig.h"
 #include "testutil.h"
 

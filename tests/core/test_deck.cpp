@@ -2,7 +2,7 @@
 // Decks: lists of presets for talk mode. Every built-in deck loads with every
 // slide valid, and a bad deck is refused with a problem naming the slide.
 #include "core/formats/deck.h"
-#include "core/inference.h"
+#include "core/serving/inference.h"
 #include "testutil.h"
 
 #include <algorithm>

@@ -15,9 +15,9 @@
 //   step 7 nWB0      H − h − 1 × (W, B0 with enable_zb=True)
 //   step 8 nW        h + 1 × W
 // WeightGradStore queues one entry per enable_zb backward and W pops the oldest.
-#include "core/activations.h"
-#include "core/ledger.h"
-#include "core/schedule.h"
+#include "core/ledger/ledger.h"
+#include "core/model/activations.h"
+#include "core/schedule/schedule.h"
 #include "testutil.h"
 
 #include <algorithm>

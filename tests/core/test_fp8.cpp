@@ -2,11 +2,11 @@
 // FP8 training as Transformer Engine runs it (training.fp8_recipe): the
 // bytes of each format counted by hand from TE's documentation, and the
 // published torchtitan Float8 measurement on Llama 3.1 8B.
-#include "core/activations.h"
-#include "core/fp8.h"
-#include "core/kernelcost.h"
-#include "core/steptime.h"
-#include "core/timeline.h"
+#include "core/model/activations.h"
+#include "core/model/fp8.h"
+#include "core/time/kernelcost.h"
+#include "core/time/steptime.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -4,10 +4,10 @@
 // enable_fsdp_float8_all_gather: ZeRO's all-gathers of the weights move the
 // linear layers' weights in FP8, "reducing the all-gather overhead by half"
 // (NeMo's communication-overlap guide). Counted by hand below.
-#include "core/fp8.h"
-#include "core/parameters.h"
+#include "core/model/fp8.h"
+#include "core/model/parameters.h"
 #include "core/reports/steptimereport.h"
-#include "core/steptime.h"
+#include "core/time/steptime.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -8,8 +8,8 @@
 // its docs/float8.md recommends): 6,667 → 8,532 tokens/s/GPU on 8 GPUs
 // (1.280×), 6,514 → 8,380 on 128 (1.286×). The model's ratio must be within
 // 10 % of each.
-#include "core/costmodel.h"
-#include "core/steptime.h"
+#include "core/time/costmodel.h"
+#include "core/time/steptime.h"
 #include "testutil.h"
 
 using namespace memledger;

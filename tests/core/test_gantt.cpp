@@ -2,8 +2,8 @@
 // The lifetimes view's geometry as pure functions: time <-> x, zoom and pan,
 // ticks, row packing, phases and hit testing (Qt Creator's
 // tst_timelinecoordinates style, as tables).
-#include "core/gantt.h"
-#include "core/timeline.h"
+#include "core/timeline/timeline.h"
+#include "core/view/gantt.h"
 #include "testutil.h"
 
 #include <algorithm>

@@ -3,12 +3,12 @@
 // keeps the fp16 weights (2Ψ), the CPU the fp16 gradients (2Ψ) and the fp32
 // master weights and Adam moments (12Ψ) — the paper's Figure 2 split; the
 // device keeps only a double buffer of gradient buckets.
-#include "core/costmodel.h"
-#include "core/gradoffload.h"
-#include "core/parameters.h"
+#include "core/model/gradoffload.h"
+#include "core/model/parameters.h"
 #include "core/reports/steptimereport.h"
-#include "core/steptime.h"
-#include "core/timeline.h"
+#include "core/time/costmodel.h"
+#include "core/time/steptime.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -2,7 +2,7 @@
 // Hugging Face config import: the published configs in tests/data/hf import to
 // the built-in model presets, and what cannot be mapped is named.
 #include "core/formats/hfimport.h"
-#include "core/parameters.h"
+#include "core/model/parameters.h"
 #include "testutil.h"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // The host-memory verdict (RankLedger::host_fits, Ledger::hostFits): what a
 // rank offloads against hardware.host_bytes, the host memory one GPU has.
 // Decided in core so the GUI's host chart and the CLI give the same answer.
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "testutil.h"
 
 using namespace memledger;

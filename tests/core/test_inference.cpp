@@ -5,8 +5,8 @@
 // Llama-2-7B), DeepSeek-V3's MLA cache (DeepSeek-V2 paper, Table 1:
 // (d_c + d_h^R)·l elements per token), and weights from published
 // parameter counts.
-#include "core/inference.h"
 #include "core/reports/inferencereport.h"
+#include "core/serving/inference.h"
 #include "testutil.h"
 
 #include <nlohmann/json.hpp>

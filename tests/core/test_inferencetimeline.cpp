@@ -2,10 +2,10 @@
 // The serving forward as a timeline: seed 001's picture with the user's own
 // model. A served layer's activations live only while that layer runs; the
 // training iteration keeps them from forward to backward.
-#include "core/gantt.h"
-#include "core/inference.h"
-#include "core/inferencetimeline.h"
-#include "core/timeline.h"
+#include "core/serving/inference.h"
+#include "core/serving/inferencetimeline.h"
+#include "core/timeline/timeline.h"
+#include "core/view/gantt.h"
 #include "testutil.h"
 
 #include <map>

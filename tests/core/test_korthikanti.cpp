@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Korthikanti et al. 2022: Table 2's per-layer closed forms must come out of
 // the per-tensor account as special cases, and Figure 1 through the ledger.
-#include "core/activations.h"
+#include "core/model/activations.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Structural properties of the ledger that follow from how frameworks place state.
-#include "core/activations.h"
+#include "core/base/stats.h"
+#include "core/model/activations.h"
 #include "core/reports/report.h"
-#include "core/stats.h"
 #include "testutil.h"
 
 using namespace memledger;

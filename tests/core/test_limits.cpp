@@ -3,9 +3,9 @@
 // GPUs, and up to its hard limits of 100 T parameters and 1 M GPUs) evaluate
 // without overflow; beyond the limits a named field refuses them. Under the
 // asan preset UBSan turns any signed overflow here into a failure.
-#include "core/parameters.h"
+#include "core/model/parameters.h"
 #include "core/reports/report.h"
-#include "core/timeline.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 #include <cmath>

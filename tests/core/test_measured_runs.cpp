@@ -7,9 +7,9 @@
 // figures from the allocator's own events (measured.json); MemLedger's import
 // must find the same numbers in both files it wrote, and the model must come
 // within 2 % of the peak and 1 % of the steady state.
-#include "core/activations.h"
-#include "core/modelstates.h"
-#include "core/parameters.h"
+#include "core/model/activations.h"
+#include "core/model/modelstates.h"
+#include "core/model/parameters.h"
 #include "core/trace/compare.h"
 #include "core/trace/traceimport.h"
 #include "testutil.h"

@@ -7,11 +7,11 @@
 // n_routed_experts 256, num_experts_per_tok 8, moe_intermediate_size 2048,
 // n_shared_experts 1). Megatron-LM's default expert_tensor_parallel_size is
 // the tensor-parallel size, so a Mixtral expert is split over etp = t = 2.
-#include "core/costmodel.h"
-#include "core/efficiency.h"
-#include "core/kernelcost.h"
+#include "core/config/efficiency.h"
 #include "core/planner/tensorplan.h"
-#include "core/steptime.h"
+#include "core/time/costmodel.h"
+#include "core/time/kernelcost.h"
+#include "core/time/steptime.h"
 #include "testutil.h"
 
 using namespace memledger;

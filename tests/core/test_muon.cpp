@@ -2,13 +2,13 @@
 // Muon (Jordan et al. 2024; Liu et al. 2025, Moonlight): one momentum buffer
 // per hidden matrix element instead of Adam's two, AdamW for the rest, and a
 // Newton–Schulz working set of one full matrix at a time. Counted by hand.
-#include "core/costmodel.h"
 #include "core/formats/preset.h"
-#include "core/modelstates.h"
-#include "core/muon.h"
+#include "core/model/modelstates.h"
+#include "core/model/muon.h"
 #include "core/reports/timelinereport.h"
-#include "core/steptime.h"
-#include "core/timeline.h"
+#include "core/time/costmodel.h"
+#include "core/time/steptime.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 using namespace memledger;

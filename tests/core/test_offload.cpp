@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Activation offload on a copy stream (seed 002 §4.3-4.4 and exercise 6).
-#include "core/offload.h"
-#include "core/timeline.h"
+#include "core/time/offload.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 using namespace memledger;

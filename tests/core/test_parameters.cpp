@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Parameter counts of the shipped model presets against published figures (within 0.5 %).
-#include "core/parameters.h"
+#include "core/model/parameters.h"
 #include "testutil.h"
 
 using namespace memledger;

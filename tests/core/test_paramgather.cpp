@@ -9,7 +9,7 @@
 // below are counted by hand on a link of exactly 50 GB/s (efficiency 1, no
 // latency), so every collective is bytes · (n − 1)/n / 50e9.
 #include "core/reports/steptimereport.h"
-#include "core/steptime.h"
+#include "core/time/steptime.h"
 #include "testutil.h"
 
 using namespace memledger;

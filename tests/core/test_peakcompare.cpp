@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The ledger's peak beside the timeline's: which tensors make the difference.
-#include "core/peakcompare.h"
-#include "core/timeline.h"
+#include "core/timeline/peakcompare.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -4,10 +4,10 @@
 // how DeepSeek-V3's 61 layers are split. The in-flight rule per chunk is the
 // schedule's own (1F1B: rank r holds p - r micro-batches), so a rank's layer
 // activations scale with the layers its chunks hold.
+#include "core/check/validate.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
-#include "core/timeline.h"
-#include "core/validate.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -9,7 +9,7 @@
 // Counted by hand below: two sends per micro-batch and chunk, the last rank's
 // warm-up (v − 1)·p chunk forwards.
 #include "core/reports/steptimereport.h"
-#include "core/steptime.h"
+#include "core/time/steptime.h"
 #include "testutil.h"
 
 using namespace memledger;

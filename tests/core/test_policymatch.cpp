@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The validator's check of strategy.tensor_policies from the totals-only
-// pass (core/policymatch.h): which rules match a tensor, against the names
+// pass (core/model/policymatch.h): which rules match a tensor, against the names
 // the per-layer table lists, and the text formatting the ledger leans on
 // (to_chars in place of printf) against printf itself.
-#include "core/activations.h"
-#include "core/policymatch.h"
-#include "core/tensorpolicy.h"
-#include "core/units.h"
+#include "core/base/units.h"
+#include "core/model/activations.h"
+#include "core/model/policymatch.h"
+#include "core/model/tensorpolicy.h"
 #include "testutil.h"
 
 #include <cstdio>

@@ -3,12 +3,12 @@
 // of random ones (tests/core/randomconfig.h, fixed seed). Each property is a
 // function returning an empty string or what went wrong, so a failure names
 // the configuration (printed as a preset) and the rank.
+#include "core/check/validate.h"
 #include "core/formats/preset.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "core/reports/report.h"
 #include "core/reports/timelinereport.h"
-#include "core/timeline.h"
-#include "core/validate.h"
+#include "core/timeline/timeline.h"
 #include "randomconfig.h"
 
 #include <catch2/catch.hpp>

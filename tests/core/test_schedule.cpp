@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Pipeline op orders: GPipe, 1F1B and Megatron's interleaved 1F1B.
-#include "core/schedule.h"
+#include "core/schedule/schedule.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -3,9 +3,9 @@
 // against what the papers say it costs (Qi et al. 2023, "Zero Bubble Pipeline
 // Parallelism", Table 1; Qi et al. 2024 for ZB-V; deepseek-ai/DualPipe README)
 // or a divisibility rule counted by hand.
+#include "core/check/validate.h"
 #include "core/planner/search.h"
-#include "core/schedule.h"
-#include "core/validate.h"
+#include "core/schedule/schedule.h"
 #include "testutil.h"
 
 #include <algorithm>

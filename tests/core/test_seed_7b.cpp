@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Seeds 000/001: the 7B model on one 80 GB GPU, plans A-D (GB = 1e9 bytes).
-#include "core/activations.h"
+#include "core/model/activations.h"
 #include "testutil.h"
 
 using namespace memledger;

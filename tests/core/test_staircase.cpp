@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Pipeline staircase (reference README section 4): in-flight micro-batches per rank.
-#include "core/schedule.h"
+#include "core/schedule/schedule.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -4,13 +4,13 @@
 // agree, and stepTimeGap says why they still differ. The counts are done by
 // hand from the shipped DeepSeek-V3 scenarios' layouts, dualpipe.py's step
 // counts and the DualPipe README's bubble formula.
-#include "core/costmodel.h"
 #include "core/formats/builtins.h"
-#include "core/parameters.h"
-#include "core/schedule.h"
-#include "core/steptime.h"
-#include "core/steptimegap.h"
-#include "core/timeline.h"
+#include "core/model/parameters.h"
+#include "core/schedule/schedule.h"
+#include "core/time/costmodel.h"
+#include "core/time/steptime.h"
+#include "core/timeline/steptimegap.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 #include <cmath>

@@ -2,7 +2,7 @@
 // Store, recompute or offload per tensor of a GPT layer (seed 002 §3.3, §4):
 // Megatron's selective recompute on the roofline frontier, FLOPs under-pricing
 // the memory-bound softmax/dropout, and a fast host link reaching points PCIe cannot.
-#include "core/activations.h"
+#include "core/model/activations.h"
 #include "core/planner/tensorplan.h"
 #include "testutil.h"
 

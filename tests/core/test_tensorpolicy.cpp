@@ -4,16 +4,16 @@
 // et al.'s per-tensor counts (sbh(34 + 5as/h) for a GPT layer without tensor
 // parallelism), fp8 with block scales counted by hand, and the per-tensor
 // planner's frontier with quantise as a fate.
-#include "core/activations.h"
-#include "core/efficiency.h"
+#include "core/check/validate.h"
+#include "core/config/efficiency.h"
 #include "core/formats/preset.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
+#include "core/model/activations.h"
+#include "core/model/tensorpolicy.h"
 #include "core/planner/tensorplan.h"
 #include "core/reports/report.h"
-#include "core/steptime.h"
-#include "core/tensorpolicy.h"
-#include "core/timeline.h"
-#include "core/validate.h"
+#include "core/time/steptime.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 #include <cmath>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // cat and append copy their parts straight into a string sized once; they
 // must give exactly what a chain of std::string's + and += gives.
-#include "core/textcat.h"
-#include "core/units.h"
+#include "core/base/textcat.h"
+#include "core/base/units.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -8,7 +8,7 @@
 // A100 efficiency tables were set against the Korthikanti cases; the Narayanan
 // cases are a held-out check. Target (issue 17): each within 10 %, the mean
 // of the absolute errors within 5 %.
-#include "core/steptime.h"
+#include "core/time/steptime.h"
 #include "testutil.h"
 
 #include <algorithm>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // One iteration simulated: the staircase as an output, peaks against the
 // ledger, recompute changing lifetimes, step time and the pipeline bubble.
-#include "core/activations.h"
-#include "core/costmodel.h"
-#include "core/timeline.h"
+#include "core/model/activations.h"
+#include "core/time/costmodel.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 #include <set>

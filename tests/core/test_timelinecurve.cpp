@@ -3,7 +3,7 @@
 // lifetimes alive then (start ≤ t < end), summed one lifetime at a time. The
 // timeline gets there by sorting start and end events (computeCurve); this
 // count needs no sort, so an ordering slip in the fast path shows here.
-#include "core/timeline.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 #include <algorithm>

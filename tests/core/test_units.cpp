@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The one short parameter-count formatter (core/units.h), which the GUI's
+// The one short parameter-count formatter (core/base/units.h), which the GUI's
 // header and any report share: model cards' B and T, decimal.
-#include "core/units.h"
+#include "core/base/units.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

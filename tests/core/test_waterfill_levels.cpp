@@ -3,7 +3,7 @@
 // smallest level L at which the donors' bytes above L (each capped at what it
 // may move) no longer exceed the room below L. waterFill solves it between
 // the kinks of the two sums; a plain binary search over the bytes must agree.
-#include "core/balance.h"
+#include "core/ledger/balance.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -4,12 +4,12 @@
 // strategy.tensor_policies decide the fate of the linear layers' inputs: W
 // computes dW = Xᵀ·dY, so it needs each input X as the backward had it — the
 // FP8 copy a quantize_fp8 rule stored (1 byte an element and an fp32 scale per
-// 128-element block, core/tensorpolicy.h), the copy an offload rule brought
+// 128-element block, core/model/tensorpolicy.h), the copy an offload rule brought
 // back, the whole tensor a recompute rule rebuilt — beside the 16-bit output
 // gradients. Counted by hand on the Llama-2-7B shape.
-#include "core/activations.h"
-#include "core/ledger.h"
-#include "core/timeline.h"
+#include "core/ledger/ledger.h"
+#include "core/model/activations.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 using namespace memledger;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Rajbhandari et al. 2020, Figure 1: model states per GPU under ZeRO stages (GB).
-#include "core/modelstates.h"
+#include "core/model/modelstates.h"
 #include "testutil.h"
 
 using namespace memledger;

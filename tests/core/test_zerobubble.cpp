@@ -4,13 +4,13 @@
 // the sail-sg/zero-bubble-pipeline-parallelism README; ZB-V: Qi et al. 2024)
 // and DualPipe / DualPipeV (DeepSeek-V3 report §3.2.1, deepseek-ai/DualPipe
 // README and dualpipe.py). Figures are the papers' and the README's tables.
-#include "core/activations.h"
-#include "core/gantt.h"
+#include "core/ledger/scheduledledger.h"
+#include "core/model/activations.h"
 #include "core/planner/search.h"
-#include "core/schedule.h"
-#include "core/scheduledledger.h"
-#include "core/steptime.h"
-#include "core/timeline.h"
+#include "core/schedule/schedule.h"
+#include "core/time/steptime.h"
+#include "core/timeline/timeline.h"
+#include "core/view/gantt.h"
 #include "testutil.h"
 
 #include <algorithm>

@@ -3,11 +3,11 @@
 // configurations built from the shipped presets the way a user writes them.
 #pragma once
 
+#include "core/check/validate.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "core/planner/tensorplan.h"
-#include "core/validate.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -5,16 +5,16 @@
 // or the invariant a result broke (a crash is the other way to fail).
 #pragma once
 
+#include "core/check/validate.h"
 #include "core/formats/deck.h"
 #include "core/formats/hfimport.h"
 #include "core/formats/preset.h"
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "core/reports/report.h"
-#include "core/timeline.h"
+#include "core/timeline/timeline.h"
 #include "core/trace/profilertrace.h"
 #include "core/trace/replay.h"
 #include "core/trace/snapshot.h"
-#include "core/validate.h"
 
 #include <algorithm>
 #include <cmath>

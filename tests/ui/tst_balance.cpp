@@ -7,7 +7,7 @@
 #include <QLineSeries>
 #include <QUndoStack>
 
-#include "core/balance.h"
+#include "core/ledger/balance.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"

@@ -4,7 +4,7 @@
 #include <QComboBox>
 #include <QUndoStack>
 
-#include "core/ledger.h"
+#include "core/ledger/ledger.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"

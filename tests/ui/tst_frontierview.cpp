@@ -10,12 +10,12 @@
 #include <QUndoStack>
 
 #include "catchqt.h"
-#include "core/activations.h"
 #include "core/formats/preset.h"
+#include "core/model/activations.h"
+#include "core/model/tensorpolicy.h"
 #include "core/planner/chain.h"
 #include "core/planner/settingspoints.h"
 #include "core/planner/tensorplan.h"
-#include "core/tensorpolicy.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"
 #include "ui/frontierview.h"

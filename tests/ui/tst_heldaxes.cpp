@@ -15,7 +15,7 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
-#include "core/gradoffload.h"
+#include "core/model/gradoffload.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"

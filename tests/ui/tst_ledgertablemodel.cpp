@@ -7,10 +7,10 @@
 #include <QTextDocument>
 
 #include "catchqt.h"
+#include "core/check/validate.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
-#include "core/ledger.h"
-#include "core/validate.h"
+#include "core/ledger/ledger.h"
 #include "ui/categorycolors.h"
 #include "ui/ledgertablemodel.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The lifetimes view's Training | Inference switch (seed 001): a served
-// forward drawn from core/inferencetimeline.h in the same view, the KV cache
+// forward drawn from core/serving/inferencetimeline.h in the same view, the KV cache
 // in its own color, a caption saying which, and optionally on the training
 // iteration's time scale.
 #include <QApplication>
@@ -10,14 +10,14 @@
 #include <QToolButton>
 
 #include "catchqt.h"
+#include "core/base/units.h"
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
-#include "core/gantt.h"
-#include "core/inference.h"
-#include "core/inferencetimeline.h"
-#include "core/steptime.h"
-#include "core/steptimegap.h"
-#include "core/units.h"
+#include "core/serving/inference.h"
+#include "core/serving/inferencetimeline.h"
+#include "core/time/steptime.h"
+#include "core/timeline/steptimegap.h"
+#include "core/view/gantt.h"
 #include "ui/categorycolors.h"
 #include "ui/document.h"
 #include "ui/lifetimesource.h"
@@ -232,7 +232,7 @@ TEST_CASE("Lifetimes: the simulated iteration says how it compares to the header
 {
     // The header's "≈ … s / step" is estimateStepTime's; the Lifetimes view
     // draws the simulated iteration. On the DualPipe scenario they differ by a
-    // few per cent (the simulation waits on uneven neighbours, core/steptimegap.h):
+    // few per cent (the simulation waits on uneven neighbours, core/timeline/steptimegap.h):
     // the caption names the model's figure and the title's tooltip says why.
     Document document;
     REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-dualpipe"));

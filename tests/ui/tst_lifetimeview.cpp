@@ -7,11 +7,11 @@
 #include <QWheelEvent>
 
 #include "catchqt.h"
+#include "core/base/units.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
-#include "core/gantt.h"
-#include "core/timeline.h"
-#include "core/units.h"
+#include "core/timeline/timeline.h"
+#include "core/view/gantt.h"
 #include "ui/categorycolors.h"
 #include "ui/lifetimeview.h"
 #include "ui/qtstring.h"

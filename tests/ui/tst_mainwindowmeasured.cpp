@@ -13,7 +13,7 @@
 #include <QUrl>
 
 #include "catchqt.h"
-#include "core/units.h"
+#include "core/base/units.h"
 #include "ui/comparisontablemodel.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"

@@ -9,9 +9,9 @@
 #include <QToolTip>
 
 #include "catchqt.h"
+#include "core/base/units.h"
 #include "core/formats/builtins.h"
-#include "core/peakcompare.h"
-#include "core/units.h"
+#include "core/timeline/peakcompare.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/planheader.h"

@@ -16,10 +16,10 @@
 #include <QUndoStack>
 
 #include "catchqt.h"
+#include "core/check/validate.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
-#include "core/ledger.h"
-#include "core/validate.h"
+#include "core/ledger/ledger.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"
 #include "ui/planfinder.h"

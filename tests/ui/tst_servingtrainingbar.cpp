@@ -8,7 +8,7 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
-#include "core/inference.h"
+#include "core/serving/inference.h"
 #include "ui/categorycolors.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"

@@ -4,7 +4,7 @@
 #include <QApplication>
 
 #include "catchqt.h"
-#include "core/steptime.h"
+#include "core/time/steptime.h"
 #include "ui/steptimebar.h"
 
 #include <numeric>

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+#include "core/config/config.h"
+
+#include "core/schedule/schedule.h"
+
+#include <algorithm>
+
+namespace memledger {
+
+bool ModelConfig::isMoeLayer(std::int64_t layer) const
+{
+    if (num_experts <= 0)
+        return false;
+    if (!moe_layer_pattern.empty())
+        return layer < static_cast<std::int64_t>(moe_layer_pattern.size()) && moe_layer_pattern[layer] != 0;
+    if (layer < first_k_dense_replace)
+        return false;
+    const std::int64_t freq = moe_layer_freq > 0 ? moe_layer_freq : 1;
+    return (layer - first_k_dense_replace) % freq == 0;
+}
+
+PipelineSchedule ParallelismConfig::schedule() const
+{
+    if (pipeline_schedule)
+        return *pipeline_schedule;
+    return virtual_pipeline_model_parallel_size > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+}
+
+std::int64_t ParallelismConfig::pipelineStages() const
+{
+    const std::int64_t p = pipeline_model_parallel_size;
+    return schedule() == PipelineSchedule::DualPipe ? p : p * virtual_pipeline_model_parallel_size;
+}
+
+std::vector<StageLayers> stageLayers(const Config &config)
+{
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t p = std::max<std::int64_t>(1, par.pipeline_model_parallel_size);
+    const std::int64_t v = std::max<std::int64_t>(1, par.virtual_pipeline_model_parallel_size);
+    // Layers by position along the data flow (pipeline_layout lists them in
+    // that order), then each rank's chunk k gets its position's layers.
+    const std::int64_t positions = std::max<std::int64_t>(1, par.pipelineStages());
+    std::vector<StageLayers> byPosition(static_cast<std::size_t>(positions));
+    const bool layout = static_cast<std::int64_t>(par.pipeline_layout.size()) == positions;
+    std::int64_t first = 0;
+    for (std::int64_t s = 0; s < positions; ++s) {
+        const std::int64_t count
+            = layout ? par.pipeline_layout[static_cast<std::size_t>(s)] : config.model.num_layers / positions;
+        byPosition[static_cast<std::size_t>(s)] = {first, count};
+        first += count;
+    }
+    std::vector<StageLayers> out(static_cast<std::size_t>(p * v));
+    for (std::int64_t k = 0; k < v; ++k)
+        for (std::int64_t r = 0; r < p; ++r) {
+            const std::int64_t pos = std::min(stagePlace(par, r, k).position, positions - 1);
+            out[static_cast<std::size_t>(k * p + r)] = byPosition[static_cast<std::size_t>(pos)];
+        }
+    return out;
+}
+
+bool dropStaleLayout(ParallelismConfig &parallelism)
+{
+    if (parallelism.pipeline_layout.empty()
+        || static_cast<std::int64_t>(parallelism.pipeline_layout.size())
+               == parallelism.pipeline_model_parallel_size * parallelism.virtual_pipeline_model_parallel_size)
+        return false;
+    parallelism.pipeline_layout.clear();
+    return true;
+}
+
+std::int64_t rankLayers(const std::vector<StageLayers> &stages, std::int64_t p, std::int64_t rank)
+{
+    std::int64_t n = 0;
+    for (std::size_t s = static_cast<std::size_t>(rank); s < stages.size(); s += static_cast<std::size_t>(p))
+        n += stages[s].count;
+    return n;
+}
+
+std::int64_t Config::globalBatch() const
+{
+    if (training.global_batch_size > 0)
+        return training.global_batch_size;
+    return training.micro_batch_size * parallelism.data_parallel_size * parallelism.pipeline_model_parallel_size;
+}
+
+std::int64_t Config::microBatches() const
+{
+    const std::int64_t per = training.micro_batch_size * parallelism.data_parallel_size;
+    return per > 0 ? globalBatch() / per : 0;
+}
+
+std::string_view normalizationName(Normalization n)
+{
+    return n == Normalization::RMSNorm ? "RMSNorm" : "LayerNorm";
+}
+
+std::string_view positionEmbeddingName(PositionEmbedding p)
+{
+    switch (p) {
+    case PositionEmbedding::LearnedAbsolute:
+        return "learned_absolute";
+    case PositionEmbedding::Rope:
+        return "rope";
+    case PositionEmbedding::None:
+        return "none";
+    }
+    return "rope";
+}
+
+std::string_view optimizerName(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::Adam:
+        return "adam";
+    case Optimizer::AdamW:
+        return "adamw";
+    case Optimizer::SGD:
+        return "sgd";
+    case Optimizer::Adafactor:
+        return "adafactor";
+    case Optimizer::Adam8bit:
+        return "adam8bit";
+    case Optimizer::Muon:
+        return "muon";
+    }
+    return "adam";
+}
+
+std::string_view muonNewtonSchulzName(MuonNewtonSchulz m)
+{
+    return m == MuonNewtonSchulz::LayerWise ? "layer_wise" : "redundant";
+}
+
+std::string_view scheduleName(PipelineSchedule s)
+{
+    switch (s) {
+    case PipelineSchedule::GPipe:
+        return "gpipe";
+    case PipelineSchedule::OneFOneB:
+        return "1f1b";
+    case PipelineSchedule::Interleaved:
+        return "interleaved";
+    case PipelineSchedule::ZbH1:
+        return "zb-h1";
+    case PipelineSchedule::ZbH2:
+        return "zb-h2";
+    case PipelineSchedule::ZbV:
+        return "zb-v";
+    case PipelineSchedule::DualPipe:
+        return "dualpipe";
+    case PipelineSchedule::DualPipeV:
+        return "dualpipev";
+    }
+    return "1f1b";
+}
+
+std::string_view granularityName(RecomputeGranularity g)
+{
+    switch (g) {
+    case RecomputeGranularity::None:
+        return "none";
+    case RecomputeGranularity::Selective:
+        return "selective";
+    case RecomputeGranularity::Full:
+        return "full";
+    }
+    return "none";
+}
+
+std::string_view methodName(RecomputeMethod m)
+{
+    return m == RecomputeMethod::Block ? "block" : "uniform";
+}
+
+std::string_view dropoutMaskName(DropoutMaskDtype d)
+{
+    return d == DropoutMaskDtype::Activation ? "activation" : "bool";
+}
+
+std::string_view normStatsName(NormStatsDtype n)
+{
+    switch (n) {
+    case NormStatsDtype::FP32:
+        return "fp32";
+    case NormStatsDtype::Activation:
+        return "activation";
+    case NormStatsDtype::None:
+        return "none";
+    }
+    return "fp32";
+}
+
+std::string_view spLinearSavesName(SpLinearSaves s)
+{
+    return s == SpLinearSaves::Gathered ? "gathered" : "shard";
+}
+
+std::string_view offloadName(OffloadTarget o)
+{
+    switch (o) {
+    case OffloadTarget::None:
+        return "none";
+    case OffloadTarget::CPU:
+        return "cpu";
+    case OffloadTarget::NVMe:
+        return "nvme";
+    }
+    return "none";
+}
+
+std::string_view gradBufferName(GradBuffer g)
+{
+    return g == GradBuffer::OnDemand ? "on_demand" : "contiguous";
+}
+
+std::string_view crossEntropyName(CrossEntropy e)
+{
+    return e == CrossEntropy::Unfused ? "unfused" : "vocab_parallel";
+}
+
+std::string_view optimizerKernelName(OptimizerKernel k)
+{
+    switch (k) {
+    case OptimizerKernel::Fused:
+        return "fused";
+    case OptimizerKernel::Foreach:
+        return "foreach";
+    case OptimizerKernel::SingleTensor:
+        return "single_tensor";
+    }
+    return "fused";
+}
+
+std::string_view tensorFateName(TensorFate f)
+{
+    switch (f) {
+    case TensorFate::Store:
+        return "store";
+    case TensorFate::Recompute:
+        return "recompute";
+    case TensorFate::Offload:
+        return "offload";
+    case TensorFate::QuantizeFp8:
+        return "quantize_fp8";
+    case TensorFate::QuantizeFp8Offload:
+        return "quantize_fp8+offload";
+    }
+    return "store";
+}
+
+std::string_view quantScaleName(QuantScale s)
+{
+    return s == QuantScale::E8M0 ? "e8m0" : "fp32";
+}
+
+std::string_view fp8RecipeName(Fp8Recipe r)
+{
+    switch (r) {
+    case Fp8Recipe::None:
+        return "none";
+    case Fp8Recipe::Delayed:
+        return "delayed";
+    case Fp8Recipe::Tensorwise:
+        return "tensorwise";
+    case Fp8Recipe::MXFP8:
+        return "mxfp8";
+    case Fp8Recipe::Blockwise:
+        return "blockwise";
+    }
+    return "none";
+}
+
+std::string_view fp8ImplementationName(Fp8Implementation i)
+{
+    return i == Fp8Implementation::Torchao ? "torchao" : "transformer_engine";
+}
+
+std::string_view activationBalanceName(ActivationBalance b)
+{
+    return b == ActivationBalance::Auto ? "auto" : "none";
+}
+
+} // namespace memledger

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/base/problem.h"
+#include "core/base/units.h"
+#include "core/config/config.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memledger {
+
+// Fixed order, bottom-up in every chart and table: the model states, then
+// activations, buffers and the runtime reserve (docs/accounting.md).
+enum class Category { Weights, Gradients, OptimizerStates, Activations, Communication, Runtime };
+constexpr int kCategoryCount = 6;
+constexpr std::array<Category, kCategoryCount> kCategories
+    = {Category::Weights,     Category::Gradients,     Category::OptimizerStates,
+       Category::Activations, Category::Communication, Category::Runtime};
+
+std::string_view categoryKey(Category c); // "optimizer_states" (JSON/CSV keys)
+std::string_view categoryLabel(Category c); // "Optimizer states" (tables, legends)
+
+enum class Placement { Device, Host, NVMe };
+std::string_view placementName(Placement p);
+
+// Which parameters a model-state row holds, so the timeline can create each
+// gradient when backward reaches its parameters.
+enum class ParamGroup { None, Layers, Experts, Embeddings, OutputLayer };
+
+// One row of a rank's ledger: where it lives, how many bytes, and the
+// formula with the configuration's values substituted.
+struct LedgerEntry
+{
+    Category category = Category::Weights;
+    Placement placement = Placement::Device;
+    std::string label;
+    Bytes bytes = 0;
+    std::string formula;
+    std::string note; // the choice made where frameworks differ; may be empty
+    ParamGroup group = ParamGroup::None;
+    bool transient = false; // alive only while the optimizer step runs (the timeline places it there)
+};
+
+using ByCategory = std::array<Bytes, kCategoryCount>;
+
+struct RankLedger
+{
+    int pipeline_rank = 0;
+    std::int64_t parameters = 0; // parameters held by this rank before ZeRO sharding
+    std::int64_t largest_parameter_tensor = 0; // elements of the largest single tensor on this rank
+    std::int64_t layers = 0; // transformer layers on this rank (all chunks)
+    double in_flight_microbatches = 0; // in stage-micro-batches (a chunk counts 1/v)
+    std::int64_t in_flight_chunks = 0; // chunk-micro-batches alive at the peak
+    Bytes layer_activation_bytes = 0; // one layer, one micro-batch, as stored (after recompute policy)
+    ByCategory device{};
+    ByCategory host{}; // host DRAM and NVMe together
+    Bytes device_total_bytes = 0;
+    Bytes host_total_bytes = 0;
+    bool fits = false; // device total <= hbm capacity
+    // Whether what this rank offloads fits where it goes (hostFits): its host
+    // DRAM rows within hardware.host_bytes and its NVMe rows within nvme_bytes.
+    bool host_fits = true;
+    // strategy.pipeline_activation_balance: saved activations this rank parks
+    // in other ranks' memory, and other ranks' it holds (both in device_total_bytes).
+    Bytes parked_out_bytes = 0;
+    Bytes parked_in_bytes = 0;
+    Bytes unbalancedDeviceTotal() const { return device_total_bytes + parked_out_bytes - parked_in_bytes; }
+    std::vector<LedgerEntry> entries;
+};
+
+// One donor-receiver pair of strategy.pipeline_activation_balance (core/ledger/balance.h).
+struct ParkedActivations
+{
+    int from = 0; // the donor's pipeline rank
+    int to = 0; // the receiver's
+    Bytes bytes = 0; // per GPU, at the donor's peak
+    bool nvlink = false; // both ranks' GPUs in one node; else the network
+    double link_bytes_per_s = 0; // per direction
+};
+
+struct Ledger
+{
+    std::int64_t total_parameters = 0;
+    std::int64_t gpus = 0;
+    std::int64_t micro_batches = 0;
+    std::vector<RankLedger> ranks;
+    int peak_rank = 0;
+    Bytes peak_bytes = 0;
+    Bytes capacity_bytes = 0;
+    Bytes usable_bytes = 0; // capacity minus the runtime reserve
+    Bytes host_capacity_bytes = 0; // host memory per GPU (offload targets)
+    Problems warnings; // non-fatal remarks (validation warnings and ledger notes)
+    std::vector<std::string> choices; // one line per implementation choice in force
+    std::vector<ParkedActivations> parked; // empty unless activations are balanced across ranks
+    Bytes balance_level_bytes = 0; // the level the device totals were evened to
+    Bytes unbalanced_peak_bytes = 0; // the peak before balancing (= peak_bytes without it)
+
+    bool fits() const; // every rank fits the device
+    bool hostFits() const; // every rank's offloaded bytes fit the host memory per GPU
+};
+
+// The host-memory verdict for one rank: its host total (host DRAM and NVMe rows
+// together) within the host memory per GPU. A capacity of 0 means no host
+// memory, so any offloaded byte is over it.
+bool hostFits(Bytes hostTotalBytes, Bytes hostCapacityBytes);
+
+// An entry's share of its rank's total in the same place (device rows of the
+// device total, host and NVMe rows of the host total), and a rank's share of
+// the device capacity; 0 when the whole is 0.
+double shareOfRank(const RankLedger &rank, const LedgerEntry &entry);
+double shareOfCapacity(const Ledger &ledger, const RankLedger &rank);
+
+// The ledger of a configuration. Precondition: validate(config) has no errors.
+Ledger computeLedger(const Config &config);
+
+} // namespace memledger

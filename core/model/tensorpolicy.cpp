@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+#include "core/model/tensorpolicy.h"
+
+namespace memledger {
+
+bool globMatch(std::string_view pattern, std::string_view name)
+{
+    // Iterative wildcard match with one backtrack point: linear in practice.
+    std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+    while (n < name.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+            ++p;
+            ++n;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            mark = n;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            n = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*')
+        ++p;
+    return p == pattern.size();
+}
+
+namespace {
+
+bool isGlob(std::string_view pattern)
+{
+    return pattern.find_first_of("*?") != std::string_view::npos;
+}
+
+} // namespace
+
+std::optional<TensorFate> policyFor(const std::vector<TensorPolicy> &policies, std::string_view name)
+{
+    const TensorPolicy *best = nullptr;
+    for (const TensorPolicy &rule : policies) {
+        if (!isGlob(rule.pattern)) {
+            if (rule.pattern == name)
+                return rule.fate;
+            continue;
+        }
+        if (!globMatch(rule.pattern, name))
+            continue;
+        if (!best || rule.pattern.size() > best->pattern.size()
+            || (rule.pattern.size() == best->pattern.size() && rule.pattern < best->pattern))
+            best = &rule;
+    }
+    if (best)
+        return best->fate;
+    return std::nullopt;
+}
+
+TensorFate tensorFate(const StrategyConfig &st, std::string_view name, bool attentionCore, bool layerInput)
+{
+    const TensorFate base = st.recompute_granularity == RecomputeGranularity::Selective && attentionCore
+                                ? TensorFate::Recompute
+                                : TensorFate::Store;
+    if (st.tensor_policies.empty())
+        return base;
+    const TensorFate f = policyFor(st.tensor_policies, name).value_or(base);
+    return layerInput && f == TensorFate::Recompute ? TensorFate::Store : f;
+}
+
+bool quantizes(TensorFate f)
+{
+    return f == TensorFate::QuantizeFp8 || f == TensorFate::QuantizeFp8Offload;
+}
+
+bool offloads(TensorFate f)
+{
+    return f == TensorFate::Offload || f == TensorFate::QuantizeFp8Offload;
+}
+
+bool leavesDevice(TensorFate f)
+{
+    return f == TensorFate::Recompute || offloads(f);
+}
+
+Bytes quantizedBytes(const StrategyConfig &st, Bytes bytes, int elementBytes, int activationElementBytes)
+{
+    if (elementBytes <= 1 || elementBytes != activationElementBytes)
+        return bytes;
+    const Bytes elements = bytes / elementBytes;
+    const Bytes block = st.activation_quant_block_size > 0 ? st.activation_quant_block_size : 1;
+    const Bytes scale = st.activation_quant_scale_dtype == QuantScale::E8M0 ? 1 : 4;
+    return elements + (elements + block - 1) / block * scale;
+}
+
+} // namespace memledger

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/base/units.h"
+#include "core/config/config.h"
+
+#include <optional>
+#include <string_view>
+
+namespace memledger {
+
+// strategy.tensor_policies, resolved for one saved tensor. A rule is a
+// tensor's name as the per-layer table writes it or a glob of it ('*' any
+// run of characters, '?' one): an exact name beats every glob, and of two
+// globs the longer (the more specific) wins; equal lengths, the one first in
+// alphabetical order. Without a matching rule recompute_granularity decides:
+// selective recomputes the attention core, none stores everything.
+bool globMatch(std::string_view pattern, std::string_view name);
+std::optional<TensorFate> policyFor(const std::vector<TensorPolicy> &policies, std::string_view name);
+
+// The fate of a saved tensor under the configuration. The layer's input (the
+// first norm's input, `layerInput`) cannot be recomputed from inside the
+// layer: a glob that would recompute it leaves it stored (the validator
+// refuses the exact name).
+TensorFate tensorFate(const StrategyConfig &strategy, std::string_view name, bool attentionCore, bool layerInput);
+
+// Whether a fate quantises, offloads, or drops the tensor from the device
+// between forward and backward.
+bool quantizes(TensorFate f);
+bool offloads(TensorFate f);
+bool leavesDevice(TensorFate f); // recomputed or offloaded
+
+// A tensor of `bytes` in elements of `elementBytes` after fp8 quantisation:
+// one byte per element and one scale per block of
+// strategy.activation_quant_block_size elements (fp32: 4 bytes, e8m0: 1).
+// Only tensors in the 16-bit activation dtype are quantised; 1-byte masks
+// and fp32 statistics keep their size (returned unchanged).
+Bytes quantizedBytes(const StrategyConfig &strategy, Bytes bytes, int elementBytes, int activationElementBytes);
+
+} // namespace memledger
