@@ -25,27 +25,27 @@ class StreamSource final : public ByteSource
 {
 public:
     StreamSource(std::FILE *file, std::uint64_t fileSize, std::string name)
-        : file_(file)
-        , name_(std::move(name))
-        , total_(fileSize)
-        , chunk_(kFileChunk)
+        : m_file(file)
+        , m_name(std::move(name))
+        , m_total(fileSize)
+        , m_chunk(kFileChunk)
     {
         detectGzip();
     }
 
     explicit StreamSource(std::string_view bytes)
-        : memory_(bytes)
-        , total_(bytes.size())
+        : m_memory(bytes)
+        , m_total(bytes.size())
     {
         detectGzip();
     }
 
     ~StreamSource() override
     {
-        if (gzip_)
-            inflateEnd(&zs_);
-        if (file_)
-            std::fclose(file_);
+        if (m_gzip)
+            inflateEnd(&m_zs);
+        if (m_file)
+            std::fclose(m_file);
     }
 
     StreamSource(const StreamSource &) = delete;
@@ -54,142 +54,142 @@ public:
     std::size_t read(char *buffer, std::size_t n) override
     {
         std::size_t done = 0;
-        if (peekPos_ < peeked_.size()) {
-            done = std::min(n, peeked_.size() - peekPos_);
-            std::memcpy(buffer, peeked_.data() + peekPos_, done);
-            peekPos_ += done;
-            if (peekPos_ == peeked_.size()) {
-                peeked_.clear();
-                peekPos_ = 0;
+        if (m_peekPos < m_peeked.size()) {
+            done = std::min(n, m_peeked.size() - m_peekPos);
+            std::memcpy(buffer, m_peeked.data() + m_peekPos, done);
+            m_peekPos += done;
+            if (m_peekPos == m_peeked.size()) {
+                m_peeked.clear();
+                m_peekPos = 0;
             }
         }
         return done + readDecoded(buffer + done, n - done);
     }
 
-    const std::string &error() const override { return error_; }
-    std::uint64_t bytesConsumed() const override { return handedOut_ - inLen_; }
-    std::uint64_t bytesTotal() const override { return total_; }
+    const std::string &error() const override { return m_error; }
+    std::uint64_t bytesConsumed() const override { return m_handedOut - m_inLen; }
+    std::uint64_t bytesTotal() const override { return m_total; }
 
     std::string_view peek(std::size_t n) override
     {
-        while (peeked_.size() - peekPos_ < n) {
-            const std::size_t have = peeked_.size();
-            const std::size_t want = std::min<std::size_t>(n - (have - peekPos_), kFileChunk);
-            peeked_.resize(have + want);
-            const std::size_t got = readDecoded(peeked_.data() + have, want);
-            peeked_.resize(have + got);
+        while (m_peeked.size() - m_peekPos < n) {
+            const std::size_t have = m_peeked.size();
+            const std::size_t want = std::min<std::size_t>(n - (have - m_peekPos), kFileChunk);
+            m_peeked.resize(have + want);
+            const std::size_t got = readDecoded(m_peeked.data() + have, want);
+            m_peeked.resize(have + got);
             if (got == 0)
                 break;
         }
-        return std::string_view(peeked_).substr(peekPos_, n);
+        return std::string_view(m_peeked).substr(m_peekPos, n);
     }
 
 private:
     void detectGzip()
     {
-        if (!fillRaw() || inLen_ < 2)
+        if (!fillRaw() || m_inLen < 2)
             return;
-        if (static_cast<unsigned char>(in_[0]) != 0x1f || static_cast<unsigned char>(in_[1]) != 0x8b)
+        if (static_cast<unsigned char>(m_in[0]) != 0x1f || static_cast<unsigned char>(m_in[1]) != 0x8b)
             return;
         // 15 + 16: a gzip wrapper around a deflate stream with a 32 KiB window.
-        if (inflateInit2(&zs_, 15 + 16) != Z_OK) {
-            error_ = "cannot start gzip decompression: out of memory";
+        if (inflateInit2(&m_zs, 15 + 16) != Z_OK) {
+            m_error = "cannot start gzip decompression: out of memory";
             return;
         }
-        gzip_ = true;
+        m_gzip = true;
     }
 
-    // Makes unread raw bytes available in [in_, in_ + inLen_); false at the
+    // Makes unread raw bytes available in [m_in, m_in + m_inLen); false at the
     // end of the input or on a read error.
     bool fillRaw()
     {
-        if (inLen_ > 0)
+        if (m_inLen > 0)
             return true;
-        if (!error_.empty())
+        if (!m_error.empty())
             return false;
-        if (file_) {
-            const std::size_t got = std::fread(chunk_.data(), 1, chunk_.size(), file_);
+        if (m_file) {
+            const std::size_t got = std::fread(m_chunk.data(), 1, m_chunk.size(), m_file);
             if (got == 0) {
-                if (std::ferror(file_))
-                    error_ = "cannot read " + name_ + ": " + std::strerror(errno);
+                if (std::ferror(m_file))
+                    m_error = "cannot read " + m_name + ": " + std::strerror(errno);
                 return false;
             }
-            in_ = chunk_.data();
-            inLen_ = got;
+            m_in = m_chunk.data();
+            m_inLen = got;
         } else {
-            const std::size_t offset = static_cast<std::size_t>(handedOut_);
-            if (offset >= memory_.size())
+            const std::size_t offset = static_cast<std::size_t>(m_handedOut);
+            if (offset >= m_memory.size())
                 return false;
-            in_ = memory_.data() + offset;
-            inLen_ = std::min(memory_.size() - offset, kZlibPiece);
+            m_in = m_memory.data() + offset;
+            m_inLen = std::min(m_memory.size() - offset, kZlibPiece);
         }
-        handedOut_ += inLen_;
+        m_handedOut += m_inLen;
         return true;
     }
 
     std::size_t readDecoded(char *out, std::size_t n)
     {
-        if (!error_.empty())
+        if (!m_error.empty())
             return 0;
         std::size_t done = 0;
-        if (!gzip_) {
+        if (!m_gzip) {
             while (done < n && fillRaw()) {
-                const std::size_t k = std::min(n - done, inLen_);
-                std::memcpy(out + done, in_, k);
-                in_ += k;
-                inLen_ -= k;
+                const std::size_t k = std::min(n - done, m_inLen);
+                std::memcpy(out + done, m_in, k);
+                m_in += k;
+                m_inLen -= k;
                 done += k;
             }
             return done;
         }
-        while (done < n && error_.empty()) {
-            if (memberDone_) {
+        while (done < n && m_error.empty()) {
+            if (m_memberDone) {
                 // gzip allows several members back to back (cat a.gz b.gz).
                 if (!fillRaw())
                     break;
-                inflateReset(&zs_);
-                memberDone_ = false;
+                inflateReset(&m_zs);
+                m_memberDone = false;
             }
-            if (inLen_ == 0 && !fillRaw()) {
-                if (error_.empty())
-                    error_ = "truncated gzip data: the file ends inside the compressed stream";
+            if (m_inLen == 0 && !fillRaw()) {
+                if (m_error.empty())
+                    m_error = "truncated gzip data: the file ends inside the compressed stream";
                 break;
             }
-            zs_.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(in_));
-            zs_.avail_in = static_cast<uInt>(inLen_);
-            zs_.next_out = reinterpret_cast<Bytef *>(out + done);
-            zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, UINT_MAX));
-            const uInt outBefore = zs_.avail_out;
-            const int rc = inflate(&zs_, Z_NO_FLUSH);
-            done += outBefore - zs_.avail_out;
-            in_ = reinterpret_cast<const char *>(zs_.next_in);
-            inLen_ = zs_.avail_in;
+            m_zs.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(m_in));
+            m_zs.avail_in = static_cast<uInt>(m_inLen);
+            m_zs.next_out = reinterpret_cast<Bytef *>(out + done);
+            m_zs.avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, UINT_MAX));
+            const uInt outBefore = m_zs.avail_out;
+            const int rc = inflate(&m_zs, Z_NO_FLUSH);
+            done += outBefore - m_zs.avail_out;
+            m_in = reinterpret_cast<const char *>(m_zs.next_in);
+            m_inLen = m_zs.avail_in;
             if (rc == Z_STREAM_END) {
-                memberDone_ = true;
+                m_memberDone = true;
             } else if (rc == Z_BUF_ERROR || rc == Z_OK) {
                 // Progress was made, or more input is needed: the loop refills.
             } else {
-                error_ = "corrupt gzip data near byte " + std::to_string(bytesConsumed()) + ": "
-                         + (zs_.msg ? zs_.msg : "inflate failed");
+                m_error = "corrupt gzip data near byte " + std::to_string(bytesConsumed()) + ": "
+                          + (m_zs.msg ? m_zs.msg : "inflate failed");
             }
         }
         return done;
     }
 
-    std::FILE *file_ = nullptr;
-    std::string name_;
-    std::string_view memory_;
-    std::uint64_t total_ = 0;
-    std::uint64_t handedOut_ = 0; ///< raw bytes made available so far
-    std::vector<char> chunk_; ///< a file's raw bytes, one chunk at a time
-    const char *in_ = nullptr;
-    std::size_t inLen_ = 0;
-    bool gzip_ = false;
-    bool memberDone_ = false;
-    z_stream zs_{};
-    std::string peeked_;
-    std::size_t peekPos_ = 0;
-    std::string error_;
+    std::FILE *m_file = nullptr;
+    std::string m_name;
+    std::string_view m_memory;
+    std::uint64_t m_total = 0;
+    std::uint64_t m_handedOut = 0; ///< raw bytes made available so far
+    std::vector<char> m_chunk; ///< a file's raw bytes, one chunk at a time
+    const char *m_in = nullptr;
+    std::size_t m_inLen = 0;
+    bool m_gzip = false;
+    bool m_memberDone = false;
+    z_stream m_zs{};
+    std::string m_peeked;
+    std::size_t m_peekPos = 0;
+    std::string m_error;
 };
 
 } // namespace

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Opcode semantics: CPython Lib/pickle.py (_Unpickler.load_*), opcode table
+// Opcode semantics: CPython Lib/pickle.py (_Unpickler.m_load*), opcode table
 // and argument encodings: Lib/pickletools.py.
 #include "core/trace/pickle.h"
 
@@ -210,54 +210,55 @@ std::string_view kindName(Kind kind)
 }
 
 Unpickler::Unpickler(ByteSource &source, Consumer *consumer, Limits limits)
-    : source_(source)
-    , consumer_(consumer)
-    , limits_(limits)
-    , buffer_(kFirstBufferSize)
+    : m_source(source)
+    , m_consumer(consumer)
+    , m_limits(limits)
+    , m_buffer(kFirstBufferSize)
 {
-    p_ = end_ = buffer_.data();
-    nextProgress_ = limits_.progress_every;
+    m_p = m_end = m_buffer.data();
+    m_nextProgress = m_limits.progress_every;
 }
 
 // ---------------------------------------------------------------- input
 
 bool Unpickler::fill(std::size_t n)
 {
-    if (static_cast<std::size_t>(end_ - p_) >= n)
+    if (static_cast<std::size_t>(m_end - m_p) >= n)
         return true;
-    const std::size_t have = static_cast<std::size_t>(end_ - p_);
-    const std::size_t offset = static_cast<std::size_t>(p_ - buffer_.data()); // p_ dies with a resize
-    bufferStart_ += offset;
-    if (bufferStart_ > 0 && buffer_.size() < kBufferSize)
-        buffer_.resize(std::min(kBufferSize, 2 * buffer_.size()));
-    if (buffer_.size() < n)
-        buffer_.resize(n);
-    std::memmove(buffer_.data(), buffer_.data() + offset, have);
+    const std::size_t have = static_cast<std::size_t>(m_end - m_p);
+    const std::size_t offset = static_cast<std::size_t>(m_p - m_buffer.data()); // m_p dies with a resize
+    m_bufferStart += offset;
+    if (m_bufferStart > 0 && m_buffer.size() < kBufferSize)
+        m_buffer.resize(std::min(kBufferSize, 2 * m_buffer.size()));
+    if (m_buffer.size() < n)
+        m_buffer.resize(n);
+    std::memmove(m_buffer.data(), m_buffer.data() + offset, have);
     std::size_t total = have;
     while (total < n) {
-        const std::size_t got = source_.read(buffer_.data() + total, buffer_.size() - total);
+        const std::size_t got = m_source.read(m_buffer.data() + total, m_buffer.size() - total);
         if (got == 0)
             break;
         total += got;
     }
-    p_ = buffer_.data();
-    end_ = p_ + total;
-    if (consumer_ && bufferStart_ + total >= nextProgress_) {
-        nextProgress_ = bufferStart_ + total + limits_.progress_every;
-        if (!consumer_->onProgress(source_.bytesConsumed(), source_.bytesTotal())) {
-            cancelled_ = true;
-            error_ = "import cancelled";
+    m_p = m_buffer.data();
+    m_end = m_p + total;
+    if (m_consumer && m_bufferStart + total >= m_nextProgress) {
+        m_nextProgress = m_bufferStart + total + m_limits.progress_every;
+        if (!m_consumer->onProgress(m_source.bytesConsumed(), m_source.bytesTotal())) {
+            m_cancelled = true;
+            m_error = "import cancelled";
             return false;
         }
     }
     if (total >= n)
         return true;
-    if (!source_.error().empty()) {
-        error_ = "cannot read the pickle after byte " + std::to_string(bufferStart_ + total) + ": " + source_.error();
+    if (!m_source.error().empty()) {
+        m_error
+            = "cannot read the pickle after byte " + std::to_string(m_bufferStart + total) + ": " + m_source.error();
     } else {
-        const char *name = opcodeName(op_);
-        error_ = "truncated pickle: the data ends at byte " + std::to_string(bufferStart_ + total) + ", inside "
-                 + (name ? name : "the opcode") + " at byte " + std::to_string(opOffset_);
+        const char *name = opcodeName(m_op);
+        m_error = "truncated pickle: the data ends at byte " + std::to_string(m_bufferStart + total) + ", inside "
+                  + (name ? name : "the opcode") + " at byte " + std::to_string(m_opOffset);
     }
     return false;
 }
@@ -266,8 +267,8 @@ bool Unpickler::readExact(char *out, std::size_t n)
 {
     if (!need(n))
         return false;
-    std::memcpy(out, p_, n);
-    p_ += n;
+    std::memcpy(out, m_p, n);
+    m_p += n;
     return true;
 }
 
@@ -276,15 +277,15 @@ bool Unpickler::readExact(char *out, std::size_t n)
 bool Unpickler::readString(std::uint64_t n, std::string &out)
 {
     out.clear();
-    if (n > limits_.max_string)
+    if (n > m_limits.max_string)
         return malformed("a string of " + std::to_string(n) + " bytes is over the limit of "
-                         + std::to_string(limits_.max_string) + " bytes");
+                         + std::to_string(m_limits.max_string) + " bytes");
     while (out.size() < n) {
         if (!need(1))
             return false;
-        const std::size_t k = std::min<std::uint64_t>(n - out.size(), static_cast<std::size_t>(end_ - p_));
-        out.append(p_, k);
-        p_ += k;
+        const std::size_t k = std::min<std::uint64_t>(n - out.size(), static_cast<std::size_t>(m_end - m_p));
+        out.append(m_p, k);
+        m_p += k;
     }
     return true;
 }
@@ -293,9 +294,9 @@ bool Unpickler::readLine(std::string &out)
 {
     out.clear();
     for (;;) {
-        if (p_ == end_ && !fill(1))
+        if (m_p == m_end && !fill(1))
             return false;
-        const char c = *p_++;
+        const char c = *m_p++;
         if (c == '\n')
             return true;
         if (out.size() >= kMaxLine)
@@ -308,9 +309,9 @@ bool Unpickler::readLine(std::string &out)
 
 const Unpickler::Object *Unpickler::object(Value v) const
 {
-    if (!v.isContainer() || v.id >= objects_.size())
+    if (!v.isContainer() || v.id >= m_objects.size())
         return nullptr;
-    const Object &o = objects_[v.id];
+    const Object &o = m_objects[v.id];
     return o.gen == v.gen ? &o : nullptr;
 }
 
@@ -347,9 +348,9 @@ void Unpickler::setAux(Value v, std::int64_t aux)
 
 std::string_view Unpickler::text(Value v) const
 {
-    if ((v.kind != Kind::Str && v.kind != Kind::Bytes) || v.id >= strings_.size())
+    if ((v.kind != Kind::Str && v.kind != Kind::Bytes) || v.id >= m_strings.size())
         return {};
-    return strings_[v.id];
+    return m_strings[v.id];
 }
 
 std::size_t Unpickler::size(Value v) const
@@ -409,14 +410,14 @@ std::optional<Value> Unpickler::find(Value dict, std::string_view key) const
 Value Unpickler::newContainer(Kind kind)
 {
     std::uint32_t slot;
-    if (!freeSlots_.empty()) {
-        slot = freeSlots_.back();
-        freeSlots_.pop_back();
+    if (!m_freeSlots.empty()) {
+        slot = m_freeSlots.back();
+        m_freeSlots.pop_back();
     } else {
-        slot = static_cast<std::uint32_t>(objects_.size());
-        objects_.emplace_back();
+        slot = static_cast<std::uint32_t>(m_objects.size());
+        m_objects.emplace_back();
     }
-    Object &o = objects_[slot];
+    Object &o = m_objects[slot];
     o.kind = kind;
     o.role = 0;
     o.memoized = false;
@@ -431,8 +432,8 @@ Value Unpickler::newContainer(Kind kind)
 
 void Unpickler::freeSlot(std::uint32_t slot)
 {
-    Object &o = objects_[slot];
-    liveValues_ -= o.items.size();
+    Object &o = m_objects[slot];
+    m_liveValues -= o.items.size();
     // A freed slot is soon reused by the next event dict: keep a small
     // buffer, so that a snapshot's millions of events cost no allocation each.
     if (o.items.capacity() > 64)
@@ -441,7 +442,7 @@ void Unpickler::freeSlot(std::uint32_t slot)
         o.items.clear();
     o.kind = Kind::Released;
     ++o.gen; // every handle to it goes stale
-    freeSlots_.push_back(slot);
+    m_freeSlots.push_back(slot);
 }
 
 void Unpickler::release(Value v)
@@ -450,12 +451,12 @@ void Unpickler::release(Value v)
         return;
     // Containers inside that were never memoized cannot be referred to
     // again: they go too (a worklist, not recursion: nesting is unbounded).
-    std::vector<std::uint32_t> &work = releaseWork_;
+    std::vector<std::uint32_t> &work = m_releaseWork;
     work.assign(1, v.id);
     while (!work.empty()) {
         const std::uint32_t slot = work.back();
         work.pop_back();
-        for (const Value &item : objects_[slot].items) {
+        for (const Value &item : m_objects[slot].items) {
             if (!item.isContainer())
                 continue;
             const Object *child = object(item);
@@ -475,7 +476,7 @@ void Unpickler::convert(Value v, std::int64_t aux)
         release(v); // nothing can refer to it again
         return;
     }
-    liveValues_ -= o->items.size();
+    m_liveValues -= o->items.size();
     std::vector<Value>().swap(o->items);
     o->kind = Kind::Converted;
     o->aux = aux;
@@ -485,14 +486,14 @@ Value Unpickler::internString(std::string_view s, Kind kind)
 {
     Value v;
     v.kind = kind;
-    const auto it = stringIndex_.find(s);
-    if (it != stringIndex_.end()) {
+    const auto it = m_stringIndex.find(s);
+    if (it != m_stringIndex.end()) {
         v.id = it->second;
         return v;
     }
-    v.id = static_cast<std::uint32_t>(strings_.size());
-    strings_.emplace_back(s);
-    stringIndex_.emplace(strings_.back(), v.id);
+    v.id = static_cast<std::uint32_t>(m_strings.size());
+    m_strings.emplace_back(s);
+    m_stringIndex.emplace(m_strings.back(), v.id);
     return v;
 }
 
@@ -502,39 +503,39 @@ Value Unpickler::internString(std::string_view s, Kind kind)
 // after that item is built), so the consumer checks it in onItem.
 void Unpickler::created(Value v, std::size_t p)
 {
-    if (!consumer_)
+    if (!m_consumer)
         return;
     Value owner, key;
     std::int64_t index = -1;
-    const std::size_t m = marks_.empty() ? 0 : marks_.back();
+    const std::size_t m = m_marks.empty() ? 0 : m_marks.back();
     bool found = false;
-    if (!marks_.empty() && m > 0 && p >= m) {
-        const Object *o = object(stack_[m - 1]);
+    if (!m_marks.empty() && m > 0 && p >= m) {
+        const Object *o = object(m_stack[m - 1]);
         const std::size_t n = p - m;
         if (o && o->kind == Kind::List) {
-            owner = stack_[m - 1];
+            owner = m_stack[m - 1];
             index = o->added + static_cast<std::int64_t>(n);
             found = true;
-        } else if (o && o->kind == Kind::Dict && n % 2 == 1 && stack_[p - 1].kind == Kind::Str) {
-            owner = stack_[m - 1];
-            key = stack_[p - 1];
+        } else if (o && o->kind == Kind::Dict && n % 2 == 1 && m_stack[p - 1].kind == Kind::Str) {
+            owner = m_stack[m - 1];
+            key = m_stack[p - 1];
             found = true;
         }
     }
     if (!found && p >= m + 1) {
-        const Object *o = object(stack_[p - 1]);
+        const Object *o = object(m_stack[p - 1]);
         if (o && o->kind == Kind::List) {
-            owner = stack_[p - 1];
+            owner = m_stack[p - 1];
             index = o->added;
-        } else if (p >= m + 2 && stack_[p - 1].kind == Kind::Str) {
-            const Object *d = object(stack_[p - 2]);
+        } else if (p >= m + 2 && m_stack[p - 1].kind == Kind::Str) {
+            const Object *d = object(m_stack[p - 2]);
             if (d && d->kind == Kind::Dict) {
-                owner = stack_[p - 2];
-                key = stack_[p - 1];
+                owner = m_stack[p - 2];
+                key = m_stack[p - 1];
             }
         }
     }
-    const std::uint8_t role = consumer_->onCreate(*this, v, owner, index, key);
+    const std::uint8_t role = m_consumer->onCreate(*this, v, owner, index, key);
     if (Object *o = object(v))
         o->role = role;
 }
@@ -544,10 +545,10 @@ bool Unpickler::addItem(Value container, Value key, Value item)
     Object *o = object(container);
     if (!o)
         return malformed("adding to an object that was already released");
-    if (o->role != 0 && consumer_) {
+    if (o->role != 0 && m_consumer) {
         const std::int64_t index = o->kind == Kind::List ? o->added++ : -1;
-        const bool taken = consumer_->onItem(*this, container, index, key, item);
-        if (!error_.empty())
+        const bool taken = m_consumer->onItem(*this, container, index, key, item);
+        if (!m_error.empty())
             return false;
         if (taken)
             return true;
@@ -556,13 +557,13 @@ bool Unpickler::addItem(Value container, Value key, Value item)
             return malformed("adding to an object that was already released");
     }
     const std::uint64_t n = o->kind == Kind::Dict ? 2 : 1;
-    if (liveValues_ + n > limits_.max_values)
-        return malformed("the pickle holds more than " + std::to_string(limits_.max_values)
+    if (m_liveValues + n > m_limits.max_values)
+        return malformed("the pickle holds more than " + std::to_string(m_limits.max_values)
                          + " values outside what the reader converts");
-    liveValues_ += n;
+    m_liveValues += n;
     if (o->kind == Kind::Dict) {
         o->items.push_back(key);
-    } else if (o->role == 0 || !consumer_) {
+    } else if (o->role == 0 || !m_consumer) {
         ++o->added;
     }
     o->items.push_back(item);
@@ -573,77 +574,77 @@ bool Unpickler::addItem(Value container, Value key, Value item)
 
 bool Unpickler::stackFull()
 {
-    return malformed("more than " + std::to_string(limits_.max_stack) + " values on the pickle stack");
+    return malformed("more than " + std::to_string(m_limits.max_stack) + " values on the pickle stack");
 }
 
-// APPENDS / SETITEMS: the items above the mark at `first` into stack_[owner].
+// APPENDS / SETITEMS: the items above the mark at `first` into m_stack[owner].
 // Containers nobody watches take them in one go.
 bool Unpickler::addItems(std::size_t owner, std::size_t first, bool pairs)
 {
-    Object *o = object(stack_[owner]);
-    const std::size_t n = stack_.size() - first;
+    Object *o = object(m_stack[owner]);
+    const std::size_t n = m_stack.size() - first;
     if (pairs)
-        for (std::size_t i = first; i < stack_.size(); i += 2)
-            if (stack_[i].kind == Kind::List || stack_[i].kind == Kind::Dict)
+        for (std::size_t i = first; i < m_stack.size(); i += 2)
+            if (m_stack[i].kind == Kind::List || m_stack[i].kind == Kind::Dict)
                 return malformed("a list or dict as a dict key");
-    if (o && (o->role == 0 || !consumer_)) {
-        if (liveValues_ + n > limits_.max_values)
-            return malformed("the pickle holds more than " + std::to_string(limits_.max_values)
+    if (o && (o->role == 0 || !m_consumer)) {
+        if (m_liveValues + n > m_limits.max_values)
+            return malformed("the pickle holds more than " + std::to_string(m_limits.max_values)
                              + " values outside what the reader converts");
-        liveValues_ += n;
-        o->items.insert(o->items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(first), stack_.end());
+        m_liveValues += n;
+        o->items.insert(o->items.end(), m_stack.begin() + static_cast<std::ptrdiff_t>(first), m_stack.end());
         if (!pairs)
             o->added += static_cast<std::int64_t>(n);
     } else {
-        for (std::size_t i = first; i < stack_.size(); i += pairs ? 2 : 1)
-            if (!addItem(stack_[owner], pairs ? stack_[i] : Value{}, stack_[pairs ? i + 1 : i]))
+        for (std::size_t i = first; i < m_stack.size(); i += pairs ? 2 : 1)
+            if (!addItem(m_stack[owner], pairs ? m_stack[i] : Value{}, m_stack[pairs ? i + 1 : i]))
                 return false;
     }
-    stack_.resize(first);
+    m_stack.resize(first);
     return true;
 }
 
 bool Unpickler::popMark(std::size_t &mark)
 {
-    if (marks_.empty())
+    if (m_marks.empty())
         return malformed("no MARK before it");
-    mark = marks_.back();
-    marks_.pop_back();
+    mark = m_marks.back();
+    m_marks.pop_back();
     return true;
 }
 
 bool Unpickler::memoPut(std::uint64_t index)
 {
-    if (stack_.empty() || (!marks_.empty() && marks_.back() == stack_.size()))
+    if (m_stack.empty() || (!m_marks.empty() && m_marks.back() == m_stack.size()))
         return malformed("nothing to memoize");
-    const Value v = stack_.back();
+    const Value v = m_stack.back();
     if (Object *o = object(v))
         o->memoized = true;
-    if (liveValues_ + 1 > limits_.max_values)
-        return malformed("the memo holds more than " + std::to_string(limits_.max_values) + " values");
+    if (m_liveValues + 1 > m_limits.max_values)
+        return malformed("the memo holds more than " + std::to_string(m_limits.max_values) + " values");
     // Python's pickler numbers the memo 0, 1, 2, ...: a vector; anything else a map.
-    if (index < memo_.size()) {
-        memo_[index] = v;
+    if (index < m_memo.size()) {
+        m_memo[index] = v;
         return true;
     }
-    if (index == memo_.size()) {
-        ++liveValues_;
-        memo_.push_back(v);
+    if (index == m_memo.size()) {
+        ++m_liveValues;
+        m_memo.push_back(v);
         return true;
     }
-    ++liveValues_;
-    sparseMemo_[index] = v;
+    ++m_liveValues;
+    m_sparseMemo[index] = v;
     return true;
 }
 
 bool Unpickler::memoGet(std::uint64_t index)
 {
     Value v;
-    if (index < memo_.size()) {
-        v = memo_[index];
+    if (index < m_memo.size()) {
+        v = m_memo[index];
     } else {
-        const auto it = sparseMemo_.find(index);
-        if (it == sparseMemo_.end())
+        const auto it = m_sparseMemo.find(index);
+        if (it == m_sparseMemo.end())
             return malformed("memo entry " + std::to_string(index) + " was never stored");
         v = it->second;
     }
@@ -657,14 +658,14 @@ bool Unpickler::memoGet(std::uint64_t index)
 
 void Unpickler::fail(std::string message)
 {
-    if (error_.empty())
-        error_ = std::move(message);
+    if (m_error.empty())
+        m_error = std::move(message);
 }
 
 bool Unpickler::malformed(const std::string &what)
 {
-    const char *name = opcodeName(op_);
-    fail(std::string("malformed pickle at byte ") + std::to_string(opOffset_) + " (" + (name ? name : "opcode")
+    const char *name = opcodeName(m_op);
+    fail(std::string("malformed pickle at byte ") + std::to_string(m_opOffset) + " (" + (name ? name : "opcode")
          + "): " + what);
     return false;
 }
@@ -673,15 +674,15 @@ bool Unpickler::refuse(std::uint8_t op)
 {
     const char *name = opcodeName(op);
     if (!name) {
-        fail("unknown pickle opcode " + hexByte(op) + " at byte " + std::to_string(opOffset_)
+        fail("unknown pickle opcode " + hexByte(op) + " at byte " + std::to_string(m_opOffset)
              + ": not a pickle, or a damaged one");
     } else if (op == 'S' || op == 'V' || op == 0x8f || op == 0x90 || op == 0x91) {
         // Data, but not of a kind a snapshot holds: protocol 0 quoted and
         // escaped text, sets.
-        fail(std::string("pickle opcode ") + name + " at byte " + std::to_string(opOffset_)
+        fail(std::string("pickle opcode ") + name + " at byte " + std::to_string(m_opOffset)
              + " is not supported: snapshots are written with protocol 2 or later and hold no sets");
     } else {
-        fail(std::string("pickle opcode ") + name + " at byte " + std::to_string(opOffset_)
+        fail(std::string("pickle opcode ") + name + " at byte " + std::to_string(m_opOffset)
              + " is refused: a snapshot is data and is never executed");
     }
     return false;
@@ -692,37 +693,37 @@ bool Unpickler::refuse(std::uint8_t op)
 std::optional<Value> Unpickler::run()
 {
     for (;;) {
-        if (p_ == end_ && !fill(1)) {
-            if (error_.rfind("truncated", 0) == 0 || error_.empty())
-                error_ = "truncated pickle: the data ends at byte " + std::to_string(position())
-                         + " before the STOP opcode";
+        if (m_p == m_end && !fill(1)) {
+            if (m_error.rfind("truncated", 0) == 0 || m_error.empty())
+                m_error = "truncated pickle: the data ends at byte " + std::to_string(position())
+                          + " before the STOP opcode";
             return std::nullopt;
         }
-        opOffset_ = position();
-        op_ = static_cast<std::uint8_t>(*p_++);
-        if (op_ == '.') {
-            if (stack_.empty() || (!marks_.empty() && marks_.back() == stack_.size())) {
+        m_opOffset = position();
+        m_op = static_cast<std::uint8_t>(*m_p++);
+        if (m_op == '.') {
+            if (m_stack.empty() || (!m_marks.empty() && m_marks.back() == m_stack.size())) {
                 malformed("the stack is empty at STOP");
                 return std::nullopt;
             }
-            return stack_.back();
+            return m_stack.back();
         }
         // The opcodes of every event (memo references to its keys and
         // action, small ints) take a fast path; anything unusual, a buffer
         // edge included, goes through execute().
-        if (op_ == 'h' && p_ != end_ && stack_.size() < limits_.max_stack) {
-            const auto index = static_cast<unsigned char>(*p_);
-            if (index < memo_.size() && !memo_[index].isContainer()) {
-                ++p_;
-                stack_.push_back(memo_[index]);
+        if (m_op == 'h' && m_p != m_end && m_stack.size() < m_limits.max_stack) {
+            const auto index = static_cast<unsigned char>(*m_p);
+            if (index < m_memo.size() && !m_memo[index].isContainer()) {
+                ++m_p;
+                m_stack.push_back(m_memo[index]);
                 continue;
             }
-        } else if (op_ == 'K' && p_ != end_ && stack_.size() < limits_.max_stack) {
-            stack_.push_back(Value::integer(static_cast<unsigned char>(*p_++)));
+        } else if (m_op == 'K' && m_p != m_end && m_stack.size() < m_limits.max_stack) {
+            m_stack.push_back(Value::integer(static_cast<unsigned char>(*m_p++)));
             continue;
         }
-        if (!execute(op_)) {
-            if (error_.empty())
+        if (!execute(m_op)) {
+            if (m_error.empty())
                 malformed("failed");
             return std::nullopt;
         }
@@ -782,16 +783,16 @@ bool Unpickler::execute(std::uint8_t op)
             // Wider than int64 unless the extra bytes only repeat the sign.
             if (n > 4096)
                 return malformed("an integer of " + std::to_string(n) + " bytes is beyond 64 bits");
-            if (!readString(n, scratch_))
+            if (!readString(n, m_scratch))
                 return false;
-            const bool negative = static_cast<unsigned char>(scratch_[n - 1]) & 0x80;
+            const bool negative = static_cast<unsigned char>(m_scratch[n - 1]) & 0x80;
             const char fillByte = negative ? '\xff' : '\0';
             for (std::size_t i = 8; i < n; ++i)
-                if (scratch_[i] != fillByte)
+                if (m_scratch[i] != fillByte)
                     return malformed("an integer beyond 64 bits is refused: no snapshot field needs one");
-            if (((static_cast<unsigned char>(scratch_[7]) & 0x80) != 0) != negative)
+            if (((static_cast<unsigned char>(m_scratch[7]) & 0x80) != 0) != negative)
                 return malformed("an integer beyond 64 bits is refused: no snapshot field needs one");
-            return push(Value::integer(static_cast<std::int64_t>(littleEndian(scratch_.data(), 8))));
+            return push(Value::integer(static_cast<std::int64_t>(littleEndian(m_scratch.data(), 8))));
         }
         if (!readExact(b, static_cast<std::size_t>(n)))
             return false;
@@ -812,9 +813,9 @@ bool Unpickler::execute(std::uint8_t op)
     }
     case 'I': // INT: decimal text; "01" / "00" are True / False (protocol 0)
     case 'L': { // LONG: decimal text with a trailing L
-        if (!readLine(scratch_))
+        if (!readLine(m_scratch))
             return false;
-        std::string_view t = scratch_;
+        std::string_view t = m_scratch;
         if (op == 'I' && t == "01")
             return push(Value::boolean(true));
         if (op == 'I' && t == "00")
@@ -829,14 +830,14 @@ bool Unpickler::execute(std::uint8_t op)
         return push(Value::integer(n));
     }
     case 'F': {
-        if (!readLine(scratch_))
+        if (!readLine(m_scratch))
             return false;
         // std::from_chars for double: locale-free, as Python's float().
         double d = 0;
-        const char *first = scratch_.data();
-        const auto [ptr, ec] = std::from_chars(first, first + scratch_.size(), d);
-        if (ec != std::errc() || ptr != first + scratch_.size())
-            return malformed("\"" + scratch_.substr(0, 40) + "\" is not a float");
+        const char *first = m_scratch.data();
+        const auto [ptr, ec] = std::from_chars(first, first + m_scratch.size(), d);
+        if (ec != std::errc() || ptr != first + m_scratch.size())
+            return malformed("\"" + m_scratch.substr(0, 40) + "\" is not a float");
         return push(Value::real(d));
     }
 
@@ -857,21 +858,21 @@ bool Unpickler::execute(std::uint8_t op)
         if (op == 'T' && (n & 0x80000000u))
             return malformed("negative string length");
         const Kind kind = (op == 'B' || op == 'C' || op == 0x8e || op == 0x96) ? Kind::Bytes : Kind::Str;
-        if (n <= static_cast<std::uint64_t>(end_ - p_)) { // the common case: no copy
-            const Value v = internString(std::string_view(p_, static_cast<std::size_t>(n)), kind);
-            p_ += n;
+        if (n <= static_cast<std::uint64_t>(m_end - m_p)) { // the common case: no copy
+            const Value v = internString(std::string_view(m_p, static_cast<std::size_t>(n)), kind);
+            m_p += n;
             return push(v);
         }
-        if (!readString(n, scratch_))
+        if (!readString(n, m_scratch))
             return false;
-        return push(internString(scratch_, kind));
+        return push(internString(m_scratch, kind));
     }
 
     // ---- containers
     case ']':
     case '}': {
         const Value v = newContainer(op == ']' ? Kind::List : Kind::Dict);
-        created(v, stack_.size());
+        created(v, m_stack.size());
         return push(v);
     }
     case ')':
@@ -880,14 +881,14 @@ bool Unpickler::execute(std::uint8_t op)
     case 0x86:
     case 0x87: {
         const std::size_t n = op - 0x84u;
-        const std::size_t floor = marks_.empty() ? 0 : marks_.back();
-        if (stack_.size() < floor + n)
+        const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
+        if (m_stack.size() < floor + n)
             return malformed("fewer than " + std::to_string(n) + " values on the stack");
         const Value t = newContainer(Kind::Tuple);
-        Object &o = objects_[t.id];
-        o.items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
-        liveValues_ += n;
-        stack_.resize(stack_.size() - n);
+        Object &o = m_objects[t.id];
+        o.items.assign(m_stack.end() - static_cast<std::ptrdiff_t>(n), m_stack.end());
+        m_liveValues += n;
+        m_stack.resize(m_stack.size() - n);
         return push(t);
     }
     case 't': // TUPLE
@@ -896,21 +897,21 @@ bool Unpickler::execute(std::uint8_t op)
         std::size_t m;
         if (!popMark(m))
             return false;
-        const std::size_t n = stack_.size() - m;
+        const std::size_t n = m_stack.size() - m;
         const Kind kind = op == 't' ? Kind::Tuple : op == 'l' ? Kind::List : Kind::Dict;
         if (kind == Kind::Dict && n % 2 != 0)
             return malformed("an odd number of values for a dict");
         const Value v = newContainer(kind);
         if (kind == Kind::Tuple) {
-            Object &o = objects_[v.id];
-            o.items.assign(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
-            liveValues_ += n;
-            stack_.resize(m);
+            Object &o = m_objects[v.id];
+            o.items.assign(m_stack.begin() + static_cast<std::ptrdiff_t>(m), m_stack.end());
+            m_liveValues += n;
+            m_stack.resize(m);
             return push(v);
         }
         // Built from items already there: where it goes is where the mark was.
-        std::vector<Value> items(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
-        stack_.resize(m);
+        std::vector<Value> items(m_stack.begin() + static_cast<std::ptrdiff_t>(m), m_stack.end());
+        m_stack.resize(m);
         created(v, m);
         if (!push(v))
             return false;
@@ -927,77 +928,77 @@ bool Unpickler::execute(std::uint8_t op)
         return true;
     }
     case 'a': { // APPEND
-        const std::size_t floor = marks_.empty() ? 0 : marks_.back();
-        if (stack_.size() < floor + 2)
+        const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
+        if (m_stack.size() < floor + 2)
             return malformed("APPEND needs a list and a value");
-        const Value item = stack_.back();
-        stack_.pop_back();
-        if (kind(stack_.back()) != Kind::List)
-            return malformed("APPEND to a " + std::string(kindName(kind(stack_.back()))));
-        return addItem(stack_.back(), {}, item);
+        const Value item = m_stack.back();
+        m_stack.pop_back();
+        if (kind(m_stack.back()) != Kind::List)
+            return malformed("APPEND to a " + std::string(kindName(kind(m_stack.back()))));
+        return addItem(m_stack.back(), {}, item);
     }
     case 'e': { // APPENDS
         std::size_t m;
         if (!popMark(m))
             return false;
-        if (m == 0 || kind(stack_[m - 1]) != Kind::List)
+        if (m == 0 || kind(m_stack[m - 1]) != Kind::List)
             return malformed("APPENDS to something that is not a list");
         return addItems(m - 1, m, false);
     }
     case 's': { // SETITEM
-        const std::size_t floor = marks_.empty() ? 0 : marks_.back();
-        if (stack_.size() < floor + 3)
+        const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
+        if (m_stack.size() < floor + 3)
             return malformed("SETITEM needs a dict, a key and a value");
-        const Value value = stack_.back();
-        const Value key = stack_[stack_.size() - 2];
-        stack_.resize(stack_.size() - 2);
-        if (kind(stack_.back()) != Kind::Dict)
-            return malformed("SETITEM on a " + std::string(kindName(kind(stack_.back()))));
+        const Value value = m_stack.back();
+        const Value key = m_stack[m_stack.size() - 2];
+        m_stack.resize(m_stack.size() - 2);
+        if (kind(m_stack.back()) != Kind::Dict)
+            return malformed("SETITEM on a " + std::string(kindName(kind(m_stack.back()))));
         if (key.kind == Kind::List || key.kind == Kind::Dict)
             return malformed("a list or dict as a dict key");
-        return addItem(stack_.back(), key, value);
+        return addItem(m_stack.back(), key, value);
     }
     case 'u': { // SETITEMS
         std::size_t m;
         if (!popMark(m))
             return false;
-        if (m == 0 || kind(stack_[m - 1]) != Kind::Dict)
+        if (m == 0 || kind(m_stack[m - 1]) != Kind::Dict)
             return malformed("SETITEMS on something that is not a dict");
-        if ((stack_.size() - m) % 2 != 0)
+        if ((m_stack.size() - m) % 2 != 0)
             return malformed("an odd number of values for SETITEMS");
         return addItems(m - 1, m, true);
     }
 
     // ---- stack manipulation
     case '(':
-        if (marks_.size() >= limits_.max_nesting)
-            return malformed("more than " + std::to_string(limits_.max_nesting) + " nested MARKs");
-        marks_.push_back(stack_.size());
+        if (m_marks.size() >= m_limits.max_nesting)
+            return malformed("more than " + std::to_string(m_limits.max_nesting) + " nested MARKs");
+        m_marks.push_back(m_stack.size());
         return true;
     case '0': // POP: the top value, or the mark when nothing is above it (as pickle.py)
-        if (!marks_.empty() && marks_.back() == stack_.size()) {
-            marks_.pop_back();
+        if (!m_marks.empty() && m_marks.back() == m_stack.size()) {
+            m_marks.pop_back();
             return true;
         }
-        if (stack_.empty())
+        if (m_stack.empty())
             return malformed("POP from an empty stack");
-        stack_.pop_back();
+        m_stack.pop_back();
         return true;
     case '1': { // POP_MARK
         std::size_t m;
         if (!popMark(m))
             return false;
-        stack_.resize(m);
+        m_stack.resize(m);
         return true;
     }
     case '2': // DUP
-        if (stack_.empty() || (!marks_.empty() && marks_.back() == stack_.size()))
+        if (m_stack.empty() || (!m_marks.empty() && m_marks.back() == m_stack.size()))
             return malformed("DUP of nothing");
-        return push(stack_.back());
+        return push(m_stack.back());
 
     // ---- memo
     case 0x94:
-        return memoPut(memo_.size() + sparseMemo_.size()); // MEMOIZE: the next index, as pickle.py's len(memo)
+        return memoPut(m_memo.size() + m_sparseMemo.size()); // MEMOIZE: the next index, as pickle.py's len(memo)
     case 'q':
         if (!readExact(b, 1))
             return false;
@@ -1016,12 +1017,12 @@ bool Unpickler::execute(std::uint8_t op)
         return memoGet(littleEndian(b, 4));
     case 'p': // PUT
     case 'g': { // GET: decimal index on a line
-        if (!readLine(scratch_))
+        if (!readLine(m_scratch))
             return false;
         std::uint64_t index = 0;
-        const auto [ptr, ec] = std::from_chars(scratch_.data(), scratch_.data() + scratch_.size(), index);
-        if (ec != std::errc() || ptr != scratch_.data() + scratch_.size() || scratch_.empty())
-            return malformed("\"" + scratch_.substr(0, 40) + "\" is not a memo index");
+        const auto [ptr, ec] = std::from_chars(m_scratch.data(), m_scratch.data() + m_scratch.size(), index);
+        if (ec != std::errc() || ptr != m_scratch.data() + m_scratch.size() || m_scratch.empty())
+            return malformed("\"" + m_scratch.substr(0, 40) + "\" is not a memo index");
         return op == 'p' ? memoPut(index) : memoGet(index);
     }
 

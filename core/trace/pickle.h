@@ -136,10 +136,10 @@ public:
     /// Runs to STOP: the top-level value, or nullopt with error() set
     /// ("pickle opcode GLOBAL at byte 12 is refused: ...").
     std::optional<Value> run();
-    const std::string &error() const { return error_; }
-    bool cancelled() const { return cancelled_; }
+    const std::string &error() const { return m_error; }
+    bool cancelled() const { return m_cancelled; }
     /// Offset of the opcode being executed, in the (decompressed) stream.
-    std::uint64_t offset() const { return opOffset_; }
+    std::uint64_t offset() const { return m_opOffset; }
 
     /// Stops the run with `message` (a Consumer's verdict on the data).
     void fail(std::string message);
@@ -192,17 +192,17 @@ private:
 
     // Input.
     bool fill(std::size_t n);
-    bool need(std::size_t n) { return static_cast<std::size_t>(end_ - p_) >= n || fill(n); }
+    bool need(std::size_t n) { return static_cast<std::size_t>(m_end - m_p) >= n || fill(n); }
     bool readExact(char *out, std::size_t n);
     bool readString(std::uint64_t n, std::string &out);
     bool readLine(std::string &out);
-    std::uint64_t position() const { return bufferStart_ + static_cast<std::uint64_t>(p_ - buffer_.data()); }
+    std::uint64_t position() const { return m_bufferStart + static_cast<std::uint64_t>(m_p - m_buffer.data()); }
 
     bool push(Value v)
     {
-        if (stack_.size() >= limits_.max_stack)
+        if (m_stack.size() >= m_limits.max_stack)
             return stackFull();
-        stack_.push_back(v);
+        m_stack.push_back(v);
         return true;
     }
     bool stackFull();
@@ -211,30 +211,30 @@ private:
     bool memoPut(std::uint64_t index);
     bool memoGet(std::uint64_t index);
 
-    ByteSource &source_;
-    Consumer *consumer_;
-    Limits limits_;
-    std::vector<char> buffer_;
-    const char *p_ = nullptr;
-    const char *end_ = nullptr;
-    std::uint64_t bufferStart_ = 0;
-    std::uint64_t nextProgress_ = 0;
-    std::uint64_t opOffset_ = 0;
-    std::uint8_t op_ = 0; ///< the opcode being executed
+    ByteSource &m_source;
+    Consumer *m_consumer;
+    Limits m_limits;
+    std::vector<char> m_buffer;
+    const char *m_p = nullptr;
+    const char *m_end = nullptr;
+    std::uint64_t m_bufferStart = 0;
+    std::uint64_t m_nextProgress = 0;
+    std::uint64_t m_opOffset = 0;
+    std::uint8_t m_op = 0; ///< the opcode being executed
 
-    std::vector<Value> stack_;
-    std::vector<std::size_t> marks_;
-    std::vector<Value> memo_;
-    std::unordered_map<std::uint64_t, Value> sparseMemo_;
-    std::vector<Object> objects_;
-    std::vector<std::uint32_t> freeSlots_;
-    std::vector<std::uint32_t> releaseWork_;
-    std::uint64_t liveValues_ = 0;
-    std::deque<std::string> strings_;
-    std::unordered_map<std::string_view, std::uint32_t> stringIndex_;
-    std::string scratch_;
-    std::string error_;
-    bool cancelled_ = false;
+    std::vector<Value> m_stack;
+    std::vector<std::size_t> m_marks;
+    std::vector<Value> m_memo;
+    std::unordered_map<std::uint64_t, Value> m_sparseMemo;
+    std::vector<Object> m_objects;
+    std::vector<std::uint32_t> m_freeSlots;
+    std::vector<std::uint32_t> m_releaseWork;
+    std::uint64_t m_liveValues = 0;
+    std::deque<std::string> m_strings;
+    std::unordered_map<std::string_view, std::uint32_t> m_stringIndex;
+    std::string m_scratch;
+    std::string m_error;
+    bool m_cancelled = false;
 };
 
 } // namespace pickle

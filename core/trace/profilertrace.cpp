@@ -27,40 +27,40 @@ class SourceBuf final : public std::streambuf
 {
 public:
     SourceBuf(ByteSource &source, const TraceImportOptions &options)
-        : source_(source)
-        , options_(options)
-        , buffer_(std::size_t{1} << 16)
+        : m_source(source)
+        , m_options(options)
+        , m_buffer(std::size_t{1} << 16)
     { }
 
-    bool cancelled() const { return cancelled_; }
+    bool cancelled() const { return m_cancelled; }
 
 protected:
     int_type underflow() override
     {
         if (gptr() < egptr())
             return traits_type::to_int_type(*gptr());
-        if (cancelled_)
+        if (m_cancelled)
             return traits_type::eof();
-        if (options_.progress && source_.bytesConsumed() >= lastProgress_ + kProgressEvery) {
-            lastProgress_ = source_.bytesConsumed();
-            if (!options_.progress(options_.progress_context, source_.bytesConsumed(), source_.bytesTotal())) {
-                cancelled_ = true;
+        if (m_options.progress && m_source.bytesConsumed() >= m_lastProgress + kProgressEvery) {
+            m_lastProgress = m_source.bytesConsumed();
+            if (!m_options.progress(m_options.progress_context, m_source.bytesConsumed(), m_source.bytesTotal())) {
+                m_cancelled = true;
                 return traits_type::eof();
             }
         }
-        const std::size_t n = source_.read(buffer_.data(), buffer_.size());
+        const std::size_t n = m_source.read(m_buffer.data(), m_buffer.size());
         if (n == 0)
             return traits_type::eof();
-        setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
+        setg(m_buffer.data(), m_buffer.data(), m_buffer.data() + n);
         return traits_type::to_int_type(*gptr());
     }
 
 private:
-    ByteSource &source_;
-    const TraceImportOptions &options_;
-    std::vector<char> buffer_;
-    std::uint64_t lastProgress_ = 0;
-    bool cancelled_ = false;
+    ByteSource &m_source;
+    const TraceImportOptions &m_options;
+    std::vector<char> m_buffer;
+    std::uint64_t m_lastProgress = 0;
+    bool m_cancelled = false;
 };
 
 // One scalar JSON value of an event, as much of it as the import needs.
@@ -119,7 +119,7 @@ class TraceSax
 {
 public:
     explicit TraceSax(const TraceImportOptions &options)
-        : options_(options)
+        : m_options(options)
     { }
 
     // nlohmann::json_sax interface.
@@ -159,104 +159,104 @@ public:
 
     bool key(std::string &k)
     {
-        if (skip_ == 0)
-            key_ = std::move(k);
+        if (m_skip == 0)
+            m_key = std::move(k);
         return true;
     }
 
     bool parse_error(std::size_t position, const std::string &, const nlohmann::detail::exception &ex)
     {
-        if (problems_.empty()) {
+        if (m_problems.empty()) {
             std::string what = ex.what();
             // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after the prefix.
             if (const std::size_t p = what.find("] "); p != std::string::npos)
                 what = what.substr(p + 2);
-            problems_.push_back({where(), "not valid JSON at byte " + std::to_string(position) + ": " + what});
+            m_problems.push_back({where(), "not valid JSON at byte " + std::to_string(position) + ": " + what});
         }
         return false;
     }
 
-    Problems problems_;
-    bool sawEventsArray_ = false;
-    std::int64_t memoryEvents_ = 0;
-    std::map<int, std::vector<TraceEvent>> byDevice_;
-    std::vector<int> devices_;
-    std::vector<TraceRange> ranges_;
-    bool allTimed_ = true;
+    Problems m_problems;
+    bool m_sawEventsArray = false;
+    std::int64_t m_memoryEvents = 0;
+    std::map<int, std::vector<TraceEvent>> m_byDevice;
+    std::vector<int> m_devices;
+    std::vector<TraceRange> m_ranges;
+    bool m_allTimed = true;
 
 private:
     enum class Where { Root, Top, Events, Event, Args };
 
     std::string where() const
     {
-        switch (where_) {
+        switch (m_where) {
         case Where::Root:
         case Where::Top:
-            return topKey_.empty() ? std::string{} : topKey_;
+            return m_topKey.empty() ? std::string{} : m_topKey;
         case Where::Events:
-            return "traceEvents[" + std::to_string(index_) + "]";
+            return "traceEvents[" + std::to_string(m_index) + "]";
         case Where::Event:
-            return "traceEvents[" + std::to_string(index_) + "]" + (key_.empty() ? "" : "." + key_);
+            return "traceEvents[" + std::to_string(m_index) + "]" + (m_key.empty() ? "" : "." + m_key);
         case Where::Args:
-            return "traceEvents[" + std::to_string(index_) + "].args" + (key_.empty() ? "" : "." + key_);
+            return "traceEvents[" + std::to_string(m_index) + "].args" + (m_key.empty() ? "" : "." + m_key);
         }
         return {};
     }
 
     bool fail(std::string path, std::string message, std::string suggestion = {})
     {
-        problems_.push_back({std::move(path), std::move(message), std::move(suggestion)});
+        m_problems.push_back({std::move(path), std::move(message), std::move(suggestion)});
         return false;
     }
 
     bool open(bool object)
     {
-        if (skip_ > 0) {
-            ++skip_;
+        if (m_skip > 0) {
+            ++m_skip;
             return true;
         }
-        switch (where_) {
+        switch (m_where) {
         case Where::Root:
             if (object) {
-                where_ = Where::Top;
+                m_where = Where::Top;
                 return true;
             }
             // An older export: the file is the array of events itself.
-            where_ = Where::Events;
-            sawEventsArray_ = true;
-            topIsArray_ = true;
+            m_where = Where::Events;
+            m_sawEventsArray = true;
+            m_topIsArray = true;
             return true;
         case Where::Top:
-            topKey_ = key_;
-            if (key_ == "traceEvents") {
+            m_topKey = m_key;
+            if (m_key == "traceEvents") {
                 if (object)
                     return fail("traceEvents", "expected an array of events, got an object");
-                where_ = Where::Events;
-                sawEventsArray_ = true;
-                index_ = -1;
+                m_where = Where::Events;
+                m_sawEventsArray = true;
+                m_index = -1;
                 return true;
             }
-            skip_ = 1;
+            m_skip = 1;
             return true;
         case Where::Events:
-            ++index_;
+            ++m_index;
             if (!object)
                 return fail(where(), "expected an event object, got an array");
-            where_ = Where::Event;
-            fields_.clear();
-            key_.clear();
+            m_where = Where::Event;
+            m_fields.clear();
+            m_key.clear();
             return true;
         case Where::Event:
-            if (object && key_ == "args") {
-                where_ = Where::Args;
+            if (object && m_key == "args") {
+                m_where = Where::Args;
                 return true;
             }
             set(Value::of(Value::Kind::Container));
-            skip_ = 1;
+            m_skip = 1;
             return true;
         case Where::Args:
             set(Value::of(Value::Kind::Container));
-            skip_ = 1;
+            m_skip = 1;
             return true;
         }
         return true;
@@ -264,28 +264,28 @@ private:
 
     bool close()
     {
-        if (skip_ > 0) {
-            --skip_;
+        if (m_skip > 0) {
+            --m_skip;
             return true;
         }
-        switch (where_) {
+        switch (m_where) {
         case Where::Root:
             return true;
         case Where::Top:
-            where_ = Where::Root;
+            m_where = Where::Root;
             return true;
         case Where::Events:
-            where_ = topIsArray_ ? Where::Root : Where::Top;
+            m_where = m_topIsArray ? Where::Root : Where::Top;
             return true;
         case Where::Event: {
             const bool ok = finishEvent();
-            where_ = Where::Events;
-            key_.clear();
+            m_where = Where::Events;
+            m_key.clear();
             return ok;
         }
         case Where::Args:
-            where_ = Where::Event;
-            key_.clear();
+            m_where = Where::Event;
+            m_key.clear();
             return true;
         }
         return true;
@@ -293,17 +293,17 @@ private:
 
     bool scalar(Value v)
     {
-        if (skip_ > 0)
+        if (m_skip > 0)
             return true;
-        switch (where_) {
+        switch (m_where) {
         case Where::Root:
             return fail("", "expected a Chrome trace (an object with traceEvents), got " + v.describe());
         case Where::Top:
-            if (key_ == "traceEvents")
+            if (m_key == "traceEvents")
                 return fail("traceEvents", "expected an array of events, got " + v.describe());
             return true;
         case Where::Events:
-            ++index_;
+            ++m_index;
             return fail(where(), "expected an event object, got " + v.describe());
         case Where::Event:
         case Where::Args:
@@ -315,30 +315,30 @@ private:
 
     void set(Value v)
     {
-        if (where_ == Where::Event) {
-            if (key_ == "ph")
-                fields_.ph = std::move(v);
-            else if (key_ == "cat")
-                fields_.cat = std::move(v);
-            else if (key_ == "name")
-                fields_.name = std::move(v);
-            else if (key_ == "ts")
-                fields_.ts = std::move(v);
-            else if (key_ == "dur")
-                fields_.dur = std::move(v);
-        } else if (where_ == Where::Args) {
+        if (m_where == Where::Event) {
+            if (m_key == "ph")
+                m_fields.ph = std::move(v);
+            else if (m_key == "cat")
+                m_fields.cat = std::move(v);
+            else if (m_key == "name")
+                m_fields.name = std::move(v);
+            else if (m_key == "ts")
+                m_fields.ts = std::move(v);
+            else if (m_key == "dur")
+                m_fields.dur = std::move(v);
+        } else if (m_where == Where::Args) {
             // The argument names of profiler_kineto.cpp's AddGenericMetadata
             // for ExtraFields<EventType::Allocation>.
-            if (key_ == "Device Type")
-                fields_.deviceType = std::move(v);
-            else if (key_ == "Device Id")
-                fields_.deviceId = std::move(v);
-            else if (key_ == "Addr")
-                fields_.addr = std::move(v);
-            else if (key_ == "Bytes")
-                fields_.bytes = std::move(v);
-            else if (key_ == "Total Allocated")
-                fields_.totalAllocated = std::move(v);
+            if (m_key == "Device Type")
+                m_fields.deviceType = std::move(v);
+            else if (m_key == "Device Id")
+                m_fields.deviceId = std::move(v);
+            else if (m_key == "Addr")
+                m_fields.addr = std::move(v);
+            else if (m_key == "Bytes")
+                m_fields.bytes = std::move(v);
+            else if (m_key == "Total Allocated")
+                m_fields.totalAllocated = std::move(v);
         }
     }
 
@@ -346,7 +346,7 @@ private:
     // may use all 64 bits (Kineto writes it through intptr_t).
     bool integer(const Value &v, const std::string &field, std::int64_t &out, bool address = false)
     {
-        const std::string path = "traceEvents[" + std::to_string(index_) + "]." + field;
+        const std::string path = "traceEvents[" + std::to_string(m_index) + "]." + field;
         switch (v.kind) {
         case Value::Kind::Absent:
             return fail(path, "missing", "Kineto writes it with every [memory] event (profile_memory=True)");
@@ -375,7 +375,7 @@ private:
         if (v.kind == Value::Kind::Absent)
             return true;
         if (!v.isNumber() || !std::isfinite(v.number()))
-            return fail("traceEvents[" + std::to_string(index_) + "]." + field,
+            return fail("traceEvents[" + std::to_string(m_index) + "]." + field,
                         "expected a number of microseconds, got " + v.describe());
         out = v.number();
         present = true;
@@ -384,7 +384,7 @@ private:
 
     bool finishEvent()
     {
-        const EventFields &f = fields_;
+        const EventFields &f = m_fields;
         if (f.name.kind == Value::Kind::String && f.name.s == "[memory]")
             return memoryEvent();
         // Ranges: record_function / ProfilerStep#N are "user_annotation"
@@ -399,30 +399,30 @@ private:
         if (!time(f.ts, "ts", ts, hasTs) || !time(f.dur, "dur", dur, hasDur))
             return false;
         if (!hasTs)
-            return fail("traceEvents[" + std::to_string(index_) + "].ts", "missing from a range");
+            return fail("traceEvents[" + std::to_string(m_index) + "].ts", "missing from a range");
         if (f.name.kind != Value::Kind::String)
-            return fail("traceEvents[" + std::to_string(index_) + "].name",
+            return fail("traceEvents[" + std::to_string(m_index) + "].name",
                         "expected a string, got " + f.name.describe());
         if (dur < 0)
-            return fail("traceEvents[" + std::to_string(index_) + "].dur", "negative duration");
-        ranges_.push_back({f.name.s, ts, ts + dur});
+            return fail("traceEvents[" + std::to_string(m_index) + "].dur", "negative duration");
+        m_ranges.push_back({f.name.s, ts, ts + dur});
         return true;
     }
 
     bool memoryEvent()
     {
-        const EventFields &f = fields_;
-        ++memoryEvents_;
+        const EventFields &f = m_fields;
+        ++m_memoryEvents;
         std::int64_t type = 0, id = 0, addr = 0, bytes = 0;
         if (!integer(f.deviceType, "args.Device Type", type) || !integer(f.deviceId, "args.Device Id", id)
             || !integer(f.addr, "args.Addr", addr, true) || !integer(f.bytes, "args.Bytes", bytes))
             return false;
         if (bytes == std::numeric_limits<std::int64_t>::min())
-            return fail("traceEvents[" + std::to_string(index_) + "].args.Bytes", "out of range");
+            return fail("traceEvents[" + std::to_string(m_index) + "].args.Bytes", "out of range");
         int device = kCpuDevice;
         if (type != kCpuDeviceType) {
             if (id < 0 || id > 1 << 20)
-                return fail("traceEvents[" + std::to_string(index_) + "].args.Device Id",
+                return fail("traceEvents[" + std::to_string(m_index) + "].args.Device Id",
                             "expected a device index, got " + std::to_string(id));
             device = static_cast<int>(id);
         }
@@ -430,21 +430,21 @@ private:
         bool hasTs = false;
         if (!time(f.ts, "ts", ts, hasTs))
             return false;
-        allTimed_ = allTimed_ && hasTs;
+        m_allTimed = m_allTimed && hasTs;
 
-        if (std::find(devices_.begin(), devices_.end(), device) == devices_.end())
-            devices_.push_back(device);
+        if (std::find(m_devices.begin(), m_devices.end(), device) == m_devices.end())
+            m_devices.push_back(device);
         // Keep only what can still be chosen: the asked device; else the
         // accelerators (the CPU's events are dropped once one appears).
-        if (options_.device) {
-            if (device != *options_.device)
+        if (m_options.device) {
+            if (device != *m_options.device)
                 return true;
         } else if (device == kCpuDevice) {
-            if (sawAccelerator_)
+            if (m_sawAccelerator)
                 return true;
-        } else if (!sawAccelerator_) {
-            sawAccelerator_ = true;
-            byDevice_.erase(kCpuDevice);
+        } else if (!m_sawAccelerator) {
+            m_sawAccelerator = true;
+            m_byDevice.erase(kCpuDevice);
         }
         TraceEvent e;
         e.action = bytes >= 0 ? TraceAction::Alloc : TraceAction::FreeCompleted;
@@ -456,19 +456,19 @@ private:
         if (f.totalAllocated.kind != Value::Kind::Absent && !integer(f.totalAllocated, "args.Total Allocated", total))
             return false;
         e.total_allocated = total;
-        byDevice_[device].push_back(e);
+        m_byDevice[device].push_back(e);
         return true;
     }
 
-    const TraceImportOptions &options_;
-    Where where_ = Where::Root;
-    std::int64_t skip_ = 0; // depth inside a value that is skipped
-    std::int64_t index_ = -1; // of the current traceEvents[] entry
-    std::string key_;
-    std::string topKey_;
-    bool topIsArray_ = false;
-    bool sawAccelerator_ = false;
-    EventFields fields_;
+    const TraceImportOptions &m_options;
+    Where m_where = Where::Root;
+    std::int64_t m_skip = 0; // depth inside a value that is skipped
+    std::int64_t m_index = -1; // of the current traceEvents[] entry
+    std::string m_key;
+    std::string m_topKey;
+    bool m_topIsArray = false;
+    bool m_sawAccelerator = false;
+    EventFields m_fields;
 };
 
 std::string listDevices(const std::vector<int> &devices)
@@ -492,7 +492,7 @@ TraceLoadResult loadProfilerTrace(ByteSource &source, const TraceImportOptions &
     } catch (const std::exception &e) {
         // The SAX parser reports syntax errors through parse_error(); this
         // is what is left (out of memory, an adapter failure).
-        sax.problems_.push_back({"", std::string("cannot read the trace: ") + e.what()});
+        sax.m_problems.push_back({"", std::string("cannot read the trace: ") + e.what()});
     }
     if (buf.cancelled()) {
         result.problems.push_back({"", "import cancelled"});
@@ -503,22 +503,22 @@ TraceLoadResult loadProfilerTrace(ByteSource &source, const TraceImportOptions &
         result.problems.push_back({"", source.error()});
         return result;
     }
-    if (!sax.problems_.empty()) {
-        result.problems = std::move(sax.problems_);
+    if (!sax.m_problems.empty()) {
+        result.problems = std::move(sax.m_problems);
         return result;
     }
-    if (!sax.sawEventsArray_) {
+    if (!sax.m_sawEventsArray) {
         result.problems.push_back(
             {"traceEvents", "missing: not a Chrome trace", "export one with torch.profiler's export_chrome_trace()"});
         return result;
     }
-    if (sax.memoryEvents_ == 0) {
+    if (sax.m_memoryEvents == 0) {
         result.problems.push_back(
             {"traceEvents", "no [memory] events", "record with torch.profiler.profile(profile_memory=True)"});
         return result;
     }
 
-    std::vector<int> devices = sax.devices_;
+    std::vector<int> devices = sax.m_devices;
     std::sort(devices.begin(), devices.end());
     int device = kCpuDevice;
     if (options.device) {
@@ -538,8 +538,8 @@ TraceLoadResult loadProfilerTrace(ByteSource &source, const TraceImportOptions &
     trace.format = TraceFormat::ProfilerTrace;
     trace.device = device;
     trace.devices = devices;
-    trace.events = std::move(sax.byDevice_[device]);
-    trace.has_times = sax.allTimed_;
+    trace.events = std::move(sax.m_byDevice[device]);
+    trace.has_times = sax.m_allTimed;
     // Kineto writes each thread's activities as a block, so a trace need not
     // be in time order across threads; the allocator's order is the time order.
     if (trace.has_times)
@@ -552,7 +552,7 @@ TraceLoadResult loadProfilerTrace(ByteSource &source, const TraceImportOptions &
         if (before >= 0)
             trace.initial_allocated_bytes = before;
     }
-    trace.ranges = std::move(sax.ranges_);
+    trace.ranges = std::move(sax.m_ranges);
     std::stable_sort(trace.ranges.begin(), trace.ranges.end(),
                      [](const TraceRange &a, const TraceRange &b) { return a.start_us < b.start_us; });
     result.trace = std::move(trace);

@@ -74,7 +74,7 @@ class SnapshotReader final : public pickle::Consumer
 {
 public:
     explicit SnapshotReader(const TraceImportOptions &options)
-        : options_(options)
+        : m_options(options)
     { }
 
     // Aux tags: a DeviceTrace list's device, a Segment's index, a Blocks
@@ -83,8 +83,8 @@ public:
     {
         const Kind kind = created.kind;
         const std::uint8_t ownerRole = vm.role(owner);
-        if (!sawRoot_ && owner.kind == Kind::None) {
-            sawRoot_ = true;
+        if (!m_sawRoot && owner.kind == Kind::None) {
+            m_sawRoot = true;
             return kind == Kind::Dict ? Root : None;
         }
         if (ownerRole == Root && kind == Kind::List && key.kind == Kind::Str) {
@@ -142,7 +142,7 @@ public:
 
     bool onProgress(std::uint64_t bytesRead, std::uint64_t bytesTotal) override
     {
-        return !options_.progress || options_.progress(options_.progress_context, bytesRead, bytesTotal);
+        return !m_options.progress || m_options.progress(m_options.progress_context, bytesRead, bytesTotal);
     }
 
     TraceLoadResult finish(Unpickler &vm, std::optional<Value> top);
@@ -150,9 +150,9 @@ public:
 private:
     bool fail(Unpickler &vm, std::string path, std::string message)
     {
-        if (problem_.message.empty())
-            problem_ = Problem(std::move(path), std::move(message));
-        vm.fail(problem_.toString());
+        if (m_problem.message.empty())
+            m_problem = Problem(std::move(path), std::move(message));
+        vm.fail(m_problem.toString());
         return false;
     }
 
@@ -188,7 +188,7 @@ private:
         if (key.kind != Kind::Str || (k != "segments" && k != "device_traces"))
             return false; // allocator_settings, external_annotations, ...: kept
         const bool isSegments = k == "segments";
-        bool &seen = isSegments ? sawSegments_ : sawDeviceTraces_;
+        bool &seen = isSegments ? m_sawSegments : m_sawDeviceTraces;
         if (seen)
             return fail(vm, std::string(k), "appears twice");
         seen = true;
@@ -236,20 +236,20 @@ private:
             if (vm.kind(*blocks) != Kind::List)
                 return wrongType(vm, path + ".blocks", "a list", *blocks);
             if (vm.role(*blocks) == Blocks) {
-                const auto it = pendingBlocks_.find(handleKey(*blocks));
-                if (it != pendingBlocks_.end()) {
+                const auto it = m_pendingBlocks.find(handleKey(*blocks));
+                if (it != m_pendingBlocks.end()) {
                     if (vm.aux(*blocks) != index + 1)
                         return fail(vm, path + ".blocks", "built where the reader did not expect it");
                     s.blocks = std::move(it->second);
-                    pendingBlocks_.erase(it);
+                    m_pendingBlocks.erase(it);
                 }
             }
             for (std::size_t i = 0; i < vm.size(*blocks); ++i) // not taken as built: take them now
                 if (!readBlock(vm, vm.at(*blocks, i), path + ".blocks", static_cast<std::int64_t>(i), s.blocks))
                     return false;
         }
-        devicesSeen_.insert(s.device);
-        segments_.push_back(std::move(s));
+        m_devicesSeen.insert(s.device);
+        m_segments.push_back(std::move(s));
         return true;
     }
 
@@ -258,7 +258,8 @@ private:
     bool block(Unpickler &vm, Value list, Value item, std::int64_t index)
     {
         const std::int64_t segIndex = vm.aux(list) - 1;
-        return readBlock(vm, item, indexPath("segments", segIndex) + ".blocks", index, pendingBlocks_[handleKey(list)]);
+        return readBlock(vm, item, indexPath("segments", segIndex) + ".blocks", index,
+                         m_pendingBlocks[handleKey(list)]);
     }
 
     // MemoryViz.js annotate_snapshot: a block's frames and requested_size,
@@ -323,7 +324,7 @@ private:
                 if (!event(vm, vm.at(list, i), index, static_cast<std::int64_t>(i)))
                     return false;
         }
-        attached_.insert(index);
+        m_attached.insert(index);
         return true;
     }
 
@@ -333,19 +334,19 @@ private:
             return fail(vm, "device_traces", "a list of events outside device_traces");
         if (device > 1'000'000)
             return fail(vm, indexPath("device_traces", device), "more devices than any machine has");
-        devicesSeen_.insert(static_cast<int>(device));
+        m_devicesSeen.insert(static_cast<int>(device));
         bool keep;
-        if (options_.device)
-            keep = device == *options_.device;
+        if (m_options.device)
+            keep = device == *m_options.device;
         else {
-            if (!chosen_)
-                chosen_ = static_cast<int>(device);
-            keep = device == *chosen_;
+            if (!m_chosen)
+                m_chosen = static_cast<int>(device);
+            keep = device == *m_chosen;
         }
         if (!convertEvent(vm, e, device, index, keep))
             return false;
         if (keep)
-            keptDevice_ = static_cast<int>(device);
+            m_keptDevice = static_cast<int>(device);
         return true;
     }
 
@@ -394,7 +395,7 @@ private:
                     ev.time_us = v.f;
                 else if (v.kind != Kind::None)
                     return wrongType(vm, eventPath(device, index, key), "a number", v);
-                hasTimes_ = hasTimes_ || v.kind != Kind::None;
+                m_hasTimes = m_hasTimes || v.kind != Kind::None;
             } else if (code == EventKey::Frames) {
                 frames = v;
             }
@@ -409,14 +410,14 @@ private:
         if (!keep)
             return true;
         if (unknownAction) { // MemoryViz.js skips actions it does not know
-            ++skippedActions_;
+            ++m_skippedActions;
             return true;
         }
         if (frames.kind != Kind::None
             && !stackOf(
                 vm, frames, [&] { return eventPath(device, index, "frames"); }, ev.stack))
             return false;
-        events_.push_back(ev);
+        m_events.push_back(ev);
         return true;
     }
 
@@ -433,9 +434,9 @@ private:
     {
         if (k.kind != Kind::Str)
             return EventKey::Other;
-        if (k.id >= keyCodes_.size())
-            keyCodes_.resize(k.id + 1, EventKey::Unknown);
-        EventKey &c = keyCodes_[k.id];
+        if (k.id >= m_keyCodes.size())
+            m_keyCodes.resize(k.id + 1, EventKey::Unknown);
+        EventKey &c = m_keyCodes[k.id];
         if (c == EventKey::Unknown) {
             const std::string_view t = vm.text(k);
             c = t == "action"    ? EventKey::Action
@@ -451,9 +452,9 @@ private:
 
     bool actionOf(Unpickler &vm, Value v, TraceAction &a)
     {
-        if (v.id >= actionCodes_.size())
-            actionCodes_.resize(v.id + 1, 0);
-        std::int8_t &c = actionCodes_[v.id];
+        if (v.id >= m_actionCodes.size())
+            m_actionCodes.resize(v.id + 1, 0);
+        std::int8_t &c = m_actionCodes[v.id];
         if (c == 0) {
             TraceAction found;
             c = actionNamed(vm.text(v), found) ? static_cast<std::int8_t>(static_cast<int>(found) + 1) : -1;
@@ -499,25 +500,26 @@ private:
         }
         if (kind != Kind::List && kind != Kind::Tuple)
             return wrongType(vm, path(), "a list", frames);
-        scratchStack_.clear();
+        m_scratchStack.clear();
         const std::size_t n = vm.size(frames);
         for (std::size_t i = 0; i < n; ++i) {
             const Value f = vm.at(frames, i);
             std::int32_t id = -1;
             if (!frameOf(vm, f, path, i, id))
                 return false;
-            scratchStack_.push_back(id);
+            m_scratchStack.push_back(id);
         }
-        if (scratchStack_.empty()) {
+        if (m_scratchStack.empty()) {
             stack = -1;
         } else {
-            const auto [it, inserted] = stackIds_.try_emplace(scratchStack_, static_cast<std::int32_t>(stacks_.size()));
+            const auto [it, inserted]
+                = m_stackIds.try_emplace(m_scratchStack, static_cast<std::int32_t>(m_stacks.size()));
             if (inserted) {
                 std::vector<TraceFrame> frameList;
-                frameList.reserve(scratchStack_.size());
-                for (std::int32_t id : scratchStack_)
-                    frameList.push_back(frames_[static_cast<std::size_t>(id)]);
-                stacks_.push_back(std::move(frameList));
+                frameList.reserve(m_scratchStack.size());
+                for (std::int32_t id : m_scratchStack)
+                    frameList.push_back(m_frames[static_cast<std::size_t>(id)]);
+                m_stacks.push_back(std::move(frameList));
             }
             stack = it->second;
         }
@@ -545,9 +547,9 @@ private:
             key.name = vm.text(*name);
         if (line && line->kind == Kind::Int)
             key.line = line->i;
-        const auto [it, inserted] = frameIds_.try_emplace(key, static_cast<std::int32_t>(frames_.size()));
+        const auto [it, inserted] = m_frameIds.try_emplace(key, static_cast<std::int32_t>(m_frames.size()));
         if (inserted)
-            frames_.push_back(TraceFrame{key.filename, key.line, key.name});
+            m_frames.push_back(TraceFrame{key.filename, key.line, key.name});
         id = it->second;
         vm.convert(f, id);
         return true;
@@ -557,25 +559,25 @@ private:
 
     void annotations(Unpickler &vm, Value list, int device, std::vector<TraceRange> &ranges, Problems &problems);
 
-    const TraceImportOptions &options_;
-    Problem problem_;
-    bool sawRoot_ = false, sawSegments_ = false, sawDeviceTraces_ = false;
-    std::optional<int> chosen_;
-    std::optional<int> keptDevice_;
-    std::set<int> devicesSeen_;
-    std::set<std::int64_t> attached_;
-    std::vector<PendingSegment> segments_;
-    std::unordered_map<std::uint64_t, std::vector<PendingBlock>> pendingBlocks_;
-    std::vector<TraceEvent> events_;
-    bool hasTimes_ = false;
-    std::int64_t skippedActions_ = 0;
-    std::vector<TraceFrame> frames_;
-    std::unordered_map<FrameKey, std::int32_t, FrameKeyHash> frameIds_;
-    std::vector<std::vector<TraceFrame>> stacks_;
-    std::unordered_map<std::vector<std::int32_t>, std::int32_t, StackHash> stackIds_;
-    std::vector<std::int32_t> scratchStack_;
-    std::vector<EventKey> keyCodes_;
-    std::vector<std::int8_t> actionCodes_;
+    const TraceImportOptions &m_options;
+    Problem m_problem;
+    bool m_sawRoot = false, m_sawSegments = false, m_sawDeviceTraces = false;
+    std::optional<int> m_chosen;
+    std::optional<int> m_keptDevice;
+    std::set<int> m_devicesSeen;
+    std::set<std::int64_t> m_attached;
+    std::vector<PendingSegment> m_segments;
+    std::unordered_map<std::uint64_t, std::vector<PendingBlock>> m_pendingBlocks;
+    std::vector<TraceEvent> m_events;
+    bool m_hasTimes = false;
+    std::int64_t m_skippedActions = 0;
+    std::vector<TraceFrame> m_frames;
+    std::unordered_map<FrameKey, std::int32_t, FrameKeyHash> m_frameIds;
+    std::vector<std::vector<TraceFrame>> m_stacks;
+    std::unordered_map<std::vector<std::int32_t>, std::int32_t, StackHash> m_stackIds;
+    std::vector<std::int32_t> m_scratchStack;
+    std::vector<EventKey> m_keyCodes;
+    std::vector<std::int8_t> m_actionCodes;
 };
 
 // external_annotations: {name, stage START / END, device, time_us}; a START
@@ -640,8 +642,8 @@ TraceLoadResult SnapshotReader::finish(Unpickler &vm, std::optional<Value> top)
     if (!top) {
         if (vm.cancelled())
             result.problems.emplace_back("", "import cancelled");
-        else if (!problem_.message.empty())
-            result.problems.push_back(problem_);
+        else if (!m_problem.message.empty())
+            result.problems.push_back(m_problem);
         else
             result.problems.emplace_back("", vm.error());
         return result;
@@ -654,40 +656,40 @@ TraceLoadResult SnapshotReader::finish(Unpickler &vm, std::optional<Value> top)
                                      "record one with torch.cuda.memory._dump_snapshot()");
         return result;
     }
-    if (!sawDeviceTraces_) {
+    if (!m_sawDeviceTraces) {
         result.problems.emplace_back("device_traces", "missing: the snapshot holds no allocator trace",
                                      "record with torch.cuda.memory._record_memory_history() before the snapshot");
         return result;
     }
-    if (!sawSegments_) {
+    if (!m_sawSegments) {
         result.problems.emplace_back("segments", "missing");
         return result;
     }
-    if (keptDevice_ && !attached_.count(*keptDevice_)) {
-        result.problems.emplace_back(indexPath("device_traces", *keptDevice_),
+    if (m_keptDevice && !m_attached.count(*m_keptDevice)) {
+        result.problems.emplace_back(indexPath("device_traces", *m_keptDevice),
                                      "events that never reached device_traces (an unusual pickle layout)");
         return result;
     }
     MeasuredTrace trace;
     trace.format = TraceFormat::Snapshot;
-    trace.devices.assign(devicesSeen_.begin(), devicesSeen_.end());
-    if (options_.device) {
-        if (!devicesSeen_.count(*options_.device)) {
+    trace.devices.assign(m_devicesSeen.begin(), m_devicesSeen.end());
+    if (m_options.device) {
+        if (!m_devicesSeen.count(*m_options.device)) {
             std::string list;
-            for (int d : devicesSeen_)
+            for (int d : m_devicesSeen)
                 list += (list.empty() ? "" : ", ") + std::to_string(d);
-            result.problems.emplace_back("device", "device " + std::to_string(*options_.device)
+            result.problems.emplace_back("device", "device " + std::to_string(*m_options.device)
                                                        + " has no events or segments in this snapshot"
                                                        + (list.empty() ? "" : " (devices: " + list + ")"));
             return result;
         }
-        trace.device = *options_.device;
-    } else if (keptDevice_) {
-        trace.device = *keptDevice_;
-    } else if (!devicesSeen_.empty()) {
-        trace.device = *devicesSeen_.begin(); // no events anywhere: the lowest with segments
+        trace.device = *m_options.device;
+    } else if (m_keptDevice) {
+        trace.device = *m_keptDevice;
+    } else if (!m_devicesSeen.empty()) {
+        trace.device = *m_devicesSeen.begin(); // no events anywhere: the lowest with segments
     }
-    for (PendingSegment &s : segments_) {
+    for (PendingSegment &s : m_segments) {
         if (s.device != trace.device)
             continue;
         trace.segments.push_back(s.segment);
@@ -700,14 +702,14 @@ TraceLoadResult SnapshotReader::finish(Unpickler &vm, std::optional<Value> top)
             addr += static_cast<std::uint64_t>(b.size);
         }
     }
-    trace.events = std::move(events_);
-    trace.stacks = std::move(stacks_);
-    trace.has_times = hasTimes_;
+    trace.events = std::move(m_events);
+    trace.stacks = std::move(m_stacks);
+    trace.has_times = m_hasTimes;
     if (const std::optional<Value> ann = vm.find(*top, "external_annotations"))
         annotations(vm, *ann, trace.device, trace.ranges, result.problems);
-    if (skippedActions_ > 0)
+    if (m_skippedActions > 0)
         result.problems.emplace_back("device_traces",
-                                     std::to_string(skippedActions_)
+                                     std::to_string(m_skippedActions)
                                          + " event(s) with an unknown action, skipped as MemoryViz.js does",
                                      "", Problem::Severity::Warning);
     result.trace = std::move(trace);
