@@ -13,6 +13,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "core/config/editrules.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
 #include "core/model/gradoffload.h"
@@ -79,23 +80,13 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     addSpin(
         par, tr("Pipeline (p)"), 1, 1024,
         [](const Config &config) { return config.parallelism.pipeline_model_parallel_size; },
-        [](Config &config, std::int64_t v) {
-            config.parallelism.pipeline_model_parallel_size = v;
-            dropStaleLayout(config.parallelism);
-        },
+        [](Config &config, std::int64_t v) { setPipelineSize(config.parallelism, v); },
         tr("splits the layers into stages"));
     fieldOfLast(QStringLiteral("parallelism.pipeline_model_parallel_size"));
     addSpin(
         par, tr("Virtual stages (v)"), 1, 64,
         [](const Config &config) { return config.parallelism.virtual_pipeline_model_parallel_size; },
-        [](Config &config, std::int64_t v) {
-            config.parallelism.virtual_pipeline_model_parallel_size = v;
-            // Interleaved exactly when v > 1, unless a two-chunk schedule keeps its two.
-            const PipelineSchedule s = config.parallelism.schedule();
-            if (chunksPerRankFor(s, v) != v)
-                config.parallelism.pipeline_schedule.reset();
-            dropStaleLayout(config.parallelism);
-        },
+        [](Config &config, std::int64_t v) { setVirtualStages(config.parallelism, v); },
         tr("layer chunks per pipeline rank (interleaved 1F1B)"));
     fieldOfLast(QStringLiteral("parallelism.virtual_pipeline_model_parallel_size"));
     addSpin(
@@ -131,16 +122,7 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
          tr("ZB-H2 (zero bubble)"), tr("ZB-V (zero bubble, V)"), QStringLiteral("DualPipe"),
          QStringLiteral("DualPipeV")},
         [](const Config &config) { return std::int64_t(config.parallelism.schedule()); },
-        [](Config &config, std::int64_t v) {
-            const PipelineSchedule s = PipelineSchedule(v);
-            ParallelismConfig &p = config.parallelism;
-            const std::int64_t chunks = chunksPerRankFor(s, p.virtual_pipeline_model_parallel_size);
-            if (chunks != p.virtual_pipeline_model_parallel_size) {
-                p.virtual_pipeline_model_parallel_size = chunks;
-                dropStaleLayout(p);
-            }
-            p.pipeline_schedule = s;
-        });
+        [](Config &config, std::int64_t v) { setSchedule(config.parallelism, PipelineSchedule(v)); });
     fieldOfLast(QStringLiteral("parallelism.pipeline_schedule"));
     // Its text changes with t, p, d or c: a width of its own (the field's, which is wider than the text)
     // would relayout and repaint the whole panel whenever it grew by a digit.

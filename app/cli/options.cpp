@@ -2,6 +2,7 @@
 #include "app/cli/options.h"
 
 #include "core/check/validate.h"
+#include "core/config/editrules.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
 
@@ -164,7 +165,7 @@ std::string_view assignedKey(std::string_view assignment)
 
 // A --set of p or v leaves a preset's pipeline_layout describing another
 // pipeline unless the same command line gives a new layout: then it goes, as
-// when the GUI's p or v control moves (dropStaleLayout in core/config/config.h).
+// when the GUI's p or v control moves (dropStaleLayout in core/config/editrules.h).
 bool layoutMayGoStale(const std::vector<std::string> &sets)
 {
     bool pipelineChanged = false;

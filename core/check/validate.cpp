@@ -2,10 +2,10 @@
 #include "core/check/validate.h"
 
 #include "core/model/activations.h"
+#include "core/model/kvcache.h"
 #include "core/model/parameters.h"
 #include "core/model/policymatch.h"
 #include "core/model/tensorpolicy.h"
-#include "core/serving/inference.h"
 
 #include <algorithm>
 #include <cmath>

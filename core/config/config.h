@@ -299,21 +299,16 @@ struct Config
     bool operator==(const Config &) const = default;
 };
 
-// The layers of one virtual pipeline stage: [first, first + count).
+// The inference section with its defaults applied (context_length: training.seq_length).
+InferenceConfig resolvedInference(const Config &config);
+
+// The layers of one virtual pipeline stage: [first, first + count)
+// (stageLayers in core/schedule/stagelayers.h lays them out).
 struct StageLayers
 {
     std::int64_t first = 0;
     std::int64_t count = 0;
 };
-// Every stage's layers in stage order (p·v entries), from pipeline_layout or the even split.
-std::vector<StageLayers> stageLayers(const Config &config);
-// A pipeline_layout lists one layer count per virtual stage (p·v entries); after
-// p or v changes it describes another pipeline. Clears it then, so the even
-// split takes over (validation explains when the layers do not divide), and
-// says whether it did. The control panel and the CLI's --set both apply it.
-bool dropStaleLayout(ParallelismConfig &parallelism);
-// The transformer layers a pipeline rank holds, all its chunks together.
-std::int64_t rankLayers(const std::vector<StageLayers> &stages, std::int64_t p, std::int64_t rank);
 
 // Names used in the preset format, both ways.
 std::string_view normalizationName(Normalization);

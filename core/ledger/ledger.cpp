@@ -13,49 +13,12 @@
 #include "core/model/parameters.h"
 #include "core/model/policymatch.h"
 #include "core/schedule/schedule.h"
+#include "core/schedule/stagelayers.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace memledger {
-
-std::string_view categoryKey(Category c)
-{
-    switch (c) {
-    case Category::Weights:
-        return "weights";
-    case Category::Gradients:
-        return "gradients";
-    case Category::OptimizerStates:
-        return "optimizer_states";
-    case Category::Activations:
-        return "activations";
-    case Category::Communication:
-        return "communication";
-    case Category::Runtime:
-        return "runtime";
-    }
-    return "runtime";
-}
-
-std::string_view categoryLabel(Category c)
-{
-    switch (c) {
-    case Category::Weights:
-        return "Weights";
-    case Category::Gradients:
-        return "Gradients";
-    case Category::OptimizerStates:
-        return "Optimizer states";
-    case Category::Activations:
-        return "Activations";
-    case Category::Communication:
-        return "Communication";
-    case Category::Runtime:
-        return "Runtime";
-    }
-    return "Runtime";
-}
 
 std::string_view placementName(Placement p)
 {
@@ -68,6 +31,15 @@ std::string_view placementName(Placement p)
         return "nvme";
     }
     return "device";
+}
+
+std::vector<std::int64_t> Ledger::largestParameterTensors() const
+{
+    std::vector<std::int64_t> out;
+    out.reserve(ranks.size());
+    for (const RankLedger &r : ranks)
+        out.push_back(r.largest_parameter_tensor);
+    return out;
 }
 
 bool Ledger::fits() const
@@ -264,7 +236,7 @@ void addOptimizerStepRows(RankBuilder &rb, RankLedger &rank, const Context &x, s
     const ParamCount full = muonFullMatrices(config, x.stages, r);
     const std::size_t before = rank.entries.size();
     rb.add(Category::OptimizerStates, Placement::Device, "Muon Newton–Schulz working set (transient)",
-           muonStep(config.hardware, full, 0.0, true).workingSetBytes,
+           muonWorkingSetBytes(full),
            "largest full matrix m×n (m ≤ n): (3mn + 2m²) = " + num(full.nsWorkingElements) + " elements × "
                + std::to_string(dtypeBytes(kNewtonSchulzDtype)) + " B " + std::string(dtypeName(kNewtonSchulzDtype))
                + " (gathered G, X and the next X, m×n; A = X·Xᵀ and B = b·A + c·A·A, m×m)",

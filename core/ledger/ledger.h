@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/base/category.h"
 #include "core/base/problem.h"
 #include "core/base/units.h"
 #include "core/config/config.h"
@@ -12,17 +13,6 @@
 #include <vector>
 
 namespace memledger {
-
-// Fixed order, bottom-up in every chart and table: the model states, then
-// activations, buffers and the runtime reserve (docs/accounting.md).
-enum class Category { Weights, Gradients, OptimizerStates, Activations, Communication, Runtime };
-constexpr int kCategoryCount = 6;
-constexpr std::array<Category, kCategoryCount> kCategories
-    = {Category::Weights,     Category::Gradients,     Category::OptimizerStates,
-       Category::Activations, Category::Communication, Category::Runtime};
-
-std::string_view categoryKey(Category c); // "optimizer_states" (JSON/CSV keys)
-std::string_view categoryLabel(Category c); // "Optimizer states" (tables, legends)
 
 enum class Placement { Device, Host, NVMe };
 std::string_view placementName(Placement p);
@@ -101,6 +91,8 @@ struct Ledger
 
     bool fits() const; // every rank fits the device
     bool hostFits() const; // every rank's offloaded bytes fit the host memory per GPU
+    // Per pipeline rank, the elements of its largest parameter tensor (what backwardBuffers sizes by).
+    std::vector<std::int64_t> largestParameterTensors() const;
 };
 
 // The host-memory verdict for one rank: its host total (host DRAM and NVMe rows

@@ -6,12 +6,12 @@
 
 namespace memledger {
 
-BackwardBuffers backwardBuffers(const Config &config, const Ledger &ledger)
+BackwardBuffers backwardBuffers(const Config &config, const std::vector<std::int64_t> &largestParameterTensors)
 {
     BackwardBuffers out;
     out.activations = transientActivations(config);
-    for (const RankLedger &r : ledger.ranks)
-        out.weightGradient.push_back(r.largest_parameter_tensor * dtypeBytes(config.training.params_dtype));
+    for (const std::int64_t elements : largestParameterTensors)
+        out.weightGradient.push_back(elements * dtypeBytes(config.training.params_dtype));
     const ParallelismConfig &par = config.parallelism;
     if (config.strategy.grad_offload != OffloadTarget::None && config.model.num_layers > 0) {
         const StateBytes sb = stateBytes(config.training);

@@ -3,9 +3,9 @@
 
 #include "core/base/units.h"
 #include "core/config/config.h"
-#include "core/ledger/ledger.h"
 #include "core/model/activations.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace memledger {
@@ -19,8 +19,9 @@ struct BackwardBuffers
     double gradBytesPerLayer = 0; // grad_offload: what one layer's backward sends to the host (average layer)
     double gradBucketBytes = 0; // grad_offload: one of the two device staging buckets
 };
-// `ledger` is the configuration's own (its ranks' largest parameter tensors).
-BackwardBuffers backwardBuffers(const Config &config, const Ledger &ledger);
+// `largestParameterTensors`: per pipeline rank, the elements of its largest
+// parameter tensor (the ledger's RankLedger::largest_parameter_tensor).
+BackwardBuffers backwardBuffers(const Config &config, const std::vector<std::int64_t> &largestParameterTensors);
 
 // Whether a backward materialises each weight gradient before adding it to
 // the gradient buffer: without gradient-accumulation fusion autograd writes

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/base/category.h"
 #include "core/base/units.h"
 #include "core/config/config.h"
-#include "core/ledger/ledger.h"
 
 #include <cstdint>
 #include <string>

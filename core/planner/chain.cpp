@@ -2,6 +2,7 @@
 #include "core/planner/chain.h"
 
 #include "core/model/activations.h"
+#include "core/schedule/stagelayers.h"
 #include "core/time/costmodel.h"
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 #include "core/planner/tryschedules.h"
 
 #include "core/check/validate.h"
+#include "core/config/editrules.h"
 #include "core/ledger/ledger.h"
 #include "core/schedule/schedule.h"
 #include "core/time/steptime.h"

@@ -233,20 +233,6 @@ bool opensOverlappedPair(PipelineSchedule s, const std::vector<PipelineOp> &ops,
     return a.kind == OpKind::Forward && b.kind == OpKind::Backward && !b.deferredWeight && a.chunk != b.chunk;
 }
 
-std::int64_t chunksPerRankFor(PipelineSchedule s, std::int64_t v)
-{
-    switch (s) {
-    case PipelineSchedule::Interleaved:
-        return std::max<std::int64_t>(2, v);
-    case PipelineSchedule::ZbV:
-    case PipelineSchedule::DualPipe:
-    case PipelineSchedule::DualPipeV:
-        return 2;
-    default:
-        return 1;
-    }
-}
-
 bool splitsBackward(PipelineSchedule s)
 {
     return s != PipelineSchedule::GPipe && s != PipelineSchedule::OneFOneB && s != PipelineSchedule::Interleaved;

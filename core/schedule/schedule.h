@@ -89,11 +89,6 @@ RankChunk rankChunkAt(const ParallelismConfig &parallelism, std::int64_t directi
 // in-flight counts come from the op order, not a closed form.
 bool splitsBackward(PipelineSchedule schedule);
 
-// The chunks per rank a schedule runs, for a user switching to it from `v`:
-// 2 for ZB-V, DualPipe and DualPipeV, 1 for GPipe, 1F1B, ZB-H1 and ZB-H2,
-// and `v` (at least 2) for interleaved 1F1B.
-std::int64_t chunksPerRankFor(PipelineSchedule schedule, std::int64_t v);
-
 // How the ledger and the timeline name chunk k of a rank: "chunk k", but
 // DualPipe's two are its directions ("forward direction", "reverse direction").
 std::string chunkName(PipelineSchedule schedule, std::int64_t chunk);

@@ -3,8 +3,9 @@
 
 #include "core/config/efficiency.h"
 #include "core/model/parameters.h"
-#include "core/reports/timelinereport.h"
+#include "core/schedule/stagelayers.h"
 #include "core/serving/inference.h"
+#include "core/timeline/lifetimelabels.h"
 
 #include <algorithm>
 #include <map>

@@ -6,7 +6,7 @@
 #include "core/model/fp8.h"
 #include "core/model/modelstates.h"
 #include "core/model/parameters.h"
-#include "core/planner/tensorplan.h"
+#include "core/time/layergraph.h"
 
 #include <algorithm>
 
@@ -309,7 +309,7 @@ CostModel costModel(const Config &config, std::int64_t gpusPerNode)
     if (!config.strategy.tensor_policies.empty()
         && config.strategy.recompute_granularity != RecomputeGranularity::Full) {
         // Per-tensor policies: what each recomputed tensor's own ops and each
-        // quantised tensor's two passes cost (core/planner/tensorplan.h), each
+        // quantised tensor's two passes cost (core/time/layergraph.h), each
         // layer kind on its own graph: an MoE layer's expert tensors at the
         // routed copies' shapes, their recompute repeating the all-to-all.
         Config plain = config;

@@ -9,9 +9,11 @@
 #include "core/model/modelstates.h"
 #include "core/model/muon.h"
 #include "core/model/parameters.h"
-#include "core/planner/tensorplan.h"
 #include "core/schedule/schedule.h"
+#include "core/schedule/stagelayers.h"
 #include "core/time/kernelcost.h"
+#include "core/time/layergraph.h"
+#include "core/time/muonstep.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/timeline/peakcompare.h"
 
-#include "core/reports/timelinereport.h"
+#include "core/timeline/lifetimelabels.h"
 
 #include <algorithm>
 #include <cstdio>

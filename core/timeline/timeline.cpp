@@ -8,10 +8,12 @@
 #include "core/model/modelstates.h"
 #include "core/model/muon.h"
 #include "core/model/parameters.h"
-#include "core/reports/timelinereport.h"
+#include "core/schedule/stagelayers.h"
 #include "core/time/costmodel.h"
+#include "core/time/muonstep.h"
 #include "core/time/offload.h"
 #include "core/time/steptime.h"
+#include "core/timeline/lifetimelabels.h"
 
 #include <algorithm>
 #include <cstring>
@@ -609,7 +611,7 @@ Sim simulationOf(const Config &config, const Ledger &ledger, const LayerActivati
           .dense = dense,
           .moe = moe,
           .stage = stageActivations(config),
-          .buffers = backwardBuffers(config, ledger),
+          .buffers = backwardBuffers(config, ledger.largestParameterTensors()),
           .muon
           = config.training.optimizer == Optimizer::Muon && config.strategy.optimizer_offload == OffloadTarget::None};
     // The loss backward is memory-bound: it reads the saved fp32 softmax and

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/reports/timelinereport.h" // lifetimeLabel: the rows' and the views' labels
+#include "core/timeline/lifetimelabels.h" // lifetimeLabel: the rows' and the views' labels
 #include "core/timeline/timeline.h"
 
 #include <string>

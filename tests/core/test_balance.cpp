@@ -5,8 +5,8 @@
 // against bytes / link bandwidth, and the timeline's donors and receivers.
 #include "core/ledger/balance.h"
 #include "core/reports/report.h"
-#include "core/reports/timelinereport.h"
 #include "core/time/steptime.h"
+#include "core/timeline/lifetimelabels.h"
 #include "core/timeline/timeline.h"
 #include "randomconfig.h"
 #include "testutil.h"

@@ -5,9 +5,11 @@
 #include "core/formats/preset.h"
 #include "core/model/modelstates.h"
 #include "core/model/muon.h"
-#include "core/reports/timelinereport.h"
+#include "core/schedule/stagelayers.h"
 #include "core/time/costmodel.h"
+#include "core/time/muonstep.h"
 #include "core/time/steptime.h"
+#include "core/timeline/lifetimelabels.h"
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 

@@ -5,6 +5,7 @@
 // schedule's own (1F1B: rank r holds p - r micro-batches), so a rank's layer
 // activations scale with the layers its chunks hold.
 #include "core/check/validate.h"
+#include "core/config/editrules.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
 #include "core/timeline/timeline.h"
