@@ -284,7 +284,7 @@ void readDecoder(Reader &r, Family family, ModelConfig &m)
                                        ? (*q)["quant_method"].get<std::string>()
                                        : std::string("unknown");
         r.warning("quantization_config",
-                  "the checkpoint is stored quantized (" + method
+                  "the checkpoint is stored quantised (" + method
                       + "); the ledger counts weights in training.params_dtype",
                   "set training.params_dtype for the precision you train in");
     }

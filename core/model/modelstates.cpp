@@ -28,7 +28,7 @@ StateBytes stateBytes(const TrainingConfig &tr)
         // bitsandbytes keeps one fp32 absmax per 2048-element block of each state.
         sb.states = m1 + m2 + 2.0 * 4.0 / 2048.0;
         sb.optWhy = masterWhy + std::to_string(m1) + " B + " + std::to_string(m2)
-                    + " B quantized moments + 2 fp32 block scales per 2048 elements (bitsandbytes)";
+                    + " B quantised moments + 2 fp32 block scales per 2048 elements (bitsandbytes)";
         break;
     case Optimizer::SGD:
         sb.states = m1;

@@ -22,7 +22,7 @@ std::string gb(Bytes b)
 }
 
 // Embeddings, the output layer and the final norm stay 16-bit under
-// weight-only quantization (GPTQ and AWQ quantize the transformer layers'
+// weight-only quantisation (GPTQ and AWQ quantise the transformer layers'
 // linears and leave lm_head and the embeddings alone), as vLLM loads them.
 ServingDtype headDtype(ServingDtype d)
 {
@@ -153,7 +153,7 @@ InferenceLedger computeInference(const Config &config)
                                                             : ""));
         if (headP > 0)
             add(InferenceCategory::Weights, "Embeddings and output layer", servedWeightBytes(headP, head),
-                num(headP) + " parameters in " + std::string(servingDtypeName(head)) + " (not quantized)");
+                num(headP) + " parameters in " + std::string(servingDtypeName(head)) + " (not quantised)");
         const Bytes kv = rank.layers * kvLayerToken * out.cached_tokens * inf.batch_size;
         add(InferenceCategory::KvCache, "KV cache", kv,
             num(rank.layers) + " layers × " + num(kvLayerToken) + " B per token per layer × " + num(out.cached_tokens)

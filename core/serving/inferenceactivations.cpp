@@ -11,7 +11,7 @@ namespace memledger {
 namespace {
 
 // Serving computes in 16-bit whatever the weights are stored in: int4/int8
-// kernels dequantize into bf16/fp16 GEMMs (W4A16, W8A16), and fp8 GEMMs
+// kernels dequantise into bf16/fp16 GEMMs (W4A16, W8A16), and fp8 GEMMs
 // write 16-bit outputs.
 constexpr Bytes kActBytes = 2;
 

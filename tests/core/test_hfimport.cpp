@@ -344,7 +344,7 @@ TEST_CASE("Fields that change memory but cannot be mapped are warnings naming th
         hf["unknown_null"] = nullptr;
         CHECK(warnings(importHfConfig(hf)) == std::vector<std::string>{"hf.attn_logit_softcapping"});
     }
-    SECTION("sliding windows, quantized checkpoints, hybrid layer types")
+    SECTION("sliding windows, quantised checkpoints, hybrid layer types")
     {
         hf["architectures"] = {"Qwen2ForCausalLM"};
         hf["sliding_window"] = 1024;

@@ -67,7 +67,7 @@ TEST_CASE("Weights of the served model follow the parameter count and the dtype"
     CHECK(servedWeightBytes(128000, ServingDtype::INT8) == 128000 + 1000 * 2 + 1000);
     // fp8 with one fp32 scale per 128 × 128 block (DeepSeek-V3).
     CHECK(servedWeightBytes(16384 * 4, ServingDtype::FP8) == 16384 * 4 + 4 * 4);
-    // Only the transformer layers are quantized; embeddings and lm_head stay bf16.
+    // Only the transformer layers are quantised; embeddings and lm_head stay bf16.
     const InferenceLedger q = computeInference(served("llama-2-7b", {"inference.weights_dtype=int4"}));
     const std::int64_t head = 2 * 32000 * 4096 + 4096; // embedding, lm_head, final norm
     CHECK(q.weights_bytes == servedWeightBytes(l.total_parameters - head, ServingDtype::INT4) + 2 * head);
