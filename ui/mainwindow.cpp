@@ -49,8 +49,6 @@
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
 #include "core/reports/report.h"
-#include "core/serving/inference.h"
-#include "core/time/steptime.h"
 #include "core/timeline/peakcompare.h"
 #include "ui/cachedsizedelegate.h"
 #include "ui/comparisontablemodel.h"
@@ -1225,8 +1223,8 @@ void MainWindow::updateHeader()
     QString peak;
     m_headerServing = headerShowsServing();
     if (m_headerServing && m_document->hasLedger()) {
-        // computeInference wants a valid plan: the ledger's, as the facts below.
-        const InferenceLedger serving = computeInference(m_document->ledgerConfig());
+        // The ledger's plan served, as the facts below describe it.
+        const InferenceLedger &serving = m_document->inference();
         const bool fits = serving.fits();
         // Phrases unbroken: a narrow window wraps between them, never inside "rank 15" or "41.30 GB".
         peak = tr("Serving peak: %1, %2 %3 %4; training this plan: %5 %6")
@@ -1256,7 +1254,7 @@ void MainWindow::updateHeader()
     // The step time is training's: not shown beside a served forward's peak.
     m_stepTime->setVisible(!m_headerServing);
     if (m_document->hasLedger()) {
-        const StepTime time = estimateStepTime(planned);
+        const StepTime &time = m_document->stepTime();
         m_stepTime->setStepTime(time);
         m_staircase->setBalanceBandwidth(time.balanceNeededBytesPerS, time.balanceLinkBytesPerS);
         m_stepTime->setStale(m_document->isStale());
