@@ -18,8 +18,8 @@
 #include "core/model/gradoffload.h"
 #include "core/schedule/schedule.h"
 #include "ui/document.h"
-#include "ui/keptgroupbox.h"
-#include "ui/keptlabel.h"
+#include "ui/paint/keptgroupbox.h"
+#include "ui/paint/keptlabel.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
 

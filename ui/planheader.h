@@ -6,7 +6,7 @@
 #include <QTextDocument>
 #include <QWidget>
 
-#include "ui/keptpaint.h"
+#include "ui/paint/keptpaint.h"
 
 namespace memledger::ui {
 

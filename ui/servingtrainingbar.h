@@ -6,7 +6,7 @@
 
 #include "core/ledger/ledger.h"
 #include "core/serving/inference.h"
-#include "ui/keptpaint.h"
+#include "ui/paint/keptpaint.h"
 
 #include <optional>
 #include <vector>

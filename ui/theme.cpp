@@ -7,7 +7,7 @@
 #include <QStyleFactory>
 #include <QToolTip>
 
-#include "ui/stripstyle.h"
+#include "ui/paint/stripstyle.h"
 
 #include <algorithm>
 #include <cmath>

@@ -35,8 +35,7 @@ QSpinBox *microBatch(MainWindow &window)
 
 } // namespace
 
-TEST_CASE("The document computes the step time and the serving ledger on first use after a change",
-          "[ui][document]")
+TEST_CASE("The document computes the step time and the serving ledger on first use after a change", "[ui][document]")
 {
     Document document;
     REQUIRE(document.loadBuiltinScenario(kDefaultScenario));

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "ui/keptgroupbox.h"
+#include "ui/paint/keptgroupbox.h"
 
 #include <QPainter>
 #include <QStyle>
 #include <QStyleOptionGroupBox>
 
-#include "ui/keptpaint.h"
+#include "ui/paint/keptpaint.h"
 
 namespace memledger::ui {
 

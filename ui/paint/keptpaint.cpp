@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ui/keptpaint.h"
+#include "ui/paint/keptpaint.h"
 
 #include <QPainter>
 #include <QWidget>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ui/cachedsizedelegate.h"
+#include "ui/paint/cachedsizedelegate.h"
 
 #include <QFont>
 #include <QIcon>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ui/stripstyle.h"
+#include "ui/paint/stripstyle.h"
 
 #include <QApplication>
 #include <QImage>

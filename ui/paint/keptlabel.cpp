@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "ui/keptlabel.h"
+#include "ui/paint/keptlabel.h"
 
 #include <QPainter>
 #include <QStyle>
 
-#include "ui/keptpaint.h"
+#include "ui/paint/keptpaint.h"
 
 #include <algorithm>
 
