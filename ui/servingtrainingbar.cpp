@@ -325,13 +325,10 @@ void ServingTrainingBar::paintEvent(QPaintEvent *)
     // What is painted follows from what is shown (m_shown), the size, the
     // palette and the font: an edit undone or a control moved back shows a
     // strip painted before, drawn from what was kept.
-    QString key = text() + QChar(0x1f) + QString::number(m_document->isStale()) + QChar(0x1f)
-                  + QString::number(m_document->ledger().capacity_bytes);
-    for (const std::vector<Bytes> *bytes : {&serving, &training}) {
-        key += QChar(0x1f);
-        for (Bytes b : *bytes)
-            key += QString::number(b) + QLatin1Char(',');
-    }
+    PaintKey key = KeptImages::keyOf(*this, text());
+    key.state = {m_document->isStale(), m_document->ledger().capacity_bytes, qint64(serving.size())};
+    key.state.insert(key.state.end(), serving.begin(), serving.end());
+    key.state.insert(key.state.end(), training.begin(), training.end());
     m_painted.paint(*this, key, [&](QPainter &p) { draw(p, serving, training); });
 }
 

@@ -6,7 +6,7 @@
 
 #include "core/ledger/ledger.h"
 #include "core/serving/inference.h"
-#include "ui/paint/keptpaint.h"
+#include "ui/paint/keptimages.h"
 
 #include <optional>
 #include <vector>
@@ -95,7 +95,7 @@ private:
     std::optional<Shown> m_shown;
     mutable QStringList m_lines;
     mutable int m_linesWidth = -1; // the width m_lines were broken for; -1: to be broken again
-    KeptPaint m_painted{4}; // the strip as painted, for the last few contents
+    KeptImages m_painted{4}; // the strip as painted, for the last few contents
 };
 
 } // namespace memledger::ui

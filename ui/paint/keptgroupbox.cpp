@@ -5,8 +5,6 @@
 #include <QStyle>
 #include <QStyleOptionGroupBox>
 
-#include "ui/paint/keptpaint.h"
-
 namespace memledger::ui {
 
 KeptGroupBox::KeptGroupBox(const QString &title, QWidget *parent)
@@ -21,22 +19,19 @@ void KeptGroupBox::paintEvent(QPaintEvent *)
 {
     QStyleOptionGroupBox option;
     initStyleOption(&option);
-    const double dpr = devicePixelRatioF();
-    const QChar sep(0x1f);
     // What the style's drawing reads: the size, the title, the state (enabled, hovered, focused, checked), the
     // palette, the font and the pixel ratio.
-    const QString key = QString::number(width()) + QLatin1Char('x') + QString::number(height()) + sep + option.text
-                        + sep + QString::number(int(option.state)) + sep + QString::number(int(option.subControls))
-                        + sep + QString::number(int(option.activeSubControls)) + sep
-                        + QString::number(palette().cacheKey()) + sep + font().key() + sep + QString::number(dpr);
-    if (key != m_imageKey || m_image.isNull()) {
-        m_image = drawnImage(*this, palette().color(backgroundRole()),
-                             [&](QPainter &p) { style()->drawComplexControl(QStyle::CC_GroupBox, &option, &p, this); });
-        m_imageKey = key;
-        ++m_drawn;
-    }
+    const PaintKey key{option.text,
+                       size(),
+                       devicePixelRatioF(),
+                       palette().cacheKey(),
+                       font(),
+                       {qint64(option.state), qint64(option.subControls), qint64(option.activeSubControls)}};
     QPainter painter(this);
-    painter.drawPixmap(0, 0, m_image);
+    m_image.paint(painter, {}, key, palette().color(backgroundRole()), [&](QPainter &p) {
+        p.setFont(font());
+        style()->drawComplexControl(QStyle::CC_GroupBox, &option, &p, this);
+    });
 }
 
 } // namespace memledger::ui

@@ -2,8 +2,9 @@
 #pragma once
 
 #include <QGroupBox>
-#include <QPixmap>
 #include <QString>
+
+#include "ui/paint/keptimages.h"
 
 namespace memledger::ui {
 
@@ -21,15 +22,13 @@ public:
     explicit KeptGroupBox(const QString &title, QWidget *parent = nullptr);
 
     // Images of the frame drawn so far (tests: a repaint of the same box draws none).
-    int drawn() const { return m_drawn; }
+    int drawn() const { return m_image.drawn(); }
 
 protected:
     void paintEvent(QPaintEvent *event) override;
 
 private:
-    QString m_imageKey;
-    QPixmap m_image;
-    int m_drawn = 0;
+    KeptImages m_image{1};
 };
 
 } // namespace memledger::ui
