@@ -64,7 +64,7 @@
 #include "ui/measuredrun.h"
 #include "ui/memorybarschart.h"
 #include "ui/paint/cachedsizedelegate.h"
-#include "ui/paint/stripstyle.h"
+#include "ui/paint/rasterthreadpool.h"
 #include "ui/planfinder.h"
 #include "ui/planheader.h"
 #include "ui/qtstring.h"
@@ -477,7 +477,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     // Another model (a file, a scenario, a slide): its own pins only.
     connect(m_document, &Document::configChanged, this, [this] { updateComparison(false); });
 
-    useStripStyle(); // scroll bars drawn without Qt's thread pool (stripstyle.h)
+    useStripStyle(); // scroll bars drawn without Qt's thread pool (ui/paint/rasterthreadpool.h)
     if (QSettings().value(QStringLiteral("darkPalette"), false).toBool())
         setDark(true, false);
     updateLedger();

@@ -11,10 +11,10 @@ namespace memledger::ui {
 // An opaque QGroupBox that keeps the image of its frame and title for as long
 // as its size, title, state, palette and font stay the same. The Fusion style
 // draws a group box's frame by stretching a nine-patch pixmap over the whole
-// box, which Qt's raster engine scales on its thread pool: every repaint of a
-// control panel group cost about 0.5 M instructions and a couple of
-// milliseconds of waiting for those threads (issue 16). Opaque, the box is
-// also moved by copying its pixels when a note above it appears.
+// box, which Qt's raster engine scales on its thread pool (rasterthreadpool.h):
+// every repaint of a control panel group cost about 0.5 M instructions and a
+// couple of milliseconds of waiting for those threads (issue 16). Opaque, the
+// box is also moved by copying its pixels when a note above it appears.
 class KeptGroupBox : public QGroupBox
 {
     Q_OBJECT
