@@ -56,18 +56,22 @@
 #include "ui/exporter.h"
 #include "ui/frontierplot.h"
 #include "ui/frontierview.h"
+#include "ui/helpmenu.h"
 #include "ui/importprogress.h"
 #include "ui/ledgertablemodel.h"
 #include "ui/lifetimesource.h"
 #include "ui/lifetimeview.h"
+#include "ui/loadfailure.h"
 #include "ui/measuredpanel.h"
 #include "ui/measuredrun.h"
 #include "ui/memorybarschart.h"
 #include "ui/paint/cachedsizedelegate.h"
 #include "ui/paint/rasterthreadpool.h"
+#include "ui/planfiles.h"
 #include "ui/planfinder.h"
 #include "ui/planheader.h"
 #include "ui/qtstring.h"
+#include "ui/reactivateaftermodal.h"
 #include "ui/servingtrainingbar.h"
 #include "ui/staircasechart.h"
 #include "ui/steptimebar.h"
@@ -91,38 +95,12 @@ constexpr int kLedgerTab = 2;
 constexpr int kPlannersTab = 3; // the frontier views refresh themselves while shown
 constexpr int kFindTab = 4;
 constexpr int kMeasuredTab = 5; // updates itself from the measured run, never stale
-constexpr int kMaxRecentFiles = 8;
 // How long the edits must pause before the memory charts' axes, held through a run of edits, fit the
 // plan again (as the staircase waits to give back width, a quarter second: past a drag's steps, before a reader's
 // eye settles).
 constexpr int kFitAxesDelayMs = 250;
-const QString kRecentFilesKey = QStringLiteral("recentFiles");
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
 constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
-
-// "<file> could not be loaded; nothing was changed", a long list of problems behind "Show Details".
-QMessageBox *loadFailureBox(QWidget *parent, const QString &title, const QString &path, const QString &error)
-{
-    auto *box = new QMessageBox(
-        QMessageBox::Warning, title,
-        MainWindow::tr("%1 could not be loaded; nothing was changed.").arg(QFileInfo(path).fileName()), QMessageBox::Ok,
-        parent);
-    // A long list of problems goes behind "Show Details" so the box stays on screen.
-    constexpr int kShownLines = 8;
-    if (error.count(QLatin1Char('\n')) >= kShownLines) {
-        box->setInformativeText(error.section(QLatin1Char('\n'), 0, kShownLines - 1) + QStringLiteral("\n…"));
-        box->setDetailedText(error);
-    } else {
-        box->setInformativeText(error);
-    }
-    return box;
-}
-
-void showLoadFailure(QWidget *parent, const QString &title, const QString &path, const QString &error)
-{
-    std::unique_ptr<QMessageBox> box(loadFailureBox(parent, title, path, error));
-    box->exec();
-}
 
 // A hint in the placeholder text's grey, on two lines where one does not fit
 // (never cut: "Wheel or + − zooms, d…" told a 1024-pixel window nothing).
@@ -162,50 +140,6 @@ private:
     std::function<QString()> m_text;
 };
 
-// "Ctrl+O sometimes does nothing after a dialog closes" (issue 16): a window's
-// shortcuts fire only while it is the active window, and a platform that does
-// not hand activation back when a modal dialog goes (offscreen always; X11
-// window managers when the dialog is destroyed rather than hidden, as the
-// static QMessageBox and QFileDialog functions do) leaves no window active
-// until the user clicks one. When a modal dialog of this window closes and
-// nothing else took over, the window takes activation back.
-class ReactivateAfterModal : public QObject
-{
-public:
-    explicit ReactivateAfterModal(QWidget *window)
-        : QObject(window)
-        , m_window(window)
-    { }
-
-protected:
-    bool eventFilter(QObject *watched, QEvent *event) override
-    {
-        if (event->type() != QEvent::Hide || !watched->isWidgetType() || watched == m_window)
-            return false;
-        auto *dialog = static_cast<QWidget *>(watched);
-        if (!dialog->isWindow() || !dialog->isModal() || !ownedByWindow(dialog))
-            return false;
-        // Once the dialog is gone (a static dialog function destroys it on return).
-        QTimer::singleShot(0, m_window, [window = m_window] {
-            const QWidget *active = QApplication::activeWindow();
-            if (window->isVisible() && !QApplication::activeModalWidget() && (!active || !active->isVisible()))
-                window->activateWindow();
-        });
-        return false;
-    }
-
-private:
-    bool ownedByWindow(const QWidget *dialog) const
-    {
-        for (const QWidget *w = dialog->parentWidget(); w; w = w->parentWidget())
-            if (w == m_window)
-                return true;
-        return false;
-    }
-
-    QWidget *m_window;
-};
-
 const RankLedger *findRank(const Ledger &ledger, int pipelineRank)
 {
     const auto it = std::find_if(ledger.ranks.begin(), ledger.ranks.end(),
@@ -239,6 +173,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_planFinder(new PlanFinder(document, this))
     , m_measured(new MeasuredRun(document, this))
     , m_measuredPanel(new MeasuredPanel(this))
+    , m_files(new PlanFiles(this, document))
 {
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(LedgerTableModel::SortRole);
@@ -455,8 +390,6 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
 
     m_header->installEventFilter(new HeaderToolTip([this] { return peakToolTip(); }, m_header));
     qApp->installEventFilter(new ReactivateAfterModal(this));
-    connect(m_document, &Document::sourceChanged, this, &MainWindow::updateTitle);
-    connect(m_document->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
     connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
     m_fitAxes.setSingleShot(true);
     m_fitAxes.setInterval(kFitAxesDelayMs);
@@ -488,36 +421,13 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
 void MainWindow::createMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&New"), QKeySequence::New, this, [this] {
-        if (!maybeSave())
-            return;
-        m_document->newPlan();
-    });
-    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
-    m_recentMenu = file->addMenu(tr("Open &recent"));
-    updateRecentMenu();
-    file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
-    // Save as and Quit have no standard keys outside GNOME and KDE: the usual ones then.
-    QAction *saveAsAction = file->addAction(tr("Save &as…"), this, [this] { saveAs(); });
-    saveAsAction->setShortcuts(QKeySequence::keyBindings(QKeySequence::SaveAs).isEmpty()
-                                   ? QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)}
-                                   : QKeySequence::keyBindings(QKeySequence::SaveAs));
-    file->addAction(tr("Import &Hugging Face config…"), this, &MainWindow::importHfConfig);
+    m_files->addActions(file);
     file->addAction(tr("Import &measured trace…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I), this,
                     &MainWindow::chooseTrace)
         ->setToolTip(tr("A PyTorch memory snapshot or profiler trace, held against this plan"));
     m_clearTrace = file->addAction(tr("C&lear measured trace"), m_measured, &MeasuredRun::clear);
     m_clearTrace->setEnabled(false);
-    QMenu *scenarios = file->addMenu(tr("Open &built-in scenario"));
-    for (const std::string &name : builtinNames("scenarios")) {
-        scenarios->addAction(QString::fromStdString(name), this, [this, name] {
-            if (!maybeSave())
-                return;
-            QString error;
-            if (!m_document->loadBuiltinScenario(name, &error))
-                showLoadFailure(this, tr("Cannot open scenario"), QString::fromStdString(name), error);
-        });
-    }
+    m_files->addScenarios(file);
     file->addSeparator();
     QMenu *exports = file->addMenu(tr("&Export"));
     // Each chart is exported from its own view, shown first: hidden views are
@@ -622,131 +532,7 @@ void MainWindow::createMenus()
     redo->setShortcut(QKeySequence::Redo);
     editMenu->addAction(undo);
     editMenu->addAction(redo);
-    createHelpMenu();
-}
-
-void MainWindow::createHelpMenu()
-{
-    QMenu *help = menuBar()->addMenu(tr("&Help"));
-    QAction *keys = help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts);
-    keys->setShortcut(QKeySequence(Qt::Key_F1));
-    help->addAction(tr("&Documentation"), this, &MainWindow::showDocumentation);
-    help->addSeparator();
-    help->addAction(tr("&About MemLedger"), this, &MainWindow::showAbout)->setMenuRole(QAction::AboutRole);
-    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt)->setMenuRole(QAction::AboutQtRole);
-}
-
-void MainWindow::showShortcuts()
-{
-    if (!m_shortcuts) {
-        m_shortcuts = new QDialog(this);
-        m_shortcuts->setObjectName(QStringLiteral("shortcuts"));
-        m_shortcuts->setWindowTitle(tr("Keyboard shortcuts"));
-        auto *table = new QTableWidget(0, 2, m_shortcuts);
-        table->setHorizontalHeaderLabels({tr("Keys"), tr("What they do")});
-        table->verticalHeader()->hide();
-        table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-        table->setSelectionMode(QAbstractItemView::NoSelection);
-        table->setAlternatingRowColors(true);
-        table->horizontalHeader()->setStretchLastSection(true);
-        const auto add = [table](const QString &keys, const QString &what) {
-            const int row = table->rowCount();
-            table->insertRow(row);
-            table->setItem(row, 0, new QTableWidgetItem(keys));
-            table->setItem(row, 1, new QTableWidgetItem(what));
-        };
-        // Every menu command with a shortcut, in menu order, as the menus name it.
-        std::function<void(QMenu *, const QString &)> walk = [&](QMenu *menu, const QString &path) {
-            for (QAction *action : menu->actions()) {
-                const QString text = action->text().remove(QLatin1Char('&'));
-                if (action->menu())
-                    walk(action->menu(), path + text + QStringLiteral(" › "));
-                else if (!action->shortcut().isEmpty())
-                    add(action->shortcut().toString(QKeySequence::NativeText), path + text);
-            }
-        };
-        for (QAction *top : menuBar()->actions())
-            if (top->menu())
-                walk(top->menu(), top->text().remove(QLatin1Char('&')) + QStringLiteral(" › "));
-        add(tr("Wheel, + and −"), tr("Lifetimes: zoom in and out around the cursor"));
-        add(tr("Drag, ← and →"), tr("Lifetimes: pan along the iteration"));
-        add(tr("Double-click, 0"), tr("Lifetimes: show the whole iteration again"));
-        add(tr("→, Page Down, Space"), tr("Talk mode: next slide"));
-        add(tr("←, Page Up, Backspace"), tr("Talk mode: previous slide"));
-        add(tr("Esc"), tr("Talk mode: leave, back to your plan as it was"));
-        table->resizeColumnsToContents();
-        auto *layout = new QVBoxLayout(m_shortcuts);
-        layout->addWidget(table);
-        auto *close = new QDialogButtonBox(QDialogButtonBox::Close, m_shortcuts);
-        connect(close, &QDialogButtonBox::rejected, m_shortcuts, &QDialog::close);
-        layout->addWidget(close);
-        m_shortcuts->resize(table->horizontalHeader()->length() + 60,
-                            std::min(700, table->verticalHeader()->length() + 120));
-    }
-    m_shortcuts->show();
-    m_shortcuts->raise();
-    m_shortcuts->activateWindow();
-}
-
-void MainWindow::showAbout()
-{
-    QString version = QCoreApplication::applicationVersion();
-#ifdef MEMLEDGER_VERSION
-    if (version.isEmpty())
-        version = QStringLiteral(MEMLEDGER_VERSION);
-#endif
-    auto *box = new QMessageBox(QMessageBox::NoIcon, tr("About MemLedger"),
-                                tr("<h3>MemLedger %1</h3>"
-                                   "<p>Shows where every byte of GPU memory goes when a large model is trained: "
-                                   "weights, gradients, optimizer states, activations, communication buffers and "
-                                   "the runtime's reserve, per pipeline rank, with the formula behind each.</p>"
-                                   "<p>The accounting follows Megatron-LM (Korthikanti et al. 2022, "
-                                   "<i>Reducing Activation Recomputation in Large Transformer Models</i>), "
-                                   "ZeRO (Rajbhandari et al. 2020) and PyTorch's caching allocator.</p>"
-                                   "<p>MIT licence.</p>")
-                                    .arg(version.toHtmlEscaped()),
-                                QMessageBox::Ok, this);
-    box->setObjectName(QStringLiteral("about"));
-    box->setIconPixmap(windowIcon().pixmap(64, 64));
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-}
-
-void MainWindow::showDocumentation()
-{
-    // The guides as installed beside the program, else in the source tree it was built from.
-    QStringList folders{QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/memledger"),
-                        QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/MemLedger")};
-#ifdef MEMLEDGER_SOURCE_DIR
-    folders << QStringLiteral(MEMLEDGER_SOURCE_DIR);
-#endif
-    QStringList links;
-    for (const QString &folder : folders) {
-        const QDir dir(folder);
-        QStringList files;
-        if (dir.exists(QStringLiteral("README.md")))
-            files << dir.filePath(QStringLiteral("README.md"));
-        for (const QString &name : QDir(dir.filePath(QStringLiteral("docs"))).entryList({QStringLiteral("*.md")}))
-            files << dir.filePath(QStringLiteral("docs/") + name);
-        if (dir.exists(QStringLiteral("presets/README.md")))
-            files << dir.filePath(QStringLiteral("presets/README.md"));
-        for (const QString &file : files)
-            links << QStringLiteral("<a href='%1'>%2</a>")
-                         .arg(QUrl::fromLocalFile(QFileInfo(file).canonicalFilePath()).toString(),
-                              QDir::cleanPath(file).toHtmlEscaped());
-        if (!links.isEmpty())
-            break;
-    }
-    QString text = tr("<p>MemLedger's guides are Markdown files: the README (the views, the presets, the command "
-                      "line) and the docs folder (how the ledger is built, how measured runs are compared).</p>");
-    text += links.isEmpty() ? tr("<p>They are in the MemLedger source repository: README.md and docs/.</p>")
-                            : QStringLiteral("<p>") + links.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
-    auto *box = new QMessageBox(QMessageBox::Information, tr("Documentation"), text, QMessageBox::Ok, this);
-    box->setObjectName(QStringLiteral("documentation"));
-    box->setTextFormat(Qt::RichText);
-    box->setTextInteractionFlags(Qt::TextBrowserInteraction);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
+    new HelpMenu(this);
 }
 
 void MainWindow::setDark(bool dark, bool remember)
@@ -833,128 +619,6 @@ void MainWindow::exportLedgerText(const QString &filter, const QString &suffix, 
     statusBar()->showMessage(tr("Exported %1").arg(path));
 }
 
-void MainWindow::openFile()
-{
-    if (!maybeSave())
-        return;
-    const QString path = m_openChooser ? m_openChooser(this)
-                                       : QFileDialog::getOpenFileName(this, tr("Open preset"), QString(),
-                                                                      tr("MemLedger presets (*.json);;All files (*)"));
-    if (!path.isEmpty())
-        openPath(path);
-}
-
-bool MainWindow::openPath(const QString &path)
-{
-    QString error;
-    if (!m_document->loadFile(path, &error)) {
-        statusBar()->showMessage(tr("Could not open %1").arg(path));
-        showLoadFailure(this, tr("Cannot open preset"), path, error);
-        return false;
-    }
-    rememberRecent(path);
-    statusBar()->showMessage(tr("Opened %1").arg(path));
-    return true;
-}
-
-QString MainWindow::filePath() const
-{
-    return m_document->filePath();
-}
-
-bool MainWindow::save()
-{
-    return filePath().isEmpty() ? saveAs() : saveTo(filePath());
-}
-
-bool MainWindow::saveAs()
-{
-    SavePlanDialog dialog(saveSuggestion(), this);
-    for (;;) {
-        if (dialog.exec() != QDialog::Accepted)
-            return false;
-        const QString path = dialog.path();
-        if (path == filePath() || !QFileInfo::exists(path)
-            || QMessageBox::question(this, tr("Replace the file?"),
-                                     tr("%1 already exists. Replace it?").arg(QFileInfo(path).fileName()),
-                                     QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
-                   == QMessageBox::Yes)
-            return saveAs(path, dialog.name(), dialog.description());
-    }
-}
-
-SavePlanDialog::Suggestion MainWindow::saveSuggestion() const
-{
-    const Config &config = m_document->config();
-    SavePlanDialog::Suggestion suggestion;
-    suggestion.name = QString::fromStdString(config.name);
-    suggestion.description = QString::fromStdString(config.description);
-    if (m_document->isEditedSinceLoad()) {
-        // The name and description were written for the plan as loaded and may
-        // quote numbers this one no longer has ("8K-token sequences" at 64K).
-        if (config.name == m_document->loadedConfig().name && !suggestion.name.isEmpty())
-            suggestion.name += tr(" (edited)");
-        suggestion.previousDescription = suggestion.description;
-        suggestion.description = currentFacts();
-    }
-    const QString file = filePath();
-    suggestion.path = !file.isEmpty() && !SavePlanDialog::isShippedPreset(file)
-                          ? file
-                          : SavePlanDialog::suggestedPath(SavePlanDialog::defaultFolder(), suggestion.name);
-    return suggestion;
-}
-
-QString MainWindow::currentFacts() const
-{
-    const Config &config = m_document->config();
-    QString facts = tr("%1, %2-token sequences, micro-batch %3")
-                        .arg(toQString(parallelSummary(config)))
-                        .arg(config.training.seq_length)
-                        .arg(config.training.micro_batch_size);
-    const Ledger &ledger = m_document->ledger();
-    if (m_document->hasLedger() && !m_document->isStale())
-        facts
-            += tr("; peak %1 of %2 on %3 (%4)")
-                   .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
-                        QString::fromStdString(config.hardware.name), ledger.fits() ? tr("fits") : tr("does not fit"));
-    return facts + QLatin1Char('.');
-}
-
-bool MainWindow::saveAs(const QString &path, const QString &name, const QString &description)
-{
-    Config named = m_document->config();
-    named.name = name.toStdString();
-    named.description = description.toStdString();
-    if (!(named == m_document->config()))
-        m_document->edit(named, tr("Name the plan %1").arg(name));
-    return saveTo(path);
-}
-
-bool MainWindow::saveTo(const QString &path)
-{
-    QString error;
-    if (!m_document->saveFile(path, &error)) {
-        QMessageBox::warning(this, tr("Save failed"), tr("%1\nThe file on disk was left as it was.").arg(error));
-        return false;
-    }
-    m_document->markSaved(path);
-    rememberRecent(path);
-    statusBar()->showMessage(tr("Saved %1").arg(path));
-    return true;
-}
-
-bool MainWindow::maybeSave()
-{
-    if (m_document->undoStack()->isClean())
-        return true;
-    const auto answer = QMessageBox::question(
-        this, tr("Unsaved changes"), tr("The plan has changes that are not saved. Save them first?"),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-    if (answer == QMessageBox::Save)
-        return save();
-    return answer == QMessageBox::Discard;
-}
-
 bool MainWindow::event(QEvent *event)
 {
     if (event->type() == QEvent::UpdateRequest) {
@@ -970,71 +634,10 @@ bool MainWindow::event(QEvent *event)
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    if (maybeSave())
+    if (m_files->maybeSave())
         event->accept();
     else
         event->ignore();
-}
-
-void MainWindow::updateTitle()
-{
-    // Qt's convention: the file's name with a [*] that setWindowModified shows
-    // as '*'; the platform appends the application's name ("plan.json* — MemLedger").
-    const QString path = filePath();
-    setWindowFilePath(path);
-    setWindowTitle((path.isEmpty() ? QString::fromStdString(m_document->config().name) : QFileInfo(path).fileName())
-                   + QStringLiteral("[*]"));
-    setWindowModified(!m_document->undoStack()->isClean());
-}
-
-void MainWindow::rememberRecent(const QString &path)
-{
-    QSettings settings;
-    QStringList recent = settings.value(kRecentFilesKey).toStringList();
-    recent.removeAll(path);
-    recent.prepend(path);
-    while (recent.size() > kMaxRecentFiles)
-        recent.removeLast();
-    settings.setValue(kRecentFilesKey, recent);
-    updateRecentMenu();
-}
-
-void MainWindow::updateRecentMenu()
-{
-    if (!m_recentMenu)
-        return;
-    m_recentMenu->clear();
-    const QStringList recent = QSettings().value(kRecentFilesKey).toStringList();
-    for (const QString &path : recent) {
-        m_recentMenu
-            ->addAction(QFileInfo(path).fileName(), this,
-                        [this, path] {
-                            if (maybeSave())
-                                openPath(path);
-                        })
-            ->setToolTip(path);
-    }
-    m_recentMenu->setEnabled(!recent.isEmpty());
-}
-
-void MainWindow::importHfConfig()
-{
-    if (!maybeSave())
-        return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Import Hugging Face config"), QString(),
-                                                      tr("Hugging Face configs (config.json *.json);;All files (*)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!m_document->importHfConfig(path, &error)) {
-        statusBar()->showMessage(tr("Could not import %1").arg(path));
-        showLoadFailure(this, tr("Cannot import Hugging Face config"), path, error);
-        return;
-    }
-    statusBar()->showMessage(
-        m_document->problems().empty()
-            ? tr("Imported %1").arg(path)
-            : tr("Imported %1; the problems list names what the import could not carry over").arg(path));
 }
 
 void MainWindow::chooseTrace()
@@ -1218,7 +821,6 @@ void MainWindow::updateHeader()
     const Config &config = m_document->config();
     const Ledger &ledger = m_document->ledger();
     const QString name = QString::fromStdString(config.name);
-    updateTitle();
 
     QString peak;
     m_headerServing = headerShowsServing();

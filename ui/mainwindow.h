@@ -5,8 +5,6 @@
 #include <QMainWindow>
 #include <QTimer>
 
-#include "ui/saveplandialog.h"
-
 #include <array>
 #include <functional>
 #include <string>
@@ -36,6 +34,7 @@ class LedgerTableModel;
 class MeasuredPanel;
 class MeasuredRun;
 class MemoryBarsChart;
+class PlanFiles;
 class PlanFinder;
 class PlanHeader;
 class StepTimeBar;
@@ -67,32 +66,12 @@ public:
     // trace…, a drop); with `show`, the Measured vs model view comes up when it
     // is in. A failure is explained in a message box and changes nothing.
     void importTrace(const QString &path, bool show = true);
-    // The preset file the plan was opened from or saved to, the one Save
-    // writes; empty for a built-in. The window's title names it (Qt's
-    // convention: setWindowFilePath, the file's name and a [*] marker).
-    QString filePath() const;
-    bool save();
-    bool saveAs();
-    // Writes the plan to `path` (what Save as does once a file is chosen); the
-    // window names that file from now on.
-    bool saveTo(const QString &path);
-    // What Save as's dialog starts with: the plan's name, a description that
-    // does not quote numbers of the plan as loaded once it was edited, and a
-    // file in the user's documents unless the plan has a file of the user's.
-    SavePlanDialog::Suggestion saveSuggestion() const;
-    // Save as with the name, description and file the dialog gave (the new
-    // name and description are one undo step).
-    bool saveAs(const QString &path, const QString &name, const QString &description);
-    // Opens a preset file (errors in a message box, the plan untouched).
-    bool openPath(const QString &path);
+    // File > New, Open, Save, Save as, recent files, and the window's title.
+    PlanFiles *files() const { return m_files; }
     // Light or dark palette for the window and the charts (remembered).
     // The dark or light palette; `remember`: kept for the next start (View >
     // Dark palette), not for a one-off run (memledger --dark).
     void setDark(bool dark, bool remember = true);
-    // What File > Open asks the user for a file with (QFileDialog by default;
-    // tests put a stub here). Returns the chosen path, or empty.
-    using FileChooser = std::function<QString(QWidget *parent)>;
-    void setOpenFileChooser(FileChooser chooser) { m_openChooser = std::move(chooser); }
     // The line an exported chart carries under it: the model, the plan's
     // parallel summary (core's, as the header shows it) and the device.
     QString exportCaption() const;
@@ -116,23 +95,7 @@ protected:
     void dropEvent(QDropEvent *event) override;
 
 private:
-    // With unsaved edits, asks to save, discard or cancel; true to go on.
-    bool maybeSave();
-    // Puts `path` first in File > Open recent.
-    void rememberRecent(const QString &path);
-    // The title: the file's name (or the plan's, without a file) and the unsaved-edits marker.
-    void updateTitle();
-    // The current plan in one line: its parallel degrees, sequence, micro-batch and peak (core's figures).
-    QString currentFacts() const;
-    void updateRecentMenu();
     void createMenus();
-    void createHelpMenu();
-    // Help: every shortcut (F1), About (the version), the documentation.
-    void showShortcuts();
-    void showAbout();
-    void showDocumentation();
-    void openFile();
-    void importHfConfig();
     void chooseTrace();
     void showMeasured();
     void traceImported(const QString &path);
@@ -182,9 +145,7 @@ private:
     bool m_headerServing = false; // what updateHeader last showed
     int m_viewBeforeTalk = 0; // the tab and the lifetimes' source (LifetimeSource::Source) a talk returns to
     int m_sourceBeforeTalk = 0;
-    QMenu *m_recentMenu = nullptr;
-    QDialog *m_shortcuts = nullptr;
-    FileChooser m_openChooser;
+    PlanFiles *m_files;
     // The problems list's error, warning and note icons, made once: a new QIcon per rebuild would make
     // every line look new to the list's delegate, which keeps each line drawn (CachedSizeDelegate).
     std::array<QIcon, 3> m_problemIcons;
