@@ -50,7 +50,7 @@
 #include "core/formats/deck.h"
 #include "core/reports/report.h"
 #include "core/timeline/peakcompare.h"
-#include "ui/comparisontablemodel.h"
+#include "ui/chartexport.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/exporter.h"
@@ -60,10 +60,12 @@
 #include "ui/importprogress.h"
 #include "ui/ledgertablemodel.h"
 #include "ui/lifetimesource.h"
+#include "ui/lifetimespage.h"
 #include "ui/lifetimeview.h"
 #include "ui/loadfailure.h"
 #include "ui/measuredpanel.h"
 #include "ui/measuredrun.h"
+#include "ui/measuredview.h"
 #include "ui/memorybarschart.h"
 #include "ui/paint/cachedsizedelegate.h"
 #include "ui/paint/rasterthreadpool.h"
@@ -101,20 +103,6 @@ constexpr int kMeasuredTab = 5; // updates itself from the measured run, never s
 constexpr int kFitAxesDelayMs = 250;
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
 constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
-
-// A hint in the placeholder text's grey, on two lines where one does not fit
-// (never cut: "Wheel or + − zooms, d…" told a 1024-pixel window nothing).
-class Hint : public QLabel
-{
-public:
-    explicit Hint(const QString &text, QWidget *parent)
-        : QLabel(text, parent)
-    {
-        setForegroundRole(QPalette::PlaceholderText);
-        setWordWrap(true);
-        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-    }
-};
 
 // The header's tooltip, made when it is shown: it needs the simulated
 // iteration, which a slider drag should not pay for on every move.
@@ -165,9 +153,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_views(new QTabWidget(this))
     , m_planDock(new QDockWidget(tr("Plan"), this))
     , m_talk(nullptr)
-    , m_lifetimes(new LifetimeView(this))
-    , m_lifetimesPage(new QWidget(this))
-    , m_rankSpin(new QSpinBox(this))
+    , m_lifetimesPage(new LifetimesPage(this))
     , m_chainFrontier(new FrontierView(document, FrontierView::Planner::Chain, this))
     , m_tensorFrontier(new FrontierView(document, FrontierView::Planner::Tensor, this))
     , m_planFinder(new PlanFinder(document, this))
@@ -215,65 +201,10 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     charts->setStretchFactor(0, 3);
     charts->setStretchFactor(1, 2);
     charts->setChildrenCollapsible(false);
-    // Lifetimes: one rank's memory curve over its gantt, with the rank and mode pickers.
-    auto *lifetimesBar = new QHBoxLayout;
-    // Seed 001: the same plan's training iteration or a served forward, on the same axes. On a row of its own
-    // with the time axis's controls, so that both rows fit a 1024-pixel window beside the plan panel.
-    auto *timeBar = new QHBoxLayout;
-    m_lifetimeSource = new LifetimeSource(m_lifetimesPage);
-    timeBar->addWidget(m_lifetimeSource);
-    m_rankSpin->setObjectName(QStringLiteral("lifetimesRank"));
-    lifetimesBar->addWidget(new QLabel(tr("Rank"), m_lifetimesPage));
-    lifetimesBar->addWidget(m_rankSpin);
-    auto *mode = new QComboBox(m_lifetimesPage);
-    mode->addItems({tr("Gantt rows"), tr("Stacked bands")});
-    lifetimesBar->addWidget(mode);
-    auto *fit = new QCheckBox(tr("Fit the bytes axis to the view"), m_lifetimesPage);
-    fit->setChecked(m_lifetimes->fitBytes());
-    m_fitBytes = fit;
-    lifetimesBar->addWidget(fit);
-    auto *resetZoom = new QToolButton(m_lifetimesPage);
-    resetZoom->setObjectName(QStringLiteral("resetZoom"));
-    resetZoom->setText(tr("Whole iteration"));
-    resetZoom->setToolTip(tr("Reset the zoom: show the whole iteration again (double-click or 0 in the chart)"));
-    resetZoom->setEnabled(false);
-    connect(resetZoom, &QToolButton::clicked, m_lifetimes, &LifetimeView::resetZoom);
-    connect(m_lifetimes, &LifetimeView::visibleWindowChanged, resetZoom,
-            [this, resetZoom] { resetZoom->setEnabled(m_lifetimes->timeAxis().isZoomed()); });
-    timeBar->addWidget(resetZoom);
-    timeBar->addStretch(1);
-    // On the rank's row, which has the room to spare at 1024 pixels.
-    auto *zoomHint = new Hint(tr("Wheel or + − zooms, drag pans, double-click resets"), m_lifetimesPage);
-    zoomHint->setObjectName(QStringLiteral("zoomHint"));
-    lifetimesBar->addSpacing(8);
-    lifetimesBar->addWidget(zoomHint, 1);
-    auto *clearOverlay = new QToolButton(m_lifetimesPage);
-    clearOverlay->setText(tr("Clear measured run"));
-    clearOverlay->setToolTip(tr("Forget the measured trace drawn over the curve (File > Clear measured trace)"));
-    clearOverlay->hide();
-    connect(clearOverlay, &QToolButton::clicked, m_measured, &MeasuredRun::clear);
-    lifetimesBar->addWidget(clearOverlay);
-    m_clearOverlay = clearOverlay;
-    auto *lifetimesLayout = new QVBoxLayout(m_lifetimesPage);
-    lifetimesLayout->setContentsMargins(4, 4, 4, 4);
-    lifetimesLayout->addLayout(timeBar);
-    lifetimesLayout->addLayout(lifetimesBar);
-    lifetimesLayout->addWidget(m_lifetimes, 1);
-    connect(m_rankSpin, &QSpinBox::valueChanged, m_lifetimes, &LifetimeView::setRank);
-    connect(mode, &QComboBox::currentIndexChanged, this, [this](int index) {
-        m_lifetimes->setMode(index == 0 ? LifetimeView::Mode::Gantt : LifetimeView::Mode::Bands);
-    });
-    connect(fit, &QCheckBox::toggled, m_lifetimes, &LifetimeView::setFitBytes);
-    connect(m_lifetimeSource, &LifetimeSource::changed, this, [this, resetZoom] {
-        const bool served = m_lifetimeSource->source() != LifetimeSource::Source::Training;
-        resetZoom->setText(served ? tr("Whole forward") : tr("Whole iteration"));
-        resetZoom->setToolTip(served ? tr("Reset the zoom: show the whole served forward again (double-click or 0 in "
-                                          "the chart)")
-                                     : tr("Reset the zoom: show the whole iteration again (double-click or 0 in the "
-                                          "chart)"));
+    connect(m_lifetimesPage, &LifetimesPage::sourceChanged, this, [this] {
         m_stale[kLifetimesTab] = true;
         refreshCurrentView();
-        m_lifetimes->resetZoom(); // another clock: the whole forward or iteration
+        m_lifetimesPage->view()->resetZoom(); // another clock: the whole forward or iteration
         updateHeader(); // the header speaks of the workload the view draws
     });
 
@@ -334,12 +265,12 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         problemsBox->hide(); // a built-in slide's notes are for its author: the chart gets the room
         // Slides may switch the view and the lifetimes' source: the talk gives them back.
         m_viewBeforeTalk = m_views->currentIndex();
-        m_sourceBeforeTalk = int(m_lifetimeSource->source());
+        m_sourceBeforeTalk = int(m_lifetimesPage->source()->source());
     });
     connect(m_talk, &TalkMode::stopped, this, [this, problemsBox] {
         problemsBox->show();
         m_header->setWrapDetail(false);
-        m_lifetimeSource->setSource(LifetimeSource::Source(m_sourceBeforeTalk));
+        m_lifetimesPage->source()->setSource(LifetimeSource::Source(m_sourceBeforeTalk));
         m_views->setCurrentIndex(m_viewBeforeTalk);
         m_undoAction->setEnabled(m_document->undoStack()->canUndo());
         m_redoAction->setEnabled(m_document->undoStack()->canRedo());
@@ -351,13 +282,15 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         const SlideShow show = m_talk->show();
         const auto lifetimes = std::find(std::begin(kSlideLifetimes), std::end(kSlideLifetimes), show.lifetimes);
         if (lifetimes != std::end(kSlideLifetimes))
-            m_lifetimeSource->setSource(LifetimeSource::Source(lifetimes - std::begin(kSlideLifetimes)));
+            m_lifetimesPage->source()->setSource(LifetimeSource::Source(lifetimes - std::begin(kSlideLifetimes)));
         if (show.view == "memory" || show.view == "lifetimes" || show.view == "ledger")
             m_views->setCurrentIndex(show.view == "memory"      ? kMemoryTab
                                      : show.view == "lifetimes" ? kLifetimesTab
                                                                 : kLedgerTab);
     });
 
+    m_measuredView = new MeasuredView(this, m_document, m_measured, m_measuredPanel, m_lifetimesPage, m_views);
+    m_export = new ChartExport(this, m_document);
     createMenus();
     // Opaque: an edit that makes or clears an error changes the message, and a see-through status bar
     // has the whole window paint its background under it first (issue 16: the window's own paint at
@@ -365,28 +298,8 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     statusBar()->setAutoFillBackground(true);
     statusBar()->showMessage(tr("Ready"));
 
-    // Measured runs: the panel and the lifetimes overlay follow the run's comparison.
+    // Measured runs: the import's progress beside the messages.
     statusBar()->addPermanentWidget(new ImportProgress(m_measured, this));
-    setAcceptDrops(true);
-    connect(m_measuredPanel, &MeasuredPanel::importRequested, this, &MainWindow::chooseTrace);
-    connect(m_measuredPanel, &MeasuredPanel::clearRequested, m_measured, &MeasuredRun::clear);
-    connect(m_measuredPanel, &MeasuredPanel::rankChanged, m_measured, &MeasuredRun::setPipelineRank);
-    connect(m_measured, &MeasuredRun::changed, this, &MainWindow::showMeasured);
-    connect(m_measured, &MeasuredRun::importStarted, this, [this](const QString &path) {
-        if (!m_measured->hasTrace())
-            m_measuredPanel->setPlaceholderText(tr("Importing %1…").arg(QFileInfo(path).fileName()));
-    });
-    connect(m_measured, &MeasuredRun::importFinished, this, &MainWindow::traceImported);
-    connect(m_measured, &MeasuredRun::importFailed, this, &MainWindow::traceFailed);
-    connect(m_measured, &MeasuredRun::importCancelled, this, [this](const QString &path) {
-        m_showMeasuredWhenImported = false;
-        if (!m_measured->hasTrace())
-            m_measuredPanel->setPlaceholderText({});
-        statusBar()->showMessage(tr("Import of %1 cancelled; nothing was changed").arg(QFileInfo(path).fileName()));
-    });
-    connect(m_measured, &MeasuredRun::compareFailed, this, [this](const QString &message) {
-        statusBar()->showMessage(tr("The measured trace could not be held against this plan: %1").arg(message));
-    });
 
     m_header->installEventFilter(new HeaderToolTip([this] { return peakToolTip(); }, m_header));
     qApp->installEventFilter(new ReactivateAfterModal(this));
@@ -418,64 +331,19 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     updateHeader();
 }
 
+LifetimeView *MainWindow::lifetimes() const
+{
+    return m_lifetimesPage->view();
+}
+
 void MainWindow::createMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     m_files->addActions(file);
-    file->addAction(tr("Import &measured trace…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I), this,
-                    &MainWindow::chooseTrace)
-        ->setToolTip(tr("A PyTorch memory snapshot or profiler trace, held against this plan"));
-    m_clearTrace = file->addAction(tr("C&lear measured trace"), m_measured, &MeasuredRun::clear);
-    m_clearTrace->setEnabled(false);
+    m_measuredView->addActions(file);
     m_files->addScenarios(file);
     file->addSeparator();
-    QMenu *exports = file->addMenu(tr("&Export"));
-    // Each chart is exported from its own view, shown first: hidden views are
-    // brought up to date only when shown.
-    const auto exportFrom = [this](int tab, QWidget *chart, const QString &title) {
-        m_views->setCurrentIndex(tab);
-        exportChart(chart, title);
-    };
-    exports->addAction(tr("Memory chart as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kMemoryTab, m_bars, tr("Device memory per pipeline rank")); });
-    exports->addAction(tr("Staircase as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kMemoryTab, m_staircase, tr("Activation staircase")); });
-    exports->addAction(tr("Host memory chart as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kMemoryTab, m_hostBars, tr("Host memory per pipeline rank")); });
-    exports->addAction(tr("Lifetimes as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kLifetimesTab, m_lifetimes, tr("Tensor lifetimes of one rank")); });
-    exports->addAction(tr("Checkpointing frontier as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kPlannersTab, m_chainFrontier->plot(), tr("Checkpointing frontier")); });
-    exports->addAction(tr("Per-tensor frontier as PNG or SVG…"), this, [=, this] {
-        exportFrom(kPlannersTab, m_tensorFrontier->plot(), tr("Store, recompute or offload per tensor"));
-    });
-    exports->addAction(tr("Ledger as CSV…"), this, [this] {
-        exportLedgerText(tr("CSV (*.csv)"), QStringLiteral("csv"), ledgerToCsv(m_document->ledger()));
-    });
-    exports->addAction(tr("Ledger as Markdown…"), this, [this] {
-        exportLedgerText(tr("Markdown (*.md)"), QStringLiteral("md"),
-                         ledgerToMarkdown(m_document->config(), m_document->ledger()));
-    });
-    exports->addAction(tr("Found plans as CSV…"), this, [this] {
-        m_views->setCurrentIndex(kFindTab);
-        if (!m_planFinder->exportButton()->isEnabled())
-            m_planFinder->findPlans();
-        m_planFinder->exportButton()->click();
-    });
-    // PNGs are drawn again at this many device pixels per pixel (a slide, a
-    // paper's figure); SVGs are vectors and need none.
-    QMenu *scaleMenu = exports->addMenu(tr("PNG &scale"));
-    auto *scales = new QActionGroup(scaleMenu);
-    for (int scale : {1, 2, 3, 4}) {
-        QAction *a = scaleMenu->addAction(tr("%1× the window's pixels").arg(scale));
-        a->setCheckable(true);
-        a->setData(scale);
-        scales->addAction(a);
-        connect(a, &QAction::triggered, this, [this, scale] { setImageScale(scale); });
-    }
-    m_imageScale = std::clamp(QSettings().value(QStringLiteral("exportScale"), 2.0).toDouble(), 1.0, 4.0);
-    for (QAction *a : scales->actions())
-        a->setChecked(a->data().toInt() == static_cast<int>(m_imageScale));
+    m_export->addMenu(file);
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcuts(QKeySequence::keyBindings(QKeySequence::Quit).isEmpty()
@@ -550,75 +418,6 @@ void MainWindow::setDark(bool dark, bool remember)
     updateHeader(); // its colors come from the palette
 }
 
-void MainWindow::exportChart(QWidget *chart, const QString &title)
-{
-    QString filter;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(title), QString(),
-                                                      tr("PNG image (*.png);;SVG drawing (*.svg)"), &filter);
-    if (!path.isEmpty())
-        exportChartTo(chart, title, path);
-}
-
-bool MainWindow::exportChartTo(QWidget *chart, const QString &title, const QString &path)
-{
-    refreshCurrentView(); // a chart brought up just now draws the current plan
-    QString error;
-    const QString caption = exportCaption();
-    const bool svg = path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive);
-    const bool ok = svg ? exportSvg(chart, path, title, &error, caption)
-                        : exportImage(chart, path, &error, m_imageScale, caption);
-    if (!ok) {
-        QMessageBox::warning(this, tr("Export failed"), tr("%1 could not be written: %2").arg(path, error));
-        return false;
-    }
-    statusBar()->showMessage(svg ? tr("Exported %1").arg(path)
-                                 : tr("Exported %1 at %2× (File > Export > PNG scale)").arg(path).arg(m_imageScale));
-    return true;
-}
-
-void MainWindow::setImageScale(double scale)
-{
-    m_imageScale = std::clamp(scale, 1.0, 4.0);
-    QSettings().setValue(QStringLiteral("exportScale"), m_imageScale);
-}
-
-QString MainWindow::exportCaption() const
-{
-    // The plan the charts show (the last valid one while an edit has errors),
-    // in the header's words: its name, parameters, core's parallel summary,
-    // the sequence and micro-batch, the device and the ledger's peak.
-    const Config &planned = m_document->ledgerConfig();
-    const Ledger &ledger = m_document->ledger();
-    QString caption = tr("%1: %2 parameters · %3 · %4-token sequences, micro-batch %5 · %6")
-                          .arg(QString::fromStdString(planned.name), parameterCountText(ledger.total_parameters),
-                               toQString(parallelSummary(planned)))
-                          .arg(planned.training.seq_length)
-                          .arg(planned.training.micro_batch_size)
-                          .arg(QString::fromStdString(planned.hardware.name));
-    if (m_document->hasLedger())
-        caption += tr(" · ledger peak %1 of %2 on rank %3")
-                       .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes))
-                       .arg(ledger.peak_rank);
-    if (m_document->isStale())
-        caption += tr(" (the last valid plan: the current one has errors)");
-    return caption;
-}
-
-void MainWindow::exportLedgerText(const QString &filter, const QString &suffix, const std::string &text)
-{
-    QString path = QFileDialog::getSaveFileName(this, tr("Export the ledger"), QString(), filter);
-    if (path.isEmpty())
-        return;
-    if (QFileInfo(path).suffix().isEmpty())
-        path += QLatin1Char('.') + suffix;
-    QString error;
-    if (!exportText(text, path, &error)) {
-        QMessageBox::warning(this, tr("Export failed"), tr("%1 could not be written: %2").arg(path, error));
-        return;
-    }
-    statusBar()->showMessage(tr("Exported %1").arg(path));
-}
-
 bool MainWindow::event(QEvent *event)
 {
     if (event->type() == QEvent::UpdateRequest) {
@@ -638,98 +437,6 @@ void MainWindow::closeEvent(QCloseEvent *event)
         event->accept();
     else
         event->ignore();
-}
-
-void MainWindow::chooseTrace()
-{
-    const QString path = QFileDialog::getOpenFileName(this, tr("Import measured trace"), QString(), traceFileFilter());
-    if (!path.isEmpty())
-        importTrace(path, true);
-}
-
-void MainWindow::importTrace(const QString &path, bool show)
-{
-    m_showMeasuredWhenImported = show;
-    statusBar()->showMessage(tr("Importing %1…").arg(path));
-    m_measured->import(path);
-}
-
-void MainWindow::traceImported(const QString &path)
-{
-    const std::optional<TraceComparison> &c = m_measured->comparison();
-    if (c) {
-        statusBar()->showMessage(tr("Imported %1: measured peak %2, modelled %3 (%4, without the runtime reserve)")
-                                     .arg(QFileInfo(path).fileName(), bytesText(c->measured_peak_allocated_bytes),
-                                          bytesText(c->modelled_peak_bytes),
-                                          ComparisonTableModel::differenceText(c->peak_error)));
-        // The lifetimes view turns to the rank the trace is held against, its bytes axis fitted to the
-        // curves: a run measured on a small model would otherwise lie flat under a large device's capacity.
-        m_rankSpin->setValue(c->pipeline_rank);
-        m_fitBytes->setChecked(true);
-    } else {
-        statusBar()->showMessage(tr("Imported %1; it is compared once the plan is valid").arg(path));
-    }
-    if (std::exchange(m_showMeasuredWhenImported, false))
-        m_views->setCurrentIndex(kMeasuredTab);
-}
-
-void MainWindow::traceFailed(const QString &path, const QString &problems)
-{
-    m_showMeasuredWhenImported = false;
-    if (!m_measured->hasTrace())
-        m_measuredPanel->setPlaceholderText({});
-    statusBar()->showMessage(tr("Could not import %1").arg(path));
-    // Not modal to the event loop: the import finished in the background and nothing waits on the answer.
-    QMessageBox *box = loadFailureBox(this, tr("Cannot import measured trace"), path, problems);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-}
-
-void MainWindow::showMeasured()
-{
-    m_clearTrace->setEnabled(m_measured->hasTrace());
-    m_clearOverlay->setVisible(m_measured->hasTrace());
-    const std::optional<TraceComparison> &c = m_measured->comparison();
-    if (!c) {
-        m_measuredPanel->clear();
-        if (m_measured->hasTrace())
-            m_measuredPanel->setPlaceholderText(
-                tr("%1 is loaded; it is held against the plan once the plan is valid.").arg(m_measured->fileName()));
-        m_lifetimes->clearMeasuredOverlay();
-        return;
-    }
-    const QString name = m_measured->fileName();
-    m_measuredPanel->setComparison(*c, name);
-    m_measuredPanel->setRanks(static_cast<int>(m_document->ledger().ranks.size()), c->pipeline_rank);
-    m_lifetimes->setMeasuredOverlay(
-        {tr("measured (%1)").arg(name), c->pipeline_rank, c->measured_curve, c->modelled_curve});
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent *event)
-{
-    if (traceFileFromMimeData(event->mimeData()).isEmpty())
-        event->ignore();
-    else
-        event->acceptProposedAction();
-}
-
-void MainWindow::dragMoveEvent(QDragMoveEvent *event)
-{
-    if (traceFileFromMimeData(event->mimeData()).isEmpty())
-        event->ignore();
-    else
-        event->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent *event)
-{
-    const QString path = traceFileFromMimeData(event->mimeData());
-    if (path.isEmpty()) {
-        event->ignore();
-        return;
-    }
-    event->acceptProposedAction();
-    importTrace(path, true);
 }
 
 void MainWindow::updateLedger()
@@ -787,19 +494,8 @@ void MainWindow::refreshCurrentView()
         return;
     }
     if (tab == kLifetimesTab) {
-        m_lifetimeSource->apply(*m_document, *m_lifetimes);
-        const Timeline &timeline = m_lifetimes->timeline();
-        const int ranks = static_cast<int>(timeline.ranks.size());
-        const bool sameRanks = m_rankSpin->maximum() == ranks - 1;
-        const QSignalBlocker block(m_rankSpin);
-        m_rankSpin->setRange(0, std::max(0, ranks - 1));
-        // A new plan opens on its fullest rank (or the one a measured run is held against); an edit keeps the rank in
-        // view.
-        const int rank
-            = sameRanks ? m_rankSpin->value()
-                        : (m_measured->comparison() ? m_measured->comparison()->pipeline_rank : timeline.peak_rank);
-        m_rankSpin->setValue(rank);
-        m_lifetimes->setRank(rank);
+        const std::optional<TraceComparison> &measured = m_measured->comparison();
+        m_lifetimesPage->refresh(*m_document, measured ? std::optional<int>(measured->pipeline_rank) : std::nullopt);
         return;
     }
     m_model->setLedger(m_document->ledger());
@@ -813,7 +509,8 @@ void MainWindow::refreshCurrentView()
 
 bool MainWindow::headerShowsServing() const
 {
-    return m_views->currentIndex() == kLifetimesTab && m_lifetimeSource->source() != LifetimeSource::Source::Training;
+    return m_views->currentIndex() == kLifetimesTab
+           && m_lifetimesPage->source()->source() != LifetimeSource::Source::Training;
 }
 
 void MainWindow::updateHeader()

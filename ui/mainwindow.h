@@ -11,35 +11,32 @@
 #include <vector>
 
 class QAction;
-class QCheckBox;
 class QCloseEvent;
-class QDragEnterEvent;
-class QDragMoveEvent;
-class QDropEvent;
 class QDockWidget;
 class QMenu;
 class QLabel;
 class QListWidget;
 class QSortFilterProxyModel;
-class QSpinBox;
 class QTabWidget;
 class QTreeView;
 
 namespace memledger::ui {
 
+class ChartExport;
 class ControlPanel;
 class Document;
 class FrontierView;
 class LedgerTableModel;
 class MeasuredPanel;
 class MeasuredRun;
+class MeasuredView;
 class MemoryBarsChart;
 class PlanFiles;
 class PlanFinder;
 class PlanHeader;
 class StepTimeBar;
-class LifetimeSource;
 class LifetimeView;
+class LifetimesPage;
 class StaircaseChart;
 class TalkMode;
 
@@ -56,54 +53,37 @@ public:
     StaircaseChart *staircase() const { return m_staircase; }
     QTabWidget *views() const { return m_views; }
     TalkMode *talkMode() const { return m_talk; }
-    LifetimeView *lifetimes() const { return m_lifetimes; }
+    LifetimeView *lifetimes() const;
     FrontierView *chainFrontier() const { return m_chainFrontier; }
     FrontierView *tensorFrontier() const { return m_tensorFrontier; }
     PlanFinder *planFinder() const { return m_planFinder; }
     MeasuredRun *measuredRun() const { return m_measured; }
     MeasuredPanel *measuredPanel() const { return m_measuredPanel; }
-    // Imports a measured trace in the background (File > Import measured
-    // trace…, a drop); with `show`, the Measured vs model view comes up when it
-    // is in. A failure is explained in a message box and changes nothing.
-    void importTrace(const QString &path, bool show = true);
+    // File > Import measured trace, drops, and what follows a measured run's comparison.
+    MeasuredView *measuredView() const { return m_measuredView; }
+    // File > Export: the charts, the ledger, the PNG scale.
+    ChartExport *chartExport() const { return m_export; }
     // File > New, Open, Save, Save as, recent files, and the window's title.
     PlanFiles *files() const { return m_files; }
     // Light or dark palette for the window and the charts (remembered).
     // The dark or light palette; `remember`: kept for the next start (View >
     // Dark palette), not for a one-off run (memledger --dark).
     void setDark(bool dark, bool remember = true);
-    // The line an exported chart carries under it: the model, the plan's
-    // parallel summary (core's, as the header shows it) and the device.
-    QString exportCaption() const;
-    // Writes `chart` to `path` (PNG at imageScale() device pixels per pixel,
-    // or SVG), captioned; a failure in a message box.
-    bool exportChartTo(QWidget *chart, const QString &title, const QString &path);
     // The header's tooltip: which peak the header shows (the ledger's) and,
     // from core's comparePeaks, the timeline's and the tensors that make them
     // differ. Computed when asked (it needs the simulated iteration).
     QString peakToolTip() const;
-    // Device pixels per pixel of exported PNGs (File > Export > Image scale; remembered).
-    double imageScale() const { return m_imageScale; }
-    void setImageScale(double scale);
+    // Brings the visible view up to date if the plan changed since it was drawn (the others catch up when
+    // shown): an export draws the current plan.
+    void refreshCurrentView();
 
 protected:
     bool event(QEvent *event) override;
     void closeEvent(QCloseEvent *event) override;
-    // Drops of a PyTorch memory snapshot or profiler trace import it.
-    void dragEnterEvent(QDragEnterEvent *event) override;
-    void dragMoveEvent(QDragMoveEvent *event) override;
-    void dropEvent(QDropEvent *event) override;
 
 private:
     void createMenus();
-    void chooseTrace();
-    void showMeasured();
-    void traceImported(const QString &path);
-    void traceFailed(const QString &path, const QString &problems);
-    void exportChart(QWidget *chart, const QString &title);
-    void exportLedgerText(const QString &filter, const QString &suffix, const std::string &text);
     void updateLedger();
-    void refreshCurrentView();
     void updateHeader();
     // The Lifetimes view draws a served forward: the header gives the serving
     // peak (and training's beside it) instead of the training plan's.
@@ -129,28 +109,22 @@ private:
     QTabWidget *m_views;
     QDockWidget *m_planDock;
     TalkMode *m_talk;
-    LifetimeView *m_lifetimes;
-    QWidget *m_lifetimesPage;
-    LifetimeSource *m_lifetimeSource = nullptr; // training, or the same plan served
-    QSpinBox *m_rankSpin;
+    LifetimesPage *m_lifetimesPage;
     FrontierView *m_chainFrontier;
     FrontierView *m_tensorFrontier;
     PlanFinder *m_planFinder;
     MeasuredRun *m_measured;
     MeasuredPanel *m_measuredPanel;
-    QAction *m_clearTrace = nullptr;
-    QWidget *m_clearOverlay = nullptr; // the lifetimes view's "Clear measured run"
-    QCheckBox *m_fitBytes = nullptr;
-    bool m_showMeasuredWhenImported = false;
     bool m_headerServing = false; // what updateHeader last showed
     int m_viewBeforeTalk = 0; // the tab and the lifetimes' source (LifetimeSource::Source) a talk returns to
     int m_sourceBeforeTalk = 0;
     PlanFiles *m_files;
+    MeasuredView *m_measuredView = nullptr;
+    ChartExport *m_export = nullptr;
     // The problems list's error, warning and note icons, made once: a new QIcon per rebuild would make
     // every line look new to the list's delegate, which keeps each line drawn (CachedSizeDelegate).
     std::array<QIcon, 3> m_problemIcons;
     std::vector<std::size_t> m_shownPins; // the pins drawn beside the plan (indices into Document::pins)
-    double m_imageScale = 2.0;
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
     // Once a run of edits pauses, the memory charts' axes, held while it ran, fit the plan again.
     QTimer m_fitAxes;
