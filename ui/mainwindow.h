@@ -1,21 +1,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <QIcon>
 #include <QMainWindow>
 #include <QTimer>
 
 #include <array>
-#include <functional>
-#include <string>
 #include <vector>
 
 class QAction;
 class QCloseEvent;
 class QDockWidget;
 class QMenu;
-class QLabel;
-class QListWidget;
 class QSortFilterProxyModel;
 class QTabWidget;
 class QTreeView;
@@ -27,20 +22,25 @@ class ControlPanel;
 class Document;
 class FrontierView;
 class LedgerTableModel;
+class LifetimeView;
+class LifetimesPage;
 class MeasuredPanel;
 class MeasuredRun;
 class MeasuredView;
 class MemoryBarsChart;
 class PlanFiles;
 class PlanFinder;
-class PlanHeader;
-class StepTimeBar;
-class LifetimeView;
-class LifetimesPage;
+class ProblemsList;
 class StaircaseChart;
 class TalkMode;
+class WindowHeader;
 
-// Composes the views over one Document; holds no state of its own.
+// Composes the views over one Document and holds no state of its own (as KDAB
+// hotspot's main window composes its pages): the tabs, the header
+// (WindowHeader), the problems (ProblemsList) and the control panel in its
+// dock; the plan's files (PlanFiles), File > Export (ChartExport), the
+// measured run (MeasuredView) and Help (HelpMenu) are objects of their own.
+// It refreshes the visible view when the document changes.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -65,14 +65,11 @@ public:
     ChartExport *chartExport() const { return m_export; }
     // File > New, Open, Save, Save as, recent files, and the window's title.
     PlanFiles *files() const { return m_files; }
-    // Light or dark palette for the window and the charts (remembered).
-    // The dark or light palette; `remember`: kept for the next start (View >
+    // The lines above the views: the plan, its peak and its step time.
+    WindowHeader *header() const { return m_header; }
+    // The dark or light palette for the window and the charts; `remember`: kept for the next start (View >
     // Dark palette), not for a one-off run (memledger --dark).
     void setDark(bool dark, bool remember = true);
-    // The header's tooltip: which peak the header shows (the ledger's) and,
-    // from core's comparePeaks, the timeline's and the tensors that make them
-    // differ. Computed when asked (it needs the simulated iteration).
-    QString peakToolTip() const;
     // Brings the visible view up to date if the plan changed since it was drawn (the others catch up when
     // shown): an export draws the current plan.
     void refreshCurrentView();
@@ -82,12 +79,27 @@ protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
+    // The tabs: Memory, Lifetimes, Ledger, Planners, Find plans, Measured vs model.
+    void createViews();
+    QWidget *memoryCharts();
+    // The header over the views over the problems.
+    void createCentralWidget();
+    // The control panel in a dock on the left, and the talk mode that hides it.
+    void createPlanDock();
+    void connectTalkMode();
     void createMenus();
+    void createViewMenu();
+    void openDeck();
+    void createStatusBar();
+    void connectDocument();
     void updateLedger();
+    // The bars, the staircase and the host chart, which shows only when something is offloaded.
+    void refreshMemoryCharts();
     void updateHeader();
     // The Lifetimes view draws a served forward: the header gives the serving
     // peak (and training's beside it) instead of the training plan's.
     bool headerShowsServing() const;
+    // The problems list and the status bar's summary of them.
     void updateProblems();
     // The memory chart's comparison: the pins of the current plan's model only.
     void updateComparison(bool pinsChanged);
@@ -95,12 +107,11 @@ private:
     Document *m_document;
     LedgerTableModel *m_model;
     QSortFilterProxyModel *m_proxy;
-    PlanHeader *m_header;
-    StepTimeBar *m_stepTime; // the time model's answer beside the header
+    WindowHeader *m_header;
     QAction *m_undoAction = nullptr;
     QAction *m_redoAction = nullptr;
     QTreeView *m_tree;
-    QListWidget *m_problems;
+    ProblemsList *m_problems;
     ControlPanel *m_controls;
     MemoryBarsChart *m_bars;
     MemoryBarsChart *m_hostBars;
@@ -115,15 +126,11 @@ private:
     PlanFinder *m_planFinder;
     MeasuredRun *m_measured;
     MeasuredPanel *m_measuredPanel;
-    bool m_headerServing = false; // what updateHeader last showed
     int m_viewBeforeTalk = 0; // the tab and the lifetimes' source (LifetimeSource::Source) a talk returns to
     int m_sourceBeforeTalk = 0;
     PlanFiles *m_files;
     MeasuredView *m_measuredView = nullptr;
     ChartExport *m_export = nullptr;
-    // The problems list's error, warning and note icons, made once: a new QIcon per rebuild would make
-    // every line look new to the list's delegate, which keeps each line drawn (CachedSizeDelegate).
-    std::array<QIcon, 3> m_problemIcons;
     std::vector<std::size_t> m_shownPins; // the pins drawn beside the plan (indices into Document::pins)
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
     // Once a run of edits pauses, the memory charts' axes, held while it ran, fit the plan again.
