@@ -36,18 +36,6 @@ namespace {
 constexpr int kMinLog2Sequence = 9;
 constexpr int kMaxLog2Sequence = 20;
 
-// A control's access to a field of a section written as is (an integer, a flag or an enumeration):
-// `(config.*Section).*Field`.
-template<auto Section, auto Field>
-ControlPanel::Access plain()
-{
-    return {[](const Config &config) { return static_cast<std::int64_t>((config.*Section).*Field); },
-            [](Config &config, std::int64_t v) {
-                auto &field = (config.*Section).*Field;
-                field = static_cast<std::remove_reference_t<decltype(field)>>(v);
-            }};
-}
-
 QString tokensText(std::int64_t tokens)
 {
     if (tokens >= 1 << 20 && tokens % (1 << 20) == 0)
@@ -86,6 +74,16 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     connect(m_document, &Document::configChanged, this, &ControlPanel::syncFromConfig);
     connect(m_document, &Document::problemsChanged, this, &ControlPanel::showProblems);
     syncFromConfig();
+}
+
+template<auto Section, auto Field>
+ControlPanel::Access ControlPanel::plain()
+{
+    return {[](const Config &config) { return static_cast<std::int64_t>((config.*Section).*Field); },
+            [](Config &config, std::int64_t v) {
+                auto &field = (config.*Section).*Field;
+                field = static_cast<std::remove_reference_t<decltype(field)>>(v);
+            }};
 }
 
 // The table of controls, group by group and in the panel's order. Each row names the preset field its control

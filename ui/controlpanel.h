@@ -47,16 +47,16 @@ private:
     using Setter = std::function<void(Config &)>;
     using GetInt = std::function<std::int64_t(const Config &)>;
     using SetInt = std::function<void(Config &, std::int64_t)>;
-
-public:
     // How a control reads its value from a configuration and writes one into it.
     struct Access
     {
         GetInt get;
         SetInt set;
     };
-
-private:
+    // The access to a field of a section written as is (an integer, a flag or an enumeration):
+    // `(config.*Section).*Field`.
+    template<auto Section, auto Field>
+    static Access plain();
     // One row of the panel's table of controls (controlpanel.cpp): what kind of control, its label, the
     // preset field it edits (its errors are shown under it), its range or items, and its access.
     enum class Kind { Preset, Spin, Combo, Check, Sequence, GpuCount };
