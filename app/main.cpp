@@ -14,6 +14,7 @@
 #include "ui/lifetimesource.h"
 #include "ui/mainwindow.h"
 #include "ui/measuredrun.h"
+#include "ui/measuredview.h"
 #include "ui/talkmode.h"
 
 #include <cstdio>
@@ -167,7 +168,7 @@ int main(int argc, char *argv[])
     }
     if (parser.isSet(traceOption)) {
         // Shown when it is in, unless a view was asked for.
-        window.importTrace(parser.value(traceOption), !parser.isSet(viewOption));
+        window.measuredView()->importTrace(parser.value(traceOption), !parser.isSet(viewOption));
         if (parser.isSet(screenshotOption)) {
             // The picture is of the imported run: wait for it, and fail like a bad preset when it does not load.
             QString failure;

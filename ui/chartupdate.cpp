@@ -6,7 +6,6 @@
 #include <QBarSet>
 #include <QChart>
 #include <QFontMetricsF>
-#include <QGradient>
 #include <QGraphicsLayout>
 #include <QLegend>
 #include <QString>
@@ -101,18 +100,6 @@ int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth)
     if (axis->minorTickCount() != step - 1)
         axis->setMinorTickCount(step - 1);
     return step;
-}
-
-void solidChartBackground(QChart *chart)
-{
-    const QGradient *gradient = chart->backgroundBrush().gradient();
-    if (!gradient || gradient->stops().isEmpty())
-        return;
-    const QColor first = gradient->stops().constFirst().second;
-    for (const QGradientStop &stop : gradient->stops())
-        if (stop.second != first)
-            return;
-    chart->setBackgroundBrush(first);
 }
 
 NiceAxis heldRange(const NiceAxis &next, const NiceAxis &shown, bool held)

@@ -70,15 +70,6 @@ NiceAxis heldRange(const NiceAxis &next, const NiceAxis &shown, bool held);
 // The number of rank slots to show: `next`, or while `held` the ones shown when there are more.
 int heldSlots(int next, int shown, bool held);
 
-// Qt Charts' themes paint the chart's background with a linear gradient, the
-// light theme's from white to white. Qt's raster engine blends a gradient's
-// spans on its thread pool: every repaint of a chart (a move repaints two)
-// started dozens of jobs and waited for them, a millisecond or more of a move's
-// wall time on two cores beyond the GUI thread's own. A gradient whose stops are
-// all one colour becomes that solid colour (the same pixels, one plain fill); a
-// real gradient (the dark theme's) is left as it is.
-void solidChartBackground(QChart *chart);
-
 // Qt Charts keeps fonts of its own (the theme's) that the view's font does not
 // reach; talk mode enlarges the window's font, so each chart scales its fonts
 // by the view's font over the application's.

@@ -19,13 +19,14 @@
 #include "core/model/gradoffload.h"
 #include "core/schedule/schedule.h"
 #include "ui/document.h"
-#include "ui/keptgroupbox.h"
-#include "ui/keptlabel.h"
+#include "ui/paint/keptgroupbox.h"
+#include "ui/paint/keptlabel.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <utility>
 
 namespace memledger::ui {
@@ -64,66 +65,251 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     // minimum is its preferred height, see addGroup) before it places the groups, which grows the panel at once.
     layout->setSizeConstraint(QLayout::SetMinimumSize);
 
-    QFormLayout *what = addGroup(tr("Model and hardware"));
-    addPresetPicker(what, tr("Model"), "models");
-    fieldOfLast(QStringLiteral("model"));
-    addPresetPicker(what, tr("GPU"), "hardware");
-    fieldOfLast(QStringLiteral("hardware"));
+    for (const Group &group : {modelAndHardware(), parallelism(), batchAndPrecision(), recomputeAndOffload()}) {
+        QFormLayout *form = addGroup(group.title);
+        for (const Spec &spec : group.controls)
+            add(form, spec);
+    }
+    layout->addStretch(1);
 
-    QFormLayout *par = addGroup(tr("Parallelism"));
-    addSpin(
-        par, tr("Tensor (t)"), 1, 1024,
-        [](const Config &config) { return config.parallelism.tensor_model_parallel_size; },
-        [](Config &config, std::int64_t v) { config.parallelism.tensor_model_parallel_size = v; },
-        tr("splits heads, query groups and the MLP width"));
-    fieldOfLast(QStringLiteral("parallelism.tensor_model_parallel_size"));
-    addSpin(
-        par, tr("Pipeline (p)"), 1, 1024,
-        [](const Config &config) { return config.parallelism.pipeline_model_parallel_size; },
-        [](Config &config, std::int64_t v) { setPipelineSize(config.parallelism, v); },
-        tr("splits the layers into stages"));
-    fieldOfLast(QStringLiteral("parallelism.pipeline_model_parallel_size"));
-    addSpin(
-        par, tr("Virtual stages (v)"), 1, 64,
-        [](const Config &config) { return config.parallelism.virtual_pipeline_model_parallel_size; },
-        [](Config &config, std::int64_t v) { setVirtualStages(config.parallelism, v); },
-        tr("layer chunks per pipeline rank (interleaved 1F1B)"));
-    fieldOfLast(QStringLiteral("parallelism.virtual_pipeline_model_parallel_size"));
-    addSpin(
-        par, tr("Data (d)"), 1, 1 << 17, [](const Config &config) { return config.parallelism.data_parallel_size; },
-        [](Config &config, std::int64_t v) { config.parallelism.data_parallel_size = v; });
-    fieldOfLast(QStringLiteral("parallelism.data_parallel_size"));
-    addSpin(
-        par, tr("Context (c)"), 1, 1024, [](const Config &config) { return config.parallelism.context_parallel_size; },
-        [](Config &config, std::int64_t v) { config.parallelism.context_parallel_size = v; },
-        tr("splits the sequence"));
-    fieldOfLast(QStringLiteral("parallelism.context_parallel_size"));
-    addSpin(
-        par, tr("Expert (e)"), 1, 1024,
-        [](const Config &config) { return config.parallelism.expert_model_parallel_size; },
-        [](Config &config, std::int64_t v) { config.parallelism.expert_model_parallel_size = v; },
-        tr("splits the experts"));
-    fieldOfLast(QStringLiteral("parallelism.expert_model_parallel_size"));
-    addCheck(
-        par, tr("Sequence parallel"),
-        [](const Config &config) { return std::int64_t(config.parallelism.sequence_parallel); },
-        [](Config &config, std::int64_t v) { config.parallelism.sequence_parallel = v != 0; });
-    fieldOfLast(QStringLiteral("parallelism.sequence_parallel"));
-    addCombo(
-        par, tr("ZeRO stage"),
-        {tr("0 — replicated"), tr("1 — optimizer states"), tr("2 — + gradients"), tr("3 — + weights")},
-        [](const Config &config) { return std::int64_t(config.parallelism.zero_stage); },
-        [](Config &config, std::int64_t v) { config.parallelism.zero_stage = int(v); });
-    fieldOfLast(QStringLiteral("parallelism.zero_stage"));
-    // In PipelineSchedule's order; a schedule brings its chunks per rank along.
-    addCombo(
-        par, tr("Schedule"),
-        {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B"), tr("ZB-H1 (zero bubble)"),
-         tr("ZB-H2 (zero bubble)"), tr("ZB-V (zero bubble, V)"), QStringLiteral("DualPipe"),
-         QStringLiteral("DualPipeV")},
-        [](const Config &config) { return std::int64_t(config.parallelism.schedule()); },
-        [](Config &config, std::int64_t v) { setSchedule(config.parallelism, PipelineSchedule(v)); });
-    fieldOfLast(QStringLiteral("parallelism.pipeline_schedule"));
+    connect(m_document, &Document::configChanged, this, &ControlPanel::syncFromConfig);
+    connect(m_document, &Document::problemsChanged, this, &ControlPanel::showProblems);
+    syncFromConfig();
+}
+
+template<auto Section, auto Field>
+ControlPanel::Access ControlPanel::plain()
+{
+    return {[](const Config &config) { return static_cast<std::int64_t>((config.*Section).*Field); },
+            [](Config &config, std::int64_t v) {
+                auto &field = (config.*Section).*Field;
+                field = static_cast<std::remove_reference_t<decltype(field)>>(v);
+            }};
+}
+
+// The table of controls, group by group and in the panel's order. Each row names the preset field its control
+// edits (its errors are shown under it) and how it reads and writes the configuration: `plain` for a field
+// written as is, a pair of functions where an edit brings others along.
+ControlPanel::Group ControlPanel::modelAndHardware()
+{
+    return {tr("Model and hardware"),
+            {
+                {.kind = Kind::Preset, .label = tr("Model"), .field = "model", .presets = "models"},
+                {.kind = Kind::Preset, .label = tr("GPU"), .field = "hardware", .presets = "hardware"},
+            }};
+}
+
+ControlPanel::Group ControlPanel::parallelism()
+{
+    return {
+        tr("Parallelism"),
+        {
+            {.kind = Kind::Spin,
+             .label = tr("Tensor (t)"),
+             .field = "parallelism.tensor_model_parallel_size",
+             .range = {1, 1024},
+             .access = plain<&Config::parallelism, &ParallelismConfig::tensor_model_parallel_size>(),
+             .tip = tr("splits heads, query groups and the MLP width")},
+            {.kind = Kind::Spin,
+             .label = tr("Pipeline (p)"),
+             .field = "parallelism.pipeline_model_parallel_size",
+             .range = {1, 1024},
+             .access = {[](const Config &config) { return config.parallelism.pipeline_model_parallel_size; },
+                        [](Config &config, std::int64_t v) { setPipelineSize(config.parallelism, v); }},
+             .tip = tr("splits the layers into stages")},
+            {.kind = Kind::Spin,
+             .label = tr("Virtual stages (v)"),
+             .field = "parallelism.virtual_pipeline_model_parallel_size",
+             .range = {1, 64},
+             .access = {[](const Config &config) { return config.parallelism.virtual_pipeline_model_parallel_size; },
+                        [](Config &config, std::int64_t v) { setVirtualStages(config.parallelism, v); }},
+             .tip = tr("layer chunks per pipeline rank (interleaved 1F1B)")},
+            {.kind = Kind::Spin,
+             .label = tr("Data (d)"),
+             .field = "parallelism.data_parallel_size",
+             .range = {1, 1 << 17},
+             .access = plain<&Config::parallelism, &ParallelismConfig::data_parallel_size>()},
+            {.kind = Kind::Spin,
+             .label = tr("Context (c)"),
+             .field = "parallelism.context_parallel_size",
+             .range = {1, 1024},
+             .access = plain<&Config::parallelism, &ParallelismConfig::context_parallel_size>(),
+             .tip = tr("splits the sequence")},
+            {.kind = Kind::Spin,
+             .label = tr("Expert (e)"),
+             .field = "parallelism.expert_model_parallel_size",
+             .range = {1, 1024},
+             .access = plain<&Config::parallelism, &ParallelismConfig::expert_model_parallel_size>(),
+             .tip = tr("splits the experts")},
+            {.kind = Kind::Check,
+             .label = tr("Sequence parallel"),
+             .field = "parallelism.sequence_parallel",
+             .access = plain<&Config::parallelism, &ParallelismConfig::sequence_parallel>()},
+            {.kind = Kind::Combo,
+             .label = tr("ZeRO stage"),
+             .field = "parallelism.zero_stage",
+             .items = {tr("0 — replicated"), tr("1 — optimizer states"), tr("2 — + gradients"), tr("3 — + weights")},
+             .access = plain<&Config::parallelism, &ParallelismConfig::zero_stage>()},
+            // In PipelineSchedule's order; a schedule brings its chunks per rank along.
+            {.kind = Kind::Combo,
+             .label = tr("Schedule"),
+             .field = "parallelism.pipeline_schedule",
+             .items = {QStringLiteral("GPipe"), QStringLiteral("1F1B"), tr("interleaved 1F1B"),
+                       tr("ZB-H1 (zero bubble)"), tr("ZB-H2 (zero bubble)"), tr("ZB-V (zero bubble, V)"),
+                       QStringLiteral("DualPipe"), QStringLiteral("DualPipeV")},
+             .access = {[](const Config &config) { return std::int64_t(config.parallelism.schedule()); },
+                        [](Config &config, std::int64_t v) { setSchedule(config.parallelism, PipelineSchedule(v)); }}},
+            {.kind = Kind::GpuCount, .label = tr("GPUs")},
+        }};
+}
+
+ControlPanel::Group ControlPanel::batchAndPrecision()
+{
+    return {
+        tr("Batch and precision"),
+        {
+            {.kind = Kind::Spin,
+             .label = tr("Micro-batch (b)"),
+             .field = "training.micro_batch_size",
+             .range = {1, 4096},
+             .access = plain<&Config::training, &TrainingConfig::micro_batch_size>()},
+            {.kind = Kind::Sequence, .label = tr("Sequence (s)"), .field = "training.seq_length"},
+            {.kind = Kind::Spin,
+             .label = tr("Global batch"),
+             .field = "training.global_batch_size",
+             .range = {0, 1 << 24},
+             .access = plain<&Config::training, &TrainingConfig::global_batch_size>(),
+             .tip = tr("0: b × d × p, one pipeline fill")},
+            {.kind = Kind::Combo,
+             .label = tr("Weights"),
+             .field = "training.params_dtype",
+             .items = {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8")},
+             .access = plain<&Config::training, &TrainingConfig::params_dtype>()},
+            // In Fp8Recipe's order: Megatron's --fp8-recipe names.
+            {.kind = Kind::Combo,
+             .label = tr("FP8 recipe"),
+             .field = "training.fp8_recipe",
+             .items = {tr("none"), QStringLiteral("delayed"), QStringLiteral("tensorwise"), QStringLiteral("MXFP8"),
+                       QStringLiteral("blockwise")},
+             .access = plain<&Config::training, &TrainingConfig::fp8_recipe>(),
+             .tip = tr("FP8 GEMMs as Transformer Engine runs them: FP8 weight copies and FP8 saved linear inputs "
+                       "beside the 16-bit weights")},
+            {.kind = Kind::Combo,
+             .label = tr("Gradients"),
+             .field = "training.main_grads_dtype",
+             .items = {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
+             .access = plain<&Config::training, &TrainingConfig::main_grads_dtype>()},
+            {.kind = Kind::Check,
+             .label = tr("fp32 master weights"),
+             .field = "training.main_params_dtype",
+             .access = plain<&Config::training, &TrainingConfig::main_params_fp32>(),
+             .tip = tr("Mixed precision keeps an fp32 copy of the weights for the update (4 bytes per parameter)")},
+            {.kind = Kind::Combo,
+             .label = tr("Optimizer"),
+             .field = "training.optimizer",
+             .items = {QStringLiteral("Adam"), QStringLiteral("AdamW"), QStringLiteral("SGD"),
+                       QStringLiteral("Adafactor"), tr("8-bit Adam"), QStringLiteral("Muon")},
+             .access = plain<&Config::training, &TrainingConfig::optimizer>()},
+            // Both Adam moments in one dtype ("default": fp32, or int8 for 8-bit Adam).
+            {.kind = Kind::Combo,
+             .label = tr("Optimizer states"),
+             .field = "training.exp_avg_dtype",
+             .items = {tr("default"), QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"),
+                       QStringLiteral("fp8"), QStringLiteral("int8")},
+             .access = {[](const Config &config) {
+                            return config.training.exp_avg_dtype ? std::int64_t(*config.training.exp_avg_dtype) + 1 : 0;
+                        },
+                        [](Config &config, std::int64_t v) {
+                            config.training.exp_avg_dtype = v == 0 ? std::nullopt : std::optional<Dtype>(Dtype(v - 1));
+                            config.training.exp_avg_sq_dtype = config.training.exp_avg_dtype;
+                        }},
+             .tip = tr("The dtype of Adam's two moments (DeepSeek-V3 keeps them in bf16)")},
+        }};
+}
+
+ControlPanel::Group ControlPanel::recomputeAndOffload()
+{
+    return {tr("Recompute and offload"),
+            {
+                {.kind = Kind::Combo,
+                 .label = tr("Recompute"),
+                 .field = "strategy.recompute_granularity",
+                 .items = {tr("none"), tr("selective"), tr("full")},
+                 .access = plain<&Config::strategy, &StrategyConfig::recompute_granularity>()},
+                {.kind = Kind::Combo,
+                 .label = tr("Method"),
+                 .field = "strategy.recompute_method",
+                 .items = {tr("uniform"), tr("block")},
+                 .access = plain<&Config::strategy, &StrategyConfig::recompute_method>()},
+                {.kind = Kind::Spin,
+                 .label = tr("Recompute layers"),
+                 .field = "strategy.recompute_num_layers",
+                 .range = {1, 1000},
+                 .access = plain<&Config::strategy, &StrategyConfig::recompute_num_layers>()},
+                {.kind = Kind::Check,
+                 .label = tr("FlashAttention"),
+                 .field = "strategy.flash_attention",
+                 .access = plain<&Config::strategy, &StrategyConfig::flash_attention>()},
+                {.kind = Kind::Combo,
+                 .label = tr("Optimizer offload"),
+                 .field = "strategy.optimizer_offload",
+                 .items = {tr("none"), tr("CPU"), tr("NVMe")},
+                 .access
+                 = {[](const Config &config) { return std::int64_t(config.strategy.optimizer_offload); },
+                    [](Config &config, std::int64_t v) { setOptimizerOffload(config.strategy, OffloadTarget(v)); }}},
+                {.kind = Kind::Combo,
+                 .label = tr("Gradient offload"),
+                 .field = "strategy.grad_offload",
+                 .items = {tr("none"), tr("CPU")},
+                 .access = {[](const Config &config) { return std::int64_t(config.strategy.grad_offload); },
+                            [](Config &config, std::int64_t v) { setGradOffload(config.strategy, OffloadTarget(v)); }}},
+                {.kind = Kind::Combo,
+                 .label = tr("Parameter offload"),
+                 .field = "strategy.param_offload",
+                 .items = {tr("none"), tr("CPU"), tr("NVMe")},
+                 .access = plain<&Config::strategy, &StrategyConfig::param_offload>()},
+                {.kind = Kind::Combo,
+                 .label = tr("Activation offload"),
+                 .field = "strategy.activation_offload",
+                 .items = {tr("none"), tr("CPU")},
+                 .access = plain<&Config::strategy, &StrategyConfig::activation_offload>()},
+                {.kind = Kind::Check,
+                 .label = tr("Balance activations"),
+                 .field = "strategy.pipeline_activation_balance",
+                 .access = plain<&Config::strategy, &StrategyConfig::pipeline_activation_balance>(),
+                 .tip = tr("Balance activations across pipeline ranks: park part of the first pipeline ranks' saved "
+                           "activations in the later ranks' memory, over NVLink or the network, so that the ranks' "
+                           "device totals even out (pipeline_activation_balance)")},
+            }};
+}
+
+void ControlPanel::add(QFormLayout *form, const Spec &spec)
+{
+    switch (spec.kind) {
+    case Kind::Preset:
+        addPresetPicker(form, spec.label, spec.presets);
+        break;
+    case Kind::Spin:
+        addSpin(form, spec.label, spec.range.min, spec.range.max, spec.access.get, spec.access.set, spec.tip);
+        break;
+    case Kind::Combo:
+        addCombo(form, spec.label, spec.items, spec.access.get, spec.access.set, spec.tip);
+        break;
+    case Kind::Check:
+        addCheck(form, spec.label, spec.access.get, spec.access.set, spec.tip);
+        break;
+    case Kind::Sequence:
+        addSequenceSlider(form, spec.label);
+        break;
+    case Kind::GpuCount:
+        addGpuCount(form, spec.label);
+        return; // a fact, not a control: no field, no note
+    }
+    fieldOfLast(QString::fromLatin1(spec.field));
+}
+
+void ControlPanel::addGpuCount(QFormLayout *form, const QString &label)
+{
     // Its text changes with t, p, d or c: a width of its own (the field's, which is wider than the text)
     // would relayout and repaint the whole panel whenever it grew by a digit.
     m_gpus->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -131,124 +317,7 @@ ControlPanel::ControlPanel(Document *document, QWidget *parent)
     // after "t·p·d·c =" instead, so only a change of its line count relayouts the panel.
     m_gpus->setWordWrap(true);
     m_gpus->setObjectName(QStringLiteral("gpus"));
-    addRow(par, tr("GPUs"), m_gpus);
-
-    QFormLayout *training = addGroup(tr("Batch and precision"));
-    addSpin(
-        training, tr("Micro-batch (b)"), 1, 4096, [](const Config &config) { return config.training.micro_batch_size; },
-        [](Config &config, std::int64_t v) { config.training.micro_batch_size = v; });
-    fieldOfLast(QStringLiteral("training.micro_batch_size"));
-    addSequenceSlider(training);
-    fieldOfLast(QStringLiteral("training.seq_length"));
-    addSpin(
-        training, tr("Global batch"), 0, 1 << 24,
-        [](const Config &config) { return config.training.global_batch_size; },
-        [](Config &config, std::int64_t v) { config.training.global_batch_size = v; },
-        tr("0: b × d × p, one pipeline fill"));
-    fieldOfLast(QStringLiteral("training.global_batch_size"));
-    addCombo(
-        training, tr("Weights"),
-        {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8")},
-        [](const Config &config) { return std::int64_t(config.training.params_dtype); },
-        [](Config &config, std::int64_t v) { config.training.params_dtype = Dtype(v); });
-    fieldOfLast(QStringLiteral("training.params_dtype"));
-    // In Fp8Recipe's order: Megatron's --fp8-recipe names.
-    addCombo(
-        training, tr("FP8 recipe"),
-        {tr("none"), QStringLiteral("delayed"), QStringLiteral("tensorwise"), QStringLiteral("MXFP8"),
-         QStringLiteral("blockwise")},
-        [](const Config &config) { return std::int64_t(config.training.fp8_recipe); },
-        [](Config &config, std::int64_t v) { config.training.fp8_recipe = Fp8Recipe(v); },
-        tr("FP8 GEMMs as Transformer Engine runs them: FP8 weight copies and FP8 saved linear inputs beside the "
-           "16-bit weights"));
-    fieldOfLast(QStringLiteral("training.fp8_recipe"));
-    addCombo(
-        training, tr("Gradients"), {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
-        [](const Config &config) { return std::int64_t(config.training.main_grads_dtype); },
-        [](Config &config, std::int64_t v) { config.training.main_grads_dtype = Dtype(v); });
-    fieldOfLast(QStringLiteral("training.main_grads_dtype"));
-    addCheck(
-        training, tr("fp32 master weights"),
-        [](const Config &config) { return std::int64_t(config.training.main_params_fp32); },
-        [](Config &config, std::int64_t v) { config.training.main_params_fp32 = v != 0; },
-        tr("Mixed precision keeps an fp32 copy of the weights for the update (4 bytes per parameter)"));
-    fieldOfLast(QStringLiteral("training.main_params_dtype"));
-    addCombo(
-        training, tr("Optimizer"),
-        {QStringLiteral("Adam"), QStringLiteral("AdamW"), QStringLiteral("SGD"), QStringLiteral("Adafactor"),
-         tr("8-bit Adam"), QStringLiteral("Muon")},
-        [](const Config &config) { return std::int64_t(config.training.optimizer); },
-        [](Config &config, std::int64_t v) { config.training.optimizer = Optimizer(v); });
-    fieldOfLast(QStringLiteral("training.optimizer"));
-    // Both Adam moments in one dtype ("default": fp32, or int8 for 8-bit Adam).
-    addCombo(
-        training, tr("Optimizer states"),
-        {tr("default"), QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp8"),
-         QStringLiteral("int8")},
-        [](const Config &config) {
-            return config.training.exp_avg_dtype ? std::int64_t(*config.training.exp_avg_dtype) + 1 : 0;
-        },
-        [](Config &config, std::int64_t v) {
-            config.training.exp_avg_dtype = v == 0 ? std::nullopt : std::optional<Dtype>(Dtype(v - 1));
-            config.training.exp_avg_sq_dtype = config.training.exp_avg_dtype;
-        },
-        tr("The dtype of Adam's two moments (DeepSeek-V3 keeps them in bf16)"));
-    fieldOfLast(QStringLiteral("training.exp_avg_dtype"));
-
-    QFormLayout *memory = addGroup(tr("Recompute and offload"));
-    addCombo(
-        memory, tr("Recompute"), {tr("none"), tr("selective"), tr("full")},
-        [](const Config &config) { return std::int64_t(config.strategy.recompute_granularity); },
-        [](Config &config, std::int64_t v) { config.strategy.recompute_granularity = RecomputeGranularity(v); });
-    fieldOfLast(QStringLiteral("strategy.recompute_granularity"));
-    addCombo(
-        memory, tr("Method"), {tr("uniform"), tr("block")},
-        [](const Config &config) { return std::int64_t(config.strategy.recompute_method); },
-        [](Config &config, std::int64_t v) { config.strategy.recompute_method = RecomputeMethod(v); });
-    fieldOfLast(QStringLiteral("strategy.recompute_method"));
-    addSpin(
-        memory, tr("Recompute layers"), 1, 1000,
-        [](const Config &config) { return config.strategy.recompute_num_layers; },
-        [](Config &config, std::int64_t v) { config.strategy.recompute_num_layers = v; });
-    fieldOfLast(QStringLiteral("strategy.recompute_num_layers"));
-    addCheck(
-        memory, tr("FlashAttention"),
-        [](const Config &config) { return std::int64_t(config.strategy.flash_attention); },
-        [](Config &config, std::int64_t v) { config.strategy.flash_attention = v != 0; });
-    fieldOfLast(QStringLiteral("strategy.flash_attention"));
-    addCombo(
-        memory, tr("Optimizer offload"), {tr("none"), tr("CPU"), tr("NVMe")},
-        [](const Config &config) { return std::int64_t(config.strategy.optimizer_offload); },
-        [](Config &config, std::int64_t v) { setOptimizerOffload(config.strategy, OffloadTarget(v)); });
-    fieldOfLast(QStringLiteral("strategy.optimizer_offload"));
-    addCombo(
-        memory, tr("Gradient offload"), {tr("none"), tr("CPU")},
-        [](const Config &config) { return std::int64_t(config.strategy.grad_offload); },
-        [](Config &config, std::int64_t v) { setGradOffload(config.strategy, OffloadTarget(v)); });
-    fieldOfLast(QStringLiteral("strategy.grad_offload"));
-    addCombo(
-        memory, tr("Parameter offload"), {tr("none"), tr("CPU"), tr("NVMe")},
-        [](const Config &config) { return std::int64_t(config.strategy.param_offload); },
-        [](Config &config, std::int64_t v) { config.strategy.param_offload = OffloadTarget(v); });
-    fieldOfLast(QStringLiteral("strategy.param_offload"));
-    addCombo(
-        memory, tr("Activation offload"), {tr("none"), tr("CPU")},
-        [](const Config &config) { return std::int64_t(config.strategy.activation_offload); },
-        [](Config &config, std::int64_t v) { config.strategy.activation_offload = OffloadTarget(v); });
-    fieldOfLast(QStringLiteral("strategy.activation_offload"));
-    addCheck(
-        memory, tr("Balance activations"),
-        [](const Config &config) { return std::int64_t(config.strategy.pipeline_activation_balance); },
-        [](Config &config, std::int64_t v) { config.strategy.pipeline_activation_balance = ActivationBalance(v); },
-        tr("Balance activations across pipeline ranks: park part of the first pipeline ranks' saved activations in the "
-           "later ranks' memory, over NVLink or "
-           "the network, so that the ranks' device totals even out (pipeline_activation_balance)"));
-    fieldOfLast(QStringLiteral("strategy.pipeline_activation_balance"));
-    layout->addStretch(1);
-
-    connect(m_document, &Document::configChanged, this, &ControlPanel::syncFromConfig);
-    connect(m_document, &Document::problemsChanged, this, &ControlPanel::showProblems);
-    syncFromConfig();
+    addRow(form, label, m_gpus);
 }
 
 void ControlPanel::addRow(QFormLayout *form, const QString &label, QWidget *field)
@@ -347,7 +416,7 @@ void ControlPanel::addCheck(QFormLayout *form, const QString &label, GetInt get,
     });
 }
 
-void ControlPanel::addSequenceSlider(QFormLayout *form)
+void ControlPanel::addSequenceSlider(QFormLayout *form, const QString &label)
 {
     auto *row = new QWidget(this);
     auto *h = new QHBoxLayout(row);
@@ -357,13 +426,13 @@ void ControlPanel::addSequenceSlider(QFormLayout *form)
     slider->setPageStep(1);
     slider->setTickPosition(QSlider::TicksBelow);
     slider->setToolTip(tr("sequence length, 512 to 1M tokens (log scale)"));
-    slider->setAccessibleName(tr("Sequence (s)"));
+    slider->setAccessibleName(label);
     auto *value = new KeptLabel(row);
     // A fixed size: a new length repaints the label without relayouting the panel.
     value->setFixedSize(value->fontMetrics().horizontalAdvance(QStringLiteral("1024K")), value->fontMetrics().height());
     h->addWidget(slider, 1);
     h->addWidget(value);
-    addRow(form, tr("Sequence (s)"), row);
+    addRow(form, label, row);
     const int id = static_cast<int>(m_controls.size());
     m_controls.push_back(slider);
     connect(slider, &QSlider::sliderPressed, this, [this] { ++m_drags; });

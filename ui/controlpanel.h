@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QColor>
+#include <QStringList>
 #include <QWidget>
 
 #include "core/base/problem.h"
@@ -46,6 +47,48 @@ private:
     using Setter = std::function<void(Config &)>;
     using GetInt = std::function<std::int64_t(const Config &)>;
     using SetInt = std::function<void(Config &, std::int64_t)>;
+    // How a control reads its value from a configuration and writes one into it.
+    struct Access
+    {
+        GetInt get;
+        SetInt set;
+    };
+    // The access to a field of a section written as is (an integer, a flag or an enumeration):
+    // `(config.*Section).*Field`.
+    template<auto Section, auto Field>
+    static Access plain();
+    // One row of the panel's table of controls (controlpanel.cpp): what kind of control, its label, the
+    // preset field it edits (its errors are shown under it), its range or items, and its access.
+    enum class Kind { Preset, Spin, Combo, Check, Sequence, GpuCount };
+    struct Range
+    {
+        int min = 0, max = 0;
+    };
+    struct Spec
+    {
+        Kind kind;
+        QString label;
+        const char *field = nullptr;
+        Range range = {}; // Spin
+        QStringList items = {}; // Combo
+        const char *presets = nullptr; // Preset: the built-ins of this kind ("models", "hardware")
+        Access access = {};
+        QString tip = {};
+    };
+    struct Group
+    {
+        QString title;
+        std::vector<Spec> controls;
+    };
+    // The table, a group each: the panel's order, top to bottom.
+    static Group modelAndHardware();
+    static Group parallelism();
+    static Group batchAndPrecision();
+    static Group recomputeAndOffload();
+    // Adds the control a row describes, and its note under it.
+    void add(QFormLayout *form, const Spec &spec);
+    // The GPU count t·p·d·c, a line of text under the parallel degrees.
+    void addGpuCount(QFormLayout *form, const QString &label);
     // One undo step per edit, except the moves of one continuous drag
     // (`dragging`), which merge into one step named by the final value.
     void edit(const QString &what, int control, const Setter &set, bool dragging = false);
@@ -54,7 +97,7 @@ private:
     void addCombo(QFormLayout *form, const QString &label, const QStringList &items, GetInt get, SetInt set,
                   const QString &tip = {});
     void addCheck(QFormLayout *form, const QString &label, GetInt get, SetInt set, const QString &tip = {});
-    void addSequenceSlider(QFormLayout *form);
+    void addSequenceSlider(QFormLayout *form, const QString &label);
     void addRow(QFormLayout *form, const QString &label, QWidget *field);
     void addPresetPicker(QFormLayout *form, const QString &label, const char *kind);
     void syncFromConfig();

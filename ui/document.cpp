@@ -219,6 +219,8 @@ void Document::recompute()
     m_ledger = computeLedger(m_config);
     m_ledgerConfig = m_config;
     m_timelineStale = true;
+    m_stepTimeStale = true;
+    m_inferenceStale = true;
     m_hasLedger = true;
     ++m_recomputes;
     Q_EMIT ledgerChanged(m_ledger);
@@ -232,6 +234,27 @@ const Timeline &Document::timeline() const
         m_timelineStale = false;
     }
     return m_timeline;
+}
+
+const StepTime &Document::stepTime() const
+{
+    if (m_stepTimeStale && m_hasLedger) {
+        m_stepTime = estimateStepTime(m_ledgerConfig);
+        m_stepTimeStale = false;
+        ++m_stepTimes;
+    }
+    return m_stepTime;
+}
+
+const InferenceLedger &Document::inference() const
+{
+    // ledgerConfig() is a valid plan, as computeInference requires.
+    if (m_inferenceStale && m_hasLedger) {
+        m_inference = computeInference(m_ledgerConfig);
+        m_inferenceStale = false;
+        ++m_inferences;
+    }
+    return m_inference;
 }
 
 } // namespace memledger::ui

@@ -9,6 +9,8 @@ class QUndoStack;
 #include "core/base/problem.h"
 #include "core/config/config.h"
 #include "core/ledger/ledger.h"
+#include "core/serving/inference.h"
+#include "core/time/steptime.h"
 #include "core/timeline/timeline.h"
 
 #include <string_view>
@@ -21,8 +23,10 @@ struct LoadResult;
 namespace memledger::ui {
 
 // The one state object of the GUI: the current configuration, the last
-// ledger computed from a valid configuration, and the problems of the
-// current one. Views only listen to it.
+// ledger computed from a valid configuration and what else core/ derives
+// from that plan (its timeline, step time and serving ledger), and the
+// problems of the current one. Views only listen to it and read from it:
+// each figure is computed once per change, however many views show it.
 class Document : public QObject
 {
     Q_OBJECT
@@ -37,6 +41,13 @@ public:
     // first use after a change: only the lifetimes view needs it, and a slider
     // drag on a large pipeline should not pay for it while that view is hidden.
     const Timeline &timeline() const;
+    // The step time core's time model estimates for the same configuration
+    // (estimateStepTime), and the same plan served (computeInference), each
+    // on first use after a change like the timeline: the header, the lifetimes
+    // view, the plan finder and the serving strip read one result per edit,
+    // and a view that is not shown asks nothing.
+    const StepTime &stepTime() const;
+    const InferenceLedger &inference() const;
     // Every edit is one undo step; one slider drag merges into one step.
     QUndoStack *undoStack() const { return m_undo; }
     // Compare mode: up to kMaxPins plans pinned beside the current one.
@@ -58,6 +69,9 @@ public:
 
     // How many times the ledger and timeline were recomputed (for tests and the bench).
     int recomputeCount() const { return m_recomputes; }
+    // How many times the step time and the serving ledger were computed (tests: once per change at most).
+    int stepTimeCount() const { return m_stepTimes; }
+    int inferenceCount() const { return m_inferences; }
     const Problems &problems() const { return m_problems; }
     // False until a valid configuration has been set.
     bool hasLedger() const { return m_hasLedger; }
@@ -125,6 +139,12 @@ private:
     Config m_ledgerConfig; // what m_ledger (and the timeline, when simulated) describe
     mutable Timeline m_timeline;
     mutable bool m_timelineStale = true;
+    mutable StepTime m_stepTime;
+    mutable bool m_stepTimeStale = true;
+    mutable int m_stepTimes = 0;
+    mutable InferenceLedger m_inference;
+    mutable bool m_inferenceStale = true;
+    mutable int m_inferences = 0;
     QUndoStack *m_undo;
     bool m_pending = false;
     int m_recomputes = 0;

@@ -313,17 +313,25 @@ void FrontierPlot::paintEvent(QPaintEvent *)
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Base));
     p.setRenderHint(QPainter::Antialiasing);
-    const QColor text = palette().color(QPalette::Text);
     const QColor muted = palette().color(QPalette::PlaceholderText);
-    const QFontMetricsF fm(font());
     if (m_data.frontier.empty() && m_data.markers.empty()) {
         p.setPen(muted);
         p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, m_data.emptyText);
         return;
     }
     const FrontierFrame f = frame();
-    const QRectF &a = f.plot;
+    paintAxes(p, f);
+    paintFrontier(p, f);
+    paintMarkers(p, f);
+    paintLegend(p);
+}
 
+void FrontierPlot::paintAxes(QPainter &p, const FrontierFrame &f) const
+{
+    const QColor text = palette().color(QPalette::Text);
+    const QColor muted = palette().color(QPalette::PlaceholderText);
+    const QFontMetricsF fm(font());
+    const QRectF &a = f.plot;
     // Grid, ticks and axis titles.
     QColor grid = text;
     grid.setAlpha(38);
@@ -357,7 +365,10 @@ void FrontierPlot::paintEvent(QPaintEvent *)
     p.drawText(QRectF(-a.height() / 2, 0, a.height(), fm.height() * 1.2), Qt::AlignHCenter | Qt::AlignTop,
                shownMemoryTitle());
     p.restore();
+}
 
+void FrontierPlot::paintFrontier(QPainter &p, const FrontierFrame &f) const
+{
     // The exact frontier: its step line, then its points.
     const QColor front = frontierColor(palette());
     if (!m_data.frontier.empty()) {
@@ -375,7 +386,13 @@ void FrontierPlot::paintEvent(QPaintEvent *)
         p.setBrush(Qt::NoBrush);
         p.drawEllipse(frontierPosition(m_selected), kMarkerRadius + 2, kMarkerRadius + 2);
     }
+}
 
+void FrontierPlot::paintMarkers(QPainter &p, const FrontierFrame &f) const
+{
+    const QColor text = palette().color(QPalette::Text);
+    const QColor muted = palette().color(QPalette::PlaceholderText);
+    const QRectF &a = f.plot;
     // The settings, then their tags where they fit, the current one's first.
     std::vector<QRectF> taken;
     const std::vector<QPointF> pixels = markerPixels(f);
@@ -438,8 +455,6 @@ void FrontierPlot::paintEvent(QPaintEvent *)
             p.setPen(m_data.markers[i].beaten ? muted : text);
             place(pixels[i], m_data.markers[i].tag, kMarkerRadius + 3, false);
         }
-
-    paintLegend(p);
 }
 
 std::vector<FrontierPlot::LegendItem> FrontierPlot::legendItems() const

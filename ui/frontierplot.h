@@ -117,6 +117,11 @@ private:
     };
     std::vector<LegendItem> legendItems() const;
     QRectF plotArea0() const; // the plot's left, right and bottom edges (its top is below the legend)
+    // The plot in layers: the grid, ticks and axis titles; the exact frontier's step line and points (and the
+    // chosen one's ring); the settings' diamonds and their tags, the current plan's ring first; the legend.
+    void paintAxes(QPainter &p, const FrontierFrame &f) const;
+    void paintFrontier(QPainter &p, const FrontierFrame &f) const;
+    void paintMarkers(QPainter &p, const FrontierFrame &f) const;
     void paintLegend(QPainter &p) const;
 
     FrontierPlotData m_data;

@@ -457,6 +457,22 @@ void FrontierView::rebuildPlot()
         data.memoryShortTitle = tr("%1 per layer").arg(m_memoryUnit);
         data.costShortTitle = tr("overhead, %");
     }
+    addFrontierPoints(data, costScale);
+    addSettingMarkers(data, costScale);
+    showCaption();
+    data.emptyText = tr("Nothing to draw.");
+    m_plot->setData(std::move(data));
+    // Keep the clicked point selected across the redraw its own edit causes.
+    for (std::size_t k = 0; k < m_tensorFrontier.size() && !m_chosenFates.empty(); ++k)
+        if (m_tensorFrontier[k].fates == m_chosenFates)
+            m_plot->setSelectedFrontierPoint(int(k));
+    if (m_exportButton)
+        m_exportButton->setEnabled(!m_chosenFates.empty());
+}
+
+void FrontierView::addFrontierPoints(FrontierPlotData &data, double costScale) const
+{
+    const bool chain = m_planner == Planner::Chain;
     auto sameAs = [&](double memory, double cost) {
         const int m = markerAt(m_markers, memory, cost);
         return m < 0 ? QString()
@@ -485,6 +501,11 @@ void FrontierView::rebuildPlot()
             data.frontier.push_back(std::move(pt));
         }
     }
+}
+
+void FrontierView::addSettingMarkers(FrontierPlotData &data, double costScale) const
+{
+    const bool chain = m_planner == Planner::Chain;
     for (std::size_t m = 0; m < m_markers.size(); ++m) {
         const SettingMarker &marker = m_markers[m];
         const SettingPoint &s = m_settings[std::size_t(marker.settings.front())];
@@ -513,7 +534,11 @@ void FrontierView::rebuildPlot()
             data.currentMarker = int(m);
         data.markers.push_back(std::move(pt));
     }
+}
 
+void FrontierView::showCaption()
+{
+    const bool chain = m_planner == Planner::Chain;
     const Config &config = m_config;
     const QString hw = toQString(config.hardware.name);
     QString caption, explanation;
@@ -552,14 +577,6 @@ void FrontierView::rebuildPlot()
     }
     m_caption->setText(caption);
     m_caption->setToolTip(explanation);
-    data.emptyText = tr("Nothing to draw.");
-    m_plot->setData(std::move(data));
-    // Keep the clicked point selected across the redraw its own edit causes.
-    for (std::size_t k = 0; k < m_tensorFrontier.size() && !m_chosenFates.empty(); ++k)
-        if (m_tensorFrontier[k].fates == m_chosenFates)
-            m_plot->setSelectedFrontierPoint(int(k));
-    if (m_exportButton)
-        m_exportButton->setEnabled(!m_chosenFates.empty());
 }
 
 void FrontierView::onMarkerClicked(int index)

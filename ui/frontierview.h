@@ -19,6 +19,8 @@ class QTableWidget;
 
 namespace memledger::ui {
 
+struct FrontierPlotData;
+
 class Document;
 class FrontierPlot;
 
@@ -89,6 +91,11 @@ private:
     void computeChain();
     void computeTensor();
     void rebuildPlot();
+    // What rebuildPlot draws: the exact frontier's points, the settings' diamonds (costs scaled to the plot's
+    // unit), and the caption above the plot with its explanation.
+    void addFrontierPoints(FrontierPlotData &data, double costScale) const;
+    void addSettingMarkers(FrontierPlotData &data, double costScale) const;
+    void showCaption();
     void onMarkerClicked(int index);
     void onFrontierPointClicked(int index);
     void onExportClicked();

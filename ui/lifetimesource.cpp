@@ -8,7 +8,6 @@
 #include "core/serving/inference.h"
 #include "core/serving/inferenceactivations.h"
 #include "core/serving/inferencetimeline.h"
-#include "core/time/steptime.h"
 #include "core/view/gantt.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
@@ -69,11 +68,9 @@ QString LifetimeSource::trainingCaption(const Timeline &timeline, const StepTime
                                : tr("training iteration, %1 (%2)").arg(seconds, toQString(gap.caption));
 }
 
-QString LifetimeSource::caption(Source source, const Config &config, const Timeline &timeline)
+QString LifetimeSource::servedCaption(Source source, const Config &config, const Timeline &timeline)
 {
     const QString seconds = toQString(formatSeconds(timeline.step_time));
-    if (source == Source::Training)
-        return trainingCaption(timeline, stepTimeGap(config, estimateStepTime(config), timeline));
     const InferenceConfig serving = resolvedInference(config);
     if (source == Source::Prefill) {
         const ForwardShape shape = prefillShape(config, serving);
@@ -100,8 +97,7 @@ void LifetimeSource::apply(const Document &document, LifetimeView &view) const
         view.setTimeSpan(0);
         view.setTimeline(document.timeline());
         view.setOverlayHidden(false);
-        const Config &config = document.ledgerConfig();
-        const StepTimeGap gap = stepTimeGap(config, estimateStepTime(config), document.timeline());
+        const StepTimeGap gap = stepTimeGap(document.ledgerConfig(), document.stepTime(), document.timeline());
         view.setCaption(trainingCaption(document.timeline(), gap), toQString(gap.explanation));
         return;
     }
@@ -109,7 +105,7 @@ void LifetimeSource::apply(const Document &document, LifetimeView &view) const
     const Config &config = document.ledgerConfig();
     const Timeline served
         = simulateInferenceForward(config, chosen == Source::Prefill ? ServingPass::Prefill : ServingPass::Decode);
-    QString text = caption(chosen, config, served);
+    QString text = servedCaption(chosen, config, served);
     if (trainingScale()) {
         const double iteration = document.timeline().step_time;
         view.setTimeSpan(iteration);

@@ -39,8 +39,9 @@ public:
     // and the time span. Nothing without a ledger.
     void apply(const Document &document, LifetimeView &view) const;
 
-    // "training iteration", "serving prefill: 8 × 2,048 tokens", ...
-    static QString caption(Source source, const Config &config, const Timeline &timeline);
+    // A served forward's: "serving prefill, 8 × 2,048 tokens in …", "serving decode step, …" (`source` is
+    // Prefill or Decode; the training iteration's is trainingCaption, from the document's step time).
+    static QString servedCaption(Source source, const Config &config, const Timeline &timeline);
     // The training iteration's, with how it compares to the step-time model.
     static QString trainingCaption(const Timeline &timeline, const StepTimeGap &gap);
 

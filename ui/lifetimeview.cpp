@@ -389,36 +389,50 @@ void LifetimeView::ensureLayout() const
         m_measuredLine = stepLine(m_overlayMeasured, m_axis, m_values);
         m_modelledLine = stepLine(m_overlayModelled, m_axis, m_values);
     }
-    if (bands) {
-        // One batch of rects per color: a handful of drawRects for thousands of bands.
-        const auto rects = bandRects(*rank, m_bands, m_axis, m_values);
-        for (std::size_t i = 0; i < rects.size(); ++i) {
-            if (rects[i].empty())
-                continue;
-            const QColor c = barColor(rank->lifetimes[i]);
-            auto it = std::find_if(m_bandRects.begin(), m_bandRects.end(),
-                                   [&](const ColoredRects &b) { return b.color == c; });
-            if (it == m_bandRects.end()) {
-                m_bandRects.push_back({c, {}});
-                it = std::prev(m_bandRects.end());
-            }
-            for (const GanttRect &r : rects[i])
-                it->rects.append(toQRect(r));
-        }
-    }
+    if (bands)
+        layoutBandRects(*rank);
+    layoutBarRects(*rank);
+    layoutPhaseStrips();
+    m_curve.reserve(qsizetype(m_geometry.curve.size()));
+    for (const GanttPoint &pt : m_geometry.curve)
+        m_curve.append({pt.x, pt.y});
+    for (const GanttPoint &pt : m_geometry.curveFill)
+        m_curveFill.append({pt.x, pt.y});
+}
 
+void LifetimeView::layoutBandRects(const RankTimeline &rank) const
+{
+    // One batch of rects per color: a handful of drawRects for thousands of bands.
+    const auto rects = bandRects(rank, m_bands, m_axis, m_values);
+    for (std::size_t i = 0; i < rects.size(); ++i) {
+        if (rects[i].empty())
+            continue;
+        const QColor c = barColor(rank.lifetimes[i]);
+        auto it
+            = std::find_if(m_bandRects.begin(), m_bandRects.end(), [&](const ColoredRects &b) { return b.color == c; });
+        if (it == m_bandRects.end()) {
+            m_bandRects.push_back({c, {}});
+            it = std::prev(m_bandRects.end());
+        }
+        for (const GanttRect &r : rects[i])
+            it->rects.append(toQRect(r));
+    }
+}
+
+void LifetimeView::layoutBarRects(const RankTimeline &rank) const
+{
     // One batch of rects per color: a few drawRects calls for thousands of bars. A served
     // layer's KV cache shares its row with the layer's working sets: drawn first, under them.
-    for (const Lifetime &l : rank->lifetimes)
+    for (const Lifetime &l : rank.lifetimes)
         if (l.kind == LifetimeKind::KvCache) {
             m_bars.push_back({barColor(l), {}});
             break;
         }
-    for (std::size_t i = 0; i < rank->lifetimes.size(); ++i) {
+    for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
         const GanttRect &r = m_geometry.bars[i];
         if (r.isEmpty())
             continue;
-        const QColor c = barColor(rank->lifetimes[i]);
+        const QColor c = barColor(rank.lifetimes[i]);
         auto it = std::find_if(m_bars.begin(), m_bars.end(), [&](const ColoredRects &b) { return b.color == c; });
         if (it == m_bars.end()) {
             m_bars.push_back({c, {}});
@@ -426,12 +440,16 @@ void LifetimeView::ensureLayout() const
         }
         it->rects.append(toQRect(r));
         // The part stored in FP8, hatched at the bottom of the bar.
-        if (const double share = fp8Share(rank->lifetimes[i]); share > 0) {
+        if (const double share = fp8Share(rank.lifetimes[i]); share > 0) {
             const QRectF bar = toQRect(r);
             const double h = bar.height() * share;
             m_fp8Rects.append(QRectF(bar.left(), bar.bottom() - h, bar.width(), h));
         }
     }
+}
+
+void LifetimeView::layoutPhaseStrips() const
+{
     // The phases as two one-pixel-high strips, stretched over the rows (full strength)
     // and over the curve (half strength, so that its fill stays legible): two blits
     // instead of a thousand translucent fills.
@@ -453,12 +471,6 @@ void LifetimeView::ensureLayout() const
             sp.fillRect(QRectF(r.x, 0, r.w, 1), c);
         }
     }
-
-    m_curve.reserve(qsizetype(m_geometry.curve.size()));
-    for (const GanttPoint &pt : m_geometry.curve)
-        m_curve.append({pt.x, pt.y});
-    for (const GanttPoint &pt : m_geometry.curveFill)
-        m_curveFill.append({pt.x, pt.y});
 }
 
 QRectF LifetimeView::barRect(int index) const
@@ -895,12 +907,16 @@ void LifetimeView::paintCurve(QPainter &p) const
 
 void LifetimeView::paintRows(QPainter &p) const
 {
+    paintPhaseTags(p);
+    paintBars(p);
+    paintGutter(p);
+}
+
+void LifetimeView::paintPhaseTags(QPainter &p) const
+{
     const QFontMetricsF fm(font());
     const GanttRect &ra = m_frame.rowsArea;
-    const RankTimeline &rank = *currentRank();
-    const QColor text = palette().color(QPalette::Text);
     const QColor muted = palette().color(QPalette::PlaceholderText);
-
     // Phase labels ("F3", "B3", "Opt") in the strip between curve and rows, where they fit.
     p.setPen(muted);
     const double stripBottom = ra.y - fm.height() * 0.15;
@@ -914,7 +930,14 @@ void LifetimeView::paintRows(QPainter &p) const
             continue;
         p.drawText(QRectF(r.x, stripBottom - fm.height(), r.w, fm.height()), Qt::AlignCenter, label);
     }
+}
 
+void LifetimeView::paintBars(QPainter &p) const
+{
+    const QFontMetricsF fm(font());
+    const GanttRect &ra = m_frame.rowsArea;
+    const RankTimeline &rank = *currentRank();
+    const QColor text = palette().color(QPalette::Text);
     p.save();
     p.setClipRect(QRectF(ra.x, ra.y, ra.w + 1, ra.h + 1));
     p.setPen(Qt::NoPen);
@@ -975,7 +998,14 @@ void LifetimeView::paintRows(QPainter &p) const
         p.drawRect(QRectF(r.x, r.y, std::max(r.w, 2.0), std::max(r.h, 2.0)).adjusted(-1, -1, 1, 1));
     }
     p.restore();
+}
 
+void LifetimeView::paintGutter(QPainter &p) const
+{
+    const QFontMetricsF fm(font());
+    const GanttRect &ra = m_frame.rowsArea;
+    const QColor text = palette().color(QPalette::Text);
+    const QColor muted = palette().color(QPalette::PlaceholderText);
     // Gutter: section names with a separator, and row labels where rows are tall enough
     // (every k-th row when they are thinner than text), never over a section name.
     double rowH = 0;

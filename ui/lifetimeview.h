@@ -133,12 +133,22 @@ private:
     void rebuildRows();
     void invalidate();
     void ensureLayout() const;
+    // What ensureLayout() batches for painting: the bands' rects, the bars' (and their FP8 parts') by colour,
+    // and the phases' strips.
+    void layoutBandRects(const RankTimeline &rank) const;
+    void layoutBarRects(const RankTimeline &rank) const;
+    void layoutPhaseStrips() const;
     QColor barColor(const Lifetime &lifetime) const;
     void paintLegend(QPainter &p) const;
     // Places the legend's entries from the left, wrapping at the view's width; returns the lines used.
     int layoutLegend() const;
     void paintCurve(QPainter &p) const;
+    // The rows area: the phase tags above it, the bars with their labels and the hovered one's frame, then
+    // the gutter's section names and row labels.
     void paintRows(QPainter &p) const;
+    void paintPhaseTags(QPainter &p) const;
+    void paintBars(QPainter &p) const;
+    void paintGutter(QPainter &p) const;
     void paintAxis(QPainter &p) const;
     void paintOverlay(QPainter &p) const;
     QRectF peakLabelRect() const;

@@ -2,86 +2,56 @@
 #include "ui/mainwindow.h"
 
 #include <QAction>
-#include <QActionGroup>
 #include <QApplication>
-#include <QCheckBox>
 #include <QCloseEvent>
-#include <QComboBox>
 #include <QCoreApplication>
-#include <QDialogButtonBox>
-#include <QDir>
 #include <QDockWidget>
-#include <QDragEnterEvent>
-#include <QDropEvent>
 #include <QFileDialog>
-#include <QFileInfo>
-#include <QHBoxLayout>
 #include <QHeaderView>
-#include <QHelpEvent>
 #include <QKeySequence>
-#include <QLabel>
-#include <QListWidget>
 #include <QMenuBar>
-#include <QMessageBox>
-#include <QMimeData>
-#include <QPainter>
-#include <QPushButton>
 #include <QScrollArea>
-#include <QSet>
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
-#include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
-#include <QStyle>
 #include <QTabWidget>
-#include <QTableWidget>
-#include <QTimer>
-#include <QToolButton>
-#include <QToolTip>
 #include <QTreeView>
 #include <QUndoStack>
-#include <QUrl>
 #include <QVBoxLayout>
 
-#include "core/base/units.h"
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
-#include "core/reports/report.h"
-#include "core/serving/inference.h"
-#include "core/time/steptime.h"
-#include "core/timeline/peakcompare.h"
-#include "ui/cachedsizedelegate.h"
-#include "ui/comparisontablemodel.h"
+#include "ui/chartexport.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
-#include "ui/exporter.h"
-#include "ui/frontierplot.h"
 #include "ui/frontierview.h"
+#include "ui/helpmenu.h"
 #include "ui/importprogress.h"
 #include "ui/ledgertablemodel.h"
 #include "ui/lifetimesource.h"
+#include "ui/lifetimespage.h"
 #include "ui/lifetimeview.h"
+#include "ui/loadfailure.h"
 #include "ui/measuredpanel.h"
 #include "ui/measuredrun.h"
+#include "ui/measuredview.h"
 #include "ui/memorybarschart.h"
+#include "ui/paint/rasterthreadpool.h"
+#include "ui/planfiles.h"
 #include "ui/planfinder.h"
 #include "ui/planheader.h"
-#include "ui/qtstring.h"
+#include "ui/problemslist.h"
+#include "ui/reactivateaftermodal.h"
 #include "ui/servingtrainingbar.h"
 #include "ui/staircasechart.h"
-#include "ui/steptimebar.h"
-#include "ui/stripstyle.h"
 #include "ui/talkmode.h"
 #include "ui/theme.h"
-#include "ui/tracefiles.h"
+#include "ui/windowheader.h"
 
 #include <algorithm>
-#include <functional>
-#include <memory>
 #include <optional>
-#include <utility>
 
 namespace memledger::ui {
 
@@ -93,127 +63,12 @@ constexpr int kLedgerTab = 2;
 constexpr int kPlannersTab = 3; // the frontier views refresh themselves while shown
 constexpr int kFindTab = 4;
 constexpr int kMeasuredTab = 5; // updates itself from the measured run, never stale
-constexpr int kMaxRecentFiles = 8;
 // How long the edits must pause before the memory charts' axes, held through a run of edits, fit the
 // plan again (as the staircase waits to give back width, a quarter second: past a drag's steps, before a reader's
 // eye settles).
 constexpr int kFitAxesDelayMs = 250;
-const QString kRecentFilesKey = QStringLiteral("recentFiles");
 constexpr int kColumnPadding = 16; // resizeColumnToContents leaves neighbouring columns touching
 constexpr int kMaxColumnWidth = 420; // long labels elide; the formula column gets the rest
-
-// "<file> could not be loaded; nothing was changed", a long list of problems behind "Show Details".
-QMessageBox *loadFailureBox(QWidget *parent, const QString &title, const QString &path, const QString &error)
-{
-    auto *box = new QMessageBox(
-        QMessageBox::Warning, title,
-        MainWindow::tr("%1 could not be loaded; nothing was changed.").arg(QFileInfo(path).fileName()), QMessageBox::Ok,
-        parent);
-    // A long list of problems goes behind "Show Details" so the box stays on screen.
-    constexpr int kShownLines = 8;
-    if (error.count(QLatin1Char('\n')) >= kShownLines) {
-        box->setInformativeText(error.section(QLatin1Char('\n'), 0, kShownLines - 1) + QStringLiteral("\n…"));
-        box->setDetailedText(error);
-    } else {
-        box->setInformativeText(error);
-    }
-    return box;
-}
-
-void showLoadFailure(QWidget *parent, const QString &title, const QString &path, const QString &error)
-{
-    std::unique_ptr<QMessageBox> box(loadFailureBox(parent, title, path, error));
-    box->exec();
-}
-
-// A hint in the placeholder text's grey, on two lines where one does not fit
-// (never cut: "Wheel or + − zooms, d…" told a 1024-pixel window nothing).
-class Hint : public QLabel
-{
-public:
-    explicit Hint(const QString &text, QWidget *parent)
-        : QLabel(text, parent)
-    {
-        setForegroundRole(QPalette::PlaceholderText);
-        setWordWrap(true);
-        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-    }
-};
-
-// The header's tooltip, made when it is shown: it needs the simulated
-// iteration, which a slider drag should not pay for on every move.
-class HeaderToolTip : public QObject
-{
-public:
-    HeaderToolTip(std::function<QString()> text, QObject *parent)
-        : QObject(parent)
-        , m_text(std::move(text))
-    { }
-
-protected:
-    bool eventFilter(QObject *watched, QEvent *event) override
-    {
-        if (event->type() != QEvent::ToolTip)
-            return false;
-        auto *widget = static_cast<QWidget *>(watched);
-        QToolTip::showText(static_cast<QHelpEvent *>(event)->globalPos(), m_text(), widget);
-        return true;
-    }
-
-private:
-    std::function<QString()> m_text;
-};
-
-// "Ctrl+O sometimes does nothing after a dialog closes" (issue 16): a window's
-// shortcuts fire only while it is the active window, and a platform that does
-// not hand activation back when a modal dialog goes (offscreen always; X11
-// window managers when the dialog is destroyed rather than hidden, as the
-// static QMessageBox and QFileDialog functions do) leaves no window active
-// until the user clicks one. When a modal dialog of this window closes and
-// nothing else took over, the window takes activation back.
-class ReactivateAfterModal : public QObject
-{
-public:
-    explicit ReactivateAfterModal(QWidget *window)
-        : QObject(window)
-        , m_window(window)
-    { }
-
-protected:
-    bool eventFilter(QObject *watched, QEvent *event) override
-    {
-        if (event->type() != QEvent::Hide || !watched->isWidgetType() || watched == m_window)
-            return false;
-        auto *dialog = static_cast<QWidget *>(watched);
-        if (!dialog->isWindow() || !dialog->isModal() || !ownedByWindow(dialog))
-            return false;
-        // Once the dialog is gone (a static dialog function destroys it on return).
-        QTimer::singleShot(0, m_window, [window = m_window] {
-            const QWidget *active = QApplication::activeWindow();
-            if (window->isVisible() && !QApplication::activeModalWidget() && (!active || !active->isVisible()))
-                window->activateWindow();
-        });
-        return false;
-    }
-
-private:
-    bool ownedByWindow(const QWidget *dialog) const
-    {
-        for (const QWidget *w = dialog->parentWidget(); w; w = w->parentWidget())
-            if (w == m_window)
-                return true;
-        return false;
-    }
-
-    QWidget *m_window;
-};
-
-const RankLedger *findRank(const Ledger &ledger, int pipelineRank)
-{
-    const auto it = std::find_if(ledger.ranks.begin(), ledger.ranks.end(),
-                                 [&](const RankLedger &r) { return r.pipeline_rank == pipelineRank; });
-    return it == ledger.ranks.end() ? nullptr : &*it;
-}
 
 } // namespace
 
@@ -222,10 +77,9 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_document(document)
     , m_model(new LedgerTableModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
-    , m_header(new PlanHeader(this))
-    , m_stepTime(new StepTimeBar(this))
+    , m_header(new WindowHeader(document, this))
     , m_tree(new QTreeView(this))
-    , m_problems(new QListWidget(this))
+    , m_problems(new ProblemsList(this))
     , m_controls(new ControlPanel(document, this))
     , m_bars(new MemoryBarsChart(Placement::Device, this))
     , m_hostBars(new MemoryBarsChart(Placement::Host, this))
@@ -233,14 +87,38 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     , m_views(new QTabWidget(this))
     , m_planDock(new QDockWidget(tr("Plan"), this))
     , m_talk(nullptr)
-    , m_lifetimes(new LifetimeView(this))
-    , m_lifetimesPage(new QWidget(this))
-    , m_rankSpin(new QSpinBox(this))
+    , m_lifetimesPage(new LifetimesPage(this))
     , m_chainFrontier(new FrontierView(document, FrontierView::Planner::Chain, this))
     , m_tensorFrontier(new FrontierView(document, FrontierView::Planner::Tensor, this))
     , m_planFinder(new PlanFinder(document, this))
     , m_measured(new MeasuredRun(document, this))
     , m_measuredPanel(new MeasuredPanel(this))
+    , m_files(new PlanFiles(this, document))
+{
+    createViews();
+    createCentralWidget();
+    createPlanDock();
+    m_measuredView = new MeasuredView(this, m_document, m_measured, m_measuredPanel, m_lifetimesPage, m_views);
+    m_export = new ChartExport(this, m_document);
+    createMenus();
+    createStatusBar();
+    qApp->installEventFilter(new ReactivateAfterModal(this));
+    connectDocument();
+
+    useStripStyle(); // scroll bars drawn without Qt's thread pool (ui/paint/rasterthreadpool.h)
+    if (QSettings().value(QStringLiteral("darkPalette"), false).toBool())
+        setDark(true, false);
+    updateLedger();
+    updateProblems();
+    updateHeader();
+}
+
+LifetimeView *MainWindow::lifetimes() const
+{
+    return m_lifetimesPage->view();
+}
+
+void MainWindow::createViews()
 {
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(LedgerTableModel::SortRole);
@@ -253,98 +131,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_tree->header()->setStretchLastSection(true);
     m_tree->header()->setMinimumSectionSize(60);
 
-    auto *problemsBox = new QWidget(this);
-    auto *problemsLayout = new QVBoxLayout(problemsBox);
-    problemsLayout->setContentsMargins(0, 4, 0, 0);
-    auto *problemsTitle = new QLabel(tr("<b>Problems and notes</b>"), problemsBox);
-    problemsLayout->addWidget(problemsTitle);
-    problemsLayout->addWidget(m_problems);
-    m_problems->setWordWrap(true);
-    m_problems->setIconSize(QSize(16, 16));
-    m_problems->setAlternatingRowColors(true);
-    m_problems->setItemDelegate(new CachedSizeDelegate(m_problems));
-
-    // Memory: the bars per rank beside the staircase.
-    auto *charts = new QSplitter(Qt::Horizontal, this);
-    // Seed 001's contrast over the device bars (the staircase and host bars
-    // keep their height): the same model served and trained.
-    auto *deviceColumn = new QWidget(this);
-    auto *deviceLayout = new QVBoxLayout(deviceColumn);
-    deviceLayout->setContentsMargins(0, 4, 0, 0);
-    deviceLayout->addWidget(new ServingTrainingBar(document, deviceColumn));
-    deviceLayout->addWidget(m_bars, 1);
-    charts->addWidget(deviceColumn);
-    auto *side = new QSplitter(Qt::Vertical, this);
-    side->addWidget(m_staircase);
-    side->addWidget(m_hostBars);
-    side->setChildrenCollapsible(false);
-    charts->addWidget(side);
-    charts->setStretchFactor(0, 3);
-    charts->setStretchFactor(1, 2);
-    charts->setChildrenCollapsible(false);
-    // Lifetimes: one rank's memory curve over its gantt, with the rank and mode pickers.
-    auto *lifetimesBar = new QHBoxLayout;
-    // Seed 001: the same plan's training iteration or a served forward, on the same axes. On a row of its own
-    // with the time axis's controls, so that both rows fit a 1024-pixel window beside the plan panel.
-    auto *timeBar = new QHBoxLayout;
-    m_lifetimeSource = new LifetimeSource(m_lifetimesPage);
-    timeBar->addWidget(m_lifetimeSource);
-    m_rankSpin->setObjectName(QStringLiteral("lifetimesRank"));
-    lifetimesBar->addWidget(new QLabel(tr("Rank"), m_lifetimesPage));
-    lifetimesBar->addWidget(m_rankSpin);
-    auto *mode = new QComboBox(m_lifetimesPage);
-    mode->addItems({tr("Gantt rows"), tr("Stacked bands")});
-    lifetimesBar->addWidget(mode);
-    auto *fit = new QCheckBox(tr("Fit the bytes axis to the view"), m_lifetimesPage);
-    fit->setChecked(m_lifetimes->fitBytes());
-    m_fitBytes = fit;
-    lifetimesBar->addWidget(fit);
-    auto *resetZoom = new QToolButton(m_lifetimesPage);
-    resetZoom->setObjectName(QStringLiteral("resetZoom"));
-    resetZoom->setText(tr("Whole iteration"));
-    resetZoom->setToolTip(tr("Reset the zoom: show the whole iteration again (double-click or 0 in the chart)"));
-    resetZoom->setEnabled(false);
-    connect(resetZoom, &QToolButton::clicked, m_lifetimes, &LifetimeView::resetZoom);
-    connect(m_lifetimes, &LifetimeView::visibleWindowChanged, resetZoom,
-            [this, resetZoom] { resetZoom->setEnabled(m_lifetimes->timeAxis().isZoomed()); });
-    timeBar->addWidget(resetZoom);
-    timeBar->addStretch(1);
-    // On the rank's row, which has the room to spare at 1024 pixels.
-    auto *zoomHint = new Hint(tr("Wheel or + − zooms, drag pans, double-click resets"), m_lifetimesPage);
-    zoomHint->setObjectName(QStringLiteral("zoomHint"));
-    lifetimesBar->addSpacing(8);
-    lifetimesBar->addWidget(zoomHint, 1);
-    auto *clearOverlay = new QToolButton(m_lifetimesPage);
-    clearOverlay->setText(tr("Clear measured run"));
-    clearOverlay->setToolTip(tr("Forget the measured trace drawn over the curve (File > Clear measured trace)"));
-    clearOverlay->hide();
-    connect(clearOverlay, &QToolButton::clicked, m_measured, &MeasuredRun::clear);
-    lifetimesBar->addWidget(clearOverlay);
-    m_clearOverlay = clearOverlay;
-    auto *lifetimesLayout = new QVBoxLayout(m_lifetimesPage);
-    lifetimesLayout->setContentsMargins(4, 4, 4, 4);
-    lifetimesLayout->addLayout(timeBar);
-    lifetimesLayout->addLayout(lifetimesBar);
-    lifetimesLayout->addWidget(m_lifetimes, 1);
-    connect(m_rankSpin, &QSpinBox::valueChanged, m_lifetimes, &LifetimeView::setRank);
-    connect(mode, &QComboBox::currentIndexChanged, this, [this](int index) {
-        m_lifetimes->setMode(index == 0 ? LifetimeView::Mode::Gantt : LifetimeView::Mode::Bands);
-    });
-    connect(fit, &QCheckBox::toggled, m_lifetimes, &LifetimeView::setFitBytes);
-    connect(m_lifetimeSource, &LifetimeSource::changed, this, [this, resetZoom] {
-        const bool served = m_lifetimeSource->source() != LifetimeSource::Source::Training;
-        resetZoom->setText(served ? tr("Whole forward") : tr("Whole iteration"));
-        resetZoom->setToolTip(served ? tr("Reset the zoom: show the whole served forward again (double-click or 0 in "
-                                          "the chart)")
-                                     : tr("Reset the zoom: show the whole iteration again (double-click or 0 in the "
-                                          "chart)"));
-        m_stale[kLifetimesTab] = true;
-        refreshCurrentView();
-        m_lifetimes->resetZoom(); // another clock: the whole forward or iteration
-        updateHeader(); // the header speaks of the workload the view draws
-    });
-
-    m_views->insertTab(kMemoryTab, charts, tr("&Memory"));
+    m_views->insertTab(kMemoryTab, memoryCharts(), tr("&Memory"));
     m_views->insertTab(kLifetimesTab, m_lifetimesPage, tr("L&ifetimes"));
     m_views->insertTab(kLedgerTab, m_tree, tr("&Ledger"));
     // Planners: where to put checkpoints on a rank's chain, and what to store,
@@ -356,33 +143,65 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_views->insertTab(kPlannersTab, frontiers, tr("&Planners"));
     m_views->insertTab(kFindTab, m_planFinder, tr("&Find plans"));
     m_views->insertTab(kMeasuredTab, m_measuredPanel, tr("Measured &vs model"));
+
+    connect(m_lifetimesPage, &LifetimesPage::sourceChanged, this, [this] {
+        m_stale[kLifetimesTab] = true;
+        refreshCurrentView();
+        m_lifetimesPage->view()->resetZoom(); // another clock: the whole forward or iteration
+        updateHeader(); // the header speaks of the workload the view draws
+    });
     connect(m_planFinder, &PlanFinder::planApplied, this, [this](int row) {
         statusBar()->showMessage(tr("Applied plan %1 of the search; Edit > Undo goes back").arg(row + 1));
     });
     connect(m_views, &QTabWidget::currentChanged, this, [this] {
         refreshCurrentView();
-        if (m_headerServing != headerShowsServing())
+        if (m_header->showsServing() != headerShowsServing())
             updateHeader(); // to or from a served forward on the Lifetimes view
     });
+}
 
+QWidget *MainWindow::memoryCharts()
+{
+    // The bars per rank beside the staircase.
+    auto *charts = new QSplitter(Qt::Horizontal, this);
+    // Seed 001's contrast over the device bars (the staircase and host bars
+    // keep their height): the same model served and trained.
+    auto *deviceColumn = new QWidget(this);
+    auto *deviceLayout = new QVBoxLayout(deviceColumn);
+    deviceLayout->setContentsMargins(0, 4, 0, 0);
+    deviceLayout->addWidget(new ServingTrainingBar(m_document, deviceColumn));
+    deviceLayout->addWidget(m_bars, 1);
+    charts->addWidget(deviceColumn);
+    auto *side = new QSplitter(Qt::Vertical, this);
+    side->addWidget(m_staircase);
+    side->addWidget(m_hostBars);
+    side->setChildrenCollapsible(false);
+    charts->addWidget(side);
+    charts->setStretchFactor(0, 3);
+    charts->setStretchFactor(1, 2);
+    charts->setChildrenCollapsible(false);
+    return charts;
+}
+
+void MainWindow::createCentralWidget()
+{
     // The problems stay visible under every view: an invalid edit is explained there.
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->addWidget(m_views);
-    splitter->addWidget(problemsBox);
+    splitter->addWidget(m_problems);
     splitter->setStretchFactor(0, 4);
     splitter->setStretchFactor(1, 1);
     splitter->setChildrenCollapsible(false);
 
     auto *central = new QWidget(this);
     auto *layout = new QVBoxLayout(central);
-    auto *headerRow = new QHBoxLayout;
-    headerRow->addWidget(m_header, 1);
-    headerRow->addSpacing(12);
-    headerRow->addWidget(m_stepTime, 0, Qt::AlignTop);
-    layout->addLayout(headerRow);
+    layout->addWidget(m_header);
     layout->addWidget(splitter, 1);
     setCentralWidget(central);
+}
 
+void MainWindow::createPlanDock()
+{
     auto *scroll = new QScrollArea(this);
     scroll->setWidget(m_controls);
     scroll->setWidgetResizable(true);
@@ -392,21 +211,28 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     m_planDock->setWidget(scroll);
     m_planDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, m_planDock);
+    // Talk mode hides the dock; the header leaves slides unmarked.
     m_talk = new TalkMode(this, m_planDock, m_document, this);
+    m_header->setTalkMode(m_talk);
+    connectTalkMode();
+}
+
+void MainWindow::connectTalkMode()
+{
     // Slides are not edits: undo and redo wait until the talk ends.
-    connect(m_talk, &TalkMode::started, this, [this, problemsBox] {
+    connect(m_talk, &TalkMode::started, this, [this] {
         m_undoAction->setEnabled(false);
         m_redoAction->setEnabled(false);
-        m_header->setWrapDetail(true); // a slide's description whole, for the room to read
-        problemsBox->hide(); // a built-in slide's notes are for its author: the chart gets the room
+        m_header->plan()->setWrapDetail(true); // a slide's description whole, for the room to read
+        m_problems->hide(); // a built-in slide's notes are for its author: the chart gets the room
         // Slides may switch the view and the lifetimes' source: the talk gives them back.
         m_viewBeforeTalk = m_views->currentIndex();
-        m_sourceBeforeTalk = int(m_lifetimeSource->source());
+        m_sourceBeforeTalk = int(m_lifetimesPage->source()->source());
     });
-    connect(m_talk, &TalkMode::stopped, this, [this, problemsBox] {
-        problemsBox->show();
-        m_header->setWrapDetail(false);
-        m_lifetimeSource->setSource(LifetimeSource::Source(m_sourceBeforeTalk));
+    connect(m_talk, &TalkMode::stopped, this, [this] {
+        m_problems->show();
+        m_header->plan()->setWrapDetail(false);
+        m_lifetimesPage->source()->setSource(LifetimeSource::Source(m_sourceBeforeTalk));
         m_views->setCurrentIndex(m_viewBeforeTalk);
         m_undoAction->setEnabled(m_document->undoStack()->canUndo());
         m_redoAction->setEnabled(m_document->undoStack()->canRedo());
@@ -418,47 +244,98 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
         const SlideShow show = m_talk->show();
         const auto lifetimes = std::find(std::begin(kSlideLifetimes), std::end(kSlideLifetimes), show.lifetimes);
         if (lifetimes != std::end(kSlideLifetimes))
-            m_lifetimeSource->setSource(LifetimeSource::Source(lifetimes - std::begin(kSlideLifetimes)));
+            m_lifetimesPage->source()->setSource(LifetimeSource::Source(lifetimes - std::begin(kSlideLifetimes)));
         if (show.view == "memory" || show.view == "lifetimes" || show.view == "ledger")
             m_views->setCurrentIndex(show.view == "memory"      ? kMemoryTab
                                      : show.view == "lifetimes" ? kLifetimesTab
                                                                 : kLedgerTab);
     });
+}
 
-    createMenus();
+void MainWindow::createMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    m_files->addActions(file);
+    m_measuredView->addActions(file);
+    m_files->addScenarios(file);
+    file->addSeparator();
+    m_export->addMenu(file);
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcuts(QKeySequence::keyBindings(QKeySequence::Quit).isEmpty()
+                           ? QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::Key_Q)}
+                           : QKeySequence::keyBindings(QKeySequence::Quit));
+    quit->setMenuRole(QAction::QuitRole);
+    createViewMenu();
+    QMenu *editMenu = menuBar()->addMenu(tr("&Edit"));
+    m_undoAction = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
+    m_undoAction->setShortcut(QKeySequence::Undo);
+    m_redoAction = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
+    m_redoAction->setShortcut(QKeySequence::Redo);
+    editMenu->addAction(m_undoAction);
+    editMenu->addAction(m_redoAction);
+    new HelpMenu(this);
+}
+
+void MainWindow::createViewMenu()
+{
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_planDock->toggleViewAction());
+    view->addSeparator();
+    // Ctrl+1 … Ctrl+6 go to the views in tab order.
+    for (int tab = 0; tab < m_views->count(); ++tab) {
+        QAction *go = view->addAction(m_views->tabText(tab), this, [this, tab] { m_views->setCurrentIndex(tab); });
+        go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + tab)));
+    }
+    view->addSeparator();
+    m_darkAction = view->addAction(tr("&Dark palette"));
+    m_darkAction->setCheckable(true);
+    m_darkAction->setChecked(QSettings().value(QStringLiteral("darkPalette"), false).toBool());
+    connect(m_darkAction, &QAction::toggled, this, [this](bool on) { setDark(on); });
+    QAction *pin = view->addAction(tr("&Pin the current plan for comparison"), m_document, &Document::pinCurrent);
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    view->addAction(tr("&Clear pinned plans"), m_document, &Document::clearPins);
+    view->addSeparator();
+    QMenu *talk = view->addMenu(tr("&Talk mode"));
+    for (const std::string &name : builtinNames("decks")) {
+        talk->addAction(tr("Deck: %1").arg(QString::fromStdString(name)), this, [this, name] {
+            const DeckLoadResult loaded = deckFromText(findBuiltin("decks", name)->text, name);
+            if (loaded.deck)
+                m_talk->start(*loaded.deck);
+        });
+    }
+    talk->addAction(tr("Open a deck file…"), this, &MainWindow::openDeck);
+}
+
+void MainWindow::openDeck()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open deck"), QString(), tr("MemLedger decks (*.json)"));
+    if (path.isEmpty())
+        return;
+    const DeckLoadResult loaded = deckFromFile(path.toStdString());
+    if (!loaded.deck) {
+        QStringList lines;
+        for (const Problem &p : loaded.problems)
+            lines << QString::fromStdString(p.toString());
+        showLoadFailure(this, tr("Cannot open deck"), path, lines.join(QLatin1Char('\n')));
+        return;
+    }
+    m_talk->start(*loaded.deck);
+}
+
+void MainWindow::createStatusBar()
+{
     // Opaque: an edit that makes or clears an error changes the message, and a see-through status bar
     // has the whole window paint its background under it first (issue 16: the window's own paint at
     // every such move).
     statusBar()->setAutoFillBackground(true);
     statusBar()->showMessage(tr("Ready"));
-
-    // Measured runs: the panel and the lifetimes overlay follow the run's comparison.
+    // A measured trace's import, its progress and Cancel beside the messages.
     statusBar()->addPermanentWidget(new ImportProgress(m_measured, this));
-    setAcceptDrops(true);
-    connect(m_measuredPanel, &MeasuredPanel::importRequested, this, &MainWindow::chooseTrace);
-    connect(m_measuredPanel, &MeasuredPanel::clearRequested, m_measured, &MeasuredRun::clear);
-    connect(m_measuredPanel, &MeasuredPanel::rankChanged, m_measured, &MeasuredRun::setPipelineRank);
-    connect(m_measured, &MeasuredRun::changed, this, &MainWindow::showMeasured);
-    connect(m_measured, &MeasuredRun::importStarted, this, [this](const QString &path) {
-        if (!m_measured->hasTrace())
-            m_measuredPanel->setPlaceholderText(tr("Importing %1…").arg(QFileInfo(path).fileName()));
-    });
-    connect(m_measured, &MeasuredRun::importFinished, this, &MainWindow::traceImported);
-    connect(m_measured, &MeasuredRun::importFailed, this, &MainWindow::traceFailed);
-    connect(m_measured, &MeasuredRun::importCancelled, this, [this](const QString &path) {
-        m_showMeasuredWhenImported = false;
-        if (!m_measured->hasTrace())
-            m_measuredPanel->setPlaceholderText({});
-        statusBar()->showMessage(tr("Import of %1 cancelled; nothing was changed").arg(QFileInfo(path).fileName()));
-    });
-    connect(m_measured, &MeasuredRun::compareFailed, this, [this](const QString &message) {
-        statusBar()->showMessage(tr("The measured trace could not be held against this plan: %1").arg(message));
-    });
+}
 
-    m_header->installEventFilter(new HeaderToolTip([this] { return peakToolTip(); }, m_header));
-    qApp->installEventFilter(new ReactivateAfterModal(this));
-    connect(m_document, &Document::sourceChanged, this, &MainWindow::updateTitle);
-    connect(m_document->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
+void MainWindow::connectDocument()
+{
     connect(m_document, &Document::ledgerChanged, this, &MainWindow::updateLedger);
     m_fitAxes.setSingleShot(true);
     m_fitAxes.setInterval(kFitAxesDelayMs);
@@ -478,665 +355,6 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     });
     // Another model (a file, a scenario, a slide): its own pins only.
     connect(m_document, &Document::configChanged, this, [this] { updateComparison(false); });
-
-    useStripStyle(); // scroll bars drawn without Qt's thread pool (stripstyle.h)
-    if (QSettings().value(QStringLiteral("darkPalette"), false).toBool())
-        setDark(true, false);
-    updateLedger();
-    updateProblems();
-    updateHeader();
-}
-
-void MainWindow::createMenus()
-{
-    QMenu *file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&New"), QKeySequence::New, this, [this] {
-        if (!maybeSave())
-            return;
-        m_document->newPlan();
-    });
-    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
-    m_recentMenu = file->addMenu(tr("Open &recent"));
-    updateRecentMenu();
-    file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
-    // Save as and Quit have no standard keys outside GNOME and KDE: the usual ones then.
-    QAction *saveAsAction = file->addAction(tr("Save &as…"), this, [this] { saveAs(); });
-    saveAsAction->setShortcuts(QKeySequence::keyBindings(QKeySequence::SaveAs).isEmpty()
-                                   ? QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)}
-                                   : QKeySequence::keyBindings(QKeySequence::SaveAs));
-    file->addAction(tr("Import &Hugging Face config…"), this, &MainWindow::importHfConfig);
-    file->addAction(tr("Import &measured trace…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I), this,
-                    &MainWindow::chooseTrace)
-        ->setToolTip(tr("A PyTorch memory snapshot or profiler trace, held against this plan"));
-    m_clearTrace = file->addAction(tr("C&lear measured trace"), m_measured, &MeasuredRun::clear);
-    m_clearTrace->setEnabled(false);
-    QMenu *scenarios = file->addMenu(tr("Open &built-in scenario"));
-    for (const std::string &name : builtinNames("scenarios")) {
-        scenarios->addAction(QString::fromStdString(name), this, [this, name] {
-            if (!maybeSave())
-                return;
-            QString error;
-            if (!m_document->loadBuiltinScenario(name, &error))
-                showLoadFailure(this, tr("Cannot open scenario"), QString::fromStdString(name), error);
-        });
-    }
-    file->addSeparator();
-    QMenu *exports = file->addMenu(tr("&Export"));
-    // Each chart is exported from its own view, shown first: hidden views are
-    // brought up to date only when shown.
-    const auto exportFrom = [this](int tab, QWidget *chart, const QString &title) {
-        m_views->setCurrentIndex(tab);
-        exportChart(chart, title);
-    };
-    exports->addAction(tr("Memory chart as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kMemoryTab, m_bars, tr("Device memory per pipeline rank")); });
-    exports->addAction(tr("Staircase as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kMemoryTab, m_staircase, tr("Activation staircase")); });
-    exports->addAction(tr("Host memory chart as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kMemoryTab, m_hostBars, tr("Host memory per pipeline rank")); });
-    exports->addAction(tr("Lifetimes as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kLifetimesTab, m_lifetimes, tr("Tensor lifetimes of one rank")); });
-    exports->addAction(tr("Checkpointing frontier as PNG or SVG…"), this,
-                       [=, this] { exportFrom(kPlannersTab, m_chainFrontier->plot(), tr("Checkpointing frontier")); });
-    exports->addAction(tr("Per-tensor frontier as PNG or SVG…"), this, [=, this] {
-        exportFrom(kPlannersTab, m_tensorFrontier->plot(), tr("Store, recompute or offload per tensor"));
-    });
-    exports->addAction(tr("Ledger as CSV…"), this, [this] {
-        exportLedgerText(tr("CSV (*.csv)"), QStringLiteral("csv"), ledgerToCsv(m_document->ledger()));
-    });
-    exports->addAction(tr("Ledger as Markdown…"), this, [this] {
-        exportLedgerText(tr("Markdown (*.md)"), QStringLiteral("md"),
-                         ledgerToMarkdown(m_document->config(), m_document->ledger()));
-    });
-    exports->addAction(tr("Found plans as CSV…"), this, [this] {
-        m_views->setCurrentIndex(kFindTab);
-        if (!m_planFinder->exportButton()->isEnabled())
-            m_planFinder->findPlans();
-        m_planFinder->exportButton()->click();
-    });
-    // PNGs are drawn again at this many device pixels per pixel (a slide, a
-    // paper's figure); SVGs are vectors and need none.
-    QMenu *scaleMenu = exports->addMenu(tr("PNG &scale"));
-    auto *scales = new QActionGroup(scaleMenu);
-    for (int scale : {1, 2, 3, 4}) {
-        QAction *a = scaleMenu->addAction(tr("%1× the window's pixels").arg(scale));
-        a->setCheckable(true);
-        a->setData(scale);
-        scales->addAction(a);
-        connect(a, &QAction::triggered, this, [this, scale] { setImageScale(scale); });
-    }
-    m_imageScale = std::clamp(QSettings().value(QStringLiteral("exportScale"), 2.0).toDouble(), 1.0, 4.0);
-    for (QAction *a : scales->actions())
-        a->setChecked(a->data().toInt() == static_cast<int>(m_imageScale));
-    file->addSeparator();
-    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-    quit->setShortcuts(QKeySequence::keyBindings(QKeySequence::Quit).isEmpty()
-                           ? QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::Key_Q)}
-                           : QKeySequence::keyBindings(QKeySequence::Quit));
-    quit->setMenuRole(QAction::QuitRole);
-    QMenu *view = menuBar()->addMenu(tr("&View"));
-    view->addAction(m_planDock->toggleViewAction());
-    view->addSeparator();
-    // Ctrl+1 … Ctrl+5 go to the views in tab order.
-    for (int tab = 0; tab < m_views->count(); ++tab) {
-        QAction *go = view->addAction(m_views->tabText(tab), this, [this, tab] { m_views->setCurrentIndex(tab); });
-        go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + tab)));
-    }
-    view->addSeparator();
-    QAction *dark = view->addAction(tr("&Dark palette"));
-    dark->setCheckable(true);
-    dark->setChecked(QSettings().value(QStringLiteral("darkPalette"), false).toBool());
-    connect(dark, &QAction::toggled, this, [this](bool on) { setDark(on); });
-    m_darkAction = dark;
-    QAction *pin = view->addAction(tr("&Pin the current plan for comparison"), m_document, &Document::pinCurrent);
-    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
-    view->addAction(tr("&Clear pinned plans"), m_document, &Document::clearPins);
-    view->addSeparator();
-    QMenu *talk = view->addMenu(tr("&Talk mode"));
-    for (const std::string &name : builtinNames("decks")) {
-        talk->addAction(tr("Deck: %1").arg(QString::fromStdString(name)), this, [this, name] {
-            const DeckLoadResult loaded = deckFromText(findBuiltin("decks", name)->text, name);
-            if (loaded.deck)
-                m_talk->start(*loaded.deck);
-        });
-    }
-    talk->addAction(tr("Open a deck file…"), this, [this] {
-        const QString path
-            = QFileDialog::getOpenFileName(this, tr("Open deck"), QString(), tr("MemLedger decks (*.json)"));
-        if (path.isEmpty())
-            return;
-        const DeckLoadResult loaded = deckFromFile(path.toStdString());
-        if (!loaded.deck) {
-            QStringList lines;
-            for (const Problem &p : loaded.problems)
-                lines << QString::fromStdString(p.toString());
-            showLoadFailure(this, tr("Cannot open deck"), path, lines.join(QLatin1Char('\n')));
-            return;
-        }
-        m_talk->start(*loaded.deck);
-    });
-    QMenu *editMenu = menuBar()->addMenu(tr("&Edit"));
-    QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
-    undo->setShortcut(QKeySequence::Undo);
-    QAction *redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
-    m_undoAction = undo;
-    m_redoAction = redo;
-    redo->setShortcut(QKeySequence::Redo);
-    editMenu->addAction(undo);
-    editMenu->addAction(redo);
-    createHelpMenu();
-}
-
-void MainWindow::createHelpMenu()
-{
-    QMenu *help = menuBar()->addMenu(tr("&Help"));
-    QAction *keys = help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts);
-    keys->setShortcut(QKeySequence(Qt::Key_F1));
-    help->addAction(tr("&Documentation"), this, &MainWindow::showDocumentation);
-    help->addSeparator();
-    help->addAction(tr("&About MemLedger"), this, &MainWindow::showAbout)->setMenuRole(QAction::AboutRole);
-    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt)->setMenuRole(QAction::AboutQtRole);
-}
-
-void MainWindow::showShortcuts()
-{
-    if (!m_shortcuts) {
-        m_shortcuts = new QDialog(this);
-        m_shortcuts->setObjectName(QStringLiteral("shortcuts"));
-        m_shortcuts->setWindowTitle(tr("Keyboard shortcuts"));
-        auto *table = new QTableWidget(0, 2, m_shortcuts);
-        table->setHorizontalHeaderLabels({tr("Keys"), tr("What they do")});
-        table->verticalHeader()->hide();
-        table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-        table->setSelectionMode(QAbstractItemView::NoSelection);
-        table->setAlternatingRowColors(true);
-        table->horizontalHeader()->setStretchLastSection(true);
-        const auto add = [table](const QString &keys, const QString &what) {
-            const int row = table->rowCount();
-            table->insertRow(row);
-            table->setItem(row, 0, new QTableWidgetItem(keys));
-            table->setItem(row, 1, new QTableWidgetItem(what));
-        };
-        // Every menu command with a shortcut, in menu order, as the menus name it.
-        std::function<void(QMenu *, const QString &)> walk = [&](QMenu *menu, const QString &path) {
-            for (QAction *action : menu->actions()) {
-                const QString text = action->text().remove(QLatin1Char('&'));
-                if (action->menu())
-                    walk(action->menu(), path + text + QStringLiteral(" › "));
-                else if (!action->shortcut().isEmpty())
-                    add(action->shortcut().toString(QKeySequence::NativeText), path + text);
-            }
-        };
-        for (QAction *top : menuBar()->actions())
-            if (top->menu())
-                walk(top->menu(), top->text().remove(QLatin1Char('&')) + QStringLiteral(" › "));
-        add(tr("Wheel, + and −"), tr("Lifetimes: zoom in and out around the cursor"));
-        add(tr("Drag, ← and →"), tr("Lifetimes: pan along the iteration"));
-        add(tr("Double-click, 0"), tr("Lifetimes: show the whole iteration again"));
-        add(tr("→, Page Down, Space"), tr("Talk mode: next slide"));
-        add(tr("←, Page Up, Backspace"), tr("Talk mode: previous slide"));
-        add(tr("Esc"), tr("Talk mode: leave, back to your plan as it was"));
-        table->resizeColumnsToContents();
-        auto *layout = new QVBoxLayout(m_shortcuts);
-        layout->addWidget(table);
-        auto *close = new QDialogButtonBox(QDialogButtonBox::Close, m_shortcuts);
-        connect(close, &QDialogButtonBox::rejected, m_shortcuts, &QDialog::close);
-        layout->addWidget(close);
-        m_shortcuts->resize(table->horizontalHeader()->length() + 60,
-                            std::min(700, table->verticalHeader()->length() + 120));
-    }
-    m_shortcuts->show();
-    m_shortcuts->raise();
-    m_shortcuts->activateWindow();
-}
-
-void MainWindow::showAbout()
-{
-    QString version = QCoreApplication::applicationVersion();
-#ifdef MEMLEDGER_VERSION
-    if (version.isEmpty())
-        version = QStringLiteral(MEMLEDGER_VERSION);
-#endif
-    auto *box = new QMessageBox(QMessageBox::NoIcon, tr("About MemLedger"),
-                                tr("<h3>MemLedger %1</h3>"
-                                   "<p>Shows where every byte of GPU memory goes when a large model is trained: "
-                                   "weights, gradients, optimizer states, activations, communication buffers and "
-                                   "the runtime's reserve, per pipeline rank, with the formula behind each.</p>"
-                                   "<p>The accounting follows Megatron-LM (Korthikanti et al. 2022, "
-                                   "<i>Reducing Activation Recomputation in Large Transformer Models</i>), "
-                                   "ZeRO (Rajbhandari et al. 2020) and PyTorch's caching allocator.</p>"
-                                   "<p>MIT licence.</p>")
-                                    .arg(version.toHtmlEscaped()),
-                                QMessageBox::Ok, this);
-    box->setObjectName(QStringLiteral("about"));
-    box->setIconPixmap(windowIcon().pixmap(64, 64));
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-}
-
-void MainWindow::showDocumentation()
-{
-    // The guides as installed beside the program, else in the source tree it was built from.
-    QStringList folders{QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/memledger"),
-                        QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/MemLedger")};
-#ifdef MEMLEDGER_SOURCE_DIR
-    folders << QStringLiteral(MEMLEDGER_SOURCE_DIR);
-#endif
-    QStringList links;
-    for (const QString &folder : folders) {
-        const QDir dir(folder);
-        QStringList files;
-        if (dir.exists(QStringLiteral("README.md")))
-            files << dir.filePath(QStringLiteral("README.md"));
-        for (const QString &name : QDir(dir.filePath(QStringLiteral("docs"))).entryList({QStringLiteral("*.md")}))
-            files << dir.filePath(QStringLiteral("docs/") + name);
-        if (dir.exists(QStringLiteral("presets/README.md")))
-            files << dir.filePath(QStringLiteral("presets/README.md"));
-        for (const QString &file : files)
-            links << QStringLiteral("<a href='%1'>%2</a>")
-                         .arg(QUrl::fromLocalFile(QFileInfo(file).canonicalFilePath()).toString(),
-                              QDir::cleanPath(file).toHtmlEscaped());
-        if (!links.isEmpty())
-            break;
-    }
-    QString text = tr("<p>MemLedger's guides are Markdown files: the README (the views, the presets, the command "
-                      "line) and the docs folder (how the ledger is built, how measured runs are compared).</p>");
-    text += links.isEmpty() ? tr("<p>They are in the MemLedger source repository: README.md and docs/.</p>")
-                            : QStringLiteral("<p>") + links.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
-    auto *box = new QMessageBox(QMessageBox::Information, tr("Documentation"), text, QMessageBox::Ok, this);
-    box->setObjectName(QStringLiteral("documentation"));
-    box->setTextFormat(Qt::RichText);
-    box->setTextInteractionFlags(Qt::TextBrowserInteraction);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-}
-
-void MainWindow::setDark(bool dark, bool remember)
-{
-    applyPalette(dark);
-    for (MemoryBarsChart *bars : {m_bars, m_hostBars})
-        bars->setDark(dark);
-    m_staircase->setDark(dark);
-    if (m_darkAction && m_darkAction->isChecked() != dark) {
-        const QSignalBlocker block(m_darkAction);
-        m_darkAction->setChecked(dark);
-    }
-    if (remember)
-        QSettings().setValue(QStringLiteral("darkPalette"), dark);
-    updateHeader(); // its colors come from the palette
-}
-
-void MainWindow::exportChart(QWidget *chart, const QString &title)
-{
-    QString filter;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(title), QString(),
-                                                      tr("PNG image (*.png);;SVG drawing (*.svg)"), &filter);
-    if (!path.isEmpty())
-        exportChartTo(chart, title, path);
-}
-
-bool MainWindow::exportChartTo(QWidget *chart, const QString &title, const QString &path)
-{
-    refreshCurrentView(); // a chart brought up just now draws the current plan
-    QString error;
-    const QString caption = exportCaption();
-    const bool svg = path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive);
-    const bool ok = svg ? exportSvg(chart, path, title, &error, caption)
-                        : exportImage(chart, path, &error, m_imageScale, caption);
-    if (!ok) {
-        QMessageBox::warning(this, tr("Export failed"), tr("%1 could not be written: %2").arg(path, error));
-        return false;
-    }
-    statusBar()->showMessage(svg ? tr("Exported %1").arg(path)
-                                 : tr("Exported %1 at %2× (File > Export > PNG scale)").arg(path).arg(m_imageScale));
-    return true;
-}
-
-void MainWindow::setImageScale(double scale)
-{
-    m_imageScale = std::clamp(scale, 1.0, 4.0);
-    QSettings().setValue(QStringLiteral("exportScale"), m_imageScale);
-}
-
-QString MainWindow::exportCaption() const
-{
-    // The plan the charts show (the last valid one while an edit has errors),
-    // in the header's words: its name, parameters, core's parallel summary,
-    // the sequence and micro-batch, the device and the ledger's peak.
-    const Config &planned = m_document->ledgerConfig();
-    const Ledger &ledger = m_document->ledger();
-    QString caption = tr("%1: %2 parameters · %3 · %4-token sequences, micro-batch %5 · %6")
-                          .arg(QString::fromStdString(planned.name), parameterCountText(ledger.total_parameters),
-                               toQString(parallelSummary(planned)))
-                          .arg(planned.training.seq_length)
-                          .arg(planned.training.micro_batch_size)
-                          .arg(QString::fromStdString(planned.hardware.name));
-    if (m_document->hasLedger())
-        caption += tr(" · ledger peak %1 of %2 on rank %3")
-                       .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes))
-                       .arg(ledger.peak_rank);
-    if (m_document->isStale())
-        caption += tr(" (the last valid plan: the current one has errors)");
-    return caption;
-}
-
-void MainWindow::exportLedgerText(const QString &filter, const QString &suffix, const std::string &text)
-{
-    QString path = QFileDialog::getSaveFileName(this, tr("Export the ledger"), QString(), filter);
-    if (path.isEmpty())
-        return;
-    if (QFileInfo(path).suffix().isEmpty())
-        path += QLatin1Char('.') + suffix;
-    QString error;
-    if (!exportText(text, path, &error)) {
-        QMessageBox::warning(this, tr("Export failed"), tr("%1 could not be written: %2").arg(path, error));
-        return;
-    }
-    statusBar()->showMessage(tr("Exported %1").arg(path));
-}
-
-void MainWindow::openFile()
-{
-    if (!maybeSave())
-        return;
-    const QString path = m_openChooser ? m_openChooser(this)
-                                       : QFileDialog::getOpenFileName(this, tr("Open preset"), QString(),
-                                                                      tr("MemLedger presets (*.json);;All files (*)"));
-    if (!path.isEmpty())
-        openPath(path);
-}
-
-bool MainWindow::openPath(const QString &path)
-{
-    QString error;
-    if (!m_document->loadFile(path, &error)) {
-        statusBar()->showMessage(tr("Could not open %1").arg(path));
-        showLoadFailure(this, tr("Cannot open preset"), path, error);
-        return false;
-    }
-    rememberRecent(path);
-    statusBar()->showMessage(tr("Opened %1").arg(path));
-    return true;
-}
-
-QString MainWindow::filePath() const
-{
-    return m_document->filePath();
-}
-
-bool MainWindow::save()
-{
-    return filePath().isEmpty() ? saveAs() : saveTo(filePath());
-}
-
-bool MainWindow::saveAs()
-{
-    SavePlanDialog dialog(saveSuggestion(), this);
-    for (;;) {
-        if (dialog.exec() != QDialog::Accepted)
-            return false;
-        const QString path = dialog.path();
-        if (path == filePath() || !QFileInfo::exists(path)
-            || QMessageBox::question(this, tr("Replace the file?"),
-                                     tr("%1 already exists. Replace it?").arg(QFileInfo(path).fileName()),
-                                     QMessageBox::Yes | QMessageBox::No, QMessageBox::No)
-                   == QMessageBox::Yes)
-            return saveAs(path, dialog.name(), dialog.description());
-    }
-}
-
-SavePlanDialog::Suggestion MainWindow::saveSuggestion() const
-{
-    const Config &config = m_document->config();
-    SavePlanDialog::Suggestion suggestion;
-    suggestion.name = QString::fromStdString(config.name);
-    suggestion.description = QString::fromStdString(config.description);
-    if (m_document->isEditedSinceLoad()) {
-        // The name and description were written for the plan as loaded and may
-        // quote numbers this one no longer has ("8K-token sequences" at 64K).
-        if (config.name == m_document->loadedConfig().name && !suggestion.name.isEmpty())
-            suggestion.name += tr(" (edited)");
-        suggestion.previousDescription = suggestion.description;
-        suggestion.description = currentFacts();
-    }
-    const QString file = filePath();
-    suggestion.path = !file.isEmpty() && !SavePlanDialog::isShippedPreset(file)
-                          ? file
-                          : SavePlanDialog::suggestedPath(SavePlanDialog::defaultFolder(), suggestion.name);
-    return suggestion;
-}
-
-QString MainWindow::currentFacts() const
-{
-    const Config &config = m_document->config();
-    QString facts = tr("%1, %2-token sequences, micro-batch %3")
-                        .arg(toQString(parallelSummary(config)))
-                        .arg(config.training.seq_length)
-                        .arg(config.training.micro_batch_size);
-    const Ledger &ledger = m_document->ledger();
-    if (m_document->hasLedger() && !m_document->isStale())
-        facts
-            += tr("; peak %1 of %2 on %3 (%4)")
-                   .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes),
-                        QString::fromStdString(config.hardware.name), ledger.fits() ? tr("fits") : tr("does not fit"));
-    return facts + QLatin1Char('.');
-}
-
-bool MainWindow::saveAs(const QString &path, const QString &name, const QString &description)
-{
-    Config named = m_document->config();
-    named.name = name.toStdString();
-    named.description = description.toStdString();
-    if (!(named == m_document->config()))
-        m_document->edit(named, tr("Name the plan %1").arg(name));
-    return saveTo(path);
-}
-
-bool MainWindow::saveTo(const QString &path)
-{
-    QString error;
-    if (!m_document->saveFile(path, &error)) {
-        QMessageBox::warning(this, tr("Save failed"), tr("%1\nThe file on disk was left as it was.").arg(error));
-        return false;
-    }
-    m_document->markSaved(path);
-    rememberRecent(path);
-    statusBar()->showMessage(tr("Saved %1").arg(path));
-    return true;
-}
-
-bool MainWindow::maybeSave()
-{
-    if (m_document->undoStack()->isClean())
-        return true;
-    const auto answer = QMessageBox::question(
-        this, tr("Unsaved changes"), tr("The plan has changes that are not saved. Save them first?"),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-    if (answer == QMessageBox::Save)
-        return save();
-    return answer == QMessageBox::Discard;
-}
-
-bool MainWindow::event(QEvent *event)
-{
-    if (event->type() == QEvent::UpdateRequest) {
-        // A frame paints the layouts as they settle, not a step of the way: a note that appears in the
-        // control panel resizes its group, then the panel, then the scroll area's range, each on a layout
-        // request the one before posts, and a frame painted between them drew the whole panel squeezed into
-        // its old height and then again at its new one (issue 16). A few passes settle that chain.
-        for (int pass = 0; pass < 4; ++pass)
-            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-    }
-    return QMainWindow::event(event);
-}
-
-void MainWindow::closeEvent(QCloseEvent *event)
-{
-    if (maybeSave())
-        event->accept();
-    else
-        event->ignore();
-}
-
-void MainWindow::updateTitle()
-{
-    // Qt's convention: the file's name with a [*] that setWindowModified shows
-    // as '*'; the platform appends the application's name ("plan.json* — MemLedger").
-    const QString path = filePath();
-    setWindowFilePath(path);
-    setWindowTitle((path.isEmpty() ? QString::fromStdString(m_document->config().name) : QFileInfo(path).fileName())
-                   + QStringLiteral("[*]"));
-    setWindowModified(!m_document->undoStack()->isClean());
-}
-
-void MainWindow::rememberRecent(const QString &path)
-{
-    QSettings settings;
-    QStringList recent = settings.value(kRecentFilesKey).toStringList();
-    recent.removeAll(path);
-    recent.prepend(path);
-    while (recent.size() > kMaxRecentFiles)
-        recent.removeLast();
-    settings.setValue(kRecentFilesKey, recent);
-    updateRecentMenu();
-}
-
-void MainWindow::updateRecentMenu()
-{
-    if (!m_recentMenu)
-        return;
-    m_recentMenu->clear();
-    const QStringList recent = QSettings().value(kRecentFilesKey).toStringList();
-    for (const QString &path : recent) {
-        m_recentMenu
-            ->addAction(QFileInfo(path).fileName(), this,
-                        [this, path] {
-                            if (maybeSave())
-                                openPath(path);
-                        })
-            ->setToolTip(path);
-    }
-    m_recentMenu->setEnabled(!recent.isEmpty());
-}
-
-void MainWindow::importHfConfig()
-{
-    if (!maybeSave())
-        return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Import Hugging Face config"), QString(),
-                                                      tr("Hugging Face configs (config.json *.json);;All files (*)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!m_document->importHfConfig(path, &error)) {
-        statusBar()->showMessage(tr("Could not import %1").arg(path));
-        showLoadFailure(this, tr("Cannot import Hugging Face config"), path, error);
-        return;
-    }
-    statusBar()->showMessage(
-        m_document->problems().empty()
-            ? tr("Imported %1").arg(path)
-            : tr("Imported %1; the problems list names what the import could not carry over").arg(path));
-}
-
-void MainWindow::chooseTrace()
-{
-    const QString path = QFileDialog::getOpenFileName(this, tr("Import measured trace"), QString(), traceFileFilter());
-    if (!path.isEmpty())
-        importTrace(path, true);
-}
-
-void MainWindow::importTrace(const QString &path, bool show)
-{
-    m_showMeasuredWhenImported = show;
-    statusBar()->showMessage(tr("Importing %1…").arg(path));
-    m_measured->import(path);
-}
-
-void MainWindow::traceImported(const QString &path)
-{
-    const std::optional<TraceComparison> &c = m_measured->comparison();
-    if (c) {
-        statusBar()->showMessage(tr("Imported %1: measured peak %2, modelled %3 (%4, without the runtime reserve)")
-                                     .arg(QFileInfo(path).fileName(), bytesText(c->measured_peak_allocated_bytes),
-                                          bytesText(c->modelled_peak_bytes),
-                                          ComparisonTableModel::differenceText(c->peak_error)));
-        // The lifetimes view turns to the rank the trace is held against, its bytes axis fitted to the
-        // curves: a run measured on a small model would otherwise lie flat under a large device's capacity.
-        m_rankSpin->setValue(c->pipeline_rank);
-        m_fitBytes->setChecked(true);
-    } else {
-        statusBar()->showMessage(tr("Imported %1; it is compared once the plan is valid").arg(path));
-    }
-    if (std::exchange(m_showMeasuredWhenImported, false))
-        m_views->setCurrentIndex(kMeasuredTab);
-}
-
-void MainWindow::traceFailed(const QString &path, const QString &problems)
-{
-    m_showMeasuredWhenImported = false;
-    if (!m_measured->hasTrace())
-        m_measuredPanel->setPlaceholderText({});
-    statusBar()->showMessage(tr("Could not import %1").arg(path));
-    // Not modal to the event loop: the import finished in the background and nothing waits on the answer.
-    QMessageBox *box = loadFailureBox(this, tr("Cannot import measured trace"), path, problems);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-}
-
-void MainWindow::showMeasured()
-{
-    m_clearTrace->setEnabled(m_measured->hasTrace());
-    m_clearOverlay->setVisible(m_measured->hasTrace());
-    const std::optional<TraceComparison> &c = m_measured->comparison();
-    if (!c) {
-        m_measuredPanel->clear();
-        if (m_measured->hasTrace())
-            m_measuredPanel->setPlaceholderText(
-                tr("%1 is loaded; it is held against the plan once the plan is valid.").arg(m_measured->fileName()));
-        m_lifetimes->clearMeasuredOverlay();
-        return;
-    }
-    const QString name = m_measured->fileName();
-    m_measuredPanel->setComparison(*c, name);
-    m_measuredPanel->setRanks(static_cast<int>(m_document->ledger().ranks.size()), c->pipeline_rank);
-    m_lifetimes->setMeasuredOverlay(
-        {tr("measured (%1)").arg(name), c->pipeline_rank, c->measured_curve, c->modelled_curve});
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent *event)
-{
-    if (traceFileFromMimeData(event->mimeData()).isEmpty())
-        event->ignore();
-    else
-        event->acceptProposedAction();
-}
-
-void MainWindow::dragMoveEvent(QDragMoveEvent *event)
-{
-    if (traceFileFromMimeData(event->mimeData()).isEmpty())
-        event->ignore();
-    else
-        event->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent *event)
-{
-    const QString path = traceFileFromMimeData(event->mimeData());
-    if (path.isEmpty()) {
-        event->ignore();
-        return;
-    }
-    event->acceptProposedAction();
-    importTrace(path, true);
-}
-
-void MainWindow::updateLedger()
-{
-    // Only the visible view is refreshed on every edit; a hidden one catches up
-    // when its tab is shown (a slider drag must stay inside one frame).
-    m_stale = {true, true, true};
-    refreshCurrentView();
 }
 
 void MainWindow::refreshCurrentView()
@@ -1146,59 +364,12 @@ void MainWindow::refreshCurrentView()
         return;
     m_stale[static_cast<std::size_t>(tab)] = false;
     if (tab == kMemoryTab) {
-        const Ledger &ledger = m_document->ledger();
-        // Through a run of edits the axes only grow (heldRange in chartupdate.h): edits made with the controls
-        // less than kFitAxesDelayMs apart (m_fitAxes still counting), whichever controls. A pause of the edits
-        // fits them (the timer), and so do an undo and a load, at once. Runs of one control only (as the
-        // notes keep their room) cost every control's first move in the bench a fit: a layout of both charts,
-        // each label measured and set again as rich text; a user going from one control to the next pauses.
-        const bool edit = m_controls->appliesControlEdit();
-        const bool held = edit && m_fitAxes.isActive();
-        m_drawnHeld = held;
-        m_bars->setAxesHeld(held);
-        m_staircase->setAxesHeld(held);
-        m_hostBars->setAxesHeld(held);
-        if (edit)
-            m_fitAxes.start();
-        else
-            m_fitAxes.stop();
-        m_bars->setLedger(ledger);
-        m_staircase->setLedger(ledger);
-        // The host chart only when something is offloaded: otherwise its space goes to the staircase.
-        const bool offloaded = std::any_of(ledger.ranks.begin(), ledger.ranks.end(),
-                                           [](const RankLedger &r) { return r.host_total_bytes > 0; });
-        // Through a run of edits (offload toggled on, off, on) the chart keeps its room, titled "nothing
-        // offloaded", rather than relayouting both charts at every step; a pause of the edits (m_fitAxes), an
-        // undo or a load gives the room back.
-        const bool shown = m_hostBars->isVisibleTo(m_hostBars->parentWidget());
-        // A hidden host chart is not kept up to date (its axes' range changes still laid it out, a third of
-        // a first move's chart work): it gets the ledger when it shows.
-        if (shown || offloaded)
-            m_hostBars->setLedger(ledger);
-        if (shown && !offloaded && held)
-            return;
-        if (shown != offloaded) {
-            m_hostBars->setVisible(offloaded);
-            // Shown again: half the column each, not what was left from before it hid.
-            if (auto *side = qobject_cast<QSplitter *>(m_hostBars->parentWidget()); side && offloaded)
-                side->setSizes({side->height() / 2, side->height() - side->height() / 2});
-        }
+        refreshMemoryCharts();
         return;
     }
     if (tab == kLifetimesTab) {
-        m_lifetimeSource->apply(*m_document, *m_lifetimes);
-        const Timeline &timeline = m_lifetimes->timeline();
-        const int ranks = static_cast<int>(timeline.ranks.size());
-        const bool sameRanks = m_rankSpin->maximum() == ranks - 1;
-        const QSignalBlocker block(m_rankSpin);
-        m_rankSpin->setRange(0, std::max(0, ranks - 1));
-        // A new plan opens on its fullest rank (or the one a measured run is held against); an edit keeps the rank in
-        // view.
-        const int rank
-            = sameRanks ? m_rankSpin->value()
-                        : (m_measured->comparison() ? m_measured->comparison()->pipeline_rank : timeline.peak_rank);
-        m_rankSpin->setValue(rank);
-        m_lifetimes->setRank(rank);
+        const std::optional<TraceComparison> &measured = m_measured->comparison();
+        m_lifetimesPage->refresh(*m_document, measured ? std::optional<int>(measured->pipeline_rank) : std::nullopt);
         return;
     }
     m_model->setLedger(m_document->ledger());
@@ -1210,102 +381,49 @@ void MainWindow::refreshCurrentView()
     }
 }
 
-bool MainWindow::headerShowsServing() const
+void MainWindow::refreshMemoryCharts()
 {
-    return m_views->currentIndex() == kLifetimesTab && m_lifetimeSource->source() != LifetimeSource::Source::Training;
-}
-
-void MainWindow::updateHeader()
-{
-    const Config &config = m_document->config();
     const Ledger &ledger = m_document->ledger();
-    const QString name = QString::fromStdString(config.name);
-    updateTitle();
-
-    QString peak;
-    m_headerServing = headerShowsServing();
-    if (m_headerServing && m_document->hasLedger()) {
-        // computeInference wants a valid plan: the ledger's, as the facts below.
-        const InferenceLedger serving = computeInference(m_document->ledgerConfig());
-        const bool fits = serving.fits();
-        // Phrases unbroken: a narrow window wraps between them, never inside "rank 15" or "41.30 GB".
-        peak = tr("Serving peak: %1, %2 %3 %4; training this plan: %5 %6")
-                   .arg(unbroken(tr("rank %1").arg(serving.peak_rank)), unbroken(bytesText(serving.peak_bytes)),
-                        unbroken(tr("of %1").arg(bytesText(serving.capacity_bytes))),
-                        unbroken(tr("— %1").arg(fits ? tr("fits") : tr("does not fit"))),
-                        unbroken(bytesText(ledger.peak_bytes)),
-                        unbroken(tr("— %1").arg(ledger.fits() ? tr("fits") : tr("does not fit"))));
-        peak = fits ? peak.toHtmlEscaped()
-                    : QStringLiteral("<span style='color:%1'>%2</span>")
-                          .arg(errorTextColor(palette()).name(), peak.toHtmlEscaped());
-    } else if (const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr) {
-        const bool fits = ledger.fits(); // core's verdict: every rank within the device
-        peak = tr("Ledger peak: %1, %2 %3 %4 %5")
-                   .arg(unbroken(tr("rank %1").arg(rank->pipeline_rank)), unbroken(bytesText(ledger.peak_bytes)),
-                        unbroken(tr("of %1").arg(bytesText(ledger.capacity_bytes))),
-                        unbroken(QStringLiteral("(%1)").arg(
-                            toQString(formatGiB(static_cast<double>(ledger.capacity_bytes))))),
-                        unbroken(tr("— %1").arg(fits ? tr("fits") : tr("does not fit"))));
-        peak = fits ? peak.toHtmlEscaped()
-                    : QStringLiteral("<span style='color:%1'>%2</span>")
-                          .arg(errorTextColor(palette()).name(), peak.toHtmlEscaped());
-    }
-    // The facts and the peak describe the plan the ledger was computed for:
-    // while an edit has errors that is the last valid plan, said so and dimmed.
-    const Config &planned = m_document->ledgerConfig();
-    // The step time is training's: not shown beside a served forward's peak.
-    m_stepTime->setVisible(!m_headerServing);
-    if (m_document->hasLedger()) {
-        const StepTime time = estimateStepTime(planned);
-        m_stepTime->setStepTime(time);
-        m_staircase->setBalanceBandwidth(time.balanceNeededBytesPerS, time.balanceLinkBytesPerS);
-        m_stepTime->setStale(m_document->isStale());
-    } else {
-        m_stepTime->clear();
-    }
-    QStringList facts;
-    facts << unbroken(ledger.gpus == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(ledger.gpus));
-    // "70.55 B" stays whole; "parameters" may start the next line (a window at its narrowest keeps its height).
-    facts << tr("%1 parameters").arg(unbroken(parameterCountText(ledger.total_parameters)));
-    facts << toQString(parallelSummary(planned)).toHtmlEscaped(); // "t=1 p=16 …": a break between any two
-    facts << unbroken(QString::fromStdString(planned.hardware.name).toHtmlEscaped());
-
-    QString plan = facts.join(QStringLiteral(" &nbsp;·&nbsp; ")) + QStringLiteral(" &nbsp;·&nbsp; <b>%1</b>").arg(peak);
-    if (m_document->isStale())
-        plan = QStringLiteral("<span style='color:%1'>%2 %3</span>")
-                   .arg(palette().color(QPalette::Disabled, QPalette::Text).name(),
-                        tr("Last valid plan:").toHtmlEscaped(), plan);
-    // Once edited, the name and description are those of the plan as loaded
-    // ("8K-token sequences" at 64K): said so, until Save as names this plan.
-    const bool edited = m_document->isEditedSinceLoad() && !(m_talk && m_talk->isActive());
-    const QString editedMark
-        = edited ? QStringLiteral(" <span style='color:%1'>%2</span>")
-                       .arg(palette().color(QPalette::PlaceholderText).name(), tr("(edited)").toHtmlEscaped())
-                 : QString();
-    const QString title = QStringLiteral("<span style='font-size:large'><b>%1</b>%2</span>&nbsp;&nbsp; %3")
-                              .arg(name.toHtmlEscaped(), editedMark, plan);
-    const QString description = QString::fromStdString(config.description);
-    // One detail line, so an invalid edit does not push the charts down.
-    if (m_document->isStale())
-        m_header->setContent(title, tr("The configuration has errors (below); the ledger shown is the last valid one."),
-                             true);
-    else if (edited && !description.isEmpty())
-        m_header->setContent(title, tr("As loaded, before the edits: %1").arg(description), false);
+    // Through a run of edits the axes only grow (heldRange in chartupdate.h): edits made with the controls
+    // less than kFitAxesDelayMs apart (m_fitAxes still counting), whichever controls. A pause of the edits
+    // fits them (the timer), and so do an undo and a load, at once. Runs of one control only (as the
+    // notes keep their room) cost every control's first move in the bench a fit: a layout of both charts,
+    // each label measured and set again as rich text; a user going from one control to the next pauses.
+    const bool edit = m_controls->appliesControlEdit();
+    const bool held = edit && m_fitAxes.isActive();
+    m_drawnHeld = held;
+    m_bars->setAxesHeld(held);
+    m_staircase->setAxesHeld(held);
+    m_hostBars->setAxesHeld(held);
+    if (edit)
+        m_fitAxes.start();
     else
-        m_header->setContent(title, description, false);
-    // The tooltip (the description whole, the two peaks) is made when it is asked for: see HeaderToolTip.
-}
-
-QString MainWindow::peakToolTip() const
-{
-    const Config &config = m_document->config();
-    QString tip = tr("%1\n%2 parameters in total")
-                      .arg(QString::fromStdString(config.description),
-                           toQString(formatThousands(m_document->ledger().total_parameters)));
+        m_fitAxes.stop();
+    m_bars->setLedger(ledger);
+    m_staircase->setLedger(ledger);
+    // Balancing's copies against the link, as the step time prices them (its title says so).
     if (m_document->hasLedger())
-        tip += QStringLiteral("\n\n") + tr("The header shows the ledger's peak (Lifetimes shows the timeline's). ")
-               + toQString(peakComparisonText(comparePeaks(m_document->timeline())));
-    return tip;
+        m_staircase->setBalanceBandwidth(m_document->stepTime().balanceNeededBytesPerS,
+                                         m_document->stepTime().balanceLinkBytesPerS);
+    // The host chart only when something is offloaded: otherwise its space goes to the staircase.
+    const bool offloaded = std::any_of(ledger.ranks.begin(), ledger.ranks.end(),
+                                       [](const RankLedger &r) { return r.host_total_bytes > 0; });
+    // Through a run of edits (offload toggled on, off, on) the chart keeps its room, titled "nothing
+    // offloaded", rather than relayouting both charts at every step; a pause of the edits (m_fitAxes), an
+    // undo or a load gives the room back.
+    const bool shown = m_hostBars->isVisibleTo(m_hostBars->parentWidget());
+    // A hidden host chart is not kept up to date (its axes' range changes still laid it out, a third of
+    // a first move's chart work): it gets the ledger when it shows.
+    if (shown || offloaded)
+        m_hostBars->setLedger(ledger);
+    if (shown && !offloaded && held)
+        return;
+    if (shown != offloaded) {
+        m_hostBars->setVisible(offloaded);
+        // Shown again: half the column each, not what was left from before it hid.
+        if (auto *side = qobject_cast<QSplitter *>(m_hostBars->parentWidget()); side && offloaded)
+            side->setSizes({side->height() / 2, side->height() - side->height() / 2});
+    }
 }
 
 void MainWindow::updateComparison(bool pinsChanged)
@@ -1334,49 +452,64 @@ void MainWindow::updateComparison(bool pinsChanged)
                                  6000);
 }
 
+bool MainWindow::event(QEvent *event)
+{
+    if (event->type() == QEvent::UpdateRequest) {
+        // A frame paints the layouts as they settle, not a step of the way: a note that appears in the
+        // control panel resizes its group, then the panel, then the scroll area's range, each on a layout
+        // request the one before posts, and a frame painted between them drew the whole panel squeezed into
+        // its old height and then again at its new one (issue 16). A few passes settle that chain.
+        for (int pass = 0; pass < 4; ++pass)
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    }
+    return QMainWindow::event(event);
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (m_files->maybeSave())
+        event->accept();
+    else
+        event->ignore();
+}
+
+void MainWindow::setDark(bool dark, bool remember)
+{
+    applyPalette(dark);
+    for (MemoryBarsChart *bars : {m_bars, m_hostBars})
+        bars->setDark(dark);
+    m_staircase->setDark(dark);
+    if (m_darkAction && m_darkAction->isChecked() != dark) {
+        const QSignalBlocker block(m_darkAction);
+        m_darkAction->setChecked(dark);
+    }
+    if (remember)
+        QSettings().setValue(QStringLiteral("darkPalette"), dark);
+    updateHeader(); // its colors come from the palette
+}
+
+void MainWindow::updateLedger()
+{
+    // Only the visible view is refreshed on every edit; a hidden one catches up
+    // when its tab is shown (a slider drag must stay inside one frame).
+    m_stale = {true, true, true};
+    refreshCurrentView();
+}
+
+bool MainWindow::headerShowsServing() const
+{
+    return m_views->currentIndex() == kLifetimesTab
+           && m_lifetimesPage->source()->source() != LifetimeSource::Source::Training;
+}
+
+void MainWindow::updateHeader()
+{
+    m_header->refresh(headerShowsServing());
+}
+
 void MainWindow::updateProblems()
 {
-    enum Kind { Error, Warning, Note };
-    // Ledger warnings repeat the validation warnings; show each line once.
-    std::vector<std::pair<Kind, QString>> lines;
-    QSet<QString> seen;
-    const auto add = [&](const Problem &problem) {
-        QString text = QString::fromStdString(problem.toString());
-        if (seen.contains(text))
-            return;
-        seen.insert(text);
-        lines.emplace_back(problem.isError() ? Error : Warning, std::move(text));
-    };
-    for (const Problem &problem : m_document->problems())
-        add(problem);
-    if (m_document->hasLedger()) {
-        for (const Problem &problem : m_document->ledger().warnings)
-            add(problem);
-        for (const std::string &choice : m_document->ledger().choices)
-            lines.emplace_back(Note, QString::fromStdString(choice));
-    }
-    // Most moves of a control leave the list as it was: then it is left alone,
-    // not cleared and laid out and painted again (the bench's profile had the
-    // list's layout and paint at a fifth of a move's time).
-    bool same = m_problems->count() == static_cast<int>(lines.size());
-    for (int i = 0; same && i < m_problems->count(); ++i) {
-        const QListWidgetItem *item = m_problems->item(i);
-        same = item->data(Qt::UserRole).toInt() == lines[static_cast<std::size_t>(i)].first
-               && item->text() == lines[static_cast<std::size_t>(i)].second;
-    }
-    if (!same) {
-        m_problems->clear();
-        if (m_problemIcons[Error].isNull())
-            m_problemIcons = {style()->standardIcon(QStyle::SP_MessageBoxCritical),
-                              style()->standardIcon(QStyle::SP_MessageBoxWarning),
-                              style()->standardIcon(QStyle::SP_MessageBoxInformation)};
-        for (const auto &[kind, text] : lines) {
-            auto *item = new QListWidgetItem(m_problemIcons[kind], text);
-            item->setData(Qt::UserRole, static_cast<int>(kind));
-            m_problems->addItem(item);
-        }
-    }
-
+    m_problems->refresh(*m_document);
     const auto errors = std::count_if(m_document->problems().begin(), m_document->problems().end(),
                                       [](const Problem &p) { return p.isError(); });
     QString message;

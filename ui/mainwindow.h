@@ -1,50 +1,46 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <QIcon>
 #include <QMainWindow>
 #include <QTimer>
 
-#include "ui/saveplandialog.h"
-
 #include <array>
-#include <functional>
-#include <string>
 #include <vector>
 
 class QAction;
-class QCheckBox;
 class QCloseEvent;
-class QDragEnterEvent;
-class QDragMoveEvent;
-class QDropEvent;
 class QDockWidget;
 class QMenu;
-class QLabel;
-class QListWidget;
 class QSortFilterProxyModel;
-class QSpinBox;
 class QTabWidget;
 class QTreeView;
 
 namespace memledger::ui {
 
+class ChartExport;
 class ControlPanel;
 class Document;
 class FrontierView;
 class LedgerTableModel;
+class LifetimeView;
+class LifetimesPage;
 class MeasuredPanel;
 class MeasuredRun;
+class MeasuredView;
 class MemoryBarsChart;
+class PlanFiles;
 class PlanFinder;
-class PlanHeader;
-class StepTimeBar;
-class LifetimeSource;
-class LifetimeView;
+class ProblemsList;
 class StaircaseChart;
 class TalkMode;
+class WindowHeader;
 
-// Composes the views over one Document; holds no state of its own.
+// Composes the views over one Document and holds no state of its own (as KDAB
+// hotspot's main window composes its pages): the tabs, the header
+// (WindowHeader), the problems (ProblemsList) and the control panel in its
+// dock; the plan's files (PlanFiles), File > Export (ChartExport), the
+// measured run (MeasuredView) and Help (HelpMenu) are objects of their own.
+// It refreshes the visible view when the document changes.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -57,94 +53,53 @@ public:
     StaircaseChart *staircase() const { return m_staircase; }
     QTabWidget *views() const { return m_views; }
     TalkMode *talkMode() const { return m_talk; }
-    LifetimeView *lifetimes() const { return m_lifetimes; }
+    LifetimeView *lifetimes() const;
     FrontierView *chainFrontier() const { return m_chainFrontier; }
     FrontierView *tensorFrontier() const { return m_tensorFrontier; }
     PlanFinder *planFinder() const { return m_planFinder; }
     MeasuredRun *measuredRun() const { return m_measured; }
     MeasuredPanel *measuredPanel() const { return m_measuredPanel; }
-    // Imports a measured trace in the background (File > Import measured
-    // trace…, a drop); with `show`, the Measured vs model view comes up when it
-    // is in. A failure is explained in a message box and changes nothing.
-    void importTrace(const QString &path, bool show = true);
-    // The preset file the plan was opened from or saved to, the one Save
-    // writes; empty for a built-in. The window's title names it (Qt's
-    // convention: setWindowFilePath, the file's name and a [*] marker).
-    QString filePath() const;
-    bool save();
-    bool saveAs();
-    // Writes the plan to `path` (what Save as does once a file is chosen); the
-    // window names that file from now on.
-    bool saveTo(const QString &path);
-    // What Save as's dialog starts with: the plan's name, a description that
-    // does not quote numbers of the plan as loaded once it was edited, and a
-    // file in the user's documents unless the plan has a file of the user's.
-    SavePlanDialog::Suggestion saveSuggestion() const;
-    // Save as with the name, description and file the dialog gave (the new
-    // name and description are one undo step).
-    bool saveAs(const QString &path, const QString &name, const QString &description);
-    // Opens a preset file (errors in a message box, the plan untouched).
-    bool openPath(const QString &path);
-    // Light or dark palette for the window and the charts (remembered).
-    // The dark or light palette; `remember`: kept for the next start (View >
+    // File > Import measured trace, drops, and what follows a measured run's comparison.
+    MeasuredView *measuredView() const { return m_measuredView; }
+    // File > Export: the charts, the ledger, the PNG scale.
+    ChartExport *chartExport() const { return m_export; }
+    // File > New, Open, Save, Save as, recent files, and the window's title.
+    PlanFiles *files() const { return m_files; }
+    // The lines above the views: the plan, its peak and its step time.
+    WindowHeader *header() const { return m_header; }
+    // The dark or light palette for the window and the charts; `remember`: kept for the next start (View >
     // Dark palette), not for a one-off run (memledger --dark).
     void setDark(bool dark, bool remember = true);
-    // What File > Open asks the user for a file with (QFileDialog by default;
-    // tests put a stub here). Returns the chosen path, or empty.
-    using FileChooser = std::function<QString(QWidget *parent)>;
-    void setOpenFileChooser(FileChooser chooser) { m_openChooser = std::move(chooser); }
-    // The line an exported chart carries under it: the model, the plan's
-    // parallel summary (core's, as the header shows it) and the device.
-    QString exportCaption() const;
-    // Writes `chart` to `path` (PNG at imageScale() device pixels per pixel,
-    // or SVG), captioned; a failure in a message box.
-    bool exportChartTo(QWidget *chart, const QString &title, const QString &path);
-    // The header's tooltip: which peak the header shows (the ledger's) and,
-    // from core's comparePeaks, the timeline's and the tensors that make them
-    // differ. Computed when asked (it needs the simulated iteration).
-    QString peakToolTip() const;
-    // Device pixels per pixel of exported PNGs (File > Export > Image scale; remembered).
-    double imageScale() const { return m_imageScale; }
-    void setImageScale(double scale);
+    // Brings the visible view up to date if the plan changed since it was drawn (the others catch up when
+    // shown): an export draws the current plan.
+    void refreshCurrentView();
 
 protected:
     bool event(QEvent *event) override;
     void closeEvent(QCloseEvent *event) override;
-    // Drops of a PyTorch memory snapshot or profiler trace import it.
-    void dragEnterEvent(QDragEnterEvent *event) override;
-    void dragMoveEvent(QDragMoveEvent *event) override;
-    void dropEvent(QDropEvent *event) override;
 
 private:
-    // With unsaved edits, asks to save, discard or cancel; true to go on.
-    bool maybeSave();
-    // Puts `path` first in File > Open recent.
-    void rememberRecent(const QString &path);
-    // The title: the file's name (or the plan's, without a file) and the unsaved-edits marker.
-    void updateTitle();
-    // The current plan in one line: its parallel degrees, sequence, micro-batch and peak (core's figures).
-    QString currentFacts() const;
-    void updateRecentMenu();
+    // The tabs: Memory, Lifetimes, Ledger, Planners, Find plans, Measured vs model.
+    void createViews();
+    QWidget *memoryCharts();
+    // The header over the views over the problems.
+    void createCentralWidget();
+    // The control panel in a dock on the left, and the talk mode that hides it.
+    void createPlanDock();
+    void connectTalkMode();
     void createMenus();
-    void createHelpMenu();
-    // Help: every shortcut (F1), About (the version), the documentation.
-    void showShortcuts();
-    void showAbout();
-    void showDocumentation();
-    void openFile();
-    void importHfConfig();
-    void chooseTrace();
-    void showMeasured();
-    void traceImported(const QString &path);
-    void traceFailed(const QString &path, const QString &problems);
-    void exportChart(QWidget *chart, const QString &title);
-    void exportLedgerText(const QString &filter, const QString &suffix, const std::string &text);
+    void createViewMenu();
+    void openDeck();
+    void createStatusBar();
+    void connectDocument();
     void updateLedger();
-    void refreshCurrentView();
+    // The bars, the staircase and the host chart, which shows only when something is offloaded.
+    void refreshMemoryCharts();
     void updateHeader();
     // The Lifetimes view draws a served forward: the header gives the serving
     // peak (and training's beside it) instead of the training plan's.
     bool headerShowsServing() const;
+    // The problems list and the status bar's summary of them.
     void updateProblems();
     // The memory chart's comparison: the pins of the current plan's model only.
     void updateComparison(bool pinsChanged);
@@ -152,12 +107,11 @@ private:
     Document *m_document;
     LedgerTableModel *m_model;
     QSortFilterProxyModel *m_proxy;
-    PlanHeader *m_header;
-    StepTimeBar *m_stepTime; // the time model's answer beside the header
+    WindowHeader *m_header;
     QAction *m_undoAction = nullptr;
     QAction *m_redoAction = nullptr;
     QTreeView *m_tree;
-    QListWidget *m_problems;
+    ProblemsList *m_problems;
     ControlPanel *m_controls;
     MemoryBarsChart *m_bars;
     MemoryBarsChart *m_hostBars;
@@ -166,30 +120,18 @@ private:
     QTabWidget *m_views;
     QDockWidget *m_planDock;
     TalkMode *m_talk;
-    LifetimeView *m_lifetimes;
-    QWidget *m_lifetimesPage;
-    LifetimeSource *m_lifetimeSource = nullptr; // training, or the same plan served
-    QSpinBox *m_rankSpin;
+    LifetimesPage *m_lifetimesPage;
     FrontierView *m_chainFrontier;
     FrontierView *m_tensorFrontier;
     PlanFinder *m_planFinder;
     MeasuredRun *m_measured;
     MeasuredPanel *m_measuredPanel;
-    QAction *m_clearTrace = nullptr;
-    QWidget *m_clearOverlay = nullptr; // the lifetimes view's "Clear measured run"
-    QCheckBox *m_fitBytes = nullptr;
-    bool m_showMeasuredWhenImported = false;
-    bool m_headerServing = false; // what updateHeader last showed
     int m_viewBeforeTalk = 0; // the tab and the lifetimes' source (LifetimeSource::Source) a talk returns to
     int m_sourceBeforeTalk = 0;
-    QMenu *m_recentMenu = nullptr;
-    QDialog *m_shortcuts = nullptr;
-    FileChooser m_openChooser;
-    // The problems list's error, warning and note icons, made once: a new QIcon per rebuild would make
-    // every line look new to the list's delegate, which keeps each line drawn (CachedSizeDelegate).
-    std::array<QIcon, 3> m_problemIcons;
+    PlanFiles *m_files;
+    MeasuredView *m_measuredView = nullptr;
+    ChartExport *m_export = nullptr;
     std::vector<std::size_t> m_shownPins; // the pins drawn beside the plan (indices into Document::pins)
-    double m_imageScale = 2.0;
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
     // Once a run of edits pauses, the memory charts' axes, held while it ran, fit the plan again.
     QTimer m_fitAxes;

@@ -17,6 +17,7 @@
 #include "ui/categorycolors.h"
 #include "ui/chartlegend.h"
 #include "ui/chartupdate.h"
+#include "ui/paint/rasterthreadpool.h"
 #include "ui/qtstring.h"
 #include "ui/theme.h"
 

@@ -265,7 +265,8 @@ void PlanFinder::updatePlot()
             currentPlan = static_cast<int>(i);
     }
     const bool ownRing = currentPlan < 0 && m_document->hasLedger() && !m_document->isStale();
-    const double currentTime = ownRing ? estimateStepTime(m_document->config()).total : 0.0;
+    // Valid and not stale: the plan the document's step time describes.
+    const double currentTime = ownRing ? m_document->stepTime().total : 0.0;
     double fastest = r.plans.front().time.total;
     for (const SearchPlan &p : r.plans)
         fastest = std::min(fastest, p.time.total);

@@ -149,10 +149,11 @@ QSize PlanHeader::minimumSizeHint() const
 
 void PlanHeader::paintEvent(QPaintEvent *)
 {
-    m_painted.paint(*this,
-                    m_html + QChar(0x1f) + m_detail + QChar(0x1f) + QString::number(m_detailIsError)
-                        + QString::number(m_wrapDetail) + QChar(0x1f) + QString::number(m_textHeight),
-                    [this](QPainter &p) { draw(p); });
+    // What draw() reads besides the widget's size, palette and font: the title, the detail, how it is shown
+    // and the title's height as laid out.
+    PaintKey key = KeptImages::keyOf(*this, m_html + QChar(0x1f) + m_detail);
+    key.state = {m_detailIsError, m_wrapDetail, m_textHeight};
+    m_painted.paint(*this, key, [this](QPainter &p) { draw(p); });
 }
 
 void PlanHeader::draw(QPainter &painter)

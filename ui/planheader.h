@@ -6,7 +6,7 @@
 #include <QTextDocument>
 #include <QWidget>
 
-#include "ui/keptpaint.h"
+#include "ui/paint/keptimages.h"
 
 namespace memledger::ui {
 
@@ -71,7 +71,7 @@ private:
     // control moved back, a plan toggled show a header painted before, and
     // drawing its rich text (the title at a large size, bold) is most of a
     // repaint's cost (issue 16: a tenth of the bench's instructions).
-    KeptPaint m_painted{4};
+    KeptImages m_painted{4};
 };
 
 } // namespace memledger::ui

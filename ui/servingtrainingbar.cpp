@@ -57,7 +57,7 @@ ServingTrainingBar::ServingTrainingBar(Document *document, QWidget *parent)
     setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // the charts set the column's width
     setAccessibleName(tr("Serving vs training"));
     // The ledger changes with every valid configuration (the inference
-    // section included); one computeInference per change, never per frame.
+    // section included); the document serves the plan once per change, never per frame.
     connect(document, &Document::ledgerChanged, this, &ServingTrainingBar::refresh);
     // Dimmed while the plan has errors: repainted only when that changes.
     connect(document, &Document::problemsChanged, this, [this] {
@@ -69,15 +69,21 @@ ServingTrainingBar::ServingTrainingBar(Document *document, QWidget *parent)
     refresh();
 }
 
+const InferenceLedger *ServingTrainingBar::inference() const
+{
+    return m_document->hasLedger() ? &m_document->inference() : nullptr;
+}
+
 QString ServingTrainingBar::text() const
 {
-    if (!m_inference || !m_document->hasLedger())
+    const InferenceLedger *inference = this->inference();
+    if (!inference)
         return {};
-    const InferenceConfig &serving = m_inference->settings;
+    const InferenceConfig &serving = inference->settings;
     // The plan's name is in the header above; the sentence keeps to the numbers so it fits the column.
     return tr("Serving %1 × %2 tokens needs %3 per GPU; training this plan needs %4")
         .arg(serving.batch_size)
-        .arg(toQString(formatThousands(serving.context_length.value_or(0))), bytesText(m_inference->peak_bytes),
+        .arg(toQString(formatThousands(serving.context_length.value_or(0))), bytesText(inference->peak_bytes),
              bytesText(m_document->ledger().peak_bytes));
 }
 
@@ -126,7 +132,8 @@ const QStringList &ServingTrainingBar::shownLines() const
 
 std::vector<Bytes> ServingTrainingBar::servingBytes() const
 {
-    const InferenceRank *rank = m_inference ? peakRank(*m_inference) : nullptr;
+    const InferenceLedger *inference = this->inference();
+    const InferenceRank *rank = inference ? peakRank(*inference) : nullptr;
     if (!rank)
         return {};
     return {rank->device.begin(), rank->device.end()};
@@ -173,7 +180,7 @@ ServingTrainingBar::Shown ServingTrainingBar::shown() const
     s.serving = servingBytes();
     s.training = trainingBytes();
     s.capacity = m_document->hasLedger() ? m_document->ledger().capacity_bytes : 0;
-    s.servingRank = m_inference ? m_inference->peak_rank : -1;
+    s.servingRank = inference() ? inference()->peak_rank : -1;
     s.trainingRank = m_document->hasLedger() ? m_document->ledger().peak_rank : -1;
     s.stale = m_document->isStale();
     s.dark = isDark(palette());
@@ -182,12 +189,8 @@ ServingTrainingBar::Shown ServingTrainingBar::shown() const
 
 void ServingTrainingBar::refresh()
 {
-    m_inference.reset();
-    if (m_document->hasLedger()) {
-        // ledgerConfig() is the valid plan the ledger describes, as computeInference requires.
-        m_inference = computeInference(m_document->ledgerConfig());
+    if (m_document->hasLedger())
         m_name = QString::fromStdString(m_document->ledgerConfig().name);
-    }
     // Most edits change neither peak (a data-parallel degree under ZeRO 0, the
     // global batch, the step-time knobs): the strip is then left as it was.
     Shown now = shown();
@@ -204,10 +207,10 @@ void ServingTrainingBar::refresh()
     const std::vector<Bytes> serving = servingBytes();
     const std::vector<Bytes> training = trainingBytes();
     if (!serving.empty() && !training.empty()) {
-        const InferenceConfig &s = m_inference->settings;
+        const InferenceConfig &s = inference()->settings;
         rows += tr("<tr><td colspan='2'><b>Serving</b> (%1 weights, %2 KV cache), rank %3</td></tr>")
                     .arg(toQString(servingDtypeName(s.weights_dtype)), toQString(servingDtypeName(s.kv_cache_dtype)))
-                    .arg(m_inference->peak_rank);
+                    .arg(inference()->peak_rank);
         for (std::size_t i = 0; i < serving.size(); ++i)
             if (serving[i] > 0)
                 rows += row(inferenceCategoryColor(kInferenceCategories[i], dark),
@@ -322,13 +325,10 @@ void ServingTrainingBar::paintEvent(QPaintEvent *)
     // What is painted follows from what is shown (m_shown), the size, the
     // palette and the font: an edit undone or a control moved back shows a
     // strip painted before, drawn from what was kept.
-    QString key = text() + QChar(0x1f) + QString::number(m_document->isStale()) + QChar(0x1f)
-                  + QString::number(m_document->ledger().capacity_bytes);
-    for (const std::vector<Bytes> *bytes : {&serving, &training}) {
-        key += QChar(0x1f);
-        for (Bytes b : *bytes)
-            key += QString::number(b) + QLatin1Char(',');
-    }
+    PaintKey key = KeptImages::keyOf(*this, text());
+    key.state = {m_document->isStale(), m_document->ledger().capacity_bytes, qint64(serving.size())};
+    key.state.insert(key.state.end(), serving.begin(), serving.end());
+    key.state.insert(key.state.end(), training.begin(), training.end());
     m_painted.paint(*this, key, [&](QPainter &p) { draw(p, serving, training); });
 }
 

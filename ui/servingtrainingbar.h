@@ -6,7 +6,7 @@
 
 #include "core/ledger/ledger.h"
 #include "core/serving/inference.h"
-#include "ui/keptpaint.h"
+#include "ui/paint/keptimages.h"
 
 #include <optional>
 #include <vector>
@@ -18,8 +18,8 @@ class Document;
 // Seed 001's question beside the memory charts: the same model served and
 // trained, one sentence ("serving 8 × 8,192 tokens needs X per GPU; training
 // this plan needs Y") over two bars on one GB scale, stacked by category in
-// the ledger's colors, the KV cache in its own. The serving numbers come
-// from computeInference, the training ones from the document's ledger.
+// the ledger's colors, the KV cache in its own. The serving numbers are
+// the document's inference() (computeInference), the training ones its ledger.
 class ServingTrainingBar : public QWidget
 {
     Q_OBJECT
@@ -65,6 +65,8 @@ protected:
 
 private:
     void refresh();
+    // The document's plan served; null without a ledger.
+    const InferenceLedger *inference() const;
     void draw(QPainter &painter, const std::vector<Bytes> &serving, const std::vector<Bytes> &training);
     void paintBar(QPainter &painter, int row, const QString &label, const std::vector<Bytes> &bytes,
                   const std::vector<QColor> &colors);
@@ -77,7 +79,6 @@ private:
     void updateLineCount();
 
     Document *m_document;
-    std::optional<InferenceLedger> m_inference;
     QString m_name;
     int m_lineCount = 1; // of the sentence at the current width; the height follows it
     // What the strip shows: a new ledger or problems list that leaves all of it as it was repaints nothing.
@@ -94,7 +95,7 @@ private:
     std::optional<Shown> m_shown;
     mutable QStringList m_lines;
     mutable int m_linesWidth = -1; // the width m_lines were broken for; -1: to be broken again
-    KeptPaint m_painted{4}; // the strip as painted, for the last few contents
+    KeptImages m_painted{4}; // the strip as painted, for the last few contents
 };
 
 } // namespace memledger::ui

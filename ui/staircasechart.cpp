@@ -13,6 +13,7 @@
 #include "core/ledger/balance.h"
 #include "ui/categorycolors.h"
 #include "ui/chartupdate.h"
+#include "ui/paint/rasterthreadpool.h"
 #include "ui/qtstring.h"
 
 #include <cmath>

@@ -7,7 +7,7 @@
 #include <QStyleFactory>
 #include <QToolTip>
 
-#include "ui/stripstyle.h"
+#include "ui/paint/rasterthreadpool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +16,7 @@ namespace memledger::ui {
 
 void applyPalette(bool dark)
 {
-    // Fusion, its scroll bars drawn in strips (stripstyle.h).
+    // Fusion, its scroll bars drawn in strips (ui/paint/rasterthreadpool.h).
     QApplication::setStyle(new StripStyle(QStyleFactory::create(QStringLiteral("Fusion"))));
     if (!dark) {
         QApplication::setPalette(QApplication::style()->standardPalette());

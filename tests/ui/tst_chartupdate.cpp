@@ -11,6 +11,7 @@
 #include <QValueAxis>
 
 #include "ui/chartupdate.h"
+#include "ui/paint/rasterthreadpool.h"
 
 #include <catch2/catch.hpp>
 

@@ -24,6 +24,7 @@
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/memorybarschart.h"
+#include "ui/planfiles.h"
 #include "ui/staircasechart.h"
 #include "ui/theme.h"
 
@@ -274,14 +275,14 @@ TEST_CASE("Save writes the edited plan over its file and marks it clean", "[ui][
     }
     Document document;
     MainWindow window(&document);
-    REQUIRE(window.openPath(path));
-    CHECK(window.filePath() == path);
+    REQUIRE(window.files()->openPath(path));
+    CHECK(window.files()->filePath() == path);
     CHECK(document.undoStack()->isClean());
     QSpinBox *p = pipelineSpin(window);
     p->setValue(8);
     QApplication::processEvents();
     CHECK_FALSE(document.undoStack()->isClean());
-    REQUIRE(window.save());
+    REQUIRE(window.files()->save());
     CHECK(document.undoStack()->isClean());
     const LoadResult back = presetFromFile(path.toStdString());
     REQUIRE(back.config.has_value());

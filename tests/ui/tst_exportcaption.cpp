@@ -12,6 +12,7 @@
 #include "core/formats/builtins.h"
 #include "core/reports/report.h"
 #include "core/reports/searchreport.h"
+#include "ui/chartexport.h"
 #include "ui/document.h"
 #include "ui/exporter.h"
 #include "ui/mainwindow.h"
@@ -31,15 +32,15 @@ TEST_CASE("A chart exports at 2x with the model and the plan in a caption strip,
     REQUIRE(dir.isValid());
 
     // The caption names the plan as the header does: its name and core's parallel summary.
-    const QString caption = window.exportCaption();
+    const QString caption = window.chartExport()->caption();
     INFO(caption.toStdString());
     CHECK(caption.contains(QString::fromStdString(document.config().name)));
     CHECK(caption.contains(QString::fromStdString(parallelSummary(document.config()))));
     CHECK(caption.contains(QString::fromStdString(document.config().hardware.name)));
 
-    CHECK(window.imageScale() == 2.0); // the default
+    CHECK(window.chartExport()->imageScale() == 2.0); // the default
     const QString png = dir.filePath(QStringLiteral("bars.png"));
-    REQUIRE(window.exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), png));
+    REQUIRE(window.chartExport()->exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), png));
     const QImage image(png);
     REQUIRE_FALSE(image.isNull());
     // Twice the chart's pixels across; taller than twice its height by the caption strip.
@@ -58,14 +59,14 @@ TEST_CASE("A chart exports at 2x with the model and the plan in a caption strip,
     CHECK(written);
 
     // A chosen scale.
-    window.setImageScale(3);
+    window.chartExport()->setImageScale(3);
     window.memoryBars()->resize(640, 400); // (the window's layout may have resized it meanwhile)
-    REQUIRE(window.exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), png));
+    REQUIRE(window.chartExport()->exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), png));
     CHECK(QImage(png).width() == 3 * window.memoryBars()->width());
 
     // SVG: the caption is a text of the drawing, under the chart.
     const QString svg = dir.filePath(QStringLiteral("bars.svg"));
-    REQUIRE(window.exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), svg));
+    REQUIRE(window.chartExport()->exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), svg));
     QFile file(svg);
     REQUIRE(file.open(QIODevice::ReadOnly));
     // The drawing's text, line by line as wrapped, joined again.
@@ -79,7 +80,7 @@ TEST_CASE("A chart exports at 2x with the model and the plan in a caption strip,
     INFO(drawn.toStdString());
     CHECK(drawn.contains(QString::fromStdString(parallelSummary(document.config())).simplified()));
     CHECK(drawn.contains(QString::fromStdString(document.config().name).simplified()));
-    window.setImageScale(2);
+    window.chartExport()->setImageScale(2);
 }
 
 TEST_CASE("Find plans exports its results as core's CSV, atomically", "[ui][planner][csv]")

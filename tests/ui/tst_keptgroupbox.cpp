@@ -9,7 +9,7 @@
 #include <QPalette>
 
 #include "catchqt.h"
-#include "ui/keptgroupbox.h"
+#include "ui/paint/keptgroupbox.h"
 
 #include <cstdlib>
 

@@ -9,7 +9,7 @@
 #include <QPalette>
 
 #include "catchqt.h"
-#include "ui/keptlabel.h"
+#include "ui/paint/keptlabel.h"
 
 using memledger::ui::KeptLabel;
 

@@ -18,6 +18,7 @@
 #include "core/formats/preset.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
+#include "ui/planfiles.h"
 #include "ui/planheader.h"
 #include "ui/saveplandialog.h"
 
@@ -53,9 +54,9 @@ TEST_CASE("The title names the file Ctrl+S writes and marks unsaved edits, also 
 
     // Save as a file of the user's: the title and the file path name it, the marker goes.
     const QString path = dir.filePath(QStringLiteral("mine.json"));
-    REQUIRE(window.saveTo(path));
+    REQUIRE(window.files()->saveTo(path));
     QApplication::processEvents();
-    CHECK(window.filePath() == path);
+    CHECK(window.files()->filePath() == path);
     CHECK(window.windowFilePath() == path);
     CHECK(window.windowTitle() == QStringLiteral("mine.json[*]"));
     CHECK_FALSE(window.isWindowModified());
@@ -69,7 +70,7 @@ TEST_CASE("The title names the file Ctrl+S writes and marks unsaved edits, also 
     const QString status = window.statusBar()->currentMessage();
     CHECK(status.contains(path));
     CHECK_FALSE(status.contains(QStringLiteral("built-in")));
-    REQUIRE(window.save());
+    REQUIRE(window.files()->save());
     const LoadResult back = presetFromFile(path.toStdString());
     REQUIRE(back.config.has_value());
     CHECK(*back.config == document.config());
@@ -78,7 +79,7 @@ TEST_CASE("The title names the file Ctrl+S writes and marks unsaved edits, also 
     // Another built-in: no file again, Ctrl+S will ask where.
     REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
     QApplication::processEvents();
-    CHECK(window.filePath().isEmpty());
+    CHECK(window.files()->filePath().isEmpty());
     CHECK(window.windowFilePath().isEmpty());
     CHECK(window.windowTitle() == QString::fromStdString(document.config().name) + QStringLiteral("[*]"));
 }
@@ -96,7 +97,7 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
     MainWindow window(&document);
     window.resize(1400, 900);
     window.show();
-    REQUIRE(window.openPath(shipped));
+    REQUIRE(window.files()->openPath(shipped));
     QApplication::processEvents();
     const QString name = QString::fromStdString(document.config().name);
     const QString description = QString::fromStdString(document.config().description);
@@ -106,7 +107,7 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
     CHECK_FALSE(header->plainText().contains(QStringLiteral("(edited)")));
 
     // Never over the shipped file: a file named after the plan in the user's documents.
-    SavePlanDialog::Suggestion suggestion = window.saveSuggestion();
+    SavePlanDialog::Suggestion suggestion = window.files()->saveSuggestion();
     CHECK(QFileInfo(suggestion.path).absolutePath() == QDir(SavePlanDialog::defaultFolder()).absolutePath());
     CHECK(QFileInfo(suggestion.path).fileName() == QStringLiteral("llama-3-70b-128xh100.json"));
     CHECK(suggestion.name == name);
@@ -122,7 +123,7 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
     CHECK(header->plainText().contains(QStringLiteral("As loaded, before the edits: ")));
 
     // Save as offers neither the old name nor the old description's numbers as this plan's.
-    suggestion = window.saveSuggestion();
+    suggestion = window.files()->saveSuggestion();
     CHECK(suggestion.name != name);
     CHECK_FALSE(suggestion.description.contains(QStringLiteral("8K-token")));
     CHECK(suggestion.description.contains(QStringLiteral("65536-token sequences")));
@@ -145,7 +146,7 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
 
     // The user's name and description go into the file and the header.
     const QString path = dialog.path();
-    REQUIRE(window.saveAs(path, dialog.name(), QStringLiteral("Llama 3 70B with 64K-token sequences.")));
+    REQUIRE(window.files()->saveAs(path, dialog.name(), QStringLiteral("Llama 3 70B with 64K-token sequences.")));
     QApplication::processEvents();
     const LoadResult back = presetFromFile(path.toStdString());
     REQUIRE(back.config.has_value());
@@ -157,7 +158,7 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
     CHECK(header->plainText().contains(QStringLiteral("Llama 3 70B at 64K")));
     CHECK_FALSE(header->plainText().contains(QStringLiteral("(edited)")));
     // One undo step named the plan; the file is the user's now, suggested again as it is.
-    CHECK(window.saveSuggestion().path == path);
+    CHECK(window.files()->saveSuggestion().path == path);
 }
 
 TEST_CASE("Save as suggests a file name made from the plan's name", "[ui][files]")

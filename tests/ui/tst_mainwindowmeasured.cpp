@@ -20,6 +20,7 @@
 #include "ui/mainwindow.h"
 #include "ui/measuredpanel.h"
 #include "ui/measuredrun.h"
+#include "ui/measuredview.h"
 #include "ui/qtstring.h"
 
 #include <fstream>
@@ -118,7 +119,7 @@ TEST_CASE("A file that is no trace is explained and changes nothing", "[ui][meas
     QTemporaryDir dir;
     REQUIRE(dir.isValid());
     Fixture f;
-    f.window.importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")), false);
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")), false);
     REQUIRE(f.run()->waitUntilIdle());
     REQUIRE(f.run()->comparison().has_value());
     const memledger::Bytes peak = f.run()->comparison()->measured_peak_allocated_bytes;
@@ -127,7 +128,7 @@ TEST_CASE("A file that is no trace is explained and changes nothing", "[ui][meas
 
     const QString bad = memledger::test::writeFile(dir, QStringLiteral("notes.pickle"), QByteArrayLiteral("hello"));
     QSignalSpy changed(f.run(), &MeasuredRun::changed);
-    f.window.importTrace(bad);
+    f.window.measuredView()->importTrace(bad);
     REQUIRE(f.run()->waitUntilIdle());
     QApplication::processEvents();
     QMessageBox *box = failureBox(f.window);
@@ -149,7 +150,7 @@ TEST_CASE("Cancelling a real import leaves the window as it was", "[ui][measured
     Fixture f;
     QSignalSpy cancelled(f.run(), &MeasuredRun::importCancelled);
     // Cancelled before the worker can finish: whatever it read is dropped.
-    f.window.importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
     f.run()->cancelImport();
     REQUIRE(f.run()->waitUntilIdle());
     CHECK(cancelled.count() == 1);
@@ -164,7 +165,7 @@ TEST_CASE("A measured snapshot end to end: table, overlay, edits, undo, clear", 
 {
     Fixture f;
     const nlohmann::json figures = measuredFigures();
-    f.window.importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
     REQUIRE(f.run()->waitUntilIdle());
     QApplication::processEvents();
     REQUIRE(f.run()->comparison().has_value());
@@ -224,7 +225,7 @@ TEST_CASE("A measured snapshot end to end: table, overlay, edits, undo, clear", 
 TEST_CASE("A profiler trace imports through the same path", "[ui][measured][mainwindow]")
 {
     Fixture f;
-    f.window.importTrace(fixtureFile(QStringLiteral("trace.json.gz")));
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("trace.json.gz")));
     REQUIRE(f.run()->waitUntilIdle());
     REQUIRE(f.run()->comparison().has_value());
     CHECK(f.run()->comparison()->format == memledger::TraceFormat::ProfilerTrace);

@@ -15,6 +15,7 @@
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/planheader.h"
+#include "ui/windowheader.h"
 
 #include <algorithm>
 #include <vector>
@@ -33,7 +34,7 @@ TEST_CASE("The header names the ledger's peak and its tooltip why the timeline's
 
     const PeakComparison peaks = comparePeaks(document.timeline());
     REQUIRE(peaks.difference() != 0); // the case the issue saw
-    const QString tip = window.peakToolTip();
+    const QString tip = window.header()->peakToolTip();
     INFO(tip.toStdString());
     CHECK(tip.contains(QStringLiteral("ledger's peak")));
     CHECK(tip.contains(QString::fromStdString(formatGB(static_cast<double>(peaks.ledger_bytes)))));

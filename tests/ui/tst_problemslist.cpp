@@ -8,9 +8,9 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
-#include "ui/cachedsizedelegate.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
+#include "ui/paint/cachedsizedelegate.h"
 
 using namespace memledger;
 

@@ -19,6 +19,7 @@
 #include "core/formats/builtins.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
+#include "ui/planfiles.h"
 
 #include <functional>
 #include <memory>
@@ -72,7 +73,7 @@ TEST_CASE("Ctrl+O opens the file dialog after the unsaved-changes prompt or Save
     REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
     ui::MainWindow window(&document);
     int asked = 0;
-    window.setOpenFileChooser([&asked](QWidget *) {
+    window.files()->setOpenFileChooser([&asked](QWidget *) {
         ++asked;
         return QString(); // the user cancels the file dialog
     });

@@ -15,7 +15,7 @@
 #include "core/formats/builtins.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
-#include "ui/stripstyle.h"
+#include "ui/paint/rasterthreadpool.h"
 
 #include <vector>
 

@@ -4,8 +4,9 @@
 #include <QFont>
 #include <QLabel>
 #include <QMargins>
-#include <QPixmap>
 #include <QString>
+
+#include "ui/paint/keptimages.h"
 
 #include <utility>
 #include <vector>
@@ -31,7 +32,7 @@ public:
 
     // Images of the text drawn so far, and text layouts measured (tests: what
     // is kept is not done again).
-    int drawn() const { return m_drawn; }
+    int drawn() const { return m_image.drawn(); }
     int measured() const { return m_measured; }
 
 protected:
@@ -53,25 +54,14 @@ private:
     // `kept`, or QLabel's size hint (`minimum`: its minimum size hint) the first time it is asked since
     // what the sizes depend on changed.
     QSize keptSize(QSize &kept, bool minimum) const;
-    // And what its image depends on besides.
-    struct ImageInputs
-    {
-        SizeInputs sizes;
-        QSize size;
-        QRgb color = 0;
-        double dpr = 1;
-        bool enabled = true;
-        bool operator==(const ImageInputs &) const = default;
-    };
 
     mutable SizeInputs m_sizeInputs;
     mutable QSize m_sizeHint, m_minimumSizeHint; // invalid until asked
     mutable std::vector<std::pair<int, int>> m_heights; // width, height
     mutable int m_measured = 0;
 
-    ImageInputs m_imageInputs;
-    QPixmap m_image;
-    int m_drawn = 0;
+    // The image of its text: what the sizes depend on, and its size, colour, state and pixel ratio (paintEvent).
+    KeptImages m_image{1};
 };
 
 } // namespace memledger::ui

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <QCache>
 #include <QHash>
-#include <QPixmap>
 #include <QSize>
 #include <QStyledItemDelegate>
+
+#include "ui/paint/keptimages.h"
 
 namespace memledger::ui {
 
@@ -20,7 +20,8 @@ namespace memledger::ui {
 // change in the bench's callgrind profile), and the list repaints items whose
 // text did not change (a neighbour's line coming or going, a second paint in
 // the same frame, a plan toggled back and forth). Each item is drawn once per
-// text, size, state and palette into a pixmap, and later paints draw the pixmap.
+// text, size, state and palette into a kept image (KeptImages), and later
+// paints draw the image.
 class CachedSizeDelegate : public QStyledItemDelegate
 {
 public:
@@ -31,13 +32,12 @@ public:
     // Hints worked out afresh so far (tests).
     int computed() const { return m_computed; }
     // Items drawn afresh (not from a kept pixmap) so far (tests).
-    int drawn() const { return m_drawn; }
+    int drawn() const { return m_images.drawn(); }
 
 private:
     mutable QHash<QString, QSize> m_sizes;
     mutable int m_computed = 0;
-    mutable QCache<QString, QPixmap> m_pixmaps{16 * 1024}; // cost: kilobytes
-    mutable int m_drawn = 0;
+    mutable KeptImages m_images{16 * 1024, KeptImages::Budget::Kilobytes};
 };
 
 } // namespace memledger::ui

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ui/cachedsizedelegate.h"
+#include "ui/paint/cachedsizedelegate.h"
 
 #include <QFont>
 #include <QIcon>
@@ -47,38 +47,24 @@ void CachedSizeDelegate::paint(QPainter *painter, const QStyleOptionViewItem &op
     // Everything the style's item drawing reads: the text, icon, font, palette,
     // size, state (selected, hovered, focused, enabled), the features (wrapping,
     // alternate row) and the device's pixel ratio.
-    const QString key
-        = opt.text + QChar(0x1f) + QString::number(size.width()) + QLatin1Char('x') + QString::number(size.height())
-          + QChar(0x1f) + QString::number(int(opt.state)) + QChar(0x1f) + QString::number(int(opt.features))
-          + QChar(0x1f) + QString::number(opt.icon.cacheKey()) + QChar(0x1f)
-          + QString::number(opt.decorationSize.width()) + QLatin1Char('x')
-          + QString::number(opt.decorationSize.height()) + QChar(0x1f) + QString::number(opt.palette.cacheKey())
-          + QChar(0x1f) + opt.font.key() + QChar(0x1f) + QString::number(int(opt.displayAlignment)) + QChar(0x1f)
-          + QString::number(int(opt.textElideMode)) + QChar(0x1f) + QString::number(int(opt.viewItemPosition))
-          + QChar(0x1f) + QString::number(opt.backgroundBrush.color().rgba()) + QChar(0x1f)
-          + QString::number(int(opt.backgroundBrush.style())) + QChar(0x1f) + QString::number(dpr) + QChar(0x1f)
-          + QString::number(int(painter->renderHints()));
-    if (const QPixmap *kept = m_pixmaps.object(key)) {
-        painter->drawPixmap(opt.rect.topLeft(), *kept);
-        return;
-    }
-    // Drawn at the origin of a transparent pixmap: the view has painted the row's
+    const PaintKey key{opt.text,
+                       size,
+                       dpr,
+                       opt.palette.cacheKey(),
+                       opt.font,
+                       {qint64(opt.state), qint64(opt.features), opt.icon.cacheKey(), opt.decorationSize.width(),
+                        opt.decorationSize.height(), qint64(opt.displayAlignment), qint64(opt.textElideMode),
+                        qint64(opt.viewItemPosition), opt.backgroundBrush.color().rgba(),
+                        qint64(opt.backgroundBrush.style()), qint64(painter->renderHints())}};
+    // Drawn at the origin of a transparent image: the view has painted the row's
     // background (the alternate rows' shade) under it already.
-    auto *pixmap = new QPixmap(size * dpr);
-    pixmap->setDevicePixelRatio(dpr);
-    pixmap->fill(Qt::transparent);
-    {
-        QPainter p(pixmap);
+    m_images.paint(*painter, opt.rect.topLeft(), key, Qt::transparent, [&](QPainter &p) {
         p.setRenderHints(painter->renderHints());
         p.setFont(painter->font());
         QStyleOptionViewItem atOrigin = option;
         atOrigin.rect = QRect(QPoint(0, 0), size);
         QStyledItemDelegate::paint(&p, atOrigin, index);
-    }
-    ++m_drawn;
-    painter->drawPixmap(opt.rect.topLeft(), *pixmap);
-    const int kilobytes = std::max(1, static_cast<int>(qint64(pixmap->width()) * pixmap->height() * 4 / 1024));
-    m_pixmaps.insert(key, pixmap, kilobytes);
+    });
 }
 
 } // namespace memledger::ui

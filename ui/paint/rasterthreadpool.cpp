@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "ui/stripstyle.h"
+#include "ui/paint/rasterthreadpool.h"
 
 #include <QApplication>
+#include <QChart>
+#include <QGradient>
 #include <QImage>
 #include <QPainter>
 #include <QRect>
@@ -12,12 +14,6 @@
 #include <cmath>
 
 namespace memledger::ui {
-
-namespace {
-// The raster engine splits a fill of `count` rows into (count + 32) / 64 jobs:
-// one job, on the painting thread, up to 95 rows.
-constexpr int kMaxRowsOnOneThread = 95;
-} // namespace
 
 void paintInStrips(QPainter *painter, const QRect &rect, const std::function<void(QPainter &)> &draw)
 {
@@ -67,6 +63,18 @@ void useStripStyle()
     // A new instance of the same style: QApplication deletes the style it replaces.
     if (QStyle *base = QStyleFactory::create(QApplication::style()->name()))
         QApplication::setStyle(new StripStyle(base));
+}
+
+void solidChartBackground(QChart *chart)
+{
+    const QGradient *gradient = chart->backgroundBrush().gradient();
+    if (!gradient || gradient->stops().isEmpty())
+        return;
+    const QColor first = gradient->stops().constFirst().second;
+    for (const QGradientStop &stop : gradient->stops())
+        if (stop.second != first)
+            return;
+    chart->setBackgroundBrush(first);
 }
 
 } // namespace memledger::ui

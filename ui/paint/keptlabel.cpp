@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "ui/keptlabel.h"
+#include "ui/paint/keptlabel.h"
 
 #include <QPainter>
 #include <QStyle>
-
-#include "ui/keptpaint.h"
 
 #include <algorithm>
 
@@ -76,12 +74,21 @@ void KeptLabel::paintEvent(QPaintEvent *event)
     const QColor color = palette().color(foregroundRole()); // in the widget's current (or disabled) colour group
     if (color.alpha() == 0)
         return; // a note kept blank (see ControlPanel::showProblems)
-    const double dpr = devicePixelRatioF();
-    const ImageInputs inputs{sizeInputs(), size(), color.rgba(), dpr, isEnabled()};
-    if (inputs != m_imageInputs || m_image.isNull()) {
-        // As QLabel::paintEvent draws plain text: within the contents rectangle
-        // less the margin, through the style, on a transparent image so that
-        // whatever is under the label shows through as before.
+    // What the drawing below reads: the text and its layout flags (the sizes' inputs), the size, the colour,
+    // whether it is enabled, the direction and the pixel ratio.
+    const SizeInputs in = sizeInputs();
+    const PaintKey key{in.text,
+                       size(),
+                       devicePixelRatioF(),
+                       0,
+                       in.font,
+                       {color.rgba(), isEnabled(), in.alignment, in.wordWrap, in.textFormat, in.margin, in.indent,
+                        in.frameWidth, in.contents.left(), in.contents.top(), in.contents.right(), in.contents.bottom(),
+                        layoutDirection()}};
+    QPainter painter(this);
+    // As QLabel::paintEvent draws plain text: within the contents rectangle less the margin, through the
+    // style, on a transparent image so that whatever is under the label shows through as before.
+    m_image.paint(painter, {}, key, Qt::transparent, [&](QPainter &p) {
         QRect r = contentsRect().adjusted(margin(), margin(), -margin(), -margin());
         int flags = int(QStyle::visualAlignment(layoutDirection(), alignment()));
         if (wordWrap())
@@ -97,14 +104,9 @@ void KeptLabel::paintEvent(QPaintEvent *event)
             if (flags & Qt::AlignBottom)
                 r.setBottom(r.bottom() - indent());
         }
-        m_image = drawnImage(*this, Qt::transparent, [&](QPainter &p) {
-            style()->drawItemText(&p, r, flags, palette(), isEnabled(), text(), foregroundRole());
-        });
-        m_imageInputs = inputs;
-        ++m_drawn;
-    }
-    QPainter painter(this);
-    painter.drawPixmap(0, 0, m_image);
+        p.setFont(font());
+        style()->drawItemText(&p, r, flags, palette(), isEnabled(), text(), foregroundRole());
+    });
 }
 
 } // namespace memledger::ui
