@@ -29,6 +29,8 @@ public:
 
     // Every value control in order (the GUI bench moves each of them).
     const std::vector<QWidget *> &controls() const { return m_controls; }
+    // Per control, in the same order: the preset field it edits ("parallelism.tensor_model_parallel_size").
+    const std::vector<QString> &fieldPaths() const { return m_paths; }
     // The explanation shown under a control while the configuration has an
     // error there (empty and hidden otherwise).
     QString noteOf(const QWidget *control) const;

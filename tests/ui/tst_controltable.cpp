@@ -11,10 +11,12 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 using namespace memledger;
@@ -61,6 +63,19 @@ int step(QWidget *control)
     REQUIRE(slider != nullptr);
     slider->setValue(slider->value() == slider->maximum() ? slider->value() - 1 : slider->value() + 1);
     return slider->value();
+}
+
+// The value at a preset field's path ("training.seq_length", or a whole section: "model"); null when absent.
+nlohmann::json at(const nlohmann::json &doc, const QString &path)
+{
+    const nlohmann::json *node = &doc;
+    for (const QString &key : path.split(QLatin1Char('.'))) {
+        const std::string k = key.toStdString();
+        if (!node->is_object() || !node->contains(k))
+            return nullptr;
+        node = &(*node)[k];
+    }
+    return *node;
 }
 
 } // namespace
@@ -119,9 +134,12 @@ TEST_CASE("Each row of the control table writes the plan and reads back what it 
         {QStringLiteral("Optimizer offload"), {QStringLiteral("Gradient offload")}},
     };
     const std::vector<QWidget *> &controls = panel.controls();
-    for (QWidget *control : controls) {
+    REQUIRE(panel.fieldPaths().size() == controls.size());
+    for (std::size_t c = 0; c < controls.size(); ++c) {
+        QWidget *control = controls[c];
         const QString name = control->accessibleName();
-        INFO(name.toStdString());
+        const QString path = panel.fieldPaths()[c];
+        INFO(name.toStdString() << " edits " << path.toStdString());
         const Config before = document.config();
         std::vector<int> others;
         for (const QWidget *other : controls)
@@ -131,6 +149,8 @@ TEST_CASE("Each row of the control table writes the plan and reads back what it 
         REQUIRE(moved != shown);
         QApplication::processEvents(); // the edit is applied at the next pass
         CHECK_FALSE(document.config() == before);
+        // The field the row names (where its errors are shown) is the one the edit changed in the preset file.
+        CHECK(at(presetToJson(document.config()), path) != at(presetToJson(before), path));
         // The panel follows the document back (syncFromConfig): what the row's getter reads of what its
         // setter wrote is the value the control was moved to, and the row wrote its own field: no other
         // control shows another value, but those its setter brings along.
