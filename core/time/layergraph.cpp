@@ -128,7 +128,6 @@ double quantizeSeconds(const LayerGraph &g, const TensorNode &n, TensorCost cost
     return 2 * pass / (g.hbmBytesPerS * efficiencyAt(g.hbmEfficiency, pass));
 }
 
-
 Bytes LayerGraph::total() const
 {
     Bytes t = 0;
