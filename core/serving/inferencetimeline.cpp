@@ -5,6 +5,7 @@
 #include "core/model/parameters.h"
 #include "core/schedule/stagelayers.h"
 #include "core/serving/inference.h"
+#include "core/timeline/curve.h"
 #include "core/timeline/lifetimelabels.h"
 
 #include <algorithm>
