@@ -11,12 +11,17 @@ OpCost &OpCost::operator+=(const OpCost &o)
     return *this;
 }
 
-namespace {
+double gemmSeconds(const HardwareConfig &hardware, double flops, double peak)
+{
+    return flops > 0 ? flops / (peak * efficiencyAt(hardware.gemm_efficiency, flops)) : 0.0;
+}
 
 double hbmSeconds(const HardwareConfig &hardware, double bytes)
 {
     return bytes > 0 ? bytes / (hardware.hbm_bytes_per_s * efficiencyAt(hardware.hbm_efficiency, bytes)) : 0.0;
 }
+
+namespace {
 
 OpCost gemmAt(const HardwareConfig &hardware, const Gemm &g, double peak, double operandBytes, double resultBytes)
 {
@@ -25,8 +30,7 @@ OpCost gemmAt(const HardwareConfig &hardware, const Gemm &g, double peak, double
     c.bytes = g.batch * (operandBytes * (g.m * g.k + g.k * g.n) + resultBytes * g.m * g.n);
     if (c.flops <= 0)
         return {};
-    c.seconds = c.flops / (peak * efficiencyAt(hardware.gemm_efficiency, c.flops)) + hbmSeconds(hardware, c.bytes)
-                + hardware.kernel_launch_s;
+    c.seconds = gemmSeconds(hardware, c.flops, peak) + hbmSeconds(hardware, c.bytes) + hardware.kernel_launch_s;
     return c;
 }
 
