@@ -20,8 +20,14 @@ struct OpCost
 // gives a GEMM of that size, and `bytes` through HBM at the efficiency
 // hardware.hbm_efficiency gives that size (0 for none of either). Serving's
 // layer roofline (core/serving/inferencetimeline.cpp) adds them the same way.
-double gemmSeconds(const HardwareConfig &hardware, double flops, double peak);
-double hbmSeconds(const HardwareConfig &hardware, double bytes);
+inline double gemmSeconds(const HardwareConfig &hardware, double flops, double peak)
+{
+    return flops > 0 ? flops / (peak * efficiencyAt(hardware.gemm_efficiency, flops)) : 0.0;
+}
+inline double hbmSeconds(const HardwareConfig &hardware, double bytes)
+{
+    return bytes > 0 ? bytes / (hardware.hbm_bytes_per_s * efficiencyAt(hardware.hbm_efficiency, bytes)) : 0.0;
+}
 
 // C[batch × m × n] = A[m × k] · B[k × n], elements of `elementBytes`. Time is
 // the FLOPs at the achieved GEMM rate plus the operands and result through
