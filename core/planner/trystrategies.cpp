@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/trystrategies.h"
 
+#include "core/base/units.h"
 #include "core/check/validate.h"
 #include "core/ledger/ledger.h"
 #include "core/model/gradoffload.h"
+#include "core/planner/verdicts.h"
 #include "core/time/steptime.h"
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -122,17 +123,6 @@ struct Base
     const Config *config;
     double seconds; // the plan's step time (infinity for one over the limit)
 };
-
-std::string stepText(double seconds, double best)
-{
-    char line[128];
-    const double pct = percentSlower(seconds, best);
-    if (pct >= 0.05)
-        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", seconds, pct, best);
-    else
-        std::snprintf(line, sizeof line, "%.3f s a step, a tie with the best within 0.1 %%", seconds);
-    return line;
-}
 
 // The plans a strategy is tried on: the answer's fastest, its leanest and the
 // nearest plans over the limit (confirmed by the ledger). `bases` points into
@@ -278,7 +268,8 @@ ValueVerdict trialVerdict(const Trial &t, const std::string &why, const FinalAns
             vv.stepTimeSeconds = answer.front().time.total;
             vv.slowerPercent = percentSlower(vv.stepTimeSeconds, fa.best);
             vv.example = answer.front().config;
-            vv.reason = "fits, but the fastest plan with " + it + " takes " + stepText(vv.stepTimeSeconds, fa.best);
+            vv.reason = "fits, but the fastest plan with " + it + " takes "
+                        + plansearch::stepAgainstBest(vv.stepTimeSeconds, fa.best);
         } else {
             const Bytes nearestOver = fa.tried.nearestOver;
             vv.kind = VerdictKind::Memory;
@@ -309,7 +300,8 @@ ValueVerdict trialVerdict(const Trial &t, const std::string &why, const FinalAns
         vv.slowerPercent = percentSlower(vv.stepTimeSeconds, fa.best);
         vv.example = t.fastest->config;
         const bool fastEnough = !res.plans.empty() && vv.stepTimeSeconds < res.plans.back().time.total;
-        vv.reason = "fits, but the fastest plan with " + it + " takes " + stepText(vv.stepTimeSeconds, fa.best)
+        vv.reason = "fits, but the fastest plan with " + it + " takes "
+                    + plansearch::stepAgainstBest(vv.stepTimeSeconds, fa.best)
                     + (fastEnough ? "; the answer lists one plan per strategy, its fastest value's"
                                   : ", behind the top " + std::to_string(res.plans.size()));
     }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/verdicts.h"
 
+#include "core/base/units.h"
 #include "core/time/steptime.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 
 namespace memledger::plansearch {
@@ -82,15 +82,6 @@ std::string floorGB(Bytes bytes)
             break;
         }
     return formatGB(std::floor(a / quantum) * quantum);
-}
-
-// 0.8 -> "80 %", 0.825 -> "82.5 %".
-std::string percentOf(double fraction)
-{
-    char text[32];
-    const double pct = fraction * 100.0;
-    std::snprintf(text, sizeof text, std::fabs(pct - std::round(pct)) < 1e-9 ? "%.0f %%" : "%.1f %%", pct);
-    return text;
 }
 
 // Why no valid plan has this value, from the rules that skipped it.
@@ -230,16 +221,9 @@ void slowerOrLedgerVerdict(ValueVerdict &vv, SearchDimension d, const Slot &slot
     vv.stepTimeSeconds = found.time;
     vv.slowerPercent = percentSlower(found.time, vc.bestTime);
     vv.example = std::move(ok->first);
-    char line[160];
-    if (vv.slowerPercent >= 0.05)
-        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", found.time,
-                      vv.slowerPercent, vc.bestTime);
-    else
-        std::snprintf(line, sizeof line,
-                      "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu "
-                      "(ties go to the simpler plan)",
-                      found.time, res.plans.size());
-    vv.reason = "fits, but the fastest plan with " + it + " takes " + line;
+    vv.reason = "fits, but the fastest plan with " + it + " takes " + stepAgainstBest(found.time, vc.bestTime);
+    if (vv.slowerPercent < 0.05)
+        vv.reason += ", ranked below the top " + std::to_string(res.plans.size()) + " (ties go to the simpler plan)";
     if (vv.slowerPercent >= 0.05 && !res.plans.empty())
         vv.reason
             += "; " + stepTimeDifference(estimateStepTime(*vv.example, vc.opt.gpusPerNode), res.plans.front().time);
@@ -320,16 +304,10 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
         vv.stepTimeSeconds = fit.time.total;
         vv.slowerPercent = percentSlower(fit.time.total, best.total);
         vv.example = fit.config;
-        char line[200];
-        if (vv.slowerPercent >= 0.05)
-            std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", fit.time.total,
-                          vv.slowerPercent, best.total);
-        else
-            std::snprintf(line, sizeof line,
-                          "%.3f s a step, a tie with the best within 0.1 %%, ranked below the top %zu", fit.time.total,
-                          res.plans.size());
         vv.reason = "fits on " + (one ? onTried : std::to_string(t->faster + t->slower) + " of " + onTried)
-                    + ", but the fastest plan with " + it + " takes " + line;
+                    + ", but the fastest plan with " + it + " takes " + stepAgainstBest(fit.time.total, best.total);
+        if (vv.slowerPercent < 0.05)
+            vv.reason += ", ranked below the top " + std::to_string(res.plans.size());
         if (vv.slowerPercent >= 0.05)
             vv.reason += "; " + stepTimeDifference(fit.time, best);
     } else if (t->leastOver) {
@@ -371,6 +349,16 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
 
 } // namespace
 
+std::string stepAgainstBest(double seconds, double best)
+{
+    const std::string step = formatSeconds(seconds, 3) + " a step, ";
+    if (percentSlower(seconds, best) < 0.05)
+        return step + "a tie with the best within 0.1 %";
+    // percentSlower's figure as a fraction (formatPercent multiplies by 100 as it does).
+    const double slower = best > 0 ? seconds / best - 1.0 : 0.0;
+    return step + formatPercent(slower) + " slower than the best (" + formatSeconds(best, 3) + ")";
+}
+
 VerdictContext verdictContextOf(const Config &base, const SearchOptions &opt, const Facts &facts, Bytes limit,
                                 double bestTime)
 {
@@ -378,7 +366,7 @@ VerdictContext verdictContextOf(const Config &base, const SearchOptions &opt, co
             .opt = opt,
             .facts = facts,
             .limit = limit,
-            .limitText = formatGB(double(limit)) + " (" + percentOf(opt.margin) + " of "
+            .limitText = formatGB(double(limit)) + " (" + formatPercentCompact(opt.margin) + " of "
                          + formatGB(double(base.hardware.hbm_bytes)) + ")",
             .bestTime = bestTime};
 }

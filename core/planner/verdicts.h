@@ -24,6 +24,11 @@ struct VerdictContext
     double bestTime;
 };
 
+// A plan's step against the answer's best, for a "slower" verdict: "13.900 s
+// a step, 1.0 % slower than the best (13.764 s)", or under 0.05 % slower
+// "13.770 s a step, a tie with the best within 0.1 %".
+std::string stepAgainstBest(double seconds, double best);
+
 VerdictContext verdictContextOf(const Config &base, const SearchOptions &opt, const Facts &facts, Bytes limit,
                                 double bestTime);
 
