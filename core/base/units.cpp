@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/base/units.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -95,6 +96,59 @@ static std::string fixedText(double value, int decimals)
 {
     char buf[64];
     return std::string(buf, fixedChars(buf, value, decimals));
+}
+
+// `value` in "%.*f" followed by `unit`, `sign` first when asked for ("%+.*f").
+// fixedChars' 64 characters hold any value below 1e50 at up to 6 decimals;
+// printf writes the rare larger one (a ratio against a near-zero time).
+static std::string fixedWithUnit(double value, int decimals, std::string_view unit, bool sign = false)
+{
+    char buf[96];
+    std::size_t len = 0;
+    if (sign && !std::signbit(value))
+        buf[len++] = '+';
+    if (std::fabs(value) < 1e50 && decimals >= 0 && decimals <= 6) {
+        len += fixedChars(buf + len, value, decimals);
+    } else {
+        char big[400];
+        const int n = std::snprintf(big, sizeof big, "%.*f", decimals, value);
+        std::string out(buf, len);
+        out.append(big, static_cast<std::size_t>(std::clamp(n, 0, int(sizeof big) - 1)));
+        return out.append(unit);
+    }
+    std::memcpy(buf + len, unit.data(), unit.size());
+    return std::string(buf, len + unit.size());
+}
+
+std::string formatPercent(double fraction, int decimals)
+{
+    return fixedWithUnit(fraction * 100.0, decimals, " %");
+}
+
+std::string formatPercentChange(double fraction, int decimals)
+{
+    return fixedWithUnit(fraction * 100.0, decimals, " %", true);
+}
+
+std::string formatPercentCompact(double fraction)
+{
+    const double pct = fraction * 100.0;
+    return fixedWithUnit(pct, std::fabs(pct - std::round(pct)) < 1e-9 ? 0 : 1, " %");
+}
+
+std::string formatSeconds(double seconds, int decimals)
+{
+    return fixedWithUnit(seconds, decimals, " s");
+}
+
+std::string formatSeconds(double seconds)
+{
+    const double a = std::fabs(seconds);
+    if (a >= 0.1 || a == 0)
+        return fixedWithUnit(seconds, 2, " s");
+    if (a >= 1e-3)
+        return fixedWithUnit(seconds * 1e3, 1, " ms");
+    return fixedWithUnit(seconds * 1e6, 0, " µs");
 }
 
 // The figure and its unit written once into the string (no growth).

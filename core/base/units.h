@@ -61,4 +61,21 @@ std::string formatParameterCount(std::int64_t parameters);
 // 1234567 -> "1,234,567".
 std::string formatThousands(std::int64_t v);
 
+// The percents and seconds of every report, so that one figure reads the
+// same wherever it is printed. A percent has a space before its sign, as
+// SI writes it; the digits are printf's ("%.*f": correctly rounded).
+// A fraction as a percent, `decimals` after the point: 0.4523 -> "45.2 %",
+// (0.85, 0) -> "85 %".
+std::string formatPercent(double fraction, int decimals = 1);
+// A difference or an error, signed either way: 0.031 -> "+3.1 %", -0.004 -> "-0.4 %".
+std::string formatPercentChange(double fraction, int decimals = 1);
+// A limit someone chose, in as few decimals as show it (at most one):
+// 0.8 -> "80 %", 0.825 -> "82.5 %".
+std::string formatPercentCompact(double fraction);
+// Seconds at a fixed precision, for figures read side by side: (13.7641, 3) -> "13.764 s".
+std::string formatSeconds(double seconds, int decimals);
+// Seconds in the unit that suits, two or three significant figures, for a
+// figure read alone: 0.8383689 -> "0.84 s", 0.0125 -> "12.5 ms", 8.4e-4 -> "840 µs".
+std::string formatSeconds(double seconds);
+
 } // namespace memledger

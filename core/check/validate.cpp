@@ -241,10 +241,11 @@ void checkTensorPolicies(Checker &ck, const Config &config, const std::uint64_t 
     }
 }
 
-// validate's body; `matched`: the policy rules' match bits when known.
-Problems validateWith(const Config &config, const std::uint64_t *matched)
+// Ranges a hand-built Config (the GUI, --set) can still get wrong; false when
+// any is out of range, and nothing after it is meaningful.
+// The path is spelled out only for a message: validation runs on every ledger evaluation.
+bool checkRanges(Checker &ck, const Config &config)
 {
-    Checker ck;
     const ModelConfig &m = config.model;
     const TrainingConfig &tr = config.training;
     const ParallelismConfig &par = config.parallelism;
@@ -255,10 +256,6 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
     const std::int64_t d = par.data_parallel_size;
     const std::int64_t cp = par.context_parallel_size;
     const std::int64_t e = par.expert_model_parallel_size;
-    const std::int64_t etp = par.expertTensorParallel();
-
-    // Ranges a hand-built Config (the GUI, --set) can still get wrong.
-    // The path is spelled out only for a message: validation runs on every ledger evaluation.
     const auto positive = [&](const std::string &section, const char *field, std::int64_t value) {
         if (value < 1)
             ck.error(section + field, "must be at least 1, got " + str(value),
@@ -296,51 +293,61 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
         ck.error(kPar + "zero_stage", "must be 0, 1, 2 or 3, got " + str(par.zero_stage));
         sane = false;
     }
-    if (!sane)
-        return ck.take();
+    return sane;
+}
 
-    // Sizes that would overflow 64-bit byte counts (checked in long double).
-    {
-        const long double s = tr.seq_length, b = tr.micro_batch_size, h = m.hidden_size, a = m.num_attention_heads;
-        const long double L = m.num_layers, V = m.vocab_size;
-        const long double f = std::max<std::int64_t>(m.ffn(), m.moeFfn());
-        const long double k = m.isMoe() ? m.moe_router_topk : 1;
-        // The ledger's own parameter count (core/model/parameters.h), in long double,
-        // so that the 100 T limit means 100 T of the shapes the ledger counts.
-        const long double params = totalParametersWide(config);
-        const long double scores = 5 * a * s * s * b;
-        const long double limit = std::ldexp(1.0L, 60);
-        // Saved activations of the busiest rank: GPipe keeps all m micro-batches
-        // of its L/p layers; 1F1B and interleaving keep at most 2p stage-micro-
-        // batches, so 2L layer-micro-batches. (Bounding one micro-batch only let
-        // a GPipe plan with 2^34 micro-batches overflow its activation rows.)
-        const long double p_ = p,
-                          micro = std::max<long double>(1, static_cast<long double>(config.globalBatch()) / (b * d));
-        const bool gpipe = par.schedule() == PipelineSchedule::GPipe;
-        // ZB-H2 and DualPipe's two model copies hold up to twice that: 4L bounds them all.
-        const long double layerMicrobatches = gpipe ? std::ceil(L / p_) * micro : 4 * L;
-        const long double inFlight = gpipe ? micro : std::min(micro, 4 * p_);
-        const long double perLayer = s * b * (80 * h + 10 * a * s + 16 * k * f + 16 * f);
-        if (params > 1e14L)
-            ck.error(kModel + "num_layers",
-                     "about " + str(static_cast<std::int64_t>(params / 1e12L))
-                         + " T parameters is beyond what MemLedger accounts",
-                     "models up to 100 T parameters are supported");
-        if (scores * L > limit || s * b * V * 4 * 16 * inFlight > limit || perLayer * layerMicrobatches > limit
-            || static_cast<long double>(e) * s * b * k * h * 4 > limit)
-            ck.error(kTraining + "seq_length",
-                     "activations of this sequence length and micro-batch would overflow 64-bit byte counts",
-                     "reduce training.seq_length, training.micro_batch_size or the micro-batches in flight");
-        if (static_cast<long double>(t) * p * d * cp > 1e6L)
-            ck.error(kPar + "data_parallel_size",
-                     "more than a million GPUs (t·p·d·c = "
-                         + str(static_cast<std::int64_t>(static_cast<long double>(t) * p * d * cp)) + ")");
-        // Nothing else is meaningful for sizes this large.
-        if (ck.hasProblems())
-            return ck.take();
-    }
+// Sizes that would overflow 64-bit byte counts (checked in long double).
+void checkOverflow(Checker &ck, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    const TrainingConfig &tr = config.training;
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t t = par.tensor_model_parallel_size;
+    const std::int64_t p = par.pipeline_model_parallel_size;
+    const std::int64_t d = par.data_parallel_size;
+    const std::int64_t cp = par.context_parallel_size;
+    const std::int64_t e = par.expert_model_parallel_size;
+    const long double s = tr.seq_length, b = tr.micro_batch_size, h = m.hidden_size, a = m.num_attention_heads;
+    const long double L = m.num_layers, V = m.vocab_size;
+    const long double f = std::max<std::int64_t>(m.ffn(), m.moeFfn());
+    const long double k = m.isMoe() ? m.moe_router_topk : 1;
+    // The ledger's own parameter count (core/model/parameters.h), in long double,
+    // so that the 100 T limit means 100 T of the shapes the ledger counts.
+    const long double params = totalParametersWide(config);
+    const long double scores = 5 * a * s * s * b;
+    const long double limit = std::ldexp(1.0L, 60);
+    // Saved activations of the busiest rank: GPipe keeps all m micro-batches
+    // of its L/p layers; 1F1B and interleaving keep at most 2p stage-micro-
+    // batches, so 2L layer-micro-batches. (Bounding one micro-batch only let
+    // a GPipe plan with 2^34 micro-batches overflow its activation rows.)
+    const long double p_ = p,
+                      micro = std::max<long double>(1, static_cast<long double>(config.globalBatch()) / (b * d));
+    const bool gpipe = par.schedule() == PipelineSchedule::GPipe;
+    // ZB-H2 and DualPipe's two model copies hold up to twice that: 4L bounds them all.
+    const long double layerMicrobatches = gpipe ? std::ceil(L / p_) * micro : 4 * L;
+    const long double inFlight = gpipe ? micro : std::min(micro, 4 * p_);
+    const long double perLayer = s * b * (80 * h + 10 * a * s + 16 * k * f + 16 * f);
+    if (params > 1e14L)
+        ck.error(kModel + "num_layers",
+                 "about " + str(static_cast<std::int64_t>(params / 1e12L))
+                     + " T parameters is beyond what MemLedger accounts",
+                 "models up to 100 T parameters are supported");
+    if (scores * L > limit || s * b * V * 4 * 16 * inFlight > limit || perLayer * layerMicrobatches > limit
+        || static_cast<long double>(e) * s * b * k * h * 4 > limit)
+        ck.error(kTraining + "seq_length",
+                 "activations of this sequence length and micro-batch would overflow 64-bit byte counts",
+                 "reduce training.seq_length, training.micro_batch_size or the micro-batches in flight");
+    if (static_cast<long double>(t) * p * d * cp > 1e6L)
+        ck.error(kPar + "data_parallel_size",
+                 "more than a million GPUs (t·p·d·c = "
+                     + str(static_cast<std::int64_t>(static_cast<long double>(t) * p * d * cp)) + ")");
+}
 
-    // Model shape.
+// The model's own shape: heads and query groups, positions, experts.
+void checkModelShape(Checker &ck, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    const TrainingConfig &tr = config.training;
     const std::int64_t g = m.queryGroups();
     if (!m.multi_latent_attention) {
         if (m.kv_channels == 0 && m.hidden_size % m.num_attention_heads != 0)
@@ -373,11 +380,20 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
                          + " entries but the model has " + str(m.num_layers) + " layers",
                      "one 0 (dense) or 1 (MoE) per layer");
     }
+}
 
-    // Tensor parallelism. Every rule on t gets the same advice: the degrees
-    // nearest t that divide all of them at once (heads, query groups, FFN
-    // widths and, with SP, each context-parallel rank's sequence), so two
-    // messages never suggest different values.
+// Tensor parallelism. Every rule on t gets the same advice: the degrees
+// nearest t that divide all of them at once (heads, query groups, FFN
+// widths and, with SP, each context-parallel rank's sequence), so two
+// messages never suggest different values.
+void checkTensorParallel(Checker &ck, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    const TrainingConfig &tr = config.training;
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t t = par.tensor_model_parallel_size;
+    const std::int64_t cp = par.context_parallel_size;
+    const std::int64_t g = m.queryGroups();
     const std::string tp = kPar + "tensor_model_parallel_size";
     std::int64_t common = m.num_attention_heads;
     if (!m.multi_latent_attention)
@@ -405,8 +421,15 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
                      });
     if (par.sequence_parallel && t == 1)
         ck.warning(kPar + "sequence_parallel", "has no effect with tensor_model_parallel_size 1");
+}
 
-    // Pipeline parallelism.
+// Pipeline parallelism: the layout or the even split, and what each schedule needs.
+void checkPipeline(Checker &ck, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t p = par.pipeline_model_parallel_size;
+    const std::int64_t v = par.virtual_pipeline_model_parallel_size;
     const PipelineSchedule sched = par.schedule();
     const std::string schedName = "\"" + std::string(scheduleName(sched)) + "\"";
     const std::int64_t stages = par.pipelineStages();
@@ -480,8 +503,17 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
     if (sched == PipelineSchedule::Interleaved && p < 2)
         ck.error(kPar + "pipeline_model_parallel_size", "the interleaved schedule needs a pipeline (p ≥ 2)",
                  "raise pipeline_model_parallel_size or use the 1f1b schedule");
+}
 
-    // Batch.
+// Batch: micro-batches per iteration, and what each schedule needs of them.
+void checkBatch(Checker &ck, const Config &config)
+{
+    const TrainingConfig &tr = config.training;
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t p = par.pipeline_model_parallel_size;
+    const std::int64_t d = par.data_parallel_size;
+    const PipelineSchedule sched = par.schedule();
+    const std::string schedName = "\"" + std::string(scheduleName(sched)) + "\"";
     const std::int64_t perIteration = tr.micro_batch_size * d;
     const std::int64_t gbs = config.globalBatch();
     if (gbs % perIteration != 0)
@@ -510,8 +542,15 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
                            + " pipeline stages: most of the pipeline idles",
                        "use global_batch_size ≥ " + str(perIteration * p));
     }
+}
 
-    // Context parallelism: causal load balancing splits the sequence into 2c chunks.
+// Context parallelism: causal load balancing splits the sequence into 2c chunks.
+void checkContextParallel(Checker &ck, const Config &config)
+{
+    const TrainingConfig &tr = config.training;
+    const ParallelismConfig &par = config.parallelism;
+    const StrategyConfig &st = config.strategy;
+    const std::int64_t cp = par.context_parallel_size;
     if (cp > 1) {
         ck.divisible(kTraining + "seq_length", tr.seq_length, 2 * cp, "seq_length", [&] {
             return std::string("context parallelism splits the sequence into 2·c chunks; use seq_length "
@@ -521,8 +560,18 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
             ck.warning(kStrategy + "flash_attention", "context parallelism runs on fused attention kernels in Megatron",
                        "turn flash_attention on");
     }
+}
 
-    // Expert parallelism.
+// Expert parallelism.
+void checkExpertParallel(Checker &ck, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t t = par.tensor_model_parallel_size;
+    const std::int64_t d = par.data_parallel_size;
+    const std::int64_t cp = par.context_parallel_size;
+    const std::int64_t e = par.expert_model_parallel_size;
+    const std::int64_t etp = par.expertTensorParallel();
     if (m.isMoe()) {
         ck.divisible(kPar + "expert_model_parallel_size", m.num_experts, e, "num_experts", [&] {
             return std::string("use expert_model_parallel_size " + nearestDivisors(m.num_experts, e));
@@ -544,8 +593,16 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
         ck.error(kPar + "expert_model_parallel_size", "is " + str(e) + " but the model has no experts",
                  "use 1 for a dense model");
     }
+}
 
-    // ZeRO and offload.
+// ZeRO and offload: what each needs, as Megatron-LM and DeepSpeed refuse it.
+void checkZeroAndOffload(Checker &ck, const Config &config)
+{
+    const TrainingConfig &tr = config.training;
+    const ParallelismConfig &par = config.parallelism;
+    const StrategyConfig &st = config.strategy;
+    const std::int64_t d = par.data_parallel_size;
+    const std::int64_t cp = par.context_parallel_size;
     if (par.zero_stage > 0 && d * cp == 1)
         ck.warning(kPar + "zero_stage", "ZeRO shards over the data-parallel group, which has one rank here",
                    "raise data_parallel_size");
@@ -592,9 +649,14 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
         ck.warning(kTraining + "optimizer",
                    "Muon's Newton–Schulz iteration has no CPU kernel; the host step is timed as CPU-Adam",
                    "keep Muon's step on the device (optimizer_offload \"none\")");
+}
 
-    // Activation balance (core/ledger/balance.h): it needs other pipeline ranks, and
-    // a group is either parked on one or offloaded to the host, not both.
+// Activation balance (core/ledger/balance.h): it needs other pipeline ranks, and
+// a group is either parked on one or offloaded to the host, not both.
+void checkActivationBalance(Checker &ck, const Config &config)
+{
+    const ParallelismConfig &par = config.parallelism;
+    const StrategyConfig &st = config.strategy;
     if (st.pipeline_activation_balance == ActivationBalance::Auto && par.pipeline_model_parallel_size < 2)
         ck.error(kStrategy + "pipeline_activation_balance",
                  "\"auto\" parks activations on the other pipeline ranks, and p = 1 has none",
@@ -604,8 +666,16 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
                  "\"auto\" and activation_offload both move saved activations off the device; the two together "
                  "are not modelled",
                  "choose one: activation_offload \"none\" or pipeline_activation_balance \"none\"");
+}
 
-    // Recompute.
+// Recompute: full recompute's groups within a pipeline chunk.
+void checkRecompute(Checker &ck, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    const ParallelismConfig &par = config.parallelism;
+    const StrategyConfig &st = config.strategy;
+    const std::int64_t stages = par.pipelineStages();
+    const std::vector<std::int64_t> &layout = par.pipeline_layout;
     std::int64_t perChunk = m.num_layers / stages;
     for (std::int64_t n : layout)
         perChunk = std::max(perChunk, n);
@@ -613,11 +683,12 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
         ck.warning(kStrategy + "recompute_num_layers",
                    "is " + str(st.recompute_num_layers) + " but each pipeline chunk has " + str(perChunk) + " layers",
                    "use at most " + str(perChunk));
+}
 
-    if (!st.tensor_policies.empty())
-        checkTensorPolicies(ck, config, matched);
-
-    // Precision.
+// Precision: optimizer-state and gradient dtypes that do not go with the optimizer or the weights.
+void checkPrecision(Checker &ck, const Config &config)
+{
+    const TrainingConfig &tr = config.training;
     if (tr.optimizer != Optimizer::Adam8bit
         && ((tr.exp_avg_dtype && *tr.exp_avg_dtype == Dtype::INT8)
             || (tr.exp_avg_sq_dtype && *tr.exp_avg_sq_dtype == Dtype::INT8)))
@@ -626,10 +697,11 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
     if (tr.params_dtype == Dtype::FP32 && tr.main_grads_dtype != Dtype::FP32)
         ck.warning(kTraining + "main_grads_dtype", "gradients of fp32 parameters are fp32",
                    "set main_grads_dtype to \"fp32\"");
+}
 
-    checkFp8(ck, config);
-
-    // Hardware.
+// Hardware: a runtime reserve within the device memory, and well-formed efficiency tables.
+void checkHardware(Checker &ck, const Config &config)
+{
     if (config.hardware.runtime_reserve_bytes >= config.hardware.hbm_bytes)
         ck.error("hardware.runtime_reserve_bytes", "the runtime reserve is not smaller than the device memory",
                  "use a reserve of a few GB");
@@ -640,6 +712,33 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
     checkEfficiencyTable(config.hardware.network_efficiency, "hardware.network_efficiency", tables);
     for (const Problem &p : tables)
         ck.error(p.path, p.message, p.suggestion);
+}
+
+// validate's body, one section of rules after the other (their order is the
+// order of the messages); `matched`: the policy rules' match bits when known.
+Problems validateWith(const Config &config, const std::uint64_t *matched)
+{
+    Checker ck;
+    if (!checkRanges(ck, config))
+        return ck.take();
+    checkOverflow(ck, config);
+    // Nothing else is meaningful for sizes this large.
+    if (ck.hasProblems())
+        return ck.take();
+    checkModelShape(ck, config);
+    checkTensorParallel(ck, config);
+    checkPipeline(ck, config);
+    checkBatch(ck, config);
+    checkContextParallel(ck, config);
+    checkExpertParallel(ck, config);
+    checkZeroAndOffload(ck, config);
+    checkActivationBalance(ck, config);
+    checkRecompute(ck, config);
+    if (!config.strategy.tensor_policies.empty())
+        checkTensorPolicies(ck, config, matched);
+    checkPrecision(ck, config);
+    checkFp8(ck, config);
+    checkHardware(ck, config);
     if (config.inference)
         checkInference(ck, config);
     return ck.take();

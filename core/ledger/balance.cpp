@@ -2,9 +2,9 @@
 #include "core/ledger/balance.h"
 
 #include "core/base/textcat.h"
+#include "core/base/units.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 
 namespace memledger {
@@ -282,14 +282,8 @@ void balanceActivations(Ledger &ledger, const Config &config)
                     append(to, to.empty() ? "" : ", ", "rank ", rank[static_cast<std::size_t>(pa.to)], " (",
                            pairBytes[j], " over ", linkName(pa), ")");
             }
-            // "%.0f%%": std::to_chars with a precision gives printf's digits.
-            char share[32];
-            char *end = std::to_chars(share, share + sizeof share - 1,
-                                      100.0 * static_cast<double>(r.parked_out_bytes) / static_cast<double>(before),
-                                      std::chars_format::fixed, 0)
-                            .ptr;
-            *end++ = '%';
-            const std::string_view shareText(share, static_cast<std::size_t>(end - share));
+            const std::string shareText
+                = formatPercent(static_cast<double>(r.parked_out_bytes) / static_cast<double>(before), 0);
             append(row->formula, " − ", gb(r.parked_out_bytes), " parked (device total ", total[i], " − level ", level,
                    ", at most this row)");
             append(row->note, row->note.empty() ? "" : "; ", "Activations parked on ", to, ": the earliest-saved ",

@@ -4,6 +4,7 @@
 #include "core/base/textcat.h"
 #include "core/check/validate.h"
 #include "core/ledger/balance.h"
+#include "core/ledger/ledgerchoices.h"
 #include "core/ledger/scheduledledger.h"
 #include "core/model/activations.h"
 #include "core/model/fp8.h"
@@ -137,7 +138,7 @@ struct Context
     std::string granularity; // granularityText(strategy), once per evaluation
     // chunkActivations by layer count, for a model whose layers are all alike
     // (every chunk of a count is the same); empty for MoE models.
-    mutable std::vector<std::pair<std::int64_t, ChunkActivations>> chunkCache;
+    mutable std::vector<std::pair<std::int64_t, ChunkActivations>> chunkCache = {};
     // addModelStates' rows, by where an earlier rank holds them (copied from
     // there, not kept twice): ledger.ranks is sized once before any rank is built.
     struct RowsAt
@@ -146,7 +147,7 @@ struct Context
         const RankLedger *rank;
         std::size_t first, count;
     };
-    mutable std::vector<RowsAt> modelStatesCache;
+    mutable std::vector<RowsAt> modelStatesCache = {};
 };
 
 // Weights, gradients and optimizer states of one parameter group.
@@ -262,28 +263,26 @@ std::string granularityText(const StrategyConfig &s)
     return "";
 }
 
-void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::int64_t r)
+// The activations of each of rank r's chunks: an MoE model's computed per
+// chunk (their layers' kinds differ), a dense model's shared by layer count.
+struct RankChunks
+{
+    std::vector<ChunkActivations> own; // never reallocated: `chunks` points into it
+    std::vector<const ChunkActivations *> chunks; // chunk k of the rank
+};
+
+RankChunks chunksOf(const Context &x, std::int64_t r)
 {
     const Config &config = x.config;
-    const StrategyConfig &st = config.strategy;
-    const bool full = st.recompute_granularity == RecomputeGranularity::Full;
-    const std::int64_t n = st.recompute_num_layers;
-    Bytes stored = 0; // all chunk-micro-batches on the rank
-    Bytes storedOneEach = 0; // one micro-batch of each chunk, for the per-layer figure
-    Bytes workingSet = 0; // full recompute: one group re-materialised in backward
-    std::int64_t inFlightTotal = 0;
-    std::int64_t layerMicroBatches = 0; // Σ over chunks: in-flight micro-batches × the chunk's layers
-    bool even = true;
-    std::vector<ChunkActivations> own; // an MoE model's chunks (their layers' kinds differ)
+    RankChunks out;
     if (config.model.isMoe())
-        own.reserve(static_cast<std::size_t>(x.v)); // never reallocated: `chunks` points into it
-    std::vector<const ChunkActivations *> chunks;
-    chunks.reserve(static_cast<std::size_t>(x.v));
+        out.own.reserve(static_cast<std::size_t>(x.v));
+    out.chunks.reserve(static_cast<std::size_t>(x.v));
     for (std::int64_t k = 0; k < x.v; ++k) {
         const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
         if (config.model.isMoe()) {
-            own.push_back(chunkActivations(config, x.denseAct, x.moeAct, sl.first, sl.count));
-            chunks.push_back(&own.back());
+            out.own.push_back(chunkActivations(config, x.denseAct, x.moeAct, sl.first, sl.count));
+            out.chunks.push_back(&out.own.back());
             continue;
         }
         auto hit = std::find_if(x.chunkCache.begin(), x.chunkCache.end(),
@@ -292,60 +291,80 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
             x.chunkCache.emplace_back(sl.count, chunkActivations(config, x.denseAct, x.moeAct, sl.first, sl.count));
             hit = std::prev(x.chunkCache.end());
         }
-        chunks.push_back(&hit->second);
+        out.chunks.push_back(&hit->second);
     }
-    // The zero-bubble schedules and DualPipe: counted along the rank's op
-    // order, each chunk's groups and pending weight passes weighed by their bytes.
-    const bool counted = splitsBackward(config.parallelism.schedule());
-    InFlightAtPeak peak;
-    if (counted) {
-        std::vector<double> groupBytes, weightBytes;
-        double working = 0;
-        for (const ChunkActivations *c : chunks) {
-            const ChunkActivations &ca = *c;
-            groupBytes.push_back(double(ca.stored));
-            weightBytes.push_back(double(ca.weightPass));
-            working = std::max(working, double(ca.recomputeWorkingSet));
-        }
-        peak = inFlightAlong(x.splitOps[static_cast<std::size_t>(r)], groupBytes, weightBytes, full ? working : 0.0);
+    return out;
+}
+
+// The zero-bubble schedules and DualPipe: counted along the rank's op
+// order, each chunk's groups and pending weight passes weighed by their bytes.
+InFlightAtPeak countedPeak(const Context &x, std::int64_t r, const RankChunks &rc, bool full)
+{
+    std::vector<double> groupBytes, weightBytes;
+    double working = 0;
+    for (const ChunkActivations *c : rc.chunks) {
+        const ChunkActivations &ca = *c;
+        groupBytes.push_back(double(ca.stored));
+        weightBytes.push_back(double(ca.weightPass));
+        working = std::max(working, double(ca.recomputeWorkingSet));
     }
-    Bytes weightPending = 0;
+    return inFlightAlong(x.splitOps[static_cast<std::size_t>(r)], groupBytes, weightBytes, full ? working : 0.0);
+}
+
+// Rank r's saved activations summed over its chunks, each chunk's
+// micro-batches in flight at the peak times what one of them keeps.
+struct ActivationSums
+{
+    Bytes stored = 0; // all chunk-micro-batches on the rank
+    Bytes storedOneEach = 0; // one micro-batch of each chunk, for the per-layer figure
+    Bytes workingSet = 0; // full recompute: one group re-materialised in backward
+    std::int64_t inFlightTotal = 0;
+    std::int64_t layerMicroBatches = 0; // Σ over chunks: in-flight micro-batches × the chunk's layers
+    bool even = true; // every chunk holds as many layers as the first
+    Bytes weightPending = 0; // split schedules: inputs of the weight passes not yet run
     std::int64_t weightPendingCount = 0;
     Bytes policyHost = 0; // tensors strategy.tensor_policies keep on the host, all in-flight micro-batches
     Bytes policyTransit = 0; // the largest layer's offloaded tensors
+};
+
+ActivationSums sumChunks(const Context &x, std::int64_t r, const RankChunks &rc, const InFlightAtPeak *peak)
+{
+    ActivationSums s;
     for (std::int64_t k = 0; k < x.v; ++k) {
         const std::size_t ki = static_cast<std::size_t>(k);
         const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
-        even &= sl.count == x.stages[static_cast<std::size_t>(r)].count;
-        const std::int64_t inFlight = counted ? peak.groups[ki] : inFlightOfChunk(config.parallelism, x.m, r, k);
-        inFlightTotal += inFlight;
-        layerMicroBatches += inFlight * sl.count;
-        const ChunkActivations &ca = *chunks[ki];
-        stored += ca.stored * inFlight;
-        storedOneEach += ca.stored;
-        policyHost += ca.offloaded * inFlight;
+        s.even &= sl.count == x.stages[static_cast<std::size_t>(r)].count;
+        const std::int64_t inFlight = peak ? peak->groups[ki] : inFlightOfChunk(x.config.parallelism, x.m, r, k);
+        s.inFlightTotal += inFlight;
+        s.layerMicroBatches += inFlight * sl.count;
+        const ChunkActivations &ca = *rc.chunks[ki];
+        s.stored += ca.stored * inFlight;
+        s.storedOneEach += ca.stored;
+        s.policyHost += ca.offloaded * inFlight;
         for (Bytes b : ca.layerOffloaded)
-            policyTransit = std::max(policyTransit, b);
-        workingSet = std::max(workingSet, ca.recomputeWorkingSet);
-        if (counted) {
-            weightPending += ca.weightPass * peak.weightPending[ki];
-            weightPendingCount += peak.weightPending[ki];
+            s.policyTransit = std::max(s.policyTransit, b);
+        s.workingSet = std::max(s.workingSet, ca.recomputeWorkingSet);
+        if (peak) {
+            s.weightPending += ca.weightPass * peak->weightPending[ki];
+            s.weightPendingCount += peak->weightPending[ki];
         }
     }
-    rank.in_flight_chunks = inFlightTotal;
-    // In stage-micro-batches: v chunks make a stage, but each of DualPipe's two is a whole stage.
-    rank.in_flight_microbatches
-        = static_cast<double>(inFlightTotal) / static_cast<double>(x.v / pipelineDirections(config.parallelism));
-    rank.layer_activation_bytes = rank.layers > 0 ? storedOneEach / rank.layers : 0;
+    return s;
+}
 
+// The transformer layers' row: in-flight micro-batches × layers × one layer's
+// bytes, split between the device and the host under activation offload.
+void addLayerRows(RankBuilder &rb, const RankLedger &rank, const Context &x, std::int64_t r, const ActivationSums &s)
+{
+    const StrategyConfig &st = x.config.strategy;
     const std::string perLayer = formatGB(static_cast<double>(rank.layer_activation_bytes));
     std::string formula;
-    if (x.v > 1 && even)
-        formula = cat(num(inFlightTotal), " in-flight chunk-micro-batches × ",
+    if (x.v > 1 && s.even)
+        formula = cat(num(s.inFlightTotal), " in-flight chunk-micro-batches × ",
                       num(x.stages[static_cast<std::size_t>(r)].count), " layers × ", perLayer, " per layer (",
                       x.granularity, "; ", dec(rank.in_flight_microbatches), " stage-micro-batches)");
     else if (x.v > 1)
-        formula = cat(num(layerMicroBatches),
+        formula = cat(num(s.layerMicroBatches),
                       " layer-micro-batches (each chunk's in-flight micro-batches × its layers, "
                       "pipeline_layout) × ",
                       perLayer, " per layer (", x.granularity, ")");
@@ -353,63 +372,70 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
         formula = cat(CountText(rank.in_flight_microbatches, "in-flight micro-batch", "in-flight micro-batches"), " × ",
                       CountText(double(rank.layers), "layer", "layers"), " × ", perLayer, " per layer (", x.granularity,
                       ")");
-    if (st.activation_offload != OffloadTarget::None && inFlightTotal > 0) {
+    if (st.activation_offload != OffloadTarget::None && s.inFlightTotal > 0) {
         // On the device: the group being computed and one per staging buffer
         // still draining (or already prefetched); the rest waits on the host.
-        const std::int64_t onDevice = std::min<std::int64_t>(inFlightTotal, st.activation_offload_buffers + 1);
-        const Bytes device = stored * onDevice / inFlightTotal;
+        const std::int64_t onDevice = std::min<std::int64_t>(s.inFlightTotal, st.activation_offload_buffers + 1);
+        const Bytes device = s.stored * onDevice / s.inFlightTotal;
         rb.add(
             Category::Activations, Placement::Device, "Transformer layers", device,
-            formula + " × " + num(onDevice) + "/" + num(inFlightTotal) + " on the device (1 computing + "
+            formula + " × " + num(onDevice) + "/" + num(s.inFlightTotal) + " on the device (1 computing + "
                 + countOf(double(st.activation_offload_buffers), "staging buffer", "staging buffers") + ")",
             "activation offload: saved activations go to the host after each forward and return before the backward");
-        rb.add(Category::Activations, Placement::Host, "Transformer layers (offloaded)", stored - device,
-               num(inFlightTotal - onDevice) + "/" + num(inFlightTotal) + " of " + formatGB(double(stored)));
+        rb.add(Category::Activations, Placement::Host, "Transformer layers (offloaded)", s.stored - device,
+               num(s.inFlightTotal - onDevice) + "/" + num(s.inFlightTotal) + " of " + formatGB(double(s.stored)));
     } else {
-        rb.add(Category::Activations, Placement::Device, "Transformer layers", stored, std::move(formula));
+        rb.add(Category::Activations, Placement::Device, "Transformer layers", s.stored, std::move(formula));
     }
-    if (policyHost > 0) {
-        const LayerActivations &la = x.denseAct;
-        rb.add(Category::Activations, Placement::Host, "Tensors offloaded by tensor_policies", policyHost,
-               cat(CountText(double(inFlightTotal), "in-flight chunk-micro-batch", "in-flight chunk-micro-batches"),
-                   " × each chunk's layers × ", formatGB(double(la.offloaded)), " per layer"),
-               "each offloaded tensor goes to the host once its layer's forward has produced it and returns "
-               "for that layer's backward (quantised first where the fate is quantize_fp8+offload)");
-        // One layer's tensors still leaving the device while the next layer
-        // runs forward, or already back while the layer after it runs backward,
-        // and those of the layer computing.
-        rb.add(Category::Activations, Placement::Device, "Offloaded tensors in transit", 2 * policyTransit,
-               cat("2 layers × ", formatGB(double(policyTransit)), " (one copying, one in use)"),
-               "per-tensor offload hides each layer's copies under its neighbours' compute");
-    }
-    if (weightPending > 0)
-        rb.add(Category::Activations, Placement::Device, "Inputs of deferred weight passes", weightPending,
-               countOf(double(weightPendingCount), "micro-batch", "micro-batches") + " past B, before W × "
-                   + formatGB(double(weightPending / weightPendingCount))
-                   + (config.strategy.tensor_policies.empty()
-                          ? " (each linear layer's input and output gradient)"
-                          : " (each linear layer's input as its tensor policy left it for B: FP8 when quantised, "
-                            "back on the device when offloaded, whole when recomputed; and its output gradient)"),
-               std::string(scheduleName(config.parallelism.schedule()))
-                   + " splits each backward: B frees what only the input gradients needed, W (the weight "
-                     "gradients) runs later and keeps its GEMM operands until then");
-    // A split schedule's peak may fall between backwards, pending Ws alive and no group being rebuilt.
-    if (full && (!counted || peak.duringBackward))
-        rb.add(Category::Activations, Placement::Device, "Recompute working set", workingSet,
-               "one "
-                   + std::string(st.recompute_method == RecomputeMethod::Uniform
-                                     ? "group of " + countOf(double(n), "layer", "layers")
-                                     : "layer")
-                   + " re-materialised for its backward, one micro-batch",
-               "full recompute keeps each group's input and rebuilds the group's activations during its backward");
+}
 
-    // The first and last stages' extras, on the chunks that hold those stages
-    // (DualPipe: both ends of the pipe hold one of each direction).
+// What strategy.tensor_policies send to the host, and the copies in transit.
+void addPolicyOffloadRows(RankBuilder &rb, const Context &x, const ActivationSums &s)
+{
+    if (s.policyHost <= 0)
+        return;
+    const LayerActivations &la = x.denseAct;
+    rb.add(Category::Activations, Placement::Host, "Tensors offloaded by tensor_policies", s.policyHost,
+           cat(CountText(double(s.inFlightTotal), "in-flight chunk-micro-batch", "in-flight chunk-micro-batches"),
+               " × each chunk's layers × ", formatGB(double(la.offloaded)), " per layer"),
+           "each offloaded tensor goes to the host once its layer's forward has produced it and returns "
+           "for that layer's backward (quantised first where the fate is quantize_fp8+offload)");
+    // One layer's tensors still leaving the device while the next layer
+    // runs forward, or already back while the layer after it runs backward,
+    // and those of the layer computing.
+    rb.add(Category::Activations, Placement::Device, "Offloaded tensors in transit", 2 * s.policyTransit,
+           cat("2 layers × ", formatGB(double(s.policyTransit)), " (one copying, one in use)"),
+           "per-tensor offload hides each layer's copies under its neighbours' compute");
+}
+
+// The split schedules' weight passes that have not run yet keep their operands.
+void addDeferredWeightRow(RankBuilder &rb, const Context &x, const ActivationSums &s)
+{
+    if (s.weightPending <= 0)
+        return;
+    const Config &config = x.config;
+    rb.add(Category::Activations, Placement::Device, "Inputs of deferred weight passes", s.weightPending,
+           countOf(double(s.weightPendingCount), "micro-batch", "micro-batches") + " past B, before W × "
+               + formatGB(double(s.weightPending / s.weightPendingCount))
+               + (config.strategy.tensor_policies.empty()
+                      ? " (each linear layer's input and output gradient)"
+                      : " (each linear layer's input as its tensor policy left it for B: FP8 when quantised, "
+                        "back on the device when offloaded, whole when recomputed; and its output gradient)"),
+           std::string(scheduleName(config.parallelism.schedule()))
+               + " splits each backward: B frees what only the input gradients needed, W (the weight "
+                 "gradients) runs later and keeps its GEMM operands until then");
+}
+
+// The first and last stages' extras, on the chunks that hold those stages
+// (DualPipe: both ends of the pipe hold one of each direction).
+void addStageExtras(RankBuilder &rb, const Context &x, std::int64_t r, const InFlightAtPeak *peak)
+{
+    const ParallelismConfig &par = x.config.parallelism;
     const auto inFlightOf = [&](std::int64_t k) {
-        return counted ? peak.groups[static_cast<std::size_t>(k)] : inFlightOfChunk(config.parallelism, x.m, r, k);
+        return peak ? peak->groups[static_cast<std::size_t>(k)] : inFlightOfChunk(par, x.m, r, k);
     };
     for (std::int64_t k = 0; k < x.v; ++k) {
-        if (!isFirstStage(config.parallelism, r, k))
+        if (!isFirstStage(par, r, k))
             continue;
         const std::int64_t inFlight = inFlightOf(k);
         for (const SavedTensor &s : x.stageAct.first)
@@ -417,7 +443,7 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
                    cat(num(inFlight), " micro-batches × (", s.formula, ")"));
     }
     for (std::int64_t k = 0; k < x.v; ++k) {
-        if (!isLastStage(config.parallelism, r, k))
+        if (!isLastStage(par, r, k))
             continue;
         const std::int64_t inFlight = inFlightOf(k);
         Bytes lastBytes = 0;
@@ -432,53 +458,37 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     }
 }
 
-// strategy.tensor_policies in words: the rules and what they do to one layer.
-std::string tensorPolicyChoice(const Config &config, const LayerActivations &la)
+void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::int64_t r)
 {
+    const Config &config = x.config;
     const StrategyConfig &st = config.strategy;
-    if (st.recompute_granularity == RecomputeGranularity::Full)
-        return "Tensor policies: not applied under full recompute, which keeps only each group's input.";
-    std::string rules;
-    for (const TensorPolicy &p : st.tensor_policies)
-        append(rules, rules.empty() ? "" : ", ", p.pattern, " → ", tensorFateName(p.fate));
-    std::string out = cat("Tensor policies (", rules, ") over ", granularityName(st.recompute_granularity),
-                          " recompute: per layer ", formatGB(double(la.kept)), " kept of ", formatGB(double(la.total)),
-                          ", ", formatGB(double(la.recomputed)), " recomputed, ", formatGB(double(la.offloaded)),
-                          " offloaded to the host");
-    if (la.quantizedFrom > 0)
-        append(out, "; ", formatGB(double(la.quantizedFrom)), " quantised to ", formatGB(double(la.quantized)),
-               " (fp8 e4m3, one ", quantScaleName(st.activation_quant_scale_dtype), " scale per ",
-               num(st.activation_quant_block_size),
-               " elements, dequantised in the backward; 1-byte masks and fp32 statistics unchanged)");
-    out += '.';
-    return out;
-}
+    const bool full = st.recompute_granularity == RecomputeGranularity::Full;
+    const RankChunks rc = chunksOf(x, r);
+    const bool counted = splitsBackward(config.parallelism.schedule());
+    InFlightAtPeak peak;
+    if (counted)
+        peak = countedPeak(x, r, rc, full);
+    const InFlightAtPeak *countedAt = counted ? &peak : nullptr;
+    const ActivationSums s = sumChunks(x, r, rc, countedAt);
+    rank.in_flight_chunks = s.inFlightTotal;
+    // In stage-micro-batches: v chunks make a stage, but each of DualPipe's two is a whole stage.
+    rank.in_flight_microbatches
+        = static_cast<double>(s.inFlightTotal) / static_cast<double>(x.v / pipelineDirections(config.parallelism));
+    rank.layer_activation_bytes = rank.layers > 0 ? s.storedOneEach / rank.layers : 0;
 
-// What the schedule means for memory, in the ledger's explanation.
-std::string_view scheduleNote(PipelineSchedule s)
-{
-    switch (s) {
-    case PipelineSchedule::OneFOneB:
-        return "; rank r holds min(p − r, m) of them.";
-    case PipelineSchedule::ZbH1:
-        return "; each backward split into B (input gradients) and W (weight gradients), rank r deferring r of its "
-               "Ws to the cool-down (Qi et al. 2023, ZB-H1): 1F1B's peak, W's operands held from B to W.";
-    case PipelineSchedule::ZbH2:
-        return "; B and W split, the warm-up filled with 2(p − r) − 1 forwards (Qi et al. 2023, ZB-H2): no bubble "
-               "for (2p − 1)/p of 1F1B's first-rank activations.";
-    case PipelineSchedule::ZbV:
-        return "; two chunks per rank in a V (rank r holds stages r and 2p − 1 − r), B and W split and W filling "
-               "the bubbles under 1F1B's first-rank memory (Qi et al. 2024, ZB-V); counted along the op order.";
-    case PipelineSchedule::DualPipe:
-        return "; two pipelines in opposite directions, each with half the micro-batches: every rank holds its "
-               "stage of each, two copies of the model's parameters, and up to p + 1 stage-micro-batches "
-               "(DeepSeek-V3 report, deepseek-ai/DualPipe).";
-    case PipelineSchedule::DualPipeV:
-        return "; DualPipe cut in half: a V of 2p stages over p ranks, one copy of the parameters, up to 2p + 1 "
-               "chunk-micro-batches (deepseek-ai/DualPipe).";
-    default:
-        return ".";
-    }
+    addLayerRows(rb, rank, x, r, s);
+    addPolicyOffloadRows(rb, x, s);
+    addDeferredWeightRow(rb, x, s);
+    // A split schedule's peak may fall between backwards, pending Ws alive and no group being rebuilt.
+    if (full && (!counted || peak.duringBackward))
+        rb.add(Category::Activations, Placement::Device, "Recompute working set", s.workingSet,
+               "one "
+                   + std::string(st.recompute_method == RecomputeMethod::Uniform
+                                     ? "group of " + countOf(double(st.recompute_num_layers), "layer", "layers")
+                                     : "layer")
+                   + " re-materialised for its backward, one micro-batch",
+               "full recompute keeps each group's input and rebuilds the group's activations during its backward");
+    addStageExtras(rb, x, r, countedAt);
 }
 
 void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x, std::int64_t moeLayers,
@@ -544,57 +554,177 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
     }
 }
 
+// Everything the ranks' rows share, computed once per evaluation. `splitOps`:
+// every rank's op order when the caller has scheduled it already; null:
+// schedule here. `matched`: the tensor_policies rules the totals pass
+// matched, for validation.
+Context contextOf(const Config &config, const std::vector<std::vector<PipelineOp>> *splitOps, std::uint64_t &matched)
+{
+    const ParallelismConfig &par = config.parallelism;
+    const ModelConfig &model = config.model;
+    const std::int64_t t = par.tensor_model_parallel_size, p = par.pipeline_model_parallel_size;
+    const std::int64_t d = par.data_parallel_size, cp = par.context_parallel_size;
+    const std::int64_t e = par.expert_model_parallel_size, etp = par.expertTensorParallel();
+    const std::int64_t m = config.microBatches();
+    const LayerParams denseLayer = layerParams(model, false, t, e, etp);
+    // The totals pass also says which tensor_policies rules matched.
+    std::uint64_t matchedDense = 0, matchedMoe = 0;
+    LayerActivations denseAct = layerActivationsMatched(config, false, matchedDense);
+    LayerActivations moeAct = model.isMoe() ? layerActivationsMatched(config, true, matchedMoe) : denseAct;
+    matched = matchedDense | matchedMoe;
+    std::vector<std::vector<PipelineOp>> ops;
+    if (splitsBackward(par.schedule()))
+        ops = splitOps ? *splitOps : scheduleAllOps(par, m, weightPassShare(config, denseAct, moeAct));
+    Context x{.config = config,
+              .t = t,
+              .p = p,
+              .v = par.virtual_pipeline_model_parallel_size,
+              .d = d,
+              .cp = cp,
+              .e = e,
+              .etp = etp,
+              .m = m,
+              .dp = d * cp,
+              .edp = model.isMoe() ? std::max<std::int64_t>(1, t * cp * d / (etp * e)) : 1,
+              .sb = stateBytes(config.training),
+              .stages = stageLayers(config),
+              .denseLayer = denseLayer,
+              .moeLayer = model.isMoe() ? layerParams(model, true, t, e, etp) : denseLayer,
+              .emb = embeddingParams(model, config.training.seq_length, t, p),
+              .denseAct = std::move(denseAct),
+              .moeAct = std::move(moeAct),
+              .stageAct = stageActivations(config),
+              .splitOps = std::move(ops),
+              .granularity = granularityText(config.strategy)};
+    x.chunkCache.reserve(x.stages.size()); // never reallocated: addActivations keeps pointers into it
+    return x;
+}
+
+// The parameters rank r holds, by the groups its model-state rows shard differently.
+struct RankParams
+{
+    ParamCount layersDense, layersExpert, firstStage, lastStage;
+    std::int64_t moeLayers = 0;
+};
+
+// Counts rank r's parameters, layer by layer and its stage extras, and sets
+// the rank's layer and parameter counts.
+RankParams rankParamsOf(RankLedger &rank, const Context &x, std::int64_t r)
+{
+    const Config &config = x.config;
+    RankParams rp;
+    for (std::int64_t k = 0; k < x.v; ++k) {
+        const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
+        for (std::int64_t i = 0; i < sl.count; ++i) {
+            const bool moe = config.model.isMoeLayer(sl.first + i);
+            rp.moeLayers += moe;
+            const LayerParams &lp = moe ? x.moeLayer : x.denseLayer;
+            rp.layersDense += lp.dense;
+            rp.layersExpert += lp.expert;
+        }
+    }
+    rank.layers = rankLayers(x.stages, x.p, r);
+    bool first = false, last = false;
+    for (std::int64_t k = 0; k < x.v; ++k) {
+        first |= isFirstStage(config.parallelism, r, k);
+        last |= isLastStage(config.parallelism, r, k);
+    }
+    if (first) {
+        rp.firstStage += x.emb.word;
+        rp.firstStage += x.emb.position;
+    }
+    if (last) {
+        rp.lastStage += x.emb.output;
+        rp.lastStage += x.emb.finalNorm;
+    }
+    rank.parameters = rp.layersDense.params + rp.layersExpert.params + rp.firstStage.params + rp.lastStage.params;
+    rank.largest_parameter_tensor
+        = std::max({rp.layersDense.largest, rp.layersExpert.largest, rp.firstStage.largest, rp.lastStage.largest});
+    return rp;
+}
+
+// Every row of rank r, in the ledger's order: model states, FP8 copies, the
+// optimizer step's buffers, activations, communication, the runtime reserve.
+void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::string &reserveFormula)
+{
+    const Config &config = x.config;
+    RankBuilder rb(rank);
+    const RankParams rp = rankParamsOf(rank, x, r);
+    const std::string_view dpName = x.cp > 1 ? "d·c" : "d";
+    addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", rp.layersDense, x.dp, dpName);
+    addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", rp.layersExpert, x.edp,
+                   "the expert-data-parallel group");
+    addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", rp.firstStage, x.dp, dpName);
+    addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", rp.lastStage, x.dp, dpName);
+    for (const Fp8Row &row : fp8LedgerRows(config, rank.layers - rp.moeLayers, rp.moeLayers, x.dp, x.edp))
+        rb.add(row.category, Placement::Device, row.label, row.bytes, row.formula, row.note);
+
+    addOptimizerStepRows(rb, rank, x, r, rp.layersDense, rp.layersExpert);
+    addActivations(rb, rank, x, r);
+    ParamCount denseOnRank = rp.layersDense;
+    denseOnRank += rp.firstStage;
+    denseOnRank += rp.lastStage;
+    addCommunication(rb, rank, x, rp.moeLayers, denseOnRank, rp.layersExpert);
+
+    rb.add(Category::Runtime, Placement::Device, "Runtime reserve", config.hardware.runtime_reserve_bytes,
+           reserveFormula,
+           "CUDA context, cuBLAS/NCCL workspaces and allocator slack (2 GB is a common budget on Hopper- and "
+           "Ampere-class GPUs)");
+}
+
+// Rank r's totals and verdicts: the device total against the HBM (and the
+// ledger's peak), host DRAM rows against host_bytes, NVMe rows against
+// nvme_bytes (an NVMe offload, ZeRO-Infinity, does not use the host's
+// memory), with a warning for each that is over.
+void addRankTotals(Ledger &ledger, RankLedger &rank, const HardwareConfig &hw, std::int64_t r)
+{
+    for (int i = 0; i < kCategoryCount; ++i) {
+        rank.device_total_bytes += rank.device[i];
+        rank.host_total_bytes += rank.host[i];
+    }
+    rank.fits = rank.device_total_bytes <= hw.hbm_bytes;
+    if (rank.device_total_bytes > ledger.peak_bytes) {
+        ledger.peak_bytes = rank.device_total_bytes;
+        ledger.peak_rank = rank.pipeline_rank;
+    }
+    Bytes dram = 0, nvme = 0;
+    for (const LedgerEntry &e : rank.entries) {
+        if (e.placement == Placement::Host)
+            dram += e.bytes;
+        else if (e.placement == Placement::NVMe)
+            nvme += e.bytes;
+    }
+    const bool dramFits = hostFits(dram, hw.host_bytes);
+    const bool nvmeFits = hostFits(nvme, hw.nvme_bytes);
+    rank.host_fits = dramFits && nvmeFits;
+    if (!dramFits)
+        ledger.warnings.push_back({"hardware.host_bytes",
+                                   "rank " + std::to_string(r) + " needs " + formatGB(static_cast<double>(dram))
+                                       + " of host memory, more than the "
+                                       + formatGB(static_cast<double>(hw.host_bytes)) + " per GPU",
+                                   "offload to NVMe or shard with ZeRO", Problem::Severity::Warning});
+    if (!nvmeFits)
+        ledger.warnings.push_back({"hardware.nvme_bytes",
+                                   "rank " + std::to_string(r) + " needs " + formatGB(static_cast<double>(nvme))
+                                       + " of NVMe, more than the " + formatGB(static_cast<double>(hw.nvme_bytes))
+                                       + " per GPU",
+                                   "shard with ZeRO over more GPUs", Problem::Severity::Warning});
+}
+
 // `splitOps`: every rank's op order when the caller has scheduled it already; null: schedule here.
 Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>> *splitOps)
 {
-    const ParallelismConfig &par = config.parallelism;
-    Context x{config,
-              par.tensor_model_parallel_size,
-              par.pipeline_model_parallel_size,
-              par.virtual_pipeline_model_parallel_size,
-              par.data_parallel_size,
-              par.context_parallel_size,
-              par.expert_model_parallel_size,
-              par.expertTensorParallel(),
-              config.microBatches(),
-              0,
-              0,
-              stateBytes(config.training),
-              {},
-              {},
-              {},
-              {},
-              {},
-              {},
-              {},
-              {},
-              {},
-              {},
-              {}};
-    x.granularity = granularityText(config.strategy);
-    x.dp = x.d * x.cp;
-    x.edp = config.model.isMoe() ? std::max<std::int64_t>(1, x.t * x.cp * x.d / (x.etp * x.e)) : 1;
-    x.stages = stageLayers(config);
-    x.chunkCache.reserve(x.stages.size()); // never reallocated: addActivations keeps pointers into it
-    x.denseLayer = layerParams(config.model, false, x.t, x.e, x.etp);
-    x.moeLayer = config.model.isMoe() ? layerParams(config.model, true, x.t, x.e, x.etp) : x.denseLayer;
-    x.emb = embeddingParams(config.model, config.training.seq_length, x.t, x.p);
-    // The totals pass also says which tensor_policies rules matched, for validation below.
-    std::uint64_t matched = 0, matchedMoe = 0;
-    x.denseAct = layerActivationsMatched(config, false, matched);
-    x.moeAct = config.model.isMoe() ? layerActivationsMatched(config, true, matchedMoe) : x.denseAct;
-    x.stageAct = stageActivations(config);
-    if (splitsBackward(par.schedule()))
-        x.splitOps = splitOps ? *splitOps : scheduleAllOps(par, x.m, weightPassShare(config, x.denseAct, x.moeAct));
+    std::uint64_t matched = 0;
+    const Context x = contextOf(config, splitOps, matched);
 
     Ledger ledger;
     ledger.total_parameters = totalParameters(config);
-    ledger.gpus = par.gpus();
+    ledger.gpus = config.parallelism.gpus();
     ledger.micro_batches = x.m;
     ledger.capacity_bytes = config.hardware.hbm_bytes;
     ledger.usable_bytes = config.hardware.usableBytes();
     ledger.host_capacity_bytes = config.hardware.host_bytes;
-    for (const Problem &pr : validateMatched(config, matched | matchedMoe))
+    for (const Problem &pr : validateMatched(config, matched))
         if (!pr.isError())
             ledger.warnings.push_back(pr);
 
@@ -605,185 +735,11 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
         RankLedger &rank = ledger.ranks[static_cast<std::size_t>(r)];
         rank.pipeline_rank = static_cast<int>(r);
         rank.entries.reserve(24); // a rank's rows (and balancing's), so that adding them never moves the ones before
-        RankBuilder rb(rank);
-
-        ParamCount layersDense, layersExpert, firstStage, lastStage;
-        std::int64_t moeLayers = 0;
-        for (std::int64_t k = 0; k < x.v; ++k) {
-            const StageLayers &sl = x.stages[static_cast<std::size_t>(k * x.p + r)];
-            for (std::int64_t i = 0; i < sl.count; ++i) {
-                const bool moe = config.model.isMoeLayer(sl.first + i);
-                moeLayers += moe;
-                const LayerParams &lp = moe ? x.moeLayer : x.denseLayer;
-                layersDense += lp.dense;
-                layersExpert += lp.expert;
-            }
-        }
-        rank.layers = rankLayers(x.stages, x.p, r);
-        bool first = false, last = false;
-        for (std::int64_t k = 0; k < x.v; ++k) {
-            first |= isFirstStage(config.parallelism, r, k);
-            last |= isLastStage(config.parallelism, r, k);
-        }
-        if (first) {
-            firstStage += x.emb.word;
-            firstStage += x.emb.position;
-        }
-        if (last) {
-            lastStage += x.emb.output;
-            lastStage += x.emb.finalNorm;
-        }
-        rank.parameters = layersDense.params + layersExpert.params + firstStage.params + lastStage.params;
-        rank.largest_parameter_tensor
-            = std::max({layersDense.largest, layersExpert.largest, firstStage.largest, lastStage.largest});
-
-        const std::string_view dpName = x.cp > 1 ? "d·c" : "d";
-        addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", layersDense, x.dp, dpName);
-        addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", layersExpert, x.edp,
-                       "the expert-data-parallel group");
-        addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", firstStage, x.dp, dpName);
-        addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", lastStage, x.dp, dpName);
-        for (const Fp8Row &row : fp8LedgerRows(config, rank.layers - moeLayers, moeLayers, x.dp, x.edp))
-            rb.add(row.category, Placement::Device, row.label, row.bytes, row.formula, row.note);
-
-        addOptimizerStepRows(rb, rank, x, r, layersDense, layersExpert);
-        addActivations(rb, rank, x, r);
-        ParamCount denseOnRank = layersDense;
-        denseOnRank += firstStage;
-        denseOnRank += lastStage;
-        addCommunication(rb, rank, x, moeLayers, denseOnRank, layersExpert);
-
-        rb.add(Category::Runtime, Placement::Device, "Runtime reserve", config.hardware.runtime_reserve_bytes,
-               reserveFormula,
-               "CUDA context, cuBLAS/NCCL workspaces and allocator slack (2 GB is a common budget on Hopper- and "
-               "Ampere-class GPUs)");
-
-        for (int i = 0; i < kCategoryCount; ++i) {
-            rank.device_total_bytes += rank.device[i];
-            rank.host_total_bytes += rank.host[i];
-        }
-        rank.fits = rank.device_total_bytes <= config.hardware.hbm_bytes;
-        if (rank.device_total_bytes > ledger.peak_bytes) {
-            ledger.peak_bytes = rank.device_total_bytes;
-            ledger.peak_rank = rank.pipeline_rank;
-        }
-        // Host DRAM rows against host_bytes, NVMe rows against nvme_bytes:
-        // an NVMe offload (ZeRO-Infinity) does not use the host's memory.
-        Bytes dram = 0, nvme = 0;
-        for (const LedgerEntry &e : rank.entries) {
-            if (e.placement == Placement::Host)
-                dram += e.bytes;
-            else if (e.placement == Placement::NVMe)
-                nvme += e.bytes;
-        }
-        const bool dramFits = hostFits(dram, config.hardware.host_bytes);
-        const bool nvmeFits = hostFits(nvme, config.hardware.nvme_bytes);
-        rank.host_fits = dramFits && nvmeFits;
-        if (!dramFits)
-            ledger.warnings.push_back({"hardware.host_bytes",
-                                       "rank " + std::to_string(r) + " needs " + formatGB(static_cast<double>(dram))
-                                           + " of host memory, more than the "
-                                           + formatGB(static_cast<double>(config.hardware.host_bytes)) + " per GPU",
-                                       "offload to NVMe or shard with ZeRO", Problem::Severity::Warning});
-        if (!nvmeFits)
-            ledger.warnings.push_back({"hardware.nvme_bytes",
-                                       "rank " + std::to_string(r) + " needs " + formatGB(static_cast<double>(nvme))
-                                           + " of NVMe, more than the "
-                                           + formatGB(static_cast<double>(config.hardware.nvme_bytes)) + " per GPU",
-                                       "shard with ZeRO over more GPUs", Problem::Severity::Warning});
+        addRankRows(rank, x, r, reserveFormula);
+        addRankTotals(ledger, rank, config.hardware, r);
     }
-
     // The choices in force, in words: every number explains itself (docs/accounting.md).
-    const StrategyConfig &st = config.strategy;
-    // Built with cat (one allocation each): these are rebuilt on every evaluation.
-    ledger.choices.reserve(16);
-    const std::string A = std::to_string(activationBytes(config));
-    ledger.choices.push_back(
-        st.dropout_mask_dtype == DropoutMaskDtype::Bool
-            ? cat("Activations are ", A,
-                  "-byte elements; dropout masks are 1-byte bool (dropout_mask_dtype = bool, as fused dropout kernels "
-                  "save).")
-            : cat("Activations are ", A, "-byte elements; dropout masks are ", A,
-                  "-byte (dropout_mask_dtype = activation, as PyTorch's unfused dropout saves)."));
-    ledger.choices.push_back(
-        st.norm_stats_dtype == NormStatsDtype::None
-            ? std::string("Norm statistics: not counted (norm_stats_dtype = none, as Korthikanti et al.'s formulas).")
-            : cat("Norm statistics: ", st.norm_stats_dtype == NormStatsDtype::FP32 ? "fp32" : "activation-dtype",
-                  config.model.normalization == Normalization::LayerNorm ? " mean and rstd" : " rstd",
-                  " per token (norm_stats_dtype = ", normStatsName(st.norm_stats_dtype), ")."));
-    ledger.choices.push_back(
-        st.flash_attention
-            ? std::string("Attention: FlashAttention; the s×s scores are never stored, only an fp32 log-sum-exp per "
-                          "row.")
-            : cat("Attention: unfused; softmax output",
-                  config.model.attention_dropout > 0 ? ", dropout mask and dropout output" : "",
-                  " are stored per head (the 5as²b term)."));
-    if (par.sequence_parallel && x.t > 1)
-        ledger.choices.push_back(
-            st.sp_linear_saves == SpLinearSaves::Shard
-                ? "Sequence parallel: linears save their sequence-sharded input and all-gather it again in backward "
-                  "(sp_linear_saves = shard, as Megatron)."
-                : "Sequence parallel: linears save their all-gathered input (sp_linear_saves = gathered).");
-    ledger.choices.push_back(st.recompute_granularity == RecomputeGranularity::Full
-                                 ? cat("Recompute: ", granularityName(st.recompute_granularity), " (",
-                                       methodName(st.recompute_method), ", ",
-                                       CountText(double(st.recompute_num_layers), "layer", "layers"), ").")
-                                 : cat("Recompute: ", granularityName(st.recompute_granularity), "."));
-    if (!st.tensor_policies.empty())
-        ledger.choices.push_back(tensorPolicyChoice(config, x.denseAct));
-    ledger.choices.push_back(cat("Pipeline: ", scheduleName(par.schedule()), " over ",
-                                 CountText(double(x.p), "stage", "stages"), " with ", num(x.m),
-                                 " micro-batches per iteration", scheduleNote(par.schedule())));
-    if (!par.pipeline_layout.empty()) {
-        std::string counts;
-        for (std::size_t s = 0; s < par.pipeline_layout.size(); ++s)
-            counts += (s ? "," : "") + num(par.pipeline_layout[s]);
-        ledger.choices.push_back("Stages: layers per virtual stage from pipeline_layout [" + counts
-                                 + "] (stage k·p + r is chunk k of rank r), not num_layers / (p·v).");
-    }
-    ledger.choices.push_back(cat("Gradients: ", x.sb.gradWhy, " per parameter; optimizer: ", x.sb.optWhy, "."));
-    ledger.choices.push_back(
-        st.grad_buffer == GradBuffer::Contiguous
-            ? "Gradient memory: one contiguous buffer for the whole iteration (Megatron's DDP grad buffer)."
-            : "Gradient memory: created layer by layer in the first backward and freed after the optimizer step "
-              "(PyTorch's .grad with zero_grad(set_to_none=True)).");
-    ledger.choices.push_back(
-        st.cross_entropy == CrossEntropy::VocabParallel
-            ? "Loss: Megatron's vocab-parallel cross entropy saves an fp32 softmax and turns it into the "
-              "gradient in place."
-            : "Loss: PyTorch's F.cross_entropy on fp32 logits saves the log-softmax; its backward holds two "
-              "fp32 vocabulary-sized gradients at once.");
-    if (config.training.optimizer == Optimizer::Adam || config.training.optimizer == Optimizer::AdamW)
-        ledger.choices.push_back(
-            st.optimizer_kernel == OptimizerKernel::Fused ? "Optimizer step: a fused Adam kernel (Apex or Transformer "
-                                                            "Engine FusedAdam, torch fused=True) updates in place."
-            : st.optimizer_kernel == OptimizerKernel::Foreach
-                ? "Optimizer step: torch.optim's foreach Adam allocates sqrt(exp_avg_sq) for the whole shard at once."
-                : "Optimizer step: torch.optim's single-tensor Adam allocates two temporaries of one parameter tensor "
-                  "at a time.");
-    if (const std::string fp8 = fp8Choice(config); !fp8.empty())
-        ledger.choices.push_back(fp8);
-    if (x.sb.muon)
-        ledger.choices.push_back(
-            "Optimizer: Muon on the layers' 2-D matrices (one momentum buffer each), AdamW on embeddings, output "
-            "layer, norms and biases (Moonlight); Newton–Schulz runs "
-            + std::to_string(kNewtonSchulzSteps)
-            + " bf16 iterations per matrix, each gathered whole on demand under TP or ZeRO; every rank "
-            + (config.training.muon_newton_schulz == MuonNewtonSchulz::Redundant
-                   ? "computes all its matrices whole (muon_newton_schulz = redundant, as Moonlight's Distributed "
-                     "Muon)."
-                   : "iterates on 1/(d·c) of the matrices (muon_newton_schulz = layer_wise, as Megatron-LM's "
-                     "LayerWiseDistributedOptimizer)."));
-    if (st.grad_offload != OffloadTarget::None)
-        ledger.choices.push_back(
-            "Gradient offload: gradients stream to the host during backward through a device double buffer of two "
-            "ddp_bucket_size buckets; the optimizer step runs on the CPU and the updated weights come back "
-            "(ZeRO-Offload).");
-    if (config.model.isMoe())
-        ledger.choices.push_back(
-            "MoE: expert activations assume balanced routing (top-" + num(config.model.moe_router_topk)
-            + " copies per token); all-to-all buffers are sized for "
-            + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
+    ledger.choices = ledgerChoices(config, x.sb, x.denseAct);
     balanceActivations(ledger, config); // strategy.pipeline_activation_balance: moves rows, then re-totals
     return ledger;
 }

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/trystrategies.h"
 
+#include "core/base/units.h"
 #include "core/check/validate.h"
 #include "core/ledger/ledger.h"
 #include "core/model/gradoffload.h"
+#include "core/planner/verdicts.h"
 #include "core/time/steptime.h"
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -123,43 +124,32 @@ struct Base
     double seconds; // the plan's step time (infinity for one over the limit)
 };
 
-std::string stepText(double seconds, double best)
+// The plans a strategy is tried on: the answer's fastest, its leanest and the
+// nearest plans over the limit (confirmed by the ledger). `bases` points into
+// `answer` and `over`: filled in place by choosePlans, never copied.
+struct TriedPlans
 {
-    char line[128];
-    const double pct = percentSlower(seconds, best);
-    if (pct >= 0.05)
-        std::snprintf(line, sizeof line, "%.3f s a step, %.1f %% slower than the best (%.3f s)", seconds, pct, best);
-    else
-        std::snprintf(line, sizeof line, "%.3f s a step, a tie with the best within 0.1 %%", seconds);
-    return line;
-}
-
-} // namespace
-
-bool isStrategyDimension(SearchDimension d)
-{
-    return std::find(kStrategyDims.begin(), kStrategyDims.end(), d) != kStrategyDims.end();
-}
-
-std::vector<DimensionVerdicts> tryStrategies(SearchResult &res, const Config &base, const SearchOptions &opt,
-                                             Bytes limit, const std::vector<Config> &overLimit)
-{
-    // The plans tried: the answer's fastest, then the nearest plans over the limit (confirmed by the ledger).
-    const std::vector<SearchPlan> answer = res.plans; // before any variant joins
+    std::vector<SearchPlan> answer; // the answer before any variant joins
+    std::vector<Config> over;
+    Bytes nearestOver = std::numeric_limits<Bytes>::max(); // the least peak of `over`, without any strategy
     std::vector<Base> bases;
+};
+
+void choosePlans(TriedPlans &tp, SearchResult &res, const std::vector<Config> &overLimit, Bytes limit)
+{
+    tp.answer = res.plans;
+    const std::vector<SearchPlan> &answer = tp.answer;
     for (std::size_t i = 0; i < std::min(kPlansTried, answer.size()); ++i)
-        bases.push_back({&answer[i].config, answer[i].time.total});
+        tp.bases.push_back({&answer[i].config, answer[i].time.total});
     // And the answer's leanest plan: the fastest ones often sit at the limit,
     // where a strategy that adds bytes (FP8's weight copies) cannot fit.
     const auto leanest = std::min_element(answer.begin(), answer.end(), [](const SearchPlan &a, const SearchPlan &b) {
         return a.ledger.peak_bytes < b.ledger.peak_bytes;
     });
     if (leanest != answer.end() && std::size_t(leanest - answer.begin()) >= kPlansTried)
-        bases.push_back({&leanest->config, leanest->time.total});
-    std::vector<Config> over;
-    Bytes nearestOver = std::numeric_limits<Bytes>::max(); // the least peak of them, without any strategy
+        tp.bases.push_back({&leanest->config, leanest->time.total});
     for (const Config &cfg : overLimit) {
-        if (over.size() >= kOverLimitTried)
+        if (tp.over.size() >= kOverLimitTried)
             break;
         if (hasErrors(validate(cfg)))
             continue;
@@ -167,63 +157,63 @@ std::vector<DimensionVerdicts> tryStrategies(SearchResult &res, const Config &ba
         ++res.ledgersRun;
         if (ledger.peak_bytes <= limit)
             continue; // fits as it is: in the answer or slower than it
-        nearestOver = std::min(nearestOver, ledger.peak_bytes);
-        over.push_back(cfg);
+        tp.nearestOver = std::min(tp.nearestOver, ledger.peak_bytes);
+        tp.over.push_back(cfg);
     }
-    for (const Config &cfg : over)
-        bases.push_back({&cfg, std::numeric_limits<double>::infinity()});
+    for (const Config &cfg : tp.over)
+        tp.bases.push_back({&cfg, std::numeric_limits<double>::infinity()});
+}
 
-    std::vector<Trial> trials;
-    for (const SearchDimension d : kStrategyDims) {
-        const std::string why = precondition(base, d);
-        for (const std::int64_t v : valuesOf(d)) {
-            Trial trial;
-            trial.dim = d;
-            trial.value = v;
-            if (v != baseValueOf(base, d) && why.empty())
-                for (const Base &b : bases) {
-                    if (dimensionValue(*b.config, d) == v)
-                        continue; // the plan's own value: nothing to try
-                    Config cfg = variantOf(*b.config, d, v);
-                    const Problems problems = validate(cfg);
-                    const auto error
-                        = std::find_if(problems.begin(), problems.end(), [](const Problem &p) { return p.isError(); });
-                    if (error != problems.end()) {
-                        if (trial.invalid.empty())
-                            trial.invalid = error->path + ": " + error->message;
-                        continue;
-                    }
-                    ++trial.tried;
-                    SearchPlan variant;
-                    variant.ledger = computeLedger(cfg);
-                    ++res.ledgersRun;
-                    if (variant.ledger.peak_bytes > limit) {
-                        ++trial.over;
-                        if (variant.ledger.peak_bytes < trial.leastPeak) {
-                            trial.leastPeak = variant.ledger.peak_bytes;
-                            trial.leastConfig = cfg;
-                        }
-                        continue;
-                    }
-                    variant.time = estimateStepTime(cfg, opt.gpusPerNode);
-                    variant.estimateBytes = variant.ledger.peak_bytes;
-                    variant.config = std::move(cfg);
-                    if (b.seconds == std::numeric_limits<double>::infinity())
-                        ++trial.madeFit;
-                    if (variant.time.total < b.seconds
-                        && (!trial.better || variant.time.total < trial.better->time.total))
-                        trial.better = variant;
-                    if (!trial.fastest || variant.time.total < trial.fastest->time.total)
-                        trial.fastest = std::move(variant);
-                }
-            trials.push_back(std::move(trial));
+// Value v of strategy d on every plan tried: each variant validated, its
+// ledger and, under the limit, its step time.
+Trial tryValue(SearchDimension d, std::int64_t v, const std::vector<Base> &bases, const SearchOptions &opt, Bytes limit,
+               std::int64_t &ledgersRun)
+{
+    Trial trial;
+    trial.dim = d;
+    trial.value = v;
+    for (const Base &b : bases) {
+        if (dimensionValue(*b.config, d) == v)
+            continue; // the plan's own value: nothing to try
+        Config cfg = variantOf(*b.config, d, v);
+        const Problems problems = validate(cfg);
+        const auto error = std::find_if(problems.begin(), problems.end(), [](const Problem &p) { return p.isError(); });
+        if (error != problems.end()) {
+            if (trial.invalid.empty())
+                trial.invalid = error->path + ": " + error->message;
+            continue;
         }
+        ++trial.tried;
+        SearchPlan variant;
+        variant.ledger = computeLedger(cfg);
+        ++ledgersRun;
+        if (variant.ledger.peak_bytes > limit) {
+            ++trial.over;
+            if (variant.ledger.peak_bytes < trial.leastPeak) {
+                trial.leastPeak = variant.ledger.peak_bytes;
+                trial.leastConfig = cfg;
+            }
+            continue;
+        }
+        variant.time = estimateStepTime(cfg, opt.gpusPerNode);
+        variant.estimateBytes = variant.ledger.peak_bytes;
+        variant.config = std::move(cfg);
+        if (b.seconds == std::numeric_limits<double>::infinity())
+            ++trial.madeFit;
+        if (variant.time.total < b.seconds && (!trial.better || variant.time.total < trial.better->time.total))
+            trial.better = variant;
+        if (!trial.fastest || variant.time.total < trial.fastest->time.total)
+            trial.fastest = std::move(variant);
     }
+    return trial;
+}
 
-    // Each strategy's fastest variant that improves on its plan competes with
-    // the answer; the top stay. One per strategy: the same layout under three FP8
-    // recipes (or on the answer's next plans) would crowd the layouts out of
-    // the list, and the other values' verdicts still give their times.
+// Each strategy's fastest variant that improves on its plan competes with
+// the answer; the top stay. One per strategy: the same layout under three FP8
+// recipes (or on the answer's next plans) would crowd the layouts out of
+// the list, and the other values' verdicts still give their times.
+void joinAnswer(SearchResult &res, const std::vector<Trial> &trials, const SearchOptions &opt)
+{
     for (const SearchDimension d : kStrategyDims) {
         const Trial *fastest = nullptr;
         for (const Trial &t : trials)
@@ -236,92 +226,146 @@ std::vector<DimensionVerdicts> tryStrategies(SearchResult &res, const Config &ba
                      [](const SearchPlan &a, const SearchPlan &b) { return a.time.total < b.time.total; });
     if (static_cast<int>(res.plans.size()) > opt.top)
         res.plans.resize(static_cast<std::size_t>(opt.top));
+}
+
+// What the verdicts measure against: the final answer and the plans tried.
+struct FinalAnswer
+{
+    const SearchResult &res;
+    const TriedPlans &tried;
+    const Config &base;
+    std::string topText; // "in the top 5"
+    std::string limitText;
+    double best; // the answer's fastest step, 0 without one
+};
+
+// One value's verdict; `listed` gets "auto on 2 plans" for a value in the answer other than the base's.
+ValueVerdict trialVerdict(const Trial &t, const std::string &why, const FinalAnswer &fa,
+                          std::vector<std::string> &listed)
+{
+    const SearchDimension d = t.dim;
+    const SearchResult &res = fa.res;
+    ValueVerdict vv;
+    vv.value = t.value;
+    vv.label = labelOf(d, t.value);
+    const std::string it = phraseOf(d, t.value);
+    int inTop = 0;
+    for (const SearchPlan &p : res.plans)
+        inTop += dimensionValue(p.config, d) == t.value;
+    if (inTop > 0) {
+        vv.kind = VerdictKind::InTop;
+        vv.reason = it + " is " + fa.topText;
+        if (t.madeFit > 0)
+            vv.reason += "; it brings " + std::to_string(t.madeFit) + " plan" + (t.madeFit > 1 ? "s" : "") + " over "
+                         + fa.limitText + " under it";
+        if (t.value != baseValueOf(fa.base, d))
+            listed.push_back(vv.label + " on " + std::to_string(inTop) + " plan" + (inTop > 1 ? "s" : ""));
+    } else if (t.value == baseValueOf(fa.base, d)) {
+        // The search's own plans have this value: they fit but were pushed out, or none fits.
+        const std::vector<SearchPlan> &answer = fa.tried.answer;
+        if (!answer.empty()) {
+            vv.kind = VerdictKind::Slower;
+            vv.stepTimeSeconds = answer.front().time.total;
+            vv.slowerPercent = percentSlower(vv.stepTimeSeconds, fa.best);
+            vv.example = answer.front().config;
+            vv.reason = "fits, but the fastest plan with " + it + " takes "
+                        + plansearch::stepAgainstBest(vv.stepTimeSeconds, fa.best);
+        } else {
+            const Bytes nearestOver = fa.tried.nearestOver;
+            vv.kind = VerdictKind::Memory;
+            vv.leastPeakBytes = nearestOver == std::numeric_limits<Bytes>::max() ? 0 : nearestOver;
+            vv.reason = "no plan with " + it + " stays under the limit of " + fa.limitText;
+            if (vv.leastPeakBytes > 0)
+                vv.reason += "; the nearest one the ledger confirmed needs " + formatGB(double(nearestOver));
+        }
+    } else if (!why.empty()) {
+        vv.kind = VerdictKind::Structural;
+        vv.reason = why;
+    } else if (t.tried == 0) {
+        vv.kind = VerdictKind::Structural;
+        vv.reason = !t.invalid.empty()       ? "no plan tried can run " + it + " (" + t.invalid + ")"
+                    : fa.tried.bases.empty() ? "no plan to try " + it
+                                                   + " on: nothing fits and no plan over the "
+                                                     "limit passed validation"
+                                             : "every plan tried already has " + it;
+    } else if (!t.fastest) {
+        vv.kind = VerdictKind::Memory;
+        vv.leastPeakBytes = t.leastPeak;
+        vv.example = t.leastConfig;
+        vv.reason = "over the limit of " + fa.limitText + " on every plan it was tried on (" + std::to_string(t.tried)
+                    + "); the least peak with " + it + " is " + formatGB(double(t.leastPeak));
+    } else {
+        vv.kind = VerdictKind::Slower;
+        vv.stepTimeSeconds = t.fastest->time.total;
+        vv.slowerPercent = percentSlower(vv.stepTimeSeconds, fa.best);
+        vv.example = t.fastest->config;
+        const bool fastEnough = !res.plans.empty() && vv.stepTimeSeconds < res.plans.back().time.total;
+        vv.reason = "fits, but the fastest plan with " + it + " takes "
+                    + plansearch::stepAgainstBest(vv.stepTimeSeconds, fa.best)
+                    + (fastEnough ? "; the answer lists one plan per strategy, its fastest value's"
+                                  : ", behind the top " + std::to_string(res.plans.size()));
+    }
+    return vv;
+}
+
+// The strategy's note: never applicable (why), the values in the answer, or none.
+std::string strategyNote(SearchDimension d, const std::string &why, const std::vector<std::string> &listed,
+                         std::size_t plansTried)
+{
+    std::string note = "Strategy " + std::string(dimensionName(d)) + ": ";
+    if (!why.empty())
+        note += why;
+    else if (!listed.empty()) {
+        note += "in the answer (";
+        for (std::size_t k = 0; k < listed.size(); ++k)
+            note += (k ? ", " : "") + listed[k];
+        note += ")";
+    } else
+        note += "tried on " + std::to_string(plansTried) + " plan" + (plansTried == 1 ? "" : "s")
+                + ", none in the answer (see its verdicts)";
+    return note + ".";
+}
+
+} // namespace
+
+bool isStrategyDimension(SearchDimension d)
+{
+    return std::find(kStrategyDims.begin(), kStrategyDims.end(), d) != kStrategyDims.end();
+}
+
+std::vector<DimensionVerdicts> tryStrategies(SearchResult &res, const Config &base, const SearchOptions &opt,
+                                             Bytes limit, const std::vector<Config> &overLimit)
+{
+    TriedPlans tried;
+    choosePlans(tried, res, overLimit, limit);
+    std::vector<Trial> trials;
+    for (const SearchDimension d : kStrategyDims) {
+        const std::string why = precondition(base, d);
+        for (const std::int64_t v : valuesOf(d)) {
+            // Not the base's own value, and applicable at all: else tried on no plan.
+            const bool tryIt = v != baseValueOf(base, d) && why.empty();
+            trials.push_back(tryValue(d, v, tryIt ? tried.bases : std::vector<Base>{}, opt, limit, res.ledgersRun));
+        }
+    }
+    joinAnswer(res, trials, opt);
 
     // Verdicts against the final answer.
-    const std::string topText = "in the top " + std::to_string(res.plans.size());
-    const std::string limitText = formatGB(double(limit));
-    const double best = res.plans.empty() ? 0.0 : res.plans.front().time.total;
+    const FinalAnswer fa{.res = res,
+                         .tried = tried,
+                         .base = base,
+                         .topText = "in the top " + std::to_string(res.plans.size()),
+                         .limitText = formatGB(double(limit)),
+                         .best = res.plans.empty() ? 0.0 : res.plans.front().time.total};
     std::vector<DimensionVerdicts> out;
     for (const SearchDimension d : kStrategyDims) {
         DimensionVerdicts dv;
         dv.dimension = d;
         const std::string why = precondition(base, d);
         std::vector<std::string> listed;
-        for (const Trial &t : trials) {
-            if (t.dim != d)
-                continue;
-            ValueVerdict vv;
-            vv.value = t.value;
-            vv.label = labelOf(d, t.value);
-            const std::string it = phraseOf(d, t.value);
-            int inTop = 0;
-            for (const SearchPlan &p : res.plans)
-                inTop += dimensionValue(p.config, d) == t.value;
-            if (inTop > 0) {
-                vv.kind = VerdictKind::InTop;
-                vv.reason = it + " is " + topText;
-                if (t.madeFit > 0)
-                    vv.reason += "; it brings " + std::to_string(t.madeFit) + " plan" + (t.madeFit > 1 ? "s" : "")
-                                 + " over " + limitText + " under it";
-                if (t.value != baseValueOf(base, d))
-                    listed.push_back(vv.label + " on " + std::to_string(inTop) + " plan" + (inTop > 1 ? "s" : ""));
-            } else if (t.value == baseValueOf(base, d)) {
-                // The search's own plans have this value: they fit but were pushed out, or none fits.
-                if (!answer.empty()) {
-                    vv.kind = VerdictKind::Slower;
-                    vv.stepTimeSeconds = answer.front().time.total;
-                    vv.slowerPercent = percentSlower(vv.stepTimeSeconds, best);
-                    vv.example = answer.front().config;
-                    vv.reason
-                        = "fits, but the fastest plan with " + it + " takes " + stepText(vv.stepTimeSeconds, best);
-                } else {
-                    vv.kind = VerdictKind::Memory;
-                    vv.leastPeakBytes = nearestOver == std::numeric_limits<Bytes>::max() ? 0 : nearestOver;
-                    vv.reason = "no plan with " + it + " stays under the limit of " + limitText;
-                    if (vv.leastPeakBytes > 0)
-                        vv.reason += "; the nearest one the ledger confirmed needs " + formatGB(double(nearestOver));
-                }
-            } else if (!why.empty()) {
-                vv.kind = VerdictKind::Structural;
-                vv.reason = why;
-            } else if (t.tried == 0) {
-                vv.kind = VerdictKind::Structural;
-                vv.reason = !t.invalid.empty() ? "no plan tried can run " + it + " (" + t.invalid + ")"
-                            : bases.empty()    ? "no plan to try " + it
-                                                  + " on: nothing fits and no plan over the "
-                                                    "limit passed validation"
-                                            : "every plan tried already has " + it;
-            } else if (!t.fastest) {
-                vv.kind = VerdictKind::Memory;
-                vv.leastPeakBytes = t.leastPeak;
-                vv.example = t.leastConfig;
-                vv.reason = "over the limit of " + limitText + " on every plan it was tried on ("
-                            + std::to_string(t.tried) + "); the least peak with " + it + " is "
-                            + formatGB(double(t.leastPeak));
-            } else {
-                vv.kind = VerdictKind::Slower;
-                vv.stepTimeSeconds = t.fastest->time.total;
-                vv.slowerPercent = percentSlower(vv.stepTimeSeconds, best);
-                vv.example = t.fastest->config;
-                const bool fastEnough = !res.plans.empty() && vv.stepTimeSeconds < res.plans.back().time.total;
-                vv.reason = "fits, but the fastest plan with " + it + " takes " + stepText(vv.stepTimeSeconds, best)
-                            + (fastEnough ? "; the answer lists one plan per strategy, its fastest value's"
-                                          : ", behind the top " + std::to_string(res.plans.size()));
-            }
-            dv.values.push_back(std::move(vv));
-        }
-        std::string note = "Strategy " + std::string(dimensionName(d)) + ": ";
-        if (!why.empty())
-            note += why;
-        else if (!listed.empty()) {
-            note += "in the answer (";
-            for (std::size_t k = 0; k < listed.size(); ++k)
-                note += (k ? ", " : "") + listed[k];
-            note += ")";
-        } else
-            note += "tried on " + std::to_string(bases.size()) + " plan" + (bases.size() == 1 ? "" : "s")
-                    + ", none in the answer (see its verdicts)";
-        res.notes.push_back(note + ".");
+        for (const Trial &t : trials)
+            if (t.dim == d)
+                dv.values.push_back(trialVerdict(t, why, fa, listed));
+        res.notes.push_back(strategyNote(d, why, listed, tried.bases.size()));
         out.push_back(std::move(dv));
     }
     return out;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/reports/report.h"
 
+#include "core/base/units.h"
 #include "core/model/activations.h"
 #include "core/model/tensorpolicy.h"
 #include "core/reports/steptimereport.h"
@@ -31,9 +32,7 @@ std::string gb(Bytes b)
 
 std::string percent(double part, double whole)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
-    return buf;
+    return formatPercent(whole > 0 ? part / whole : 0.0, 0);
 }
 
 std::string inFlight(double v)

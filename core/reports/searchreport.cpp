@@ -112,10 +112,9 @@ std::string searchToTable(const SearchResult &r, const SearchOptions &o)
 {
     std::string out;
     char line[256];
-    std::snprintf(line, sizeof line, "%lld candidate plans on %lld GPUs in %.3f s; limit %s (%.0f %% of HBM)\n",
-                  static_cast<long long>(r.candidates), static_cast<long long>(o.gpus), r.seconds,
-                  formatGB(static_cast<double>(r.limitBytes)).c_str(), o.margin * 100);
-    out += line;
+    out += std::to_string(r.candidates) + " candidate plans on " + std::to_string(o.gpus) + " GPUs in "
+           + formatSeconds(r.seconds, 3) + "; limit " + formatGB(static_cast<double>(r.limitBytes)) + " ("
+           + formatPercentCompact(o.margin) + " of HBM)\n";
     std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %-11s %10s %10s  %s\n", "#", "t",
                   "p", "v", "d", "c", "e", "mbs", "zero", "recompute", "offload", "schedule", "peak", "step (s)",
                   "strategies");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/reports/steptimereport.h"
 
-#include "core/view/gantt.h"
+#include "core/base/units.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -12,13 +12,6 @@
 namespace memledger {
 
 namespace {
-
-std::string percent(double fraction)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * fraction);
-    return buf;
-}
 
 // "tensor_comm" -> "tensor comm"
 std::string spaced(std::string_view name)
@@ -128,7 +121,7 @@ nlohmann::json stepTimeToJson(const Config &config, const StepTime &t)
 std::string stepTimeLine(const StepTime &t)
 {
     std::ostringstream out;
-    out << "Step time ≈ " << formatSeconds(t.total) << " (MFU " << percent(t.mfu) << "):";
+    out << "Step time ≈ " << formatSeconds(t.total) << " (MFU " << formatPercent(t.mfu) << "):";
     bool first = true;
     for (const StepTimePart &p : stepTimeParts(t)) {
         if (p.seconds <= 0.0005 * t.total)
@@ -143,7 +136,7 @@ std::string stepTimeToMarkdown(const Config &config, const StepTime &t)
 {
     std::ostringstream out;
     out << "\n## Step time (estimate)\n\n"
-        << "About " << formatSeconds(t.total) << " per iteration, MFU " << percent(t.mfu) << " (model FLOPs of ";
+        << "About " << formatSeconds(t.total) << " per iteration, MFU " << formatPercent(t.mfu) << " (model FLOPs of ";
     char flops[64];
     std::snprintf(flops, sizeof flops, "%.3g", t.modelFlopsPerGpu);
     out << flops << " per GPU against the device's peak over the step).\n\n"
@@ -151,7 +144,7 @@ std::string stepTimeToMarkdown(const Config &config, const StepTime &t)
     for (const StepTimePart &p : stepTimeParts(t))
         if (p.seconds > 0)
             out << "| " << spaced(p.name) << " | " << formatSeconds(p.seconds) << " | "
-                << percent(t.total > 0 ? p.seconds / t.total : 0) << " |\n";
+                << formatPercent(t.total > 0 ? p.seconds / t.total : 0) << " |\n";
     if (t.paramGather > 0)
         out << "\nOf the exposed data-parallel communication, " << formatSeconds(t.dataComm - t.paramGather)
             << " is the gradient reduction and " << formatSeconds(t.paramGather)

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "core/serving/inferencetimeline.h"
 
-#include "core/config/efficiency.h"
 #include "core/model/parameters.h"
 #include "core/schedule/stagelayers.h"
 #include "core/serving/inference.h"
+#include "core/serving/inferenceactivations.h"
+#include "core/time/kernelcost.h"
+#include "core/timeline/curve.h"
 #include "core/timeline/lifetimelabels.h"
 
 #include <algorithm>
-#include <map>
 
 namespace memledger {
 
@@ -32,41 +33,31 @@ Category categoryOf(InferenceCategory c)
     return Category::Runtime;
 }
 
-// Seconds of `flops` of GEMM work and `bytes` through HBM, each at its achieved rate.
+// Seconds of `flops` of GEMM work and `bytes` through HBM, each at its
+// achieved rate (the kernel costs' own terms), and the layer's launches. A
+// whole layer as one roofline, not GEMM by GEMM as the training cost model
+// prices it: serving's shapes (a decode step's one token per sequence) and
+// its KV-cache reads are not the training layer's.
 double roofline(const HardwareConfig &hw, double flops, double bytes)
 {
-    const double compute = flops > 0 ? flops / (hw.peak_bf16_flops * efficiencyAt(hw.gemm_efficiency, flops)) : 0;
-    const double memory = bytes > 0 ? bytes / (hw.hbm_bytes_per_s * efficiencyAt(hw.hbm_efficiency, bytes)) : 0;
-    return compute + memory + kKernelsPerLayer * hw.kernel_launch_s;
+    return gemmSeconds(hw, flops, hw.peak_bf16_flops) + hbmSeconds(hw, bytes) + kKernelsPerLayer * hw.kernel_launch_s;
 }
 
-struct LayerWork
+// One forward's seconds: a dense layer, an MoE layer and the output head.
+struct ForwardSeconds
 {
-    std::int64_t layer = 0;
-    bool moe = false;
-    double seconds = 0;
+    double dense = 0, moe = 0, head = 0;
 };
 
-} // namespace
-
-Timeline simulateInferenceForward(const Config &config, ServingPass pass)
+ForwardSeconds forwardSeconds(const Config &config, const InferenceConfig &inf, const ForwardShape &shape,
+                              ServingPass pass, Bytes kvLayer)
 {
     const ModelConfig &m = config.model;
     const ParallelismConfig &par = config.parallelism;
     const HardwareConfig &hw = config.hardware;
     const std::int64_t t = par.tensor_model_parallel_size;
-    const std::int64_t p = par.pipeline_model_parallel_size;
     const std::int64_t e = par.expert_model_parallel_size;
-    const InferenceLedger il = computeInference(config);
-    const InferenceConfig &inf = il.settings;
-    const ForwardShape shape = pass == ServingPass::Prefill ? prefillShape(config, inf) : decodeShape(config, inf);
     const std::int64_t n = shape.tokens;
-    const WorkingSet denseSet = forwardWorkingSet(config, shape, true, false, false);
-    const WorkingSet moeSet = forwardWorkingSet(config, shape, false, true, false);
-    const WorkingSet headSet = forwardWorkingSet(config, shape, false, false, true);
-    const Bytes kvLayer = kvBytesPerTokenLayer(m, inf.kv_cache_dtype, t) * il.cached_tokens * inf.batch_size;
-    const Bytes hidden = n * m.hidden_size * kActBytes;
-
     const LayerParams dense = layerParams(m, false, t, e, par.expertTensorParallel());
     const LayerParams moe = m.isMoe() ? layerParams(m, true, t, e, par.expertTensorParallel()) : dense;
     const std::int64_t localExperts = std::max<std::int64_t>(1, m.num_experts / std::max<std::int64_t>(1, e));
@@ -86,144 +77,196 @@ Timeline simulateInferenceForward(const Config &config, ServingPass pass)
             bytes += double(kvLayer); // attention reads every cached token
         return roofline(hw, flops, bytes);
     };
-    const double denseSeconds = layerSeconds(false);
-    const double moeSeconds = m.isMoe() ? layerSeconds(true) : denseSeconds;
-    const double headSeconds
-        = roofline(hw, 2.0 * double(shape.sequences) * double(paddedVocab(m, t) / t) * double(m.hidden_size),
-                   double(servedWeightBytes(paddedVocab(m, t) / t * m.hidden_size, ServingDtype::BF16)));
+    ForwardSeconds out;
+    out.dense = layerSeconds(false);
+    out.moe = m.isMoe() ? layerSeconds(true) : out.dense;
+    out.head = roofline(hw, 2.0 * double(shape.sequences) * double(paddedVocab(m, t) / t) * double(m.hidden_size),
+                        double(servedWeightBytes(paddedVocab(m, t) / t * m.hidden_size, ServingDtype::BF16)));
+    return out;
+}
 
-    Timeline tl;
-    tl.kind = pass == ServingPass::Prefill ? TimelineKind::Prefill : TimelineKind::Decode;
-    Ledger &ledger = tl.ledger;
-    ledger.total_parameters = il.total_parameters;
-    ledger.gpus = par.gpus();
-    ledger.micro_batches = 1;
-    ledger.capacity_bytes = il.capacity_bytes;
-    ledger.usable_bytes = hw.usableBytes();
-    ledger.host_capacity_bytes = hw.host_bytes;
-    ledger.peak_rank = il.peak_rank;
-    ledger.peak_bytes = il.peak_bytes;
+struct LayerWork
+{
+    std::int64_t layer = 0;
+    bool moe = false;
+    double seconds = 0;
+};
 
-    // The pipeline in time: a rank starts when the previous one hands its output on.
+// One rank's part of the forward: its layers in order, from when the previous
+// rank hands its output on.
+struct RankWork
+{
+    std::vector<LayerWork> layers;
+    double start = 0, end = 0;
+};
+
+// The pipeline in time: a rank starts when the previous one hands its output on.
+std::vector<RankWork> pipelineWork(const Config &config, const ForwardSeconds &fs)
+{
+    const std::int64_t p = config.parallelism.pipeline_model_parallel_size;
     const std::vector<StageLayers> stages = stageLayers(config);
-    std::vector<std::vector<LayerWork>> work(static_cast<std::size_t>(p));
-    std::vector<double> start(static_cast<std::size_t>(p)), end(static_cast<std::size_t>(p));
+    std::vector<RankWork> work(static_cast<std::size_t>(p));
     double clock = 0;
     for (std::int64_t r = 0; r < p; ++r) {
         const auto ri = static_cast<std::size_t>(r);
-        start[ri] = clock;
+        work[ri].start = clock;
         for (std::size_t s = ri; s < stages.size(); s += static_cast<std::size_t>(p))
             for (std::int64_t l = stages[s].first; l < stages[s].first + stages[s].count; ++l) {
-                const bool isMoe = m.isMoeLayer(l);
-                work[ri].push_back({l, isMoe, isMoe ? moeSeconds : denseSeconds});
-                clock += work[ri].back().seconds;
+                const bool isMoe = config.model.isMoeLayer(l);
+                work[ri].layers.push_back({l, isMoe, isMoe ? fs.moe : fs.dense});
+                clock += work[ri].layers.back().seconds;
             }
         if (r == p - 1)
-            clock += headSeconds;
-        end[ri] = clock;
+            clock += fs.head;
+        work[ri].end = clock;
     }
-    const double finish = clock;
-    tl.step_time = tl.pipeline_time = finish;
+    return work;
+}
 
-    for (std::int64_t r = 0; r < p; ++r) {
-        const auto ri = static_cast<std::size_t>(r);
-        const InferenceRank &ir = il.ranks[ri];
-        RankLedger rl;
-        rl.pipeline_rank = static_cast<int>(r);
-        rl.parameters = ir.parameters;
-        rl.layers = ir.layers;
-        RankTimeline rt;
-        rt.pipeline_rank = static_cast<int>(r);
-        rt.ops.push_back({{OpKind::Forward, 0, 0}, start[ri], end[ri], 0});
-        rt.busy_s = end[ri] - start[ri];
-        rt.pipeline_end = end[ri];
-        std::int32_t kvEntry = -1;
-        for (const InferenceEntry &entry : ir.entries) {
-            if (entry.category == InferenceCategory::Activations)
-                continue; // drawn as the working sets below
-            const auto index = static_cast<std::int32_t>(rl.entries.size());
-            rl.entries.push_back(
-                {categoryOf(entry.category), Placement::Device, entry.label, entry.bytes, entry.formula, {}, {}});
-            rl.device[static_cast<std::size_t>(categoryOf(entry.category))] += entry.bytes;
-            if (entry.category == InferenceCategory::KvCache) {
-                kvEntry = index;
-                continue; // per layer below
-            }
-            Lifetime life;
-            life.start = 0;
-            life.end = finish;
-            life.bytes = entry.bytes;
-            life.category = categoryOf(entry.category);
-            life.kind = LifetimeKind::Persistent;
-            life.entry = index;
-            rt.lifetimes.push_back(life);
+// What every rank's lifetimes share: the working sets of a dense layer, an
+// MoE layer and the head, one layer's KV cache and the residual stream.
+struct ForwardBytes
+{
+    WorkingSet dense, moe, head;
+    Bytes kvLayer = 0;
+    Bytes hidden = 0;
+};
+
+// The ledger the timeline carries: the inference ledger's figures, its rows per rank below.
+Ledger servingLedgerOf(const Config &config, const InferenceLedger &il)
+{
+    Ledger ledger;
+    ledger.total_parameters = il.total_parameters;
+    ledger.gpus = config.parallelism.gpus();
+    ledger.micro_batches = 1;
+    ledger.capacity_bytes = il.capacity_bytes;
+    ledger.usable_bytes = config.hardware.usableBytes();
+    ledger.host_capacity_bytes = config.hardware.host_bytes;
+    ledger.peak_rank = il.peak_rank;
+    ledger.peak_bytes = il.peak_bytes;
+    return ledger;
+}
+
+// Rank r's ledger rows and lifetimes: the inference ledger's rows live
+// throughout (the KV cache per layer, from when the prefill writes it), the
+// residual stream while the rank computes, each layer's working set half the
+// layer for attention and half for the MLP.
+void addRank(Timeline &tl, int r, const InferenceRank &ir, const RankWork &w, const ForwardBytes &fb, ServingPass pass,
+             double finish, bool last)
+{
+    RankLedger rl;
+    rl.pipeline_rank = r;
+    rl.parameters = ir.parameters;
+    rl.layers = ir.layers;
+    RankTimeline rt;
+    rt.pipeline_rank = r;
+    rt.ops.push_back({{OpKind::Forward, 0, 0}, w.start, w.end, 0});
+    rt.busy_s = w.end - w.start;
+    rt.pipeline_end = w.end;
+    std::int32_t kvEntry = -1;
+    for (const InferenceEntry &entry : ir.entries) {
+        if (entry.category == InferenceCategory::Activations)
+            continue; // drawn as the working sets below
+        const auto index = static_cast<std::int32_t>(rl.entries.size());
+        rl.entries.push_back(
+            {categoryOf(entry.category), Placement::Device, entry.label, entry.bytes, entry.formula, {}, {}});
+        rl.device[static_cast<std::size_t>(categoryOf(entry.category))] += entry.bytes;
+        if (entry.category == InferenceCategory::KvCache) {
+            kvEntry = index;
+            continue; // per layer below
         }
-        const auto add = [&](double from, double to, Bytes bytes, LifetimeKind kind, std::int64_t layer, int part) {
-            Lifetime life;
-            life.start = from;
-            life.end = to;
-            life.bytes = bytes;
-            life.category = Category::Activations;
-            life.kind = kind;
-            life.layer = static_cast<std::int32_t>(layer);
-            life.chunk = part;
-            life.entry = kind == LifetimeKind::KvCache ? kvEntry : -1;
-            rt.lifetimes.push_back(life);
-        };
-        add(start[ri], end[ri], hidden, LifetimeKind::InferenceWorkingSet, -1, -1); // the residual stream
-        double now = start[ri];
-        for (const LayerWork &w : work[ri]) {
-            const WorkingSet &set = w.moe ? moeSet : denseSet;
-            const double mid = now + w.seconds / 2;
-            add(pass == ServingPass::Prefill ? now : 0.0, finish, kvLayer, LifetimeKind::KvCache, w.layer, -1);
-            add(now, mid, hidden + set.attention, LifetimeKind::InferenceWorkingSet, w.layer, 0);
-            add(mid, now + w.seconds, hidden + set.mlp + set.moe_routing, LifetimeKind::InferenceWorkingSet, w.layer,
-                1);
-            now += w.seconds;
-        }
-        if (r == p - 1)
-            add(now, end[ri], headSet.logits, LifetimeKind::InferenceWorkingSet, -1, 2);
-        rl.device_total_bytes = ir.device_total_bytes;
-        rl.fits = ir.fits;
-        ledger.ranks.push_back(std::move(rl));
-        tl.ranks.push_back(std::move(rt));
+        Lifetime life;
+        life.start = 0;
+        life.end = finish;
+        life.bytes = entry.bytes;
+        life.category = categoryOf(entry.category);
+        life.kind = LifetimeKind::Persistent;
+        life.entry = index;
+        rt.lifetimes.push_back(life);
     }
+    const auto add = [&](double from, double to, Bytes bytes, LifetimeKind kind, std::int64_t layer, int part) {
+        Lifetime life;
+        life.start = from;
+        life.end = to;
+        life.bytes = bytes;
+        life.category = Category::Activations;
+        life.kind = kind;
+        life.layer = static_cast<std::int32_t>(layer);
+        life.chunk = part;
+        life.entry = kind == LifetimeKind::KvCache ? kvEntry : -1;
+        rt.lifetimes.push_back(life);
+    };
+    add(w.start, w.end, fb.hidden, LifetimeKind::InferenceWorkingSet, -1, -1); // the residual stream
+    double now = w.start;
+    for (const LayerWork &lw : w.layers) {
+        const WorkingSet &set = lw.moe ? fb.moe : fb.dense;
+        const double mid = now + lw.seconds / 2;
+        add(pass == ServingPass::Prefill ? now : 0.0, finish, fb.kvLayer, LifetimeKind::KvCache, lw.layer, -1);
+        add(now, mid, fb.hidden + set.attention, LifetimeKind::InferenceWorkingSet, lw.layer, 0);
+        add(mid, now + lw.seconds, fb.hidden + set.mlp + set.moe_routing, LifetimeKind::InferenceWorkingSet, lw.layer,
+            1);
+        now += lw.seconds;
+    }
+    if (last)
+        add(now, w.end, fb.head.logits, LifetimeKind::InferenceWorkingSet, -1, 2);
+    rl.device_total_bytes = ir.device_total_bytes;
+    rl.fits = ir.fits;
+    tl.ledger.ranks.push_back(std::move(rl));
+    tl.ranks.push_back(std::move(rt));
+}
+
+// What is alive at a rank's peak, as the training timeline reports it: the
+// KV cache's layers as one item, the rest one by one, largest first.
+void addAliveAtPeak(const Timeline &tl, RankTimeline &rt)
+{
+    Bytes kv = 0;
+    std::int64_t kvLayers = 0;
+    for (const Lifetime &l : rt.lifetimes) {
+        if (l.start > rt.peak_time || l.end <= rt.peak_time)
+            continue;
+        if (l.kind == LifetimeKind::KvCache) {
+            kv += l.bytes;
+            ++kvLayers;
+        } else {
+            rt.alive_at_peak.push_back({lifetimeLabel(tl, rt, l), l.category, l.bytes});
+        }
+    }
+    if (kvLayers > 0)
+        rt.alive_at_peak.push_back(
+            {"KV cache (" + countOf(double(kvLayers), "layer", "layers") + ")", Category::Activations, kv});
+    std::stable_sort(rt.alive_at_peak.begin(), rt.alive_at_peak.end(),
+                     [](const AliveItem &a, const AliveItem &b) { return a.bytes > b.bytes; });
+}
+
+} // namespace
+
+Timeline simulateInferenceForward(const Config &config, ServingPass pass)
+{
+    const InferenceLedger il = computeInference(config);
+    const InferenceConfig &inf = il.settings;
+    const ForwardShape shape = pass == ServingPass::Prefill ? prefillShape(config, inf) : decodeShape(config, inf);
+    const ForwardBytes fb{
+        .dense = forwardWorkingSet(config, shape, true, false, false),
+        .moe = forwardWorkingSet(config, shape, false, true, false),
+        .head = forwardWorkingSet(config, shape, false, false, true),
+        .kvLayer = kvBytesPerTokenLayer(config.model, inf.kv_cache_dtype, config.parallelism.tensor_model_parallel_size)
+                   * il.cached_tokens * inf.batch_size,
+        .hidden = shape.tokens * config.model.hidden_size * kActBytes};
+
+    Timeline tl;
+    tl.kind = pass == ServingPass::Prefill ? TimelineKind::Prefill : TimelineKind::Decode;
+    tl.ledger = servingLedgerOf(config, il);
+    const std::vector<RankWork> work = pipelineWork(config, forwardSeconds(config, inf, shape, pass, fb.kvLayer));
+    const double finish = work.back().end;
+    tl.step_time = tl.pipeline_time = finish;
+    for (std::size_t r = 0; r < work.size(); ++r)
+        addRank(tl, static_cast<int>(r), il.ranks[r], work[r], fb, pass, finish, r + 1 == work.size());
 
     // The memory curve and what is alive at its peak, as the training timeline reports them.
+    CurveBuilder curves;
     for (RankTimeline &rt : tl.ranks) {
-        std::map<double, Bytes> deltas;
-        for (const Lifetime &l : rt.lifetimes) {
-            deltas[l.start] += l.bytes;
-            deltas[l.end] -= l.bytes;
-        }
-        std::vector<CurvePoint> curve;
-        Bytes now = 0;
-        for (const auto &[time, delta] : deltas) {
-            now += delta;
-            curve.push_back({time, now});
-            if (now > rt.peak_bytes) {
-                rt.peak_bytes = now;
-                rt.peak_time = time;
-            }
-        }
-        rt.curve = downsampleKeepingMax(curve, TimelineOptions{}.curve_points);
-        Bytes kv = 0;
-        std::int64_t kvLayers = 0;
-        for (const Lifetime &l : rt.lifetimes) {
-            if (l.start > rt.peak_time || l.end <= rt.peak_time)
-                continue;
-            if (l.kind == LifetimeKind::KvCache) {
-                kv += l.bytes;
-                ++kvLayers;
-            } else {
-                rt.alive_at_peak.push_back({lifetimeLabel(tl, rt, l), l.category, l.bytes});
-            }
-        }
-        if (kvLayers > 0)
-            rt.alive_at_peak.push_back(
-                {"KV cache (" + countOf(double(kvLayers), "layer", "layers") + ")", Category::Activations, kv});
-        std::stable_sort(rt.alive_at_peak.begin(), rt.alive_at_peak.end(),
-                         [](const AliveItem &a, const AliveItem &b) { return a.bytes > b.bytes; });
+        curves.build(rt, TimelineOptions{}.curve_points);
+        addAliveAtPeak(tl, rt);
         if (rt.peak_bytes > tl.ranks[static_cast<std::size_t>(tl.peak_rank)].peak_bytes)
             tl.peak_rank = rt.pipeline_rank;
     }

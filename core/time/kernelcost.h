@@ -15,6 +15,20 @@ struct OpCost
     OpCost &operator+=(const OpCost &o);
 };
 
+// The two terms of every kernel's time below, launch left out: `flops` of
+// GEMM work at `peak` FLOP/s times the efficiency hardware.gemm_efficiency
+// gives a GEMM of that size, and `bytes` through HBM at the efficiency
+// hardware.hbm_efficiency gives that size (0 for none of either). Serving's
+// layer roofline (core/serving/inferencetimeline.cpp) adds them the same way.
+inline double gemmSeconds(const HardwareConfig &hardware, double flops, double peak)
+{
+    return flops > 0 ? flops / (peak * efficiencyAt(hardware.gemm_efficiency, flops)) : 0.0;
+}
+inline double hbmSeconds(const HardwareConfig &hardware, double bytes)
+{
+    return bytes > 0 ? bytes / (hardware.hbm_bytes_per_s * efficiencyAt(hardware.hbm_efficiency, bytes)) : 0.0;
+}
+
 // C[batch × m × n] = A[m × k] · B[k × n], elements of `elementBytes`. Time is
 // the FLOPs at the achieved GEMM rate plus the operands and result through
 // HBM at the achieved bandwidth, not the larger of the two: a GEMM whose

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/time/steptime.h"
 
+#include "core/base/units.h"
 #include "core/ledger/balance.h"
 #include "core/ledger/ledger.h"
 #include "core/model/activations.h"
@@ -16,7 +17,6 @@
 #include "core/time/muonstep.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace memledger {
 
@@ -411,10 +411,8 @@ std::string stepTimeDifference(const StepTime &slower, const StepTime &faster)
     for (std::size_t i = 1; i < a.size(); ++i)
         if (a[i].seconds - b[i].seconds > a[most].seconds - b[most].seconds)
             most = i;
-    char line[96];
-    std::snprintf(line, sizeof line, "most of it in %s (+%.3f s)", std::string(a[most].name).c_str(),
-                  a[most].seconds - b[most].seconds);
-    return line;
+    return "most of it in " + std::string(a[most].name) + " (+" + formatSeconds(a[most].seconds - b[most].seconds, 3)
+           + ")";
 }
 
 StepTimePart largestStepTimePart(const StepTime &time)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/timeline/peakcompare.h"
 
+#include "core/base/units.h"
 #include "core/timeline/lifetimelabels.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace memledger {
 
@@ -86,9 +86,7 @@ std::string peakComparisonText(const PeakComparison &c)
                       + std::to_string(c.ledger_rank) + ", adds every row at its largest; the timeline's, "
                       + formatGB(static_cast<double>(c.timeline_bytes)) + " on rank " + std::to_string(c.timeline_rank)
                       + ", is what is alive at its fullest moment";
-    char when[64];
-    std::snprintf(when, sizeof when, " (%.3f s into the iteration)", c.timeline_time);
-    out += when;
+    out += " (" + formatSeconds(c.timeline_time, 3) + " into the iteration)";
     if (c.difference() == 0)
         return out + ". They agree.";
     out += c.difference() > 0 ? ", " + gb(c.difference()) + " more. " : ", " + gb(c.difference()) + " less. ";

@@ -1,21 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "core/timeline/steptimegap.h"
 
+#include "core/base/units.h"
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <vector>
 
 namespace memledger {
 
 namespace {
-
-std::string seconds(double s)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f s", s);
-    return buf;
-}
 
 // Why a part differs, in words, for the caption.
 std::string reasonFor(std::string_view part, const Config &config, const StepTimeGap &gap)
@@ -59,19 +53,17 @@ StepTimeGap stepTimeGap(const Config &config, const StepTime &model, const Timel
                   {"pipeline_wait", wait, simulated.pipeline_time - busiest},
                   {"after_pipeline", after, simulated.step_time - simulated.pipeline_time}}};
 
-    char head[160];
     const double rel = gap.relative();
-    std::snprintf(head, sizeof head, "step-time model %.2f s: ", gap.model_s);
-    gap.caption = head;
+    const std::string modelText = formatSeconds(gap.model_s, 2), simulatedText = formatSeconds(gap.simulated_s, 2);
+    gap.caption = "step-time model " + modelText + ": ";
     if (std::abs(rel) < 0.01) {
         gap.caption += "within 1 %";
-        std::snprintf(head, sizeof head, "The simulated iteration, %.2f s, and the step-time model, %.2f s, agree",
-                      gap.simulated_s, gap.model_s);
-        gap.explanation = std::string(head) + " (within 1 %).";
+        gap.explanation = "The simulated iteration, " + simulatedText + ", and the step-time model, " + modelText
+                          + ", agree (within 1 %).";
         return gap;
     }
-    std::snprintf(head, sizeof head, "The simulated iteration, %.2f s, is %.1f %% %s than the step-time model's %.2f s",
-                  gap.simulated_s, std::abs(rel) * 100.0, rel > 0 ? "longer" : "shorter", gap.model_s);
+    const std::string head = "The simulated iteration, " + simulatedText + ", is " + formatPercent(std::abs(rel)) + " "
+                             + (rel > 0 ? "longer" : "shorter") + " than the step-time model's " + modelText;
     std::vector<const StepTimeGapPart *> differing;
     for (const StepTimeGapPart &p : gap.parts)
         if (std::abs(p.simulated_s - p.model_s) > 0.01 * gap.model_s)
@@ -90,14 +82,12 @@ StepTimeGap stepTimeGap(const Config &config, const StepTime &model, const Timel
     for (std::size_t i = 0; i < differing.size(); ++i) {
         const StepTimeGapPart &p = *differing[i];
         text += i == 0 ? ": " : "; ";
-        text += words(p.name) + " take " + seconds(p.simulated_s) + " simulated against " + seconds(p.model_s)
-                + " modelled, as " + reasonFor(p.name, config, gap);
+        text += words(p.name) + " take " + formatSeconds(p.simulated_s, 2) + " simulated against "
+                + formatSeconds(p.model_s, 2) + " modelled, as " + reasonFor(p.name, config, gap);
     }
     gap.explanation = text + ".";
     // The model's figure against the simulated one: "longer" when the model is.
-    std::snprintf(head, sizeof head, "%.1f %% %s", std::abs(gap.model_s / gap.simulated_s - 1.0) * 100.0,
-                  rel < 0 ? "longer" : "shorter");
-    gap.caption += head;
+    gap.caption += formatPercent(std::abs(gap.model_s / gap.simulated_s - 1.0)) + (rel < 0 ? " longer" : " shorter");
     if (!differing.empty())
         gap.caption += ", in " + words(differing.front()->name);
     return gap;

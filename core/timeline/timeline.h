@@ -140,8 +140,4 @@ Timeline simulateIteration(const Config &config, const TimelineOptions &options 
 // verdict the lifetimes view marks at the peak.
 bool peakFitsUsable(const Timeline &timeline, const RankTimeline &rank);
 
-// Keeps at most `points` points and, within each time bucket, the highest one,
-// so that a peak is never lost (heaptrack's rule for its charts).
-std::vector<CurvePoint> downsampleKeepingMax(const std::vector<CurvePoint> &curve, std::size_t points);
-
 } // namespace memledger

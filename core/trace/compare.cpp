@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/trace/compare.h"
 
+#include "core/timeline/curve.h"
 #include "core/timeline/timeline.h"
 #include "core/trace/iteration.h"
 #include "core/trace/tensorcatalog.h"

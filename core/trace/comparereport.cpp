@@ -5,7 +5,6 @@
 #include "core/trace/traceimport.h"
 
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 namespace memledger {
@@ -29,9 +28,7 @@ nlohmann::json allocationJson(const PeakAllocation &a)
 
 std::string percent(double error)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%+.1f %%", error * 100.0);
-    return buf;
+    return formatPercentChange(error);
 }
 
 std::string gb(Bytes b)
@@ -134,14 +131,10 @@ std::string comparisonToTable(const TraceComparison &c, const std::string &trace
     out << "\nmeasured peak in: " << phaseName(c.measured_peak_phase)
         << "; modelled peak in: " << phaseName(c.modelled_peak_phase) << "\n";
     if (c.measured_iteration_s) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "iteration: measured %.3f s, modelled %.3f s", *c.measured_iteration_s,
-                      c.modelled_iteration_s);
-        out << buf;
-        if (c.iteration_error) {
-            std::snprintf(buf, sizeof buf, " (%+.1f %%)", 100.0 * *c.iteration_error);
-            out << buf;
-        }
+        out << "iteration: measured " << formatSeconds(*c.measured_iteration_s, 3) << ", modelled "
+            << formatSeconds(c.modelled_iteration_s, 3);
+        if (c.iteration_error)
+            out << " (" << formatPercentChange(*c.iteration_error) << ")";
         out << "\n";
     }
     out << "\nalive at the measured peak (largest first):\n";

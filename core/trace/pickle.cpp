@@ -19,151 +19,6 @@ constexpr std::size_t kFirstBufferSize = std::size_t{1} << 12;
 constexpr std::size_t kBufferSize = std::size_t{1} << 20;
 constexpr std::size_t kMaxLine = 4096; // text-protocol arguments: a number or a memo index
 
-// Every opcode of protocols 0 to 5, for messages (pickletools' names).
-const char *opcodeName(std::uint8_t op)
-{
-    switch (op) {
-    case '(':
-        return "MARK";
-    case '.':
-        return "STOP";
-    case '0':
-        return "POP";
-    case '1':
-        return "POP_MARK";
-    case '2':
-        return "DUP";
-    case 'F':
-        return "FLOAT";
-    case 'I':
-        return "INT";
-    case 'J':
-        return "BININT";
-    case 'K':
-        return "BININT1";
-    case 'L':
-        return "LONG";
-    case 'M':
-        return "BININT2";
-    case 'N':
-        return "NONE";
-    case 'P':
-        return "PERSID";
-    case 'Q':
-        return "BINPERSID";
-    case 'R':
-        return "REDUCE";
-    case 'S':
-        return "STRING";
-    case 'T':
-        return "BINSTRING";
-    case 'U':
-        return "SHORT_BINSTRING";
-    case 'V':
-        return "UNICODE";
-    case 'X':
-        return "BINUNICODE";
-    case 'a':
-        return "APPEND";
-    case 'b':
-        return "BUILD";
-    case 'c':
-        return "GLOBAL";
-    case 'd':
-        return "DICT";
-    case '}':
-        return "EMPTY_DICT";
-    case 'e':
-        return "APPENDS";
-    case 'g':
-        return "GET";
-    case 'h':
-        return "BINGET";
-    case 'i':
-        return "INST";
-    case 'j':
-        return "LONG_BINGET";
-    case 'l':
-        return "LIST";
-    case ']':
-        return "EMPTY_LIST";
-    case 'o':
-        return "OBJ";
-    case 'p':
-        return "PUT";
-    case 'q':
-        return "BINPUT";
-    case 'r':
-        return "LONG_BINPUT";
-    case 's':
-        return "SETITEM";
-    case 't':
-        return "TUPLE";
-    case ')':
-        return "EMPTY_TUPLE";
-    case 'u':
-        return "SETITEMS";
-    case 'G':
-        return "BINFLOAT";
-    case 0x80:
-        return "PROTO";
-    case 0x81:
-        return "NEWOBJ";
-    case 0x82:
-        return "EXT1";
-    case 0x83:
-        return "EXT2";
-    case 0x84:
-        return "EXT4";
-    case 0x85:
-        return "TUPLE1";
-    case 0x86:
-        return "TUPLE2";
-    case 0x87:
-        return "TUPLE3";
-    case 0x88:
-        return "NEWTRUE";
-    case 0x89:
-        return "NEWFALSE";
-    case 0x8a:
-        return "LONG1";
-    case 0x8b:
-        return "LONG4";
-    case 'B':
-        return "BINBYTES";
-    case 'C':
-        return "SHORT_BINBYTES";
-    case 0x8c:
-        return "SHORT_BINUNICODE";
-    case 0x8d:
-        return "BINUNICODE8";
-    case 0x8e:
-        return "BINBYTES8";
-    case 0x8f:
-        return "EMPTY_SET";
-    case 0x90:
-        return "ADDITEMS";
-    case 0x91:
-        return "FROZENSET";
-    case 0x92:
-        return "NEWOBJ_EX";
-    case 0x93:
-        return "STACK_GLOBAL";
-    case 0x94:
-        return "MEMOIZE";
-    case 0x95:
-        return "FRAME";
-    case 0x96:
-        return "BYTEARRAY8";
-    case 0x97:
-        return "NEXT_BUFFER";
-    case 0x98:
-        return "READONLY_BUFFER";
-    default:
-        return nullptr;
-    }
-}
-
 std::uint64_t littleEndian(const char *p, int n)
 {
     std::uint64_t v = 0;
@@ -730,308 +585,460 @@ std::optional<Value> Unpickler::run()
     }
 }
 
+// ---------------------------------------------------------------- the opcodes
+
+// Every opcode of protocols 0 to 5 by pickletools' name (for messages), and
+// what this reader does with it. Everything not given a handler imports,
+// calls or needs a type this reader does not build (sets, out-of-band
+// buffers, text-protocol STRING / UNICODE with their escapes): refused by
+// name. STOP ends run() before any handler.
+constinit const std::array<Unpickler::Opcode, 256> Unpickler::kOpcodes = [] {
+    std::array<Opcode, 256> table{};
+    for (Opcode &o : table)
+        o = {nullptr, &Unpickler::refuse};
+    const auto set = [&table](std::uint8_t op, const char *name, Handler run = &Unpickler::refuse) {
+        table[op] = {name, run};
+    };
+    // protocol and framing: hints only
+    set(0x80, "PROTO", &Unpickler::opProto);
+    set(0x95, "FRAME", &Unpickler::opFrame);
+    set('.', "STOP");
+    // scalars
+    set('N', "NONE", &Unpickler::opConstant);
+    set(0x88, "NEWTRUE", &Unpickler::opConstant);
+    set(0x89, "NEWFALSE", &Unpickler::opConstant);
+    set('K', "BININT1", &Unpickler::opBinInt);
+    set('M', "BININT2", &Unpickler::opBinInt);
+    set('J', "BININT", &Unpickler::opBinInt);
+    set(0x8a, "LONG1", &Unpickler::opLong);
+    set(0x8b, "LONG4", &Unpickler::opLong);
+    set('G', "BINFLOAT", &Unpickler::opBinFloat);
+    set('I', "INT", &Unpickler::opTextInt);
+    set('L', "LONG", &Unpickler::opTextInt);
+    set('F', "FLOAT", &Unpickler::opTextFloat);
+    // strings and bytes
+    set('X', "BINUNICODE", &Unpickler::opString);
+    set(0x8c, "SHORT_BINUNICODE", &Unpickler::opString);
+    set(0x8d, "BINUNICODE8", &Unpickler::opString);
+    set('T', "BINSTRING", &Unpickler::opString);
+    set('U', "SHORT_BINSTRING", &Unpickler::opString);
+    set('B', "BINBYTES", &Unpickler::opString);
+    set('C', "SHORT_BINBYTES", &Unpickler::opString);
+    set(0x8e, "BINBYTES8", &Unpickler::opString);
+    set(0x96, "BYTEARRAY8", &Unpickler::opString);
+    set('S', "STRING");
+    set('V', "UNICODE");
+    // containers
+    set(']', "EMPTY_LIST", &Unpickler::opEmptyListOrDict);
+    set('}', "EMPTY_DICT", &Unpickler::opEmptyListOrDict);
+    set(')', "EMPTY_TUPLE", &Unpickler::opEmptyTuple);
+    set(0x85, "TUPLE1", &Unpickler::opSmallTuple);
+    set(0x86, "TUPLE2", &Unpickler::opSmallTuple);
+    set(0x87, "TUPLE3", &Unpickler::opSmallTuple);
+    set('t', "TUPLE", &Unpickler::opMarkedContainer);
+    set('l', "LIST", &Unpickler::opMarkedContainer);
+    set('d', "DICT", &Unpickler::opMarkedContainer);
+    set('a', "APPEND", &Unpickler::opAppend);
+    set('e', "APPENDS", &Unpickler::opAppends);
+    set('s', "SETITEM", &Unpickler::opSetItem);
+    set('u', "SETITEMS", &Unpickler::opSetItems);
+    set(0x8f, "EMPTY_SET");
+    set(0x90, "ADDITEMS");
+    set(0x91, "FROZENSET");
+    set(0x97, "NEXT_BUFFER");
+    set(0x98, "READONLY_BUFFER");
+    // stack manipulation
+    set('(', "MARK", &Unpickler::opMark);
+    set('0', "POP", &Unpickler::opPop);
+    set('1', "POP_MARK", &Unpickler::opPopMark);
+    set('2', "DUP", &Unpickler::opDup);
+    // memo
+    set(0x94, "MEMOIZE", &Unpickler::opMemoize);
+    set('q', "BINPUT", &Unpickler::opBinPut);
+    set('r', "LONG_BINPUT", &Unpickler::opBinPut);
+    set('h', "BINGET", &Unpickler::opBinGet);
+    set('j', "LONG_BINGET", &Unpickler::opBinGet);
+    set('p', "PUT", &Unpickler::opTextMemo);
+    set('g', "GET", &Unpickler::opTextMemo);
+    // imports and calls: never executed
+    set('c', "GLOBAL");
+    set(0x93, "STACK_GLOBAL");
+    set('R', "REDUCE");
+    set('b', "BUILD");
+    set('i', "INST");
+    set('o', "OBJ");
+    set(0x81, "NEWOBJ");
+    set(0x92, "NEWOBJ_EX");
+    set('P', "PERSID");
+    set('Q', "BINPERSID");
+    set(0x82, "EXT1");
+    set(0x83, "EXT2");
+    set(0x84, "EXT4");
+    return table;
+}();
+
 bool Unpickler::execute(std::uint8_t op)
 {
-    char b[8];
-    switch (op) {
-    // ---- protocol and framing: hints only
-    case 0x80: // PROTO
-        if (!readExact(b, 1))
-            return false;
-        if (static_cast<unsigned char>(b[0]) > 5)
-            return malformed("unsupported protocol " + std::to_string(static_cast<unsigned char>(b[0])));
-        return true;
-    case 0x95: // FRAME
-        return readExact(b, 8);
+    return (this->*kOpcodes[op].run)(op);
+}
 
-    // ---- scalars
-    case 'N':
-        return push(Value::none());
-    case 0x88:
-        return push(Value::boolean(true));
-    case 0x89:
-        return push(Value::boolean(false));
-    case 'K':
+// ---- protocol and framing: hints only
+
+bool Unpickler::opProto(std::uint8_t)
+{
+    char b[1];
+    if (!readExact(b, 1))
+        return false;
+    if (static_cast<unsigned char>(b[0]) > 5)
+        return malformed("unsupported protocol " + std::to_string(static_cast<unsigned char>(b[0])));
+    return true;
+}
+
+bool Unpickler::opFrame(std::uint8_t)
+{
+    char b[8];
+    return readExact(b, 8);
+}
+
+// ---- scalars
+
+// NONE, NEWTRUE, NEWFALSE.
+bool Unpickler::opConstant(std::uint8_t op)
+{
+    return push(op == 'N' ? Value::none() : Value::boolean(op == 0x88));
+}
+
+// BININT1, BININT2 (unsigned), BININT (signed 32 bits).
+bool Unpickler::opBinInt(std::uint8_t op)
+{
+    char b[4];
+    if (op == 'K') {
         if (!readExact(b, 1))
             return false;
         return push(Value::integer(static_cast<unsigned char>(b[0])));
-    case 'M':
+    }
+    if (op == 'M') {
         if (!readExact(b, 2))
             return false;
         return push(Value::integer(static_cast<std::int64_t>(littleEndian(b, 2))));
-    case 'J':
+    }
+    if (!readExact(b, 4))
+        return false;
+    return push(Value::integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(littleEndian(b, 4)))));
+}
+
+// LONG1, LONG4: little-endian two's complement of n bytes.
+bool Unpickler::opLong(std::uint8_t op)
+{
+    char b[8];
+    std::uint64_t n;
+    if (op == 0x8a) {
+        if (!readExact(b, 1))
+            return false;
+        n = static_cast<unsigned char>(b[0]);
+    } else {
         if (!readExact(b, 4))
             return false;
-        return push(Value::integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(littleEndian(b, 4)))));
-    case 0x8a: // LONG1
-    case 0x8b: { // LONG4: little-endian two's complement of n bytes
-        std::uint64_t n;
-        if (op == 0x8a) {
-            if (!readExact(b, 1))
-                return false;
-            n = static_cast<unsigned char>(b[0]);
-        } else {
-            if (!readExact(b, 4))
-                return false;
-            n = littleEndian(b, 4);
-            if (n & 0x80000000u)
-                return malformed("negative byte count");
-        }
-        if (n == 0)
-            return push(Value::integer(0));
-        if (n > 8) {
-            // Wider than int64 unless the extra bytes only repeat the sign.
-            if (n > 4096)
-                return malformed("an integer of " + std::to_string(n) + " bytes is beyond 64 bits");
-            if (!readString(n, m_scratch))
-                return false;
-            const bool negative = static_cast<unsigned char>(m_scratch[n - 1]) & 0x80;
-            const char fillByte = negative ? '\xff' : '\0';
-            for (std::size_t i = 8; i < n; ++i)
-                if (m_scratch[i] != fillByte)
-                    return malformed("an integer beyond 64 bits is refused: no snapshot field needs one");
-            if (((static_cast<unsigned char>(m_scratch[7]) & 0x80) != 0) != negative)
-                return malformed("an integer beyond 64 bits is refused: no snapshot field needs one");
-            return push(Value::integer(static_cast<std::int64_t>(littleEndian(m_scratch.data(), 8))));
-        }
-        if (!readExact(b, static_cast<std::size_t>(n)))
-            return false;
-        std::uint64_t u = littleEndian(b, static_cast<int>(n));
-        if (n < 8 && (static_cast<unsigned char>(b[n - 1]) & 0x80))
-            u |= ~std::uint64_t{0} << (8 * n); // sign-extend
-        return push(Value::integer(static_cast<std::int64_t>(u)));
+        n = littleEndian(b, 4);
+        if (n & 0x80000000u)
+            return malformed("negative byte count");
     }
-    case 'G': {
-        if (!readExact(b, 8))
-            return false;
-        std::uint64_t bits = 0;
-        for (const char byte : b) // big-endian IEEE 754
-            bits = (bits << 8) | static_cast<unsigned char>(byte);
-        double d;
-        std::memcpy(&d, &bits, 8);
-        return push(Value::real(d));
-    }
-    case 'I': // INT: decimal text; "01" / "00" are True / False (protocol 0)
-    case 'L': { // LONG: decimal text with a trailing L
-        if (!readLine(m_scratch))
-            return false;
-        std::string_view t = m_scratch;
-        if (op == 'I' && t == "01")
-            return push(Value::boolean(true));
-        if (op == 'I' && t == "00")
-            return push(Value::boolean(false));
-        if (op == 'L' && !t.empty() && t.back() == 'L')
-            t.remove_suffix(1);
-        std::int64_t n = 0;
-        const char *first = t.data() + (!t.empty() && t.front() == '+' ? 1 : 0);
-        const auto [ptr, ec] = std::from_chars(first, t.data() + t.size(), n);
-        if (ec != std::errc() || ptr != t.data() + t.size() || first == t.data() + t.size())
-            return malformed("\"" + std::string(t.substr(0, 40)) + "\" is not an integer within 64 bits");
-        return push(Value::integer(n));
-    }
-    case 'F': {
-        if (!readLine(m_scratch))
-            return false;
-        // std::from_chars for double: locale-free, as Python's float().
-        double d = 0;
-        const char *first = m_scratch.data();
-        const auto [ptr, ec] = std::from_chars(first, first + m_scratch.size(), d);
-        if (ec != std::errc() || ptr != first + m_scratch.size())
-            return malformed("\"" + m_scratch.substr(0, 40) + "\" is not a float");
-        return push(Value::real(d));
-    }
-
-    // ---- strings and bytes
-    case 'X': // BINUNICODE
-    case 0x8c: // SHORT_BINUNICODE
-    case 0x8d: // BINUNICODE8
-    case 'T': // BINSTRING (Python 2 str: read as text, as Python 3's default ASCII decoding)
-    case 'U': // SHORT_BINSTRING
-    case 'B': // BINBYTES
-    case 'C': // SHORT_BINBYTES
-    case 0x8e: // BINBYTES8
-    case 0x96: { // BYTEARRAY8
-        const int width = (op == 0x8c || op == 'U' || op == 'C') ? 1 : (op == 0x8d || op == 0x8e || op == 0x96) ? 8 : 4;
-        if (!readExact(b, static_cast<std::size_t>(width)))
-            return false;
-        std::uint64_t n = littleEndian(b, width);
-        if (op == 'T' && (n & 0x80000000u))
-            return malformed("negative string length");
-        const Kind kind = (op == 'B' || op == 'C' || op == 0x8e || op == 0x96) ? Kind::Bytes : Kind::Str;
-        if (n <= static_cast<std::uint64_t>(m_end - m_p)) { // the common case: no copy
-            const Value v = internString(std::string_view(m_p, static_cast<std::size_t>(n)), kind);
-            m_p += n;
-            return push(v);
-        }
+    if (n == 0)
+        return push(Value::integer(0));
+    if (n > 8) {
+        // Wider than int64 unless the extra bytes only repeat the sign.
+        if (n > 4096)
+            return malformed("an integer of " + std::to_string(n) + " bytes is beyond 64 bits");
         if (!readString(n, m_scratch))
             return false;
-        return push(internString(m_scratch, kind));
+        const bool negative = static_cast<unsigned char>(m_scratch[n - 1]) & 0x80;
+        const char fillByte = negative ? '\xff' : '\0';
+        for (std::size_t i = 8; i < n; ++i)
+            if (m_scratch[i] != fillByte)
+                return malformed("an integer beyond 64 bits is refused: no snapshot field needs one");
+        if (((static_cast<unsigned char>(m_scratch[7]) & 0x80) != 0) != negative)
+            return malformed("an integer beyond 64 bits is refused: no snapshot field needs one");
+        return push(Value::integer(static_cast<std::int64_t>(littleEndian(m_scratch.data(), 8))));
     }
+    if (!readExact(b, static_cast<std::size_t>(n)))
+        return false;
+    std::uint64_t u = littleEndian(b, static_cast<int>(n));
+    if (n < 8 && (static_cast<unsigned char>(b[n - 1]) & 0x80))
+        u |= ~std::uint64_t{0} << (8 * n); // sign-extend
+    return push(Value::integer(static_cast<std::int64_t>(u)));
+}
 
-    // ---- containers
-    case ']':
-    case '}': {
-        const Value v = newContainer(op == ']' ? Kind::List : Kind::Dict);
-        created(v, m_stack.size());
+bool Unpickler::opBinFloat(std::uint8_t)
+{
+    char b[8];
+    if (!readExact(b, 8))
+        return false;
+    std::uint64_t bits = 0;
+    for (const char byte : b) // big-endian IEEE 754
+        bits = (bits << 8) | static_cast<unsigned char>(byte);
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return push(Value::real(d));
+}
+
+// INT: decimal text; "01" / "00" are True / False (protocol 0). LONG: decimal text with a trailing L.
+bool Unpickler::opTextInt(std::uint8_t op)
+{
+    if (!readLine(m_scratch))
+        return false;
+    std::string_view t = m_scratch;
+    if (op == 'I' && t == "01")
+        return push(Value::boolean(true));
+    if (op == 'I' && t == "00")
+        return push(Value::boolean(false));
+    if (op == 'L' && !t.empty() && t.back() == 'L')
+        t.remove_suffix(1);
+    std::int64_t n = 0;
+    const char *first = t.data() + (!t.empty() && t.front() == '+' ? 1 : 0);
+    const auto [ptr, ec] = std::from_chars(first, t.data() + t.size(), n);
+    if (ec != std::errc() || ptr != t.data() + t.size() || first == t.data() + t.size())
+        return malformed("\"" + std::string(t.substr(0, 40)) + "\" is not an integer within 64 bits");
+    return push(Value::integer(n));
+}
+
+bool Unpickler::opTextFloat(std::uint8_t)
+{
+    if (!readLine(m_scratch))
+        return false;
+    // std::from_chars for double: locale-free, as Python's float().
+    double d = 0;
+    const char *first = m_scratch.data();
+    const auto [ptr, ec] = std::from_chars(first, first + m_scratch.size(), d);
+    if (ec != std::errc() || ptr != first + m_scratch.size())
+        return malformed("\"" + m_scratch.substr(0, 40) + "\" is not a float");
+    return push(Value::real(d));
+}
+
+// ---- strings and bytes
+
+// BINUNICODE, SHORT_BINUNICODE, BINUNICODE8; BINSTRING, SHORT_BINSTRING
+// (Python 2 str: read as text, as Python 3's default ASCII decoding);
+// BINBYTES, SHORT_BINBYTES, BINBYTES8, BYTEARRAY8.
+bool Unpickler::opString(std::uint8_t op)
+{
+    char b[8];
+    const int width = (op == 0x8c || op == 'U' || op == 'C') ? 1 : (op == 0x8d || op == 0x8e || op == 0x96) ? 8 : 4;
+    if (!readExact(b, static_cast<std::size_t>(width)))
+        return false;
+    std::uint64_t n = littleEndian(b, width);
+    if (op == 'T' && (n & 0x80000000u))
+        return malformed("negative string length");
+    const Kind kind = (op == 'B' || op == 'C' || op == 0x8e || op == 0x96) ? Kind::Bytes : Kind::Str;
+    if (n <= static_cast<std::uint64_t>(m_end - m_p)) { // the common case: no copy
+        const Value v = internString(std::string_view(m_p, static_cast<std::size_t>(n)), kind);
+        m_p += n;
         return push(v);
     }
-    case ')':
-        return push(newContainer(Kind::Tuple));
-    case 0x85:
-    case 0x86:
-    case 0x87: {
-        const std::size_t n = op - 0x84u;
-        const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
-        if (m_stack.size() < floor + n)
-            return malformed("fewer than " + std::to_string(n) + " values on the stack");
-        const Value t = newContainer(Kind::Tuple);
-        Object &o = m_objects[t.id];
-        o.items.assign(m_stack.end() - static_cast<std::ptrdiff_t>(n), m_stack.end());
+    if (!readString(n, m_scratch))
+        return false;
+    return push(internString(m_scratch, kind));
+}
+
+// ---- containers
+
+bool Unpickler::opEmptyListOrDict(std::uint8_t op)
+{
+    const Value v = newContainer(op == ']' ? Kind::List : Kind::Dict);
+    created(v, m_stack.size());
+    return push(v);
+}
+
+bool Unpickler::opEmptyTuple(std::uint8_t)
+{
+    return push(newContainer(Kind::Tuple));
+}
+
+// TUPLE1, TUPLE2, TUPLE3: the top 1 to 3 values.
+bool Unpickler::opSmallTuple(std::uint8_t op)
+{
+    const std::size_t n = op - 0x84u;
+    const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
+    if (m_stack.size() < floor + n)
+        return malformed("fewer than " + std::to_string(n) + " values on the stack");
+    const Value t = newContainer(Kind::Tuple);
+    Object &o = m_objects[t.id];
+    o.items.assign(m_stack.end() - static_cast<std::ptrdiff_t>(n), m_stack.end());
+    m_liveValues += n;
+    m_stack.resize(m_stack.size() - n);
+    return push(t);
+}
+
+// TUPLE, LIST, DICT: the values above the innermost MARK.
+bool Unpickler::opMarkedContainer(std::uint8_t op)
+{
+    std::size_t m = 0; // set by popMark when it succeeds
+    if (!popMark(m))
+        return false;
+    const std::size_t n = m_stack.size() - m;
+    const Kind kind = op == 't' ? Kind::Tuple : op == 'l' ? Kind::List : Kind::Dict;
+    if (kind == Kind::Dict && n % 2 != 0)
+        return malformed("an odd number of values for a dict");
+    const Value v = newContainer(kind);
+    if (kind == Kind::Tuple) {
+        Object &o = m_objects[v.id];
+        o.items.assign(m_stack.begin() + static_cast<std::ptrdiff_t>(m), m_stack.end());
         m_liveValues += n;
-        m_stack.resize(m_stack.size() - n);
-        return push(t);
-    }
-    case 't': // TUPLE
-    case 'l': // LIST
-    case 'd': { // DICT
-        std::size_t m;
-        if (!popMark(m))
-            return false;
-        const std::size_t n = m_stack.size() - m;
-        const Kind kind = op == 't' ? Kind::Tuple : op == 'l' ? Kind::List : Kind::Dict;
-        if (kind == Kind::Dict && n % 2 != 0)
-            return malformed("an odd number of values for a dict");
-        const Value v = newContainer(kind);
-        if (kind == Kind::Tuple) {
-            Object &o = m_objects[v.id];
-            o.items.assign(m_stack.begin() + static_cast<std::ptrdiff_t>(m), m_stack.end());
-            m_liveValues += n;
-            m_stack.resize(m);
-            return push(v);
-        }
-        // Built from items already there: where it goes is where the mark was.
-        std::vector<Value> items(m_stack.begin() + static_cast<std::ptrdiff_t>(m), m_stack.end());
         m_stack.resize(m);
-        created(v, m);
-        if (!push(v))
-            return false;
-        for (std::size_t i = 0; i < items.size(); i += kind == Kind::Dict ? 2 : 1) {
-            if (kind == Kind::Dict) {
-                if (items[i].kind == Kind::List || items[i].kind == Kind::Dict)
-                    return malformed("a list or dict as a dict key");
-                if (!addItem(v, items[i], items[i + 1]))
-                    return false;
-            } else if (!addItem(v, {}, items[i])) {
+        return push(v);
+    }
+    // Built from items already there: where it goes is where the mark was.
+    std::vector<Value> items(m_stack.begin() + static_cast<std::ptrdiff_t>(m), m_stack.end());
+    m_stack.resize(m);
+    created(v, m);
+    if (!push(v))
+        return false;
+    for (std::size_t i = 0; i < items.size(); i += kind == Kind::Dict ? 2 : 1) {
+        if (kind == Kind::Dict) {
+            if (items[i].kind == Kind::List || items[i].kind == Kind::Dict)
+                return malformed("a list or dict as a dict key");
+            if (!addItem(v, items[i], items[i + 1]))
                 return false;
-            }
+        } else if (!addItem(v, {}, items[i])) {
+            return false;
         }
-        return true;
     }
-    case 'a': { // APPEND
-        const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
-        if (m_stack.size() < floor + 2)
-            return malformed("APPEND needs a list and a value");
-        const Value item = m_stack.back();
-        m_stack.pop_back();
-        if (kind(m_stack.back()) != Kind::List)
-            return malformed("APPEND to a " + std::string(kindName(kind(m_stack.back()))));
-        return addItem(m_stack.back(), {}, item);
-    }
-    case 'e': { // APPENDS
-        std::size_t m;
-        if (!popMark(m))
-            return false;
-        if (m == 0 || kind(m_stack[m - 1]) != Kind::List)
-            return malformed("APPENDS to something that is not a list");
-        return addItems(m - 1, m, false);
-    }
-    case 's': { // SETITEM
-        const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
-        if (m_stack.size() < floor + 3)
-            return malformed("SETITEM needs a dict, a key and a value");
-        const Value value = m_stack.back();
-        const Value key = m_stack[m_stack.size() - 2];
-        m_stack.resize(m_stack.size() - 2);
-        if (kind(m_stack.back()) != Kind::Dict)
-            return malformed("SETITEM on a " + std::string(kindName(kind(m_stack.back()))));
-        if (key.kind == Kind::List || key.kind == Kind::Dict)
-            return malformed("a list or dict as a dict key");
-        return addItem(m_stack.back(), key, value);
-    }
-    case 'u': { // SETITEMS
-        std::size_t m;
-        if (!popMark(m))
-            return false;
-        if (m == 0 || kind(m_stack[m - 1]) != Kind::Dict)
-            return malformed("SETITEMS on something that is not a dict");
-        if ((m_stack.size() - m) % 2 != 0)
-            return malformed("an odd number of values for SETITEMS");
-        return addItems(m - 1, m, true);
-    }
+    return true;
+}
 
-    // ---- stack manipulation
-    case '(':
-        if (m_marks.size() >= m_limits.max_nesting)
-            return malformed("more than " + std::to_string(m_limits.max_nesting) + " nested MARKs");
-        m_marks.push_back(m_stack.size());
-        return true;
-    case '0': // POP: the top value, or the mark when nothing is above it (as pickle.py)
-        if (!m_marks.empty() && m_marks.back() == m_stack.size()) {
-            m_marks.pop_back();
-            return true;
-        }
-        if (m_stack.empty())
-            return malformed("POP from an empty stack");
-        m_stack.pop_back();
-        return true;
-    case '1': { // POP_MARK
-        std::size_t m;
-        if (!popMark(m))
-            return false;
-        m_stack.resize(m);
+bool Unpickler::opAppend(std::uint8_t)
+{
+    const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
+    if (m_stack.size() < floor + 2)
+        return malformed("APPEND needs a list and a value");
+    const Value item = m_stack.back();
+    m_stack.pop_back();
+    if (kind(m_stack.back()) != Kind::List)
+        return malformed("APPEND to a " + std::string(kindName(kind(m_stack.back()))));
+    return addItem(m_stack.back(), {}, item);
+}
+
+bool Unpickler::opAppends(std::uint8_t)
+{
+    std::size_t m = 0; // set by popMark when it succeeds
+    if (!popMark(m))
+        return false;
+    if (m == 0 || kind(m_stack[m - 1]) != Kind::List)
+        return malformed("APPENDS to something that is not a list");
+    return addItems(m - 1, m, false);
+}
+
+bool Unpickler::opSetItem(std::uint8_t)
+{
+    const std::size_t floor = m_marks.empty() ? 0 : m_marks.back();
+    if (m_stack.size() < floor + 3)
+        return malformed("SETITEM needs a dict, a key and a value");
+    const Value value = m_stack.back();
+    const Value key = m_stack[m_stack.size() - 2];
+    m_stack.resize(m_stack.size() - 2);
+    if (kind(m_stack.back()) != Kind::Dict)
+        return malformed("SETITEM on a " + std::string(kindName(kind(m_stack.back()))));
+    if (key.kind == Kind::List || key.kind == Kind::Dict)
+        return malformed("a list or dict as a dict key");
+    return addItem(m_stack.back(), key, value);
+}
+
+bool Unpickler::opSetItems(std::uint8_t)
+{
+    std::size_t m = 0; // set by popMark when it succeeds
+    if (!popMark(m))
+        return false;
+    if (m == 0 || kind(m_stack[m - 1]) != Kind::Dict)
+        return malformed("SETITEMS on something that is not a dict");
+    if ((m_stack.size() - m) % 2 != 0)
+        return malformed("an odd number of values for SETITEMS");
+    return addItems(m - 1, m, true);
+}
+
+// ---- stack manipulation
+
+bool Unpickler::opMark(std::uint8_t)
+{
+    if (m_marks.size() >= m_limits.max_nesting)
+        return malformed("more than " + std::to_string(m_limits.max_nesting) + " nested MARKs");
+    m_marks.push_back(m_stack.size());
+    return true;
+}
+
+// The top value, or the mark when nothing is above it (as pickle.py).
+bool Unpickler::opPop(std::uint8_t)
+{
+    if (!m_marks.empty() && m_marks.back() == m_stack.size()) {
+        m_marks.pop_back();
         return true;
     }
-    case '2': // DUP
-        if (m_stack.empty() || (!m_marks.empty() && m_marks.back() == m_stack.size()))
-            return malformed("DUP of nothing");
-        return push(m_stack.back());
+    if (m_stack.empty())
+        return malformed("POP from an empty stack");
+    m_stack.pop_back();
+    return true;
+}
 
-    // ---- memo
-    case 0x94:
-        return memoPut(m_memo.size() + m_sparseMemo.size()); // MEMOIZE: the next index, as pickle.py's len(memo)
-    case 'q':
+bool Unpickler::opPopMark(std::uint8_t)
+{
+    std::size_t m = 0; // set by popMark when it succeeds
+    if (!popMark(m))
+        return false;
+    m_stack.resize(m);
+    return true;
+}
+
+bool Unpickler::opDup(std::uint8_t)
+{
+    if (m_stack.empty() || (!m_marks.empty() && m_marks.back() == m_stack.size()))
+        return malformed("DUP of nothing");
+    return push(m_stack.back());
+}
+
+// ---- memo
+
+// The next index, as pickle.py's len(memo).
+bool Unpickler::opMemoize(std::uint8_t)
+{
+    return memoPut(m_memo.size() + m_sparseMemo.size());
+}
+
+// BINPUT: a 1-byte index, LONG_BINPUT: 4 bytes.
+bool Unpickler::opBinPut(std::uint8_t op)
+{
+    char b[4];
+    if (op == 'q') {
         if (!readExact(b, 1))
             return false;
         return memoPut(static_cast<unsigned char>(b[0]));
-    case 'r':
-        if (!readExact(b, 4))
-            return false;
-        return memoPut(littleEndian(b, 4));
-    case 'h':
+    }
+    if (!readExact(b, 4))
+        return false;
+    return memoPut(littleEndian(b, 4));
+}
+
+// BINGET: a 1-byte index, LONG_BINGET: 4 bytes.
+bool Unpickler::opBinGet(std::uint8_t op)
+{
+    char b[4];
+    if (op == 'h') {
         if (!readExact(b, 1))
             return false;
         return memoGet(static_cast<unsigned char>(b[0]));
-    case 'j':
-        if (!readExact(b, 4))
-            return false;
-        return memoGet(littleEndian(b, 4));
-    case 'p': // PUT
-    case 'g': { // GET: decimal index on a line
-        if (!readLine(m_scratch))
-            return false;
-        std::uint64_t index = 0;
-        const auto [ptr, ec] = std::from_chars(m_scratch.data(), m_scratch.data() + m_scratch.size(), index);
-        if (ec != std::errc() || ptr != m_scratch.data() + m_scratch.size() || m_scratch.empty())
-            return malformed("\"" + m_scratch.substr(0, 40) + "\" is not a memo index");
-        return op == 'p' ? memoPut(index) : memoGet(index);
     }
+    if (!readExact(b, 4))
+        return false;
+    return memoGet(littleEndian(b, 4));
+}
 
-    default:
-        // Everything else imports, calls or needs a type this reader does
-        // not build (sets, out-of-band buffers, text-protocol STRING /
-        // UNICODE with their escapes): refused by name.
-        return refuse(op);
-    }
+// PUT, GET: a decimal index on a line.
+bool Unpickler::opTextMemo(std::uint8_t op)
+{
+    if (!readLine(m_scratch))
+        return false;
+    std::uint64_t index = 0;
+    const auto [ptr, ec] = std::from_chars(m_scratch.data(), m_scratch.data() + m_scratch.size(), index);
+    if (ec != std::errc() || ptr != m_scratch.data() + m_scratch.size() || m_scratch.empty())
+        return malformed("\"" + m_scratch.substr(0, 40) + "\" is not a memo index");
+    return op == 'p' ? memoPut(index) : memoGet(index);
 }
 
 } // namespace memledger::pickle

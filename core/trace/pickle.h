@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -188,6 +189,45 @@ private:
     Value internString(std::string_view s, Kind kind);
     bool execute(std::uint8_t op);
     bool refuse(std::uint8_t op);
+
+    // The opcode table (pickle.cpp): pickletools' name of each opcode, for
+    // messages (null for a byte that is no opcode), and its handler, refuse
+    // for any the reader does not run.
+    using Handler = bool (Unpickler::*)(std::uint8_t op);
+    struct Opcode
+    {
+        const char *name;
+        Handler run;
+    };
+    static const std::array<Opcode, 256> kOpcodes;
+    static const char *opcodeName(std::uint8_t op) { return kOpcodes[op].name; }
+    // The handlers, one per group of opcodes that share their work; each
+    // reads its arguments and returns false with the error set.
+    bool opProto(std::uint8_t op);
+    bool opFrame(std::uint8_t op);
+    bool opConstant(std::uint8_t op);
+    bool opBinInt(std::uint8_t op);
+    bool opLong(std::uint8_t op);
+    bool opBinFloat(std::uint8_t op);
+    bool opTextInt(std::uint8_t op);
+    bool opTextFloat(std::uint8_t op);
+    bool opString(std::uint8_t op);
+    bool opEmptyListOrDict(std::uint8_t op);
+    bool opEmptyTuple(std::uint8_t op);
+    bool opSmallTuple(std::uint8_t op);
+    bool opMarkedContainer(std::uint8_t op);
+    bool opAppend(std::uint8_t op);
+    bool opAppends(std::uint8_t op);
+    bool opSetItem(std::uint8_t op);
+    bool opSetItems(std::uint8_t op);
+    bool opMark(std::uint8_t op);
+    bool opPop(std::uint8_t op);
+    bool opPopMark(std::uint8_t op);
+    bool opDup(std::uint8_t op);
+    bool opMemoize(std::uint8_t op);
+    bool opBinPut(std::uint8_t op);
+    bool opBinGet(std::uint8_t op);
+    bool opTextMemo(std::uint8_t op);
     bool malformed(const std::string &what);
 
     // Input.

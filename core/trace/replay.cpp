@@ -39,26 +39,34 @@ Bytes plus(Bytes a, Bytes b)
     return r;
 }
 
-} // namespace
-
-MemoryReplay replayAllocated(const MeasuredTrace &trace)
+// process_alloc_data's elements and actions, and which elements are alive
+// before the first event.
+struct AllocData
 {
-    const std::vector<TraceEvent> &events = trace.events;
     std::vector<Element> elements;
     std::vector<Action> actions;
     std::vector<bool> initially; // per element: alive before the first event
-    std::unordered_map<std::uint64_t, std::int32_t> addrToAlloc;
     // annotate_snapshot folds a free_requested and the free_completed right
     // after it (same address) into one "free" at the free_requested: its
-    // time and size.
-    std::vector<std::int64_t> actionTimeSource(events.size(), -1);
+    // time and size. Per event: the event it takes them from, or -1.
+    std::vector<std::int64_t> actionTimeSource;
 
-    auto addElement = [&](const Element &e, bool initial) {
+    std::int32_t add(const Element &e, bool initial)
+    {
         elements.push_back(e);
         initially.push_back(initial);
         return static_cast<std::int32_t>(elements.size() - 1);
-    };
+    }
+};
 
+// annotate_snapshot, then process_alloc_data: an element per allocation (or
+// per block alive before the window), and the actions that add and remove them.
+AllocData allocDataOf(const MeasuredTrace &trace)
+{
+    const std::vector<TraceEvent> &events = trace.events;
+    AllocData a;
+    a.actionTimeSource.assign(events.size(), -1);
+    std::unordered_map<std::uint64_t, std::int32_t> addrToAlloc;
     std::int64_t prevKept = -1; // the previous event annotate_snapshot kept
     for (std::size_t i = 0; i < events.size(); ++i) {
         const TraceEvent &e = events[i];
@@ -66,28 +74,29 @@ MemoryReplay replayAllocated(const MeasuredTrace &trace)
         if (e.action == TraceAction::FreeCompleted && prevKept >= 0
             && events[static_cast<std::size_t>(prevKept)].action == TraceAction::FreeRequested
             && events[static_cast<std::size_t>(prevKept)].addr == e.addr) {
-            actionTimeSource[i] = prevKept; // elided into the free_requested ("free")
+            a.actionTimeSource[i] = prevKept; // elided into the free_requested ("free")
         } else {
             prevKept = idx;
         }
-        const TraceEvent &src = actionTimeSource[i] >= 0 ? events[static_cast<std::size_t>(actionTimeSource[i])] : e;
+        const TraceEvent &src
+            = a.actionTimeSource[i] >= 0 ? events[static_cast<std::size_t>(a.actionTimeSource[i])] : e;
         switch (e.action) {
         case TraceAction::Alloc: {
-            const std::int32_t el = addElement({e.addr, e.size, e.stack, idx}, false);
+            const std::int32_t el = a.add({e.addr, e.size, e.stack, idx}, false);
             addrToAlloc[e.addr] = el;
-            actions.push_back({el, idx});
+            a.actions.push_back({el, idx});
             break;
         }
         case TraceAction::FreeCompleted: {
             const auto it = addrToAlloc.find(e.addr);
             if (it != addrToAlloc.end()) {
-                actions.push_back({it->second, idx});
+                a.actions.push_back({it->second, idx});
                 addrToAlloc.erase(it);
             } else {
                 // Allocated before the window: alive from its start, with the
                 // free's size and stack.
-                const std::int32_t el = addElement({e.addr, src.size, src.stack, -1}, true);
-                actions.push_back({el, idx});
+                const std::int32_t el = a.add({e.addr, src.size, src.stack, -1}, true);
+                a.actions.push_back({el, idx});
             }
             break;
         }
@@ -101,50 +110,65 @@ MemoryReplay replayAllocated(const MeasuredTrace &trace)
     // requested_size.
     for (const TraceBlock &b : trace.live_blocks)
         if (!addrToAlloc.count(b.addr))
-            addElement({b.addr, b.size, b.stack, -1}, true);
+            a.add({b.addr, b.size, b.stack, -1}, true);
+    return a;
+}
 
-    MemoryReplay r;
-    for (std::size_t el = 0; el < elements.size(); ++el)
-        if (initially[el])
-            r.initial_allocated_bytes = plus(r.initial_allocated_bytes, elements[el].size);
-    // A profiler trace says what the allocator held before its first event;
-    // what the window never frees of it stays one anonymous block.
-    if (trace.initial_allocated_bytes && *trace.initial_allocated_bytes > r.initial_allocated_bytes) {
-        addElement({0, *trace.initial_allocated_bytes - r.initial_allocated_bytes, -1, -1}, true);
-        r.initial_allocated_bytes = *trace.initial_allocated_bytes;
+// What is allocated before the first event: the elements alive then and, from
+// a profiler trace, what the allocator held that the window never frees (one
+// anonymous block).
+Bytes initialAllocated(const MeasuredTrace &trace, AllocData &a)
+{
+    Bytes initial = 0;
+    for (std::size_t el = 0; el < a.elements.size(); ++el)
+        if (a.initially[el])
+            initial = plus(initial, a.elements[el].size);
+    if (trace.initial_allocated_bytes && *trace.initial_allocated_bytes > initial) {
+        a.add({0, *trace.initial_allocated_bytes - initial, -1, -1}, true);
+        initial = *trace.initial_allocated_bytes;
     }
+    return initial;
+}
 
-    // Reserved: the segments at the snapshot, walked back over the segment
-    // events (MemoryView.simulate_memory), then forward.
+// Reserved before the first event: the segments at the snapshot, walked back
+// over the segment events (MemoryView.simulate_memory).
+Bytes initialReserved(const MeasuredTrace &trace)
+{
     Bytes reserved = 0;
     for (const TraceSegment &s : trace.segments)
         reserved = plus(reserved, s.total_size);
-    for (const TraceEvent &e : events) {
+    for (const TraceEvent &e : trace.events) {
         if (e.action == TraceAction::SegmentAlloc || e.action == TraceAction::SegmentMap)
             reserved = plus(reserved, -e.size);
         else if (e.action == TraceAction::SegmentFree || e.action == TraceAction::SegmentUnmap)
             reserved = plus(reserved, e.size);
     }
-    reserved = std::max<Bytes>(reserved, 0);
+    return std::max<Bytes>(reserved, 0);
+}
 
+// The replay forward, event by event: a point per action or segment event,
+// the allocated and reserved peaks. Returns the actions applied when the
+// allocated peak holds.
+std::size_t replayForward(const MeasuredTrace &trace, const AllocData &a, Bytes reserved, MemoryReplay &r)
+{
+    const std::vector<TraceEvent> &events = trace.events;
     auto timeOf = [&](std::size_t i) {
-        const std::size_t src = actionTimeSource[i] >= 0 ? static_cast<std::size_t>(actionTimeSource[i]) : i;
+        const std::size_t src = a.actionTimeSource[i] >= 0 ? static_cast<std::size_t>(a.actionTimeSource[i]) : i;
         return trace.has_times ? events[src].time_us : static_cast<double>(i);
     };
-
     Bytes allocated = r.initial_allocated_bytes;
     r.peak_allocated_bytes = allocated;
     r.peak_reserved_bytes = reserved;
     r.peak_time_us = events.empty() ? 0 : timeOf(0);
-    std::vector<bool> alive = initially;
+    std::vector<bool> alive = a.initially;
     std::size_t nextAction = 0;
     std::size_t peakActions = 0; // actions applied when the peak holds
     for (std::size_t i = 0; i < events.size(); ++i) {
         const TraceEvent &e = events[i];
         bool point = false;
-        if (nextAction < actions.size() && actions[nextAction].event == static_cast<std::int64_t>(i)) {
-            const std::size_t el = static_cast<std::size_t>(actions[nextAction].element);
-            allocated = plus(allocated, alive[el] ? -elements[el].size : elements[el].size);
+        if (nextAction < a.actions.size() && a.actions[nextAction].event == static_cast<std::int64_t>(i)) {
+            const std::size_t el = static_cast<std::size_t>(a.actions[nextAction].element);
+            allocated = plus(allocated, alive[el] ? -a.elements[el].size : a.elements[el].size);
             alive[el] = !alive[el];
             ++nextAction;
             point = true;
@@ -174,19 +198,36 @@ MemoryReplay replayAllocated(const MeasuredTrace &trace)
         }
         r.peak_reserved_bytes = std::max(r.peak_reserved_bytes, reserved);
     }
+    return peakActions;
+}
 
-    // Who is alive at the peak: replay the actions up to it again.
-    std::vector<bool> atPeak = initially;
-    for (std::size_t a = 0; a < peakActions; ++a) {
-        const std::size_t el = static_cast<std::size_t>(actions[a].element);
+// Who is alive at the peak: the actions up to it replayed again, largest block first.
+std::vector<ReplayBlock> aliveAfter(const AllocData &a, std::size_t actions)
+{
+    std::vector<bool> atPeak = a.initially;
+    for (std::size_t k = 0; k < actions; ++k) {
+        const std::size_t el = static_cast<std::size_t>(a.actions[k].element);
         atPeak[el] = !atPeak[el];
     }
-    for (std::size_t el = 0; el < elements.size(); ++el)
+    std::vector<ReplayBlock> out;
+    for (std::size_t el = 0; el < a.elements.size(); ++el)
         if (atPeak[el])
-            r.alive_at_peak.push_back(
-                {elements[el].addr, elements[el].size, elements[el].stack, elements[el].alloc_event});
-    std::stable_sort(r.alive_at_peak.begin(), r.alive_at_peak.end(),
-                     [](const ReplayBlock &a, const ReplayBlock &b) { return a.size > b.size; });
+            out.push_back({a.elements[el].addr, a.elements[el].size, a.elements[el].stack, a.elements[el].alloc_event});
+    std::stable_sort(out.begin(), out.end(),
+                     [](const ReplayBlock &x, const ReplayBlock &y) { return x.size > y.size; });
+    return out;
+}
+
+} // namespace
+
+MemoryReplay replayAllocated(const MeasuredTrace &trace)
+{
+    AllocData a = allocDataOf(trace);
+    MemoryReplay r;
+    r.initial_allocated_bytes = initialAllocated(trace, a);
+    // Reserved: the segments at the snapshot walked back, then forward.
+    const std::size_t peakActions = replayForward(trace, a, initialReserved(trace), r);
+    r.alive_at_peak = aliveAfter(a, peakActions);
     return r;
 }
 

@@ -207,16 +207,6 @@ std::string formatMilliseconds(double seconds)
     return printf1("%.1f ms", seconds * 1e3);
 }
 
-std::string formatSeconds(double seconds)
-{
-    const double a = std::fabs(seconds);
-    if (a >= 0.1 || a == 0)
-        return printf1("%.2f s", seconds);
-    if (a >= 1e-3)
-        return printf1("%.1f ms", seconds * 1e3);
-    return printf1("%.0f µs", seconds * 1e6);
-}
-
 std::string peakLabel(const RankTimeline &rank)
 {
     return "peak " + formatGB(double(rank.peak_bytes)) + " at " + formatSeconds(rank.peak_time);

@@ -105,8 +105,6 @@ std::string fp8Text(const Lifetime &lifetime);
 
 // "838.4 ms" (tooltips).
 std::string formatMilliseconds(double seconds);
-// "0.84 s", "12.5 ms": two or three significant figures.
-std::string formatSeconds(double seconds);
 // "peak 71.20 GB at 0.84 s".
 std::string peakLabel(const RankTimeline &rank);
 

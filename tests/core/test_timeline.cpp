@@ -3,6 +3,7 @@
 // ledger, recompute changing lifetimes, step time and the pipeline bubble.
 #include "core/model/activations.h"
 #include "core/time/costmodel.h"
+#include "core/timeline/curve.h"
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 

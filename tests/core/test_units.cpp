@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The one short parameter-count formatter (core/base/units.h), which the GUI's
-// header and any report share: model cards' B and T, decimal.
+// The formatters of core/base/units.h, which the GUI and every report share:
+// parameter counts (model cards' B and T, decimal), bytes, counts, percents
+// and seconds, each with printf's digits.
 #include "core/base/units.h"
 
 #include <catch2/catch.hpp>
@@ -73,4 +74,44 @@ TEST_CASE("Counts print with a comma every three digits", "[units]")
     CHECK(countOf(1, "layer", "layers") == "1 layer");
     CHECK(countOf(12, "layer", "layers") == "12 layers");
     CHECK(countOf(2.5, "stage-micro-batch", "stage-micro-batches") == "2.50 stage-micro-batches");
+}
+
+TEST_CASE("Percents and seconds print printf's digits in every report's one style", "[units]")
+{
+    CHECK(formatPercent(0.4523) == "45.2 %");
+    CHECK(formatPercent(0.85, 0) == "85 %");
+    CHECK(formatPercent(0.0) == "0.0 %");
+    CHECK(formatPercentChange(0.031) == "+3.1 %");
+    CHECK(formatPercentChange(-0.004) == "-0.4 %");
+    CHECK(formatPercentChange(0.0) == "+0.0 %");
+    CHECK(formatPercentChange(-0.0001) == "-0.0 %"); // printf keeps the sign of what rounds to zero
+    CHECK(formatPercentCompact(0.8) == "80 %");
+    CHECK(formatPercentCompact(0.825) == "82.5 %");
+    CHECK(formatSeconds(13.7641, 3) == "13.764 s");
+    CHECK(formatSeconds(0.8383689, 2) == "0.84 s");
+    CHECK(formatSeconds(0.8383689) == "0.84 s");
+    CHECK(formatSeconds(0.0125) == "12.5 ms");
+    CHECK(formatSeconds(8.4e-4) == "840 µs");
+    CHECK(formatSeconds(0.0) == "0.00 s");
+    // What the reports' snprintf calls printed, over a sweep of values on and
+    // near rounding boundaries, and beyond the fast path (1e9 and more).
+    const auto printf1 = [](const char *format, double v) {
+        char buf[512];
+        std::snprintf(buf, sizeof buf, format, v);
+        return std::string(buf);
+    };
+    std::uint64_t state = 777;
+    for (int i = 0; i < 200000; ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double digits = double(state >> 40) / 16.0; // multiples of 1/16: exact ties
+        const double scale = std::pow(10.0, double(int((state >> 20) % 24) - 12));
+        const double v = digits * scale * (i % 5 == 0 ? -1 : 1);
+        INFO(v);
+        REQUIRE(formatPercent(v) == printf1("%.1f %%", v * 100.0));
+        REQUIRE(formatPercent(v, 0) == printf1("%.0f %%", v * 100.0));
+        REQUIRE(formatPercentChange(v) == printf1("%+.1f %%", v * 100.0));
+        REQUIRE(formatSeconds(v, 3) == printf1("%.3f s", v));
+        REQUIRE(formatSeconds(v, 2) == printf1("%.2f s", v));
+    }
+    CHECK(formatSeconds(1e300, 3) == printf1("%.3f s", 1e300));
 }

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The search's first step (searchPlans, core/planner/search.h): every split of
+// the GPUs enumerated and bounded, with per value of each dimension the
+// candidate with the least bound, the fastest within the limit and the rules
+// that skipped it. Internal to the search: confirm.h and verdicts.h read it.
+
+#include "core/config/config.h"
+#include "core/planner/search.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+// The search's parts share these names; a namespace of their own keeps them
+// from meeting another file's Candidate or Slot.
+namespace memledger::plansearch {
+
+constexpr int kRecomputeChoices = 3; // none, selective, full (uniform, one layer per group)
+constexpr std::array<RecomputeGranularity, kRecomputeChoices> kGranularities
+    = {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full};
+
+// One enumerated plan, compact: the search keeps those passing the bound.
+struct Candidate
+{
+    double time = 0;
+    Bytes bound = 0;
+    std::int32_t t, p, v, d, c, e, mbs;
+    std::uint8_t zero, recompute, offload, sp; // offload: bit 0 optimizer (CPU-Adam), bit 1 activations
+};
+
+// Ties in estimated time go to the simpler plan: no offload, less sharding,
+// less recompute, shallower pipeline, narrower tensor split, larger micro-batch.
+inline auto rankKey(const Candidate &x)
+{
+    return std::make_tuple(x.time, x.offload, x.zero, x.recompute, x.p, x.t, x.c, x.v, x.e, -x.mbs, x.sp);
+}
+
+constexpr std::size_t kDims = kSearchDimensions.size();
+
+inline std::size_t dimIndex(SearchDimension d)
+{
+    return static_cast<std::size_t>(d);
+}
+
+// Rules that skipped a value, as bits: set on the value the rule tested and on
+// every value of the enclosing loops, so a value that no plan has can say
+// which rules ruled out every split with it.
+constexpr std::uint32_t kTGpus = 1u << 0; // t does not divide N
+constexpr std::uint32_t kTNode = 1u << 1; // t beyond the NVLink node
+constexpr std::uint32_t kTHeads = 1u << 2;
+constexpr std::uint32_t kTGroups = 1u << 3;
+constexpr std::uint32_t kTFfn = 1u << 4;
+constexpr std::uint32_t kTSharedFfn = 1u << 5;
+constexpr std::uint32_t kTExpertFfn = 1u << 6; // the expert FFN does not divide by the expert tensor-parallel size
+constexpr std::uint32_t kCGpus = 1u << 7; // t × c does not divide N
+constexpr std::uint32_t kCNode = 1u << 8; // t × c beyond the node
+constexpr std::uint32_t kCSeq = 1u << 9; // s not a multiple of 2c
+constexpr std::uint32_t kPGpus = 1u << 10; // t × c × p does not divide N
+constexpr std::uint32_t kPLayers = 1u << 11; // p does not divide L
+constexpr std::uint32_t kEGroup = 1u << 12; // t × c × d not a multiple of etp × e
+constexpr std::uint32_t kVNeedsP = 1u << 13; // interleaving with p = 1
+constexpr std::uint32_t kVLayers = 1u << 14; // p × v does not divide L
+constexpr std::uint32_t kSpRule = 1u << 15; // MoE with t > 1 needs sequence parallelism, and t | s / c
+constexpr std::uint32_t kBatch = 1u << 16; // micro-batch × d does not divide the global batch
+constexpr std::uint32_t kInterleaveBatch
+    = 1u << 17; // interleaving needs the micro-batches per replica to be a multiple of p
+
+// Per value of a dimension: the candidate with the least bound, the fastest
+// one within the limit, and the rules that skipped it.
+struct Slot
+{
+    Candidate least{};
+    Candidate fastest{};
+    std::uint32_t why = 0;
+    Slot()
+    {
+        least.bound = std::numeric_limits<Bytes>::max();
+        fastest.time = std::numeric_limits<double>::infinity();
+    }
+    bool tried() const { return least.bound != std::numeric_limits<Bytes>::max(); }
+    bool kept() const { return fastest.time != std::numeric_limits<double>::infinity(); }
+    void fold(const Candidate &leastIn, const Candidate &fastestIn)
+    {
+        if (leastIn.bound < least.bound)
+            least = leastIn;
+        if (fastestIn.time < fastest.time)
+            fastest = fastestIn;
+    }
+};
+
+struct Domain
+{
+    std::vector<std::int64_t> values;
+    std::vector<Slot> slots;
+    void set(std::vector<std::int64_t> v)
+    {
+        values = std::move(v);
+        slots.assign(values.size(), Slot{});
+    }
+    std::size_t indexOf(std::int64_t v) const
+    {
+        return static_cast<std::size_t>(std::find(values.begin(), values.end(), v) - values.begin());
+    }
+};
+
+struct Facts
+{
+    std::int64_t N, G, L, s, GB, heads, groups, ffn, sharedFfn, moeFfn, etp;
+    bool moe, etpFixed;
+    double gatherBytes = -1; // per parameter, ZeRO's weight gathers (fp8_param_gather); < 0: the weights' own
+};
+
+// The values each dimension takes (or is refused), each with its slot, and
+// the candidates that passed the bound.
+struct Enumeration
+{
+    std::array<Domain, kDims> domains;
+    std::vector<Candidate> kept;
+    std::int64_t candidates = 0;
+    std::int64_t prunedByBound = 0;
+    Domain &operator[](SearchDimension d) { return domains[dimIndex(d)]; }
+};
+
+// A candidate's value of a dimension, as ValueVerdict::value encodes it.
+std::int64_t valueOf(const Candidate &x, SearchDimension d);
+
+// Every split of the GPUs (t, c, p, d, e, v, sequence parallelism, micro-batch),
+// the divisibility rules each breaks recorded in the slots of the values it tried.
+Enumeration enumerateCandidates(const Config &base, const SearchOptions &opt, const Facts &f, Bytes limit);
+
+} // namespace memledger::plansearch
