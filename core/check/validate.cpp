@@ -692,7 +692,7 @@ void checkPrecision(Checker &ck, const Config &config)
     if (tr.optimizer != Optimizer::Adam8bit
         && ((tr.exp_avg_dtype && *tr.exp_avg_dtype == Dtype::INT8)
             || (tr.exp_avg_sq_dtype && *tr.exp_avg_sq_dtype == Dtype::INT8)))
-        ck.warning(kTraining + "exp_avg_dtype", "int8 optimizer states need a block-quantized optimizer",
+        ck.warning(kTraining + "exp_avg_dtype", "int8 optimizer states need a block-quantised optimizer",
                    "use optimizer \"adam8bit\"");
     if (tr.params_dtype == Dtype::FP32 && tr.main_grads_dtype != Dtype::FP32)
         ck.warning(kTraining + "main_grads_dtype", "gradients of fp32 parameters are fp32",
