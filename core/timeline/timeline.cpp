@@ -918,7 +918,9 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
             addGroupStay(x, rt, cp, op, forwardStart[group], false);
         }
     }
-    rt.max_alive_microbatches = double(rt.max_alive_chunks) / double(x.v);
+    // In stage-micro-batches, as the ledger counts them: v chunks make a stage, but each of DualPipe's two is a
+    // whole stage (one per direction).
+    rt.max_alive_microbatches = double(rt.max_alive_chunks) / double(x.v / pipelineDirections(x.config.parallelism));
 }
 
 // What the optimizer step allocates while it runs (optimizer_kernel).

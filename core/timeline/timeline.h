@@ -96,7 +96,7 @@ struct RankTimeline
     double peak_time = 0;
     std::vector<AliveItem> alive_at_peak; // largest first
     std::int64_t max_alive_chunks = 0; // activation groups alive at once: the staircase
-    double max_alive_microbatches = 0; // the same in stage-micro-batches (chunks / v)
+    double max_alive_microbatches = 0; // the same in stage-micro-batches (chunks / v; DualPipe's are stages)
     double busy_s = 0; // compute time of the rank's ops
     double pipeline_end = 0; // end of the rank's last backward
     double optimizer_start = 0;

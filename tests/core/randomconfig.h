@@ -64,13 +64,22 @@ private:
         par.tensor_model_parallel_size = pick<std::int64_t>({1, 1, 2, 4});
         par.pipeline_model_parallel_size = pick<std::int64_t>({1, 1, 2, 4});
         const std::int64_t t = par.tensor_model_parallel_size, p = par.pipeline_model_parallel_size;
-        const auto sched = p >= 2 ? pick({0, 1, 2}) : pick({0, 1});
-        par.pipeline_schedule = sched == 0   ? PipelineSchedule::GPipe
-                                : sched == 1 ? PipelineSchedule::OneFOneB
-                                             : PipelineSchedule::Interleaved;
-        par.virtual_pipeline_model_parallel_size = sched == 2 ? pick<std::int64_t>({2, 3}) : 1;
+        // What each schedule needs (core/check/validate.cpp): GPipe and 1F1B run on any p; the others need a
+        // pipeline (p ≥ 2), DualPipe an even p (p is 2 or 4 here). Interleaving runs v ≥ 2 chunks per rank,
+        // ZB-V, DualPipe and DualPipeV exactly two; the rest one.
+        using S = PipelineSchedule;
+        const S sched
+            = p >= 2
+                  ? pick({S::GPipe, S::OneFOneB, S::Interleaved, S::ZbH1, S::ZbH2, S::ZbV, S::DualPipe, S::DualPipeV})
+                  : pick({S::GPipe, S::OneFOneB});
+        par.pipeline_schedule = sched;
+        const bool twoChunks = sched == S::ZbV || sched == S::DualPipe || sched == S::DualPipeV;
+        par.virtual_pipeline_model_parallel_size = sched == S::Interleaved ? pick<std::int64_t>({2, 3})
+                                                   : twoChunks             ? 2
+                                                                           : 1;
         const std::int64_t v = par.virtual_pipeline_model_parallel_size;
-        // Layers divisible by 2p·v, so that doubling p stays valid.
+        // Layers divisible by 2p·v, so that doubling p stays valid: the p·v stages (p for DualPipe, whose two
+        // chunks per rank are one stage of each direction), and the V's 2p equal chunks, divide them.
         m.num_layers = 2 * p * v * between(1, 2);
 
         m.num_attention_heads = pick<std::int64_t>({8, 16, 32});
@@ -112,7 +121,10 @@ private:
         }
         tr.seq_length = pick<std::int64_t>({256, 512, 1024});
         tr.micro_batch_size = pick<std::int64_t>({1, 2});
-        const std::int64_t micro = sched == 2 ? 2 * p * between(1, 2) : between(1, 8);
+        // Micro-batches per iteration: interleaving needs a multiple of p, DualPipe and DualPipeV at least 2p
+        // (DualPipe an even number); 2p or 4p meet both, and 4p still does once p is doubled.
+        const bool multipleOfP = sched == S::Interleaved || sched == S::DualPipe || sched == S::DualPipeV;
+        const std::int64_t micro = multipleOfP ? 2 * p * between(1, 2) : between(1, 8);
         tr.global_batch_size = micro * tr.micro_batch_size * par.data_parallel_size;
         tr.params_dtype = pick({Dtype::BF16, Dtype::BF16, Dtype::FP16, Dtype::FP32});
         tr.main_params_fp32 = tr.params_dtype != Dtype::FP32 ? coin(0.8) : true;

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
 // One iteration simulated: the staircase as an output, peaks against the
 // ledger, recompute changing lifetimes, step time and the pipeline bubble.
+#include "core/formats/builtins.h"
 #include "core/model/activations.h"
 #include "core/time/costmodel.h"
 #include "core/timeline/curve.h"
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;
@@ -39,10 +45,17 @@ Bytes persistentOf(const RankLedger &r)
 
 TEST_CASE("The staircase is an output of the simulation and the ledger uses the same numbers", "[timeline][schedule]")
 {
-    for (const std::string schedule : {"gpipe", "1f1b", "interleaved"}) {
+    // Every schedule (docs/extending.md: a new one joins this loop), each with what it needs: interleaving v >= 2
+    // chunks per rank, ZB-V and the DualPipes two, DualPipe and DualPipeV at least 2p micro-batches (DualPipe an
+    // even number, which 2p, 3p and 4p are for these even p).
+    for (const std::string schedule :
+         {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev"}) {
+        const bool twoChunks = schedule == "zb-v" || schedule == "dualpipe" || schedule == "dualpipev";
+        const bool dual = schedule == "dualpipe" || schedule == "dualpipev";
         for (std::int64_t p : {2, 4, 8}) {
-            const std::int64_t v = schedule == "interleaved" ? (p == 8 ? 2 : 3) : 1;
-            for (std::int64_t m : {p, 2 * p, 3 * p}) {
+            const std::int64_t v = schedule == "interleaved" ? (p == 8 ? 2 : 3) : twoChunks ? 2 : 1;
+            for (std::int64_t m :
+                 dual ? std::vector<std::int64_t>{2 * p, 3 * p, 4 * p} : std::vector<std::int64_t>{p, 2 * p, 3 * p}) {
                 if (48 % (p * v) != 0)
                     continue;
                 CAPTURE(schedule, p, v, m);
