@@ -36,6 +36,12 @@ inline std::filesystem::path tempPath(const std::string &name)
     return std::filesystem::temp_directory_path() / ("memledger-test-" + std::to_string(::getpid()) + "-" + name);
 }
 
+// A shipped scenario's file, quoted as one shell word.
+inline std::string scenarioArg(const std::string &name)
+{
+    return shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
+}
+
 // `args` is appended to the binary's path as shell words: quote paths with shellQuote.
 inline CliRun runCli(const std::string &args)
 {

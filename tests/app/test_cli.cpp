@@ -12,11 +12,6 @@ using namespace memledger::test;
 
 namespace {
 
-std::string scenario(const std::string &name)
-{
-    return shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
-}
-
 nlohmann::json reference()
 {
     std::ifstream in(std::string(MEMLEDGER_TEST_DATA) + "/reference_cases.json");
@@ -38,7 +33,7 @@ TEST_CASE("eval --format json carries the contract and the seed 000 figures", "[
     for (const nlohmann::json &plan : seed["plans"]) {
         const std::string name = plan["preset"];
         CAPTURE(name);
-        const CliRun r = runCli("eval " + scenario(name) + " --format json");
+        const CliRun r = runCli("eval " + scenarioArg(name) + " --format json");
         REQUIRE(r.code == 0);
         const nlohmann::json j = nlohmann::json::parse(r.out);
         const nlohmann::json &rank = j["ranks"][0];
@@ -85,7 +80,7 @@ TEST_CASE("eval reproduces Korthikanti Figure 1 with --set", "[cli][reference]")
 TEST_CASE("The staircase through the CLI", "[cli][reference]")
 {
     const nlohmann::json st = reference()["staircase"];
-    const CliRun r = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-only") + " --format json");
+    const CliRun r = runCli("eval " + scenarioArg("gpt-3-175b-64gpus-tp-only") + " --format json");
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     std::vector<double> got;
@@ -93,7 +88,7 @@ TEST_CASE("The staircase through the CLI", "[cli][reference]")
         got.push_back(rank["in_flight_microbatches"]);
     CHECK(got == st["one_f_one_b"].get<std::vector<double>>());
 
-    const CliRun v2 = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-only")
+    const CliRun v2 = runCli("eval " + scenarioArg("gpt-3-175b-64gpus-tp-only")
                              + " --set parallelism.virtual_pipeline_model_parallel_size=2 --set "
                                "parallelism.pipeline_schedule=interleaved --format json");
     REQUIRE(v2.code == 0);
@@ -103,10 +98,10 @@ TEST_CASE("The staircase through the CLI", "[cli][reference]")
 
 TEST_CASE("check exits 0 when every rank fits and 3 when one does not", "[cli]")
 {
-    const CliRun fits = runCli("check " + scenario("seed-000-7b-c-offload"));
+    const CliRun fits = runCli("check " + scenarioArg("seed-000-7b-c-offload"));
     CHECK(fits.code == 0);
     CHECK(fits.out.find("worst rank 0") != std::string::npos);
-    const CliRun overflows = runCli("check " + scenario("seed-000-7b-a-plain"));
+    const CliRun overflows = runCli("check " + scenarioArg("seed-000-7b-a-plain"));
     CHECK(overflows.code == 3);
     CHECK(overflows.out.find("does not fit") != std::string::npos);
     // A built-in scenario can be named instead of a file.
@@ -116,7 +111,7 @@ TEST_CASE("check exits 0 when every rank fits and 3 when one does not", "[cli]")
 
 TEST_CASE("Every output format renders", "[cli]")
 {
-    const std::string preset = scenario("llama-3-70b-128xh100");
+    const std::string preset = scenarioArg("llama-3-70b-128xh100");
     const CliRun table = runCli("eval " + preset);
     CHECK(table.code == 0);
     CHECK(table.out.find("Peak: rank 0") != std::string::npos);
@@ -136,7 +131,7 @@ TEST_CASE("Bad input exits 2 with one line per problem naming the field, never a
         std::string args;
         std::string mentions;
     };
-    const std::string good = scenario("llama-3-70b-128xh100");
+    const std::string good = scenarioArg("llama-3-70b-128xh100");
     const std::string malformed
         = writeTemp("malformed.json", "{\"format\": \"memledger-preset\", \"version\": 1, \"model\": {");
     const std::string wrongType
@@ -168,12 +163,12 @@ TEST_CASE("Bad input exits 2 with one line per problem naming the field, never a
         std::filesystem::remove(p);
 }
 
-TEST_CASE("eval reports the step time, its parts and MFU; GPT-3 175B lands on Korthikanti's measured 13.75 s",
+TEST_CASE("eval reports the step time, its parts and MFU — GPT-3 175B lands on Korthikanti's measured 13.75 s",
           "[cli][time]")
 {
     // Korthikanti et al. 2022: GPT-3 175B on 64 A100s, t 8, p 8 with 3 interleaved
     // stages, SP + selective recompute, batch 64: 13.75 s measured per iteration.
-    const CliRun r = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-sp-selective")
+    const CliRun r = runCli("eval " + scenarioArg("gpt-3-175b-64gpus-tp-sp-selective")
                             + " --set parallelism.virtual_pipeline_model_parallel_size=3"
                               " --set parallelism.pipeline_schedule=interleaved --format json");
     REQUIRE(r.code == 0);
@@ -194,10 +189,10 @@ TEST_CASE("eval reports the step time, its parts and MFU; GPT-3 175B lands on Ko
     CHECK(st.at("mfu").get<double>() * total / 13.75 == Approx(0.514).margin(0.003));
     CHECK(st.at("choices").size() >= 3);
 
-    const CliRun md = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-sp-selective") + " --format markdown");
+    const CliRun md = runCli("eval " + scenarioArg("gpt-3-175b-64gpus-tp-sp-selective") + " --format markdown");
     CHECK(md.out.find("## Step time (estimate)") != std::string::npos);
     CHECK(md.out.find("Unfused attention") != std::string::npos);
-    const CliRun table = runCli("eval " + scenario("gpt-3-175b-64gpus-tp-sp-selective"));
+    const CliRun table = runCli("eval " + scenarioArg("gpt-3-175b-64gpus-tp-sp-selective"));
     CHECK(table.out.find("Step time ≈") != std::string::npos);
 }
 
@@ -226,7 +221,7 @@ TEST_CASE("Balancing activations across pipeline ranks through the CLI", "[cli][
     CHECK(j["step_time"]["parts_s"]["activation_balance"].get<double>() > 0);
 
     // Without a pipeline the field is refused by name.
-    const CliRun p1 = runCli("eval " + scenario("seed-000-7b-a-plain") + balance);
+    const CliRun p1 = runCli("eval " + scenarioArg("seed-000-7b-a-plain") + balance);
     CHECK(p1.code == 2);
     CHECK(p1.err.find("strategy.pipeline_activation_balance") != std::string::npos);
 }

@@ -8,18 +8,9 @@
 
 using namespace memledger::test;
 
-namespace {
-
-std::string scenario(const std::string &name)
-{
-    return shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
-}
-
-} // namespace
-
 TEST_CASE("eval shows the FP8 recipe's rows with their notes and the choice in force", "[cli][fp8]")
 {
-    const std::string preset = scenario("llama-3-70b-128xh100");
+    const std::string preset = scenarioArg("llama-3-70b-128xh100");
     const CliRun r = runCli("eval " + preset + " --set training.fp8_recipe=delayed --format json");
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -50,11 +41,11 @@ TEST_CASE("eval shows the FP8 recipe's rows with their notes and the choice in f
 TEST_CASE("eval refuses an FP8 recipe the hardware cannot run, naming the field", "[cli][fp8][input]")
 {
     const CliRun r
-        = runCli("eval " + scenario("llama-3-70b-128xh100") + " --set training.fp8_recipe=mxfp8 --format json");
+        = runCli("eval " + scenarioArg("llama-3-70b-128xh100") + " --set training.fp8_recipe=mxfp8 --format json");
     CHECK(r.code == 2);
     CHECK(r.out.empty());
     CHECK(r.err.find("training.fp8_recipe") != std::string::npos);
-    const CliRun bad = runCli("eval " + scenario("llama-3-70b-128xh100") + " --set training.fp8_recipe=int4");
+    const CliRun bad = runCli("eval " + scenarioArg("llama-3-70b-128xh100") + " --set training.fp8_recipe=int4");
     CHECK(bad.code == 2);
     CHECK(bad.err.find("training.fp8_recipe") != std::string::npos);
 }

@@ -12,14 +12,14 @@ using namespace memledger::test;
 
 namespace {
 
-std::string scenarioPath(const std::string &name)
+std::string scenarioFile(const std::string &name)
 {
     return std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json";
 }
 
 nlohmann::json scenarioJson(const std::string &name)
 {
-    std::ifstream in(scenarioPath(name));
+    std::ifstream in(scenarioFile(name));
     return nlohmann::json::parse(in);
 }
 
@@ -39,7 +39,7 @@ constexpr std::int64_t kOffloadedBytes = 12LL * 6738415616LL; // 80,860,987,392
 
 TEST_CASE("eval reports the host-memory verdict under the added key host_fits", "[cli][host]")
 {
-    const std::string plan = shellQuote(scenarioPath("seed-000-7b-c-offload"));
+    const std::string plan = shellQuote(scenarioFile("seed-000-7b-c-offload"));
     const std::string atCapacity = " --set hardware.host_bytes=" + std::to_string(kOffloadedBytes);
     const CliRun fits = runCli("eval " + plan + atCapacity + " --format json");
     REQUIRE(fits.code == 0);
@@ -69,10 +69,10 @@ TEST_CASE("eval reports the host-memory verdict under the added key host_fits", 
     CHECK(mdFits.out.find("- Host: the fullest rank offloads 80.86 GB of 274.9 GB host memory per GPU — fits")
           != std::string::npos);
     // Nothing offloaded, nothing to say about the host.
-    const CliRun plain = runCli("eval " + shellQuote(scenarioPath("seed-000-7b-a-plain")) + " --format markdown");
+    const CliRun plain = runCli("eval " + shellQuote(scenarioFile("seed-000-7b-a-plain")) + " --format markdown");
     CHECK(plain.out.find("- Host:") == std::string::npos);
     const nlohmann::json pj = nlohmann::json::parse(
-        runCli("eval " + shellQuote(scenarioPath("seed-000-7b-a-plain")) + " --format json").out);
+        runCli("eval " + shellQuote(scenarioFile("seed-000-7b-a-plain")) + " --format json").out);
     CHECK(pj["host_fits"] == true);
 }
 
@@ -129,7 +129,7 @@ TEST_CASE(
 {
     // The GUI's test: p 16 -> 8 drops the 64-stage layout, and 61 layers do not
     // divide over 8 × 4 stages, so validation names model.num_layers.
-    const CliRun r = runCli("eval " + shellQuote(scenarioPath("deepseek-v3-2048xh100-p16-v4"))
+    const CliRun r = runCli("eval " + shellQuote(scenarioFile("deepseek-v3-2048xh100-p16-v4"))
                             + " --set parallelism.pipeline_model_parallel_size=8");
     CHECK(r.code == 2);
     CHECK(r.err.find("model.num_layers") != std::string::npos);

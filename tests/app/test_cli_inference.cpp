@@ -6,19 +6,10 @@
 
 using namespace memledger::test;
 
-namespace {
-
-std::string scenarioPath(const std::string &name)
-{
-    return shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
-}
-
-} // namespace
-
 TEST_CASE("inference --format json carries the contract's keys and the training peak", "[cli][inference]")
 {
     // Llama-3-70B served as the 128-GPU plan splits it (t = 8, p = 4): 8 × 8K tokens.
-    const std::string plan = scenarioPath("llama-3-70b-128xh100");
+    const std::string plan = scenarioArg("llama-3-70b-128xh100");
     const CliRun r = runCli("inference " + plan
                             + " --set inference.batch_size=8 --set inference.context_length=8192 --format json");
     REQUIRE(r.code == 0);
@@ -51,7 +42,7 @@ TEST_CASE("inference --format json carries the contract's keys and the training 
 
 TEST_CASE("inference refuses bad input with the field named and nothing on stdout", "[cli][inference]")
 {
-    const std::string plan = scenarioPath("llama-3-70b-128xh100");
+    const std::string plan = scenarioArg("llama-3-70b-128xh100");
     checkRefused("inference " + plan + " --set inference.context_length=0", "inference.context_length");
     checkRefused("inference " + plan + " --set inference.batch_size=0", "inference.batch_size");
     checkRefused("inference " + plan + " --set inference.kv_cache_dtype=int4", "inference.kv_cache_dtype");
@@ -68,7 +59,7 @@ TEST_CASE("inference refuses bad input with the field named and nothing on stdou
 
 TEST_CASE("timeline --inference lays one serving forward out as a timeline", "[cli][inference][timeline]")
 {
-    const std::string plan = scenarioPath("llama-3-70b-128xh100");
+    const std::string plan = scenarioArg("llama-3-70b-128xh100");
     const std::string sets = " --set inference.batch_size=8 --set inference.context_length=8192";
     const CliRun prefill = runCli("timeline " + plan + sets + " --inference prefill --rank 3");
     REQUIRE(prefill.code == 0);

@@ -42,7 +42,7 @@ TEST_CASE("search --format json: plans best first, each a preset eval accepts", 
     CHECK(best["data_parallel_size"] == 8);
 }
 
-TEST_CASE("search --margin tightens the limit; table format lists the plans", "[cli][search]")
+TEST_CASE("search --margin tightens the limit — table format lists the plans", "[cli][search]")
 {
     const TempFile preset("search-7b-margin.json", kSevenB);
     const CliRun loose = runCli("search " + preset.quoted() + " --gpus 8 --top 1 --format json");

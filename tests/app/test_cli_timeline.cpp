@@ -6,18 +6,9 @@
 
 using namespace memledger::test;
 
-namespace {
-
-std::string scenarioPath(const std::string &name)
-{
-    return shellQuote(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios/" + name + ".json");
-}
-
-} // namespace
-
 TEST_CASE("timeline --format json carries the contract's keys for every rank", "[cli][timeline]")
 {
-    const CliRun r = runCli("timeline " + scenarioPath("gpt-3-175b-64gpus-tp-only"));
+    const CliRun r = runCli("timeline " + scenarioArg("gpt-3-175b-64gpus-tp-only"));
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     REQUIRE(j["ranks"].size() == 8);
@@ -46,7 +37,7 @@ TEST_CASE("timeline --format json says how its iteration differs from eval's ste
 {
     // step_time_gap: eval's step_time.total_s beside the simulated step_time_s,
     // three parts that add up to each, and a sentence for a caption.
-    const std::string preset = scenarioPath("deepseek-v3-2048xh100-dualpipe");
+    const std::string preset = scenarioArg("deepseek-v3-2048xh100-dualpipe");
     const CliRun tl = runCli("timeline " + preset + " --format json");
     const CliRun ev = runCli("eval " + preset + " --format json");
     REQUIRE(tl.code == 0);
@@ -66,7 +57,7 @@ TEST_CASE("timeline --format json says how its iteration differs from eval's ste
     CHECK(gap["explanation"].get<std::string>().find("pipeline's waits") != std::string::npos);
 }
 
-TEST_CASE("timeline --rank keeps one rank; csv lists the lifetimes", "[cli][timeline]")
+TEST_CASE("timeline --rank keeps one rank — csv lists the lifetimes", "[cli][timeline]")
 {
     const CliRun one = runCli("timeline gpt-3-175b-64gpus-tp-only --rank 3 --format json");
     REQUIRE(one.code == 0);

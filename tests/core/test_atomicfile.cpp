@@ -4,13 +4,18 @@
 // a read-only directory and a parent that is a file all leave the old file
 // byte for byte and no temporary behind. Tests run as root, where chmod
 // blocks nothing, hence /proc (read-only for root too) and fd-level faults.
+#include "core/check/validate.h"
 #include "core/formats/atomicfile.h"
+#include "core/formats/preset.h"
 #include "filesizelimit.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
+#include <string>
 #include <sys/resource.h>
 #include <unistd.h>
 

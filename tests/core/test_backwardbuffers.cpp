@@ -3,6 +3,8 @@
 #include "core/model/backwardbuffers.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+
 using namespace memledger;
 using namespace memledger::test;
 

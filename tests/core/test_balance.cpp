@@ -3,6 +3,9 @@
 // water-filling against hand counts, conservation of the bytes moved, the
 // link by the ranks' placement in Megatron's rank order, the copies' time
 // against bytes / link bandwidth, and the timeline's donors and receivers.
+#include "core/check/validate.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "core/ledger/balance.h"
 #include "core/reports/report.h"
 #include "core/time/steptime.h"
@@ -12,7 +15,11 @@
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;

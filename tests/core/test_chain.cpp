@@ -4,8 +4,14 @@
 #include "core/planner/chain.h"
 #include "testutil.h"
 
+#include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 

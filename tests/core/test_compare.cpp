@@ -6,6 +6,10 @@
 #include "core/trace/iteration.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
 using namespace memledger;
 using namespace memledger::test;
 

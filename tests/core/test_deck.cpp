@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 // Decks: lists of presets for talk mode. Every built-in deck loads with every
 // slide valid, and a bad deck is refused with a problem naming the slide.
+#include "core/check/validate.h"
+#include "core/formats/builtins.h"
 #include "core/formats/deck.h"
 #include "core/serving/inference.h"
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;
@@ -188,7 +194,7 @@ TEST_CASE("The decks tell their stories", "[deck][reference]")
     }
 }
 
-TEST_CASE("Slides may be scenario names or preset objects; problems name the slide", "[deck][input]")
+TEST_CASE("Slides may be scenario names or preset objects — problems name the slide", "[deck][input]")
 {
     SECTION("an inline slide without format or version is a preset")
     {

@@ -21,6 +21,9 @@
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using test::scenario;

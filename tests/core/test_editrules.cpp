@@ -8,6 +8,10 @@
 #include "core/config/editrules.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <optional>
+
 using namespace memledger;
 
 namespace {

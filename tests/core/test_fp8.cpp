@@ -2,12 +2,20 @@
 // FP8 training as Transformer Engine runs it (training.fp8_recipe): the
 // bytes of each format counted by hand from TE's documentation, and the
 // published torchtitan Float8 measurement on Llama 3.1 8B.
+#include "core/check/validate.h"
+#include "core/formats/preset.h"
 #include "core/model/activations.h"
 #include "core/model/fp8.h"
 #include "core/time/kernelcost.h"
 #include "core/time/steptime.h"
 #include "core/timeline/timeline.h"
 #include "testutil.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;
@@ -94,7 +102,7 @@ TEST_CASE("FP8 weight copies: one byte per element per usage, plus each recipe's
           == kModelLinear);
 }
 
-TEST_CASE("FP8 saves each linear input's FP8 copy; norms, attention and the router stay 16-bit", "[fp8]")
+TEST_CASE("FP8 saves each linear input's FP8 copy — norms, attention and the router stay 16-bit", "[fp8]")
 {
     const Config bf16 = llama8b("H100-SXM-80GB");
     const Config fp8 = llama8b("H100-SXM-80GB", {"training.fp8_recipe=tensorwise"});

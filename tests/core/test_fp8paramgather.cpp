@@ -4,11 +4,16 @@
 // enable_fsdp_float8_all_gather: ZeRO's all-gathers of the weights move the
 // linear layers' weights in FP8, "reducing the all-gather overhead by half"
 // (NeMo's communication-overlap guide). Counted by hand below.
+#include "core/check/validate.h"
 #include "core/model/fp8.h"
 #include "core/model/parameters.h"
 #include "core/reports/steptimereport.h"
 #include "core/time/steptime.h"
 #include "testutil.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
 
 using namespace memledger;
 using namespace memledger::test;
@@ -93,7 +98,7 @@ TEST_CASE("fp8_param_gather halves ZeRO's weight all-gather in the step time", "
     CHECK(stepTime(in, hw).paramGather == Approx(0.035 + 0.20));
 }
 
-TEST_CASE("fp8_param_gather needs an FP8 recipe; the explanation says which gather is in force",
+TEST_CASE("fp8_param_gather needs an FP8 recipe — the explanation says which gather is in force",
           "[time][fp8][validate][report]")
 {
     Config c = smallGpt(true);

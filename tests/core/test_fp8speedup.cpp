@@ -12,6 +12,11 @@
 #include "core/time/steptime.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <vector>
+
 using namespace memledger;
 using namespace memledger::test;
 

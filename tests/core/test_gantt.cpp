@@ -7,7 +7,11 @@
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <tuple>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;
@@ -450,7 +454,7 @@ TEST_CASE("The gantt marks activations stored in FP8: quantize_fp8 policies and 
     CHECK(fp8Share(none) == 0.0);
 }
 
-TEST_CASE("A legend of several lines moves the gantt's frame down; curve and rows share what is left", "[gantt]")
+TEST_CASE("A legend of several lines moves the gantt's frame down — curve and rows share what is left", "[gantt]")
 {
     // 600 px high, 16 px text: the one-line legend takes 1.8 lines (28.8 px),
     // the time axis 28.8 px and the gap 19.2 px, 523.2 px left: the curve

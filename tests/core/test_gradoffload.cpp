@@ -3,6 +3,8 @@
 // keeps the fp16 weights (2Ψ), the CPU the fp16 gradients (2Ψ) and the fp32
 // master weights and Adam moments (12Ψ) — the paper's Figure 2 split; the
 // device keeps only a double buffer of gradient buckets.
+#include "core/check/validate.h"
+#include "core/formats/preset.h"
 #include "core/model/gradoffload.h"
 #include "core/model/parameters.h"
 #include "core/reports/steptimereport.h"
@@ -10,6 +12,10 @@
 #include "core/time/steptime.h"
 #include "core/timeline/timeline.h"
 #include "testutil.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
 
 using namespace memledger;
 using namespace memledger::test;

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: MIT
 // Hugging Face config import: the published configs in tests/data/hf import to
 // the built-in model presets, and what cannot be mapped is named.
+#include "core/check/validate.h"
+#include "core/formats/builtins.h"
 #include "core/formats/hfimport.h"
+#include "core/formats/preset.h"
 #include "core/model/parameters.h"
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;

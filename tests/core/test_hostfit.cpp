@@ -5,6 +5,9 @@
 #include "core/ledger/ledger.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <string>
+
 using namespace memledger;
 using namespace memledger::test;
 
@@ -59,7 +62,7 @@ TEST_CASE("Host fit: the offloaded optimizer against the host memory per GPU, co
     CHECK(over.fits());
 }
 
-TEST_CASE("Host fit: no host memory means any offloaded byte is over it; nothing offloaded always fits",
+TEST_CASE("Host fit: no host memory means any offloaded byte is over it — nothing offloaded always fits",
           "[ledger][host]")
 {
     const Ledger none = computeLedger(scenario("seed-000-7b-c-offload", {hostBytes(0)}));

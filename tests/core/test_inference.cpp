@@ -5,11 +5,16 @@
 // Llama-2-7B), DeepSeek-V3's MLA cache (DeepSeek-V2 paper, Table 1:
 // (d_c + d_h^R)·l elements per token), and weights from published
 // parameter counts.
+#include "core/check/validate.h"
+#include "core/formats/preset.h"
 #include "core/reports/inferencereport.h"
 #include "core/serving/inference.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;

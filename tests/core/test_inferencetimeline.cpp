@@ -8,6 +8,8 @@
 #include "core/view/gantt.h"
 #include "testutil.h"
 
+#include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <string>
 #include <vector>
@@ -71,7 +73,7 @@ TEST_CASE("A served prefill peaks at the inference ledger's total, with one laye
     CHECK(rows.rows.front().label.find("Weights") != std::string::npos);
 }
 
-TEST_CASE("A decode step finds the KV cache in place; pipeline ranks run one after another", "[inference][timeline]")
+TEST_CASE("A decode step finds the KV cache in place — pipeline ranks run one after another", "[inference][timeline]")
 {
     const Config c = served("llama-3-70b",
                             {"inference.batch_size=8", "inference.context_length=8192",
@@ -139,7 +141,7 @@ TEST_CASE("The gantt gives a served forward one row per layer: its KV cache and 
         CHECK(row.label.rfind("layer ", 0) != 0);
 }
 
-TEST_CASE("A served forward's phase names no micro-batch; a training iteration's names each one",
+TEST_CASE("A served forward's phase names no micro-batch — a training iteration's names each one",
           "[inference][timeline][gantt]")
 {
     const Config c = served("llama-3-70b",

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Structural properties of the ledger that follow from how frameworks place state.
 #include "core/base/stats.h"
+#include "core/formats/builtins.h"
 #include "core/model/activations.h"
 #include "core/reports/report.h"
 #include "testutil.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;

@@ -3,12 +3,17 @@
 // GPUs, and up to its hard limits of 100 T parameters and 1 M GPUs) evaluate
 // without overflow; beyond the limits a named field refuses them. Under the
 // asan preset UBSan turns any signed overflow here into a failure.
+#include "core/check/validate.h"
 #include "core/model/parameters.h"
 #include "core/reports/report.h"
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 
+#include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
 
 using namespace memledger;
 using namespace memledger::test;

@@ -7,6 +7,7 @@
 // figures from the allocator's own events (measured.json); MemLedger's import
 // must find the same numbers in both files it wrote, and the model must come
 // within 2 % of the peak and 1 % of the steady state.
+#include "core/formats/preset.h"
 #include "core/model/activations.h"
 #include "core/model/modelstates.h"
 #include "core/model/parameters.h"
@@ -14,9 +15,12 @@
 #include "core/trace/traceimport.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <string>
 
 using namespace memledger;
 

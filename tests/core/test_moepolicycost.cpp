@@ -14,6 +14,10 @@
 #include "core/time/steptime.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
 using namespace memledger;
 
 namespace {

@@ -13,6 +13,10 @@
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
 using namespace memledger;
 using namespace memledger::test;
 
@@ -133,7 +137,8 @@ TEST_CASE("Muon's working set is one whole matrix, gathered on demand under TP a
     CHECK(row(configFrom(tinyDoc(), {"training.optimizer=adam"})).bytes == 0);
 }
 
-TEST_CASE("Muon's step time adds the Newton–Schulz GEMMs; the timeline holds its working set only then", "[muon][time]")
+TEST_CASE("Muon's step time adds the Newton–Schulz GEMMs — the timeline holds its working set only then",
+          "[muon][time]")
 {
     const Config muon = configFrom(tinyDoc());
     const Config adam = configFrom(tinyDoc(), {"training.optimizer=adam"});

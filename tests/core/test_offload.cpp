@@ -4,6 +4,10 @@
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
 using namespace memledger;
 using namespace memledger::test;
 

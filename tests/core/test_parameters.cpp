@@ -3,6 +3,11 @@
 #include "core/model/parameters.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+
 using namespace memledger;
 using namespace memledger::test;
 

@@ -12,6 +12,10 @@
 #include "core/time/steptime.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
 using namespace memledger;
 using namespace memledger::test;
 

@@ -4,6 +4,9 @@
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <string>
+
 using namespace memledger;
 
 namespace {

@@ -11,6 +11,11 @@
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
 using namespace memledger;
 using namespace memledger::test;
 

@@ -8,9 +8,15 @@
 // PP communications in pipeline fill and flush stages are still exposed").
 // Counted by hand below: two sends per micro-batch and chunk, the last rank's
 // warm-up (v − 1)·p chunk forwards.
+#include "core/check/validate.h"
+#include "core/formats/preset.h"
 #include "core/reports/steptimereport.h"
 #include "core/time/steptime.h"
 #include "testutil.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
 
 using namespace memledger;
 using namespace memledger::test;

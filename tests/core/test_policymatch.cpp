@@ -9,7 +9,10 @@
 #include "core/model/tensorpolicy.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;

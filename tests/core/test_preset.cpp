@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The preset format: round trips, built-in references, and bad input that
 // must be refused with a message naming the field.
+#include "core/check/validate.h"
+#include "core/formats/builtins.h"
+#include "core/formats/preset.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
 
 using namespace memledger;
 using namespace memledger::test;

@@ -110,7 +110,7 @@ TEST_CASE("An empty trace replays to zero", "[trace][replay]")
     CHECK(replayAllocated(MeasuredTrace{}).peak_allocated_bytes == 0);
 }
 
-TEST_CASE("free_requested never frees; a free of an unseen address was alive before", "[trace][replay]")
+TEST_CASE("free_requested never frees — a free of an unseen address was alive before", "[trace][replay]")
 {
     MeasuredTrace t;
     auto ev = [](TraceAction a, std::uint64_t addr, Bytes size) {

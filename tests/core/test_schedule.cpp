@@ -3,6 +3,10 @@
 #include "core/schedule/schedule.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
 using namespace memledger;
 
 namespace {

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: MIT
 // "Find plans that fit": exactness of the pruning, order, and one search an
 // engineer can check by hand.
+#include "core/check/validate.h"
 #include "core/planner/search.h"
 #include "testutil.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <vector>
 
 using namespace memledger;
 
@@ -338,7 +344,7 @@ TEST_CASE("paretoPlans keeps the plans no other beats on both peak and step time
     CHECK(paretoPlans(SearchResult{}).empty());
 }
 
-TEST_CASE("percentSlower: 19.35 s against 19.147 s is about 1.06 % slower; nothing against a zero", "[search]")
+TEST_CASE("percentSlower: 19.35 s against 19.147 s is about 1.06 % slower — nothing against a zero", "[search]")
 {
     CHECK(percentSlower(19.35, 19.147) == Approx(100.0 * (19.35 - 19.147) / 19.147));
     CHECK(percentSlower(2.0, 1.0) == Approx(100.0));

@@ -5,6 +5,11 @@
 #include "core/reports/searchreport.h"
 #include "testutil.h"
 
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
 using namespace memledger;
 
 TEST_CASE("searchToCsv: one row per plan, best first, against a hand-written file", "[search][csv]")

@@ -3,6 +3,10 @@
 #include "core/model/activations.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
 using namespace memledger;
 using namespace memledger::test;
 

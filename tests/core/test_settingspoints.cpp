@@ -4,10 +4,15 @@
 // its selective recompute is on the roofline frontier of §3.3, and storing
 // everything keeps the layer graph's total.
 #include "core/planner/settingspoints.h"
+#include "core/planner/tensorplan.h"
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
 #include <numeric>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 

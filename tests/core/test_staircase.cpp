@@ -1,7 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Pipeline staircase (reference README section 4): in-flight micro-batches per rank.
+// GPipe, 1F1B and interleaving here; the zero-bubble schedules' counts (Qi et
+// al.) are in test_zerobubble.cpp, DualPipe's and DualPipeV's (PP + 1) there
+// and in test_dualpipecounts.cpp. That the timeline simulates the ledger's
+// counts, for all eight schedules, is the first test of test_timeline.cpp.
 #include "core/schedule/schedule.h"
 #include "testutil.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;

@@ -13,7 +13,10 @@
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 
+#include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <string>
 
 using namespace memledger;
 using test::scenario;

@@ -6,7 +6,9 @@
 #include "core/planner/tensorplan.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <string>
 
 using namespace memledger;
 
@@ -39,7 +41,7 @@ TEST_CASE("tensor graph: the 13 tensors of a GPT layer add up to the ledger's la
             CHECK(dep < static_cast<int>(k)); // a DAG in forward order
 }
 
-TEST_CASE("tensor frontier: selective recompute is on the roofline frontier; FLOPs under-price it", "[tensorplan]")
+TEST_CASE("tensor frontier: selective recompute is on the roofline frontier — FLOPs under-price it", "[tensorplan]")
 {
     const Config c = gpt3Layer();
     const LayerGraph g = layerGraph(c);

@@ -16,7 +16,11 @@
 #include "core/timeline/timeline.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 

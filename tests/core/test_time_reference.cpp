@@ -12,10 +12,13 @@
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 using namespace memledger;
 using nlohmann::json;

@@ -7,6 +7,9 @@
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 

@@ -11,7 +11,11 @@
 #include "core/reports/searchreport.h"
 #include "testutil.h"
 
+#include <algorithm>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // One test per validation rule: the field path, the reason and a suggestion.
+#include "core/check/validate.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
 #include <optional>
+#include <string>
 
 using namespace memledger;
 using namespace memledger::test;
@@ -122,7 +125,7 @@ TEST_CASE("Sequence parallelism needs the local sequence divisible by t", "[vali
     CHECK(find(validate(c), "training.seq_length"));
 }
 
-TEST_CASE("Micro-batches: global batch divisible by b*d; fewer than p warns; interleaved needs a multiple of p",
+TEST_CASE("Micro-batches: global batch divisible by b*d — fewer than p warns — interleaved needs a multiple of p",
           "[validate]")
 {
     Config c = base();

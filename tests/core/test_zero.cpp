@@ -3,6 +3,9 @@
 #include "core/model/modelstates.h"
 #include "testutil.h"
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
 using namespace memledger;
 using namespace memledger::test;
 

@@ -4,6 +4,8 @@
 // the sail-sg/zero-bubble-pipeline-parallelism README; ZB-V: Qi et al. 2024)
 // and DualPipe / DualPipeV (DeepSeek-V3 report §3.2.1, deepseek-ai/DualPipe
 // README and dualpipe.py). Figures are the papers' and the README's tables.
+#include "core/check/validate.h"
+#include "core/formats/preset.h"
 #include "core/ledger/scheduledledger.h"
 #include "core/model/activations.h"
 #include "core/planner/search.h"
@@ -14,8 +16,12 @@
 #include "testutil.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <tuple>
+#include <vector>
 
 using namespace memledger;
 using test::scenario;
@@ -259,7 +265,7 @@ TEST_CASE("The step time shrinks with the bubble: 1F1B > ZB-H1 > ZB-H2", "[stept
     CHECK(a.compute == Approx(b.compute));
 }
 
-TEST_CASE("The timeline runs every split schedule; a deferred W keeps its operands from its B to its end",
+TEST_CASE("The timeline runs every split schedule — a deferred W keeps its operands from its B to its end",
           "[timeline][zb]")
 {
     for (const std::string s : {"zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev"}) {
