@@ -59,6 +59,9 @@ public:
     PlanFinder *planFinder() const { return m_planFinder; }
     MeasuredRun *measuredRun() const { return m_measured; }
     MeasuredPanel *measuredPanel() const { return m_measuredPanel; }
+    // The pause that ends a run of edits (single shot, kFitAxesDelayMs): a test hook, so that a test makes
+    // the pause itself (start(0)) and no run ends on a slow machine (a long interval) instead of waiting.
+    QTimer *fitAxesTimer() { return &m_fitAxes; }
     // File > Import measured trace, drops, and what follows a measured run's comparison.
     MeasuredView *measuredView() const { return m_measuredView; }
     // File > Export: the charts, the ledger, the PNG scale.

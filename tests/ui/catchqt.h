@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QByteArrayView>
+#include <QEvent>
 #include <QFile>
+#include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QTemporaryDir>
+#include <QTextDocument>
+#include <QtGlobal>
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -28,5 +34,38 @@ inline QString writeFile(const QTemporaryDir &dir, const QString &name, const QB
     REQUIRE(file.write(contents) == contents.size());
     return path;
 }
+
+// The plain text of a rich-text cell or tooltip.
+inline QString plainText(const QString &html)
+{
+    QTextDocument doc;
+    doc.setHtml(html);
+    return doc.toPlainText();
+}
+
+// QAbstractItemModelTester reports through qWarning in Warning mode: with
+// collectModelTestMessages as the message handler, its reports land here.
+inline QStringList modelTestMessages;
+
+inline void collectModelTestMessages(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    if (type != QtDebugMsg && context.category && QByteArrayView(context.category).startsWith("qt.modeltest"))
+        modelTestMessages << message;
+}
+
+// Counts the paint and resize events a widget receives (install it as its event filter).
+class PaintCount : public QObject
+{
+public:
+    int paints = 0, resizes = 0;
+
+protected:
+    bool eventFilter(QObject *, QEvent *event) override
+    {
+        paints += event->type() == QEvent::Paint;
+        resizes += event->type() == QEvent::Resize;
+        return false;
+    }
+};
 
 } // namespace memledger::test

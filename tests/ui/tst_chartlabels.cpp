@@ -13,6 +13,7 @@
 #include "catchqt.h"
 #include "charttexts.h"
 #include "core/formats/builtins.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/memorybarschart.h"
@@ -26,6 +27,7 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 namespace {
 
@@ -97,24 +99,20 @@ void checkIdentifiable(QChartView *view, int ranks, int peak, int maxGap, const 
 
 TEST_CASE("Every rank that does not fit is marked on its own bar and named in the title", "[ui][charts][fits]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
+    TestWindow gui("llama-3-70b-128xh100");
     // Micro-batch 4: the first two of the four pipeline ranks overflow the H100 (112.5 and 88.9 GB).
-    Config config = document.config();
+    Config config = gui.document.config();
     config.training.micro_batch_size = 4;
-    document.setConfig(config);
-    REQUIRE(document.ledger().ranks.size() == 4);
+    gui.document.setConfig(config);
+    REQUIRE(gui.document.ledger().ranks.size() == 4);
     std::vector<int> overflowing;
-    for (const RankLedger &r : document.ledger().ranks)
+    for (const RankLedger &r : gui.document.ledger().ranks)
         if (!r.fits)
             overflowing.push_back(r.pipeline_rank);
     REQUIRE(overflowing == std::vector<int>{0, 1});
 
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    QApplication::processEvents();
-    MemoryBarsChart *bars = window.memoryBars();
+    gui.show();
+    MemoryBarsChart *bars = gui.window.memoryBars();
     CHECK(bars->failingBars() == overflowing);
     CHECK(bars->chart()
               ->title()
@@ -137,10 +135,10 @@ TEST_CASE("Every rank that does not fit is marked on its own bar and named in th
     // One rank over: the title names it alone.
     config.training.micro_batch_size = 2;
     config.training.seq_length = 16384;
-    document.setConfig(config);
+    gui.document.setConfig(config);
     QApplication::processEvents();
     std::vector<int> over;
-    for (const RankLedger &r : document.ledger().ranks)
+    for (const RankLedger &r : gui.document.ledger().ranks)
         if (!r.fits)
             over.push_back(r.pipeline_rank);
     CHECK(bars->failingBars() == over);
@@ -154,25 +152,22 @@ TEST_CASE("Every rank that does not fit is marked on its own bar and named in th
 TEST_CASE("Sixteen pipeline ranks stay identifiable on every chart, every other one labelled at 1400x900",
           "[ui][charts][ranks]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-p16-v4"));
-    const int ranks = static_cast<int>(document.ledger().ranks.size());
+    ShownWindow gui("deepseek-v3-2048xh100-p16-v4", kOwnSize);
+    const int ranks = static_cast<int>(gui.document.ledger().ranks.size());
     REQUIRE(ranks == 16);
-    const int peak = document.ledger().peak_rank;
-    MainWindow window(&document);
-    window.show();
+    const int peak = gui.document.ledger().peak_rank;
     // The issue's window: every other rank labelled at most. A smaller one
     // labels fewer, with a tick under every bar; a wide one labels them all.
     for (const auto &[size, maxGap] :
          {std::pair(QSize(1400, 900), 2), std::pair(QSize(1920, 1080), 2), std::pair(QSize(1024, 700), 4)}) {
-        window.resize(size);
+        gui.window.resize(size);
         QApplication::processEvents();
-        checkIdentifiable(window.memoryBars(), ranks, peak, maxGap, "device bars");
-        checkIdentifiable(window.staircase(), ranks, peak, maxGap, "staircase");
-        if (window.hostBars()->isVisible())
-            checkIdentifiable(window.hostBars(), ranks, peak, maxGap, "host bars");
+        checkIdentifiable(gui.window.memoryBars(), ranks, peak, maxGap, "device bars");
+        checkIdentifiable(gui.window.staircase(), ranks, peak, maxGap, "staircase");
+        if (gui.window.hostBars()->isVisible())
+            checkIdentifiable(gui.window.hostBars(), ranks, peak, maxGap, "host bars");
     }
-    window.resize(2400, 1000);
+    gui.window.resize(2400, 1000);
     QApplication::processEvents();
-    CHECK(rankLabels(window.memoryBars()).size() == std::size_t(ranks));
+    CHECK(rankLabels(gui.window.memoryBars()).size() == std::size_t(ranks));
 }

@@ -18,8 +18,10 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 
+#include "catchqt.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
+#include "testwindow.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
@@ -34,6 +36,7 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 namespace {
 
@@ -46,52 +49,37 @@ int barCount(MemoryBarsChart *chart)
     return -1;
 }
 
-QSpinBox *pipelineSpin(MainWindow &window)
-{
-    // The panel's spin boxes in order: t, p, v, d, c, e, ...
-    int seen = 0;
-    for (QWidget *w : window.controlPanel()->controls())
-        if (auto *spin = qobject_cast<QSpinBox *>(w))
-            if (seen++ == 1)
-                return spin;
-    return nullptr;
-}
-
 } // namespace
 
 TEST_CASE("A burst of control changes recomputes once and every view follows", "[ui][controls]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    QSpinBox *p = pipelineSpin(window);
+    TestWindow gui;
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
     REQUIRE(p != nullptr);
     REQUIRE(p->value() == 4);
-    CHECK(barCount(window.memoryBars()) == 4);
+    CHECK(barCount(gui.window.memoryBars()) == 4);
 
-    QSignalSpy ledgers(&document, &Document::ledgerChanged);
-    const int before = document.recomputeCount();
+    QSignalSpy ledgers(&gui.document, &Document::ledgerChanged);
+    const int before = gui.document.recomputeCount();
     p->setValue(2);
     p->setValue(8); // within one event-loop pass: one recompute
-    CHECK(document.recomputeCount() == before);
+    CHECK(gui.document.recomputeCount() == before);
     QApplication::processEvents();
-    CHECK(document.recomputeCount() == before + 1);
+    CHECK(gui.document.recomputeCount() == before + 1);
     CHECK(ledgers.count() == 1);
-    CHECK(document.ledger().ranks.size() == 8);
-    CHECK(barCount(window.memoryBars()) == 8);
-    CHECK(document.timeline().ranks.size() == 8);
+    CHECK(gui.document.ledger().ranks.size() == 8);
+    CHECK(barCount(gui.window.memoryBars()) == 8);
+    CHECK(gui.document.timeline().ranks.size() == 8);
     // Two separate edits are two undo steps, named by their values.
-    CHECK(document.undoStack()->count() == 2);
-    CHECK(document.undoStack()->undoText().endsWith(QStringLiteral("to 8")));
+    CHECK(gui.document.undoStack()->count() == 2);
+    CHECK(gui.document.undoStack()->undoText().endsWith(QStringLiteral("to 8")));
 }
 
 TEST_CASE("Undo merges one continuous drag only, and names it by where it ended", "[ui][controls][undo]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    QUndoStack *undo = document.undoStack();
-    QSpinBox *p = pipelineSpin(window);
+    TestWindow gui;
+    QUndoStack *undo = gui.document.undoStack();
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
     REQUIRE(p != nullptr);
     const int start = p->value();
 
@@ -110,9 +98,9 @@ TEST_CASE("Undo merges one continuous drag only, and names it by where it ended"
     CHECK(p->value() == start);
 
     // The sequence slider dragged from 8K to 64K: one step, named 64K.
-    QSlider *slider = window.controlPanel()->findChild<QSlider *>();
+    QSlider *slider = gui.window.controlPanel()->findChild<QSlider *>();
     REQUIRE(slider != nullptr);
-    const std::int64_t before = document.config().training.seq_length;
+    const std::int64_t before = gui.document.config().training.seq_length;
     const int count = undo->index(); // the redo steps above go with the next edit
     slider->setSliderDown(true); // what a press on the handle does
     for (int log2 = 14; log2 <= 16; ++log2) {
@@ -132,16 +120,14 @@ TEST_CASE("Undo merges one continuous drag only, and names it by where it ended"
     undo->undo();
     undo->undo();
     QApplication::processEvents();
-    CHECK(document.config().training.seq_length == before);
+    CHECK(gui.document.config().training.seq_length == before);
 }
 
 TEST_CASE("An edit that keeps the ranks updates every bar in place to the new ledger", "[ui][controls][charts]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
+    TestWindow gui;
     QStackedBarSeries *series = nullptr;
-    for (QAbstractSeries *s : window.memoryBars()->chart()->series())
+    for (QAbstractSeries *s : gui.window.memoryBars()->chart()->series())
         if (auto *bars = qobject_cast<QStackedBarSeries *>(s))
             series = bars;
     REQUIRE(series != nullptr);
@@ -149,93 +135,83 @@ TEST_CASE("An edit that keeps the ranks updates every bar in place to the new le
     REQUIRE(sets.size() == kCategoryCount);
     const QList<QBarSet *> before = sets;
 
-    Config config = document.config();
+    Config config = gui.document.config();
     config.training.seq_length *= 2; // every rank's activations double; the ranks stay
-    document.edit(config, QStringLiteral("longer sequence"));
+    gui.document.edit(config, QStringLiteral("longer sequence"));
     QApplication::processEvents();
-    REQUIRE(document.ledger().ranks.size() == 4);
+    REQUIRE(gui.document.ledger().ranks.size() == 4);
     CHECK(series->barSets() == before); // updated in place, not rebuilt
     for (int c = 0; c < kCategoryCount; ++c)
         for (int r = 0; r < 4; ++r)
             CHECK(sets[c]->at(r)
-                  == Approx(static_cast<double>(document.ledger().ranks[std::size_t(r)].device[std::size_t(c)]) / kGB));
+                  == Approx(static_cast<double>(gui.document.ledger().ranks[std::size_t(r)].device[std::size_t(c)])
+                            / kGB));
 }
 
 TEST_CASE("An invalid edit is explained and the last valid charts stay", "[ui][controls]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    QSpinBox *p = pipelineSpin(window);
-    const Bytes peak = document.ledger().peak_bytes;
+    TestWindow gui;
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
+    const Bytes peak = gui.document.ledger().peak_bytes;
     p->setValue(3); // 80 layers do not split over 3 stages
     QApplication::processEvents();
-    CHECK(document.isStale());
+    CHECK(gui.document.isStale());
     bool named = false;
-    for (const Problem &problem : document.problems())
+    for (const Problem &problem : gui.document.problems())
         named |= problem.path == "model.num_layers" && !problem.suggestion.empty();
     CHECK(named);
-    CHECK(document.ledger().peak_bytes == peak);
-    CHECK(document.ledger().ranks.size() == 4);
-    CHECK(barCount(window.memoryBars()) == 4);
+    CHECK(gui.document.ledger().peak_bytes == peak);
+    CHECK(gui.document.ledger().ranks.size() == 4);
+    CHECK(barCount(gui.window.memoryBars()) == 4);
 
     // Inline, under the control that caused it: why, and the nearest valid values.
-    const QString note = window.controlPanel()->noteOf(p);
+    const QString note = gui.window.controlPanel()->noteOf(p);
     CHECK(note.contains(QStringLiteral("num_layers (80)")));
     CHECK(note.contains(QStringLiteral("p·v")));
-    for (QWidget *control : window.controlPanel()->controls())
+    for (QWidget *control : gui.window.controlPanel()->controls())
         if (control != p)
-            CHECK(window.controlPanel()->noteOf(control).isEmpty());
+            CHECK(gui.window.controlPanel()->noteOf(control).isEmpty());
     if (qEnvironmentVariableIsSet("MEMLEDGER_CONTROLS_PNG")) {
-        window.resize(1600, 1000);
-        window.show();
-        QApplication::processEvents();
-        window.grab().save(qEnvironmentVariable("MEMLEDGER_CONTROLS_PNG"));
+        gui.show(QSize(1600, 1000));
+        gui.window.grab().save(qEnvironmentVariable("MEMLEDGER_CONTROLS_PNG"));
     }
-    document.undoStack()->undo();
+    gui.document.undoStack()->undo();
     QApplication::processEvents();
-    CHECK(window.controlPanel()->noteOf(p).isEmpty());
+    CHECK(gui.window.controlPanel()->noteOf(p).isEmpty());
 }
 
 TEST_CASE("An error naming a control's own field is explained under that control", "[ui][controls]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    QWidget *tensor = window.controlPanel()->controls()[2]; // model, GPU, then t
-    REQUIRE(tensor->accessibleName() == QStringLiteral("Tensor (t)"));
-    static_cast<QSpinBox *>(tensor)->setValue(3); // 64 heads do not split over 3
+    TestWindow gui;
+    auto *tensor = gui.control<QSpinBox>(QStringLiteral("Tensor (t)"));
+    tensor->setValue(3); // 64 heads do not split over 3
     QApplication::processEvents();
-    CHECK(window.controlPanel()->noteOf(tensor).contains(QStringLiteral("num_attention_heads")));
+    CHECK(gui.window.controlPanel()->noteOf(tensor).contains(QStringLiteral("num_attention_heads")));
 }
 
 TEST_CASE("Undo restores the previous configuration and the controls follow", "[ui][controls]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    QSpinBox *p = pipelineSpin(window);
-    const Config original = document.config();
+    TestWindow gui;
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
+    const Config original = gui.document.config();
     p->setValue(8);
     QApplication::processEvents();
-    CHECK(document.config().parallelism.pipeline_model_parallel_size == 8);
-    document.undoStack()->undo();
+    CHECK(gui.document.config().parallelism.pipeline_model_parallel_size == 8);
+    gui.document.undoStack()->undo();
     QApplication::processEvents();
-    CHECK(document.config() == original);
+    CHECK(gui.document.config() == original);
     CHECK(p->value() == 4);
-    CHECK(document.ledger().ranks.size() == 4);
-    document.undoStack()->redo();
+    CHECK(gui.document.ledger().ranks.size() == 4);
+    gui.document.undoStack()->redo();
     QApplication::processEvents();
     CHECK(p->value() == 8);
-    CHECK(document.ledger().ranks.size() == 8);
+    CHECK(gui.document.ledger().ranks.size() == 8);
 }
 
 TEST_CASE("Hovering a bar segment names its entries and bytes", "[ui][charts]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    const QString text = window.memoryBars()->segmentText(0, Category::Activations);
+    TestWindow gui;
+    const QString text = gui.window.memoryBars()->segmentText(0, Category::Activations);
     CHECK(text.contains(QStringLiteral("Rank 0")));
     CHECK(text.contains(QStringLiteral("Transformer layers")));
     CHECK(text.contains(QStringLiteral("22.48 GB")));
@@ -243,24 +219,24 @@ TEST_CASE("Hovering a bar segment names its entries and bytes", "[ui][charts]")
 
 TEST_CASE("Compare: pinned plans stand beside the current one, as seed 000's plans A-D", "[ui][charts]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
-    MainWindow window(&document);
-    REQUIRE(document.pinCurrent());
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-b-checkpointing"));
-    REQUIRE(document.pinCurrent());
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-c-offload"));
-    REQUIRE(document.pinCurrent());
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-d-both"));
+    TestWindow gui("seed-000-7b-a-plain");
+    REQUIRE(gui.document.pinCurrent());
+    REQUIRE(gui.document.loadBuiltinScenario("seed-000-7b-b-checkpointing"));
+    REQUIRE(gui.document.pinCurrent());
+    REQUIRE(gui.document.loadBuiltinScenario("seed-000-7b-c-offload"));
+    REQUIRE(gui.document.pinCurrent());
+    REQUIRE(gui.document.loadBuiltinScenario("seed-000-7b-d-both"));
     QApplication::processEvents();
-    CHECK(window.memoryBars()->isComparing());
-    CHECK(barCount(window.memoryBars()) == 4); // A, B, C pinned + the current D
+    CHECK(gui.window.memoryBars()->isComparing());
+    CHECK(barCount(gui.window.memoryBars()) == 4); // A, B, C pinned + the current D
     // Each bar is its plan's peak rank: A's activations, D's are small.
-    CHECK(window.memoryBars()->segmentText(0, Category::OptimizerStates).contains(QStringLiteral("Optimizer states")));
-    CHECK(window.memoryBars()->segmentText(3, Category::OptimizerStates).contains(QStringLiteral("0 B")));
-    document.clearPins();
-    CHECK_FALSE(window.memoryBars()->isComparing());
-    CHECK(barCount(window.memoryBars()) == 1);
+    CHECK(gui.window.memoryBars()
+              ->segmentText(0, Category::OptimizerStates)
+              .contains(QStringLiteral("Optimizer states")));
+    CHECK(gui.window.memoryBars()->segmentText(3, Category::OptimizerStates).contains(QStringLiteral("0 B")));
+    gui.document.clearPins();
+    CHECK_FALSE(gui.window.memoryBars()->isComparing());
+    CHECK(barCount(gui.window.memoryBars()) == 1);
 }
 
 TEST_CASE("Save writes the edited plan over its file and marks it clean", "[ui][files]")
@@ -273,230 +249,172 @@ TEST_CASE("Save writes the edited plan over its file and marks it clean", "[ui][
         REQUIRE(f.open(QIODevice::WriteOnly));
         f.write(findBuiltin("scenarios", "llama-3-70b-128xh100")->text.data());
     }
-    Document document;
-    MainWindow window(&document);
-    REQUIRE(window.files()->openPath(path));
-    CHECK(window.files()->filePath() == path);
-    CHECK(document.undoStack()->isClean());
-    QSpinBox *p = pipelineSpin(window);
+    TestWindow gui(kNoScenario);
+    REQUIRE(gui.window.files()->openPath(path));
+    CHECK(gui.window.files()->filePath() == path);
+    CHECK(gui.document.undoStack()->isClean());
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
     p->setValue(8);
     QApplication::processEvents();
-    CHECK_FALSE(document.undoStack()->isClean());
-    REQUIRE(window.files()->save());
-    CHECK(document.undoStack()->isClean());
+    CHECK_FALSE(gui.document.undoStack()->isClean());
+    REQUIRE(gui.window.files()->save());
+    CHECK(gui.document.undoStack()->isClean());
     const LoadResult back = presetFromFile(path.toStdString());
     REQUIRE(back.config.has_value());
     CHECK(back.config->parallelism.pipeline_model_parallel_size == 8);
-    CHECK(*back.config == document.config());
+    CHECK(*back.config == gui.document.config());
 }
 
 TEST_CASE("Host memory has its own bars: the offloaded optimizer of seed 000's plan C", "[ui][charts]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-c-offload"));
-    MainWindow window(&document);
-    const QString host = window.hostBars()->segmentText(0, Category::OptimizerStates);
+    TestWindow gui("seed-000-7b-c-offload");
+    const QString host = gui.window.hostBars()->segmentText(0, Category::OptimizerStates);
     CHECK(host.contains(QStringLiteral("80.86 GB")));
     CHECK(host.contains(QStringLiteral("Transformer layers")));
-    CHECK(window.memoryBars()->segmentText(0, Category::OptimizerStates).contains(QStringLiteral("0 B")));
+    CHECK(gui.window.memoryBars()->segmentText(0, Category::OptimizerStates).contains(QStringLiteral("0 B")));
 }
 
 TEST_CASE("The host bars mark what core's host verdict says does not fit", "[ui][charts][fits]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-c-offload"));
-    MainWindow window(&document);
-    CHECK(window.hostBars()->failingBars().empty());
+    TestWindow gui("seed-000-7b-c-offload");
+    CHECK(gui.window.hostBars()->failingBars().empty());
     // 80 GB of host memory per GPU for the 80.86 GB of offloaded optimizer states.
-    Config config = document.config();
+    Config config = gui.document.config();
     config.hardware.host_bytes = 80'000'000'000;
-    document.setConfig(config);
+    gui.document.setConfig(config);
     QApplication::processEvents();
-    REQUIRE_FALSE(document.ledger().ranks[0].host_fits);
-    CHECK(window.hostBars()->failingBars() == std::vector<int>{0});
-    CHECK(window.hostBars()
+    REQUIRE_FALSE(gui.document.ledger().ranks[0].host_fits);
+    CHECK(gui.window.hostBars()->failingBars() == std::vector<int>{0});
+    CHECK(gui.window.hostBars()
               ->chart()
               ->title()
               .replace(QStringLiteral("<br>"), QStringLiteral(" "))
               .contains(QStringLiteral("rank 0 over the host's memory")));
     // The device chart keeps its own verdict: the GPU side still fits.
-    CHECK(window.memoryBars()->failingBars().empty());
+    CHECK(gui.window.memoryBars()->failingBars().empty());
 }
 
 TEST_CASE("A new pipeline depth drops a preset's stage layout and says why the layers do not divide", "[ui][controls]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-p16-v4"));
-    REQUIRE(document.config().parallelism.pipeline_layout.size() == 64);
-    MainWindow window(&document);
-    QSpinBox *p = pipelineSpin(window);
+    TestWindow gui("deepseek-v3-2048xh100-p16-v4");
+    REQUIRE(gui.document.config().parallelism.pipeline_layout.size() == 64);
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
     REQUIRE(p->value() == 16);
     p->setValue(8);
     QApplication::processEvents();
-    CHECK(document.config().parallelism.pipeline_layout.empty());
+    CHECK(gui.document.config().parallelism.pipeline_layout.empty());
     bool named = false;
-    for (const Problem &problem : document.problems())
+    for (const Problem &problem : gui.document.problems())
         named |= problem.path == "model.num_layers" && problem.isError(); // 61 layers over 8 × 4 stages
     CHECK(named);
-    document.undoStack()->undo();
+    gui.document.undoStack()->undo();
     QApplication::processEvents();
-    CHECK(document.config().parallelism.pipeline_layout.size() == 64);
+    CHECK(gui.document.config().parallelism.pipeline_layout.size() == 64);
 }
 
 TEST_CASE("The optimizer, its states' dtype and the master weights are controls too", "[ui][controls]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
-    MainWindow window(&document);
-    const auto control = [&window](const QString &name) -> QWidget * {
-        for (QWidget *w : window.controlPanel()->controls())
-            if (w->accessibleName() == name)
-                return w;
-        return nullptr;
-    };
-    auto *optimizer = qobject_cast<QComboBox *>(control(QStringLiteral("Optimizer")));
-    auto *states = qobject_cast<QComboBox *>(control(QStringLiteral("Optimizer states")));
-    auto *master = qobject_cast<QCheckBox *>(control(QStringLiteral("fp32 master weights")));
-    REQUIRE(optimizer);
-    REQUIRE(states);
-    REQUIRE(master);
+    TestWindow gui("seed-000-7b-a-plain");
+    auto *optimizer = gui.control<QComboBox>(QStringLiteral("Optimizer"));
+    auto *states = gui.control<QComboBox>(QStringLiteral("Optimizer states"));
+    auto *master = gui.control<QCheckBox>(QStringLiteral("fp32 master weights"));
     const auto optimizerBytes
-        = [&document] { return document.ledger().ranks.front().device[std::size_t(Category::OptimizerStates)]; };
+        = [&gui] { return gui.document.ledger().ranks.front().device[std::size_t(Category::OptimizerStates)]; };
     const Bytes adam = optimizerBytes();
 
     // 8-bit Adam: its moments default to int8 (2 bytes per parameter instead of 8, the master copy stays).
     optimizer->setCurrentIndex(4);
     Q_EMIT optimizer->activated(4);
     QApplication::processEvents();
-    CHECK(document.config().training.optimizer == Optimizer::Adam8bit);
+    CHECK(gui.document.config().training.optimizer == Optimizer::Adam8bit);
     CHECK(optimizerBytes() < adam);
 
     // bf16 moments set both.
     states->setCurrentIndex(2);
     Q_EMIT states->activated(2);
     QApplication::processEvents();
-    CHECK(document.config().training.exp_avg_dtype == Dtype::BF16);
-    CHECK(document.config().training.exp_avg_sq_dtype == Dtype::BF16);
+    CHECK(gui.document.config().training.exp_avg_dtype == Dtype::BF16);
+    CHECK(gui.document.config().training.exp_avg_sq_dtype == Dtype::BF16);
 
-    master->setChecked(!document.config().training.main_params_fp32);
+    master->setChecked(!gui.document.config().training.main_params_fp32);
     QApplication::processEvents();
-    CHECK(document.undoStack()->count() == 3);
+    CHECK(gui.document.undoStack()->count() == 3);
 }
 
-TEST_CASE("Picking a two-chunk schedule sets v = 2 in one undo step; a one-chunk schedule sets it back",
+TEST_CASE("Picking a two-chunk schedule sets v = 2 in one undo step — a one-chunk schedule sets it back",
           "[ui][controls]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
-    MainWindow window(&document);
-    QComboBox *schedule = nullptr;
-    for (QWidget *w : window.controlPanel()->controls())
-        if (w->accessibleName() == QStringLiteral("Schedule"))
-            schedule = qobject_cast<QComboBox *>(w);
-    REQUIRE(schedule);
+    TestWindow gui("llama-3-70b-128xh100");
+    auto *schedule = gui.control<QComboBox>(QStringLiteral("Schedule"));
     REQUIRE(schedule->count() == 8);
-    const int undo = document.undoStack()->count();
+    const int undo = gui.document.undoStack()->count();
 
     const int zbv = int(PipelineSchedule::ZbV);
     schedule->setCurrentIndex(zbv);
     Q_EMIT schedule->activated(zbv);
     QApplication::processEvents();
-    CHECK(document.config().parallelism.schedule() == PipelineSchedule::ZbV);
-    CHECK(document.config().parallelism.virtual_pipeline_model_parallel_size == 2);
-    CHECK(document.undoStack()->count() == undo + 1);
-    CHECK(document.ledger().ranks.size() == 4);
+    CHECK(gui.document.config().parallelism.schedule() == PipelineSchedule::ZbV);
+    CHECK(gui.document.config().parallelism.virtual_pipeline_model_parallel_size == 2);
+    CHECK(gui.document.undoStack()->count() == undo + 1);
+    CHECK(gui.document.ledger().ranks.size() == 4);
 
     const int h1 = int(PipelineSchedule::ZbH1);
     schedule->setCurrentIndex(h1);
     Q_EMIT schedule->activated(h1);
     QApplication::processEvents();
-    CHECK(document.config().parallelism.schedule() == PipelineSchedule::ZbH1);
-    CHECK(document.config().parallelism.virtual_pipeline_model_parallel_size == 1);
+    CHECK(gui.document.config().parallelism.schedule() == PipelineSchedule::ZbH1);
+    CHECK(gui.document.config().parallelism.virtual_pipeline_model_parallel_size == 1);
 
-    document.undoStack()->undo();
+    gui.document.undoStack()->undo();
     QApplication::processEvents();
-    CHECK(document.config().parallelism.schedule() == PipelineSchedule::ZbV);
+    CHECK(gui.document.config().parallelism.schedule() == PipelineSchedule::ZbV);
     CHECK(schedule->currentIndex() == zbv);
 }
 
 TEST_CASE("Muon and gradient offload are one pick each, one undo step, and the ledger follows", "[ui][controls]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
-    MainWindow window(&document);
-    const auto control = [&window](const QString &name) -> QWidget * {
-        for (QWidget *w : window.controlPanel()->controls())
-            if (w->accessibleName() == name)
-                return w;
-        return nullptr;
-    };
-    auto *optimizer = qobject_cast<QComboBox *>(control(QStringLiteral("Optimizer")));
-    auto *grads = qobject_cast<QComboBox *>(control(QStringLiteral("Gradient offload")));
-    REQUIRE(optimizer);
-    REQUIRE(grads);
-    const auto bytes = [&document](Category c, bool host) {
-        const RankLedger &r = document.ledger().ranks.front();
+    TestWindow gui("seed-000-7b-a-plain");
+    auto *optimizer = gui.control<QComboBox>(QStringLiteral("Optimizer"));
+    auto *grads = gui.control<QComboBox>(QStringLiteral("Gradient offload"));
+    const auto bytes = [&gui](Category c, bool host) {
+        const RankLedger &r = gui.document.ledger().ranks.front();
         return (host ? r.host : r.device)[std::size_t(c)];
     };
     const Bytes adamStates = bytes(Category::OptimizerStates, false);
-    const int before = document.undoStack()->count();
+    const int before = gui.document.undoStack()->count();
 
     // Muon: one momentum buffer per matrix element instead of two moments (plus its transient working set).
     optimizer->setCurrentIndex(5);
     Q_EMIT optimizer->activated(5);
     QApplication::processEvents();
-    CHECK(document.config().training.optimizer == Optimizer::Muon);
+    CHECK(gui.document.config().training.optimizer == Optimizer::Muon);
     CHECK(bytes(Category::OptimizerStates, false) < adamStates);
-    CHECK(document.undoStack()->count() == before + 1);
+    CHECK(gui.document.undoStack()->count() == before + 1);
 
     // Gradient offload brings the optimizer step to the CPU in the same step: gradients leave the device.
     const Bytes deviceGrads = bytes(Category::Gradients, false);
     grads->setCurrentIndex(1);
     Q_EMIT grads->activated(1);
     QApplication::processEvents();
-    CHECK(document.config().strategy.grad_offload == OffloadTarget::CPU);
-    CHECK(document.config().strategy.optimizer_offload == OffloadTarget::CPU);
+    CHECK(gui.document.config().strategy.grad_offload == OffloadTarget::CPU);
+    CHECK(gui.document.config().strategy.optimizer_offload == OffloadTarget::CPU);
     CHECK(bytes(Category::Gradients, false) < deviceGrads);
     CHECK(bytes(Category::Gradients, true) > 0);
-    CHECK(document.undoStack()->count() == before + 2);
-    document.undoStack()->undo();
+    CHECK(gui.document.undoStack()->count() == before + 2);
+    gui.document.undoStack()->undo();
     QApplication::processEvents();
-    CHECK(document.config().strategy.grad_offload == OffloadTarget::None);
-    CHECK(document.config().strategy.optimizer_offload == OffloadTarget::None);
+    CHECK(gui.document.config().strategy.grad_offload == OffloadTarget::None);
+    CHECK(gui.document.config().strategy.optimizer_offload == OffloadTarget::None);
 }
-
-namespace {
-
-// Counts the paint and resize events a widget receives.
-class PaintCount : public QObject
-{
-public:
-    int paints = 0, resizes = 0;
-
-protected:
-    bool eventFilter(QObject *, QEvent *event) override
-    {
-        paints += event->type() == QEvent::Paint;
-        resizes += event->type() == QEvent::Resize;
-        return false;
-    }
-};
-
-} // namespace
 
 TEST_CASE("An edit repaints the controls whose value it changed, not every control of the panel",
           "[ui][controls][bench]")
 {
     // QSpinBox::setValue repaints the box even when the value is the one it shows; following the plan back
     // after each edit set every box, so a move of one control repainted the whole panel (the bench's profile).
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    QApplication::processEvents();
+    ShownWindow gui;
     std::vector<QSpinBox *> spins;
-    for (QWidget *w : window.controlPanel()->controls())
+    for (QWidget *w : gui.window.controlPanel()->controls())
         if (auto *spin = qobject_cast<QSpinBox *>(w))
             spins.push_back(spin);
     REQUIRE(spins.size() > 4);
@@ -506,9 +424,9 @@ TEST_CASE("An edit repaints the controls whose value it changed, not every contr
     tensor->installEventFilter(&tensorPaints);
     data->installEventFilter(&dataPaints);
 
-    Config config = document.config();
+    Config config = gui.document.config();
     config.parallelism.tensor_model_parallel_size /= 2; // still valid: t = 4
-    document.edit(config, QStringLiteral("Set t"));
+    gui.document.edit(config, QStringLiteral("Set t"));
     for (int pass = 0; pass < 5; ++pass)
         QApplication::processEvents();
     CHECK(tensor->value() == config.parallelism.tensor_model_parallel_size);
@@ -537,19 +455,9 @@ TEST_CASE("A note that comes and goes while its control is edited relayouts noth
     // Issue 16, one frame per move: the note kept its room, but clearing and setting its text each step
     // relayouted its group, the panel and the scroll area (the Model combo toggled between a plan that fits
     // and one whose layers do not split: a seventh of the move's instructions in the bench's callgrind profile).
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    const auto settle = [] {
-        for (int pass = 0; pass < 8; ++pass)
-            QApplication::processEvents();
-    };
-    settle();
+    ShownWindow gui;
     // As the bench moves it: the next model (Llama 3.1 405B's 126 layers) does not split over p = 4.
-    auto *model = static_cast<QComboBox *>(window.controlPanel()->controls()[0]);
-    REQUIRE(model->accessibleName() == QStringLiteral("Model"));
+    auto *model = gui.control<QComboBox>(QStringLiteral("Model"));
     const int fits = model->currentIndex();
     const auto pick = [&](int index) {
         model->setCurrentIndex(index);
@@ -557,14 +465,14 @@ TEST_CASE("A note that comes and goes while its control is edited relayouts noth
         settle();
     };
     pick(fits + 1); // a note under Model
-    REQUIRE_FALSE(window.controlPanel()->noteOf(model).isEmpty());
+    REQUIRE_FALSE(gui.window.controlPanel()->noteOf(model).isEmpty());
     pick(fits); // gone, its room kept
     LayoutRequests panel, group;
-    window.controlPanel()->installEventFilter(&panel);
+    gui.window.controlPanel()->installEventFilter(&panel);
     model->parentWidget()->installEventFilter(&group);
     for (int step = 0; step < 4; ++step) {
         pick(step % 2 == 0 ? fits + 1 : fits);
-        CHECK(window.controlPanel()->noteOf(model).isEmpty() == (step % 2 == 1));
+        CHECK(gui.window.controlPanel()->noteOf(model).isEmpty() == (step % 2 == 1));
     }
     CHECK(panel.requests == 0);
     CHECK(group.requests == 0);
@@ -575,56 +483,43 @@ TEST_CASE("A note keeps its room while its control is edited, so the panel does 
 {
     // Issue 16, one frame per move: spinning t through 3, 4, 5 … showed and hid the note under it at every
     // step, and every control below moved (a relayout and a repaint of the whole panel per step).
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    for (int pass = 0; pass < 8; ++pass)
-        QApplication::processEvents();
-    auto *tensor = static_cast<QSpinBox *>(window.controlPanel()->controls()[2]);
-    auto *pipeline = static_cast<QSpinBox *>(window.controlPanel()->controls()[3]);
-    auto *data = static_cast<QSpinBox *>(window.controlPanel()->controls()[5]);
-    REQUIRE(tensor->accessibleName() == QStringLiteral("Tensor (t)"));
-    REQUIRE(data->accessibleName() == QStringLiteral("Data (d)"));
-    // As the bench does: until no pass has work left (a word-wrapped note takes a second layout pass).
-    const auto settle = [] {
-        for (int pass = 0; pass < 8; ++pass)
-            QApplication::processEvents();
-    };
-    const auto top = [&](QWidget *w) { return w->mapTo(window.controlPanel(), QPoint(0, 0)).y(); };
+    ShownWindow gui;
+    auto *tensor = gui.control<QSpinBox>(QStringLiteral("Tensor (t)"));
+    auto *pipeline = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
+    auto *data = gui.control<QSpinBox>(QStringLiteral("Data (d)"));
+    const auto top = [&](QWidget *w) { return w->mapTo(gui.window.controlPanel(), QPoint(0, 0)).y(); };
     const int pipelineTop = top(pipeline);
 
     tensor->setValue(3); // 64 heads do not split over 3: a note under t
     settle();
-    CHECK_FALSE(window.controlPanel()->noteOf(tensor).isEmpty());
+    CHECK_FALSE(gui.window.controlPanel()->noteOf(tensor).isEmpty());
     const int withNote = top(pipeline);
     CHECK(withNote > pipelineTop); // the note pushed p down
 
     tensor->setValue(4); // valid again: the note is gone, its room is kept
     settle();
-    CHECK(window.controlPanel()->noteOf(tensor).isEmpty());
+    CHECK(gui.window.controlPanel()->noteOf(tensor).isEmpty());
     CHECK(top(pipeline) == withNote);
-    const int panelHeight = window.controlPanel()->height();
-    const int bottom = top(window.controlPanel()->controls().back());
+    const int panelHeight = gui.window.controlPanel()->height();
+    const int bottom = top(gui.window.controlPanel()->controls().back());
     tensor->setValue(3); // invalid again: the same room, nothing moves
     settle();
-    CHECK_FALSE(window.controlPanel()->noteOf(tensor).isEmpty());
+    CHECK_FALSE(gui.window.controlPanel()->noteOf(tensor).isEmpty());
     CHECK(top(pipeline) == withNote);
     // Nor does the note's group or the panel change height (a group that grows by a line resizes the
     // panel, which repaints all of it): the last control stays where it was.
-    CHECK(window.controlPanel()->height() == panelHeight);
-    CHECK(top(window.controlPanel()->controls().back()) == bottom);
+    CHECK(gui.window.controlPanel()->height() == panelHeight);
+    CHECK(top(gui.window.controlPanel()->controls().back()) == bottom);
     tensor->setValue(4);
     settle();
-    CHECK(window.controlPanel()->height() == panelHeight);
-    CHECK(top(window.controlPanel()->controls().back()) == bottom);
+    CHECK(gui.window.controlPanel()->height() == panelHeight);
+    CHECK(top(gui.window.controlPanel()->controls().back()) == bottom);
     tensor->setValue(8);
     settle();
 
     data->setValue(data->value() * 2); // an edit elsewhere gives the room back
     settle();
-    CHECK(window.controlPanel()->noteOf(tensor).isEmpty());
+    CHECK(gui.window.controlPanel()->noteOf(tensor).isEmpty());
     CHECK(top(pipeline) == pipelineTop);
 }
 
@@ -635,37 +530,26 @@ TEST_CASE("A note that appears repaints its own group, not the groups above it, 
     // area's range, each on a layout request posted by the one before. Between them the other groups were
     // squeezed into the panel's old height and stretched back, and a frame painted in between drew the whole
     // panel twice: half of a control's first move.
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    const auto settle = [] {
-        for (int pass = 0; pass < 8; ++pass)
-            QApplication::processEvents();
-    };
-    settle();
-    auto *microBatch = static_cast<QSpinBox *>(window.controlPanel()->controls()[11]);
-    auto *globalBatch = window.controlPanel()->controls()[13];
-    REQUIRE(microBatch->accessibleName() == QStringLiteral("Micro-batch (b)"));
-    REQUIRE(globalBatch->accessibleName() == QStringLiteral("Global batch"));
-    const QList<QGroupBox *> groups = window.controlPanel()->findChildren<QGroupBox *>();
+    ShownWindow gui;
+    auto *microBatch = gui.control<QSpinBox>(QStringLiteral("Micro-batch (b)"));
+    QWidget *globalBatch = gui.control(QStringLiteral("Global batch"));
+    const QList<QGroupBox *> groups = gui.window.controlPanel()->findChildren<QGroupBox *>();
     REQUIRE(groups.size() == 4);
     REQUIRE(groups[2] == microBatch->parentWidget());
     std::array<PaintCount, 4> counts;
     for (int i = 0; i < 4; ++i)
         groups[i]->installEventFilter(&counts[std::size_t(i)]);
     const int ownHeight = groups[2]->height();
-    const int panelHeight = window.controlPanel()->height();
+    const int panelHeight = gui.window.controlPanel()->height();
     const int belowTop = groups[3]->y();
 
     microBatch->setValue(3); // a global batch of 512 does not split into micro-batches of 3 over d = 4
     settle();
-    REQUIRE_FALSE(window.controlPanel()->noteOf(globalBatch).isEmpty());
-    for (QWidget *control : window.controlPanel()->controls())
-        REQUIRE((control == globalBatch) != window.controlPanel()->noteOf(control).isEmpty()); // one note
+    REQUIRE_FALSE(gui.window.controlPanel()->noteOf(globalBatch).isEmpty());
+    for (QWidget *control : gui.window.controlPanel()->controls())
+        REQUIRE((control == globalBatch) != gui.window.controlPanel()->noteOf(control).isEmpty()); // one note
     CHECK(groups[2]->height() > ownHeight);
-    CHECK(window.controlPanel()->height() > panelHeight); // the panel grew
+    CHECK(gui.window.controlPanel()->height() > panelHeight); // the panel grew
     CHECK(groups[3]->y() > belowTop); // and the group below moved down
     for (int i : {0, 1}) { // the groups above the note are left as they were
         INFO(groups[i]->title().toStdString());
@@ -680,21 +564,12 @@ TEST_CASE("A note is drawn in the palette's error colour, and follows a switch t
 {
     // The notes are recoloured only when the error colour changes (not at every edit): a switch of
     // palette must still reach a note that is shown, and one shown after it.
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    const auto settle = [] {
-        for (int pass = 0; pass < 8; ++pass)
-            QApplication::processEvents();
-    };
-    settle();
-    auto *tensor = static_cast<QSpinBox *>(window.controlPanel()->controls()[2]);
-    auto *micro = static_cast<QSpinBox *>(window.controlPanel()->controls()[11]);
+    ShownWindow gui;
+    auto *tensor = gui.control<QSpinBox>(QStringLiteral("Tensor (t)"));
+    auto *micro = gui.control<QSpinBox>(QStringLiteral("Micro-batch (b)"));
     const auto noteLabel = [&](QWidget *control) -> QLabel * {
-        for (QLabel *label : window.controlPanel()->findChildren<QLabel *>())
-            if (label->isVisible() && label->text() == window.controlPanel()->noteOf(control))
+        for (QLabel *label : gui.window.controlPanel()->findChildren<QLabel *>())
+            if (label->isVisible() && label->text() == gui.window.controlPanel()->noteOf(control))
                 return label;
         return nullptr;
     };
@@ -702,7 +577,7 @@ TEST_CASE("A note is drawn in the palette's error colour, and follows a switch t
     settle();
     QLabel *note = noteLabel(tensor);
     REQUIRE(note);
-    CHECK(note->palette().color(QPalette::WindowText) == errorTextColor(window.controlPanel()->palette()));
+    CHECK(note->palette().color(QPalette::WindowText) == errorTextColor(gui.window.controlPanel()->palette()));
 
     struct LightAgain // for the tests after this one, however this one ends
     {
@@ -710,15 +585,15 @@ TEST_CASE("A note is drawn in the palette's error colour, and follows a switch t
     } lightAgain;
     applyPalette(true);
     settle();
-    const QColor dark = errorTextColor(window.controlPanel()->palette());
+    const QColor dark = errorTextColor(gui.window.controlPanel()->palette());
     CHECK(note->palette().color(QPalette::WindowText) == dark);
     micro->setValue(3); // a second note, shown under the dark palette
     settle();
-    QLabel *second = noteLabel(window.controlPanel()->controls()[13]);
+    QLabel *second = noteLabel(gui.control(QStringLiteral("Global batch")));
     REQUIRE(second);
     CHECK(second->palette().color(QPalette::WindowText) == dark);
     applyPalette(false);
     settle();
-    CHECK(note->palette().color(QPalette::WindowText) == errorTextColor(window.controlPanel()->palette()));
+    CHECK(note->palette().color(QPalette::WindowText) == errorTextColor(gui.window.controlPanel()->palette()));
     CHECK(note->palette().color(QPalette::WindowText) != dark);
 }

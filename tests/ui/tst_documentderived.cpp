@@ -13,25 +13,17 @@
 #include "core/formats/builtins.h"
 #include "core/serving/inference.h"
 #include "core/time/steptime.h"
-#include "ui/controlpanel.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 
 using namespace memledger;
+using namespace memledger::test;
 using namespace memledger::ui;
 
 namespace {
 
-constexpr int kLifetimesTab = 1;
 constexpr int kFindTab = 4;
-
-QSpinBox *microBatch(MainWindow &window)
-{
-    for (QWidget *control : window.controlPanel()->controls())
-        if (control->accessibleName() == QStringLiteral("Micro-batch (b)"))
-            return qobject_cast<QSpinBox *>(control);
-    return nullptr;
-}
 
 } // namespace
 
@@ -79,14 +71,10 @@ TEST_CASE("The document computes the step time and the serving ledger on first u
 
 TEST_CASE("The window's views read one step time per edit", "[ui][document][mainwindow]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    QApplication::processEvents();
-    QSpinBox *spin = microBatch(window);
-    REQUIRE(spin != nullptr);
+    ShownWindow gui;
+    Document &document = gui.document;
+    MainWindow &window = gui.window;
+    auto *spin = gui.control<QSpinBox>(QStringLiteral("Micro-batch (b)"));
 
     // The Memory view: the header's step time (and the staircase's balance line) are one computation.
     int before = document.stepTimeCount();

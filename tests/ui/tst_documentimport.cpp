@@ -9,12 +9,14 @@
 #include "catchqt.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 
 using memledger::ui::Document;
 
 using memledger::test::writeFile;
+using namespace memledger::test;
 
 namespace {
 
@@ -90,11 +92,9 @@ TEST_CASE("A config that cannot be imported changes nothing", "[ui][document][hf
 
 TEST_CASE("The File menu offers the Hugging Face import", "[ui][mainwindow][hfimport]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
-    memledger::ui::MainWindow window(&document);
+    TestWindow gui;
     bool found = false;
-    for (const QAction *menu : window.menuBar()->actions())
+    for (const QAction *menu : gui.window.menuBar()->actions())
         if (menu->menu())
             for (const QAction *action : menu->menu()->actions())
                 found

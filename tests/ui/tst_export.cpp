@@ -8,6 +8,7 @@
 
 #include "core/formats/builtins.h"
 #include "core/reports/report.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/exporter.h"
 #include "ui/mainwindow.h"
@@ -17,27 +18,26 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 TEST_CASE("Charts export to PNG and SVG, the ledger to CSV and Markdown", "[ui][export]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.memoryBars()->resize(800, 500);
+    TestWindow gui;
+    gui.window.resize(1400, 900);
+    gui.window.memoryBars()->resize(800, 500);
     QTemporaryDir dir;
     REQUIRE(dir.isValid());
 
     QString error;
     const QString png = dir.filePath(QStringLiteral("bars.png"));
-    REQUIRE(exportImage(window.memoryBars(), png, &error));
+    REQUIRE(exportImage(gui.window.memoryBars(), png, &error));
     const QImage image(png);
     CHECK_FALSE(image.isNull());
-    CHECK(image.size() == window.memoryBars()->size());
+    CHECK(image.size() == gui.window.memoryBars()->size());
     CHECK(image.width() > 100);
 
     const QString svg = dir.filePath(QStringLiteral("bars.svg"));
-    REQUIRE(exportSvg(window.memoryBars(), svg, QStringLiteral("Device memory"), &error));
+    REQUIRE(exportSvg(gui.window.memoryBars(), svg, QStringLiteral("Device memory"), &error));
     QFile file(svg);
     REQUIRE(file.open(QIODevice::ReadOnly));
     QXmlStreamReader xml(&file);
@@ -59,7 +59,7 @@ TEST_CASE("Charts export to PNG and SVG, the ledger to CSV and Markdown", "[ui][
     CHECK(texts > 5);
 
     const QString csv = dir.filePath(QStringLiteral("ledger.csv"));
-    REQUIRE(exportText(ledgerToCsv(document.ledger()), csv, &error));
+    REQUIRE(exportText(ledgerToCsv(gui.document.ledger()), csv, &error));
     QFile csvFile(csv);
     REQUIRE(csvFile.open(QIODevice::ReadOnly));
     CHECK(csvFile.readAll().startsWith("pipeline_rank,weights,"));
@@ -67,5 +67,5 @@ TEST_CASE("Charts export to PNG and SVG, the ledger to CSV and Markdown", "[ui][
     // A target that cannot be written is refused with a reason.
     CHECK_FALSE(exportText("x", dir.filePath(QStringLiteral("missing/dir/ledger.md")), &error));
     CHECK_FALSE(error.isEmpty());
-    CHECK_FALSE(exportImage(window.memoryBars(), dir.filePath(QStringLiteral("missing/dir/bars.png")), &error));
+    CHECK_FALSE(exportImage(gui.window.memoryBars(), dir.filePath(QStringLiteral("missing/dir/bars.png")), &error));
 }

@@ -12,6 +12,7 @@
 #include "core/formats/builtins.h"
 #include "core/reports/report.h"
 #include "core/reports/searchreport.h"
+#include "testwindow.h"
 #include "ui/chartexport.h"
 #include "ui/document.h"
 #include "ui/exporter.h"
@@ -20,32 +21,31 @@
 #include "ui/planfinder.h"
 
 using namespace memledger;
+using namespace memledger::test;
 
 TEST_CASE("A chart exports at 2x with the model and the plan in a caption strip, PNG and SVG", "[ui][export][caption]")
 {
-    ui::Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    ui::MainWindow window(&document);
-    window.resize(1400, 900);
-    window.memoryBars()->resize(800, 500);
+    TestWindow gui;
+    gui.window.resize(1400, 900);
+    gui.window.memoryBars()->resize(800, 500);
     QTemporaryDir dir;
     REQUIRE(dir.isValid());
 
     // The caption names the plan as the header does: its name and core's parallel summary.
-    const QString caption = window.chartExport()->caption();
+    const QString caption = gui.window.chartExport()->caption();
     INFO(caption.toStdString());
-    CHECK(caption.contains(QString::fromStdString(document.config().name)));
-    CHECK(caption.contains(QString::fromStdString(parallelSummary(document.config()))));
-    CHECK(caption.contains(QString::fromStdString(document.config().hardware.name)));
+    CHECK(caption.contains(QString::fromStdString(gui.document.config().name)));
+    CHECK(caption.contains(QString::fromStdString(parallelSummary(gui.document.config()))));
+    CHECK(caption.contains(QString::fromStdString(gui.document.config().hardware.name)));
 
-    CHECK(window.chartExport()->imageScale() == 2.0); // the default
+    CHECK(gui.window.chartExport()->imageScale() == 2.0); // the default
     const QString png = dir.filePath(QStringLiteral("bars.png"));
-    REQUIRE(window.chartExport()->exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), png));
+    REQUIRE(gui.window.chartExport()->exportChartTo(gui.window.memoryBars(), QStringLiteral("Device memory"), png));
     const QImage image(png);
     REQUIRE_FALSE(image.isNull());
     // Twice the chart's pixels across; taller than twice its height by the caption strip.
     // (Laid out as a grab would, the chart has its layout's size: measured after the export.)
-    const int w = window.memoryBars()->width(), h = window.memoryBars()->height();
+    const int w = gui.window.memoryBars()->width(), h = gui.window.memoryBars()->height();
     CHECK(image.width() == 2 * w);
     CHECK(image.height() > 2 * h);
     CHECK(image.height() < 2 * h + 2 * 120);
@@ -59,14 +59,14 @@ TEST_CASE("A chart exports at 2x with the model and the plan in a caption strip,
     CHECK(written);
 
     // A chosen scale.
-    window.chartExport()->setImageScale(3);
-    window.memoryBars()->resize(640, 400); // (the window's layout may have resized it meanwhile)
-    REQUIRE(window.chartExport()->exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), png));
-    CHECK(QImage(png).width() == 3 * window.memoryBars()->width());
+    gui.window.chartExport()->setImageScale(3);
+    gui.window.memoryBars()->resize(640, 400); // (the window's layout may have resized it meanwhile)
+    REQUIRE(gui.window.chartExport()->exportChartTo(gui.window.memoryBars(), QStringLiteral("Device memory"), png));
+    CHECK(QImage(png).width() == 3 * gui.window.memoryBars()->width());
 
     // SVG: the caption is a text of the drawing, under the chart.
     const QString svg = dir.filePath(QStringLiteral("bars.svg"));
-    REQUIRE(window.chartExport()->exportChartTo(window.memoryBars(), QStringLiteral("Device memory"), svg));
+    REQUIRE(gui.window.chartExport()->exportChartTo(gui.window.memoryBars(), QStringLiteral("Device memory"), svg));
     QFile file(svg);
     REQUIRE(file.open(QIODevice::ReadOnly));
     // The drawing's text, line by line as wrapped, joined again.
@@ -78,9 +78,9 @@ TEST_CASE("A chart exports at 2x with the model and the plan in a caption strip,
     CHECK_FALSE(xml.hasError());
     const QString drawn = texts.join(QLatin1Char(' ')).simplified();
     INFO(drawn.toStdString());
-    CHECK(drawn.contains(QString::fromStdString(parallelSummary(document.config())).simplified()));
-    CHECK(drawn.contains(QString::fromStdString(document.config().name).simplified()));
-    window.chartExport()->setImageScale(2);
+    CHECK(drawn.contains(QString::fromStdString(parallelSummary(gui.document.config())).simplified()));
+    CHECK(drawn.contains(QString::fromStdString(gui.document.config().name).simplified()));
+    gui.window.chartExport()->setImageScale(2);
 }
 
 TEST_CASE("Find plans exports its results as core's CSV, atomically", "[ui][planner][csv]")

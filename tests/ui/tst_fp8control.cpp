@@ -5,6 +5,7 @@
 #include <QUndoStack>
 
 #include "core/ledger/ledger.h"
+#include "testwindow.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
@@ -13,41 +14,36 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 TEST_CASE("The FP8 recipe is a control: one undo step, FP8 weight copies in the ledger", "[ui][controls][fp8]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
-    MainWindow window(&document);
-    QComboBox *recipe = nullptr;
-    for (QWidget *w : window.controlPanel()->controls())
-        if (w->accessibleName() == QStringLiteral("FP8 recipe"))
-            recipe = qobject_cast<QComboBox *>(w);
-    REQUIRE(recipe);
+    TestWindow gui("llama-3-70b-128xh100");
+    auto *recipe = gui.control<QComboBox>(QStringLiteral("FP8 recipe"));
     REQUIRE(recipe->count() == 5);
     CHECK(recipe->currentIndex() == int(Fp8Recipe::None));
-    const auto fp8Rows = [&document] {
+    const auto fp8Rows = [&gui] {
         int rows = 0;
-        for (const LedgerEntry &e : document.ledger().ranks.front().entries)
+        for (const LedgerEntry &e : gui.document.ledger().ranks.front().entries)
             rows += e.label.rfind("FP8", 0) == 0;
         return rows;
     };
     CHECK(fp8Rows() == 0);
-    const Bytes activations = document.ledger().ranks.front().device[std::size_t(Category::Activations)];
-    const int undo = document.undoStack()->count();
+    const Bytes activations = gui.document.ledger().ranks.front().device[std::size_t(Category::Activations)];
+    const int undo = gui.document.undoStack()->count();
 
     const int tensorwise = int(Fp8Recipe::Tensorwise);
     recipe->setCurrentIndex(tensorwise);
     Q_EMIT recipe->activated(tensorwise);
     QApplication::processEvents();
-    CHECK(document.config().training.fp8_recipe == Fp8Recipe::Tensorwise);
-    CHECK(document.undoStack()->count() == undo + 1);
+    CHECK(gui.document.config().training.fp8_recipe == Fp8Recipe::Tensorwise);
+    CHECK(gui.document.undoStack()->count() == undo + 1);
     CHECK(fp8Rows() == 2); // FP8 weight copies, quantisation buffer
-    CHECK(document.ledger().ranks.front().device[std::size_t(Category::Activations)] < activations);
+    CHECK(gui.document.ledger().ranks.front().device[std::size_t(Category::Activations)] < activations);
 
-    document.undoStack()->undo();
+    gui.document.undoStack()->undo();
     QApplication::processEvents();
-    CHECK(document.config().training.fp8_recipe == Fp8Recipe::None);
+    CHECK(gui.document.config().training.fp8_recipe == Fp8Recipe::None);
     CHECK(recipe->currentIndex() == int(Fp8Recipe::None));
     CHECK(fp8Rows() == 0);
 }

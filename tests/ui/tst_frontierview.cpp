@@ -16,6 +16,7 @@
 #include "core/planner/chain.h"
 #include "core/planner/settingspoints.h"
 #include "core/planner/tensorplan.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"
 #include "ui/frontierview.h"
@@ -26,6 +27,7 @@ using memledger::ui::Document;
 using memledger::ui::FrontierPlot;
 using memledger::ui::FrontierView;
 using namespace memledger;
+using namespace memledger::test;
 
 namespace {
 
@@ -380,14 +382,10 @@ TEST_CASE("The frontier plots' axis titles are whole in a 1400x900 window", "[ui
     // At 1024x700 the plot is smaller still ("device memo…", "overhead, % of
     // forward + bac…"): there the short titles are drawn, whole.
     for (const QSize size : {QSize(1400, 900), QSize(1024, 700)}) {
-        Document doc;
-        REQUIRE(doc.loadBuiltinScenario("llama-3-70b-128xh100"));
-        ui::MainWindow window(&doc);
-        window.resize(size);
-        window.show();
-        window.views()->setCurrentIndex(3); // Planners
+        test::ShownWindow gui("llama-3-70b-128xh100", size);
+        gui.window.views()->setCurrentIndex(3); // Planners
         QApplication::processEvents();
-        for (FrontierView *view : {window.chainFrontier(), window.tensorFrontier()}) {
+        for (FrontierView *view : {gui.window.chainFrontier(), gui.window.tensorFrontier()}) {
             const FrontierPlot *plot = view->plot();
             const QFontMetrics fm(plot->font());
             const QRectF area = plot->plotArea();

@@ -28,28 +28,12 @@ memledger::Ledger defaultLedger()
     return memledger::computeLedger(*loaded.config);
 }
 
-// QAbstractItemModelTester reports through qWarning in Warning mode; collect them.
-QStringList s_modelTestMessages;
-
-void collectModelTestMessages(QtMsgType type, const QMessageLogContext &context, const QString &message)
-{
-    if (type != QtDebugMsg && context.category && QByteArrayView(context.category).startsWith("qt.modeltest"))
-        s_modelTestMessages << message;
-}
-
-QString plainText(const QString &html)
-{
-    QTextDocument doc;
-    doc.setHtml(html);
-    return doc.toPlainText();
-}
-
 } // namespace
 
 TEST_CASE("LedgerTableModel passes QAbstractItemModelTester", "[ui][model]")
 {
-    s_modelTestMessages.clear();
-    const QtMessageHandler previous = qInstallMessageHandler(collectModelTestMessages);
+    memledger::test::modelTestMessages.clear();
+    const QtMessageHandler previous = qInstallMessageHandler(memledger::test::collectModelTestMessages);
     {
         LedgerTableModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
@@ -58,7 +42,7 @@ TEST_CASE("LedgerTableModel passes QAbstractItemModelTester", "[ui][model]")
         model.setLedger(defaultLedger());
     }
     qInstallMessageHandler(previous);
-    CHECK(s_modelTestMessages == QStringList{});
+    CHECK(memledger::test::modelTestMessages == QStringList{});
 }
 
 TEST_CASE("LedgerTableModel mirrors the core ledger", "[ui][model]")
@@ -91,7 +75,8 @@ TEST_CASE("LedgerTableModel mirrors the core ledger", "[ui][model]")
             const QString formula = QString::fromStdString(entry.formula);
             const QString note = QString::fromStdString(entry.note);
             for (int c = 0; c < LedgerTableModel::ColumnCount; ++c) {
-                const QString tip = plainText(model.index(e, c, rankIndex).data(Qt::ToolTipRole).toString());
+                const QString tip
+                    = memledger::test::plainText(model.index(e, c, rankIndex).data(Qt::ToolTipRole).toString());
                 INFO(entry.label << ", column " << c);
                 CHECK(tip.contains(formula));
                 CHECK(tip.contains(note));

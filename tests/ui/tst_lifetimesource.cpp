@@ -18,6 +18,7 @@
 #include "core/time/steptime.h"
 #include "core/timeline/steptimegap.h"
 #include "core/view/gantt.h"
+#include "testwindow.h"
 #include "ui/categorycolors.h"
 #include "ui/document.h"
 #include "ui/lifetimesource.h"
@@ -32,10 +33,9 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 namespace {
-
-constexpr int kLifetimesTab = 1;
 
 QStringList legendLabels(const LifetimeView &view)
 {
@@ -49,27 +49,23 @@ QStringList legendLabels(const LifetimeView &view)
 
 TEST_CASE("Lifetimes: the switch draws a served prefill and decode step from core", "[ui][lifetimes][inference]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    window.views()->setCurrentIndex(kLifetimesTab);
+    ShownWindow gui;
+    gui.window.views()->setCurrentIndex(kLifetimesTab);
     QApplication::processEvents();
-    LifetimeView *view = window.lifetimes();
-    auto *source = window.findChild<LifetimeSource *>();
-    auto *combo = window.findChild<QComboBox *>(QStringLiteral("lifetimesSource"));
+    LifetimeView *view = gui.window.lifetimes();
+    auto *source = gui.window.findChild<LifetimeSource *>();
+    auto *combo = gui.window.findChild<QComboBox *>(QStringLiteral("lifetimesSource"));
     REQUIRE(source != nullptr);
     REQUIRE(combo != nullptr);
     REQUIRE(combo->count() == 3);
-    const double training = document.timeline().step_time;
+    const double training = gui.document.timeline().step_time;
     CHECK(view->timeline().step_time == training);
     CHECK(view->caption().startsWith(QStringLiteral("training iteration")));
     CHECK_FALSE(legendLabels(*view).contains(QStringLiteral("KV cache")));
 
     combo->setCurrentIndex(1);
     QApplication::processEvents();
-    const Timeline prefill = simulateInferenceForward(document.ledgerConfig(), ServingPass::Prefill);
+    const Timeline prefill = simulateInferenceForward(gui.document.ledgerConfig(), ServingPass::Prefill);
     CHECK(view->timeline().step_time == prefill.step_time);
     CHECK(view->timeline().ranks.size() == prefill.ranks.size());
     CHECK(view->caption().startsWith(QStringLiteral("serving prefill")));
@@ -97,7 +93,7 @@ TEST_CASE("Lifetimes: the switch draws a served prefill and decode step from cor
 
     combo->setCurrentIndex(2);
     QApplication::processEvents();
-    const Timeline decode = simulateInferenceForward(document.ledgerConfig(), ServingPass::Decode);
+    const Timeline decode = simulateInferenceForward(gui.document.ledgerConfig(), ServingPass::Decode);
     CHECK(view->timeline().step_time == decode.step_time);
     CHECK(decode.step_time < prefill.step_time);
     CHECK(view->caption().startsWith(QStringLiteral("serving decode step")));
@@ -112,15 +108,11 @@ TEST_CASE("Lifetimes: the switch draws a served prefill and decode step from cor
 TEST_CASE("Lifetimes: a served forward on the training iteration's time scale is visibly short",
           "[ui][lifetimes][inference]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    window.views()->setCurrentIndex(kLifetimesTab);
+    ShownWindow gui;
+    gui.window.views()->setCurrentIndex(kLifetimesTab);
     QApplication::processEvents();
-    LifetimeView *view = window.lifetimes();
-    auto *source = window.findChild<LifetimeSource *>();
+    LifetimeView *view = gui.window.lifetimes();
+    auto *source = gui.window.findChild<LifetimeSource *>();
     REQUIRE(source != nullptr);
     source->setSource(LifetimeSource::Source::Prefill);
     QApplication::processEvents();
@@ -129,7 +121,7 @@ TEST_CASE("Lifetimes: a served forward on the training iteration's time scale is
 
     source->setTrainingScale(true);
     QApplication::processEvents();
-    const double iteration = document.timeline().step_time;
+    const double iteration = gui.document.timeline().step_time;
     REQUIRE(iteration > forward);
     CHECK(view->timeSpan() == iteration);
     CHECK(view->timeAxis().end == Approx(iteration));
@@ -141,87 +133,77 @@ TEST_CASE("Lifetimes: a served forward on the training iteration's time scale is
 TEST_CASE("Talk mode: the seed-001 deck opens its lifetimes slides on the served and the trained forward",
           "[ui][lifetimes][talk]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1024, 768);
-    window.show();
-    QApplication::processEvents();
+    ShownWindow gui(kDefaultScenario, QSize(1024, 768));
     const DeckLoadResult loaded = deckFromText(findBuiltin("decks", "seed-001")->text, "seed-001");
     REQUIRE(loaded.deck.has_value());
-    window.talkMode()->start(*loaded.deck);
+    gui.window.talkMode()->start(*loaded.deck);
     QApplication::processEvents();
-    CHECK(window.views()->currentIndex() == 0); // the memory view: served vs trained bars
+    CHECK(gui.window.views()->currentIndex() == 0); // the memory view: served vs trained bars
     // The slide's notes give their room to the charts during the talk.
-    auto *problems = window.findChild<QListWidget *>();
+    auto *problems = gui.window.findChild<QListWidget *>();
     REQUIRE(problems != nullptr);
     CHECK_FALSE(problems->isVisible());
-    window.talkMode()->step(1);
+    gui.window.talkMode()->step(1);
     QApplication::processEvents();
-    CHECK(window.views()->currentIndex() == kLifetimesTab);
-    auto *source = window.findChild<LifetimeSource *>();
+    CHECK(gui.window.views()->currentIndex() == kLifetimesTab);
+    auto *source = gui.window.findChild<LifetimeSource *>();
     REQUIRE(source != nullptr);
     CHECK(source->source() == LifetimeSource::Source::Prefill);
-    CHECK(window.lifetimes()->caption().startsWith(QStringLiteral("serving prefill")));
-    CHECK(window.lifetimes()->timeline().step_time
-          == simulateInferenceForward(document.ledgerConfig(), ServingPass::Prefill).step_time);
-    window.talkMode()->step(1);
+    CHECK(gui.window.lifetimes()->caption().startsWith(QStringLiteral("serving prefill")));
+    CHECK(gui.window.lifetimes()->timeline().step_time
+          == simulateInferenceForward(gui.document.ledgerConfig(), ServingPass::Prefill).step_time);
+    gui.window.talkMode()->step(1);
     QApplication::processEvents();
     CHECK(source->source() == LifetimeSource::Source::Training);
-    CHECK(window.lifetimes()->caption().startsWith(QStringLiteral("training iteration")));
-    window.talkMode()->step(1);
+    CHECK(gui.window.lifetimes()->caption().startsWith(QStringLiteral("training iteration")));
+    gui.window.talkMode()->step(1);
     QApplication::processEvents();
-    CHECK(window.views()->currentIndex() == 0);
-    window.talkMode()->step(-2); // back to the served slide, and leave the talk there
+    CHECK(gui.window.views()->currentIndex() == 0);
+    gui.window.talkMode()->step(-2); // back to the served slide, and leave the talk there
     QApplication::processEvents();
     CHECK(source->source() == LifetimeSource::Source::Prefill);
-    window.talkMode()->stop();
+    gui.window.talkMode()->stop();
     QApplication::processEvents();
     CHECK(problems->isVisible());
     // The user's view and source come back: the Memory view, training's lifetimes and header.
-    CHECK(window.views()->currentIndex() == 0);
+    CHECK(gui.window.views()->currentIndex() == 0);
     CHECK(source->source() == LifetimeSource::Source::Training);
-    CHECK(window.findChild<PlanHeader *>()->plainText().contains(QStringLiteral("Ledger peak")));
+    CHECK(gui.window.findChild<PlanHeader *>()->plainText().contains(QStringLiteral("Ledger peak")));
 }
 
 TEST_CASE("Lifetimes: beside a served forward the header gives the serving peak, training's next to it",
           "[ui][lifetimes][inference]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    QApplication::processEvents();
-    auto *header = window.findChild<PlanHeader *>();
-    auto *stepTime = window.findChild<StepTimeBar *>();
+    ShownWindow gui;
+    auto *header = gui.window.findChild<PlanHeader *>();
+    auto *stepTime = gui.window.findChild<StepTimeBar *>();
     REQUIRE(header != nullptr);
     REQUIRE(stepTime != nullptr);
     CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
     CHECK(stepTime->isVisible());
 
-    window.views()->setCurrentIndex(kLifetimesTab);
-    window.findChild<LifetimeSource *>()->setSource(LifetimeSource::Source::Prefill);
+    gui.window.views()->setCurrentIndex(kLifetimesTab);
+    gui.window.findChild<LifetimeSource *>()->setSource(LifetimeSource::Source::Prefill);
     QApplication::processEvents();
     // The numbers are core's: the inference ledger's peak, and the training ledger's beside it.
-    const InferenceLedger serving = computeInference(document.ledgerConfig());
+    const InferenceLedger serving = computeInference(gui.document.ledgerConfig());
     const QString text = header->plainText();
     CHECK(text.contains(
         QStringLiteral("Serving peak: rank %1, %2").arg(serving.peak_rank).arg(bytesText(serving.peak_bytes))));
-    CHECK(text.contains(QStringLiteral("training this plan: %1").arg(bytesText(document.ledger().peak_bytes))));
+    CHECK(text.contains(QStringLiteral("training this plan: %1").arg(bytesText(gui.document.ledger().peak_bytes))));
     CHECK_FALSE(text.contains(QStringLiteral("Ledger peak")));
     CHECK_FALSE(stepTime->isVisible()); // a training step time does not describe a served forward
-    auto *resetZoom = window.findChild<QToolButton *>(QStringLiteral("resetZoom"));
+    auto *resetZoom = gui.window.findChild<QToolButton *>(QStringLiteral("resetZoom"));
     REQUIRE(resetZoom != nullptr);
     CHECK(resetZoom->text() == QStringLiteral("Whole forward"));
 
     // Another view describes the training plan again.
-    window.views()->setCurrentIndex(0);
+    gui.window.views()->setCurrentIndex(0);
     QApplication::processEvents();
     CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
     CHECK(stepTime->isVisible());
-    window.views()->setCurrentIndex(kLifetimesTab);
-    window.findChild<LifetimeSource *>()->setSource(LifetimeSource::Source::Training);
+    gui.window.views()->setCurrentIndex(kLifetimesTab);
+    gui.window.findChild<LifetimeSource *>()->setSource(LifetimeSource::Source::Training);
     QApplication::processEvents();
     CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
     CHECK(resetZoom->text() == QStringLiteral("Whole iteration"));
@@ -234,20 +216,16 @@ TEST_CASE("Lifetimes: the simulated iteration says how it compares to the header
     // draws the simulated iteration. On the DualPipe scenario they differ by a
     // few per cent (the simulation waits on uneven neighbours, core/timeline/steptimegap.h):
     // the caption names the model's figure and the title's tooltip says why.
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-dualpipe"));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    window.views()->setCurrentIndex(kLifetimesTab);
+    ShownWindow gui("deepseek-v3-2048xh100-dualpipe");
+    gui.window.views()->setCurrentIndex(kLifetimesTab);
     QApplication::processEvents();
-    const LifetimeView *view = window.lifetimes();
-    const Config &config = document.ledgerConfig();
-    const StepTimeGap gap = stepTimeGap(config, estimateStepTime(config), document.timeline());
+    const LifetimeView *view = gui.window.lifetimes();
+    const Config &config = gui.document.ledgerConfig();
+    const StepTimeGap gap = stepTimeGap(config, estimateStepTime(config), gui.document.timeline());
     REQUIRE(std::abs(gap.relative()) > 0.01);
     const QString model = toQString(formatSeconds(estimateStepTime(config).total));
     CHECK(view->caption().startsWith(QStringLiteral("training iteration, ")
-                                     + toQString(formatSeconds(document.timeline().step_time))));
+                                     + toQString(formatSeconds(gui.document.timeline().step_time))));
     CHECK(view->caption().contains(QStringLiteral("step-time model ") + model));
     CHECK(view->captionToolTip() == toQString(gap.explanation));
     // The tooltip is the title's: over the legend's first entry.
@@ -257,7 +235,7 @@ TEST_CASE("Lifetimes: the simulated iteration says how it compares to the header
     CHECK(view->toolTipAt(legend.front().rect.center()) == toQString(gap.explanation));
 
     // A plan whose two figures agree says so in the same place.
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
+    REQUIRE(gui.document.loadBuiltinScenario(kDefaultScenario));
     QApplication::processEvents();
     CHECK(view->caption().contains(QStringLiteral("within 1 %")));
 }

@@ -12,6 +12,7 @@
 #include "core/formats/preset.h"
 #include "core/timeline/timeline.h"
 #include "core/view/gantt.h"
+#include "scenariotimeline.h"
 #include "ui/categorycolors.h"
 #include "ui/lifetimeview.h"
 #include "ui/qtstring.h"
@@ -24,15 +25,6 @@ using memledger::ui::LifetimeView;
 using namespace memledger;
 
 namespace {
-
-Timeline scenarioTimeline(std::string_view name)
-{
-    const BuiltinPreset *preset = findBuiltin("scenarios", name);
-    REQUIRE(preset != nullptr);
-    const LoadResult loaded = presetFromText(preset->text);
-    REQUIRE(loaded.config.has_value());
-    return simulateIteration(*loaded.config);
-}
 
 // Pixels in `area` that differ from the top-left background pixel of the image.
 int paintedPixels(const QImage &image, const QRectF &area)
@@ -51,7 +43,7 @@ int paintedPixels(const QImage &image, const QRectF &area)
 TEST_CASE("The lifetime view renders the curve and the rows offscreen", "[ui][lifetimes]")
 {
     LifetimeView view;
-    view.setTimeline(scenarioTimeline("seed-000-7b-b-checkpointing"));
+    view.setTimeline(test::scenarioTimeline("seed-000-7b-b-checkpointing"));
     view.resize(1400, 600);
     QImage image(view.size(), QImage::Format_ARGB32);
     image.fill(Qt::white);
@@ -69,7 +61,7 @@ TEST_CASE("The lifetime view renders the curve and the rows offscreen", "[ui][li
 TEST_CASE("Hovering a lifetime names it with its bytes and interval", "[ui][lifetimes]")
 {
     LifetimeView view;
-    const Timeline tl = scenarioTimeline("seed-000-7b-b-checkpointing");
+    const Timeline tl = test::scenarioTimeline("seed-000-7b-b-checkpointing");
     view.setTimeline(tl);
     view.resize(1400, 600);
 
@@ -127,7 +119,7 @@ TEST_CASE("Hovering a lifetime names it with its bytes and interval", "[ui][life
 TEST_CASE("Zooming and panning change the visible window, double-click resets", "[ui][lifetimes]")
 {
     LifetimeView view;
-    view.setTimeline(scenarioTimeline("gpt-3-175b-64gpus-tp-only"));
+    view.setTimeline(test::scenarioTimeline("gpt-3-175b-64gpus-tp-only"));
     view.resize(1400, 600);
     QSignalSpy spy(&view, &LifetimeView::visibleWindowChanged);
 
@@ -166,7 +158,7 @@ TEST_CASE("Zooming and panning change the visible window, double-click resets", 
 TEST_CASE("Bands mode stacks the lifetimes under the curve and names the band under the cursor", "[ui][lifetimes]")
 {
     LifetimeView view;
-    const Timeline tl = scenarioTimeline("seed-000-7b-b-checkpointing");
+    const Timeline tl = test::scenarioTimeline("seed-000-7b-b-checkpointing");
     view.setTimeline(tl);
     view.setMode(LifetimeView::Mode::Bands);
     view.resize(1400, 600);
@@ -196,7 +188,7 @@ TEST_CASE("Bands mode stacks the lifetimes under the curve and names the band un
 TEST_CASE("A fitted bytes axis still paints the curve and keeps hovering working", "[ui][lifetimes]")
 {
     LifetimeView view;
-    view.setTimeline(scenarioTimeline("seed-000-7b-b-checkpointing"));
+    view.setTimeline(test::scenarioTimeline("seed-000-7b-b-checkpointing"));
     view.resize(1400, 600);
     view.setFitBytes(true);
     CHECK(view.fitBytes());
@@ -207,10 +199,10 @@ TEST_CASE("A fitted bytes axis still paints the curve and keeps hovering working
     CHECK(view.toolTipAt(view.curveArea().center()).contains(QStringLiteral(" GB in use at ")));
 }
 
-TEST_CASE("Keys zoom, pan and reset; the phase strip names the op", "[ui][lifetimes]")
+TEST_CASE("Keys zoom, pan and reset — the phase strip names the op", "[ui][lifetimes]")
 {
     LifetimeView view;
-    const Timeline tl = scenarioTimeline("seed-000-7b-b-checkpointing");
+    const Timeline tl = test::scenarioTimeline("seed-000-7b-b-checkpointing");
     view.setTimeline(tl);
     view.resize(1400, 600);
     const double whole = view.timeAxis().visibleSpan();

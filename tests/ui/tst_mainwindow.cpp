@@ -9,27 +9,28 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/frontierview.h"
 #include "ui/mainwindow.h"
 #include "ui/planfinder.h"
 #include "ui/planheader.h"
 
+using namespace memledger::test;
+
 TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindow]")
 {
-    memledger::ui::Document document;
-    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
-    memledger::ui::MainWindow window(&document);
-    CHECK(window.windowTitle() == QString::fromStdString(document.config().name) + QStringLiteral("[*]"));
+    TestWindow gui;
+    CHECK(gui.window.windowTitle() == QString::fromStdString(gui.document.config().name) + QStringLiteral("[*]"));
 
-    const auto *tree = window.findChild<QTreeView *>();
+    const auto *tree = gui.window.findChild<QTreeView *>();
     REQUIRE(tree != nullptr);
     // Views off screen catch up when their tab is shown.
-    window.views()->setCurrentWidget(const_cast<QTreeView *>(tree));
-    CHECK(tree->model()->rowCount() == static_cast<int>(document.ledger().ranks.size()));
+    gui.window.views()->setCurrentWidget(const_cast<QTreeView *>(tree));
+    CHECK(tree->model()->rowCount() == static_cast<int>(gui.document.ledger().ranks.size()));
 
-    window.resize(1200, 800);
-    const QImage image = window.grab().toImage();
+    gui.window.resize(1200, 800);
+    const QImage image = gui.window.grab().toImage();
     REQUIRE(image.size() == QSize(1200, 800));
     // Something was drawn: the image is not one flat color.
     const QRgb first = image.pixel(0, 0);
@@ -43,15 +44,10 @@ TEST_CASE("MainWindow shows the document and renders offscreen", "[ui][mainwindo
 TEST_CASE("The planners and the plan search are views of the window, each reached by Ctrl+N",
           "[ui][mainwindow][planner]")
 {
-    memledger::ui::Document document;
-    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
-    memledger::ui::MainWindow window(&document);
-    window.resize(1600, 1000);
-    window.show();
-    QApplication::processEvents();
+    ShownWindow gui(memledger::kDefaultScenario, QSize(1600, 1000));
     // The View menu's Ctrl+N actions (an offscreen window never becomes active for real key presses).
-    const auto press = [&window](int n) {
-        for (QAction *action : window.findChildren<QAction *>())
+    const auto press = [&gui](int n) {
+        for (QAction *action : gui.window.findChildren<QAction *>())
             if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + n)))
                 action->trigger();
         QApplication::processEvents();
@@ -59,14 +55,14 @@ TEST_CASE("The planners and the plan search are views of the window, each reache
 
     // Ctrl+4: the two frontiers, computed once shown.
     press(4);
-    CHECK(window.views()->currentIndex() == 3);
-    CHECK_FALSE(window.chainFrontier()->chainFrontier().empty());
-    CHECK_FALSE(window.tensorFrontier()->tensorFrontier().empty());
+    CHECK(gui.window.views()->currentIndex() == 3);
+    CHECK_FALSE(gui.window.chainFrontier()->chainFrontier().empty());
+    CHECK_FALSE(gui.window.tensorFrontier()->tensorFrontier().empty());
 
     // Ctrl+5: the search runs when the panel is first shown; every answer fits the margin.
     press(5);
-    CHECK(window.views()->currentIndex() == 4);
-    const memledger::SearchResult &found = window.planFinder()->result();
+    CHECK(gui.window.views()->currentIndex() == 4);
+    const memledger::SearchResult &found = gui.window.planFinder()->result();
     REQUIRE_FALSE(found.plans.empty());
     for (const memledger::SearchPlan &plan : found.plans)
         CHECK(plan.ledger.peak_bytes <= found.limitBytes);
@@ -76,13 +72,11 @@ TEST_CASE("The header names every parallel degree of the plan, and an invalid ed
           "[ui][mainwindow][header]")
 {
     using namespace memledger;
-    ui::Document document;
-    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-p16-v4"));
-    ui::MainWindow window(&document);
-    window.resize(1600, 1000);
-    auto *header = window.findChild<ui::PlanHeader *>();
+    TestWindow gui("deepseek-v3-2048xh100-p16-v4");
+    gui.window.resize(1600, 1000);
+    auto *header = gui.window.findChild<ui::PlanHeader *>();
     REQUIRE(header != nullptr);
-    const ParallelismConfig &par = document.config().parallelism;
+    const ParallelismConfig &par = gui.document.config().parallelism;
     REQUIRE(par.virtual_pipeline_model_parallel_size > 1);
     REQUIRE(par.expert_model_parallel_size > 1);
     const QString text = header->plainText();
@@ -93,11 +87,11 @@ TEST_CASE("The header names every parallel degree of the plan, and an invalid ed
 
     // t = 3 does not divide the heads: the header keeps the valid plan's t and says whose numbers they are.
     const std::int64_t validT = par.tensor_model_parallel_size;
-    Config bad = document.config();
+    Config bad = gui.document.config();
     bad.parallelism.tensor_model_parallel_size = 3;
-    document.setConfig(bad);
+    gui.document.setConfig(bad);
     QApplication::processEvents();
-    REQUIRE(document.isStale());
+    REQUIRE(gui.document.isStale());
     const QString stale = header->plainText();
     CHECK(stale.contains(QStringLiteral("Last valid plan:")));
     CHECK(stale.contains(QStringLiteral("t=%1 ").arg(validT)));

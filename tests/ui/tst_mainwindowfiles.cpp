@@ -16,6 +16,7 @@
 #include "catchqt.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/planfiles.h"
@@ -24,64 +25,61 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 TEST_CASE("The title names the file Ctrl+S writes and marks unsaved edits, also after Save as and undo",
           "[ui][mainwindow][files]")
 {
     QTemporaryDir dir;
     REQUIRE(dir.isValid());
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.show();
-    QApplication::processEvents();
+    ShownWindow gui(kDefaultScenario, kOwnSize);
 
     // A built-in plan goes by its own name. The window never names the program
     // itself: the platform appends the application's display name.
-    const QString name = QString::fromStdString(document.config().name);
-    CHECK(window.windowTitle() == name + QStringLiteral("[*]"));
-    CHECK_FALSE(window.windowTitle().contains(QStringLiteral("MemLedger")));
-    CHECK(window.windowFilePath().isEmpty());
-    CHECK_FALSE(window.isWindowModified());
+    const QString name = QString::fromStdString(gui.document.config().name);
+    CHECK(gui.window.windowTitle() == name + QStringLiteral("[*]"));
+    CHECK_FALSE(gui.window.windowTitle().contains(QStringLiteral("MemLedger")));
+    CHECK(gui.window.windowFilePath().isEmpty());
+    CHECK_FALSE(gui.window.isWindowModified());
 
     // An edit marks the window modified.
-    Config edited = document.config();
+    Config edited = gui.document.config();
     edited.training.micro_batch_size += 1;
-    document.edit(edited, QStringLiteral("Set Micro-batch (b)"));
+    gui.document.edit(edited, QStringLiteral("Set Micro-batch (b)"));
     QApplication::processEvents();
-    CHECK(window.isWindowModified());
-    CHECK(window.windowHandle()->title().endsWith(QLatin1Char('*')));
+    CHECK(gui.window.isWindowModified());
+    CHECK(gui.window.windowHandle()->title().endsWith(QLatin1Char('*')));
 
     // Save as a file of the user's: the title and the file path name it, the marker goes.
     const QString path = dir.filePath(QStringLiteral("mine.json"));
-    REQUIRE(window.files()->saveTo(path));
+    REQUIRE(gui.window.files()->saveTo(path));
     QApplication::processEvents();
-    CHECK(window.files()->filePath() == path);
-    CHECK(window.windowFilePath() == path);
-    CHECK(window.windowTitle() == QStringLiteral("mine.json[*]"));
-    CHECK_FALSE(window.isWindowModified());
-    CHECK(window.windowHandle()->title() == QStringLiteral("mine.json"));
+    CHECK(gui.window.files()->filePath() == path);
+    CHECK(gui.window.windowFilePath() == path);
+    CHECK(gui.window.windowTitle() == QStringLiteral("mine.json[*]"));
+    CHECK_FALSE(gui.window.isWindowModified());
+    CHECK(gui.window.windowHandle()->title() == QStringLiteral("mine.json"));
 
     // Undo: modified again, and the status bar names the file Ctrl+S writes, not the built-in.
-    document.undoStack()->undo();
+    gui.document.undoStack()->undo();
     QApplication::processEvents();
-    CHECK(window.isWindowModified());
-    CHECK(window.windowTitle() == QStringLiteral("mine.json[*]"));
-    const QString status = window.statusBar()->currentMessage();
+    CHECK(gui.window.isWindowModified());
+    CHECK(gui.window.windowTitle() == QStringLiteral("mine.json[*]"));
+    const QString status = gui.window.statusBar()->currentMessage();
     CHECK(status.contains(path));
     CHECK_FALSE(status.contains(QStringLiteral("built-in")));
-    REQUIRE(window.files()->save());
+    REQUIRE(gui.window.files()->save());
     const LoadResult back = presetFromFile(path.toStdString());
     REQUIRE(back.config.has_value());
-    CHECK(*back.config == document.config());
-    CHECK_FALSE(window.isWindowModified());
+    CHECK(*back.config == gui.document.config());
+    CHECK_FALSE(gui.window.isWindowModified());
 
     // Another built-in: no file again, Ctrl+S will ask where.
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-a-plain"));
+    REQUIRE(gui.document.loadBuiltinScenario("seed-000-7b-a-plain"));
     QApplication::processEvents();
-    CHECK(window.files()->filePath().isEmpty());
-    CHECK(window.windowFilePath().isEmpty());
-    CHECK(window.windowTitle() == QString::fromStdString(document.config().name) + QStringLiteral("[*]"));
+    CHECK(gui.window.files()->filePath().isEmpty());
+    CHECK(gui.window.windowFilePath().isEmpty());
+    CHECK(gui.window.windowTitle() == QString::fromStdString(gui.document.config().name) + QStringLiteral("[*]"));
 }
 
 TEST_CASE("Save as starts in the user's documents, with a name and description of the plan as it is now",
@@ -93,21 +91,18 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
     REQUIRE(QDir(dir.path()).mkpath(QStringLiteral("scenarios")));
     const QString shipped = test::writeFile(dir, QStringLiteral("scenarios/llama-3-70b-128xh100.json"),
                                             QByteArray(findBuiltin("scenarios", "llama-3-70b-128xh100")->text.data()));
-    Document document;
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    REQUIRE(window.files()->openPath(shipped));
+    ShownWindow gui(kNoScenario);
+    REQUIRE(gui.window.files()->openPath(shipped));
     QApplication::processEvents();
-    const QString name = QString::fromStdString(document.config().name);
-    const QString description = QString::fromStdString(document.config().description);
+    const QString name = QString::fromStdString(gui.document.config().name);
+    const QString description = QString::fromStdString(gui.document.config().description);
     REQUIRE(description.contains(QStringLiteral("8K-token sequences")));
-    auto *header = window.findChild<PlanHeader *>();
+    auto *header = gui.window.findChild<PlanHeader *>();
     REQUIRE(header != nullptr);
     CHECK_FALSE(header->plainText().contains(QStringLiteral("(edited)")));
 
     // Never over the shipped file: a file named after the plan in the user's documents.
-    SavePlanDialog::Suggestion suggestion = window.files()->saveSuggestion();
+    SavePlanDialog::Suggestion suggestion = gui.window.files()->saveSuggestion();
     CHECK(QFileInfo(suggestion.path).absolutePath() == QDir(SavePlanDialog::defaultFolder()).absolutePath());
     CHECK(QFileInfo(suggestion.path).fileName() == QStringLiteral("llama-3-70b-128xh100.json"));
     CHECK(suggestion.name == name);
@@ -115,15 +110,15 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
     CHECK(suggestion.previousDescription.isEmpty());
 
     // 64K-token sequences: the header says the name and description are the plan's as loaded.
-    Config edited = document.config();
+    Config edited = gui.document.config();
     edited.training.seq_length = 65536;
-    document.edit(edited, QStringLiteral("Set the sequence length to 64K"));
+    gui.document.edit(edited, QStringLiteral("Set the sequence length to 64K"));
     QApplication::processEvents();
     CHECK(header->plainText().contains(QStringLiteral("(edited)")));
     CHECK(header->plainText().contains(QStringLiteral("As loaded, before the edits: ")));
 
     // Save as offers neither the old name nor the old description's numbers as this plan's.
-    suggestion = window.files()->saveSuggestion();
+    suggestion = gui.window.files()->saveSuggestion();
     CHECK(suggestion.name != name);
     CHECK_FALSE(suggestion.description.contains(QStringLiteral("8K-token")));
     CHECK(suggestion.description.contains(QStringLiteral("65536-token sequences")));
@@ -146,19 +141,19 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
 
     // The user's name and description go into the file and the header.
     const QString path = dialog.path();
-    REQUIRE(window.files()->saveAs(path, dialog.name(), QStringLiteral("Llama 3 70B with 64K-token sequences.")));
+    REQUIRE(gui.window.files()->saveAs(path, dialog.name(), QStringLiteral("Llama 3 70B with 64K-token sequences.")));
     QApplication::processEvents();
     const LoadResult back = presetFromFile(path.toStdString());
     REQUIRE(back.config.has_value());
     CHECK(back.config->name == "Llama 3 70B at 64K");
     CHECK(back.config->description == "Llama 3 70B with 64K-token sequences.");
     CHECK(back.config->training.seq_length == 65536);
-    CHECK(document.undoStack()->isClean());
-    CHECK_FALSE(window.isWindowModified());
+    CHECK(gui.document.undoStack()->isClean());
+    CHECK_FALSE(gui.window.isWindowModified());
     CHECK(header->plainText().contains(QStringLiteral("Llama 3 70B at 64K")));
     CHECK_FALSE(header->plainText().contains(QStringLiteral("(edited)")));
     // One undo step named the plan; the file is the user's now, suggested again as it is.
-    CHECK(window.files()->saveSuggestion().path == path);
+    CHECK(gui.window.files()->saveSuggestion().path == path);
 }
 
 TEST_CASE("Save as suggests a file name made from the plan's name", "[ui][files]")

@@ -14,6 +14,7 @@
 
 #include "catchqt.h"
 #include "core/base/units.h"
+#include "testwindow.h"
 #include "ui/comparisontablemodel.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
@@ -65,17 +66,15 @@ QMessageBox *failureBox(MainWindow &window)
     return nullptr;
 }
 
-struct Fixture
+// The window on the fixture's plan, opened as a file (as its trace was recorded against it), at a small size.
+struct MeasuredWindow : memledger::test::TestWindow
 {
-    Fixture()
+    MeasuredWindow()
+        : TestWindow(memledger::test::kNoScenario)
     {
         REQUIRE(document.loadFile(fixtureFile(QStringLiteral("preset.json"))));
-        window.resize(1024, 700);
-        window.show();
-        QApplication::processEvents();
+        show(QSize(1024, 700));
     }
-    Document document;
-    MainWindow window{&document};
     MeasuredRun *run() const { return window.measuredRun(); }
     int measuredTab() const { return window.views()->indexOf(window.measuredPanel()); }
 };
@@ -84,7 +83,7 @@ struct Fixture
 
 TEST_CASE("Measured vs model is a view of the window, reached by Ctrl+6", "[ui][measured][mainwindow]")
 {
-    Fixture f;
+    MeasuredWindow f;
     REQUIRE(f.measuredTab() == 5);
     for (QAction *action : f.window.findChildren<QAction *>())
         if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_6))
@@ -95,7 +94,7 @@ TEST_CASE("Measured vs model is a view of the window, reached by Ctrl+6", "[ui][
 
 TEST_CASE("Dragging onto the window accepts trace files only", "[ui][measured][mainwindow][drop]")
 {
-    Fixture f;
+    MeasuredWindow f;
     CHECK(f.window.acceptDrops());
     CHECK(dragAccepted(f.window, {QUrl::fromLocalFile(fixtureFile(QStringLiteral("snapshot.pickle.gz")))}));
     CHECK(dragAccepted(f.window, {QUrl::fromLocalFile(fixtureFile(QStringLiteral("trace.json.gz")))}));
@@ -118,7 +117,7 @@ TEST_CASE("A file that is no trace is explained and changes nothing", "[ui][meas
 {
     QTemporaryDir dir;
     REQUIRE(dir.isValid());
-    Fixture f;
+    MeasuredWindow f;
     f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")), false);
     REQUIRE(f.run()->waitUntilIdle());
     REQUIRE(f.run()->comparison().has_value());
@@ -147,7 +146,7 @@ TEST_CASE("A file that is no trace is explained and changes nothing", "[ui][meas
 
 TEST_CASE("Cancelling a real import leaves the window as it was", "[ui][measured][mainwindow]")
 {
-    Fixture f;
+    MeasuredWindow f;
     QSignalSpy cancelled(f.run(), &MeasuredRun::importCancelled);
     // Cancelled before the worker can finish: whatever it read is dropped.
     f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
@@ -163,7 +162,7 @@ TEST_CASE("Cancelling a real import leaves the window as it was", "[ui][measured
 
 TEST_CASE("A measured snapshot end to end: table, overlay, edits, undo, clear", "[ui][measured][mainwindow]")
 {
-    Fixture f;
+    MeasuredWindow f;
     const nlohmann::json figures = measuredFigures();
     f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
     REQUIRE(f.run()->waitUntilIdle());
@@ -224,7 +223,7 @@ TEST_CASE("A measured snapshot end to end: table, overlay, edits, undo, clear", 
 
 TEST_CASE("A profiler trace imports through the same path", "[ui][measured][mainwindow]")
 {
-    Fixture f;
+    MeasuredWindow f;
     f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("trace.json.gz")));
     REQUIRE(f.run()->waitUntilIdle());
     REQUIRE(f.run()->comparison().has_value());

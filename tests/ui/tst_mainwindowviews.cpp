@@ -5,7 +5,6 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QCoreApplication>
-#include <QElapsedTimer>
 #include <QImage>
 #include <QKeySequence>
 #include <QLabel>
@@ -21,6 +20,7 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "testwindow.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
@@ -33,10 +33,9 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 namespace {
-
-constexpr int kLifetimesTab = 1;
 
 QAction *actionWithShortcut(QWidget &window, const QKeySequence &keys)
 {
@@ -58,14 +57,10 @@ QAction *actionNamed(QWidget &window, const QString &text)
 
 TEST_CASE("The lifetimes legend wraps instead of running off a 1024-pixel window", "[ui][lifetimes]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1024, 700);
-    window.show();
-    window.views()->setCurrentIndex(kLifetimesTab);
+    ShownWindow gui(kDefaultScenario, QSize(1024, 700));
+    gui.window.views()->setCurrentIndex(kLifetimesTab);
     QApplication::processEvents();
-    LifetimeView *view = window.lifetimes();
+    LifetimeView *view = gui.window.lifetimes();
     const std::vector<LifetimeView::LegendEntry> legend = view->legend();
     REQUIRE(legend.size() > 6); // the title, the categories and the three phases
     QStringList labels;
@@ -86,16 +81,12 @@ TEST_CASE("The lifetimes legend wraps instead of running off a 1024-pixel window
 TEST_CASE("Lifetimes: a reset-zoom control and a zoom hint, and the zoom stays when the rank changes",
           "[ui][lifetimes]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    window.views()->setCurrentIndex(kLifetimesTab);
+    ShownWindow gui;
+    gui.window.views()->setCurrentIndex(kLifetimesTab);
     QApplication::processEvents();
-    LifetimeView *view = window.lifetimes();
-    auto *reset = window.findChild<QToolButton *>(QStringLiteral("resetZoom"));
-    auto *hint = window.findChild<QLabel *>(QStringLiteral("zoomHint"));
+    LifetimeView *view = gui.window.lifetimes();
+    auto *reset = gui.window.findChild<QToolButton *>(QStringLiteral("resetZoom"));
+    auto *hint = gui.window.findChild<QLabel *>(QStringLiteral("zoomHint"));
     REQUIRE(reset != nullptr);
     REQUIRE(hint != nullptr);
     CHECK(hint->isVisible());
@@ -103,7 +94,7 @@ TEST_CASE("Lifetimes: a reset-zoom control and a zoom hint, and the zoom stays w
     // Whole at 1024 pixels beside the plan panel (it was cut to "Wheel or + − zooms, d…"): on one line or on
     // two, every word inside the label.
     for (const QSize size : {QSize(1024, 700), QSize(1400, 900)}) {
-        window.resize(size);
+        gui.window.resize(size);
         QApplication::processEvents();
         INFO(size.width() << "x" << size.height());
         const QRect needed
@@ -121,7 +112,7 @@ TEST_CASE("Lifetimes: a reset-zoom control and a zoom hint, and the zoom stays w
     const double t0 = axis.t0, t1 = axis.t1;
 
     // Another rank: the same window of the iteration.
-    auto *rank = window.findChild<QSpinBox *>(QStringLiteral("lifetimesRank"));
+    auto *rank = gui.window.findChild<QSpinBox *>(QStringLiteral("lifetimesRank"));
     REQUIRE(rank != nullptr);
     REQUIRE(rank->maximum() >= 1);
     rank->setValue(rank->value() == 0 ? 1 : 0);
@@ -139,48 +130,27 @@ TEST_CASE("Lifetimes: a reset-zoom control and a zoom hint, and the zoom stays w
 
 TEST_CASE("The host-memory chart shows only when something is offloaded", "[ui][charts]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    QApplication::processEvents();
+    ShownWindow gui;
     // Nothing offloaded: the staircase has the whole column.
-    CHECK_FALSE(window.hostBars()->isVisible());
-    const int alone = window.staircase()->height();
+    CHECK_FALSE(gui.window.hostBars()->isVisible());
+    const int alone = gui.window.staircase()->height();
 
-    REQUIRE(document.loadBuiltinScenario("seed-000-7b-c-offload"));
+    REQUIRE(gui.document.loadBuiltinScenario("seed-000-7b-c-offload"));
     QApplication::processEvents();
-    CHECK(window.hostBars()->isVisible());
-    CHECK(window.staircase()->height() < alone);
+    CHECK(gui.window.hostBars()->isVisible());
+    CHECK(gui.window.staircase()->height() < alone);
 }
 
 TEST_CASE("The host-memory chart keeps its room while offload is toggled back and forth", "[ui][charts][bench]")
 {
     // Issue 16, one frame per move: toggling an offload combo showed and hid the host chart at every step,
     // and both charts of the column were resized, laid out and repainted each time (2 Mpx a move).
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1600, 1000);
-    window.show();
-    const auto settle = [] {
-        for (int pass = 0; pass < 8; ++pass)
-            QApplication::processEvents();
-    };
-    settle();
-    REQUIRE_FALSE(window.hostBars()->isVisible());
-    const int alone = window.staircase()->height();
-    QComboBox *offload = nullptr;
-    QSpinBox *micro = nullptr;
-    for (QWidget *control : window.controlPanel()->controls()) {
-        if (control->accessibleName() == QStringLiteral("Optimizer offload"))
-            offload = qobject_cast<QComboBox *>(control);
-        if (control->accessibleName() == QStringLiteral("Micro-batch (b)"))
-            micro = qobject_cast<QSpinBox *>(control);
-    }
-    REQUIRE(offload != nullptr);
-    REQUIRE(micro != nullptr);
+    ShownWindow gui(kDefaultScenario, QSize(1600, 1000));
+    gui.holdRunsUntilPause(); // the test pauses the edits itself, below
+    REQUIRE_FALSE(gui.window.hostBars()->isVisible());
+    const int alone = gui.window.staircase()->height();
+    auto *offload = gui.control<QComboBox>(QStringLiteral("Optimizer offload"));
+    auto *micro = gui.control<QSpinBox>(QStringLiteral("Micro-batch (b)"));
     const int none = offload->currentIndex();
     const auto pick = [&](int index) {
         offload->setCurrentIndex(index);
@@ -189,52 +159,44 @@ TEST_CASE("The host-memory chart keeps its room while offload is toggled back an
     };
 
     pick((none + 1) % offload->count()); // something offloaded: the chart shows, half the column each
-    REQUIRE(window.hostBars()->isVisible());
-    const int half = window.staircase()->height();
+    REQUIRE(gui.window.hostBars()->isVisible());
+    const int half = gui.window.staircase()->height();
     CHECK(half < alone);
-    CHECK(std::abs(window.hostBars()->height() - half) <= 2);
+    CHECK(std::abs(gui.window.hostBars()->height() - half) <= 2);
 
     pick(none); // back to nothing offloaded, the same control: the chart keeps its room
-    CHECK(window.hostBars()->isVisible());
-    CHECK(window.staircase()->height() == half);
+    CHECK(gui.window.hostBars()->isVisible());
+    CHECK(gui.window.staircase()->height() == half);
     pick((none + 1) % offload->count()); // on again: nothing moves
-    CHECK(window.staircase()->height() == half);
+    CHECK(gui.window.staircase()->height() == half);
     pick(none);
 
     micro->setValue(micro->value() + 1); // another control right after: the run goes on, the room stays
     settle();
-    CHECK(window.hostBars()->isVisible());
-    CHECK(window.staircase()->height() == half);
+    CHECK(gui.window.hostBars()->isVisible());
+    CHECK(gui.window.staircase()->height() == half);
     // The edits pause: the room goes back to the staircase.
-    QElapsedTimer waited;
-    waited.start();
-    while (window.hostBars()->isVisible() && waited.elapsed() < 5000)
-        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
-    settle();
-    CHECK_FALSE(window.hostBars()->isVisible());
-    CHECK(window.staircase()->height() == alone);
+    gui.pauseEdits();
+    CHECK_FALSE(gui.window.hostBars()->isVisible());
+    CHECK(gui.window.staircase()->height() == alone);
 
     pick((none + 1) % offload->count()); // shown again, then an undo: the room goes back at once
-    REQUIRE(window.hostBars()->isVisible());
-    document.undoStack()->undo();
+    REQUIRE(gui.window.hostBars()->isVisible());
+    gui.document.undoStack()->undo();
     settle();
-    CHECK_FALSE(window.hostBars()->isVisible());
-    CHECK(window.staircase()->height() == alone);
+    CHECK_FALSE(gui.window.hostBars()->isVisible());
+    CHECK(gui.window.staircase()->height() == alone);
 }
 
 TEST_CASE("Help: F1 lists the shortcuts, About names the version, Documentation links the guides", "[ui][help]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.show();
-    QApplication::processEvents();
+    ShownWindow gui(kDefaultScenario, kOwnSize);
 
-    QAction *keys = actionWithShortcut(window, QKeySequence(Qt::Key_F1));
+    QAction *keys = actionWithShortcut(gui.window, QKeySequence(Qt::Key_F1));
     REQUIRE(keys != nullptr);
     keys->trigger();
     QApplication::processEvents();
-    auto *shortcuts = window.findChild<QDialog *>(QStringLiteral("shortcuts"));
+    auto *shortcuts = gui.window.findChild<QDialog *>(QStringLiteral("shortcuts"));
     REQUIRE(shortcuts != nullptr);
     CHECK(shortcuts->isVisible());
     auto *table = shortcuts->findChild<QTableWidget *>();
@@ -255,21 +217,21 @@ TEST_CASE("Help: F1 lists the shortcuts, About names the version, Documentation 
 
     const QString version = QCoreApplication::applicationVersion();
     QCoreApplication::setApplicationVersion(QStringLiteral("9.8.7"));
-    QAction *about = actionNamed(window, QStringLiteral("About MemLedger"));
+    QAction *about = actionNamed(gui.window, QStringLiteral("About MemLedger"));
     REQUIRE(about != nullptr);
     about->trigger();
     QApplication::processEvents();
-    auto *aboutBox = window.findChild<QMessageBox *>(QStringLiteral("about"));
+    auto *aboutBox = gui.window.findChild<QMessageBox *>(QStringLiteral("about"));
     REQUIRE(aboutBox != nullptr);
     CHECK(aboutBox->text().contains(QStringLiteral("MemLedger 9.8.7")));
     aboutBox->close();
     QCoreApplication::setApplicationVersion(version);
 
-    QAction *docs = actionNamed(window, QStringLiteral("Documentation"));
+    QAction *docs = actionNamed(gui.window, QStringLiteral("Documentation"));
     REQUIRE(docs != nullptr);
     docs->trigger();
     QApplication::processEvents();
-    auto *docsBox = window.findChild<QMessageBox *>(QStringLiteral("documentation"));
+    auto *docsBox = gui.window.findChild<QMessageBox *>(QStringLiteral("documentation"));
     REQUIRE(docsBox != nullptr);
     CHECK(docsBox->text().contains(QStringLiteral("README.md")));
     CHECK(docsBox->text().contains(QStringLiteral("docs/")));
@@ -278,17 +240,14 @@ TEST_CASE("Help: F1 lists the shortcuts, About names the version, Documentation 
 
 TEST_CASE("In the dark palette a disabled menu command looks disabled", "[ui][dark]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.setDark(true);
-    window.show();
-    QApplication::processEvents();
-    QAction *undo = actionWithShortcut(window, QKeySequence(QKeySequence::Undo));
+    TestWindow gui;
+    gui.window.setDark(true);
+    gui.show(kOwnSize);
+    QAction *undo = actionWithShortcut(gui.window, QKeySequence(QKeySequence::Undo));
     REQUIRE(undo != nullptr);
     REQUIRE_FALSE(undo->isEnabled()); // a fresh document: nothing to undo
     QMenu *edit = nullptr;
-    for (QAction *top : window.menuBar()->actions())
+    for (QAction *top : gui.window.menuBar()->actions())
         if (top->menu() && top->menu()->actions().contains(undo))
             edit = top->menu();
     REQUIRE(edit != nullptr);
@@ -312,7 +271,7 @@ TEST_CASE("In the dark palette a disabled menu command looks disabled", "[ui][da
     INFO("enabled " << on << ", disabled " << off);
     CHECK(on - off >= 60);
     edit->hide();
-    window.setDark(false);
+    gui.window.setDark(false);
 }
 
 namespace {
@@ -346,27 +305,23 @@ TEST_CASE("An edit repaints the staircase once and does not relayout the window"
     // Issue 16, one frame per move: Recompute toggled between selective and full painted the staircase twice
     // per move (its chart laid out after the first paint, a second paint for the new axes), and the new axis
     // labels' width set a new minimum width, which relayouted both splitters and the main window each time.
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1600, 1000);
-    window.show();
-    settleAndPaint(window);
-    const Config selective = document.config();
+    ShownWindow gui(kDefaultScenario, QSize(1600, 1000));
+    settleAndPaint(gui.window);
+    const Config selective = gui.document.config();
     REQUIRE(selective.strategy.recompute_granularity == RecomputeGranularity::Selective);
     Config full = selective;
     full.strategy.recompute_granularity = RecomputeGranularity::Full;
-    document.edit(full, QStringLiteral("full"));
-    settleAndPaint(window);
-    document.edit(selective, QStringLiteral("selective"));
-    settleAndPaint(window);
+    gui.document.edit(full, QStringLiteral("full"));
+    settleAndPaint(gui.window);
+    gui.document.edit(selective, QStringLiteral("selective"));
+    settleAndPaint(gui.window);
 
     EventCount staircase, central;
-    window.staircase()->viewport()->installEventFilter(&staircase);
-    window.centralWidget()->installEventFilter(&central);
+    gui.window.staircase()->viewport()->installEventFilter(&staircase);
+    gui.window.centralWidget()->installEventFilter(&central);
     for (int step = 0; step < 4; ++step) {
-        document.edit(step % 2 == 0 ? full : selective, QStringLiteral("toggle"));
-        settleAndPaint(window);
+        gui.document.edit(step % 2 == 0 ? full : selective, QStringLiteral("toggle"));
+        settleAndPaint(gui.window);
         CHECK(staircase.paints == step + 1); // once per edit
     }
     CHECK(central.layouts == 0);
@@ -376,19 +331,15 @@ TEST_CASE("A new status message repaints the status bar, not the window under it
 {
     // Issue 16, one frame per move: an edit through an invalid value and back changes the status message at
     // every step, and the see-through status bar had the main window paint its background under it each time.
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1600, 1000);
-    window.show();
-    settleAndPaint(window);
+    ShownWindow gui(kDefaultScenario, QSize(1600, 1000));
+    settleAndPaint(gui.window);
     EventCount own, bar;
-    window.installEventFilter(&own);
-    window.statusBar()->installEventFilter(&bar);
-    window.statusBar()->showMessage(QStringLiteral("1 error in the configuration"));
-    settleAndPaint(window);
-    window.statusBar()->showMessage(QStringLiteral("Showing built-in: llama-3-70b-128xh100"));
-    settleAndPaint(window);
+    gui.window.installEventFilter(&own);
+    gui.window.statusBar()->installEventFilter(&bar);
+    gui.window.statusBar()->showMessage(QStringLiteral("1 error in the configuration"));
+    settleAndPaint(gui.window);
+    gui.window.statusBar()->showMessage(QStringLiteral("Showing built-in: llama-3-70b-128xh100"));
+    settleAndPaint(gui.window);
     CHECK(bar.paints == 2);
     CHECK(own.paints == 0);
 }

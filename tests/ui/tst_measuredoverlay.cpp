@@ -7,6 +7,7 @@
 #include "core/formats/preset.h"
 #include "core/timeline/timeline.h"
 #include "core/view/gantt.h"
+#include "scenariotimeline.h"
 #include "ui/lifetimeview.h"
 #include "ui/measuredoverlay.h"
 #include "ui/theme.h"
@@ -16,15 +17,6 @@ using memledger::ui::LifetimeView;
 using memledger::ui::MeasuredOverlay;
 
 namespace {
-
-Timeline scenarioTimeline(std::string_view name)
-{
-    const BuiltinPreset *preset = findBuiltin("scenarios", name);
-    REQUIRE(preset != nullptr);
-    const LoadResult loaded = presetFromText(preset->text);
-    REQUIRE(loaded.config.has_value());
-    return simulateIteration(*loaded.config);
-}
 
 // A measured run shaped like the rank's own curve, `scale` times as high.
 MeasuredOverlay overlayLike(const RankTimeline &rank, double stepTime, double scale)
@@ -77,7 +69,7 @@ TEST_CASE("A normalised curve goes onto the view's clock and is drawn as steps",
 
 TEST_CASE("The bytes axis grows to hold a measured run above the model", "[ui][measured][lifetimes]")
 {
-    const Timeline tl = scenarioTimeline("seed-000-7b-b-checkpointing");
+    const Timeline tl = test::scenarioTimeline("seed-000-7b-b-checkpointing");
     const RankTimeline &rank = tl.ranks.front();
     const TimeAxis axis = TimeAxis::over(0, iterationEnd(tl, rank), 100, 900);
     GanttFrame frame = ganttFrame(1000, 600, 16, 80);
@@ -133,7 +125,7 @@ TEST_CASE("The lifetimes view draws the measured curve over its rank, with a leg
           "[ui][measured][lifetimes]")
 {
     ui::applyPalette(false);
-    const Timeline tl = scenarioTimeline("seed-000-7b-b-checkpointing");
+    const Timeline tl = test::scenarioTimeline("seed-000-7b-b-checkpointing");
     LifetimeView view;
     view.setTimeline(tl);
     view.resize(1200, 600);

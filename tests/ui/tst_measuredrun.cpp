@@ -194,7 +194,7 @@ TEST_CASE("A file that fails to load says why and changes nothing", "[ui][measur
     CHECK(f.run.comparison().has_value());
 }
 
-TEST_CASE("A second import cancels the first and then runs; clear forgets the trace", "[ui][measured][import]")
+TEST_CASE("A second import cancels the first and then runs — clear forgets the trace", "[ui][measured][import]")
 {
     Fixture f;
     QSignalSpy progress(&f.run, &MeasuredRun::importProgress);

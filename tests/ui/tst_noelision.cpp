@@ -9,6 +9,7 @@
 #include "charttexts.h"
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
+#include "testwindow.h"
 #include "ui/chartlegend.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
@@ -22,6 +23,7 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 namespace {
 
@@ -41,20 +43,16 @@ TEST_CASE(
 {
     for (const std::string &scenario : builtinNames("scenarios")) {
         INFO(scenario);
-        Document document;
-        REQUIRE(document.loadBuiltinScenario(scenario));
-        MainWindow window(&document);
-        window.resize(1024, 700);
-        window.show();
-        QApplication::processEvents();
-        INFO("cut: " << test::elidedChartTexts(window.staircase()).join(QStringLiteral(" | ")).toStdString());
-        CHECK(test::elidedChartTexts(window.staircase()).isEmpty());
-        if (!test::elidedChartTexts(window.staircase()).isEmpty() && qEnvironmentVariableIsSet("MEMLEDGER_ELIDE_PNG"))
-            window.grab().save(qEnvironmentVariable("MEMLEDGER_ELIDE_PNG")
-                               + QStringLiteral("/%1.png").arg(QString::fromStdString(scenario)));
+        ShownWindow gui(scenario, QSize(1024, 700));
+        INFO("cut: " << test::elidedChartTexts(gui.window.staircase()).join(QStringLiteral(" | ")).toStdString());
+        CHECK(test::elidedChartTexts(gui.window.staircase()).isEmpty());
+        if (!test::elidedChartTexts(gui.window.staircase()).isEmpty()
+            && qEnvironmentVariableIsSet("MEMLEDGER_ELIDE_PNG"))
+            gui.window.grab().save(qEnvironmentVariable("MEMLEDGER_ELIDE_PNG")
+                                   + QStringLiteral("/%1.png").arg(QString::fromStdString(scenario)));
         // Each axis titled, whole (on one or two lines) or by its short form where the plot is short (a
         // host chart below it), never cut.
-        const QStringList titles = axisTitles(window.staircase());
+        const QStringList titles = axisTitles(gui.window.staircase());
         INFO("axis titles: " << titles.join(QStringLiteral(" | ")).toStdString());
         CHECK(titles.contains(QStringLiteral("pipeline rank")));
         CHECK((titles.contains(QStringLiteral("activations, GB")) || titles.contains(QStringLiteral("GB"))));
@@ -67,7 +65,7 @@ TEST_CASE(
 
         // The device and host bars' legends: every name whole, inside the chart and clear of the plot
         // (Qt Charts' own legend cut "Optimizer states" and "Communication" here).
-        for (MemoryBarsChart *bars : {window.memoryBars(), window.hostBars()}) {
+        for (MemoryBarsChart *bars : {gui.window.memoryBars(), gui.window.hostBars()}) {
             if (!bars->isVisible())
                 continue;
             const ChartLegend *legend = bars->legend();
@@ -87,7 +85,7 @@ TEST_CASE(
 
         // The plan panel's GPUs line: "2048 = t·p·d·c = 1·16·128·1" ran past the panel's edge at 1024
         // pixels; it wraps instead, and its height holds every line.
-        const auto *gpus = window.findChild<QLabel *>(QStringLiteral("gpus"));
+        const auto *gpus = gui.window.findChild<QLabel *>(QStringLiteral("gpus"));
         REQUIRE(gpus);
         INFO(gpus->text().toStdString() << ": " << gpus->width() << "x" << gpus->height());
         const QString plain = QString(gpus->text()).remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>"));
@@ -101,14 +99,14 @@ TEST_CASE(
         for (const QString &word : plain.split(QLatin1Char(' ')))
             CHECK(fm.horizontalAdvance(word) <= gpus->contentsRect().width());
 
-        window.views()->setCurrentIndex(1);
+        gui.window.views()->setCurrentIndex(1);
         QApplication::processEvents();
-        const auto legend = window.lifetimes()->legend();
+        const auto legend = gui.window.lifetimes()->legend();
         REQUIRE(legend.size() > 4);
-        const QRectF curve = window.lifetimes()->curveArea();
+        const QRectF curve = gui.window.lifetimes()->curveArea();
         for (const LifetimeView::LegendEntry &entry : legend) {
             INFO(entry.label.toStdString());
-            CHECK(entry.rect.right() <= window.lifetimes()->width());
+            CHECK(entry.rect.right() <= gui.window.lifetimes()->width());
             CHECK_FALSE(entry.label.contains(QChar(0x2026)));
             // However many lines the legend takes, the curve starts below it.
             CHECK(entry.rect.bottom() <= curve.top());
@@ -123,21 +121,18 @@ TEST_CASE("Every slide of every deck cuts no chart text at 1024x768 and 1600x100
         REQUIRE(loaded.deck.has_value());
         for (const QSize size : {QSize(1024, 768), QSize(1600, 1000)}) {
             INFO(deckName << " at " << size.width() << "x" << size.height());
-            Document document;
-            REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-            MainWindow window(&document);
-            window.show();
-            window.talkMode()->start(*loaded.deck);
+            ShownWindow gui(kDefaultScenario, kOwnSize);
+            gui.window.talkMode()->start(*loaded.deck);
             // Offscreen, full screen is the virtual screen's size: the projector's size instead.
-            window.setWindowState(window.windowState() & ~Qt::WindowFullScreen);
-            window.resize(size);
+            gui.window.setWindowState(gui.window.windowState() & ~Qt::WindowFullScreen);
+            gui.window.resize(size);
             QApplication::processEvents();
-            for (int slide = 0; slide < window.talkMode()->slideCount(); ++slide) {
+            for (int slide = 0; slide < gui.window.talkMode()->slideCount(); ++slide) {
                 INFO("slide " << slide + 1);
                 // Every chart's texts (the axis titles and rank labels among them), and the bars' legends
                 // whole inside their charts (the right column is short on a 768-pixel projector).
-                QStringList cut = test::elidedChartTexts(window.staircase());
-                for (MemoryBarsChart *bars : {window.memoryBars(), window.hostBars()}) {
+                QStringList cut = test::elidedChartTexts(gui.window.staircase());
+                for (MemoryBarsChart *bars : {gui.window.memoryBars(), gui.window.hostBars()}) {
                     if (!bars->isVisible())
                         continue;
                     cut += test::elidedChartTexts(bars);
@@ -150,15 +145,15 @@ TEST_CASE("Every slide of every deck cuts no chart text at 1024x768 and 1600x100
                 INFO("cut: " << cut.join(QStringLiteral(" | ")).toStdString());
                 CHECK(cut.isEmpty());
                 if (!cut.isEmpty() && qEnvironmentVariableIsSet("MEMLEDGER_ELIDE_PNG"))
-                    window.grab().save(qEnvironmentVariable("MEMLEDGER_ELIDE_PNG")
-                                       + QStringLiteral("/%1-%2-%3.png")
-                                             .arg(QString::fromStdString(deckName))
-                                             .arg(size.width())
-                                             .arg(slide + 1));
-                window.talkMode()->step(+1);
+                    gui.window.grab().save(qEnvironmentVariable("MEMLEDGER_ELIDE_PNG")
+                                           + QStringLiteral("/%1-%2-%3.png")
+                                                 .arg(QString::fromStdString(deckName))
+                                                 .arg(size.width())
+                                                 .arg(slide + 1));
+                gui.window.talkMode()->step(+1);
                 QApplication::processEvents();
             }
-            window.talkMode()->stop();
+            gui.window.talkMode()->stop();
         }
     }
 }
@@ -170,13 +165,8 @@ TEST_CASE("A narrow memory chart lays its legend under the plot in columns as wi
     // its minimum width, the bars get about 300 pixels, and "Optimizer
     // states" is the one long label. Columns of one common width left a
     // single column of eight rows under a plot a few dozen pixels tall.
-    Document document;
-    REQUIRE(document.loadBuiltinScenario("deepseek-v3-2048xh100-dualpipe"));
-    MainWindow window(&document);
-    window.resize(1024, 700);
-    window.show();
-    QApplication::processEvents();
-    MemoryBarsChart *bars = window.memoryBars();
+    ShownWindow gui("deepseek-v3-2048xh100-dualpipe", QSize(1024, 700));
+    MemoryBarsChart *bars = gui.window.memoryBars();
     const std::vector<QRectF> rects = bars->legend()->entryRects();
     REQUIRE(rects.size() == 8); // six categories, capacity and usable
     std::vector<qreal> lefts;

@@ -12,6 +12,7 @@
 #include "core/base/units.h"
 #include "core/formats/builtins.h"
 #include "core/timeline/peakcompare.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/planheader.h"
@@ -21,20 +22,19 @@
 #include <vector>
 
 using namespace memledger;
+using namespace memledger::test;
 
 TEST_CASE("The header names the ledger's peak and its tooltip why the timeline's differs", "[ui][header][peaks]")
 {
-    ui::Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    ui::MainWindow window(&document);
-    window.resize(1400, 900);
-    auto *header = window.findChild<ui::PlanHeader *>();
+    TestWindow gui;
+    gui.window.resize(1400, 900);
+    auto *header = gui.window.findChild<ui::PlanHeader *>();
     REQUIRE(header != nullptr);
     CHECK(header->plainText().contains(QStringLiteral("Ledger peak: rank")));
 
-    const PeakComparison peaks = comparePeaks(document.timeline());
+    const PeakComparison peaks = comparePeaks(gui.document.timeline());
     REQUIRE(peaks.difference() != 0); // the case the issue saw
-    const QString tip = window.header()->peakToolTip();
+    const QString tip = gui.window.header()->peakToolTip();
     INFO(tip.toStdString());
     CHECK(tip.contains(QStringLiteral("ledger's peak")));
     CHECK(tip.contains(QString::fromStdString(formatGB(static_cast<double>(peaks.ledger_bytes)))));
@@ -44,8 +44,7 @@ TEST_CASE("The header names the ledger's peak and its tooltip why the timeline's
         CHECK(tip.contains(QString::fromStdString(peaks.transients.front().label)));
 
     // What hovering the header shows.
-    window.show();
-    QApplication::processEvents();
+    gui.show();
     QHelpEvent event(QEvent::ToolTip, QPoint(10, 10), header->mapToGlobal(QPoint(10, 10)));
     QApplication::sendEvent(header, &event);
     CHECK(QToolTip::text() == tip);
@@ -70,13 +69,8 @@ TEST_CASE("The header wraps between phrases, never inside one", "[ui][header][wr
     };
     for (const char *scenario :
          {"llama-3-70b-128xh100", "deepseek-v3-2048xh100-p16-v4", "deepseek-v3-2048xh100-dualpipe"}) {
-        ui::Document document;
-        REQUIRE(document.loadBuiltinScenario(scenario));
-        ui::MainWindow window(&document);
-        window.resize(1024, 700);
-        window.show();
-        QApplication::processEvents();
-        auto *header = window.findChild<ui::PlanHeader *>();
+        ShownWindow gui(scenario, QSize(1024, 700));
+        auto *header = gui.window.findChild<ui::PlanHeader *>();
         REQUIRE(header != nullptr);
         const QString title = header->plainText().section(QLatin1Char('\n'), 0, 0);
         CHECK(title.contains(QStringLiteral("Ledger peak: rank")));

@@ -53,21 +53,6 @@ memledger::Config sevenB(std::int64_t hbmBytes = 0)
     return *loaded.config;
 }
 
-QString plainText(const QString &html)
-{
-    QTextDocument doc;
-    doc.setHtml(html);
-    return doc.toPlainText();
-}
-
-QStringList s_modelTestMessages;
-
-void collectModelTestMessages(QtMsgType type, const QMessageLogContext &context, const QString &message)
-{
-    if (type != QtDebugMsg && context.category && QByteArrayView(context.category).startsWith("qt.modeltest"))
-        s_modelTestMessages << message;
-}
-
 } // namespace
 
 TEST_CASE("PlanFinder defaults to the document's GPU count and lists plans fastest first, all under the limit",
@@ -108,8 +93,8 @@ TEST_CASE("PlanFinder defaults to the document's GPU count and lists plans faste
 
 TEST_CASE("PlanFinderModel passes QAbstractItemModelTester", "[ui][planfinder][model]")
 {
-    s_modelTestMessages.clear();
-    const QtMessageHandler previous = qInstallMessageHandler(collectModelTestMessages);
+    memledger::test::modelTestMessages.clear();
+    const QtMessageHandler previous = qInstallMessageHandler(memledger::test::collectModelTestMessages);
     {
         PlanFinderModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
@@ -120,7 +105,7 @@ TEST_CASE("PlanFinderModel passes QAbstractItemModelTester", "[ui][planfinder][m
         model.setResult(memledger::searchPlans(sevenB(), options));
     }
     qInstallMessageHandler(previous);
-    CHECK(s_modelTestMessages == QStringList{});
+    CHECK(memledger::test::modelTestMessages == QStringList{});
 }
 
 TEST_CASE("Activating a plan applies it as one undo step and keeps the document's name", "[ui][planfinder]")
@@ -162,14 +147,15 @@ TEST_CASE("The t tooltip of a 7B search on 8 GPUs says why t = 3 is out: the 32 
     finder.findPlans();
     const QAbstractItemModel *shown = finder.table()->model();
     REQUIRE(shown->rowCount() > 0);
-    const QString cell = plainText(shown->index(0, PlanFinderModel::TColumn).data(Qt::ToolTipRole).toString());
+    const QString cell
+        = memledger::test::plainText(shown->index(0, PlanFinderModel::TColumn).data(Qt::ToolTipRole).toString());
     INFO(cell.toStdString());
     CHECK(cell.contains(QStringLiteral("t = 3 does not divide the 32 attention heads")));
     // The cell lists the other values, not the row's own.
     const QString own = shown->index(0, PlanFinderModel::TColumn).data().toString();
     CHECK_FALSE(cell.contains(QStringLiteral("t = %1 is in the top").arg(own)));
-    const QString header
-        = plainText(shown->headerData(PlanFinderModel::TColumn, Qt::Horizontal, Qt::ToolTipRole).toString());
+    const QString header = memledger::test::plainText(
+        shown->headerData(PlanFinderModel::TColumn, Qt::Horizontal, Qt::ToolTipRole).toString());
     CHECK(header.contains(QStringLiteral("32 attention heads")));
     CHECK(header.contains(QStringLiteral("t = %1 is in the top 10").arg(own)));
 }
@@ -195,7 +181,8 @@ TEST_CASE("The schedule column names each plan's pipeline schedule and its toolt
               == std::string(memledger::scheduleName(config.parallelism.schedule())));
     }
     CHECK(model.index(0, PlanFinderModel::ScheduleColumn).data().toString() == QStringLiteral("zb-v"));
-    const QString tip = plainText(model.index(0, PlanFinderModel::ScheduleColumn).data(Qt::ToolTipRole).toString());
+    const QString tip
+        = memledger::test::plainText(model.index(0, PlanFinderModel::ScheduleColumn).data(Qt::ToolTipRole).toString());
     INFO(tip.toStdString());
     CHECK(tip.contains(QStringLiteral("does not try the gpipe schedule")));
     CHECK(tip.contains(QStringLiteral("the zb-h2 schedule needs at least")));
@@ -366,8 +353,8 @@ TEST_CASE("The strategy columns show balance, gradient offload and FP8 with the 
     }
     INFO(recipes.join(QStringLiteral(", ")).toStdString());
     // The header's tooltip carries every value's verdict: mxfp8 needs Blackwell.
-    const QString header
-        = plainText(shown->headerData(PlanFinderModel::Fp8Column, Qt::Horizontal, Qt::ToolTipRole).toString());
+    const QString header = memledger::test::plainText(
+        shown->headerData(PlanFinderModel::Fp8Column, Qt::Horizontal, Qt::ToolTipRole).toString());
     INFO(header.toStdString());
     CHECK(header.contains(QStringLiteral("Blackwell")));
 }

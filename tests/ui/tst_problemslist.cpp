@@ -8,18 +8,18 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/paint/cachedsizedelegate.h"
 
 using namespace memledger;
+using namespace memledger::test;
 
 TEST_CASE("The problems list is rebuilt only when its lines change", "[ui][problems][bench]")
 {
-    ui::Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    ui::MainWindow window(&document);
-    auto *list = window.findChild<QListWidget *>();
+    TestWindow gui;
+    auto *list = gui.window.findChild<QListWidget *>();
     REQUIRE(list != nullptr);
     REQUIRE(list->count() > 0);
     list->item(0)->setData(Qt::UserRole + 1, 42); // a mark that only this item carries
@@ -27,19 +27,19 @@ TEST_CASE("The problems list is rebuilt only when its lines change", "[ui][probl
 
     // Half the sequence (the slider) changes no note (memledger-cli eval --set training.seq_length=4096 lists the
     // same choices): the same items stay.
-    Config edited = document.config();
+    Config edited = gui.document.config();
     edited.training.seq_length /= 2;
-    document.edit(edited, QStringLiteral("sequence"));
+    gui.document.edit(edited, QStringLiteral("sequence"));
     QApplication::processEvents();
-    REQUIRE(document.config().training.seq_length == edited.training.seq_length);
+    REQUIRE(gui.document.config().training.seq_length == edited.training.seq_length);
     CHECK(list->count() == lines);
     CHECK(list->item(0)->data(Qt::UserRole + 1).toInt() == 42); // not rebuilt
 
     // t = 3 does not divide the heads: an error line comes first.
     edited.parallelism.tensor_model_parallel_size = 3;
-    document.edit(edited, QStringLiteral("t = 3"));
+    gui.document.edit(edited, QStringLiteral("t = 3"));
     QApplication::processEvents();
-    REQUIRE(document.isStale());
+    REQUIRE(gui.document.isStale());
     CHECK_FALSE(list->item(0)->data(Qt::UserRole + 1).isValid()); // rebuilt
     bool errorShown = false;
     for (int i = 0; i < list->count(); ++i)
@@ -51,30 +51,26 @@ TEST_CASE("The problems list measures a line once, not at every relayout", "[ui]
 {
     // An error line that comes and goes relayouts the word-wrapped list, and Qt's style shaped every line's
     // text again for its size: the sizes are kept per text and width, and agree with the style's own.
-    ui::Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    ui::MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    QApplication::processEvents();
-    auto *list = window.findChild<QListWidget *>();
+    ShownWindow gui;
+    auto *list = gui.window.findChild<QListWidget *>();
     REQUIRE(list != nullptr);
     auto *delegate = dynamic_cast<ui::CachedSizeDelegate *>(list->itemDelegate());
     REQUIRE(delegate != nullptr);
 
-    Config edited = document.config();
+    Config edited = gui.document.config();
     const Config valid = edited;
     edited.parallelism.tensor_model_parallel_size = 3;
-    document.edit(edited, QStringLiteral("t = 3"));
-    QApplication::processEvents();
-    document.edit(valid, QStringLiteral("t = 8"));
-    QApplication::processEvents();
+    // Each line laid out, so measured, once (the window settled, as a user sees it after each edit).
+    gui.document.edit(edited, QStringLiteral("t = 3"));
+    settle();
+    gui.document.edit(valid, QStringLiteral("t = 8"));
+    settle();
     const int measured = delegate->computed();
     for (int i = 0; i < 3; ++i) { // the same lines again: no line measured afresh
-        document.edit(edited, QStringLiteral("t = 3"));
-        QApplication::processEvents();
-        document.edit(valid, QStringLiteral("t = 8"));
-        QApplication::processEvents();
+        gui.document.edit(edited, QStringLiteral("t = 3"));
+        settle();
+        gui.document.edit(valid, QStringLiteral("t = 8"));
+        settle();
     }
     CHECK(delegate->computed() == measured);
 
@@ -96,13 +92,8 @@ TEST_CASE("The problems list draws a line once, not at every repaint", "[ui][pro
     // Qt's style shapes and wraps an item's text again at every paint (a fifth of a Model change in the
     // bench's profile): an item is drawn once per text, size and state, and repaints draw what was kept,
     // the same pixels.
-    ui::Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    ui::MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    QApplication::processEvents();
-    auto *list = window.findChild<QListWidget *>();
+    ShownWindow gui;
+    auto *list = gui.window.findChild<QListWidget *>();
     REQUIRE(list != nullptr);
     REQUIRE(list->count() > 0);
     auto *delegate = dynamic_cast<ui::CachedSizeDelegate *>(list->itemDelegate());
@@ -110,12 +101,12 @@ TEST_CASE("The problems list draws a line once, not at every repaint", "[ui][pro
 
     // Once through an error line and back: the lines as the edits below show them (the first paint
     // marks the current line, which a rebuilt list no longer has).
-    const Config valid = document.config();
+    const Config valid = gui.document.config();
     Config edited = valid;
     edited.parallelism.tensor_model_parallel_size = 3; // an error line
     const auto show = [&](const Config &config) {
-        document.edit(config, QStringLiteral("t"));
-        QApplication::processEvents();
+        gui.document.edit(config, QStringLiteral("t"));
+        settle(); // laid out at the list's width, as a user sees it
         list->viewport()->repaint();
     };
     show(edited);

@@ -9,6 +9,7 @@
 #include "catchqt.h"
 #include "core/formats/builtins.h"
 #include "core/serving/inference.h"
+#include "testwindow.h"
 #include "ui/categorycolors.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
@@ -20,6 +21,7 @@ using memledger::Bytes;
 using memledger::Config;
 using memledger::ui::Document;
 using memledger::ui::ServingTrainingBar;
+using namespace memledger::test;
 
 namespace {
 
@@ -106,14 +108,9 @@ TEST_CASE("Serving vs training: the sentence wraps instead of eliding, both numb
 
 TEST_CASE("Serving vs training: the sentence reads whole in a 1024-pixel window", "[ui][inference]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(memledger::kDefaultScenario));
-    memledger::ui::MainWindow window(&document);
-    window.resize(1024, 768);
-    window.show();
-    QApplication::processEvents();
+    ShownWindow gui(memledger::kDefaultScenario, QSize(1024, 768));
     QApplication::processEvents(); // the strip's new height, asked for once its width was known
-    auto *bar = window.findChild<ServingTrainingBar *>();
+    auto *bar = gui.window.findChild<ServingTrainingBar *>();
     REQUIRE(bar != nullptr);
     REQUIRE(bar->isVisible());
     const QFontMetrics fm = bar->fontMetrics();
@@ -128,22 +125,6 @@ TEST_CASE("Serving vs training: the sentence reads whole in a 1024-pixel window"
     CHECK(bar->height() >= bar->sizeHint().height());
     CHECK(bar->sizeHint().height() >= int(lines.size()) * fm.height() + 2 * std::max(fm.height(), 12));
 }
-
-namespace {
-// Counts the paint events a widget receives.
-class PaintCount : public QObject
-{
-public:
-    int paints = 0;
-
-protected:
-    bool eventFilter(QObject *, QEvent *event) override
-    {
-        paints += event->type() == QEvent::Paint;
-        return false;
-    }
-};
-} // namespace
 
 TEST_CASE("Serving vs training: repainted only when what it shows changed", "[ui][inference][bench]")
 {

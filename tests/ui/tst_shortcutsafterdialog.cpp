@@ -17,6 +17,7 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/planfiles.h"
@@ -25,10 +26,11 @@
 #include <memory>
 
 using namespace memledger;
+using namespace memledger::test;
 
 namespace {
 
-QAction *actionWithShortcut(ui::MainWindow &window, const QKeySequence &keys)
+QAction *actionListingShortcut(ui::MainWindow &window, const QKeySequence &keys)
 {
     for (QAction *action : window.findChildren<QAction *>())
         if (action->shortcuts().contains(keys))
@@ -69,29 +71,26 @@ void closeNextModal(const std::function<void(QWidget *)> &close)
 TEST_CASE("Ctrl+O opens the file dialog after the unsaved-changes prompt or Save as was shown and closed",
           "[ui][mainwindow][shortcuts]")
 {
-    ui::Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    ui::MainWindow window(&document);
+    TestWindow gui;
     int asked = 0;
-    window.files()->setOpenFileChooser([&asked](QWidget *) {
+    gui.window.files()->setOpenFileChooser([&asked](QWidget *) {
         ++asked;
         return QString(); // the user cancels the file dialog
     });
-    window.resize(1200, 800);
-    window.show();
-    window.activateWindow();
-    REQUIRE(QTest::qWaitForWindowActive(&window));
+    gui.show(QSize(1200, 800));
+    gui.window.activateWindow();
+    REQUIRE(QTest::qWaitForWindowActive(&gui.window));
 
     // Before any dialog: Ctrl+O reaches File > Open.
-    pressCtrlO(window);
+    pressCtrlO(gui.window);
     CHECK(asked == 1);
 
     // An unsaved edit, then File > New: the unsaved-changes prompt, answered Cancel.
-    Config edited = document.config();
+    Config edited = gui.document.config();
     edited.training.micro_batch_size = 2;
-    document.edit(edited, QStringLiteral("Set micro-batch to 2"));
+    gui.document.edit(edited, QStringLiteral("Set micro-batch to 2"));
     QApplication::processEvents();
-    QAction *newPlan = actionWithShortcut(window, QKeySequence(QKeySequence::New));
+    QAction *newPlan = actionListingShortcut(gui.window, QKeySequence(QKeySequence::New));
     REQUIRE(newPlan != nullptr);
     bool prompted = false;
     closeNextModal([&prompted](QWidget *modal) {
@@ -109,12 +108,12 @@ TEST_CASE("Ctrl+O opens the file dialog after the unsaved-changes prompt or Save
         if (auto *box = qobject_cast<QMessageBox *>(modal))
             box->button(QMessageBox::Discard)->click();
     });
-    pressCtrlO(window);
+    pressCtrlO(gui.window);
     CHECK(asked == 2);
-    CHECK(QApplication::activeWindow() == &window);
+    CHECK(QApplication::activeWindow() == &gui.window);
 
     // Save as's dialog, closed with Cancel (Escape).
-    QAction *saveAs = actionWithShortcut(window, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    QAction *saveAs = actionListingShortcut(gui.window, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     REQUIRE(saveAs != nullptr);
     closeNextModal([](QWidget *modal) {
         if (auto *dialog = qobject_cast<QDialog *>(modal))
@@ -122,8 +121,8 @@ TEST_CASE("Ctrl+O opens the file dialog after the unsaved-changes prompt or Save
     });
     saveAs->trigger();
     QApplication::processEvents();
-    document.undoStack()->setClean(); // no prompt in the way of the next Ctrl+O
-    pressCtrlO(window);
+    gui.document.undoStack()->setClean(); // no prompt in the way of the next Ctrl+O
+    pressCtrlO(gui.window);
     CHECK(asked == 3);
-    CHECK(QApplication::activeWindow() == &window);
+    CHECK(QApplication::activeWindow() == &gui.window);
 }

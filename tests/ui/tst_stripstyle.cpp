@@ -13,6 +13,7 @@
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/paint/rasterthreadpool.h"
@@ -21,6 +22,7 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 namespace {
 
@@ -109,12 +111,10 @@ TEST_CASE("paintInStrips draws a tall area in strips of fewer than 96 device row
 
 TEST_CASE("The main window draws with a StripStyle, light and dark", "[ui][bench]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
+    TestWindow gui;
     CHECK(qobject_cast<StripStyle *>(QApplication::style()) != nullptr);
-    window.setDark(true, false);
+    gui.window.setDark(true, false);
     CHECK(qobject_cast<StripStyle *>(QApplication::style()) != nullptr);
-    window.setDark(false, false);
+    gui.window.setDark(false, false);
     CHECK(qobject_cast<StripStyle *>(QApplication::style()) != nullptr);
 }

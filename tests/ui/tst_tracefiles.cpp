@@ -8,7 +8,7 @@
 using memledger::ui::isTraceFileName;
 using memledger::ui::traceFileFromMimeData;
 
-TEST_CASE("Snapshots and profiler traces, gzipped or not, are trace files; nothing else is", "[ui][measured][drop]")
+TEST_CASE("Snapshots and profiler traces, gzipped or not, are trace files — nothing else is", "[ui][measured][drop]")
 {
     for (const char *name : {"/r/snapshot.pickle", "/r/snapshot.pickle.gz", "/r/S.PICKLE", "/r/a.pkl", "/r/a.pkl.gz",
                              "/r/trace.json", "/r/host.pt.trace.json.gz"})

@@ -7,6 +7,7 @@
 #include "catchqt.h"
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"
@@ -20,6 +21,7 @@
 
 using namespace memledger;
 using namespace memledger::ui;
+using namespace memledger::test;
 
 namespace {
 
@@ -47,60 +49,52 @@ std::string tallestMinimums(QWidget *root)
 
 TEST_CASE("The main window reaches 1024 × 700 on every view", "[ui][mainwindow]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.resize(1400, 900);
-    window.show();
-    QApplication::processEvents();
+    ShownWindow gui;
     // The header's height at its width, asked for once it was laid out, reaches the window's minimum in a few
     // passes of the event loop (the header, the central widget, the window).
-    for (int pass = 0; pass < 10 && window.minimumSize().height() > 700; ++pass)
+    for (int pass = 0; pass < 10 && gui.window.minimumSize().height() > 700; ++pass)
         QApplication::processEvents();
-    CHECK(window.minimumSize().height() <= 700);
+    CHECK(gui.window.minimumSize().height() <= 700);
     // The user shrinks the window.
-    window.resize(1024, 700);
+    gui.window.resize(1024, 700);
     QApplication::processEvents();
-    for (int tab = 0; tab < window.views()->count(); ++tab) {
-        window.views()->setCurrentIndex(tab);
+    for (int tab = 0; tab < gui.window.views()->count(); ++tab) {
+        gui.window.views()->setCurrentIndex(tab);
         QApplication::processEvents();
-        INFO("window minimum " << window.minimumSizeHint().height() << ", central "
-                               << window.centralWidget()->minimumSizeHint().height());
-        INFO("view " << tab << ", the tallest minimums:\n" << tallestMinimums(&window));
-        CHECK(window.minimumSizeHint().height() <= 700);
-        CHECK(window.height() == 700);
-        CHECK(window.width() == 1024);
+        INFO("window minimum " << gui.window.minimumSizeHint().height() << ", central "
+                               << gui.window.centralWidget()->minimumSizeHint().height());
+        INFO("view " << tab << ", the tallest minimums:\n" << tallestMinimums(&gui.window));
+        CHECK(gui.window.minimumSizeHint().height() <= 700);
+        CHECK(gui.window.height() == 700);
+        CHECK(gui.window.width() == 1024);
         // The header, the tabs and the problems each get at least their minimum: nothing squeezed over another.
-        for (QWidget *w : {static_cast<QWidget *>(window.lifetimes()), static_cast<QWidget *>(window.views())})
+        for (QWidget *w : {static_cast<QWidget *>(gui.window.lifetimes()), static_cast<QWidget *>(gui.window.views())})
             if (w->isVisible())
                 CHECK(w->height() >= w->minimumSizeHint().height());
     }
     // The header keeps the height its text needs at this width.
-    auto *header = window.findChild<PlanHeader *>();
+    auto *header = gui.window.findChild<PlanHeader *>();
     REQUIRE(header != nullptr);
     CHECK(header->height() >= header->heightForWidth(header->width()));
 }
 
 TEST_CASE("Talk mode: every slide of seed-001 fits a 1024 × 768 projector", "[ui][talk]")
 {
-    Document document;
-    REQUIRE(document.loadBuiltinScenario(kDefaultScenario));
-    MainWindow window(&document);
-    window.show();
+    ShownWindow gui(kDefaultScenario, kOwnSize);
     const DeckLoadResult loaded = deckFromText(findBuiltin("decks", "seed-001")->text, "seed-001");
     REQUIRE(loaded.deck.has_value());
-    window.talkMode()->start(*loaded.deck);
+    gui.window.talkMode()->start(*loaded.deck);
     // Offscreen, full screen is the virtual screen's size: the window leaves that state for the projector's.
-    window.setWindowState(window.windowState() & ~Qt::WindowFullScreen);
+    gui.window.setWindowState(gui.window.windowState() & ~Qt::WindowFullScreen);
     for (std::size_t slide = 0; slide < loaded.deck->slides.size(); ++slide) {
         for (int pass = 0; pass < 10; ++pass)
             QApplication::processEvents();
-        window.resize(1024, 768);
+        gui.window.resize(1024, 768);
         QApplication::processEvents();
-        INFO("slide " << slide + 1 << ", the tallest minimums:\n" << tallestMinimums(&window));
-        CHECK(window.height() == 768);
-        CHECK(window.width() == 1024);
-        window.talkMode()->step(1);
+        INFO("slide " << slide + 1 << ", the tallest minimums:\n" << tallestMinimums(&gui.window));
+        CHECK(gui.window.height() == 768);
+        CHECK(gui.window.width() == 1024);
+        gui.window.talkMode()->step(1);
     }
-    window.talkMode()->stop();
+    gui.window.talkMode()->stop();
 }
