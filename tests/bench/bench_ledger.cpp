@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: MIT
 // Benchmarks (run with `cmake --build <dir> --target bench`); never asserted on time.
-// Catch2's prebuilt main lacks benchmarking support: this file builds our own
-// (CATCH_CONFIG_ENABLE_BENCHMARKING comes from tests/CMakeLists.txt).
-#define CATCH_CONFIG_MAIN
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
 #include "core/ledger/ledger.h"
