@@ -599,11 +599,18 @@ TransientActivations transientActivations(const Config &config)
                                        ? A * tokens * (m.num_attention_heads + 2 * m.queryGroups()) * m.headDim() / t
                                        : 2 * A * m.num_attention_heads / t * tokens * config.training.seq_length;
     // A forward under full recompute saves nothing but each layer's input;
-    // its tensors live from one op to the next: at the widest, the attention
-    // core (scores, dropout mask and output, or FlashAttention's statistics)
-    // or the MLP's inner activation and its activation function's output.
+    // its tensors live while the module's forward that made them runs (eager
+    // PyTorch keeps a function's locals until it returns): at the widest, the
+    // attention's q, k and v with its core (unfused: the raw scores, the
+    // softmax, the dropout mask and output; FlashAttention: its output and
+    // statistics), or the MLP's inner activation and its activation
+    // function's output.
+    const Bytes qkv = A * tokens * (m.num_attention_heads + 2 * m.queryGroups()) * m.headDim() / t;
     const Bytes core = layerActivations(config, false, false).attentionCore;
-    ta.recomputedForward = hidden / 2 + std::max<Bytes>(core, 2 * A * tokens * ffn);
+    const Bytes scores = config.strategy.flash_attention
+                             ? A * tokens * m.num_attention_heads * m.headDim() / t // the output
+                             : A * m.num_attention_heads / t * tokens * config.training.seq_length;
+    ta.recomputedForward = hidden / 2 + std::max<Bytes>(qkv + scores + core, 2 * A * tokens * ffn);
     ta.mlpBackward = hidden + mlp;
     ta.attentionBackward = hidden + attention;
     const std::int64_t logits = tokens * paddedVocab(config.model, t) / t;

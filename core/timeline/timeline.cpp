@@ -41,6 +41,7 @@ struct ChunkPlan
     double backward = 0; // seconds, recompute included
     double recompute = 0;
     double outputForward = 0; // last stage: the logits and loss at the end of the forward
+    std::vector<double> layerForward; // per layer
     std::vector<double> layerBackward; // per layer, recompute included
     double weight = 0; // seconds: the weight-gradient part of `backward`, a W op's time when split
     Bytes weightPass = 0; // what a deferred W keeps from its B to its end
@@ -89,6 +90,7 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
         for (std::int64_t i = 0; i < cp.layers; ++i) {
             const LayerCost &lc = x.config.model.isMoeLayer(cp.firstLayer + i) ? x.cost.moe : x.cost.dense;
             cp.forward += lc.forward.seconds;
+            cp.layerForward.push_back(lc.forward.seconds);
             cp.layerBackward.push_back(lc.backward.seconds + lc.recompute.seconds);
             cp.backward += lc.backward.seconds + lc.recompute.seconds;
             cp.recompute += lc.recompute.seconds;
@@ -360,6 +362,15 @@ Bytes storedFp8(const ChunkActivations &acts)
     return sum;
 }
 
+// Where a group's stay on the device begins: at its forward (`forwardEnd`
+// set: the pieces appear as their layers' forwards save them), or at a copy
+// back that brings the whole stay at once.
+struct GroupStart
+{
+    double from = 0;
+    double forwardEnd = 0; // the forward's end; 0 when the stay begins with a copy back
+};
+
 // A group's last stay on the device, until its backward. Autograd frees what
 // an op saved once that op's backward has run, so the group leaves piece by
 // piece: the last stage's loss and output-layer inputs after the output
@@ -368,56 +379,73 @@ Bytes storedFp8(const ChunkActivations &acts)
 //
 // With activation balance only a slice of the group stays: [lo, hi) of its
 // bytes counted from the bottom, the earliest saved (and last freed) first.
-void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const TimedOp &op, double from, bool offloaded,
-                  Bytes lo = 0, Bytes hi = std::numeric_limits<Bytes>::max(), std::int32_t peer = -1)
+void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const TimedOp &op, const GroupStart &start,
+                  bool offloaded, Bytes lo = 0, Bytes hi = std::numeric_limits<Bytes>::max(), std::int32_t peer = -1)
 {
     const std::size_t first = rt.lifetimes.size();
     Bytes above = 0; // bytes of the pieces freed before this one
     // `fp8`: the part of the piece stored in FP8, kept in proportion when the slice cuts it.
-    const auto push = [&](double end, Bytes bytes, std::int32_t layer, Bytes fp8 = 0) {
-        if (bytes <= 0)
-            return;
-        const Bytes top = cp.groupBytes - above;
-        above += bytes;
-        const Bytes whole = bytes;
-        bytes = std::min(top, hi) - std::max(top - bytes, lo);
-        if (bytes <= 0)
-            return;
-        if (bytes < whole)
-            fp8 = static_cast<Bytes>(double(fp8) * double(bytes) / double(whole));
-        Lifetime l{.start = from,
-                   .end = std::clamp(end, from, std::max(from, op.end)),
-                   .bytes = bytes,
-                   .category = Category::Activations,
-                   .kind = LifetimeKind::Activations,
-                   .microbatch = op.op.microbatch,
-                   .chunk = op.op.chunk,
-                   .layer = layer,
-                   .offloaded = offloaded,
-                   .peer = peer,
-                   .fp8Bytes = std::min(fp8, bytes)};
-        rt.lifetimes.push_back(l);
+    const auto push
+        = [&](double end, Bytes bytes, std::int32_t layer, SavedPiece piece, Bytes fp8 = 0, double from = 0) {
+              if (bytes <= 0)
+                  return;
+              const Bytes top = cp.groupBytes - above;
+              above += bytes;
+              const Bytes whole = bytes;
+              bytes = std::min(top, hi) - std::max(top - bytes, lo);
+              if (bytes <= 0)
+                  return;
+              if (bytes < whole)
+                  fp8 = static_cast<Bytes>(double(fp8) * double(bytes) / double(whole));
+              from = std::max(from, start.from);
+              Lifetime l{.start = from,
+                         .end = std::clamp(end, from, std::max(from, op.end)),
+                         .bytes = bytes,
+                         .category = Category::Activations,
+                         .kind = LifetimeKind::Activations,
+                         .microbatch = op.op.microbatch,
+                         .chunk = op.op.chunk,
+                         .layer = layer,
+                         .offloaded = offloaded,
+                         .peer = peer,
+                         .fp8Bytes = std::min(fp8, bytes),
+                         .piece = bytes < whole ? SavedPiece::Whole : piece};
+              rt.lifetimes.push_back(l);
+          };
+    // When each piece was saved: as its layer's forward ran (each half in its
+    // half of the layer's time), the last stage's extras as the output layer's
+    // forward begins, the first stage's at the start; or all at once when the
+    // stay begins with a copy back.
+    const auto savedAt = [&](double offset) {
+        return start.forwardEnd > start.from && cp.forward > 0
+                   ? start.from + (start.forwardEnd - start.from) * std::min(1.0, offset / cp.forward)
+                   : start.from;
     };
+    std::vector<double> layerStart(cp.layerForward.size() + 1, 0.0); // offsets into the forward
+    for (std::size_t i = 0; i < cp.layerForward.size(); ++i)
+        layerStart[i + 1] = layerStart[i] + cp.layerForward[i];
     double t = op.start;
     Bytes given = 0;
     if (cp.lastStage) {
         t += x.cost.outputBackward.seconds;
-        push(t, cp.lastExtra, -1);
+        push(t, cp.lastExtra, -1, SavedPiece::LastStage, 0, savedAt(layerStart.back()));
         given += cp.lastExtra;
     }
     for (std::int64_t i = cp.layers - 1; i >= 0; --i) {
         const std::size_t li = static_cast<std::size_t>(i);
         const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
         const double d = cp.layerBackward[li];
-        push(halfway(t, d), cp.acts.layerStoredMlp[li], layer, cp.acts.layerStoredFp8Mlp[li]);
-        push(t + d, cp.acts.layerStored[li] - cp.acts.layerStoredMlp[li], layer,
-             cp.acts.layerStoredFp8[li] - cp.acts.layerStoredFp8Mlp[li]);
+        push(halfway(t, d), cp.acts.layerStoredMlp[li], layer, SavedPiece::Mlp, cp.acts.layerStoredFp8Mlp[li],
+             savedAt(layerStart[li] + cp.layerForward[li] / 2));
+        push(t + d, cp.acts.layerStored[li] - cp.acts.layerStoredMlp[li], layer, SavedPiece::Attention,
+             cp.acts.layerStoredFp8[li] - cp.acts.layerStoredFp8Mlp[li], savedAt(layerStart[li]));
         given += cp.acts.layerStored[li];
         t += d;
     }
-    push(op.end, cp.groupBytes - given, -1);
-    // The pieces share one gantt row and one start: the longest first, so that
-    // each shorter one is drawn, and hit, above it.
+    push(op.end, cp.groupBytes - given, -1, SavedPiece::FirstStage, 0, start.from);
+    // The pieces share one gantt row, each inside the one saved before it
+    // (saved later, freed sooner): the longest first, so that each shorter one
+    // is drawn, and hit, above it.
     std::reverse(rt.lifetimes.begin() + static_cast<std::ptrdiff_t>(first), rt.lifetimes.end());
 }
 
@@ -869,6 +897,7 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
 {
     const std::int64_t r = rt.pipeline_rank;
     std::vector<double> forwardStart(static_cast<std::size_t>(x.v * x.m), 0.0);
+    std::vector<double> forwardEnd(forwardStart.size(), 0.0);
     std::int64_t alive = 0;
     for (const TimedOp &op : rt.ops) {
         const std::size_t group = static_cast<std::size_t>(op.op.chunk * x.m + op.op.microbatch);
@@ -876,6 +905,7 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
             = (op.op.deferredWeight ? rs.inputChunks : rs.chunks)[static_cast<std::size_t>(op.op.chunk)];
         if (op.op.kind == OpKind::Forward) {
             forwardStart[group] = op.start;
+            forwardEnd[group] = op.end;
             rt.max_alive_chunks = std::max(rt.max_alive_chunks, ++alive);
             continue;
         }
@@ -901,8 +931,8 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
                              .peer = to,
                              .fp8Bytes = static_cast<Bytes>(rs.parkedShare * double(fp8))};
             rt.lifetimes.push_back(leaving);
-            addGroupStay(x, rt, cp, op, forwardStart[group], false, parked);
-            addGroupStay(x, rt, cp, op, rs.copyInStart[group], true, 0, parked, to);
+            addGroupStay(x, rt, cp, op, {forwardStart[group], forwardEnd[group]}, false, parked);
+            addGroupStay(x, rt, cp, op, {rs.copyInStart[group]}, true, 0, parked, to);
         } else if (rs.copyOutEnd[group] >= 0) {
             rt.lifetimes.push_back({.start = forwardStart[group],
                                     .end = rs.copyOutEnd[group],
@@ -913,9 +943,9 @@ void addActivationGroups(const Sim &x, const RankState &rs, RankTimeline &rt, co
                                     .chunk = op.op.chunk,
                                     .layer = -1,
                                     .fp8Bytes = storedFp8(cp.acts)});
-            addGroupStay(x, rt, cp, op, rs.copyInStart[group], true);
+            addGroupStay(x, rt, cp, op, {rs.copyInStart[group]}, true);
         } else {
-            addGroupStay(x, rt, cp, op, forwardStart[group], false);
+            addGroupStay(x, rt, cp, op, {forwardStart[group], forwardEnd[group]}, false);
         }
     }
     // In stage-micro-batches, as the ledger counts them: v chunks make a stage, but each of DualPipe's two is a

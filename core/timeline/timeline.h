@@ -39,6 +39,16 @@ enum class LifetimeKind : std::uint8_t {
     ParkedActivations // another rank's saved activations parked here (strategy.pipeline_activation_balance)
 };
 
+// Which part of a saved-activation group a lifetime is (LifetimeKind::Activations):
+// what core/timeline/allocationstream.h splits into the tensors it holds.
+enum class SavedPiece : std::uint8_t {
+    Whole, // a group, or a slice of one, saved or copied as a whole
+    Attention, // a layer's attention half (input norm to attention output)
+    Mlp, // its MLP half (pre-MLP norm to the MLP's output)
+    FirstStage, // the first stage's extras (the embedding's dropout mask)
+    LastStage // the last stage's (final norm, output layer input, the loss's logits)
+};
+
 struct Lifetime
 {
     double start = 0;
@@ -55,6 +65,7 @@ struct Lifetime
     // Activations: the part of `bytes` stored in FP8 (quantize_fp8 policies,
     // an fp8_recipe's saved linear inputs), the gantt's hatched share.
     Bytes fp8Bytes = 0;
+    SavedPiece piece = SavedPiece::Whole;
 };
 
 struct TimedOp

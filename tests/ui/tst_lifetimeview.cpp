@@ -73,14 +73,15 @@ TEST_CASE("Hovering a lifetime names it with its bytes and interval", "[ui][life
         if (!activations && rank.lifetimes[i].kind == LifetimeKind::Activations)
             activations = i;
     }
-    // A micro-batch's saved activations leave layer by layer: its pieces share
-    // a row and a start, the shortest drawn on top. Hover the shortest one.
+    // A micro-batch's saved activations arrive and leave layer by layer: its
+    // pieces share a row, each inside the one saved before it, the shortest
+    // drawn on top. Hover the shortest one, the last saved.
     REQUIRE(activations);
     const Lifetime &group = rank.lifetimes[*activations];
     for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
         const Lifetime &l = rank.lifetimes[i];
         if (l.kind == LifetimeKind::Activations && l.microbatch == group.microbatch && l.chunk == group.chunk
-            && l.start == group.start && l.end < rank.lifetimes[*activations].end)
+            && l.end - l.start < rank.lifetimes[*activations].end - rank.lifetimes[*activations].start)
             activations = i;
     }
     REQUIRE(weights);
@@ -272,14 +273,15 @@ TEST_CASE("Activations stored in FP8 are hatched, named in the legend and the to
     REQUIRE(example);
 
     // The tooltip says how much of the bar is FP8. A group's pieces share a
-    // row and a start, the shortest drawn on top: hover the shortest of the
-    // example's group (the last layer's MLP half, freed first, holds fc1's output).
+    // row, each inside the one saved before it, the shortest drawn on top:
+    // hover the shortest of the example's group (the last layer's MLP half,
+    // saved last and freed first, holds fc1's output).
     const Lifetime &group = rank.lifetimes[*example];
     std::size_t top = *example;
     for (std::size_t i = 0; i < rank.lifetimes.size(); ++i) {
         const Lifetime &l = rank.lifetimes[i];
         if (l.kind == LifetimeKind::Activations && l.microbatch == group.microbatch && l.chunk == group.chunk
-            && l.start == group.start && l.end < rank.lifetimes[top].end && !view.barRect(int(i)).isEmpty())
+            && l.end - l.start < rank.lifetimes[top].end - rank.lifetimes[top].start && !view.barRect(int(i)).isEmpty())
             top = i;
     }
     REQUIRE(rank.lifetimes[top].fp8Bytes > 0);
