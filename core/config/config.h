@@ -180,6 +180,27 @@ struct TensorPolicy
 enum class QuantScale { FP32, E8M0 };
 enum class ActivationBalance { None, Auto };
 
+// PyTorch's CUDA caching allocator, as PYTORCH_CUDA_ALLOC_CONF (or
+// PYTORCH_ALLOC_CONF) sets it: what core/allocator/ simulates over a rank's
+// allocations to predict reserved memory. Defaults are PyTorch's.
+struct AllocatorConfig
+{
+    // expandable_segments:True: one segment per stream and pool that grows by
+    // mapping pages (2 MiB small, 20 MiB large) instead of one cudaMalloc per segment.
+    bool expandable_segments = false;
+    // max_split_size_mb: cached blocks of at least this size are never split
+    // (absent: any block may be split). PyTorch refuses values under 20.
+    std::optional<std::int64_t> max_split_size_mb;
+    // garbage_collection_threshold: with a per-process memory fraction, the
+    // share of it above which cached blocks are released before cudaMalloc
+    // (PyTorch acts on it only when a fraction is set).
+    std::optional<double> garbage_collection_threshold;
+    // torch.cuda.set_per_process_memory_fraction: the share of the device's
+    // memory the allocator may reserve (absent: all that is free).
+    std::optional<double> per_process_memory_fraction;
+    bool operator==(const AllocatorConfig &) const = default;
+};
+
 struct StrategyConfig
 {
     RecomputeGranularity recompute_granularity = RecomputeGranularity::None;
@@ -243,6 +264,7 @@ struct StrategyConfig
     // ranks' memory over NVLink or the network, so that the device totals even
     // out (core/ledger/balance.h).
     ActivationBalance pipeline_activation_balance = ActivationBalance::None;
+    AllocatorConfig allocator;
     bool operator==(const StrategyConfig &) const = default;
 };
 
