@@ -55,9 +55,9 @@ CachingAllocator::CachingAllocator(const AllocatorConfig &config, Bytes deviceLi
     , m_maxSplit(config.max_split_size_mb ? *config.max_split_size_mb * kMiB : std::numeric_limits<Bytes>::max())
     , m_limit(deviceLimit)
     , m_total(deviceTotal)
-    , m_allowed(config.per_process_memory_fraction
-                    ? std::min(deviceLimit, static_cast<Bytes>(*config.per_process_memory_fraction * double(deviceTotal)))
-                    : deviceLimit)
+    , m_allowed(config.per_process_memory_fraction ? std::min(
+                    deviceLimit, static_cast<Bytes>(*config.per_process_memory_fraction * double(deviceTotal)))
+                                                   : deviceLimit)
     , m_gc(config.per_process_memory_fraction && config.garbage_collection_threshold
            && *config.garbage_collection_threshold > 0)
     , m_small{.small = true,
@@ -161,14 +161,14 @@ std::int32_t CachingAllocator::findFree(Pool &pool, Bytes size, StreamId stream)
         // measures it by what it can become.
         const auto growable = [&](std::int32_t i) {
             const Block &b = m_blocks[static_cast<std::size_t>(i)];
-            return b.size + (b.next >= 0 && !m_blocks[static_cast<std::size_t>(b.next)].mapped
-                                 ? m_blocks[static_cast<std::size_t>(b.next)].size
-                                 : 0);
+            return b.size
+                   + (b.next >= 0 && !m_blocks[static_cast<std::size_t>(b.next)].mapped
+                          ? m_blocks[static_cast<std::size_t>(b.next)].size
+                          : 0);
         };
-        for (auto next = std::next(it); m_blocks[static_cast<std::size_t>(*it)].expandable >= 0
-                                        && next != pool.blocks.end()
-                                        && m_blocks[static_cast<std::size_t>(*next)].stream == stream
-                                        && growable(*next) < growable(*it);
+        for (auto next = std::next(it);
+             m_blocks[static_cast<std::size_t>(*it)].expandable >= 0 && next != pool.blocks.end()
+             && m_blocks[static_cast<std::size_t>(*next)].stream == stream && growable(*next) < growable(*it);
              ++next)
             it = next;
     }

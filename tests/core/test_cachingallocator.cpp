@@ -53,8 +53,7 @@ constexpr SegmentAction Map = SegmentAction::Map;
 
 } // namespace
 
-TEST_CASE("Requests round up to 512 bytes — segments are 2 MiB, 20 MiB or the request rounded to 2 MiB",
-          "[allocator]")
+TEST_CASE("Requests round up to 512 bytes — segments are 2 MiB, 20 MiB or the request rounded to 2 MiB", "[allocator]")
 {
     CHECK(CachingAllocator::roundSize(1) == 512);
     CHECK(CachingAllocator::roundSize(512) == 512);
@@ -106,8 +105,7 @@ TEST_CASE("Requests of 1 to 10 MiB share 20 MiB segments — a remainder of 1 Mi
     CHECK(b.stats().allocated == 12 * MiB);
 }
 
-TEST_CASE("A freed block is reused best fit and split — a request it cannot hold reserves a new segment",
-          "[allocator]")
+TEST_CASE("A freed block is reused best fit and split — a request it cannot hold reserves a new segment", "[allocator]")
 {
     Recording a;
     const AllocationId x = a.malloc(40 * MiB), y = a.malloc(30 * MiB);
