@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 #include <initializer_list>
+#include <numeric>
 #include <string_view>
 
 namespace memledger {
@@ -606,27 +607,56 @@ TransientActivations transientActivations(const Config &config)
     // statistics), or the MLP's inner activation and its activation
     // function's output.
     const Bytes qkv = A * tokens * (m.num_attention_heads + 2 * m.queryGroups()) * m.headDim() / t;
-    const Bytes core = layerActivations(config, false, false).attentionCore;
+    std::vector<Bytes> coreParts; // the attention core's tensors, in forward order
+    for (const SavedTensor &saved : layerActivations(config, false, TensorList::NamesOnly).tensors)
+        if (saved.attentionCore)
+            coreParts.push_back(saved.bytes);
+    const Bytes core = std::accumulate(coreParts.begin(), coreParts.end(), Bytes(0));
     const Bytes scores = config.strategy.flash_attention
                              ? A * tokens * m.num_attention_heads * m.headDim() / t // the output
                              : A * m.num_attention_heads / t * tokens * config.training.seq_length;
-    ta.recomputedForward = hidden / 2 + std::max<Bytes>(qkv + scores + core, 2 * A * tokens * ffn);
-    ta.mlpBackward = hidden + mlp;
-    ta.attentionBackward = hidden + attention;
+    const Bytes inner = A * tokens * ffn; // the MLP's activation function's input, or its output
+    if (qkv + scores + core >= 2 * inner) {
+        ta.recomputedForwardParts = {hidden / 2, qkv, scores};
+        ta.recomputedForwardParts.insert(ta.recomputedForwardParts.end(), coreParts.begin(), coreParts.end());
+    } else
+        ta.recomputedForwardParts = {hidden / 2, inner, inner};
+    ta.mlpBackwardParts = {hidden / 2, hidden / 2, inner, mlp - inner};
+    ta.attentionBackwardParts = {hidden / 2, hidden / 2};
+    if (config.strategy.flash_attention) { // dq, dk, dv
+        const Bytes dq = A * tokens * m.num_attention_heads * m.headDim() / t;
+        const Bytes dk = (attention - dq) / 2;
+        ta.attentionBackwardParts.insert(ta.attentionBackwardParts.end(), {dq, dk, attention - dq - dk});
+    } else { // the gradients of the dropped-out and of the raw probabilities
+        ta.attentionBackwardParts.insert(ta.attentionBackwardParts.end(), {attention / 2, attention - attention / 2});
+    }
     const std::int64_t logits = tokens * paddedVocab(config.model, t) / t;
     // logits.float() returns the same tensor when the logits already are fp32.
-    ta.lossForward = logits * (A + (A < 4 ? 4 : 0));
+    ta.lossForwardParts = {logits * A};
+    if (A < 4)
+        ta.lossForwardParts.push_back(logits * 4);
     if (config.strategy.cross_entropy == CrossEntropy::Unfused) {
         // F.cross_entropy = log_softmax + nll_loss: nll_loss_backward writes an
         // fp32 gradient of the log-probabilities, _log_softmax_backward_data a
         // second one of the logits, both alive together (PyTorch autograd).
-        ta.lossBackward = 2 * 4 * logits;
-    } else {
+        ta.lossBackwardParts = {4 * logits, 4 * logits};
+    } else if (A < 4) {
         // Megatron's _VocabParallelCrossEntropy turns its saved fp32 softmax
         // into the gradient in place; only the cast back to the activation
         // dtype allocates.
-        ta.lossBackward = A < 4 ? A * logits : 0;
+        ta.lossBackwardParts = {A * logits};
     }
+    const auto sum = [](const std::vector<Bytes> &parts) {
+        Bytes total = 0;
+        for (const Bytes b : parts)
+            total += b;
+        return total;
+    };
+    ta.recomputedForward = sum(ta.recomputedForwardParts);
+    ta.mlpBackward = sum(ta.mlpBackwardParts);
+    ta.attentionBackward = sum(ta.attentionBackwardParts);
+    ta.lossForward = sum(ta.lossForwardParts);
+    ta.lossBackward = sum(ta.lossBackwardParts);
     return ta;
 }
 

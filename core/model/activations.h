@@ -100,6 +100,10 @@ struct TransientActivations
     Bytes recomputedForward = 0; // full recompute: a layer's forward run without saving (the widest tensors at once)
     Bytes lossForward = 0; // the logits and their fp32 copy while the loss is computed
     Bytes lossBackward = 0; // the cross entropy's backward before the output layer's (cross_entropy option)
+    // The tensors each of them is, in the order they are allocated (what
+    // core/timeline/allocationstream.h requests one by one); each sums to its total.
+    std::vector<Bytes> mlpBackwardParts, attentionBackwardParts, recomputedForwardParts, lossForwardParts,
+        lossBackwardParts;
 };
 TransientActivations transientActivations(const Config &config);
 

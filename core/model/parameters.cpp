@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace memledger {
 
@@ -50,6 +52,63 @@ WideCount vector(long double n)
     return {n};
 }
 
+// The same shapes tensor by tensor: an element count that, given to matrix()
+// and vector(), lists each tensor instead of summing them, so that the
+// allocation stream (core/timeline/allocationstream.h) allocates parameters,
+// gradients and optimizer states one tensor at a time as PyTorch does.
+struct Listed
+{
+    std::int64_t n = 0;
+    Listed(std::int64_t v = 0) // NOLINT(google-explicit-constructor): arithmetic with plain counts
+        : n(v)
+    { }
+    friend Listed operator+(Listed a, Listed b) { return a.n + b.n; }
+    friend Listed operator-(Listed a, Listed b) { return a.n - b.n; }
+    friend Listed operator*(Listed a, Listed b) { return a.n * b.n; }
+    friend Listed operator/(Listed a, Listed b) { return a.n / b.n; }
+    friend bool operator>(Listed a, Listed b) { return a.n > b.n; }
+};
+
+struct TensorList
+{
+    std::vector<std::int64_t> tensors;
+    std::int64_t params = 0;
+    TensorList &operator+=(const TensorList &o)
+    {
+        tensors.insert(tensors.end(), o.tensors.begin(), o.tensors.end());
+        params += o.params;
+        return *this;
+    }
+    TensorList scaled(Listed k) const
+    {
+        TensorList out;
+        for (std::int64_t i = 0; i < k.n; ++i)
+            out += *this;
+        return out;
+    }
+};
+
+TensorList matrix(Listed rows, Listed cols)
+{
+    return {{rows.n * cols.n}, rows.n * cols.n};
+}
+
+TensorList vector(Listed n)
+{
+    return {{n.n}, n.n};
+}
+
+struct ListedLayer
+{
+    TensorList dense, expert;
+    std::int64_t mlpDense = 0;
+};
+
+struct ListedEmbedding
+{
+    TensorList word, position, output, finalNorm;
+};
+
 struct WideLayer
 {
     WideCount dense, expert;
@@ -79,11 +138,11 @@ auto mlp(const ModelConfig &m, N f, N split, bool bias)
     const N h = m.hidden_size;
     const N up = m.swiglu ? 2 * f : f;
     auto c = matrix(h, up / split);
-    c += matrix(f / split, h);
-    if (bias) {
+    if (bias)
         c += vector(up / split);
+    c += matrix(f / split, h);
+    if (bias)
         c += vector(h); // row-parallel bias: replicated
-    }
     return c;
 }
 
@@ -127,8 +186,8 @@ template<class N>
 N paddedVocabOf(const ModelConfig &model, N t)
 {
     const N multiple = N(model.make_vocab_size_divisible_by) * t;
-    if constexpr (std::is_integral_v<N>)
-        return (model.vocab_size + multiple - 1) / multiple * multiple;
+    if constexpr (!std::is_floating_point_v<N>)
+        return (N(model.vocab_size) + multiple - 1) / multiple * multiple;
     else
         return std::ceil(N(model.vocab_size) / multiple) * multiple;
 }
@@ -202,6 +261,22 @@ LayerParams layerParams(const ModelConfig &m, bool moeLayer, std::int64_t t, std
 EmbeddingParams embeddingParams(const ModelConfig &m, std::int64_t seqLength, std::int64_t t, std::int64_t p)
 {
     return embeddingCount<EmbeddingParams>(m, seqLength, t, p);
+}
+
+ParameterTensors layerParameterTensors(const ModelConfig &m, bool moeLayer, std::int64_t t, std::int64_t e,
+                                       std::int64_t etp)
+{
+    ListedLayer lp = layerCount<ListedLayer>(m, moeLayer, Listed(t), Listed(e), Listed(etp));
+    return {.dense = std::move(lp.dense.tensors), .expert = std::move(lp.expert.tensors)};
+}
+
+EmbeddingTensors embeddingParameterTensors(const ModelConfig &m, std::int64_t seqLength, std::int64_t t, std::int64_t p)
+{
+    ListedEmbedding ep = embeddingCount<ListedEmbedding>(m, Listed(seqLength), Listed(t), p);
+    return {.word = std::move(ep.word.tensors),
+            .position = std::move(ep.position.tensors),
+            .output = std::move(ep.output.tensors),
+            .finalNorm = std::move(ep.finalNorm.tensors)};
 }
 
 std::int64_t moeLayerCount(const ModelConfig &m)

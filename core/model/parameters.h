@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace memledger {
 
@@ -64,6 +65,21 @@ struct EmbeddingParams
     ParamCount finalNorm; // last stage
 };
 EmbeddingParams embeddingParams(const ModelConfig &model, std::int64_t seqLength, std::int64_t t, std::int64_t p);
+
+// The same shapes as element counts tensor by tensor, in module order (what
+// PyTorch allocates one by one): a layer's on one rank, and the embeddings'.
+struct ParameterTensors
+{
+    std::vector<std::int64_t> dense, expert;
+};
+ParameterTensors layerParameterTensors(const ModelConfig &model, bool moeLayer, std::int64_t t, std::int64_t e,
+                                       std::int64_t etp);
+struct EmbeddingTensors
+{
+    std::vector<std::int64_t> word, position, output, finalNorm;
+};
+EmbeddingTensors embeddingParameterTensors(const ModelConfig &model, std::int64_t seqLength, std::int64_t t,
+                                           std::int64_t p);
 
 // The model's parameter count: every tensor once (tied embeddings once), padded vocabulary.
 std::int64_t totalParameters(const Config &config);

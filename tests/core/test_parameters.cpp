@@ -5,8 +5,11 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
+#include <vector>
 
 using namespace memledger;
 using namespace memledger::test;
@@ -113,4 +116,49 @@ TEST_CASE("The long-double parameter count is the ledger's count, and no size ov
     c.model.make_vocab_size_divisible_by = 1;
     const long double h = std::ldexp(1.0L, 32);
     CHECK(double(totalParametersWide(c)) == Approx(double(12 * h * h)).epsilon(1e-6));
+}
+
+TEST_CASE("Parameter tensors one by one: a GPT layer is PyTorch's module list, and the lists add up to the counts",
+          "[parameters][allocator]")
+{
+    // Megatron's GPT layer (LayerNorm, biases, 4h GeLU): input norm weight and
+    // bias, QKV weight and bias, projection weight and bias, pre-MLP norm
+    // weight and bias, fc1 weight and bias, fc2 weight and bias: 12 tensors.
+    ModelConfig m;
+    m.hidden_size = 1024;
+    m.num_attention_heads = 16;
+    const std::int64_t h = 1024;
+    const ParameterTensors gpt = layerParameterTensors(m, false, 1, 1, 1);
+    CHECK(gpt.dense
+          == std::vector<std::int64_t>{h, h, h * 3 * h, 3 * h, h * h, h, h, h, h * 4 * h, 4 * h, 4 * h * h, h});
+    CHECK(gpt.expert.empty());
+    const ParameterTensors split = layerParameterTensors(m, false, 8, 1, 1);
+    CHECK(split.dense[2] == h * 3 * h / 8); // QKV column-parallel
+    CHECK(split.dense[5] == h); // the projection's bias replicated
+
+    // Every shipped model, dense and MoE layers, split over t and e as its scenarios run it:
+    // the tensors add up to the counts the ledger uses.
+    for (const std::string name : {"llama-3.1-70b", "mixtral-8x22b", "deepseek-v3", "gpt-3-175b", "qwen2.5-72b"}) {
+        nlohmann::json doc = emptyDoc();
+        doc["model"] = name;
+        const ModelConfig model = configFrom(doc).model;
+        for (const bool moe : {false, true}) {
+            if (moe && !model.isMoe())
+                continue;
+            CAPTURE(name, moe);
+            const std::int64_t t = 8, e = model.isMoe() ? 8 : 1;
+            const LayerParams counts = layerParams(model, moe, t, e, 1);
+            const ParameterTensors tensors = layerParameterTensors(model, moe, t, e, 1);
+            CHECK(std::accumulate(tensors.dense.begin(), tensors.dense.end(), std::int64_t(0)) == counts.dense.params);
+            CHECK(std::accumulate(tensors.expert.begin(), tensors.expert.end(), std::int64_t(0))
+                  == counts.expert.params);
+        }
+        const EmbeddingParams counts = embeddingParams(model, 4096, 8, 4);
+        const EmbeddingTensors tensors = embeddingParameterTensors(model, 4096, 8, 4);
+        const auto sum
+            = [](const std::vector<std::int64_t> &v) { return std::accumulate(v.begin(), v.end(), std::int64_t(0)); };
+        CHECK(sum(tensors.word) == counts.word.params);
+        CHECK(sum(tensors.output) == counts.output.params);
+        CHECK(sum(tensors.finalNorm) == counts.finalNorm.params);
+    }
 }
