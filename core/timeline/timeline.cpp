@@ -207,7 +207,8 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     const bool policies = !st.tensor_policies.empty() && !full;
     // Times summed layer by layer may overshoot the op's end by a rounding
     // error; nothing outlives its op.
-    const auto push = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer) {
+    const auto push = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer,
+                          SavedPiece piece = SavedPiece::Whole) {
         if (bytes > 0)
             rt.lifetimes.push_back({.start = std::min(start, op.end),
                                     .end = std::min(end, op.end),
@@ -216,7 +217,8 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
                                     .kind = kind,
                                     .microbatch = op.op.microbatch,
                                     .chunk = op.op.chunk,
-                                    .layer = layer});
+                                    .layer = layer,
+                                    .piece = piece});
     };
     // The loss's backward runs first, then the output layer's, then the layers in reverse.
     if (cp.lastStage)
@@ -233,8 +235,9 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
         const double d = cp.layerBackward[li];
         const double mid = halfway(t, d);
         const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
-        push(t, mid, x.buffers.activations.mlpBackward, LifetimeKind::BackwardWorkingSet, layer);
-        push(mid, t + d, x.buffers.activations.attentionBackward, LifetimeKind::BackwardWorkingSet, layer);
+        push(t, mid, x.buffers.activations.mlpBackward, LifetimeKind::BackwardWorkingSet, layer, SavedPiece::Mlp);
+        push(mid, t + d, x.buffers.activations.attentionBackward, LifetimeKind::BackwardWorkingSet, layer,
+             SavedPiece::Attention);
         // Selective recompute rebuilds the attention core when its backward is reached.
         if (policies) {
             // Rebuilt as the layer's backward begins; offloaded tensors were
@@ -251,9 +254,9 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
         if (rebuilt) {
             if (!uniform || groupStart > t)
                 groupStart = t;
-            push(groupStart, mid, cp.acts.layerFullMlp[li], LifetimeKind::RecomputeWorkingSet, layer);
+            push(groupStart, mid, cp.acts.layerFullMlp[li], LifetimeKind::RecomputeWorkingSet, layer, SavedPiece::Mlp);
             push(groupStart, t + d, cp.acts.layerFull[li] - cp.acts.layerFullMlp[li], LifetimeKind::RecomputeWorkingSet,
-                 layer);
+                 layer, SavedPiece::Attention);
             if (uniform && i % n == 0)
                 groupStart = op.end; // the next group starts afresh
         }
@@ -275,19 +278,21 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     for (const TimedOp &op : rt.ops)
         if (op.op.kind == OpKind::Backward && !firstBackward[static_cast<std::size_t>(op.op.chunk)])
             firstBackward[static_cast<std::size_t>(op.op.chunk)] = &op;
-    const auto push = [&](double start, Bytes bytes, std::int32_t chunk, std::int32_t layer) {
-        start = std::min(start, rt.pipeline_end); // a rounding error never delays a gradient past the backward
-        if (bytes > 0)
-            rt.lifetimes.push_back({.start = start,
-                                    .end = rt.optimizer_end,
-                                    .bytes = bytes,
-                                    .category = entry.category,
-                                    .kind = LifetimeKind::Gradients,
-                                    .microbatch = -1,
-                                    .chunk = chunk,
-                                    .layer = layer,
-                                    .entry = index});
-    };
+    const auto push
+        = [&](double start, Bytes bytes, std::int32_t chunk, std::int32_t layer, SavedPiece piece = SavedPiece::Whole) {
+              start = std::min(start, rt.pipeline_end); // a rounding error never delays a gradient past the backward
+              if (bytes > 0)
+                  rt.lifetimes.push_back({.start = start,
+                                          .end = rt.optimizer_end,
+                                          .bytes = bytes,
+                                          .category = entry.category,
+                                          .kind = LifetimeKind::Gradients,
+                                          .microbatch = -1,
+                                          .chunk = chunk,
+                                          .layer = layer,
+                                          .entry = index,
+                                          .piece = piece});
+          };
     const ParallelismConfig &par = x.config.parallelism;
     const bool tiedOnOneStage = !x.config.model.untie_embeddings_and_output_weights && x.p == 1;
     for (std::size_t k = 0; k < rs.chunks.size(); ++k) {
@@ -332,12 +337,13 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     Bytes given = 0;
     std::int64_t counted = 0;
     // Cumulative shares, so that the pieces add up to the entry exactly.
-    const auto pushUpTo = [&](double start, std::int64_t params, std::int32_t chunk, std::int32_t layer) {
-        counted += params;
-        const Bytes upTo = static_cast<Bytes>(static_cast<long double>(entry.bytes) * counted / total);
-        push(start, upTo - given, chunk, layer);
-        given = upTo;
-    };
+    const auto pushUpTo
+        = [&](double start, std::int64_t params, std::int32_t chunk, std::int32_t layer, SavedPiece half) {
+              counted += params;
+              const Bytes upTo = static_cast<Bytes>(static_cast<long double>(entry.bytes) * counted / total);
+              push(start, upTo - given, chunk, layer, half);
+              given = upTo;
+          };
     for (std::size_t k = 0; k < rs.chunks.size(); ++k) {
         const ChunkPlan &cp = rs.chunks[k];
         const TimedOp *op = firstBackward[k];
@@ -346,8 +352,8 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
             const double d = cp.layerBackward[static_cast<std::size_t>(i)];
             const auto [mlp, attention] = halvesOf(cp.firstLayer + i);
             const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
-            pushUpTo(halfway(t, d), mlp, static_cast<std::int32_t>(k), layer);
-            pushUpTo(t + d, attention, static_cast<std::int32_t>(k), layer);
+            pushUpTo(halfway(t, d), mlp, static_cast<std::int32_t>(k), layer, SavedPiece::Mlp);
+            pushUpTo(t + d, attention, static_cast<std::int32_t>(k), layer, SavedPiece::Attention);
             t += d;
         }
     }

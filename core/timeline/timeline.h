@@ -39,8 +39,9 @@ enum class LifetimeKind : std::uint8_t {
     ParkedActivations // another rank's saved activations parked here (strategy.pipeline_activation_balance)
 };
 
-// Which part of a saved-activation group a lifetime is (LifetimeKind::Activations):
-// what core/timeline/allocationstream.h splits into the tensors it holds.
+// Which part of a saved-activation group a lifetime is (LifetimeKind::Activations;
+// a layer's half for its recompute and backward working sets too): what
+// core/timeline/allocationstream.h splits into the tensors it holds.
 enum class SavedPiece : std::uint8_t {
     Whole, // a group, or a slice of one, saved or copied as a whole
     Attention, // a layer's attention half (input norm to attention output)

@@ -3,6 +3,7 @@
 
 #include "core/base/problem.h"
 #include "core/base/units.h"
+#include "core/config/config.h"
 
 #include <cstdint>
 #include <optional>
@@ -94,6 +95,9 @@ struct MeasuredTrace
     /// Profiler traces: the allocator's total before the first event, from
     /// its "Total Allocated" (what the window cannot see being allocated).
     std::optional<Bytes> initial_allocated_bytes;
+    /// Snapshots: the allocator's settings while it recorded (allocator_settings:
+    /// expandable_segments, max_split_size, garbage_collection_threshold).
+    std::optional<AllocatorConfig> allocator_settings;
 };
 
 /// What an importer returns: a trace, or the problems that stopped it

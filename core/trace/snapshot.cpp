@@ -636,6 +636,27 @@ void SnapshotReader::annotations(Unpickler &vm, Value list, int device, std::vec
                      [](const TraceRange &a, const TraceRange &b) { return a.start_us < b.start_us; });
 }
 
+// allocator_settings, as torch/csrc/cuda/memory_snapshot.cpp writes them:
+// max_split_size in bytes (SIZE_MAX, read back as -1, when unset), the
+// garbage-collection threshold (0 when unset). Other keys are not simulated.
+std::optional<AllocatorConfig> allocatorSettings(Unpickler &vm, Value dict)
+{
+    if (vm.kind(dict) != Kind::Dict)
+        return std::nullopt;
+    AllocatorConfig c;
+    const std::optional<Value> expandable = vm.find(dict, "expandable_segments");
+    if (expandable && (expandable->kind == Kind::Bool || expandable->kind == Kind::Int))
+        c.expandable_segments = expandable->i != 0;
+    constexpr std::int64_t kMiB = std::int64_t(1) << 20;
+    const std::optional<Value> split = vm.find(dict, "max_split_size");
+    if (split && split->kind == Kind::Int && split->i > 0 && split->i < (std::int64_t(1) << 50))
+        c.max_split_size_mb = split->i / kMiB;
+    const std::optional<Value> gc = vm.find(dict, "garbage_collection_threshold");
+    if (gc && gc->kind == Kind::Float && gc->f > 0 && gc->f < 1)
+        c.garbage_collection_threshold = gc->f;
+    return c;
+}
+
 TraceLoadResult SnapshotReader::finish(Unpickler &vm, std::optional<Value> top)
 {
     TraceLoadResult result;
@@ -707,6 +728,8 @@ TraceLoadResult SnapshotReader::finish(Unpickler &vm, std::optional<Value> top)
     trace.has_times = m_hasTimes;
     if (const std::optional<Value> ann = vm.find(*top, "external_annotations"))
         annotations(vm, *ann, trace.device, trace.ranges, result.problems);
+    if (const std::optional<Value> settings = vm.find(*top, "allocator_settings"))
+        trace.allocator_settings = allocatorSettings(vm, *settings);
     if (m_skippedActions > 0)
         result.problems.emplace_back("device_traces",
                                      std::to_string(m_skippedActions)

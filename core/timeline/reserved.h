@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core/base/units.h"
+#include "core/config/config.h"
+#include "core/timeline/timeline.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace memledger {
+
+// Reserved memory, the number that runs out: each rank's simulated iteration
+// (core/timeline/allocationstream.h) run through PyTorch's caching allocator
+// (core/allocator/cachingallocator.h) under strategy.allocator, with the
+// device's usable memory (capacity less the runtime reserve) as what
+// cudaMalloc can get. The model states are allocated first, then the
+// iteration runs twice: the second begins with the cache the first left,
+// as every iteration after the first does, and the figures are the run's.
+struct RankReserved
+{
+    int pipeline_rank = 0;
+    Bytes reserved_peak = 0; // torch.cuda.max_memory_reserved()
+    Bytes allocated_peak = 0; // torch.cuda.max_memory_allocated(): blocks as handed out (rounded, unsplit tails)
+    Bytes requested_peak = 0; // the tensors' own bytes: the timeline's peak
+    // At the reserved peak: the blocks in use, the free bytes cached beside
+    // them in their segments (fragmentation), and the wholly free segments cached.
+    Bytes allocated_at_reserved_peak = 0;
+    Bytes fragmentation = 0;
+    Bytes cached = 0;
+    std::int64_t segments = 0; // cudaMalloc'd segments (expandable: segments of address space) at the end
+    std::int64_t alloc_retries = 0; // the cache emptied to make room (slow: a synchronisation each)
+    std::int64_t ooms = 0; // requests that failed even then: the plan does not run
+    std::int64_t requests = 0; // allocations per iteration
+    std::vector<CurvePoint> curve; // reserved through the second iteration, on the timeline's clock
+};
+
+// Precondition: `timeline` is simulateIteration(config).
+std::vector<RankReserved> simulateReserved(const Config &config, const Timeline &timeline);
+
+} // namespace memledger
