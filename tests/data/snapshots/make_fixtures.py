@@ -86,6 +86,103 @@ def empty():
     return {"segments": [], "device_traces": [[]]}
 
 
+MiB = 1 << 20
+
+
+def settings(expandable=False, max_split=-1, gc=0.0):
+    """allocator_settings as torch/csrc/cuda/memory_snapshot.cpp writes them."""
+    return {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": max_split, "garbage_collection_threshold": gc,
+            "expandable_segments": expandable, "pinned_num_register_threads": 1,
+            "release_lock_on_cudamalloc": False, "pinned_use_cuda_host_register": False,
+            "roundup_power2_divisions": {"1": 0, "2": 0}}
+
+
+class Trace:
+    """A device trace written event by event, in the order the caching allocator
+    records them: a segment event before the alloc that caused it."""
+
+    def __init__(self):
+        self.events = []
+
+    def seg(self, action, addr, size, stream=0):
+        self.events.append(ev(action, addr, size, len(self.events), stream=stream))
+
+    def alloc(self, addr, size, stream=0):
+        self.events.append(ev("alloc", addr, size, len(self.events), stream=stream))
+
+    def free(self, addr, size, stream=0):
+        self.events.append(ev("free_requested", addr, size, len(self.events), stream=stream))
+        self.events.append(ev("free_completed", addr, size, len(self.events), stream=stream))
+
+    def snapshot(self, alloc_settings):
+        return {"segments": [], "device_traces": [self.events], "allocator_settings": alloc_settings}
+
+
+def allocator_rules():
+    """The default rules, worked by hand (c10/cuda/CUDACachingAllocator.cpp):
+    the expected segment events are written here, not computed."""
+    t = Trace()
+    t.seg("segment_alloc", 0x10000000, 2 * MiB)  # 1,000 B: small pool, a 2 MiB segment
+    t.alloc(0x10000000, 1000)
+    t.seg("segment_alloc", 0x20000000, 20 * MiB)  # 3 MiB: large pool under 10 MiB, a 20 MiB segment
+    t.alloc(0x20000000, 3 * MiB)
+    t.alloc(0x20300000, 3 * MiB)  # the 17 MiB left of it (split off: more than 1 MiB)
+    # 15 MiB: more than the 14 MiB left; rounded up to 2 MiB, a 16 MiB segment (1 MiB left: not split)
+    t.seg("segment_alloc", 0x30000000, 16 * MiB)
+    t.alloc(0x30000000, 15 * MiB)
+    t.free(0x30000000, 15 * MiB)
+    t.alloc(0x30000000, 15 * MiB)  # the cached 16 MiB block
+    t.seg("segment_alloc", 0x40000000, 50 * MiB)
+    t.alloc(0x40000000, 50 * MiB)
+    t.free(0x40000000, 50 * MiB)
+    t.alloc(0x40000000, 20 * MiB)  # best fit: the cached 50 MiB block, split
+    t.seg("segment_alloc", 0x50000000, 40 * MiB)  # 40 MiB: the 30 MiB left is too small
+    t.alloc(0x50000000, 40 * MiB)
+    t.seg("segment_alloc", 0x60000000, 2 * MiB, stream=7)  # another stream: its own pool
+    t.alloc(0x60000000, 1000, stream=7)
+    t.alloc(0x10000200, 1000)  # back on stream 0: the first small segment
+    return t.snapshot(settings())
+
+
+def allocator_expandable():
+    """expandable_segments:True: one segment per pool and stream, mapped by pages."""
+    t = Trace()
+    t.seg("segment_map", 0x7f0000000000, 60 * MiB)  # three 20 MiB pages
+    t.alloc(0x7f0000000000, 60 * MiB)
+    t.free(0x7f0000000000, 60 * MiB)
+    t.alloc(0x7f0000000000, 20 * MiB)  # split: any remainder of 512 B or more is
+    t.seg("segment_map", 0x7f0003c00000, 20 * MiB)  # 50 MiB: the 40 MiB free, and one more page after them
+    t.alloc(0x7f0001400000, 50 * MiB)
+    t.seg("segment_map", 0x7e0000000000, 2 * MiB)  # the small pool's segment, one 2 MiB page
+    t.alloc(0x7e0000000000, 100 * 1024)
+    return t.snapshot(settings(expandable=True))
+
+
+def allocator_max_split():
+    """max_split_size_mb:40: blocks of 40 MiB or more are never split."""
+    t = Trace()
+    t.seg("segment_alloc", 0x10000000, 60 * MiB)
+    t.alloc(0x10000000, 60 * MiB)
+    t.free(0x10000000, 60 * MiB)
+    t.seg("segment_alloc", 0x20000000, 30 * MiB)  # under 40 MiB: the cached oversize block may not serve it
+    t.alloc(0x20000000, 30 * MiB)
+    t.alloc(0x10000000, 41 * MiB)  # oversize, less than 20 MiB under the block: the whole 60 MiB
+    return t.snapshot(settings(max_split=40 * MiB))
+
+
+def allocator_retry():
+    """A device of 100 MiB for PyTorch: a cudaMalloc that fails releases the
+    cached segments and is tried again."""
+    t = Trace()
+    t.seg("segment_alloc", 0x10000000, 60 * MiB)
+    t.alloc(0x10000000, 60 * MiB)
+    t.free(0x10000000, 60 * MiB)
+    t.seg("segment_free", 0x10000000, 60 * MiB)
+    t.seg("segment_alloc", 0x20000000, 70 * MiB)
+    t.alloc(0x20000000, 70 * MiB)
+    return t.snapshot(settings())
+
+
 def write(name, obj, protocol=4):
     with open(name, "wb") as f:
         pickle.dump(obj, f, protocol=protocol)
@@ -101,6 +198,10 @@ if __name__ == "__main__":
     write("single.pickle", single())
     write("multidevice-single.pickle", multidevice_single())
     write("empty.pickle", empty())
+    write("allocator-rules.pickle", allocator_rules())
+    write("allocator-expandable.pickle", allocator_expandable())
+    write("allocator-max-split.pickle", allocator_max_split())
+    write("allocator-retry.pickle", allocator_retry())
     write("toplevel-list.pickle", [basic()["segments"]])
     noaddr = basic()
     del noaddr["device_traces"][0][1]["addr"]
