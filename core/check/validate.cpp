@@ -699,6 +699,30 @@ void checkPrecision(Checker &ck, const Config &config)
                    "set main_grads_dtype to \"fp32\"");
 }
 
+// The caching allocator's settings (strategy.allocator) within what PyTorch
+// accepts (c10/core/AllocatorConfig.cpp, torch.cuda.set_per_process_memory_fraction).
+void checkAllocator(Checker &ck, const Config &config)
+{
+    const AllocatorConfig &a = config.strategy.allocator;
+    const std::string at = kStrategy + "allocator.";
+    if (a.max_split_size_mb && *a.max_split_size_mb < 20)
+        ck.error(at + "max_split_size_mb",
+                 "is " + str(*a.max_split_size_mb) + " MB; PyTorch refuses values under 20 (its 20 MiB large segments)",
+                 "use 20 or more, or null for no limit");
+    if (a.garbage_collection_threshold
+        && (*a.garbage_collection_threshold <= 0 || *a.garbage_collection_threshold >= 1))
+        ck.error(at + "garbage_collection_threshold", "must be above 0 and below 1, as PyTorch requires",
+                 "for example 0.8, or null for none");
+    if (a.per_process_memory_fraction && *a.per_process_memory_fraction <= 0)
+        ck.error(at + "per_process_memory_fraction", "must be above 0 and at most 1",
+                 "for example 0.9, or null for the whole device");
+    if (a.garbage_collection_threshold && !a.per_process_memory_fraction)
+        ck.warning(at + "garbage_collection_threshold",
+                   "PyTorch collects cached blocks only under a per-process memory fraction: without one it does "
+                   "nothing",
+                   "set strategy.allocator.per_process_memory_fraction, or leave the threshold out");
+}
+
 // Hardware: a runtime reserve within the device memory, and well-formed efficiency tables.
 void checkHardware(Checker &ck, const Config &config)
 {
@@ -737,6 +761,7 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
     if (!config.strategy.tensor_policies.empty())
         checkTensorPolicies(ck, config, matched);
     checkPrecision(ck, config);
+    checkAllocator(ck, config);
     checkFp8(ck, config);
     checkHardware(ck, config);
     if (config.inference)

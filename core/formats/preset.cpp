@@ -59,11 +59,12 @@ public:
         v = x;
     }
 
-    // An integer that may be absent (the default then depends on other fields).
+    // An integer that may be absent or null (the default then depends on other fields).
     void field(const char *key, std::optional<std::int64_t> &v, std::int64_t lo, std::int64_t hi)
     {
-        if (!m_obj.contains(key)) {
-            get(key);
+        if (!m_obj.contains(key) || m_obj[key].is_null()) {
+            if (get(key))
+                v.reset();
             return;
         }
         std::int64_t x = 0;
@@ -124,6 +125,36 @@ public:
             return;
         }
         v = x;
+    }
+
+    // A number that may be absent or null (unset).
+    void field(const char *key, std::optional<double> &v, double lo, double hi)
+    {
+        if (!m_obj.contains(key) || m_obj[key].is_null()) {
+            if (get(key))
+                v.reset();
+            return;
+        }
+        double x = 0;
+        const std::size_t before = m_problems.size();
+        field(key, x, lo, hi);
+        if (m_problems.size() == before)
+            v = x;
+    }
+
+    // A nested object, read field by field as a section of its own ("strategy.allocator").
+    template<class T>
+    void object(const char *key, T &v)
+    {
+        const json *j = get(key);
+        if (!j)
+            return;
+        if (!j->is_object()) {
+            error(key, "expected an object, got " + describe(*j));
+            return;
+        }
+        Reader nested(*j, m_section + "." + key, m_problems);
+        visit(nested, v);
     }
 
     // An efficiency table: [[size, fraction], ...]. Its shape is checked here;
@@ -326,6 +357,22 @@ public:
             m_obj[key] = v;
     }
     void field(const char *key, double &v, double, double) { m_obj[key] = v; }
+    void field(const char *key, std::optional<double> &v, double, double)
+    {
+        if (v)
+            m_obj[key] = *v;
+    }
+    // Written only when it differs from its defaults, as the optional fields are.
+    template<class T>
+    void object(const char *key, T &v)
+    {
+        if (v == T{})
+            return;
+        json nested = json::object();
+        Writer w(nested);
+        visit(w, v);
+        m_obj[key] = std::move(nested);
+    }
     void field(const char *key, std::string &v) { m_obj[key] = v; }
     void field(const char *key, std::vector<TensorPolicy> &v, std::initializer_list<TensorFate>)
     {
@@ -460,6 +507,18 @@ void visit(V &v, ParallelismConfig &p)
     v.finish();
 }
 
+// strategy.allocator: PyTorch's PYTORCH_CUDA_ALLOC_CONF, and the per-process
+// memory fraction under which its garbage collection acts.
+template<class V>
+void visit(V &v, AllocatorConfig &a)
+{
+    v.field("expandable_segments", a.expandable_segments);
+    v.field("max_split_size_mb", a.max_split_size_mb, 1, std::int64_t(1) << 30);
+    v.field("garbage_collection_threshold", a.garbage_collection_threshold, 0.0, 1.0);
+    v.field("per_process_memory_fraction", a.per_process_memory_fraction, 0.0, 1.0);
+    v.finish();
+}
+
 template<class V>
 void visit(V &v, StrategyConfig &s)
 {
@@ -502,6 +561,7 @@ void visit(V &v, StrategyConfig &s)
              {Fp8Implementation::TransformerEngine, Fp8Implementation::Torchao}, fp8ImplementationName);
     v.choice("pipeline_activation_balance", s.pipeline_activation_balance,
              {ActivationBalance::None, ActivationBalance::Auto}, activationBalanceName);
+    v.object("allocator", s.allocator);
     v.finish();
 }
 
@@ -770,7 +830,17 @@ Problems applyOverride(json &doc, std::string_view assignment)
     } else if (!target.is_object()) {
         target = json::object();
     }
-    target[key] = std::move(value);
+    // A field of a nested object: "strategy.allocator.expandable_segments=true".
+    json *into = &target;
+    std::string_view rest = key;
+    for (std::size_t d = rest.find('.'); d != std::string_view::npos; d = rest.find('.')) {
+        json &inner = (*into)[std::string(rest.substr(0, d))];
+        if (!inner.is_object())
+            inner = json::object();
+        into = &inner;
+        rest.remove_prefix(d + 1);
+    }
+    (*into)[std::string(rest)] = std::move(value);
     return problems;
 }
 

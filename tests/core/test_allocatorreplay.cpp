@@ -50,8 +50,7 @@ TEST_CASE("Replaying a snapshot reproduces its segments: pools, rounding, splits
     CHECK(replay.stats.reserved_peak == (2 + 20 + 16 + 50 + 40 + 2) * kMiB);
 }
 
-TEST_CASE("Replaying under the snapshot's own settings: expandable segments and max_split_size",
-          "[allocator][trace]")
+TEST_CASE("Replaying under the snapshot's own settings: expandable segments and max_split_size", "[allocator][trace]")
 {
     const MeasuredTrace expandable = fixture("allocator-expandable.pickle");
     REQUIRE(expandable.allocator_settings.has_value());

@@ -207,3 +207,48 @@ TEST_CASE("Saves are atomic: a failed save leaves the old file intact", "[preset
     fs::remove_all(dir);
     CHECK(mentions(presetFromFile((dir / "gone.json").string()).problems, (dir / "gone.json").string()));
 }
+
+TEST_CASE("strategy.allocator: PyTorch's allocator settings read, written when set, and reached by --set",
+          "[preset][allocator]")
+{
+    nlohmann::json doc = memledger::test::scenarioDoc("llama-3-70b-128xh100");
+    // Absent: PyTorch's defaults, and not written back.
+    const memledger::Config plain = memledger::test::configFrom(doc);
+    CHECK(plain.strategy.allocator == memledger::AllocatorConfig{});
+    CHECK_FALSE(memledger::presetToJson(plain)["strategy"].contains("allocator"));
+
+    const memledger::Config set = memledger::test::configFrom(
+        doc, {"strategy.allocator.expandable_segments=true", "strategy.allocator.max_split_size_mb=512"});
+    CHECK(set.strategy.allocator.expandable_segments);
+    CHECK(set.strategy.allocator.max_split_size_mb == 512);
+    const nlohmann::json written = memledger::presetToJson(set)["strategy"]["allocator"];
+    CHECK(written == nlohmann::json{{"expandable_segments", true}, {"max_split_size_mb", 512}});
+    // null unsets a limit.
+    const memledger::Config unset
+        = memledger::test::configFrom(memledger::presetToJson(set), {"strategy.allocator.max_split_size_mb=null"});
+    CHECK_FALSE(unset.strategy.allocator.max_split_size_mb.has_value());
+
+    // Bad values name the field.
+    const auto problemsOf = [&](const std::string &assignment) {
+        nlohmann::json d = doc;
+        REQUIRE(memledger::applyOverride(d, assignment).empty());
+        memledger::LoadResult r = memledger::presetFromJson(d);
+        memledger::Problems all = r.problems;
+        if (r.config)
+            for (const memledger::Problem &p : memledger::validate(*r.config))
+                all.push_back(p);
+        std::string text;
+        for (const memledger::Problem &p : all)
+            text += p.toString() + "\n";
+        return text;
+    };
+    CHECK_THAT(problemsOf("strategy.allocator.expandable_segments=\"yes\""),
+               Catch::Contains("strategy.allocator.expandable_segments"));
+    CHECK_THAT(problemsOf("strategy.allocator.max_split_size_mb=8"),
+               Catch::Contains("strategy.allocator.max_split_size_mb"));
+    CHECK_THAT(problemsOf("strategy.allocator.garbage_collection_threshold=1"),
+               Catch::Contains("strategy.allocator.garbage_collection_threshold"));
+    CHECK_THAT(problemsOf("strategy.allocator.roundup=4"),
+               Catch::Contains("strategy.allocator.roundup: unknown field"));
+    CHECK_THAT(problemsOf("strategy.allocator=true"), Catch::Contains("strategy.allocator"));
+}
