@@ -9,6 +9,8 @@
 #include "core/formats/preset.h"
 #include "core/ledger/ledger.h"
 #include "core/reports/report.h"
+#include "core/timeline/reserved.h"
+#include "core/timeline/timeline.h"
 
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -32,22 +34,26 @@ int evalOrCheck(const Options &o, std::ostream &out, std::ostream &err)
     const Ledger ledger = computeLedger(*config);
     for (const Problem &p : ledger.warnings)
         err << "warning: " << p.toString() << "\n";
+    // What runs out: each rank's iteration through PyTorch's caching allocator, plus its runtime reserve.
+    const PlanReserved reserved = simulateReserved(*config, simulateIteration(*config));
 
     if (o.format == "json")
-        out << ledgerToJson(*config, ledger).dump(2) << "\n";
+        out << ledgerToJson(*config, ledger, &reserved).dump(2) << "\n";
     else if (o.format == "csv")
-        out << ledgerToCsv(ledger);
+        out << ledgerToCsv(ledger, &reserved);
     else if (o.format == "markdown")
-        out << ledgerToMarkdown(*config, ledger);
+        out << ledgerToMarkdown(*config, ledger, &reserved);
     else if (!check)
-        out << ledgerToTable(*config, ledger);
+        out << ledgerToTable(*config, ledger, &reserved);
 
     if (check) {
         const RankLedger &worst = ledger.ranks[static_cast<std::size_t>(ledger.peak_rank)];
         (o.format == "table" ? out : err)
             << "worst rank " << worst.pipeline_rank << ": " << formatGB(static_cast<double>(worst.device_total_bytes))
             << " of " << formatGB(static_cast<double>(ledger.capacity_bytes)) << " — "
-            << (ledger.fits() ? "fits" : "does not fit") << "\n";
+            << (ledger.fits() ? "fits" : "does not fit") << "; reserved by PyTorch's allocator with the runtime "
+            << "reserve, rank " << reserved.peak_rank << " reaches " << formatGB(double(reserved.peak_bytes)) << " — "
+            << (reserved.fits() ? "fits" : "does not fit") << "\n";
         return ledger.fits() ? kExitOk : kExitDoesNotFit;
     }
     return kExitOk;

@@ -4,6 +4,7 @@
 #include "app/cli/commands.h"
 #include "core/reports/timelinereport.h"
 #include "core/serving/inferencetimeline.h"
+#include "core/timeline/reserved.h"
 #include "core/timeline/timeline.h"
 #include "core/trace/compare.h"
 #include "core/trace/comparereport.h"
@@ -48,7 +49,10 @@ int timeline(const Options &o, std::ostream &out, std::ostream &err)
     for (const Problem &p : tl.ledger.warnings)
         err << "warning: " << p.toString() << "\n";
     if (format == "json") {
-        nlohmann::json doc = timelineToJson(*config, tl, rank);
+        // A training iteration's reserved memory: its requests through PyTorch's caching allocator.
+        const std::optional<PlanReserved> reserved
+            = o.serve.empty() ? std::optional<PlanReserved>(simulateReserved(*config, tl)) : std::nullopt;
+        nlohmann::json doc = timelineToJson(*config, tl, rank, reserved ? &*reserved : nullptr);
         if (!o.serve.empty())
             doc["serving_pass"] = o.serve;
         out << doc.dump(1) << "\n";

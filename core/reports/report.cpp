@@ -67,6 +67,34 @@ std::string verdict(const Ledger &l)
            + (peak.fits ? "fits" : "does NOT fit") + (l.fits() ? "" : "; some ranks do not fit");
 }
 
+// The same plan through PyTorch's caching allocator: what its busiest rank
+// reserves, what that is made of, and the runtime reserve on top.
+std::string reservedVerdict(const PlanReserved &reserved)
+{
+    const RankReserved &peak = reserved.ranks[static_cast<std::size_t>(reserved.peak_rank)];
+    std::string text = "Reserved: rank " + std::to_string(reserved.peak_rank) + " reaches " + gb(reserved.peak_bytes)
+                       + " of " + gb(reserved.capacity_bytes) + " — " + (reserved.fits() ? "fits" : "does NOT fit")
+                       + ": " + gb(peak.reserved_peak) + " reserved by PyTorch's caching allocator ("
+                       + gb(peak.allocated_at_reserved_peak) + " in use, " + gb(peak.fragmentation) + " fragmented, "
+                       + gb(peak.cached) + " cached) + " + gb(peak.runtime_bytes) + " runtime reserve";
+    if (peak.ooms > 0)
+        text += "; " + std::to_string(peak.ooms) + " request(s) fail even after the cache is emptied";
+    else if (peak.alloc_retries > 0)
+        text += "; the cache is emptied " + std::to_string(peak.alloc_retries)
+                + " time(s) to make room (each a device synchronisation)";
+    return text;
+}
+
+const RankReserved *reservedOf(const PlanReserved *reserved, int rank)
+{
+    if (!reserved)
+        return nullptr;
+    for (const RankReserved &r : reserved->ranks)
+        if (r.pipeline_rank == rank)
+            return &r;
+    return nullptr;
+}
+
 // The host-memory verdict in words (RankLedger::host_fits); empty when
 // nothing is offloaded and nothing is over the host memory.
 std::string hostVerdict(const Ledger &l)
@@ -90,6 +118,25 @@ std::string hostVerdict(const Ledger &l)
     return text + ")";
 }
 
+// Each rank's reserved memory, and what it is made of at its peak.
+std::string reservedSection(const PlanReserved &reserved)
+{
+    std::ostringstream out;
+    out << "## Reserved memory\n\nWhat PyTorch's CUDA caching allocator (" << allocatorSummary(reserved.settings)
+        << ") reserves for each rank's tensors, two iterations simulated request by request: at the reserved peak, "
+           "the blocks in use, the free bytes beside them in their segments (fragmentation) and the wholly free "
+           "segments it keeps cached; then the runtime reserve, which the allocator never sees.\n\n"
+        << "| rank | Allocated peak | Reserved | In use at its peak | Fragmentation | Cached | Runtime | Device peak | "
+           "Cache emptied | Fits |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n";
+    for (const RankReserved &r : reserved.ranks)
+        out << "| " << r.pipeline_rank << " | " << gb(r.allocated_peak) << " | **" << gb(r.reserved_peak) << "** | "
+            << gb(r.allocated_at_reserved_peak) << " | " << gb(r.fragmentation) << " | " << gb(r.cached) << " | "
+            << gb(r.runtime_bytes) << " | **" << gb(r.device_peak_bytes) << "** | " << r.alloc_retries << " | "
+            << (r.fits ? "yes" : (r.ooms > 0 ? "**no** (out of memory)" : "**no**")) << " |\n";
+    out << "\n";
+    return out.str();
+}
+
 } // namespace
 
 std::string parallelSummary(const Config &config)
@@ -111,7 +158,31 @@ std::string parallelSummary(const Config &config)
     return s.str();
 }
 
-json ledgerToJson(const Config &config, const Ledger &l)
+json allocatorToJson(const AllocatorConfig &a)
+{
+    const auto optional = [](const auto &v) { return v ? json(*v) : json(nullptr); };
+    return {{"expandable_segments", a.expandable_segments},
+            {"max_split_size_mb", optional(a.max_split_size_mb)},
+            {"garbage_collection_threshold", optional(a.garbage_collection_threshold)},
+            {"per_process_memory_fraction", optional(a.per_process_memory_fraction)}};
+}
+
+std::string allocatorSummary(const AllocatorConfig &a)
+{
+    std::string text;
+    const auto add = [&](const std::string &part) { text += (text.empty() ? "" : ", ") + part; };
+    if (a.expandable_segments)
+        add("expandable segments");
+    if (a.max_split_size_mb)
+        add("max_split_size " + std::to_string(*a.max_split_size_mb) + " MB");
+    if (a.per_process_memory_fraction)
+        add("memory fraction " + formatPercentCompact(*a.per_process_memory_fraction));
+    if (a.garbage_collection_threshold)
+        add("garbage collection above " + formatPercentCompact(*a.garbage_collection_threshold));
+    return text.empty() ? "PyTorch's defaults" : text;
+}
+
+json ledgerToJson(const Config &config, const Ledger &l, const PlanReserved *reserved)
 {
     json doc = json::object();
     doc["name"] = config.name;
@@ -123,6 +194,12 @@ json ledgerToJson(const Config &config, const Ledger &l)
     doc["peak_rank"] = l.peak_rank;
     doc["peak_bytes"] = l.peak_bytes;
     doc["fits"] = l.fits();
+    if (reserved) {
+        doc["reserved_peak_rank"] = reserved->peak_rank;
+        doc["reserved_peak_bytes"] = reserved->peak_bytes;
+        doc["reserved_fits"] = reserved->fits();
+        doc["allocator"] = allocatorToJson(reserved->settings);
+    }
     doc["host_capacity_bytes"] = l.host_capacity_bytes;
     doc["host_fits"] = l.hostFits();
     json ranks = json::array();
@@ -136,6 +213,16 @@ json ledgerToJson(const Config &config, const Ledger &l)
         rj["host_bytes"] = byCategory(r.host);
         rj["host_total_bytes"] = r.host_total_bytes;
         rj["fits"] = r.fits;
+        if (const RankReserved *rr = reservedOf(reserved, r.pipeline_rank)) {
+            rj["reserved_bytes"] = rr->reserved_peak;
+            rj["allocated_peak_bytes"] = rr->allocated_peak;
+            rj["device_peak_bytes"] = rr->device_peak_bytes;
+            rj["fragmentation_bytes"] = rr->fragmentation;
+            rj["cached_free_bytes"] = rr->cached;
+            rj["alloc_retries"] = rr->alloc_retries;
+            rj["allocator_ooms"] = rr->ooms;
+            rj["reserved_fits"] = rr->fits;
+        }
         rj["host_fits"] = r.host_fits;
         rj["in_flight_microbatches"] = r.in_flight_microbatches;
         rj["in_flight_chunks"] = r.in_flight_chunks;
@@ -196,7 +283,7 @@ json ledgerToJson(const Config &config, const Ledger &l)
     return doc;
 }
 
-std::string ledgerToTable(const Config &config, const Ledger &l)
+std::string ledgerToTable(const Config &config, const Ledger &l, const PlanReserved *reserved)
 {
     std::ostringstream out;
     out << config.name << " — " << formatThousands(l.total_parameters) << " parameters on "
@@ -206,19 +293,23 @@ std::string ledgerToTable(const Config &config, const Ledger &l)
     out << config.hardware.name << ": " << gb(l.capacity_bytes) << " (" << formatGiB(double(l.capacity_bytes))
         << ") HBM, usable " << gb(l.usable_bytes) << " after the runtime reserve\n\n";
     char line[512];
-    std::snprintf(line, sizeof line, "%4s %11s %11s %11s %11s %11s %10s %12s %11s %9s %5s\n", "rank", "weights",
-                  "gradients", "optimizer", "activations", "comm", "runtime", "device total", "host", "in-flight",
-                  "fits");
+    std::snprintf(line, sizeof line, "%4s %11s %11s %11s %11s %11s %10s %12s %11s %11s %9s %5s\n", "rank", "weights",
+                  "gradients", "optimizer", "activations", "comm", "runtime", "device total", "reserved", "host",
+                  "in-flight", "fits");
     out << line;
     for (const RankLedger &r : l.ranks) {
-        std::snprintf(line, sizeof line, "%4d %11s %11s %11s %11s %11s %10s %12s %11s %9s %5s\n", r.pipeline_rank,
+        const RankReserved *rr = reservedOf(reserved, r.pipeline_rank);
+        std::snprintf(line, sizeof line, "%4d %11s %11s %11s %11s %11s %10s %12s %11s %11s %9s %5s\n", r.pipeline_rank,
                       gb(r.device[0]).c_str(), gb(r.device[1]).c_str(), gb(r.device[2]).c_str(),
                       gb(r.device[3]).c_str(), gb(r.device[4]).c_str(), gb(r.device[5]).c_str(),
-                      gb(r.device_total_bytes).c_str(), gb(r.host_total_bytes).c_str(),
-                      inFlight(r.in_flight_microbatches).c_str(), r.fits ? "yes" : "NO");
+                      gb(r.device_total_bytes).c_str(), rr ? gb(rr->reserved_peak).c_str() : "—",
+                      gb(r.host_total_bytes).c_str(), inFlight(r.in_flight_microbatches).c_str(),
+                      r.fits ? "yes" : "NO");
         out << line;
     }
     out << "\n" << verdict(l) << "\n";
+    if (reserved)
+        out << reservedVerdict(*reserved) << "\n";
     if (const std::string host = hostVerdict(l); !host.empty())
         out << host << "\n";
     if (!l.parked.empty())
@@ -229,7 +320,7 @@ std::string ledgerToTable(const Config &config, const Ledger &l)
     return out.str();
 }
 
-std::string ledgerToCsv(const Ledger &l)
+std::string ledgerToCsv(const Ledger &l, const PlanReserved *reserved)
 {
     std::ostringstream out;
     out << "pipeline_rank";
@@ -238,8 +329,12 @@ std::string ledgerToCsv(const Ledger &l)
     out << ",device_total_bytes";
     for (Category c : kCategories)
         out << ",host_" << categoryKey(c);
-    out << ",host_total_bytes,fits,in_flight_microbatches,layer_activation_bytes\n";
+    out << ",host_total_bytes,fits,in_flight_microbatches,layer_activation_bytes";
+    if (reserved)
+        out << ",reserved_bytes,allocated_peak_bytes,device_peak_bytes,reserved_fits";
+    out << "\n";
     for (const RankLedger &r : l.ranks) {
+        const RankReserved *rr = reservedOf(reserved, r.pipeline_rank);
         out << r.pipeline_rank;
         for (Bytes b : r.device)
             out << "," << b;
@@ -247,12 +342,16 @@ std::string ledgerToCsv(const Ledger &l)
         for (Bytes b : r.host)
             out << "," << b;
         out << "," << r.host_total_bytes << "," << (r.fits ? "true" : "false") << "," << r.in_flight_microbatches << ","
-            << r.layer_activation_bytes << "\n";
+            << r.layer_activation_bytes;
+        if (rr)
+            out << "," << rr->reserved_peak << "," << rr->allocated_peak << "," << rr->device_peak_bytes << ","
+                << (rr->fits ? "true" : "false");
+        out << "\n";
     }
     return out.str();
 }
 
-std::string ledgerToMarkdown(const Config &config, const Ledger &l)
+std::string ledgerToMarkdown(const Config &config, const Ledger &l, const PlanReserved *reserved)
 {
     std::ostringstream out;
     out << "# " << config.name << "\n\n";
@@ -266,11 +365,15 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l)
     out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " = "
         << formatGiB(double(l.capacity_bytes)) << " (usable " << gb(l.usable_bytes) << " after the runtime reserve)\n";
     out << "- " << verdict(l) << "\n";
+    if (reserved)
+        out << "- " << reservedVerdict(*reserved) << "\n";
     if (const std::string host = hostVerdict(l); !host.empty())
         out << "- " << host << "\n";
     if (!l.parked.empty())
         out << "- " << balanceLine(l) << "\n";
     out << "\n";
+    if (reserved)
+        out << reservedSection(*reserved);
 
     out << "| rank |";
     for (Category c : kCategories)

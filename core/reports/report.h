@@ -3,6 +3,7 @@
 
 #include "core/config/config.h"
 #include "core/ledger/ledger.h"
+#include "core/timeline/reserved.h"
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -13,10 +14,17 @@ namespace memledger {
 // "t=8 p=4 v=2 d=16 c=2 e=8 +SP ZeRO-1" (t, p and d always).
 std::string parallelSummary(const Config &config);
 
-// Renderings of a ledger for the CLI and for export from the GUI.
-nlohmann::json ledgerToJson(const Config &config, const Ledger &ledger);
-std::string ledgerToTable(const Config &config, const Ledger &ledger);
-std::string ledgerToCsv(const Ledger &ledger);
-std::string ledgerToMarkdown(const Config &config, const Ledger &ledger);
+// Renderings of a ledger for the CLI and for export from the GUI. With
+// `reserved` (simulateReserved of the same plan), each rank's reserved
+// memory and what runs out, reserved plus the runtime reserve, beside the
+// ledger's rows ("reserved_…"); the peak and the verdict stay the ledger's.
+nlohmann::json ledgerToJson(const Config &config, const Ledger &ledger, const PlanReserved *reserved = nullptr);
+std::string ledgerToTable(const Config &config, const Ledger &ledger, const PlanReserved *reserved = nullptr);
+std::string ledgerToCsv(const Ledger &ledger, const PlanReserved *reserved = nullptr);
+std::string ledgerToMarkdown(const Config &config, const Ledger &ledger, const PlanReserved *reserved = nullptr);
+// The allocator's settings as strategy.allocator writes them.
+nlohmann::json allocatorToJson(const AllocatorConfig &settings);
+// "PyTorch's defaults", "expandable segments, max_split_size 512 MB".
+std::string allocatorSummary(const AllocatorConfig &settings);
 
 } // namespace memledger

@@ -27,7 +27,7 @@ std::string csvField(const std::string &s)
 
 } // namespace
 
-json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
+json timelineToJson(const Config &config, const Timeline &tl, int rankFilter, const PlanReserved *reserved)
 {
     json doc = json::object();
     doc["name"] = config.name;
@@ -80,6 +80,20 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter)
         for (const CurvePoint &p : rt.curve)
             curve.push_back({p.time, p.bytes});
         r["curve"] = std::move(curve);
+        if (reserved && static_cast<std::size_t>(rt.pipeline_rank) < reserved->ranks.size()) {
+            // What the caching allocator reserves for the same lifetimes (no runtime reserve), a step per segment.
+            const RankReserved &rr = reserved->ranks[static_cast<std::size_t>(rt.pipeline_rank)];
+            r["reserved_bytes"] = rr.reserved_peak;
+            r["allocated_peak_bytes"] = rr.allocated_peak;
+            r["fragmentation_bytes"] = rr.fragmentation;
+            r["cached_free_bytes"] = rr.cached;
+            r["alloc_retries"] = rr.alloc_retries;
+            r["allocator_ooms"] = rr.ooms;
+            json steps = json::array();
+            for (const CurvePoint &p : rr.curve)
+                steps.push_back({p.time, p.bytes});
+            r["reserved_curve"] = std::move(steps);
+        }
         json ops = json::array();
         for (const TimedOp &op : rt.ops)
             ops.push_back({{"kind", op.op.kind == OpKind::Forward  ? "forward"

@@ -4,6 +4,8 @@
 #include "core/allocator/cachingallocator.h"
 #include "core/timeline/allocationstream.h"
 
+#include <algorithm>
+
 namespace memledger {
 
 namespace {
@@ -51,12 +53,30 @@ RankReserved simulateRank(const Config &config, const Timeline &timeline, const 
 
 } // namespace
 
-std::vector<RankReserved> simulateReserved(const Config &config, const Timeline &timeline)
+bool PlanReserved::fits() const
 {
-    std::vector<RankReserved> out;
-    out.reserve(timeline.ranks.size());
-    for (const RankTimeline &rank : timeline.ranks)
-        out.push_back(simulateRank(config, timeline, rank));
+    return std::all_of(ranks.begin(), ranks.end(), [](const RankReserved &r) { return r.fits; });
+}
+
+PlanReserved simulateReserved(const Config &config, const Timeline &timeline)
+{
+    PlanReserved out;
+    out.settings = config.strategy.allocator;
+    out.capacity_bytes = timeline.ledger.capacity_bytes;
+    out.ranks.reserve(timeline.ranks.size());
+    for (const RankTimeline &rank : timeline.ranks) {
+        RankReserved r = simulateRank(config, timeline, rank);
+        for (const LedgerEntry &e : timeline.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)].entries)
+            if (e.category == Category::Runtime && e.placement == Placement::Device)
+                r.runtime_bytes += e.bytes;
+        r.device_peak_bytes = r.reserved_peak + r.runtime_bytes;
+        r.fits = r.ooms == 0 && r.device_peak_bytes <= out.capacity_bytes;
+        if (out.ranks.empty() || r.device_peak_bytes > out.peak_bytes) {
+            out.peak_rank = r.pipeline_rank;
+            out.peak_bytes = r.device_peak_bytes;
+        }
+        out.ranks.push_back(std::move(r));
+    }
     return out;
 }
 

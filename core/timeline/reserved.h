@@ -33,9 +33,24 @@ struct RankReserved
     std::int64_t ooms = 0; // requests that failed even then: the plan does not run
     std::int64_t requests = 0; // allocations per iteration
     std::vector<CurvePoint> curve; // reserved through the second iteration, on the timeline's clock
+    // What runs out: reserved plus the runtime reserve (the ledger's runtime
+    // rows: CUDA context, NCCL and cuBLAS workspaces), against the device.
+    Bytes runtime_bytes = 0;
+    Bytes device_peak_bytes = 0;
+    bool fits = true; // within the device, and no request failed
+};
+
+struct PlanReserved
+{
+    AllocatorConfig settings;
+    std::vector<RankReserved> ranks;
+    int peak_rank = 0; // the rank whose device_peak_bytes is highest
+    Bytes peak_bytes = 0;
+    Bytes capacity_bytes = 0;
+    bool fits() const;
 };
 
 // Precondition: `timeline` is simulateIteration(config).
-std::vector<RankReserved> simulateReserved(const Config &config, const Timeline &timeline);
+PlanReserved simulateReserved(const Config &config, const Timeline &timeline);
 
 } // namespace memledger

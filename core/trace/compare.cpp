@@ -2,7 +2,9 @@
 #include "core/trace/compare.h"
 
 #include "core/timeline/curve.h"
+#include "core/timeline/reserved.h"
 #include "core/timeline/timeline.h"
+#include "core/trace/allocatorreplay.h"
 #include "core/trace/iteration.h"
 #include "core/trace/tensorcatalog.h"
 
@@ -161,6 +163,45 @@ void compareAlive(const Config &config, const MeasuredTrace &trace, const Memory
     out.alive_at_peak = std::move(rows);
 }
 
+// Reserved memory measured and modelled. A snapshot's segments are what the
+// device's caching allocator reserved; a CPU run's (tools/measure) are its
+// blocks, one each, and a profiler trace has none: then what the allocator
+// model reserves for the trace's own requests stands for the measurement.
+void compareReserved(const Config &config, const MeasuredTrace &trace, const MemoryReplay &replay,
+                     const Timeline &timeline, TraceComparison &out)
+{
+    std::int64_t allocs = 0, segments = 0;
+    for (const TraceEvent &e : trace.events) {
+        allocs += e.action == TraceAction::Alloc;
+        segments += e.action == TraceAction::SegmentAlloc || e.action == TraceAction::SegmentMap;
+    }
+    AllocatorReplayOptions options;
+    options.device_limit = timeline.ledger.usable_bytes;
+    options.device_total = config.hardware.hbm_bytes;
+    const AllocatorReplay requests = replayThroughAllocator(trace, options);
+    out.measured_requests_reserved_bytes = requests.stats.reserved_peak;
+    out.measured_reserved_from_segments = segments > 0 && segments < allocs;
+    // A profiler trace names no block allocated before its first event.
+    const bool blocksKnown = trace.format == TraceFormat::Snapshot || trace.initial_allocated_bytes.value_or(0) == 0;
+    if (out.measured_reserved_from_segments) {
+        out.measured_peak_reserved_bytes = replay.peak_reserved_bytes;
+    } else if (blocksKnown) {
+        out.measured_peak_reserved_bytes = requests.stats.reserved_peak;
+        out.notes.push_back(std::string(segments > 0 ? "The trace's segments are its blocks, one each (no caching "
+                                                       "allocator recorded them: a CPU run)"
+                                                     : "The trace records no segments")
+                            + ": the measured reserved memory is what the caching allocator's rules reserve for its "
+                              "own requests.");
+    } else {
+        out.notes.push_back("The trace records no segments and began with memory allocated whose blocks it does "
+                            "not name: its reserved memory is not known (a memory snapshot records it).");
+    }
+    const PlanReserved modelled = simulateReserved(config, timeline);
+    out.modelled_peak_reserved_bytes = modelled.ranks.at(static_cast<std::size_t>(out.pipeline_rank)).reserved_peak;
+    if (out.measured_peak_reserved_bytes)
+        out.reserved_error = ratioError(out.modelled_peak_reserved_bytes, *out.measured_peak_reserved_bytes);
+}
+
 } // namespace
 
 TraceComparison compareTrace(const Config &config, const MeasuredTrace &trace, const CompareOptions &options)
@@ -256,6 +297,7 @@ TraceComparison compareTrace(const Config &config, const MeasuredTrace &trace, c
         model.push_back({std::clamp(p.time / step, 0.0, 1.0), p.bytes});
     out.modelled_curve = downsample(std::move(model), options.curve_points);
 
+    compareReserved(config, trace, replay, timeline, out);
     compareAlive(config, trace, replay, out);
     out.notes.push_back("Modelled figures leave out the runtime reserve ("
                         + formatGB(double(config.hardware.runtime_reserve_bytes))

@@ -55,12 +55,24 @@ struct TraceComparison
     Bytes measured_steady_allocated_bytes = 0; ///< between iterations
     IterationPhase measured_peak_phase = IterationPhase::Outside;
     std::optional<double> measured_iteration_s;
+    /// Reserved memory: the segments the trace recorded when a caching allocator
+    /// made them; else (a CPU run whose segments are its blocks, a profiler
+    /// trace) what the allocator model reserves for the trace's own requests,
+    /// when every block alive in it is known by its size (none: a profiler
+    /// trace that began with memory allocated).
+    std::optional<Bytes> measured_peak_reserved_bytes;
+    bool measured_reserved_from_segments = false;
+    /// The trace's own allocations and frees through the allocator model
+    /// (core/trace/allocatorreplay.h), under its own allocator settings.
+    Bytes measured_requests_reserved_bytes = 0;
     // Modelled figures.
     int pipeline_rank = 0;
     Bytes modelled_peak_bytes = 0;
     Bytes modelled_steady_bytes = 0;
     IterationPhase modelled_peak_phase = IterationPhase::Outside;
     double modelled_iteration_s = 0;
+    Bytes modelled_peak_reserved_bytes = 0; ///< the rank's iteration through the allocator model
+    std::optional<double> reserved_error; ///< modelled / measured reserved - 1, when that is known
     /// modelled / measured - 1 of the iteration time; none when the trace has no
     /// times or was recorded on the CPU (not comparable with a GPU's model)
     std::optional<double> iteration_error;

@@ -74,6 +74,9 @@ std::vector<Row> rows(const TraceComparison &c)
         {"Peak allocated", gb(c.measured_peak_allocated_bytes), gb(c.modelled_peak_bytes), percent(c.peak_error)});
     out.push_back({"Steady (between iterations)", gb(c.measured_steady_allocated_bytes), gb(c.modelled_steady_bytes),
                    percent(c.steady_error)});
+    out.push_back({c.measured_reserved_from_segments ? "Peak reserved" : "Peak reserved (replayed)",
+                   c.measured_peak_reserved_bytes ? gb(*c.measured_peak_reserved_bytes) : "—",
+                   gb(c.modelled_peak_reserved_bytes), c.reserved_error ? percent(*c.reserved_error) : "—"});
     for (const PhaseComparison &p : c.phases) {
         const bool known = p.measured_peak_bytes > 0;
         out.push_back({"Peak in " + std::string(phaseName(p.phase)), known ? gb(p.measured_peak_bytes) : "—",
@@ -93,11 +96,17 @@ nlohmann::json comparisonToJson(const TraceComparison &c)
                      {"peak_phase", phaseName(c.measured_peak_phase)}};
     j["measured"]["iteration_s"]
         = c.measured_iteration_s ? nlohmann::json(*c.measured_iteration_s) : nlohmann::json(nullptr);
-    j["modelled"] = {{"pipeline_rank", c.pipeline_rank},
-                     {"peak_bytes", c.modelled_peak_bytes},
-                     {"steady_bytes", c.modelled_steady_bytes},
-                     {"peak_phase", phaseName(c.modelled_peak_phase)},
-                     {"iteration_s", c.modelled_iteration_s}};
+    j["measured"]["peak_reserved_bytes"]
+        = c.measured_peak_reserved_bytes ? nlohmann::json(*c.measured_peak_reserved_bytes) : nlohmann::json(nullptr);
+    j["measured"]["reserved_source"] = c.measured_reserved_from_segments ? "segments"
+                                       : c.measured_peak_reserved_bytes  ? "requests"
+                                                                         : "unknown";
+    j["measured"]["requests_reserved_bytes"] = c.measured_requests_reserved_bytes;
+    j["modelled"]
+        = {{"pipeline_rank", c.pipeline_rank},        {"peak_bytes", c.modelled_peak_bytes},
+           {"steady_bytes", c.modelled_steady_bytes}, {"peak_phase", phaseName(c.modelled_peak_phase)},
+           {"iteration_s", c.modelled_iteration_s},   {"peak_reserved_bytes", c.modelled_peak_reserved_bytes}};
+    j["reserved_error"] = c.reserved_error ? nlohmann::json(*c.reserved_error) : nlohmann::json(nullptr);
     j["iteration_error"] = c.iteration_error ? nlohmann::json(*c.iteration_error) : nlohmann::json(nullptr);
     j["peak_error"] = c.peak_error;
     j["steady_error"] = c.steady_error;

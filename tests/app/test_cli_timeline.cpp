@@ -84,3 +84,41 @@ TEST_CASE("timeline refuses bad input like eval: exit 2, the field named, nothin
              {"timeline /no/such/file.json", "/no/such/file.json"}})
         checkRefused(args, mentions);
 }
+
+TEST_CASE("eval and timeline say what PyTorch's caching allocator reserves, beside the ledger and the timeline",
+          "[cli][timeline][allocator]")
+{
+    const std::string preset = scenarioArg("llama-3-70b-128xh100");
+    const CliRun ev = runCli("eval " + preset + " --format json");
+    const CliRun tl = runCli("timeline " + preset + " --format json");
+    REQUIRE(ev.code == 0);
+    REQUIRE(tl.code == 0);
+    const nlohmann::json e = nlohmann::json::parse(ev.out), t = nlohmann::json::parse(tl.out);
+    CHECK(e["allocator"]["expandable_segments"] == false);
+    CHECK(e["allocator"]["max_split_size_mb"].is_null());
+    std::int64_t most = 0;
+    for (std::size_t i = 0; i < e["ranks"].size(); ++i) {
+        const nlohmann::json &r = e["ranks"][i];
+        CAPTURE(i);
+        const std::int64_t reserved = r["reserved_bytes"], allocated = r["allocated_peak_bytes"];
+        // The timeline's peak less the runtime reserve is what the tensors ask for; blocks and segments hold more.
+        const std::int64_t runtime = r["device_bytes"]["runtime"];
+        CHECK(allocated >= t["ranks"][i]["peak_bytes"].get<std::int64_t>() - runtime);
+        CHECK(reserved
+              >= allocated - r["fragmentation_bytes"].get<std::int64_t>() - r["cached_free_bytes"].get<std::int64_t>());
+        CHECK(r["device_peak_bytes"] == reserved + runtime);
+        CHECK(r["reserved_fits"] == true);
+        CHECK(t["ranks"][i]["reserved_bytes"] == reserved);
+        CHECK(t["ranks"][i]["reserved_curve"].back()[1].get<std::int64_t>() <= reserved);
+        most = std::max(most, r["device_peak_bytes"].get<std::int64_t>());
+    }
+    CHECK(e["reserved_peak_bytes"] == most);
+    CHECK(e["reserved_fits"] == true);
+    // The table and the markdown say it in words.
+    CHECK(runCli("eval " + preset).out.find("reserved by PyTorch's caching allocator") != std::string::npos);
+    CHECK(runCli("eval " + preset + " --format markdown").out.find("## Reserved memory") != std::string::npos);
+    // Expandable segments through --set reach the simulation.
+    const CliRun ex = runCli("eval " + preset + " --set strategy.allocator.expandable_segments=true --format json");
+    REQUIRE(ex.code == 0);
+    CHECK(nlohmann::json::parse(ex.out)["allocator"]["expandable_segments"] == true);
+}

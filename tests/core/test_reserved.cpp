@@ -58,9 +58,9 @@ TEST_CASE("The allocation stream carries the timeline's lifetimes: its requested
         CAPTURE(name);
         const Config config = scenario(name);
         const Timeline tl = simulateIteration(config);
-        const std::vector<RankReserved> reserved = simulateReserved(config, tl);
-        REQUIRE(reserved.size() == tl.ranks.size());
-        for (const RankReserved &r : reserved) {
+        const PlanReserved reserved = simulateReserved(config, tl);
+        REQUIRE(reserved.ranks.size() == tl.ranks.size());
+        for (const RankReserved &r : reserved.ranks) {
             CAPTURE(r.pipeline_rank);
             const RankTimeline &rank = tl.ranks[static_cast<std::size_t>(r.pipeline_rank)];
             // The runtime reserve is no tensor of the allocator's.
@@ -73,6 +73,10 @@ TEST_CASE("The allocation stream carries the timeline's lifetimes: its requested
             CHECK(r.fragmentation >= 0);
             CHECK(r.cached >= 0);
             CHECK(r.curve.back().bytes <= r.reserved_peak);
+            // What runs out: reserved and the runtime reserve, within the device and without a failed request.
+            CHECK(r.device_peak_bytes == r.reserved_peak + r.runtime_bytes);
+            CHECK(r.fits == (r.device_peak_bytes <= tl.ledger.capacity_bytes && r.ooms == 0));
+            CHECK(r.device_peak_bytes <= reserved.peak_bytes);
         }
     }
 }
@@ -158,7 +162,7 @@ TEST_CASE("The model's requests reserve what the measured runs' own requests res
         CAPTURE(entry.path().filename().string());
         const Config config = fixturePreset(entry.path());
         const Timeline tl = simulateIteration(config);
-        const RankReserved modelled = simulateReserved(config, tl).front();
+        const RankReserved modelled = simulateReserved(config, tl).ranks.front();
         const TraceLoadResult loaded = loadTraceFile((entry.path() / "snapshot.pickle.gz").string());
         REQUIRE(loaded.trace.has_value());
         const AllocatorReplay measured = replayThroughAllocator(*loaded.trace);
@@ -200,9 +204,9 @@ TEST_CASE("Expandable segments and a fragmenting plan: reserved follows the allo
     // use. Pages mapped as needed leave fewer of them.
     Config config = scenario("deepseek-v3-2048xh100-p16-v4");
     const Timeline tl = simulateIteration(config);
-    const RankReserved plain = simulateReserved(config, tl).back();
+    const RankReserved plain = simulateReserved(config, tl).ranks.back();
     config.strategy.allocator.expandable_segments = true;
-    const RankReserved expandable = simulateReserved(config, tl).back();
+    const RankReserved expandable = simulateReserved(config, tl).ranks.back();
     CHECK(plain.fragmentation > 0);
     CHECK(expandable.reserved_peak < plain.reserved_peak);
     CHECK(expandable.reserved_peak >= expandable.allocated_at_reserved_peak);
