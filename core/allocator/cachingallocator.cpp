@@ -26,30 +26,6 @@ Bytes roundUp(Bytes value, Bytes unit)
 
 } // namespace
 
-bool CachingAllocator::BySize::operator()(std::int32_t a, std::int32_t b) const
-{
-    const Block &x = (*blocks)[static_cast<std::size_t>(a)], &y = (*blocks)[static_cast<std::size_t>(b)];
-    return std::tie(x.stream, x.size, x.addr) < std::tie(y.stream, y.size, y.addr);
-}
-
-bool CachingAllocator::BySize::operator()(std::int32_t a, const Key &k) const
-{
-    const Block &x = (*blocks)[static_cast<std::size_t>(a)];
-    return std::tie(x.stream, x.size) < std::tie(k.stream, k.size);
-}
-
-bool CachingAllocator::BySize::operator()(const Key &k, std::int32_t b) const
-{
-    const Block &y = (*blocks)[static_cast<std::size_t>(b)];
-    return std::tie(k.stream, k.size) < std::tie(y.stream, y.size);
-}
-
-bool CachingAllocator::ByAddress::operator()(std::int32_t a, std::int32_t b) const
-{
-    const Block &x = (*blocks)[static_cast<std::size_t>(a)], &y = (*blocks)[static_cast<std::size_t>(b)];
-    return std::tie(x.stream, x.addr) < std::tie(y.stream, y.addr);
-}
-
 CachingAllocator::CachingAllocator(const AllocatorConfig &config, Bytes deviceLimit, Bytes deviceTotal)
     : m_config(config)
     , m_maxSplit(config.max_split_size_mb ? *config.max_split_size_mb * kMiB : std::numeric_limits<Bytes>::max())
@@ -60,12 +36,8 @@ CachingAllocator::CachingAllocator(const AllocatorConfig &config, Bytes deviceLi
                                                    : deviceLimit)
     , m_gc(config.per_process_memory_fraction && config.garbage_collection_threshold
            && *config.garbage_collection_threshold > 0)
-    , m_small{.small = true,
-              .blocks = std::set<std::int32_t, BySize>(BySize{&m_blocks}),
-              .unmapped = std::set<std::int32_t, ByAddress>(ByAddress{&m_blocks})}
-    , m_large{.small = false,
-              .blocks = std::set<std::int32_t, BySize>(BySize{&m_blocks}),
-              .unmapped = std::set<std::int32_t, ByAddress>(ByAddress{&m_blocks})}
+    , m_small{.small = true}
+    , m_large{.small = false}
 { }
 
 Bytes CachingAllocator::roundSize(Bytes size)
@@ -85,6 +57,18 @@ Bytes CachingAllocator::segmentSize(Bytes roundedSize)
 Bytes CachingAllocator::blockSize(AllocationId id) const
 {
     return id < 0 ? 0 : m_blocks[static_cast<std::size_t>(id)].size;
+}
+
+CachingAllocator::SizeKey CachingAllocator::sizeKey(std::int32_t i) const
+{
+    const Block &b = m_blocks[static_cast<std::size_t>(i)];
+    return {b.stream, b.size, b.addr, i};
+}
+
+CachingAllocator::AddrKey CachingAllocator::addrKey(std::int32_t i) const
+{
+    const Block &b = m_blocks[static_cast<std::size_t>(i)];
+    return {b.stream, b.addr, i};
 }
 
 std::int32_t CachingAllocator::newBlock(const Block &b)
@@ -110,7 +94,7 @@ void CachingAllocator::cache(std::int32_t i)
     Block &b = m_blocks[static_cast<std::size_t>(i)];
     Pool &pool = poolOf(b);
     b.gcBase = pool.searches;
-    pool.blocks.insert(i);
+    pool.blocks.insert(sizeKey(i));
 }
 
 AllocationId CachingAllocator::malloc(Bytes requested, StreamId stream)
@@ -153,10 +137,10 @@ std::int32_t CachingAllocator::findFree(Pool &pool, Bytes size, StreamId stream)
 {
     if (m_gc)
         ++pool.searches;
-    auto it = pool.blocks.lower_bound(BySize::Key{stream, size});
-    if (it == pool.blocks.end() || m_blocks[static_cast<std::size_t>(*it)].stream != stream)
+    auto it = pool.blocks.lower_bound(SizeKey{stream, size, 0, -1});
+    if (it == pool.blocks.end() || it->stream != stream)
         return -1;
-    if (m_blocks[static_cast<std::size_t>(*it)].expandable >= 0) {
+    if (m_blocks[static_cast<std::size_t>(it->index)].expandable >= 0) {
         // A block followed by unmapped pages can grow into them: best fit
         // measures it by what it can become.
         const auto growable = [&](std::int32_t i) {
@@ -167,18 +151,18 @@ std::int32_t CachingAllocator::findFree(Pool &pool, Bytes size, StreamId stream)
                           : 0);
         };
         for (auto next = std::next(it);
-             m_blocks[static_cast<std::size_t>(*it)].expandable >= 0 && next != pool.blocks.end()
-             && m_blocks[static_cast<std::size_t>(*next)].stream == stream && growable(*next) < growable(*it);
+             m_blocks[static_cast<std::size_t>(it->index)].expandable >= 0 && next != pool.blocks.end()
+             && next->stream == stream && growable(next->index) < growable(it->index);
              ++next)
             it = next;
     }
-    const Bytes found = m_blocks[static_cast<std::size_t>(*it)].size;
+    const Bytes found = it->size;
     // An oversize block serves only an oversize request, and only one it exceeds by less than 20 MiB.
     if (size < m_maxSplit && found >= m_maxSplit)
         return -1;
     if (size >= m_maxSplit && found >= size + kLargeBuffer)
         return -1;
-    const std::int32_t i = *it;
+    const std::int32_t i = it->index;
     pool.blocks.erase(it);
     return i;
 }
@@ -245,9 +229,9 @@ void CachingAllocator::mergeInto(std::int32_t dst, std::int32_t src)
         return;
     Pool &pool = poolOf(s);
     if (s.mapped)
-        pool.blocks.erase(src);
+        pool.blocks.erase(sizeKey(src));
     else
-        pool.unmapped.erase(src);
+        pool.unmapped.erase(addrKey(src));
     if (d.prev == src) {
         d.addr = s.addr;
         d.prev = s.prev;
@@ -288,8 +272,8 @@ Bytes CachingAllocator::splitFreeBytes() const
     const auto inUse = [&](std::int32_t i) { return i >= 0 && m_blocks[static_cast<std::size_t>(i)].allocated; };
     Bytes sum = 0;
     for (const Pool *pool : {&m_small, &m_large})
-        for (const std::int32_t i : pool->blocks) {
-            const Block &b = m_blocks[static_cast<std::size_t>(i)];
+        for (const SizeKey &k : pool->blocks) {
+            const Block &b = m_blocks[static_cast<std::size_t>(k.index)];
             if (inUse(b.prev) || inUse(b.next))
                 sum += b.size;
         }
@@ -319,8 +303,9 @@ std::int32_t CachingAllocator::reserveSegment(Pool &pool, Bytes size, StreamId s
 std::int32_t CachingAllocator::findExpandable(Pool &pool, Bytes size, StreamId stream)
 {
     const auto free = [&](std::int32_t i) { return i >= 0 && !m_blocks[static_cast<std::size_t>(i)].allocated; };
-    for (const std::int32_t u : pool.unmapped) {
-        if (m_blocks[static_cast<std::size_t>(u)].stream != stream)
+    for (const AddrKey &k : pool.unmapped) {
+        const std::int32_t u = k.index;
+        if (k.stream != stream)
             continue;
         std::int32_t candidate = u;
         if (free(m_blocks[static_cast<std::size_t>(u)].prev))
@@ -343,7 +328,7 @@ std::int32_t CachingAllocator::findExpandable(Pool &pool, Bytes size, StreamId s
                                      .expandable = static_cast<std::int32_t>(m_expandables.size() - 1),
                                      .small = pool.small,
                                      .mapped = false});
-    pool.unmapped.insert(i);
+    pool.unmapped.insert(addrKey(i));
     return i;
 }
 
@@ -361,7 +346,7 @@ std::int32_t CachingAllocator::reserveExpandable(Pool &pool, Bytes size, StreamI
             return -1;
         candidate = next;
     }
-    pool.blocks.erase(candidate);
+    pool.blocks.erase(sizeKey(candidate));
     return candidate;
 }
 
@@ -375,7 +360,7 @@ bool CachingAllocator::mapBlock(std::int32_t i, Bytes size, bool ignoreLimit)
     if (!ignoreLimit && m_stats.reserved + mapped > m_limit)
         return false;
     Pool &pool = poolOf(b);
-    pool.unmapped.erase(i);
+    pool.unmapped.erase(addrKey(i));
     b.mapped = true;
     const std::uint64_t at = b.addr;
     if (mapped < b.size) {
@@ -390,7 +375,7 @@ bool CachingAllocator::mapBlock(std::int32_t i, Bytes size, bool ignoreLimit)
         head.next = r;
         head.size = mapped;
         m_blocks[static_cast<std::size_t>(r)].mapped = false;
-        pool.unmapped.insert(r);
+        pool.unmapped.insert(addrKey(r));
     }
     mergeInto(i, m_blocks[static_cast<std::size_t>(i)].prev);
     mergeInto(i, m_blocks[static_cast<std::size_t>(i)].next);
@@ -411,7 +396,7 @@ void CachingAllocator::unmapBlock(std::int32_t i)
     if (first >= last)
         return;
     Pool &pool = poolOf(b);
-    pool.blocks.erase(i);
+    pool.blocks.erase(sizeKey(i));
     const auto splice = [&](std::uint64_t addr, Bytes size, std::int32_t prev, std::int32_t next) {
         Block piece = b;
         piece.addr = addr;
@@ -436,7 +421,7 @@ void CachingAllocator::unmapBlock(std::int32_t i)
     u.mapped = false;
     mergeInto(i, u.prev);
     mergeInto(i, m_blocks[static_cast<std::size_t>(i)].next);
-    pool.unmapped.insert(i);
+    pool.unmapped.insert(addrKey(i));
     changeReserved(-static_cast<Bytes>(last - first), SegmentAction::Unmap, first, b.stream);
 }
 
@@ -447,23 +432,23 @@ bool CachingAllocator::releaseOversize(Pool &pool, Bytes size, StreamId stream)
     if (!m_config.max_split_size_mb)
         return false;
     const Bytes want = std::max(size, m_maxSplit);
-    auto it = pool.blocks.lower_bound(BySize::Key{stream, want});
+    auto it = pool.blocks.lower_bound(SizeKey{stream, want, 0, -1});
     const auto releasable = [&](std::int32_t i) {
         const Block &b = m_blocks[static_cast<std::size_t>(i)];
         return b.stream == stream && b.size >= m_maxSplit && !b.split() && b.expandable < 0;
     };
-    if (it != pool.blocks.end() && m_blocks[static_cast<std::size_t>(*it)].stream == stream) {
-        if (!releasable(*it))
+    if (it != pool.blocks.end() && it->stream == stream) {
+        if (!releasable(it->index))
             return false;
-        releaseSegment(*it);
+        releaseSegment(it->index);
         return true;
     }
     if (it == pool.blocks.begin())
         return false;
     Bytes released = 0;
     --it;
-    while (released < want && releasable(*it)) {
-        const std::int32_t current = *it;
+    while (released < want && releasable(it->index)) {
+        const std::int32_t current = it->index;
         const bool first = it == pool.blocks.begin();
         if (!first)
             --it;
@@ -479,7 +464,7 @@ bool CachingAllocator::releaseOversize(Pool &pool, Bytes size, StreamId stream)
 void CachingAllocator::releaseSegment(std::int32_t i)
 {
     const Block b = m_blocks[static_cast<std::size_t>(i)];
-    poolOf(b).blocks.erase(i);
+    poolOf(b).blocks.erase(sizeKey(i));
     --m_stats.segments;
     changeReserved(-b.size, SegmentAction::Free, b.addr, b.stream);
     dropBlock(i);
@@ -493,8 +478,9 @@ void CachingAllocator::releaseCached()
 
 void CachingAllocator::releasePool(Pool &pool)
 {
-    const std::vector<std::int32_t> cached(pool.blocks.begin(), pool.blocks.end());
-    std::vector<std::int32_t> unmap;
+    std::vector<std::int32_t> cached, unmap;
+    for (const SizeKey &k : pool.blocks)
+        cached.push_back(k.index);
     for (const std::int32_t i : cached) {
         const Block &b = m_blocks[static_cast<std::size_t>(i)];
         if (b.expandable >= 0)
@@ -506,7 +492,7 @@ void CachingAllocator::releasePool(Pool &pool)
         unmapBlock(i);
         const Block &b = m_blocks[static_cast<std::size_t>(i)];
         if (!b.mapped && !b.split()) { // the whole address space is unmapped: the segment goes
-            pool.unmapped.erase(i);
+            pool.unmapped.erase(addrKey(i));
             --m_stats.segments;
             dropBlock(i);
         }
@@ -530,9 +516,9 @@ void CachingAllocator::collectGarbage()
     const auto freeable = [&](const Block &b) { return !b.split() && b.expandable < 0; };
     const auto age = [&](const Block &b) { return m_large.searches - b.gcBase; };
     std::int64_t totalAge = 0, count = 0;
-    for (const std::int32_t i : m_large.blocks)
-        if (freeable(m_blocks[static_cast<std::size_t>(i)])) {
-            totalAge += age(m_blocks[static_cast<std::size_t>(i)]);
+    for (const SizeKey &k : m_large.blocks)
+        if (freeable(m_blocks[static_cast<std::size_t>(k.index)])) {
+            totalAge += age(m_blocks[static_cast<std::size_t>(k.index)]);
             ++count;
         }
     Bytes reclaimed = 0;
@@ -540,7 +526,9 @@ void CachingAllocator::collectGarbage()
     while (reclaimed < target && freed && count > 0) {
         const double averageAge = double(totalAge) / double(count);
         freed = false;
-        const std::vector<std::int32_t> cached(m_large.blocks.begin(), m_large.blocks.end());
+        std::vector<std::int32_t> cached;
+        for (const SizeKey &k : m_large.blocks)
+            cached.push_back(k.index);
         for (const std::int32_t i : cached) {
             const Block &b = m_blocks[static_cast<std::size_t>(i)];
             if (!freeable(b) || double(age(b)) < averageAge)

@@ -90,9 +90,6 @@ public:
     // less what the CUDA context, NCCL and other processes hold); `deviceTotal`:
     // the device's memory, for per_process_memory_fraction.
     CachingAllocator(const AllocatorConfig &config, Bytes deviceLimit, Bytes deviceTotal);
-    // Its pools order blocks through a pointer to its own block table.
-    CachingAllocator(const CachingAllocator &) = delete;
-    CachingAllocator &operator=(const CachingAllocator &) = delete;
 
     // A request of `size` bytes on `stream`. Never fails: a request past the
     // limit counts as an OOM and is reserved anyway, so the simulation goes on
@@ -127,30 +124,31 @@ private:
         bool mapped = true;
         bool split() const { return prev >= 0 || next >= 0; }
     };
-    // Free blocks in best-fit order (stream, size, address), or address order.
-    struct BySize
+    // Free blocks in best-fit order (stream, size, address), or address order;
+    // the keys carry the fields they order by, so a search reads no block.
+    struct SizeKey
     {
-        const std::vector<Block> *blocks;
-        using is_transparent = void;
-        struct Key
+        StreamId stream;
+        Bytes size;
+        std::uint64_t addr;
+        std::int32_t index;
+        bool operator<(const SizeKey &o) const
         {
-            StreamId stream;
-            Bytes size;
-        };
-        bool operator()(std::int32_t a, std::int32_t b) const;
-        bool operator()(std::int32_t a, const Key &k) const;
-        bool operator()(const Key &k, std::int32_t b) const;
+            return stream != o.stream ? stream < o.stream : size != o.size ? size < o.size : addr < o.addr;
+        }
     };
-    struct ByAddress
+    struct AddrKey
     {
-        const std::vector<Block> *blocks;
-        bool operator()(std::int32_t a, std::int32_t b) const;
+        StreamId stream;
+        std::uint64_t addr;
+        std::int32_t index;
+        bool operator<(const AddrKey &o) const { return stream != o.stream ? stream < o.stream : addr < o.addr; }
     };
     struct Pool
     {
         bool small = false;
-        std::set<std::int32_t, BySize> blocks; // cached free blocks
-        std::set<std::int32_t, ByAddress> unmapped; // expandable segments' unmapped ranges
+        std::set<SizeKey> blocks; // cached free blocks
+        std::set<AddrKey> unmapped; // expandable segments' unmapped ranges
         std::int64_t searches = 0; // free-block searches, the garbage collector's clock
     };
     struct Expandable
@@ -159,6 +157,8 @@ private:
         Bytes pageSize = 0;
     };
 
+    SizeKey sizeKey(std::int32_t i) const;
+    AddrKey addrKey(std::int32_t i) const;
     std::int32_t newBlock(const Block &b);
     void dropBlock(std::int32_t i);
     Pool &poolOf(const Block &b) { return b.small ? m_small : m_large; }

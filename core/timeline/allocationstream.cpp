@@ -10,12 +10,14 @@ namespace memledger {
 
 namespace {
 
-struct Keyed
+// Where an event goes in the iteration's order: its time, then frees (0)
+// before allocations (1), then the order it was made in.
+struct Key
 {
     double time;
-    int rank; // at one instant: frees (0) before allocations (1)
-    std::int64_t order;
-    AllocationEvent event;
+    std::uint64_t rankAndOrder;
+    std::uint32_t index;
+    bool operator<(const Key &o) const { return std::tie(time, rankAndOrder) < std::tie(o.time, o.rankAndOrder); }
 };
 
 } // namespace
@@ -24,28 +26,30 @@ AllocationStream allocationStream(const Config &config, const RankLedger &ledger
 {
     const LifetimeTensors tensors(config, ledger, rank.pipeline_rank);
     AllocationStream out;
-    std::vector<Keyed> events, lazy;
+    std::vector<AllocationEvent> events, lazy;
+    std::vector<Key> keys;
+    std::vector<Bytes> parts; // one lifetime's tensors, the buffer kept from one to the next
     std::int32_t next = 0;
-    std::int64_t order = 0;
+    std::uint64_t order = 0;
+    const auto add = [&](const AllocationEvent &e, bool allocation) {
+        keys.push_back({e.time, (std::uint64_t(allocation) << 63) | order++, std::uint32_t(events.size())});
+        events.push_back(e);
+    };
     for (const Lifetime &l : rank.lifetimes) {
         // The runtime reserve is the CUDA context and the libraries' own
         // memory: no tensor of the caching allocator.
         if (l.bytes <= 0 || l.category == Category::Runtime)
             continue;
-        std::vector<Bytes> parts = tensors.partsOf(l);
+        tensors.partsOf(l, parts);
         if (parts.empty())
             parts.push_back(l.bytes);
         if (tensors.allocatedOnce(l)) {
             const std::size_t early = tensors.partsBeforeTraining(l, parts.size());
             for (std::size_t i = 0; i < parts.size(); ++i) {
-                const AllocationEvent e{.time = 0, .bytes = parts[i], .tensor = next++};
-                if (i < early)
-                    out.setup.push_back(e);
-                else // in the first step, before what the step itself allocates then
-                    lazy.push_back({rank.optimizer_start,
-                                    1,
-                                    -1,
-                                    {.time = rank.optimizer_start, .bytes = e.bytes, .tensor = e.tensor}});
+                // The rest are made in the first step, before what the step itself allocates then.
+                const AllocationEvent e{
+                    .time = i < early ? 0.0 : rank.optimizer_start, .bytes = parts[i], .tensor = next++};
+                (i < early ? out.setup : lazy).push_back(e);
             }
             continue;
         }
@@ -54,23 +58,24 @@ AllocationStream allocationStream(const Config &config, const RankLedger &ledger
         const StreamId stream = l.offloaded ? 1 : 0; // copied back by the copy stream
         const std::int32_t first = next;
         for (const Bytes b : parts)
-            events.push_back({l.start, 1, order++, {.time = l.start, .bytes = b, .tensor = next++, .stream = stream}});
+            add({.time = l.start, .bytes = b, .tensor = next++, .stream = stream}, true);
         // Freed in reverse order, before what is allocated at the same instant.
         for (std::int32_t id = next - 1; id >= first; --id)
-            events.push_back({l.end, 0, order++, {.time = l.end, .tensor = id, .stream = stream, .free = true}});
+            add({.time = l.end, .tensor = id, .stream = stream, .free = true}, false);
     }
-    const auto inOrder = [](const Keyed &a, const Keyed &b) {
-        return std::tie(a.time, a.rank, a.order) < std::tie(b.time, b.rank, b.order);
-    };
-    std::sort(events.begin(), events.end(), inOrder);
+    std::sort(keys.begin(), keys.end());
     out.iteration.reserve(events.size());
-    for (const Keyed &k : events)
-        out.iteration.push_back(k.event);
-    events.insert(events.end(), lazy.begin(), lazy.end());
-    std::stable_sort(events.begin(), events.end(), inOrder);
-    out.firstIteration.reserve(events.size());
-    for (const Keyed &k : events)
-        out.firstIteration.push_back(k.event);
+    for (const Key &k : keys)
+        out.iteration.push_back(events[k.index]);
+    // The first iteration: the lazily made states at the step's start, after
+    // that instant's frees and before its allocations.
+    const auto at = std::find_if(out.iteration.begin(), out.iteration.end(), [&](const AllocationEvent &e) {
+        return e.time > rank.optimizer_start || (e.time == rank.optimizer_start && !e.free);
+    });
+    out.firstIteration.reserve(out.iteration.size() + lazy.size());
+    out.firstIteration.insert(out.firstIteration.end(), out.iteration.begin(), at);
+    out.firstIteration.insert(out.firstIteration.end(), lazy.begin(), lazy.end());
+    out.firstIteration.insert(out.firstIteration.end(), at, out.iteration.end());
     out.tensors = next;
     return out;
 }

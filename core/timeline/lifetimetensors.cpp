@@ -14,14 +14,13 @@ namespace memledger {
 
 namespace {
 
-// `total` shared in proportion to `weights`, the parts adding up to it exactly.
-std::vector<Bytes> proportional(Bytes total, const std::vector<std::int64_t> &weights)
+// `total` shared in proportion to `weights` into `parts`, adding up to it exactly.
+void proportional(Bytes total, const std::vector<std::int64_t> &weights, std::vector<Bytes> &parts)
 {
+    parts.clear();
     const long double sum = std::accumulate(weights.begin(), weights.end(), 0.0L);
-    std::vector<Bytes> parts;
     if (sum <= 0 || total <= 0)
-        return parts;
-    parts.reserve(weights.size());
+        return;
     long double counted = 0;
     Bytes given = 0;
     for (const std::int64_t w : weights) {
@@ -31,14 +30,14 @@ std::vector<Bytes> proportional(Bytes total, const std::vector<std::int64_t> &we
             parts.push_back(upTo - given);
         given = upTo;
     }
-    return parts;
 }
 
-// `parts` when they make up `total` exactly, else none (one request).
-std::vector<Bytes> exactly(Bytes total, const std::vector<Bytes> &parts)
+// `tensors` into `parts` when they make up `total` exactly, else none (one request).
+void exactly(Bytes total, const std::vector<Bytes> &tensors, std::vector<Bytes> &parts)
 {
-    return std::accumulate(parts.begin(), parts.end(), Bytes(0)) == total && parts.size() > 1 ? parts
-                                                                                              : std::vector<Bytes>{};
+    parts.clear();
+    if (tensors.size() > 1 && std::accumulate(tensors.begin(), tensors.end(), Bytes(0)) == total)
+        parts = tensors;
 }
 
 std::size_t mlpCut(const std::vector<SavedTensor> &tensors)
@@ -133,6 +132,14 @@ LifetimeTensors::LifetimeTensors(const Config &config, const RankLedger &ledger,
             m_output.insert(m_output.end(), emb.finalNorm.begin(), emb.finalNorm.end());
         }
     }
+    for (const ParamGroup g :
+         {ParamGroup::None, ParamGroup::Layers, ParamGroup::Experts, ParamGroup::Embeddings, ParamGroup::OutputLayer})
+        m_groupParams[static_cast<int>(g)] = listGroupParams(g);
+}
+
+const std::vector<std::int64_t> &LifetimeTensors::groupParams(ParamGroup group) const
+{
+    return m_groupParams[static_cast<int>(group)];
 }
 
 const LifetimeTensors::LayerKind &LifetimeTensors::kindOf(std::int32_t layer) const
@@ -140,7 +147,7 @@ const LifetimeTensors::LayerKind &LifetimeTensors::kindOf(std::int32_t layer) co
     return layer >= 0 && m_config.model.isMoeLayer(layer) ? m_moe : m_dense;
 }
 
-std::vector<std::int64_t> LifetimeTensors::groupParams(ParamGroup group) const
+std::vector<std::int64_t> LifetimeTensors::listGroupParams(ParamGroup group) const
 {
     std::vector<std::int64_t> out;
     switch (group) {
@@ -192,107 +199,116 @@ std::size_t LifetimeTensors::partsBeforeTraining(const Lifetime &l, std::size_t 
                : 0;
 }
 
-std::vector<Bytes> LifetimeTensors::rowParts(const LedgerEntry &entry) const
+void LifetimeTensors::rowParts(const LedgerEntry &entry, std::vector<Bytes> &parts) const
 {
-    const std::vector<std::int64_t> params = groupParams(entry.group);
+    parts.clear();
+    const std::vector<std::int64_t> &params = groupParams(entry.group);
     if (params.empty())
-        return {};
+        return;
     switch (entry.category) {
     case Category::Weights: {
         const bool paramBuffer
             = m_config.strategy.grad_buffer == GradBuffer::Contiguous && m_config.parallelism.zero_stage >= 1;
-        return paramBuffer ? std::vector<Bytes>{} : proportional(entry.bytes, params);
+        if (!paramBuffer)
+            proportional(entry.bytes, params, parts);
+        return;
     }
     case Category::OptimizerStates: {
         std::vector<std::int64_t> states;
         states.reserve(params.size() * static_cast<std::size_t>(m_optimizerStates));
         for (int s = 0; s < m_optimizerStates; ++s)
             states.insert(states.end(), params.begin(), params.end());
-        return proportional(entry.bytes, states);
+        proportional(entry.bytes, states, parts);
+        return;
     }
     default:
-        return {}; // a gradient buffer, a communication buffer: one allocation
+        return; // a gradient buffer, a communication buffer: one allocation
     }
 }
 
-std::vector<Bytes> LifetimeTensors::gradientParts(const Lifetime &l, const LedgerEntry &entry) const
+void LifetimeTensors::gradientParts(const Lifetime &l, const LedgerEntry &entry, std::vector<Bytes> &parts) const
 {
     if (l.layer < 0)
-        return proportional(l.bytes, groupParams(entry.group));
+        return proportional(l.bytes, groupParams(entry.group), parts);
     const LayerKind &k = kindOf(l.layer);
     if (entry.group == ParamGroup::Experts)
-        return proportional(l.bytes, k.expertParams);
-    return proportional(l.bytes, l.piece == SavedPiece::Mlp ? k.mlpParams : k.attentionParams);
+        return proportional(l.bytes, k.expertParams, parts);
+    proportional(l.bytes, l.piece == SavedPiece::Mlp ? k.mlpParams : k.attentionParams, parts);
 }
 
 // What Adam's step allocates (optimizerStepTemporaries): torch.optim's
 // for-loop two temporaries of one tensor; its foreach kernel one per
 // parameter tensor of the shard, all at once.
-std::vector<Bytes> LifetimeTensors::optimizerScratchParts(const Lifetime &l) const
+void LifetimeTensors::optimizerScratchParts(const Lifetime &l, std::vector<Bytes> &parts) const
 {
+    parts.clear();
     if (l.entry >= 0) // a row of the ledger (Muon's Newton–Schulz working set): one buffer
-        return {};
+        return;
     switch (m_config.strategy.optimizer_kernel) {
     case OptimizerKernel::SingleTensor:
-        return l.bytes % 2 == 0 ? std::vector<Bytes>{l.bytes / 2, l.bytes / 2} : std::vector<Bytes>{};
+        if (l.bytes % 2 == 0)
+            parts = {l.bytes / 2, l.bytes / 2};
+        return;
     case OptimizerKernel::Foreach: {
         std::vector<std::int64_t> all;
         for (const ParamGroup g :
              {ParamGroup::Embeddings, ParamGroup::Layers, ParamGroup::Experts, ParamGroup::OutputLayer}) {
-            const std::vector<std::int64_t> tensors = groupParams(g);
+            const std::vector<std::int64_t> &tensors = groupParams(g);
             all.insert(all.end(), tensors.begin(), tensors.end());
         }
-        return proportional(l.bytes, all);
+        return proportional(l.bytes, all, parts);
     }
     case OptimizerKernel::Fused:
-        return {};
+        return;
     }
-    return {};
 }
 
-std::vector<Bytes> LifetimeTensors::partsOf(const Lifetime &l) const
+void LifetimeTensors::partsOf(const Lifetime &l, std::vector<Bytes> &parts) const
 {
+    parts.clear();
     const LayerKind &k = kindOf(l.layer);
     const bool mlp = l.piece == SavedPiece::Mlp;
     switch (l.kind) {
     case LifetimeKind::Persistent:
-        return l.entry >= 0 ? rowParts(m_ledger.entries[static_cast<std::size_t>(l.entry)]) : std::vector<Bytes>{};
+        if (l.entry >= 0)
+            rowParts(m_ledger.entries[static_cast<std::size_t>(l.entry)], parts);
+        return;
     case LifetimeKind::Gradients:
-        if (l.entry < 0 || allocatedOnce(l))
-            return {};
-        return gradientParts(l, m_ledger.entries[static_cast<std::size_t>(l.entry)]);
+        if (l.entry >= 0 && !allocatedOnce(l))
+            gradientParts(l, m_ledger.entries[static_cast<std::size_t>(l.entry)], parts);
+        return;
     case LifetimeKind::Activations:
         switch (l.piece) {
         case SavedPiece::Attention:
-            return exactly(l.bytes, k.kept.attention);
+            return exactly(l.bytes, k.kept.attention, parts);
         case SavedPiece::Mlp:
-            return exactly(l.bytes, k.kept.mlp);
+            return exactly(l.bytes, k.kept.mlp, parts);
         case SavedPiece::FirstStage:
-            return exactly(l.bytes, m_firstStage);
+            return exactly(l.bytes, m_firstStage, parts);
         case SavedPiece::LastStage:
-            return exactly(l.bytes, m_lastStage);
+            return exactly(l.bytes, m_lastStage, parts);
         case SavedPiece::Whole:
-            return {};
+            return;
         }
-        return {};
+        return;
     case LifetimeKind::RecomputeWorkingSet:
-        return exactly(l.bytes, mlp ? k.all.mlp : k.all.attention);
+        return exactly(l.bytes, mlp ? k.all.mlp : k.all.attention, parts);
     case LifetimeKind::AttentionRecompute:
-        return exactly(l.bytes, k.core);
+        return exactly(l.bytes, k.core, parts);
     case LifetimeKind::TensorRecompute:
-        return exactly(l.bytes, k.recomputed);
+        return exactly(l.bytes, k.recomputed, parts);
     case LifetimeKind::BackwardWorkingSet:
-        return exactly(l.bytes, mlp ? m_mlpBackward : m_attentionBackward);
+        return exactly(l.bytes, mlp ? m_mlpBackward : m_attentionBackward, parts);
     case LifetimeKind::ForwardWorkingSet:
-        return exactly(l.bytes, m_forwardWorkingSet);
+        return exactly(l.bytes, m_forwardWorkingSet, parts);
     case LifetimeKind::LossTemporaries:
-        return exactly(l.bytes, m_lossForward);
+        return exactly(l.bytes, m_lossForward, parts);
     case LifetimeKind::LossBackward:
-        return exactly(l.bytes, m_lossBackward);
+        return exactly(l.bytes, m_lossBackward, parts);
     case LifetimeKind::OptimizerTemporaries:
-        return optimizerScratchParts(l);
+        return optimizerScratchParts(l, parts);
     default:
-        return {};
+        return;
     }
 }
 

@@ -37,8 +37,9 @@ public:
     LifetimeTensors(const Config &config, const RankLedger &ledger, int pipelineRank);
 
     // The sizes of the tensors `l` is, summing to its bytes, in allocation
-    // order; empty when it is one request.
-    std::vector<Bytes> partsOf(const Lifetime &l) const;
+    // order; empty when it is one request. Written into `parts`, whose buffer
+    // a caller keeps from one lifetime to the next.
+    void partsOf(const Lifetime &l, std::vector<Bytes> &parts) const;
     // Whether `l` is allocated once and lives through every iteration (a
     // model-state or buffer row of the ledger).
     bool allocatedOnce(const Lifetime &l) const;
@@ -61,10 +62,13 @@ private:
         std::vector<std::int64_t> attentionParams, mlpParams, expertParams; // parameter tensors, elements
     };
     const LayerKind &kindOf(std::int32_t layer) const;
-    std::vector<std::int64_t> groupParams(ParamGroup group) const;
-    std::vector<Bytes> rowParts(const LedgerEntry &entry) const;
-    std::vector<Bytes> gradientParts(const Lifetime &l, const LedgerEntry &entry) const;
-    std::vector<Bytes> optimizerScratchParts(const Lifetime &l) const;
+    const std::vector<std::int64_t> &groupParams(ParamGroup group) const;
+    std::vector<std::int64_t> listGroupParams(ParamGroup group) const;
+    void rowParts(const LedgerEntry &entry, std::vector<Bytes> &parts) const;
+    void gradientParts(const Lifetime &l, const LedgerEntry &entry, std::vector<Bytes> &parts) const;
+    void optimizerScratchParts(const Lifetime &l, std::vector<Bytes> &parts) const;
+    // Per group: its parameter tensors on this rank, listed once.
+    std::vector<std::int64_t> m_groupParams[5];
 
     const Config &m_config;
     const RankLedger &m_ledger;

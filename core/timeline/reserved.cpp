@@ -10,6 +10,12 @@ namespace memledger {
 
 namespace {
 
+// Iterations after the first run again until one reserves no new memory:
+// steady state, as a training job reaches it after a few steps. Rarely more
+// than one is needed; a plan that keeps emptying the cache never settles and
+// stops here.
+constexpr int kMaxIterations = 5;
+
 RankReserved simulateRank(const Config &config, const Timeline &timeline, const RankTimeline &rank)
 {
     const RankLedger &ledger = timeline.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
@@ -20,11 +26,10 @@ RankReserved simulateRank(const Config &config, const Timeline &timeline, const 
         ids[static_cast<std::size_t>(e.tensor)] = allocator.malloc(e.bytes, e.stream);
     RankReserved out;
     out.pipeline_rank = rank.pipeline_rank;
-    for (int pass = 0; pass < 2; ++pass) {
-        const bool drawn = pass == 1;
-        if (drawn)
-            out.curve.push_back({0.0, allocator.stats().reserved});
-        for (const AllocationEvent &e : drawn ? stream.iteration : stream.firstIteration) {
+    // One iteration's requests; its reserved memory over time goes to the curve.
+    const auto run = [&](const std::vector<AllocationEvent> &events) {
+        out.curve.assign(1, {0.0, allocator.stats().reserved});
+        for (const AllocationEvent &e : events) {
             AllocationId &id = ids[static_cast<std::size_t>(e.tensor)];
             if (e.free) {
                 allocator.free(id);
@@ -32,11 +37,19 @@ RankReserved simulateRank(const Config &config, const Timeline &timeline, const 
                 continue;
             }
             id = allocator.malloc(e.bytes, e.stream);
-            if (drawn && allocator.stats().reserved != out.curve.back().bytes)
+            if (allocator.stats().reserved != out.curve.back().bytes)
                 out.curve.push_back({e.time, allocator.stats().reserved});
-            out.requests += pass == 0;
         }
+    };
+    run(stream.firstIteration);
+    for (int iteration = 1; iteration < kMaxIterations; ++iteration) {
+        const std::int64_t reservations = allocator.stats().device_allocs;
+        run(stream.iteration);
+        if (allocator.stats().device_allocs == reservations)
+            break;
     }
+    for (const AllocationEvent &e : stream.iteration)
+        out.requests += !e.free;
     out.curve.push_back({timeline.step_time, allocator.stats().reserved});
     const AllocatorStats &s = allocator.stats();
     out.reserved_peak = s.reserved_peak;
@@ -77,6 +90,14 @@ PlanReserved simulateReserved(const Config &config, const Timeline &timeline)
         }
         out.ranks.push_back(std::move(r));
     }
+    return out;
+}
+
+std::vector<CurvePoint> deviceReservedCurve(const RankReserved &rank)
+{
+    std::vector<CurvePoint> out = rank.curve;
+    for (CurvePoint &p : out)
+        p.bytes += rank.runtime_bytes;
     return out;
 }
 

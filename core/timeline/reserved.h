@@ -15,8 +15,9 @@ namespace memledger {
 // (core/allocator/cachingallocator.h) under strategy.allocator, with the
 // device's usable memory (capacity less the runtime reserve) as what
 // cudaMalloc can get. The model states are allocated first, then the
-// iteration runs twice: the second begins with the cache the first left,
-// as every iteration after the first does, and the figures are the run's.
+// iteration runs until one reserves no new memory (at most five times): each
+// begins with the cache the one before left, as every iteration of a training
+// job does, and the figures are the run's.
 struct RankReserved
 {
     int pipeline_rank = 0;
@@ -32,7 +33,7 @@ struct RankReserved
     std::int64_t alloc_retries = 0; // the cache emptied to make room (slow: a synchronisation each)
     std::int64_t ooms = 0; // requests that failed even then: the plan does not run
     std::int64_t requests = 0; // allocations per iteration
-    std::vector<CurvePoint> curve; // reserved through the second iteration, on the timeline's clock
+    std::vector<CurvePoint> curve; // reserved through the last iteration simulated, on the timeline's clock
     // What runs out: reserved plus the runtime reserve (the ledger's runtime
     // rows: CUDA context, NCCL and cuBLAS workspaces), against the device.
     Bytes runtime_bytes = 0;
@@ -52,5 +53,10 @@ struct PlanReserved
 
 // Precondition: `timeline` is simulateIteration(config).
 PlanReserved simulateReserved(const Config &config, const Timeline &timeline);
+
+// A rank's reserved curve with the runtime reserve on top, on the timeline's
+// clock: what the device holds, beside the timeline's curve (which counts the
+// reserve as a row); the lifetimes view draws it.
+std::vector<CurvePoint> deviceReservedCurve(const RankReserved &rank);
 
 } // namespace memledger

@@ -3,6 +3,7 @@
 // model with p = 16, v = 4 and 256 micro-batches under 5 ms).
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
+#include "core/timeline/reserved.h"
 #include "core/timeline/timeline.h"
 
 #include <catch2/catch.hpp>
@@ -48,4 +49,18 @@ TEST_CASE("Timeline simulation", "[bench]")
     {
         return simulateIteration(llama).step_time;
     };
+}
+
+// Reserved memory (core/timeline/reserved.h): the CLI pays it in eval, check
+// and timeline; the GUI computes it off its thread, so no frame waits for it.
+TEST_CASE("Reserved memory through the caching allocator", "[bench]")
+{
+    for (const char *name : {"llama-3-70b-128xh100", "deepseek-v3-2048xh100-p16-v4", "seed-000-7b-c-offload"}) {
+        const Config config = *presetFromText(findBuiltin("scenarios", name)->text).config;
+        const Timeline tl = simulateIteration(config);
+        BENCHMARK(std::string(name) + ": every rank's iterations through the allocator")
+        {
+            return simulateReserved(config, tl).peak_bytes;
+        };
+    }
 }
