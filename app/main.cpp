@@ -241,6 +241,9 @@ int main(int argc, char *argv[])
         // passes of the event loop): the size asked for again, where the first layout had held the window larger.
         for (int pass = 0; pass < 10; ++pass)
             QApplication::processEvents();
+        // A view that asked for the allocator model's reserved memory (Lifetimes) draws it once it is ready.
+        if (document.reservedPending())
+            document.waitForReserved(30000);
         window.resize(screenshotSize);
         QApplication::processEvents();
         QImageWriter writer(path, "png");

@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: MIT
 #include "ui/document.h"
 
+#include <QCoreApplication>
+#include <QDeadlineTimer>
+#include <QFutureWatcher>
 #include <QSaveFile>
 #include <QStringList>
+#include <QThreadPool>
 #include <QTimer>
 #include <QUndoCommand>
 #include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "core/check/validate.h"
 #include "core/formats/builtins.h"
 #include "core/formats/hfimport.h"
 #include "core/formats/preset.h"
 #include "ui/qtstring.h"
+
+#include <utility>
 
 namespace memledger::ui {
 
@@ -65,7 +72,12 @@ private:
 Document::Document(QObject *parent)
     : QObject(parent)
     , m_undo(new QUndoStack(this))
-{ }
+    , m_reservedWatcher(new QFutureWatcher<PlanReserved>(this))
+    , m_reservedPool(new QThreadPool(this))
+{
+    m_reservedPool->setMaxThreadCount(1);
+    connect(m_reservedWatcher, &QFutureWatcher<PlanReserved>::finished, this, &Document::reservedComputed);
+}
 
 bool Document::loadFile(const QString &path, QString *error)
 {
@@ -222,6 +234,7 @@ void Document::recompute()
     m_stepTimeStale = true;
     m_inferenceStale = true;
     m_hasLedger = true;
+    ++m_plan;
     ++m_recomputes;
     Q_EMIT ledgerChanged(m_ledger);
     Q_EMIT timelineChanged();
@@ -255,6 +268,51 @@ const InferenceLedger &Document::inference() const
         ++m_inferences;
     }
     return m_inference;
+}
+
+const PlanReserved *Document::reserved() const
+{
+    if (!m_hasLedger)
+        return nullptr;
+    if (m_reservedPlan == m_plan)
+        return &*m_reserved;
+    m_reservedWanted = true;
+    if (m_reservedRunning < 0)
+        startReserved();
+    return nullptr;
+}
+
+void Document::startReserved() const
+{
+    m_reservedRunning = m_plan;
+    // The worker simulates from its own copy of the valid plan: nothing of the document is shared with it.
+    m_reservedWatcher->setFuture(QtConcurrent::run(
+        m_reservedPool, [config = m_ledgerConfig] { return simulateReserved(config, simulateIteration(config)); }));
+}
+
+void Document::reservedComputed()
+{
+    const int plan = std::exchange(m_reservedRunning, -1);
+    if (plan == m_plan) {
+        m_reserved = m_reservedWatcher->result();
+        m_reservedPlan = plan;
+        m_reservedWanted = false;
+        ++m_reservedCount;
+        Q_EMIT reservedChanged();
+    } else if (m_reservedWanted && m_hasLedger) {
+        startReserved(); // a later plan was asked for while this one ran
+    }
+}
+
+bool Document::waitForReserved(int milliseconds) const
+{
+    const QDeadlineTimer deadline(milliseconds);
+    while (!reserved()) {
+        if (deadline.hasExpired() || !m_hasLedger)
+            return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 20);
+    }
+    return true;
 }
 
 } // namespace memledger::ui

@@ -11,10 +11,16 @@ class QUndoStack;
 #include "core/ledger/ledger.h"
 #include "core/serving/inference.h"
 #include "core/time/steptime.h"
+#include "core/timeline/reserved.h"
 #include "core/timeline/timeline.h"
 
+#include <optional>
 #include <string_view>
 #include <vector>
+
+template<class T>
+class QFutureWatcher;
+class QThreadPool;
 
 namespace memledger {
 struct LoadResult;
@@ -48,6 +54,18 @@ public:
     // and a view that is not shown asks nothing.
     const StepTime &stepTime() const;
     const InferenceLedger &inference() const;
+    // What PyTorch's caching allocator reserves for the same plan
+    // (simulateReserved), computed off the GUI thread on first use after a
+    // change, so a slider move never waits for it: nullptr until it is ready,
+    // then reservedChanged() is emitted. While a drag asks for plan after plan,
+    // only the one asked last is computed once the running one is done.
+    const PlanReserved *reserved() const;
+    // Waits (running the event loop) until reserved() is ready; false after
+    // `milliseconds`. For --screenshot, the benchmark's settle and the tests.
+    bool waitForReserved(int milliseconds) const;
+    // A view asked for reserved() and it is not ready yet.
+    bool reservedPending() const { return m_reservedWanted; }
+    int reservedCount() const { return m_reservedCount; }
     // Every edit is one undo step; one slider drag merges into one step.
     QUndoStack *undoStack() const { return m_undo; }
     // Compare mode: up to kMaxPins plans pinned beside the current one.
@@ -127,6 +145,8 @@ Q_SIGNALS:
     void problemsChanged(const memledger::Problems &problems);
     // source() or filePath() changed (a load, a save, a new plan).
     void sourceChanged();
+    // reserved() is ready for the current plan.
+    void reservedChanged();
 
 private:
     bool applyLoaded(const LoadResult &loaded, const QString &source, const QString &filePath, QString *error,
@@ -145,6 +165,20 @@ private:
     mutable InferenceLedger m_inference;
     mutable bool m_inferenceStale = true;
     mutable int m_inferences = 0;
+    // reserved(): the plan's number (m_plan) it was computed for, the one
+    // being computed (-1: none), and whether the current plan was asked for.
+    void startReserved() const;
+    void reservedComputed();
+    int m_plan = 0;
+    mutable std::optional<PlanReserved> m_reserved;
+    mutable int m_reservedPlan = -1;
+    mutable int m_reservedRunning = -1;
+    mutable bool m_reservedWanted = false;
+    mutable int m_reservedCount = 0;
+    QFutureWatcher<PlanReserved> *m_reservedWatcher;
+    // A thread of its own: Qt's raster engine fills on the global pool, and a
+    // paint must not wait behind a simulation.
+    QThreadPool *m_reservedPool;
     QUndoStack *m_undo;
     bool m_pending = false;
     int m_recomputes = 0;

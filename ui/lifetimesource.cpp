@@ -96,6 +96,7 @@ void LifetimeSource::apply(const Document &document, LifetimeView &view) const
     if (chosen == Source::Training) {
         view.setTimeSpan(0);
         view.setTimeline(document.timeline());
+        view.setReserved(document.reserved()); // none until the worker has it: reservedChanged then
         view.setOverlayHidden(false);
         const StepTimeGap gap = stepTimeGap(document.ledgerConfig(), document.stepTime(), document.timeline());
         view.setCaption(trainingCaption(document.timeline(), gap), toQString(gap.explanation));

@@ -74,6 +74,13 @@ QColor onBackground(const QColor &color, const QPalette &palette)
     return palette.color(QPalette::Base).lightness() < 128 ? color.lighter(160) : color;
 }
 
+// The reserved memory's line: a teal apart from the curve's text colour, the
+// capacity's red, the usable line's orange and a measured run's violet.
+QColor reservedColor(const QPalette &palette)
+{
+    return onBackground(QColor(0x00, 0x80, 0x80), palette);
+}
+
 // The hatch over the part of an activation bar stored in FP8: the text
 // color, so it reads on the bar's fill in light and dark palettes.
 QColor fp8HatchColor(const QPalette &palette)
@@ -213,11 +220,36 @@ void LifetimeView::setTimeSpan(double seconds)
     Q_EMIT visibleWindowChanged(m_axis.t0, m_axis.t1);
 }
 
+void LifetimeView::setReserved(const PlanReserved *reserved)
+{
+    if (!reserved && !m_reserved)
+        return;
+    m_reserved = reserved ? std::optional<PlanReserved>(*reserved) : std::nullopt;
+    rebuildOverlayCurves();
+    invalidate();
+}
+
+bool LifetimeView::reservedShown() const
+{
+    return !m_reservedCurve.empty();
+}
+
+QPolygonF LifetimeView::reservedLine() const
+{
+    ensureLayout();
+    return m_reservedLine;
+}
+
 void LifetimeView::rebuildOverlayCurves()
 {
     m_overlayMeasured.clear();
     m_overlayModelled.clear();
+    m_reservedCurve.clear();
     const RankTimeline *rank = currentRank();
+    // Reserved memory is a training iteration's: hidden with a served forward, as the measured run is.
+    if (m_reserved && !m_overlayHidden && rank && m_timeline.kind == TimelineKind::Iteration
+        && std::size_t(rank->pipeline_rank) < m_reserved->ranks.size())
+        m_reservedCurve = deviceReservedCurve(m_reserved->ranks[std::size_t(rank->pipeline_rank)]);
     if (!m_overlay || m_overlayHidden || !rank)
         return;
     // Core normalised both curves by the simulated iteration's step time.
@@ -380,14 +412,21 @@ void LifetimeView::ensureLayout() const
     m_values = bytesAxis(viewBytesTicks(m_timeline, *rank, m_axis, m_frame), m_frame.curveArea);
     m_measuredLine.clear();
     m_modelledLine.clear();
-    if (overlayShown()) {
-        // The bytes axis grows to hold the measured run too, before anything is placed on it.
-        m_values = rescaleBytes(
-            m_geometry, m_values,
-            bytesTicksWithOverlay(m_timeline, *rank, {m_overlayMeasured, m_overlayModelled}, m_axis, m_frame),
-            m_frame.curveArea);
-        m_measuredLine = stepLine(m_overlayMeasured, m_axis, m_values);
-        m_modelledLine = stepLine(m_overlayModelled, m_axis, m_values);
+    m_reservedLine.clear();
+    if (overlayShown() || reservedShown()) {
+        // The bytes axis grows to hold the measured run and the reserved memory too, before anything is placed on it.
+        std::vector<std::vector<CurvePoint>> extra{m_reservedCurve};
+        if (overlayShown()) {
+            extra.push_back(m_overlayMeasured);
+            extra.push_back(m_overlayModelled);
+        }
+        m_values = rescaleBytes(m_geometry, m_values, bytesTicksWithOverlay(m_timeline, *rank, extra, m_axis, m_frame),
+                                m_frame.curveArea);
+        m_reservedLine = stepLine(m_reservedCurve, m_axis, m_values);
+        if (overlayShown()) {
+            m_measuredLine = stepLine(m_overlayMeasured, m_axis, m_values);
+            m_modelledLine = stepLine(m_overlayModelled, m_axis, m_values);
+        }
     }
     if (bands)
         layoutBandRects(*rank);
@@ -534,6 +573,10 @@ QString LifetimeView::toolTipAt(const QPointF &pos) const
         const double t = m_axis.toTime(pos.x());
         QString text = bytesText(curveBytesAt(rank->curve, t)) + QStringLiteral(" in use at ")
                        + toQString(formatMilliseconds(t));
+        if (reservedShown())
+            text += QLatin1Char('\n')
+                    + tr("%1 reserved by PyTorch's allocator with the runtime reserve")
+                          .arg(bytesText(curveBytesAt(m_reservedCurve, t)));
         if (overlayShown() && !m_overlayMeasured.empty() && t <= m_overlayMeasured.back().time)
             text += QLatin1Char('\n')
                     + tr("%1: %2; modelled without the runtime reserve: %3")
@@ -853,6 +896,11 @@ void LifetimeView::paintCurve(QPainter &p) const
     p.setPen(QPen(curveColor(palette()), 2));
     p.setBrush(Qt::NoBrush);
     p.drawPolyline(m_curve);
+    if (reservedShown()) {
+        // Reserved memory steps up where a segment is reserved: dotted, over the curve it holds.
+        p.setPen(QPen(reservedColor(palette()), 2, Qt::DotLine, Qt::FlatCap));
+        p.drawPolyline(m_reservedLine);
+    }
 
     // Capacity and usable lines, labelled at the right end (left end when the peak label is there).
     const QString capacity = tr("capacity %1").arg(bytesText(m_timeline.ledger.capacity_bytes));
@@ -1131,6 +1179,10 @@ int LifetimeView::layoutLegend() const
         entry(categoryColor(Category::Activations), tr("Stored in FP8"), false, Qt::BDiagPattern);
     if (kvCache)
         entry(barColor(*kvCache), tr("KV cache"), false);
+    if (reservedShown()) {
+        entry(reservedColor(palette()), tr("Reserved (allocator)"), false);
+        m_legend.back().line = true;
+    }
     // The phases the timeline has (a served forward has no backward and no optimizer step).
     std::array<bool, kPhaseKinds> phases{};
     for (const Phase &ph : m_phases)
@@ -1177,6 +1229,15 @@ void LifetimeView::paintLegend(QPainter &p) const
         const LegendEntry &e = m_legend[i];
         const double y = baseline(e.rect);
         const QRectF swatch(e.rect.left(), y - fm.ascent() / 2 - box / 2 + 1, box, box);
+        if (e.line) {
+            p.setPen(QPen(e.fill, 2, Qt::DotLine, Qt::FlatCap));
+            p.drawLine(QPointF(swatch.left(), swatch.center().y()), QPointF(swatch.right(), swatch.center().y()));
+            p.setPen(palette().color(QPalette::Text));
+            p.drawText(QPointF(e.rect.left() + box + fm.height() * 0.3, y), e.label);
+            if (i + 1 == m_legend.size())
+                lastRight = e.rect.right();
+            continue;
+        }
         p.setPen(QPen(palette().color(QPalette::Mid), 1));
         p.setBrush(e.fill);
         p.drawRect(swatch);

@@ -8,6 +8,7 @@
 #include <QVector>
 #include <QWidget>
 
+#include "core/timeline/reserved.h"
 #include "core/timeline/timeline.h"
 #include "core/view/gantt.h"
 #include "ui/measuredoverlay.h"
@@ -74,6 +75,13 @@ public:
     QPolygonF measuredLine() const;
     QPolygonF modelledLine() const;
 
+    // What PyTorch's caching allocator reserves for the iteration (core's
+    // simulateReserved, none: not known yet), drawn with the runtime reserve
+    // as a step line over the memory curve of a training iteration.
+    void setReserved(const PlanReserved *reserved);
+    bool reservedShown() const;
+    QPolygonF reservedLine() const;
+
     const TimeAxis &timeAxis() const { return m_axis; }
     // factor > 1 zooms in, keeping `time` at its pixel.
     void zoomAround(double time, double factor);
@@ -100,6 +108,7 @@ public:
         QString label;
         QRectF rect; // swatch and label together
         Qt::BrushStyle pattern = Qt::SolidPattern; // FP8: hatched over the fill
+        bool line = false; // a line's swatch (the reserved memory), not a box
     };
     std::vector<LegendEntry> legend() const;
 
@@ -168,6 +177,8 @@ private:
     std::vector<Phase> m_phases;
     TimeAxis m_axis;
     std::optional<MeasuredOverlay> m_overlay;
+    std::optional<PlanReserved> m_reserved;
+    std::vector<CurvePoint> m_reservedCurve; // the rank's, with the runtime reserve; empty when not drawn
     std::vector<CurvePoint> m_overlayMeasured; // on the view's clock, seconds
     std::vector<CurvePoint> m_overlayModelled;
     bool m_dragging = false;
@@ -188,6 +199,7 @@ private:
     mutable std::vector<ColoredRects> m_bandRects;
     mutable QPolygonF m_measuredLine;
     mutable QPolygonF m_modelledLine;
+    mutable QPolygonF m_reservedLine;
     mutable std::vector<LegendEntry> m_legend;
     mutable double m_legendBottom = 0; // the baseline of the legend's last line
 };

@@ -355,6 +355,13 @@ void MainWindow::connectDocument()
     });
     // Another model (a file, a scenario, a slide): its own pins only.
     connect(m_document, &Document::configChanged, this, [this] { updateComparison(false); });
+    // The allocator model's result arrives from its worker after an edit: onto the lifetimes view if it shows
+    // the training iteration now (a later refresh asks the document for it otherwise).
+    connect(m_document, &Document::reservedChanged, this, [this] {
+        if (m_views->currentIndex() == kLifetimesTab && !m_stale[kLifetimesTab]
+            && m_lifetimesPage->source()->source() == LifetimeSource::Source::Training)
+            m_lifetimesPage->view()->setReserved(m_document->reserved());
+    });
 }
 
 void MainWindow::refreshCurrentView()
