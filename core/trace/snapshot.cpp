@@ -581,7 +581,8 @@ private:
 };
 
 // external_annotations: {name, stage START / END, device, time_us}; a START
-// and the next END of the same name make one range.
+// and the next END of the same name make one range, unless the END comes
+// before it in time. Ranges come out sorted by start.
 void SnapshotReader::annotations(Unpickler &vm, Value list, int device, std::vector<TraceRange> &ranges,
                                  Problems &problems)
 {
@@ -620,8 +621,14 @@ void SnapshotReader::annotations(Unpickler &vm, Value list, int device, std::vec
                 ++unmatched;
                 continue;
             }
-            ranges.push_back(TraceRange{n, it->second.back(), t});
+            const double start = it->second.back();
             it->second.pop_back();
+            // An end before its start is no range (a clock that went back, a hand-made file): both ignored.
+            if (t < start) {
+                unmatched += 2;
+                continue;
+            }
+            ranges.push_back(TraceRange{n, start, t});
         } else {
             ++unmatched;
         }

@@ -226,3 +226,19 @@ TEST_CASE("looksLikePickle tells a pickle from JSON", "[trace][snapshot]")
     CHECK_FALSE(looksLikePickle("\x80\x09"));
     CHECK_FALSE(looksLikePickle(""));
 }
+
+TEST_CASE("An annotation that ends before it starts is no range, and is counted among the unmatched",
+          "[trace][snapshot]")
+{
+    // tests/data/fuzz-regressions/snapshot: forward START at 5 µs, END at 3; backward 7 to 9.
+    std::ifstream in(std::string(MEMLEDGER_TEST_DATA) + "/fuzz-regressions/snapshot/annotation-end-before-start.pickle",
+                     std::ios::binary);
+    REQUIRE(in);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const TraceLoadResult r = load(ss.str());
+    REQUIRE(r.trace.has_value());
+    REQUIRE(r.trace->ranges.size() == 1);
+    CHECK(r.trace->ranges[0].name == "backward");
+    CHECK_THAT(problemsOf(r), Catch::Contains("2 annotation(s) without a matching START / END"));
+}
