@@ -130,6 +130,171 @@ IterationWindow fromPhases(const MeasuredTrace &trace, const MemoryReplay &repla
     return w;
 }
 
+// Which phase an allocation's call stack says it was made in: the optimizer
+// (a frame in an optimizer's source, torch/optim, Apex's or Megatron's
+// optimizer packages), the backward (autograd's engine, or a frame named
+// backward: Tensor.backward, torch.autograd.backward, an autograd Function's,
+// where checkpointing recomputes), else the forward; none when the event has
+// no stack or is the profiler's own (record_function's handles).
+std::optional<IterationPhase> phaseOfStack(const MeasuredTrace &trace, const TraceEvent &e)
+{
+    if (e.stack < 0 || static_cast<std::size_t>(e.stack) >= trace.stacks.size()
+        || trace.stacks[static_cast<std::size_t>(e.stack)].empty())
+        return std::nullopt;
+    bool backward = false;
+    for (const TraceFrame &f : trace.stacks[static_cast<std::size_t>(e.stack)]) {
+        // The profiler's own bookkeeping (record_function's handles) belongs to no phase.
+        if (f.filename.find("profiler") != std::string::npos)
+            return std::nullopt;
+        if (f.filename.find("optim") != std::string::npos)
+            return IterationPhase::Optimizer;
+        // Autograd's engine, or any backward(): Tensor.backward, torch.autograd.backward, a custom
+        // Function's (torch.utils.checkpoint's recompute runs inside one).
+        backward = backward || f.name.rfind("autograd::engine::", 0) == 0 || f.name == "backward";
+    }
+    return backward ? IterationPhase::Backward : IterationPhase::Forward;
+}
+
+struct Run
+{
+    IterationPhase phase;
+    std::size_t first, last; // curve points
+};
+
+// Consecutive curve points of one phase (points without a stack join the run around them).
+std::vector<Run> phaseRuns(const MeasuredTrace &trace, const MemoryReplay &replay)
+{
+    std::vector<Run> runs;
+    std::size_t point = 0;
+    for (const TraceEvent &e : trace.events) {
+        if (!movesCurve(e.action))
+            continue;
+        const std::size_t at = point++;
+        const std::optional<IterationPhase> phase = phaseOfStack(trace, e);
+        if (!phase)
+            continue;
+        if (!runs.empty() && runs.back().phase == *phase)
+            runs.back().last = at;
+        else
+            runs.push_back({*phase, at, at});
+    }
+    return point == replay.curve.size() ? runs : std::vector<Run>{};
+}
+
+// The call stacks of a snapshot say which allocations the forward, the
+// backward and the optimizer step made: the last iteration is the last
+// optimizer step with the forward and backward before it, from the first
+// forward allocation after the optimizer step before.
+IterationWindow fromStacks(const MeasuredTrace &trace, const MemoryReplay &replay)
+{
+    IterationWindow w;
+    const std::vector<Run> runs = phaseRuns(trace, replay);
+    std::size_t lastStep = runs.size();
+    for (std::size_t i = runs.size(); i-- > 0;)
+        if (runs[i].phase == IterationPhase::Optimizer) {
+            lastStep = i;
+            break;
+        }
+    if (lastStep == runs.size())
+        return w;
+    // Back to the optimizer step before (or the trace's start); the iteration needs a backward and a forward.
+    std::size_t first = lastStep;
+    bool backward = false, forward = false;
+    while (first > 0 && runs[first - 1].phase != IterationPhase::Optimizer) {
+        --first;
+        backward = backward || runs[first].phase == IterationPhase::Backward;
+        forward = forward || runs[first].phase == IterationPhase::Forward;
+    }
+    while (first < lastStep && runs[first].phase != IterationPhase::Forward)
+        ++first;
+    if (!backward || !forward || first >= lastStep)
+        return w;
+    const auto time
+        = [&](std::size_t point) { return trace.has_times ? replay.curve[point].time_us : static_cast<double>(point); };
+    w.found = true;
+    w.first_point = runs[first].first;
+    w.end_point = runs[lastStep].last + 1;
+    w.start = time(w.first_point);
+    w.end = w.end_point < replay.curve.size() ? time(w.end_point) : time(runs[lastStep].last) + 1;
+    for (std::size_t i = first; i <= lastStep; ++i) {
+        const double end = i < lastStep ? time(runs[i + 1].first) : w.end;
+        if (!w.phases.empty() && w.phases.back().phase == runs[i].phase)
+            w.phases.back().end = end;
+        else
+            w.phases.push_back({runs[i].phase, time(runs[i].first), end});
+    }
+    w.how = "The iteration is told apart by the allocations' call stacks: the last optimizer step (frames in an "
+            "optimizer's source) with the forward and the backward (autograd's frames) before it.";
+    return w;
+}
+
+// Allocated memory between two iterations: the lowest it falls after the
+// trace first reaches its highest, and a swing from there to the peak.
+struct Swing
+{
+    Bytes low = 0, high = 0;
+};
+
+Swing swingOf(const MemoryReplay &replay)
+{
+    Swing s;
+    std::size_t top = 0;
+    for (std::size_t i = 0; i < replay.curve.size(); ++i)
+        if (replay.curve[i].allocated > replay.curve[top].allocated)
+            top = i;
+    s.high = replay.curve.empty() ? 0 : replay.curve[top].allocated;
+    s.low = s.high;
+    for (std::size_t i = top; i < replay.curve.size(); ++i)
+        s.low = std::min(s.low, replay.curve[i].allocated);
+    return s;
+}
+
+// Without ranges or stacks (a profiler trace): each iteration climbs from
+// between iterations through its forward to a peak and falls back through
+// its backward, so the iterations are what lies between the troughs of
+// consecutive climbs (thresholds at a twentieth and three fifths of the swing,
+// apart so that wobbles do not count). The last iteration is the last climb
+// that falls back.
+IterationWindow fromTroughs(const MeasuredTrace &trace, const MemoryReplay &replay)
+{
+    IterationWindow w;
+    const Swing swing = swingOf(replay);
+    const Bytes range = swing.high - swing.low;
+    if (range <= 0 || replay.curve.size() < 8)
+        return w;
+    const Bytes low = swing.low + range / 20, high = swing.low + range * 3 / 5;
+    std::vector<std::size_t> troughs; // the lowest point of each stretch below `low` that a climb above `high` ends
+    bool below = true;
+    std::size_t trough = 0;
+    for (std::size_t i = 0; i < replay.curve.size(); ++i) {
+        const Bytes b = replay.curve[i].allocated;
+        if (below) {
+            if (b < replay.curve[trough].allocated)
+                trough = i;
+            if (b >= high) {
+                troughs.push_back(trough);
+                below = false;
+            }
+        } else if (b <= low) {
+            below = true;
+            trough = i;
+        }
+    }
+    if (below && !troughs.empty())
+        troughs.push_back(trough); // the last climb came down: its end counts
+    if (troughs.size() < 2)
+        return w;
+    w.found = true;
+    w.first_point = troughs[troughs.size() - 2] + 1;
+    w.end_point = std::min(troughs.back() + 1, replay.curve.size());
+    w.start = replay.curve[w.first_point - 1].time_us;
+    w.end = replay.curve[w.end_point - 1].time_us;
+    w.phases = trace.has_times ? phaseSpans(trace, w.start, w.end) : std::vector<PhaseSpan>{};
+    w.how = "The iteration is the trace's last climb of allocated memory and its fall, between two troughs (no "
+            "profiler steps, phase ranges or call stacks to tell it apart).";
+    return w;
+}
+
 IterationWindow fromPattern(const MeasuredTrace &trace, const MemoryReplay &replay)
 {
     IterationWindow w;
@@ -184,6 +349,10 @@ IterationWindow findIteration(const MeasuredTrace &trace, const MemoryReplay &re
         if (IterationWindow w = fromPhases(trace, replay); w.found && w.end_point > w.first_point)
             return w;
     }
+    if (IterationWindow w = fromStacks(trace, replay); w.found && w.end_point > w.first_point)
+        return w;
+    if (IterationWindow w = fromTroughs(trace, replay); w.found && w.end_point > w.first_point)
+        return w;
     if (IterationWindow w = fromPattern(trace, replay); w.found)
         return w;
     IterationWindow whole;
@@ -192,8 +361,8 @@ IterationWindow findIteration(const MeasuredTrace &trace, const MemoryReplay &re
     whole.start = replay.curve.empty() ? 0 : replay.curve.front().time_us;
     whole.end = replay.curve.empty() ? 0 : replay.curve.back().time_us;
     whole.phases = trace.has_times ? phaseSpans(trace, whole.start, whole.end + 1) : std::vector<PhaseSpan>{};
-    whole.how = "No iteration could be told apart (no profiler steps, phase ranges or repeating pattern): the whole "
-                "trace is compared.";
+    whole.how = "No iteration could be told apart (no profiler steps, phase ranges, call stacks, climbs of allocated "
+                "memory or repeating pattern): the whole trace is compared.";
     return whole;
 }
 

@@ -13,9 +13,12 @@ namespace memledger {
 // Where one training iteration lies in a measured trace, and its phases.
 // Found, in order of trust: from the profiler's ProfilerStep#N ranges; from
 // ranges (record_function or snapshot annotations) named forward, backward
-// and optimizer; from the repeating pattern of the allocator events (a
-// training loop allocates the same sizes in the same order every step), the
-// window starting where allocated memory is lowest.
+// and optimizer; from a snapshot's call stacks (the last optimizer step, its
+// allocations in an optimizer's source, with the forward and the backward
+// before it); from the climbs of allocated memory (each iteration rises
+// through its forward and falls through its backward, between troughs); from
+// the repeating pattern of the allocator events, the window starting where
+// allocated memory is lowest.
 
 struct PhaseSpan
 {

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 // Holding a measured trace against the model: where the iteration is found,
 // what counts as steady and peak, and the modelled side's conventions.
+#include "core/formats/preset.h"
 #include "core/trace/compare.h"
 #include "core/trace/comparereport.h"
 #include "core/trace/iteration.h"
+#include "core/trace/traceimport.h"
 #include "testutil.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 using namespace memledger;
@@ -190,4 +195,51 @@ TEST_CASE("Compare: a CPU profiler trace's iteration time is shown, not held aga
         said = said || n.find("recorded on the CPU") != std::string::npos;
     CHECK(said);
     CHECK(comparisonToJson(c).at("iteration_error").is_null());
+}
+
+TEST_CASE("Iteration: without ranges, a snapshot's call stacks and a profiler trace's climbs tell it apart",
+          "[compare][measured]")
+{
+    // tools/measure's runs of both modes (Megatron-style bf16 weights with an fp32 main_grad buffer, and
+    // plain fp32 PyTorch), their ranges removed: a snapshot's allocations carry their call stacks (the
+    // optimizer's source, autograd's engine), a profiler trace only its memory curve. The iteration found
+    // is the one the profiler's steps delimit, within a few events (a step's range opens a little before
+    // its first allocation), and so are the figures compared.
+    for (const char *size : {"small", "medium"})
+        for (const char *mode : {"megatron", "plain"})
+            for (const char *recompute : {"none", "selective", "full"})
+                for (const char *file : {"snapshot.pickle.gz", "trace.json.gz"}) {
+                    const std::string run
+                        = std::string(MEMLEDGER_TEST_DATA) + "/measured/" + size + "-" + mode + "-" + recompute + "/";
+                    CAPTURE(run, file);
+                    const TraceLoadResult loaded = loadTraceFile(run + file);
+                    REQUIRE(loaded.trace.has_value());
+                    MeasuredTrace stripped = *loaded.trace;
+                    stripped.ranges.clear();
+                    const MemoryReplay replay = replayAllocated(*loaded.trace);
+                    const IterationWindow steps = findIteration(*loaded.trace, replay);
+                    const IterationWindow found = findIteration(stripped, replay);
+                    REQUIRE(found.found);
+                    CHECK(found.how.find("ProfilerStep") == std::string::npos);
+                    CHECK(std::abs(double(found.first_point) - double(steps.first_point)) <= 8);
+                    CHECK(std::abs(double(found.end_point) - double(steps.end_point)) <= 8);
+                    const bool snapshot = std::string(file) == "snapshot.pickle.gz";
+                    CHECK(found.phases.empty() != snapshot); // stacks name the phases; a curve does not
+                    std::ifstream in(run + "preset.json");
+                    std::stringstream text;
+                    text << in.rdbuf();
+                    const Config config = *presetFromText(text.str()).config;
+                    const TraceComparison withSteps = compareTrace(config, *loaded.trace);
+                    const TraceComparison without = compareTrace(config, stripped);
+                    CHECK(without.measured_steady_allocated_bytes
+                          == Approx(double(withSteps.measured_steady_allocated_bytes)).epsilon(0.01));
+                    if (!snapshot)
+                        continue;
+                    CHECK(without.measured_peak_phase == withSteps.measured_peak_phase);
+                    for (std::size_t i = 0; i < withSteps.phases.size(); ++i) {
+                        CAPTURE(phaseName(withSteps.phases[i].phase));
+                        CHECK(double(without.phases[i].measured_peak_bytes)
+                              == Approx(double(withSteps.phases[i].measured_peak_bytes)).epsilon(0.02));
+                    }
+                }
 }
