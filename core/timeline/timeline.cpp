@@ -42,6 +42,7 @@ struct ChunkPlan
     double recompute = 0;
     double outputForward = 0; // last stage: the logits and loss at the end of the forward
     std::vector<double> layerForward; // per layer
+    std::vector<double> layerForwardStart; // per layer and one past the last: offsets into the forward
     std::vector<double> layerBackward; // per layer, recompute included
     double weight = 0; // seconds: the weight-gradient part of `backward`, a W op's time when split
     Bytes weightPass = 0; // what a deferred W keeps from its B to its end
@@ -100,6 +101,9 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
             cp.forwardExpert += lc.forwardComm.expert;
             cp.backwardExpert += lc.backwardComm.expert + lc.recomputeComm.expert;
         }
+        cp.layerForwardStart.assign(1, 0.0);
+        for (const double f : cp.layerForward)
+            cp.layerForwardStart.push_back(cp.layerForwardStart.back() + f);
         if (cp.lastStage) {
             cp.outputForward = x.cost.outputForward.seconds;
             cp.forward += x.cost.outputForward.seconds;
@@ -427,9 +431,7 @@ void addGroupStay(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Tim
                    ? start.from + (start.forwardEnd - start.from) * std::min(1.0, offset / cp.forward)
                    : start.from;
     };
-    std::vector<double> layerStart(cp.layerForward.size() + 1, 0.0); // offsets into the forward
-    for (std::size_t i = 0; i < cp.layerForward.size(); ++i)
-        layerStart[i + 1] = layerStart[i] + cp.layerForward[i];
+    const std::vector<double> &layerStart = cp.layerForwardStart;
     double t = op.start;
     Bytes given = 0;
     if (cp.lastStage) {
