@@ -182,6 +182,13 @@ std::string allocatorSummary(const AllocatorConfig &a)
     return text.empty() ? "PyTorch's defaults" : text;
 }
 
+json reservedToJson(const RankReserved &r)
+{
+    return {{"reserved_bytes", r.reserved_peak},      {"allocated_peak_bytes", r.allocated_peak},
+            {"fragmentation_bytes", r.fragmentation}, {"cached_free_bytes", r.cached},
+            {"alloc_retries", r.alloc_retries},       {"allocator_ooms", r.ooms}};
+}
+
 json ledgerToJson(const Config &config, const Ledger &l, const PlanReserved *reserved)
 {
     json doc = json::object();
@@ -214,13 +221,8 @@ json ledgerToJson(const Config &config, const Ledger &l, const PlanReserved *res
         rj["host_total_bytes"] = r.host_total_bytes;
         rj["fits"] = r.fits;
         if (const RankReserved *rr = reservedOf(reserved, r.pipeline_rank)) {
-            rj["reserved_bytes"] = rr->reserved_peak;
-            rj["allocated_peak_bytes"] = rr->allocated_peak;
+            rj.update(reservedToJson(*rr));
             rj["device_peak_bytes"] = rr->device_peak_bytes;
-            rj["fragmentation_bytes"] = rr->fragmentation;
-            rj["cached_free_bytes"] = rr->cached;
-            rj["alloc_retries"] = rr->alloc_retries;
-            rj["allocator_ooms"] = rr->ooms;
             rj["reserved_fits"] = rr->fits;
         }
         rj["host_fits"] = r.host_fits;

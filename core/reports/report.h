@@ -24,6 +24,10 @@ std::string ledgerToCsv(const Ledger &ledger, const PlanReserved *reserved = nul
 std::string ledgerToMarkdown(const Config &config, const Ledger &ledger, const PlanReserved *reserved = nullptr);
 // The allocator's settings as strategy.allocator writes them.
 nlohmann::json allocatorToJson(const AllocatorConfig &settings);
+// A rank's reserved memory, the keys eval's and timeline's ranks share:
+// reserved_bytes, allocated_peak_bytes, fragmentation_bytes,
+// cached_free_bytes, alloc_retries, allocator_ooms.
+nlohmann::json reservedToJson(const RankReserved &rank);
 // "PyTorch's defaults", "expandable segments, max_split_size 512 MB".
 std::string allocatorSummary(const AllocatorConfig &settings);
 

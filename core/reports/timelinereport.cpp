@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/reports/timelinereport.h"
 
+#include "core/reports/report.h"
 #include "core/time/steptime.h"
 #include "core/timeline/lifetimelabels.h"
 #include "core/timeline/steptimegap.h"
@@ -83,12 +84,7 @@ json timelineToJson(const Config &config, const Timeline &tl, int rankFilter, co
         if (reserved && static_cast<std::size_t>(rt.pipeline_rank) < reserved->ranks.size()) {
             // What the caching allocator reserves for the same lifetimes (no runtime reserve), a step per segment.
             const RankReserved &rr = reserved->ranks[static_cast<std::size_t>(rt.pipeline_rank)];
-            r["reserved_bytes"] = rr.reserved_peak;
-            r["allocated_peak_bytes"] = rr.allocated_peak;
-            r["fragmentation_bytes"] = rr.fragmentation;
-            r["cached_free_bytes"] = rr.cached;
-            r["alloc_retries"] = rr.alloc_retries;
-            r["allocator_ooms"] = rr.ooms;
+            r.update(reservedToJson(rr));
             json steps = json::array();
             for (const CurvePoint &p : rr.curve)
                 steps.push_back({p.time, p.bytes});
