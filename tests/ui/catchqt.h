@@ -53,17 +53,18 @@ inline void collectModelTestMessages(QtMsgType type, const QMessageLogContext &c
         modelTestMessages << message;
 }
 
-// Counts the paint and resize events a widget receives (install it as its event filter).
+// Counts the paint, resize and layout-request events a widget receives (install it as its event filter).
 class PaintCount : public QObject
 {
 public:
-    int paints = 0, resizes = 0;
+    int paints = 0, resizes = 0, layouts = 0;
 
 protected:
     bool eventFilter(QObject *, QEvent *event) override
     {
         paints += event->type() == QEvent::Paint;
         resizes += event->type() == QEvent::Resize;
+        layouts += event->type() == QEvent::LayoutRequest;
         return false;
     }
 };

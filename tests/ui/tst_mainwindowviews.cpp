@@ -275,20 +275,6 @@ TEST_CASE("In the dark palette a disabled menu command looks disabled", "[ui][da
 }
 
 namespace {
-// Counts the paint events and layout requests a widget receives.
-class EventCount : public QObject
-{
-public:
-    int paints = 0, layouts = 0;
-
-protected:
-    bool eventFilter(QObject *, QEvent *event) override
-    {
-        paints += event->type() == QEvent::Paint;
-        layouts += event->type() == QEvent::LayoutRequest;
-        return false;
-    }
-};
 
 // As --bench-ui does after a move: event-loop passes until none has work left, then the frame.
 void settleAndPaint(QWidget &window)
@@ -316,7 +302,7 @@ TEST_CASE("An edit repaints the staircase once and does not relayout the window"
     gui.document.edit(selective, QStringLiteral("selective"));
     settleAndPaint(gui.window);
 
-    EventCount staircase, central;
+    PaintCount staircase, central;
     gui.window.staircase()->viewport()->installEventFilter(&staircase);
     gui.window.centralWidget()->installEventFilter(&central);
     for (int step = 0; step < 4; ++step) {
@@ -333,7 +319,7 @@ TEST_CASE("A new status message repaints the status bar, not the window under it
     // every step, and the see-through status bar had the main window paint its background under it each time.
     ShownWindow gui(kDefaultScenario, QSize(1600, 1000));
     settleAndPaint(gui.window);
-    EventCount own, bar;
+    PaintCount own, bar;
     gui.window.installEventFilter(&own);
     gui.window.statusBar()->installEventFilter(&bar);
     gui.window.statusBar()->showMessage(QStringLiteral("1 error in the configuration"));
