@@ -16,6 +16,7 @@
 #include "core/formats/builtins.h"
 #include "core/formats/hfimport.h"
 #include "core/formats/preset.h"
+#include "core/timeline/peakledger.h"
 #include "ui/qtstring.h"
 
 #include <utility>
@@ -228,9 +229,12 @@ void Document::clearPins()
 
 void Document::recompute()
 {
-    m_ledger = computeLedger(m_config);
+    // One peak: the header, the bars and the lifetimes view read the same
+    // simulated iteration (core/timeline/peakledger.h).
+    PlanPeak plan = planPeak(m_config);
+    m_ledger = std::move(plan.ledger);
+    m_timeline = std::move(plan.timeline);
     m_ledgerConfig = m_config;
-    m_timelineStale = true;
     m_stepTimeStale = true;
     m_inferenceStale = true;
     m_hasLedger = true;
@@ -238,15 +242,6 @@ void Document::recompute()
     ++m_recomputes;
     Q_EMIT ledgerChanged(m_ledger);
     Q_EMIT timelineChanged();
-}
-
-const Timeline &Document::timeline() const
-{
-    if (m_timelineStale && m_hasLedger) {
-        m_timeline = simulateIteration(m_ledgerConfig);
-        m_timelineStale = false;
-    }
-    return m_timeline;
 }
 
 const StepTime &Document::stepTime() const
@@ -263,7 +258,7 @@ const InferenceLedger &Document::inference() const
 {
     // ledgerConfig() is a valid plan, as computeInference requires.
     if (m_inferenceStale && m_hasLedger) {
-        m_inference = computeInference(m_ledgerConfig);
+        m_inference = computeInference(m_ledgerConfig, m_ledger.peak_bytes);
         m_inferenceStale = false;
         ++m_inferences;
     }
@@ -285,9 +280,10 @@ const PlanReserved *Document::reserved() const
 void Document::startReserved() const
 {
     m_reservedRunning = m_plan;
-    // The worker simulates from its own copy of the valid plan: nothing of the document is shared with it.
-    m_reservedWatcher->setFuture(QtConcurrent::run(
-        m_reservedPool, [config = m_ledgerConfig] { return simulateReserved(config, simulateIteration(config)); }));
+    // The worker runs on its own copies of the valid plan and its timeline: nothing of the document is shared.
+    m_reservedWatcher->setFuture(QtConcurrent::run(m_reservedPool, [config = m_ledgerConfig, timeline = m_timeline] {
+        return simulateReserved(config, timeline);
+    }));
 }
 
 void Document::reservedComputed()

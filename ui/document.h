@@ -43,13 +43,13 @@ public:
     const Ledger &ledger() const { return m_ledger; }
     // The configuration ledger() describes: the current one unless it has errors.
     const Config &ledgerConfig() const { return m_ledgerConfig; }
-    // The iteration simulated for the same configuration as ledger(), on
-    // first use after a change: only the lifetimes view needs it, and a slider
-    // drag on a large pipeline should not pay for it while that view is hidden.
-    const Timeline &timeline() const;
+    // The iteration simulated for the same configuration as ledger(): the
+    // ledger's totals are its peaks (core/timeline/peakledger.h), so it is
+    // simulated with the ledger on every change.
+    const Timeline &timeline() const { return m_timeline; }
     // The step time core's time model estimates for the same configuration
     // (estimateStepTime), and the same plan served (computeInference), each
-    // on first use after a change like the timeline: the header, the lifetimes
+    // on first use after a change: the header, the lifetimes
     // view, the plan finder and the serving strip read one result per edit,
     // and a view that is not shown asks nothing.
     const StepTime &stepTime() const;
@@ -139,7 +139,7 @@ public:
 Q_SIGNALS:
     void configChanged(const memledger::Config &config);
     void ledgerChanged(const memledger::Ledger &ledger);
-    // The timeline changed with the ledger; timeline() simulates it when asked.
+    // The timeline changed with the ledger.
     void timelineChanged();
     void pinsChanged();
     void problemsChanged(const memledger::Problems &problems);
@@ -156,9 +156,8 @@ private:
 
     Config m_config;
     Ledger m_ledger;
-    Config m_ledgerConfig; // what m_ledger (and the timeline, when simulated) describe
-    mutable Timeline m_timeline;
-    mutable bool m_timelineStale = true;
+    Config m_ledgerConfig; // what m_ledger and m_timeline describe
+    Timeline m_timeline;
     mutable StepTime m_stepTime;
     mutable bool m_stepTimeStale = true;
     mutable int m_stepTimes = 0;

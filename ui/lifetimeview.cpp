@@ -931,7 +931,7 @@ void LifetimeView::paintCurve(QPainter &p) const
 
     if (m_geometry.peakVisible) {
         p.setRenderHint(QPainter::Antialiasing, true);
-        const bool fits = peakFitsUsable(m_timeline, rank); // core's verdict
+        const bool fits = peakFits(m_timeline, rank); // core's verdict
         const QColor dot = fits ? curveColor(palette()) : errorTextColor(palette());
         p.setPen(QPen(palette().color(QPalette::Base), 1.5));
         p.setBrush(dot);

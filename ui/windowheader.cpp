@@ -76,7 +76,7 @@ QString WindowHeader::peakText() const
     if (!rank)
         return peak;
     const bool fits = ledger.fits(); // core's verdict: every rank within the device
-    peak = tr("Ledger peak: %1, %2 %3 %4 %5")
+    peak = tr("Peak: %1, %2 %3 %4 %5")
                .arg(unbroken(tr("rank %1").arg(rank->pipeline_rank)), unbroken(bytesText(ledger.peak_bytes)),
                     unbroken(tr("of %1").arg(bytesText(ledger.capacity_bytes))),
                     unbroken(
@@ -145,7 +145,9 @@ QString WindowHeader::peakToolTip() const
                       .arg(QString::fromStdString(config.description),
                            toQString(formatThousands(m_document->ledger().total_parameters)));
     if (m_document->hasLedger())
-        tip += QStringLiteral("\n\n") + tr("The header shows the ledger's peak (Lifetimes shows the timeline's). ")
+        tip += QStringLiteral("\n\n")
+               + tr(
+                   "The header's peak is the simulated iteration's, as Lifetimes draws it, and so is every verdict's. ")
                + toQString(peakComparisonText(comparePeaks(m_document->timeline())));
     return tip;
 }

@@ -9,8 +9,8 @@
 #include "core/formats/preset.h"
 #include "core/ledger/ledger.h"
 #include "core/reports/report.h"
+#include "core/timeline/peakledger.h"
 #include "core/timeline/reserved.h"
-#include "core/timeline/timeline.h"
 
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -31,11 +31,13 @@ int evalOrCheck(const Options &o, std::ostream &out, std::ostream &err)
     const std::optional<Config> config = load(o, err);
     if (!config)
         return kExitBadInput;
-    const Ledger ledger = computeLedger(*config);
+    // One peak: each rank's total is its simulated iteration's peak (core/timeline/peakledger.h).
+    const PlanPeak plan = planPeak(*config);
+    const Ledger &ledger = plan.ledger;
     for (const Problem &p : ledger.warnings)
         err << "warning: " << p.toString() << "\n";
     // What runs out: each rank's iteration through PyTorch's caching allocator, plus its runtime reserve.
-    const PlanReserved reserved = simulateReserved(*config, simulateIteration(*config));
+    const PlanReserved reserved = simulateReserved(*config, plan.timeline);
 
     if (o.format == "json")
         out << ledgerToJson(*config, ledger, &reserved).dump(2) << "\n";

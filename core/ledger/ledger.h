@@ -33,6 +33,8 @@ struct LedgerEntry
     std::string note; // the choice made where frameworks differ; may be empty
     ParamGroup group = ParamGroup::None;
     bool transient = false; // alive only while the optimizer step runs (the timeline places it there)
+    // What the rank's simulated peak holds beyond the other rows (core/timeline/peakledger.h).
+    bool atPeak = false;
 };
 
 using ByCategory = std::array<Bytes, kCategoryCount>;

@@ -3,6 +3,7 @@
 
 #include "core/check/validate.h"
 #include "core/time/steptime.h"
+#include "core/timeline/peakledger.h"
 
 #include <algorithm>
 #include <string>
@@ -46,24 +47,34 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     return cfg;
 }
 
+LedgerUnder ledgerUnder(const Config &config, Bytes limit)
+{
+    Ledger rows = computeLedger(config);
+    const Bytes rowsPeak = rows.peak_bytes;
+    if (rowsPeak > limit)
+        return {std::move(rows), rowsPeak};
+    return {peakLedger(config), rowsPeak};
+}
+
 std::optional<std::pair<Config, Ledger>> LedgerCheck::operator()(const Candidate &x)
 {
     Config cfg = configOf(m_base, x, m_globalBatch);
-    const auto known = m_confirmed.find(identityOf(x));
+    const auto id = identityOf(x);
+    const auto known = m_confirmed.find(id);
     if (known != m_confirmed.end() && !known->second)
         return std::nullopt;
-    Ledger ledger;
     if (known == m_confirmed.end()) {
         ++m_ledgersRun;
-        bool ok = !hasErrors(validate(cfg));
-        if (ok) {
-            ledger = computeLedger(cfg);
-            ok = ledger.peak_bytes <= m_limit;
-        }
-        m_confirmed.emplace(identityOf(x), ok);
-        if (!ok)
+        if (hasErrors(validate(cfg))) {
+            m_confirmed.emplace(id, false);
             return std::nullopt;
+        }
     }
+    Ledger ledger = ledgerUnder(cfg, m_limit).ledger;
+    const bool ok = ledger.peak_bytes <= m_limit;
+    m_confirmed.insert_or_assign(id, ok);
+    if (!ok)
+        return std::nullopt;
     return std::make_pair(std::move(cfg), std::move(ledger));
 }
 

@@ -20,6 +20,19 @@ namespace memledger::plansearch {
 // with the candidate's split, micro-batch, ZeRO, recompute and offload.
 Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch);
 
+// A plan's ledger as its verdict reads it: the rows (computeLedger), and,
+// when they stay under `limit`, the simulated peak carried
+// (core/timeline/peakledger.h). A plan over the limit by its rows is taken
+// as over it without simulating (its ledger is then the rows'): the rows
+// are below the peak but where maxima that never coincide overcount, so the
+// search errs on the safe side there.
+struct LedgerUnder
+{
+    Ledger ledger;
+    Bytes rowsPeak = 0; // the rows' peak: a lower bound on ledger.peak_bytes
+};
+LedgerUnder ledgerUnder(const Config &config, Bytes limit);
+
 // What makes two candidates the same plan.
 inline auto identityOf(const Candidate &x)
 {

@@ -4,11 +4,13 @@
 #include "core/check/validate.h"
 #include "core/config/editrules.h"
 #include "core/ledger/ledger.h"
+#include "core/planner/confirm.h"
 #include "core/schedule/schedule.h"
 #include "core/time/steptime.h"
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 namespace memledger {
 
@@ -64,10 +66,11 @@ std::optional<SearchPlan> tryOn(const SearchPlan &plan, PipelineSchedule s, cons
         return std::nullopt;
     }
     SearchPlan variant;
-    variant.ledger = computeLedger(cfg);
+    plansearch::LedgerUnder under = plansearch::ledgerUnder(cfg, limit);
+    variant.ledger = std::move(under.ledger);
     ++ledgersRun;
     cfg.name = renamed(cfg.name, par.virtual_pipeline_model_parallel_size) + " " + std::string(scheduleName(s));
-    variant.estimateBytes = variant.ledger.peak_bytes;
+    variant.estimateBytes = under.rowsPeak;
     if (variant.ledger.peak_bytes > limit) {
         ++tally.over;
         if (!tally.leastOver || variant.ledger.peak_bytes < tally.leastOver->ledger.peak_bytes) {

@@ -5,6 +5,7 @@
 #include "core/check/validate.h"
 #include "core/ledger/ledger.h"
 #include "core/model/gradoffload.h"
+#include "core/planner/confirm.h"
 #include "core/planner/verdicts.h"
 #include "core/time/steptime.h"
 
@@ -13,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace memledger {
 
@@ -153,7 +155,7 @@ void choosePlans(TriedPlans &tp, SearchResult &res, const std::vector<Config> &o
             break;
         if (hasErrors(validate(cfg)))
             continue;
-        const Ledger ledger = computeLedger(cfg);
+        const Ledger ledger = plansearch::ledgerUnder(cfg, limit).ledger;
         ++res.ledgersRun;
         if (ledger.peak_bytes <= limit)
             continue; // fits as it is: in the answer or slower than it
@@ -185,7 +187,8 @@ Trial tryValue(SearchDimension d, std::int64_t v, const std::vector<Base> &bases
         }
         ++trial.tried;
         SearchPlan variant;
-        variant.ledger = computeLedger(cfg);
+        plansearch::LedgerUnder under = plansearch::ledgerUnder(cfg, limit);
+        variant.ledger = std::move(under.ledger);
         ++ledgersRun;
         if (variant.ledger.peak_bytes > limit) {
             ++trial.over;
@@ -196,7 +199,7 @@ Trial tryValue(SearchDimension d, std::int64_t v, const std::vector<Base> &bases
             continue;
         }
         variant.time = estimateStepTime(cfg, opt.gpusPerNode);
-        variant.estimateBytes = variant.ledger.peak_bytes;
+        variant.estimateBytes = under.rowsPeak;
         variant.config = std::move(cfg);
         if (b.seconds == std::numeric_limits<double>::infinity())
             ++trial.madeFit;

@@ -4,6 +4,7 @@
 #include "core/ledger/ledger.h"
 #include "core/model/parameters.h"
 #include "core/schedule/stagelayers.h"
+#include "core/timeline/peakledger.h"
 
 #include <algorithm>
 
@@ -79,7 +80,7 @@ bool InferenceLedger::fits() const
     return std::all_of(ranks.begin(), ranks.end(), [](const InferenceRank &r) { return r.fits; });
 }
 
-InferenceLedger computeInference(const Config &config)
+InferenceLedger computeInference(const Config &config, std::optional<Bytes> trainingPeak)
 {
     const ModelConfig &m = config.model;
     const ParallelismConfig &par = config.parallelism;
@@ -96,7 +97,7 @@ InferenceLedger computeInference(const Config &config)
     out.cached_tokens = cachedTokens(m, ctx);
     out.kv_cache_bytes_per_token = kvCacheBytesPerToken(config);
     out.capacity_bytes = config.hardware.hbm_bytes;
-    out.training_peak_bytes = computeLedger(config).peak_bytes;
+    out.training_peak_bytes = trainingPeak ? *trainingPeak : peakLedger(config).peak_bytes;
 
     const LayerParams denseWhole = layerParams(m, false, 1, 1, 1);
     const LayerParams moeWhole = m.isMoe() ? layerParams(m, true, 1, 1, 1) : denseWhole;

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,12 +74,14 @@ struct InferenceLedger
     int peak_rank = 0;
     Bytes peak_bytes = 0;
     Bytes capacity_bytes = 0;
-    Bytes training_peak_bytes = 0; // computeLedger's peak for the same preset
+    Bytes training_peak_bytes = 0; // the training plan's peak for the same preset (peakLedger)
     bool fits() const;
 };
 
 // Serving split: t divides weights and KV heads, p the layers, e the routed
 // experts (ETP inside each). Precondition: validate(config) has no errors.
-InferenceLedger computeInference(const Config &config);
+// `trainingPeak`: the training plan's peak when the caller has it
+// (core/timeline/peakledger.h); else it is simulated here.
+InferenceLedger computeInference(const Config &config, std::optional<Bytes> trainingPeak = std::nullopt);
 
 } // namespace memledger

@@ -82,10 +82,10 @@ PeakComparison comparePeaks(const Timeline &timeline)
 
 std::string peakComparisonText(const PeakComparison &c)
 {
-    std::string out = "The ledger's peak, " + formatGB(static_cast<double>(c.ledger_bytes)) + " on rank "
-                      + std::to_string(c.ledger_rank) + ", adds every row at its largest; the timeline's, "
+    std::string out = "The ledger's rows add up to " + formatGB(static_cast<double>(c.ledger_bytes)) + " on rank "
+                      + std::to_string(c.ledger_rank) + ", each at its largest; the peak, "
                       + formatGB(static_cast<double>(c.timeline_bytes)) + " on rank " + std::to_string(c.timeline_rank)
-                      + ", is what is alive at its fullest moment";
+                      + ", is what the simulated iteration holds at its fullest moment";
     out += " (" + formatSeconds(c.timeline_time, 3) + " into the iteration)";
     if (c.difference() == 0)
         return out + ". They agree.";

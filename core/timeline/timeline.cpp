@@ -1016,9 +1016,9 @@ Timeline simulateIteration(const Config &config, const TimelineOptions &options)
     return tl;
 }
 
-bool peakFitsUsable(const Timeline &timeline, const RankTimeline &rank)
+bool peakFits(const Timeline &timeline, const RankTimeline &rank)
 {
-    return rank.peak_bytes <= timeline.ledger.usable_bytes;
+    return rank.peak_bytes <= timeline.ledger.capacity_bytes;
 }
 
 } // namespace memledger

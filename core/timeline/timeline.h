@@ -147,9 +147,10 @@ struct TimelineOptions
 // Precondition: validate(config) has no errors.
 Timeline simulateIteration(const Config &config, const TimelineOptions &options = {});
 
-// Whether a rank's simulated peak stays within the usable memory (capacity
-// less the runtime reserve, which the timeline does not draw as tensors): the
-// verdict the lifetimes view marks at the peak.
-bool peakFitsUsable(const Timeline &timeline, const RankTimeline &rank);
+// Whether a rank's simulated peak stays within the device's capacity: the
+// peak holds the runtime reserve (a ledger row alive the whole iteration), so
+// it is held against the whole HBM, as the ledger's verdict is; the verdict
+// the lifetimes view marks at the peak.
+bool peakFits(const Timeline &timeline, const RankTimeline &rank);
 
 } // namespace memledger

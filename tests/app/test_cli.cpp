@@ -199,12 +199,23 @@ TEST_CASE("eval reports the step time, its parts and MFU — GPT-3 175B lands on
 TEST_CASE("Balancing activations across pipeline ranks through the CLI", "[cli][balance]")
 {
     // GPT-3 175B, t = 8, p = 8, 1F1B: rank 0's 8 in-flight micro-batches do not fit
-    // (above); parked on the later ranks the totals even out under 80 GB.
+    // (above); parked on the later ranks the rows even out under 80 GB. But the
+    // network carries them: rank 0 parks 25.8 GB, 3.2 GB per micro-batch, 129 ms
+    // at 25 GB/s against a 70 ms forward, so at the end of its warm-up most of
+    // them are still on the device. The plan's peak (its simulated iteration's)
+    // drops, but not under 80 GB, and check says so.
     const std::string balance = " --set strategy.pipeline_activation_balance=auto";
-    CHECK(runCli("check gpt-3-175b-64gpus-tp-only" + balance).code == 0);
+    CHECK(runCli("check gpt-3-175b-64gpus-tp-only" + balance).code == 3);
     const CliRun r = runCli("eval gpt-3-175b-64gpus-tp-only" + balance + " --format json");
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
+    const nlohmann::json &first = j["ranks"][0];
+    CHECK(first["parked_out_bytes"].get<double>() == Approx(25.76e9).epsilon(0.01));
+    CHECK(j["peak_bytes"].get<std::int64_t>() < j["activation_balance"]["unbalanced_peak_bytes"].get<std::int64_t>());
+    CHECK(j["peak_bytes"].get<std::int64_t>() > j["capacity_bytes"].get<std::int64_t>());
+    const nlohmann::json &atPeak = first["entries"].back();
+    CHECK(atPeak["at_peak"] == true);
+    CHECK(atPeak["note"].get<std::string>().find("still under way") != std::string::npos);
     std::int64_t out = 0, in = 0;
     for (const nlohmann::json &rank : j["ranks"]) {
         out += rank["parked_out_bytes"].get<std::int64_t>();

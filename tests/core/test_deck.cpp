@@ -5,6 +5,7 @@
 #include "core/formats/builtins.h"
 #include "core/formats/deck.h"
 #include "core/serving/inference.h"
+#include "core/timeline/peakledger.h"
 #include "testutil.h"
 
 #include <algorithm>
@@ -76,7 +77,7 @@ TEST_CASE("The decks tell their stories", "[deck][reference]")
         REQUIRE(r.deck.has_value());
         return r.deck->slides;
     };
-    const auto peak = [](const Config &c) { return computeLedger(c).peak_bytes; };
+    const auto peak = [](const Config &c) { return peakLedger(c).peak_bytes; };
     SECTION("seed 000: plans A to D, in order")
     {
         const std::vector<Config> s = slides("seed-000");

@@ -9,6 +9,7 @@
 #include "core/formats/preset.h"
 #include "core/reports/inferencereport.h"
 #include "core/serving/inference.h"
+#include "core/timeline/peakledger.h"
 #include "testutil.h"
 
 #include <catch2/catch.hpp>
@@ -135,7 +136,7 @@ TEST_CASE("Seed 001: serving keeps one layer's activations, training keeps every
     // saves tens of GB for backward; a forward alone needs a few hundred MB.
     const Config c = served("llama-2-7b", {"training.seq_length=4096", "hardware=H100-SXM-80GB"});
     const InferenceLedger l = computeInference(c);
-    const Ledger training = computeLedger(c);
+    const Ledger training = peakLedger(c); // the training plan's one peak
     const Bytes trainingActivations = training.ranks[0].device[static_cast<std::size_t>(Category::Activations)];
     CHECK(l.settings.context_length == 4096);
     CHECK(l.ranks[0].device[2] * 32 < trainingActivations);

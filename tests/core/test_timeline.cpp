@@ -265,23 +265,31 @@ TEST_CASE("Downsampling keeps each bucket's maximum", "[timeline]")
     CHECK(downsampleKeepingMax(curve, 20000).size() == curve.size());
 }
 
-TEST_CASE("The lifetimes view's verdict: a rank's simulated peak against capacity less the runtime reserve",
+TEST_CASE("The lifetimes view's verdict: a rank's simulated peak, runtime reserve included, against the capacity",
           "[timeline][fit]")
 {
-    // Exactly at the usable bytes still fits, as the device verdict counts it; a byte over does not.
+    // The peak holds the runtime reserve (a ledger row alive all iteration), so
+    // it is held against the whole HBM, as the ledger's verdict is: exactly the
+    // capacity still fits, a byte over does not (the reserve is not taken off twice).
     Timeline hand;
+    hand.ledger.capacity_bytes = 80'000'000'000;
     hand.ledger.usable_bytes = 78'000'000'000; // an 80 GB GPU less a 2 GB reserve
     RankTimeline rank;
-    rank.peak_bytes = hand.ledger.usable_bytes;
-    CHECK(peakFitsUsable(hand, rank));
+    rank.peak_bytes = hand.ledger.capacity_bytes;
+    CHECK(peakFits(hand, rank));
     rank.peak_bytes += 1;
-    CHECK_FALSE(peakFitsUsable(hand, rank));
+    CHECK_FALSE(peakFits(hand, rank));
 
     // The 7B plans on one 80 GB GPU: plain training needs about 145 GB (112 GB of
     // model states and 30.6 GB of activations), so its peak does not fit; with
     // the optimizer offloaded and checkpointing it does.
     const Timeline plain = simulateIteration(test::scenario("seed-000-7b-a-plain"));
-    CHECK_FALSE(peakFitsUsable(plain, plain.ranks[0]));
+    CHECK_FALSE(peakFits(plain, plain.ranks[0]));
     const Timeline both = simulateIteration(test::scenario("seed-000-7b-d-both"));
-    CHECK(peakFitsUsable(both, both.ranks[0]));
+    CHECK(peakFits(both, both.ranks[0]));
+    // The simulated peak counts the reserve among its tensors.
+    bool reserve = false;
+    for (const AliveItem &a : both.ranks[0].alive_at_peak)
+        reserve = reserve || a.category == Category::Runtime;
+    CHECK(reserve);
 }

@@ -168,7 +168,7 @@ TEST_CASE("Talk mode: the seed-001 deck opens its lifetimes slides on the served
     // The user's view and source come back: the Memory view, training's lifetimes and header.
     CHECK(gui.window.views()->currentIndex() == 0);
     CHECK(source->source() == LifetimeSource::Source::Training);
-    CHECK(gui.window.findChild<PlanHeader *>()->plainText().contains(QStringLiteral("Ledger peak")));
+    CHECK(gui.window.findChild<PlanHeader *>()->plainText().contains(QStringLiteral("Peak: rank")));
 }
 
 TEST_CASE("Lifetimes: beside a served forward the header gives the serving peak, training's next to it",
@@ -179,7 +179,7 @@ TEST_CASE("Lifetimes: beside a served forward the header gives the serving peak,
     auto *stepTime = gui.window.findChild<StepTimeBar *>();
     REQUIRE(header != nullptr);
     REQUIRE(stepTime != nullptr);
-    CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
+    CHECK(header->plainText().contains(QStringLiteral("Peak: rank")));
     CHECK(stepTime->isVisible());
 
     gui.window.views()->setCurrentIndex(kLifetimesTab);
@@ -191,7 +191,7 @@ TEST_CASE("Lifetimes: beside a served forward the header gives the serving peak,
     CHECK(text.contains(
         QStringLiteral("Serving peak: rank %1, %2").arg(serving.peak_rank).arg(bytesText(serving.peak_bytes))));
     CHECK(text.contains(QStringLiteral("training this plan: %1").arg(bytesText(gui.document.ledger().peak_bytes))));
-    CHECK_FALSE(text.contains(QStringLiteral("Ledger peak")));
+    CHECK_FALSE(text.contains(QStringLiteral("Peak: rank")));
     CHECK_FALSE(stepTime->isVisible()); // a training step time does not describe a served forward
     auto *resetZoom = gui.window.findChild<QToolButton *>(QStringLiteral("resetZoom"));
     REQUIRE(resetZoom != nullptr);
@@ -200,12 +200,12 @@ TEST_CASE("Lifetimes: beside a served forward the header gives the serving peak,
     // Another view describes the training plan again.
     gui.window.views()->setCurrentIndex(0);
     QApplication::processEvents();
-    CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
+    CHECK(header->plainText().contains(QStringLiteral("Peak: rank")));
     CHECK(stepTime->isVisible());
     gui.window.views()->setCurrentIndex(kLifetimesTab);
     gui.window.findChild<LifetimeSource *>()->setSource(LifetimeSource::Source::Training);
     QApplication::processEvents();
-    CHECK(header->plainText().contains(QStringLiteral("Ledger peak")));
+    CHECK(header->plainText().contains(QStringLiteral("Peak: rank")));
     CHECK(resetZoom->text() == QStringLiteral("Whole iteration"));
 }
 

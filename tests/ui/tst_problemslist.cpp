@@ -78,7 +78,8 @@ TEST_CASE("The problems list measures a line once, not at every relayout", "[ui]
     QStyledItemDelegate plain;
     QStyleOptionViewItem option;
     option.initFrom(list->viewport());
-    option.rect = QRect(0, 0, list->viewport()->width(), 0);
+    // A valid rectangle, as the view offers: the style wraps only within a valid one.
+    option.rect = QRect(0, 0, list->viewport()->width(), 1);
     option.decorationSize = list->iconSize();
     option.features = QStyleOptionViewItem::WrapText;
     for (int i = 0; i < list->count(); ++i) {
