@@ -358,6 +358,7 @@ void MainWindow::connectDocument()
     // The allocator model's result arrives from its worker after an edit: onto the lifetimes view if it shows
     // the training iteration now (a later refresh asks the document for it otherwise).
     connect(m_document, &Document::reservedChanged, this, [this] {
+        m_header->refresh(headerShowsServing()); // its reserved figure and verdict
         if (m_views->currentIndex() == kLifetimesTab && !m_stale[kLifetimesTab]
             && m_lifetimesPage->source()->source() == LifetimeSource::Source::Training)
             m_lifetimesPage->view()->setReserved(m_document->reserved());

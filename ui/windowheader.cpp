@@ -9,6 +9,7 @@
 #include "core/base/units.h"
 #include "core/reports/report.h"
 #include "core/timeline/peakcompare.h"
+#include "core/timeline/reserved.h"
 #include "ui/document.h"
 #include "ui/planheader.h"
 #include "ui/qtstring.h"
@@ -75,13 +76,22 @@ QString WindowHeader::peakText() const
     const RankLedger *rank = m_document->hasLedger() ? findRank(ledger, ledger.peak_rank) : nullptr;
     if (!rank)
         return peak;
-    const bool fits = ledger.fits(); // core's verdict: every rank within the device
+    // What runs out, reserved memory with the runtime reserve, comes from the
+    // allocator model off the GUI thread after an edit (Document::reserved):
+    // the simulated peak's verdict shows at once, and the reserved one joins
+    // it where they differ (its figure is in the tooltip: the header stays
+    // short enough for a small screen).
+    const PlanReserved *reserved = m_document->reserved();
+    const bool reservedOver = ledger.fits() && reserved && !reserved->fits();
+    const bool fits = ledger.fits() && !reservedOver; // core's verdicts
+    const QString verdict = reservedOver ? tr("— does not fit (reserved %1)").arg(bytesText(reserved->peak_bytes))
+                                         : tr("— %1").arg(fits ? tr("fits") : tr("does not fit"));
     peak = tr("Peak: %1, %2 %3 %4 %5")
                .arg(unbroken(tr("rank %1").arg(rank->pipeline_rank)), unbroken(bytesText(ledger.peak_bytes)),
                     unbroken(tr("of %1").arg(bytesText(ledger.capacity_bytes))),
                     unbroken(
                         QStringLiteral("(%1)").arg(toQString(formatGiB(static_cast<double>(ledger.capacity_bytes))))),
-                    unbroken(tr("— %1").arg(fits ? tr("fits") : tr("does not fit"))));
+                    unbroken(verdict));
     return fits ? peak.toHtmlEscaped()
                 : QStringLiteral("<span style='color:%1'>%2</span>")
                       .arg(errorTextColor(palette()).name(), peak.toHtmlEscaped());
@@ -144,11 +154,16 @@ QString WindowHeader::peakToolTip() const
     QString tip = tr("%1\n%2 parameters in total")
                       .arg(QString::fromStdString(config.description),
                            toQString(formatThousands(m_document->ledger().total_parameters)));
-    if (m_document->hasLedger())
+    if (m_document->hasLedger()) {
         tip += QStringLiteral("\n\n")
                + tr(
                    "The header's peak is the simulated iteration's, as Lifetimes draws it, and so is every verdict's. ")
                + toQString(peakComparisonText(comparePeaks(m_document->timeline())));
+        const PlanReserved *reserved = m_document->reserved();
+        tip += QStringLiteral("\n\n")
+               + (reserved ? toQString(reservedVerdict(*reserved))
+                           : tr("Reserved memory: the allocator model is still running."));
+    }
     return tip;
 }
 

@@ -59,30 +59,22 @@ std::string balanceLine(const Ledger &l)
            + gb(l.unbalanced_peak_bytes) + " → " + gb(l.peak_bytes) + " (level " + gb(l.balance_level_bytes) + ")";
 }
 
-std::string verdict(const Ledger &l)
+// The plan's verdict: with the allocator simulated, what runs out (reserved
+// memory plus the runtime reserve); the allocated peak beside it.
+std::string verdict(const Ledger &l, const PlanReserved *reserved)
 {
     const RankLedger &peak = l.ranks[static_cast<std::size_t>(l.peak_rank)];
-    return "Peak: rank " + std::to_string(l.peak_rank) + " needs " + gb(l.peak_bytes) + " of " + gb(l.capacity_bytes)
-           + " (" + percent(static_cast<double>(l.peak_bytes), static_cast<double>(l.capacity_bytes)) + ") — "
-           + (peak.fits ? "fits" : "does NOT fit") + (l.fits() ? "" : "; some ranks do not fit");
-}
-
-// The same plan through PyTorch's caching allocator: what its busiest rank
-// reserves, what that is made of, and the runtime reserve on top.
-std::string reservedVerdict(const PlanReserved &reserved)
-{
-    const RankReserved &peak = reserved.ranks[static_cast<std::size_t>(reserved.peak_rank)];
-    std::string text = "Reserved: rank " + std::to_string(reserved.peak_rank) + " reaches " + gb(reserved.peak_bytes)
-                       + " of " + gb(reserved.capacity_bytes) + " — " + (reserved.fits() ? "fits" : "does NOT fit")
-                       + ": " + gb(peak.reserved_peak) + " reserved by PyTorch's caching allocator ("
-                       + gb(peak.allocated_at_reserved_peak) + " in use, " + gb(peak.fragmentation) + " fragmented, "
-                       + gb(peak.cached) + " cached) + " + gb(peak.runtime_bytes) + " runtime reserve";
-    if (peak.ooms > 0)
-        text += "; " + std::to_string(peak.ooms) + " request(s) fail even after the cache is emptied";
-    else if (peak.alloc_retries > 0)
-        text += "; the cache is emptied " + std::to_string(peak.alloc_retries)
-                + " time(s) to make room (each a device synchronisation)";
-    return text;
+    const std::string allocated
+        = "rank " + std::to_string(l.peak_rank) + " needs " + gb(l.peak_bytes) + " of " + gb(l.capacity_bytes) + " ("
+          + percent(static_cast<double>(l.peak_bytes), static_cast<double>(l.capacity_bytes)) + ")";
+    if (!reserved)
+        return "Peak: " + allocated + " — " + (peak.fits ? "fits" : "does NOT fit")
+               + (l.fits() ? "" : "; some ranks do not fit");
+    return "Peak: rank " + std::to_string(reserved->peak_rank) + " needs " + gb(reserved->peak_bytes) + " of "
+           + gb(reserved->capacity_bytes) + " ("
+           + percent(static_cast<double>(reserved->peak_bytes), static_cast<double>(reserved->capacity_bytes))
+           + ") reserved with the runtime reserve — " + (reserved->fits() ? "fits" : "does NOT fit")
+           + "; allocated at the simulated peak, " + allocated;
 }
 
 const RankReserved *reservedOf(const PlanReserved *reserved, int rank)
@@ -138,6 +130,24 @@ std::string reservedSection(const PlanReserved &reserved)
 }
 
 } // namespace
+
+// The same plan through PyTorch's caching allocator: what its busiest rank
+// reserves, what that is made of, and the runtime reserve on top.
+std::string reservedVerdict(const PlanReserved &reserved)
+{
+    const RankReserved &peak = reserved.ranks[static_cast<std::size_t>(reserved.peak_rank)];
+    std::string text = "Reserved: rank " + std::to_string(reserved.peak_rank) + " reaches " + gb(reserved.peak_bytes)
+                       + " of " + gb(reserved.capacity_bytes) + " — " + (reserved.fits() ? "fits" : "does NOT fit")
+                       + ": " + gb(peak.reserved_peak) + " reserved by PyTorch's caching allocator ("
+                       + gb(peak.allocated_at_reserved_peak) + " in use, " + gb(peak.fragmentation) + " fragmented, "
+                       + gb(peak.cached) + " cached) + " + gb(peak.runtime_bytes) + " runtime reserve";
+    if (peak.ooms > 0)
+        text += "; " + std::to_string(peak.ooms) + " request(s) fail even after the cache is emptied";
+    else if (peak.alloc_retries > 0)
+        text += "; the cache is emptied " + std::to_string(peak.alloc_retries)
+                + " time(s) to make room (each a device synchronisation)";
+    return text;
+}
 
 std::string parallelSummary(const Config &config)
 {
@@ -198,9 +208,14 @@ json ledgerToJson(const Config &config, const Ledger &l, const PlanReserved *res
     doc["micro_batches"] = l.micro_batches;
     doc["capacity_bytes"] = l.capacity_bytes;
     doc["usable_bytes"] = l.usable_bytes;
-    doc["peak_rank"] = l.peak_rank;
-    doc["peak_bytes"] = l.peak_bytes;
-    doc["fits"] = l.fits();
+    // The verdict: reserved memory plus the runtime reserve when the allocator
+    // was simulated (what runs out), else the allocated peak.
+    doc["peak_rank"] = reserved ? reserved->peak_rank : l.peak_rank;
+    doc["peak_bytes"] = reserved ? reserved->peak_bytes : l.peak_bytes;
+    doc["fits"] = reserved ? reserved->fits() : l.fits();
+    doc["allocated_peak_rank"] = l.peak_rank;
+    doc["allocated_peak_bytes"] = l.peak_bytes;
+    doc["allocated_fits"] = l.fits();
     if (reserved) {
         doc["reserved_peak_rank"] = reserved->peak_rank;
         doc["reserved_peak_bytes"] = reserved->peak_bytes;
@@ -220,10 +235,12 @@ json ledgerToJson(const Config &config, const Ledger &l, const PlanReserved *res
         rj["host_bytes"] = byCategory(r.host);
         rj["host_total_bytes"] = r.host_total_bytes;
         rj["fits"] = r.fits;
+        rj["allocated_fits"] = r.fits;
         if (const RankReserved *rr = reservedOf(reserved, r.pipeline_rank)) {
             rj.update(reservedToJson(*rr));
             rj["device_peak_bytes"] = rr->device_peak_bytes;
             rj["reserved_fits"] = rr->fits;
+            rj["fits"] = rr->fits;
         }
         rj["host_fits"] = r.host_fits;
         rj["in_flight_microbatches"] = r.in_flight_microbatches;
@@ -308,10 +325,10 @@ std::string ledgerToTable(const Config &config, const Ledger &l, const PlanReser
                       gb(r.device[3]).c_str(), gb(r.device[4]).c_str(), gb(r.device[5]).c_str(),
                       gb(r.device_total_bytes).c_str(), rr ? gb(rr->reserved_peak).c_str() : "—",
                       gb(r.host_total_bytes).c_str(), inFlight(r.in_flight_microbatches).c_str(),
-                      r.fits ? "yes" : "NO");
+                      (rr ? rr->fits : r.fits) ? "yes" : "NO");
         out << line;
     }
-    out << "\n" << verdict(l) << "\n";
+    out << "\n" << verdict(l, reserved) << "\n";
     if (reserved)
         out << reservedVerdict(*reserved) << "\n";
     if (const std::string host = hostVerdict(l); !host.empty())
@@ -368,7 +385,7 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l, const PlanRe
         << config.training.micro_batch_size << " × " << config.training.seq_length << " tokens per iteration\n";
     out << "- Device: " << config.hardware.name << ", " << gb(l.capacity_bytes) << " = "
         << formatGiB(double(l.capacity_bytes)) << " (usable " << gb(l.usable_bytes) << " after the runtime reserve)\n";
-    out << "- " << verdict(l) << "\n";
+    out << "- " << verdict(l, reserved) << "\n";
     if (reserved)
         out << "- " << reservedVerdict(*reserved) << "\n";
     if (const std::string host = hostVerdict(l); !host.empty())
@@ -391,7 +408,14 @@ std::string ledgerToMarkdown(const Config &config, const Ledger &l, const PlanRe
         for (Bytes b : r.device)
             out << " " << gb(b) << " |";
         out << " **" << gb(r.device_total_bytes) << "** | " << gb(r.host_total_bytes) << " | "
-            << inFlight(r.in_flight_microbatches) << " | " << (r.fits ? "yes" : "**no**") << " |\n";
+            << inFlight(r.in_flight_microbatches) << " | "
+            << ([&] {
+                   const RankReserved *rr = reservedOf(reserved, r.pipeline_rank);
+                   return rr ? rr->fits : r.fits;
+               }()
+                    ? "yes"
+                    : "**no**")
+            << " |\n";
     }
 
     for (const RankLedger &r : l.ranks) {

@@ -22,6 +22,8 @@ nlohmann::json ledgerToJson(const Config &config, const Ledger &ledger, const Pl
 std::string ledgerToTable(const Config &config, const Ledger &ledger, const PlanReserved *reserved = nullptr);
 std::string ledgerToCsv(const Ledger &ledger, const PlanReserved *reserved = nullptr);
 std::string ledgerToMarkdown(const Config &config, const Ledger &ledger, const PlanReserved *reserved = nullptr);
+// "Reserved: rank 3 reaches 45.65 GB of 85.90 GB — fits: ..." (the table's and the header tooltip's line).
+std::string reservedVerdict(const PlanReserved &reserved);
 // The allocator's settings as strategy.allocator writes them.
 nlohmann::json allocatorToJson(const AllocatorConfig &settings);
 // A rank's reserved memory, the keys eval's and timeline's ranks share:

@@ -104,8 +104,8 @@ std::string aboveNote(const RankTimeline &rt, const RankLedger &rank, const Aliv
             items.push_back(alive.momentary[i]);
     const std::size_t ci = static_cast<std::size_t>(c);
     std::string note = cat("The simulated iteration peaks at ", formatSeconds(rt.peak_time), " with ",
-                           formatGB(double(rt.peak_bytes)), "; its ", lowerFirst(categoryLabel(c)), " then: ",
-                           formatGB(double(alive.bytes[ci])), " against ", formatGB(double(rank.device[ci])),
+                           formatGB(double(rt.peak_bytes)), "; its ", lowerFirst(categoryLabel(c)),
+                           " then: ", formatGB(double(alive.bytes[ci])), " against ", formatGB(double(rank.device[ci])),
                            " in the rows (each a maximum on its own)");
     if (!items.empty())
         append(note, ". Alive then for a moment: ", namedList(items));
@@ -120,10 +120,10 @@ std::string aboveNote(const RankTimeline &rt, const RankLedger &rank, const Aliv
 std::string belowNote(const RankTimeline &rt, const RankLedger &rank, const AliveAtPeak &alive, Category c)
 {
     const std::size_t ci = static_cast<std::size_t>(c);
-    std::string note = cat("The simulated iteration peaks at ", formatSeconds(rt.peak_time), " with ",
-                           formatGB(double(rt.peak_bytes)), "; its ", lowerFirst(categoryLabel(c)), " then: ",
-                           formatGB(double(alive.bytes[ci])), " of the rows' ", formatGB(double(rank.device[ci])),
-                           ", which are each a maximum and are not all allocated at once");
+    std::string note = cat(
+        "The simulated iteration peaks at ", formatSeconds(rt.peak_time), " with ", formatGB(double(rt.peak_bytes)),
+        "; its ", lowerFirst(categoryLabel(c)), " then: ", formatGB(double(alive.bytes[ci])), " of the rows' ",
+        formatGB(double(rank.device[ci])), ", which are each a maximum and are not all allocated at once");
     std::vector<std::pair<std::string, Bytes>> partly;
     for (std::size_t e = 0; e < rank.entries.size(); ++e) {
         const LedgerEntry &entry = rank.entries[e];
@@ -167,8 +167,8 @@ void carrySimulatedPeak(Ledger &ledger, const Timeline &timeline)
             row.placement = Placement::Device;
             row.label = adjust > 0 ? "Working set at the simulated peak" : "Not allocated at the simulated peak";
             row.bytes = adjust;
-            row.formula = cat("at the peak ", formatGB(double(alive.bytes[ci])), " − rows ",
-                              formatGB(double(rank.device[ci])));
+            row.formula
+                = cat("at the peak ", formatGB(double(alive.bytes[ci])), " − rows ", formatGB(double(rank.device[ci])));
             row.note = adjust > 0 ? aboveNote(rt, rank, alive, c) : belowNote(rt, rank, alive, c);
             row.atPeak = true;
             rank.device[ci] = alive.bytes[ci];

@@ -43,7 +43,13 @@ TEST_CASE("eval --format json carries the contract and the seed 000 figures", "[
         const double host = rank["host_total_bytes"];
         CHECK((host == 0 ? 0.0 : host * 7e9 / params) / 1e9 == Approx(double(plan["cpu_gb"])).margin(0.01));
         CHECK(rank["fits"].get<bool>() == (host > 0));
-        CHECK(j["peak_bytes"] == rank["device_total_bytes"]);
+        // The verdict's peak is what runs out: reserved memory with the runtime
+        // reserve; the allocated peak beside it is the rank's total.
+        CHECK(j["peak_bytes"] == rank["device_peak_bytes"]);
+        CHECK(j["allocated_peak_bytes"] == rank["device_total_bytes"]);
+        CHECK(rank["device_peak_bytes"].get<std::int64_t>()
+              == rank["reserved_bytes"].get<std::int64_t>() + j["capacity_bytes"].get<std::int64_t>()
+                     - j["usable_bytes"].get<std::int64_t>());
         CHECK(rank["in_flight_microbatches"] == 1);
         CHECK(rank["layer_activation_bytes"].is_number_integer());
     }

@@ -31,7 +31,7 @@ TEST_CASE("inference --format json carries the contract's keys and the training 
     CHECK(j["peak_bytes"] == peak);
     const CliRun eval = runCli("eval " + plan + " --format json");
     REQUIRE(eval.code == 0);
-    CHECK(j["training_peak_bytes"] == nlohmann::json::parse(eval.out)["peak_bytes"]);
+    CHECK(j["training_peak_bytes"] == nlohmann::json::parse(eval.out)["allocated_peak_bytes"]);
     CHECK(j["training_peak_bytes"].get<std::int64_t>() > peak);
 
     const CliRun table = runCli("inference " + plan);

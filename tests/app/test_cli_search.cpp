@@ -32,11 +32,11 @@ TEST_CASE("search --format json: plans best first, each a preset eval accepts", 
         CHECK(plan["peak_bytes"].get<std::int64_t>() <= limit);
         CHECK(plan["step_time_s"].get<double>() >= previous);
         previous = plan["step_time_s"];
-        // The preset round-trips through eval with the same peak.
+        // The preset round-trips through eval with the same (simulated, allocated) peak.
         const TempFile again("search-plan.json", plan["preset"].dump());
         const CliRun e = runCli("eval " + again.quoted() + " --format json");
         REQUIRE(e.code == 0);
-        CHECK(nlohmann::json::parse(e.out)["peak_bytes"] == plan["peak_bytes"]);
+        CHECK(nlohmann::json::parse(e.out)["allocated_peak_bytes"] == plan["peak_bytes"]);
     }
     const nlohmann::json &best = j["plans"][0]["preset"]["parallelism"];
     CHECK(best["data_parallel_size"] == 8);

@@ -129,14 +129,30 @@ TEST_CASE("One peak: a category holds what is allocated at the peak, above or be
     RankTimeline rt;
     rt.peak_time = 1.0;
     rt.peak_bytes = 31'000'000'000;
-    rt.lifetimes = {{.start = 0, .end = 3, .bytes = 10'000'000'000, .category = Category::Weights,
-                     .kind = LifetimeKind::Persistent, .entry = 0},
-                    {.start = 2, .end = 3, .bytes = 4'000'000'000, .category = Category::OptimizerStates,
-                     .kind = LifetimeKind::OptimizerTemporaries, .entry = 1},
-                    {.start = 0, .end = 1.5, .bytes = 20'000'000'000, .category = Category::Activations,
+    rt.lifetimes = {{.start = 0,
+                     .end = 3,
+                     .bytes = 10'000'000'000,
+                     .category = Category::Weights,
+                     .kind = LifetimeKind::Persistent,
+                     .entry = 0},
+                    {.start = 2,
+                     .end = 3,
+                     .bytes = 4'000'000'000,
+                     .category = Category::OptimizerStates,
+                     .kind = LifetimeKind::OptimizerTemporaries,
+                     .entry = 1},
+                    {.start = 0,
+                     .end = 1.5,
+                     .bytes = 20'000'000'000,
+                     .category = Category::Activations,
                      .kind = LifetimeKind::Activations},
-                    {.start = 0.9, .end = 1.1, .bytes = 1'000'000'000, .category = Category::Activations,
-                     .kind = LifetimeKind::BackwardWorkingSet, .microbatch = 0, .layer = 7}};
+                    {.start = 0.9,
+                     .end = 1.1,
+                     .bytes = 1'000'000'000,
+                     .category = Category::Activations,
+                     .kind = LifetimeKind::BackwardWorkingSet,
+                     .microbatch = 0,
+                     .layer = 7}};
     tl.ranks.push_back(rt);
     carrySimulatedPeak(ledger, tl);
     const RankLedger &out = ledger.ranks[0];

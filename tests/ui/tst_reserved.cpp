@@ -6,6 +6,7 @@
 #include <QSpinBox>
 
 #include "catchqt.h"
+#include "core/base/units.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
 #include "core/timeline/reserved.h"
@@ -15,6 +16,8 @@
 #include "ui/lifetimesource.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"
+#include "ui/planheader.h"
+#include "ui/windowheader.h"
 
 #include <algorithm>
 #include <string_view>
@@ -139,4 +142,35 @@ TEST_CASE("The Lifetimes tab gets reserved memory when the worker has it, and a 
     source->setSource(LifetimeSource::Source::Training);
     settle();
     CHECK(view->reservedShown());
+}
+
+TEST_CASE("The header's verdict is reserved memory's once the allocator model has it", "[ui][reserved][header]")
+{
+    // Llama-3-70B's plan: 45.30 GB allocated at the simulated peak, a little
+    // more reserved by the allocator. On a device between the two, the
+    // simulated peak fits and what runs out does not: the header says so,
+    // with the reserved figure, when the worker's answer arrives.
+    TestWindow gui("llama-3-70b-128xh100");
+    REQUIRE(gui.document.waitForReserved(60000));
+    settle();
+    const Bytes allocated = gui.document.ledger().peak_bytes;
+    const Bytes reserved = gui.document.reserved()->peak_bytes;
+    REQUIRE(reserved > allocated);
+    Config small = gui.document.config();
+    small.hardware.hbm_bytes = (allocated + reserved) / 2;
+    gui.document.edit(small, QStringLiteral("HBM"));
+    settle();
+    auto *header = gui.window.findChild<PlanHeader *>();
+    REQUIRE(header != nullptr);
+    REQUIRE(gui.document.ledger().fits());
+    CHECK(header->plainText().contains(QStringLiteral("— fits"))); // the simulated peak's, until the worker answers
+    REQUIRE(gui.document.waitForReserved(60000));
+    settle();
+    REQUIRE_FALSE(gui.document.reserved()->fits());
+    const QString text = header->plainText();
+    INFO(text.toStdString());
+    CHECK(text.contains(QStringLiteral("does not fit (reserved ")
+                        + QString::fromStdString(formatGB(double(gui.document.reserved()->peak_bytes)))
+                        + QLatin1Char(')')));
+    CHECK(gui.window.header()->peakToolTip().contains(QStringLiteral("Reserved: rank")));
 }
