@@ -291,14 +291,30 @@ void addCore(Account &acc, const Shape &x, const Config &config, Factor heads, F
         acc.add("attention", "softmax_lse", {{"4", 4}, x.s, x.b, heads}, {x.t}, true);
         return;
     }
-    // Unfused attention expands grouped K/V to every head before the batched matmuls.
-    acc.add("attention", "k", {x.A, x.s, x.b, heads, qkDim}, {x.t});
+    // Unfused attention expands grouped K/V to every head before its batched
+    // matmuls (Megatron's DotProductAttention repeat_interleave, transformers'
+    // repeat_kv), and the matmuls save the expanded copies. Under selective
+    // recompute the expansion is inside the checkpointed core: the checkpoint
+    // keeps K and V at their group width as its inputs, and the expanded
+    // copies are rebuilt with the rest of the core in the backward.
+    const bool grouped = kvHeads.value != heads.value;
+    const bool checkpointed = grouped && config.strategy.recompute_granularity == RecomputeGranularity::Selective;
+    if (checkpointed) {
+        acc.add("attention", "k", {x.A, x.s, x.b, kvHeads, qkDim}, {x.t});
+        acc.add("attention", "v", {x.A, x.s, x.b, kvHeads, vDim}, {x.t});
+        acc.add("attention", "k_expanded", {x.A, x.s, x.b, heads, qkDim}, {x.t}, true);
+    } else {
+        acc.add("attention", "k", {x.A, x.s, x.b, heads, qkDim}, {x.t});
+    }
     acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
     if (pAttn > 0) {
         acc.add("attention", "softmax_dropout_mask", {x.M, heads, x.s, x.skv, x.b}, {x.t}, true);
         acc.add("attention", "dropout_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
     }
-    acc.add("attention", "v", {x.A, x.s, x.b, heads, vDim}, {x.t});
+    if (checkpointed)
+        acc.add("attention", "v_expanded", {x.A, x.s, x.b, heads, vDim}, {x.t}, true);
+    else
+        acc.add("attention", "v", {x.A, x.s, x.b, heads, vDim}, {x.t});
 }
 
 // With FlashAttention the kernel's output O is also the projection's input:

@@ -223,6 +223,10 @@ LayerGraph graphOf(const Config &config, bool moe)
     const LayerActivations la = layerActivations(config, moe, true);
     const int elementBytes = activationBytes(config);
     for (const SavedTensor &s : la.tensors) {
+        // Grouped K/V expanded inside the checkpointed core (selective recompute, unfused attention): a
+        // copy rebuilt with the scores, whose bytes the nodes' costs would misread as scores or as projections.
+        if (s.name == "attention.k_expanded" || s.name == "attention.v_expanded")
+            continue;
         TensorNode &n = g.nodes[static_cast<std::size_t>(moe ? moeNodeOf(s) : nodeOf(s))];
         n.bytes += s.bytes;
         n.attentionCore = n.attentionCore || s.attentionCore;
