@@ -72,9 +72,9 @@ private:
 
 Document::Document(QObject *parent)
     : QObject(parent)
-    , m_undo(new QUndoStack(this))
     , m_reservedWatcher(new QFutureWatcher<PlanReserved>(this))
     , m_reservedPool(new QThreadPool(this))
+    , m_undo(new QUndoStack(this))
 {
     m_reservedPool->setMaxThreadCount(1);
     connect(m_reservedWatcher, &QFutureWatcher<PlanReserved>::finished, this, &Document::reservedComputed);

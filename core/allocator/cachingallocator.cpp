@@ -36,8 +36,8 @@ CachingAllocator::CachingAllocator(const AllocatorConfig &config, Bytes deviceLi
                                                    : deviceLimit)
     , m_gc(config.per_process_memory_fraction && config.garbage_collection_threshold
            && *config.garbage_collection_threshold > 0)
-    , m_small{.small = true}
-    , m_large{.small = false}
+    , m_small{.small = true, .blocks = {}, .unmapped = {}, .searches = 0}
+    , m_large{.small = false, .blocks = {}, .unmapped = {}, .searches = 0}
 { }
 
 Bytes CachingAllocator::roundSize(Bytes size)
