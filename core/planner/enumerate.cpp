@@ -14,7 +14,28 @@
 
 namespace memledger::plansearch {
 
+std::vector<std::int64_t> unevenLayout(std::int64_t layers, std::int64_t p)
+{
+    std::vector<std::int64_t> out(static_cast<std::size_t>(p), (layers + 2) / p);
+    out.front() -= 1;
+    out.back() -= 1;
+    return out;
+}
+
 namespace {
+
+// Layers on an edge rank (the first or the last) of each of its v chunks:
+// one fewer than the others' under an uneven split (unevenSplit).
+std::int64_t edgeChunkLayers(std::int64_t layers, std::int64_t p, std::int64_t v)
+{
+    return unevenSplit(layers, p) && v == 1 ? (layers + 2) / p - 1 : layers / (p * v);
+}
+
+// Layers on the busiest rank: the middle stages' under an uneven split.
+double layersOnBusiestRank(std::int64_t layers, std::int64_t p)
+{
+    return double(unevenSplit(layers, p) ? (layers + 2) / p : layers / p);
+}
 
 std::vector<std::int64_t> divisorsOf(std::int64_t n, std::int64_t cap)
 {
@@ -183,14 +204,19 @@ EdgeRanks edgeRanks(const Config &base, const StateBytes &sb, const LayerParams 
                     const EmbeddingParams &emb, std::int64_t p, std::int64_t v, std::int64_t dp, std::int64_t edp)
 {
     const ModelConfig &model = base.model;
-    const std::int64_t Lc = model.num_layers / (p * v);
+    const std::int64_t Lc = edgeChunkLayers(model.num_layers, p, v);
     EdgeRanks out;
     out.ids = {0, p - 1};
     for (int w = 0; w < 2; ++w) {
         RankParams &rp = out.params[w];
+        // The layer index of the chunk's first layer: the last rank's uneven stage ends at the last layer.
+        const auto firstLayer = [&](std::int64_t k) {
+            return unevenSplit(model.num_layers, p) && out.ids[w] == p - 1 ? model.num_layers - Lc
+                                                                           : (k * p + out.ids[w]) * Lc;
+        };
         for (std::int64_t k = 0; k < v; ++k)
             for (std::int64_t i = 0; i < Lc; ++i) {
-                const bool moe = model.isMoeLayer((k * p + out.ids[w]) * Lc + i);
+                const bool moe = model.isMoeLayer(firstLayer(k) + i);
                 rp.moeLayers += moe;
                 rp.dense += (moe ? lpMoe : lpDense).dense;
                 rp.expert += (moe ? lpMoe : lpDense).expert;
@@ -259,7 +285,7 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
                         const Candidate &x, std::int64_t m, double paramsLast)
 {
     const std::int64_t dp = std::int64_t(x.d) * x.c;
-    const double layersOnRank = double(f.L / x.p);
+    const double layersOnRank = layersOnBusiestRank(f.L, x.p);
     const LayerCost &layer = sh.layer[g];
     return {
         .layersOnRank = layersOnRank,
@@ -287,7 +313,7 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
         .overlapGradReduce = base.strategy.overlap_grad_reduce,
         .overlapParamGather = base.strategy.overlap_param_gather,
         .bucketParams = double(base.strategy.ddp_bucket_size),
-        .offloadBytes = double(sh.storedDense[g]) * double(f.L / x.p),
+        .offloadBytes = double(sh.storedDense[g]) * layersOnRank,
     };
 }
 
@@ -298,7 +324,7 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
                      const Shape &sh, const EdgeRanks &edge, const InFlight &inFlight, Candidate x, std::int64_t m,
                      Bytes limit)
 {
-    const std::int64_t Lc = f.L / (std::int64_t(x.p) * x.v);
+    const std::int64_t Lc = edgeChunkLayers(f.L, x.p, x.v);
     const std::int64_t buffers = base.strategy.activation_offload_buffers;
     const double paramsLast
         = double(edge.params[1].dense.params + edge.params[1].expert.params + edge.params[1].stage.params);
@@ -461,7 +487,7 @@ private:
                 }
                 s.d = N / (s.t * s.c * s.p);
                 select(SearchDimension::D, m_en[SearchDimension::D].indexOf(s.d));
-                if (L % s.p) {
+                if (L % s.p && !unevenSplit(L, s.p)) {
                     refuse(4, kPLayers);
                     continue;
                 }
@@ -493,7 +519,7 @@ private:
                     refuse(6, kVNeedsP);
                     continue;
                 }
-                if (m_f.L % (s.p * s.v)) {
+                if (s.v > 1 ? m_f.L % (s.p * s.v) != 0 : m_f.L % s.p != 0 && !unevenSplit(m_f.L, s.p)) {
                     refuse(6, kVLayers);
                     continue;
                 }

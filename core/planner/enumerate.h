@@ -24,6 +24,19 @@ constexpr int kRecomputeChoices = 3; // none, selective, full (uniform, one laye
 constexpr std::array<RecomputeGranularity, kRecomputeChoices> kGranularities
     = {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full};
 
+// Megatron's account_for_embedding_in_pipeline_split and
+// account_for_loss_in_pipeline_split count the embedding and the loss as a
+// layer each: where p does not divide the L layers but divides L + 2, the
+// first and the last stage hold one layer fewer than the others (Llama 3
+// 405B's 126 layers on 16 stages: 7, fourteen times 8, 7; Llama 3 report
+// §3.3.2). One chunk per rank only.
+inline bool unevenSplit(std::int64_t layers, std::int64_t p)
+{
+    return p > 2 && layers % p != 0 && (layers + 2) % p == 0 && (layers + 2) / p >= 2;
+}
+// The layers of each stage of such a split, first to last.
+std::vector<std::int64_t> unevenLayout(std::int64_t layers, std::int64_t p);
+
 // One enumerated plan, compact: the search keeps those passing the bound.
 struct Candidate
 {

@@ -122,7 +122,8 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
                           + "-token sequence does not split into 2c = " + std::to_string(2 * v) + " chunks");
     }
     if (d == SearchDimension::P && (why & kPLayers))
-        own.push_back(it + " does not divide the " + L + " layers");
+        own.push_back(it + " does not divide the " + L + " layers, nor " + std::to_string(f.L + 2)
+                      + " with the embedding and the loss counted as a layer each");
     if (d == SearchDimension::D && (why & kBatch) && f.GB % v)
         own.push_back(it + " does not divide the global batch of " + GB + " sequences");
     if (d == SearchDimension::V && (why & kVNeedsP)) {
@@ -150,7 +151,7 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
     if (why & kPGpus)
         other.push_back("t × c × p does not divide the " + N + " GPUs");
     if ((why & kPLayers) && d != SearchDimension::P)
-        other.push_back("p does not divide the " + L + " layers");
+        other.push_back("p does not divide the " + L + " layers (nor with the embedding and the loss as two more)");
     if (why & kEGroup)
         other.push_back("t × c × d is not a multiple of the expert tensor-parallel size × e");
     if (why & kVNeedsP)

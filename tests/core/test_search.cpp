@@ -2,6 +2,7 @@
 // "Find plans that fit": exactness of the pruning, order, and one search an
 // engineer can check by hand.
 #include "core/check/validate.h"
+#include "core/planner/enumerate.h"
 #include "core/planner/search.h"
 #include "core/timeline/timeline.h"
 #include "testutil.h"
@@ -358,4 +359,35 @@ TEST_CASE("percentSlower: 19.35 s against 19.147 s is about 1.06 % slower — no
     CHECK(percentSlower(19.35, 19.147) == Approx(100.0 * (19.35 - 19.147) / 19.147));
     CHECK(percentSlower(2.0, 1.0) == Approx(100.0));
     CHECK(percentSlower(1.0, 0.0) == 0.0);
+}
+
+TEST_CASE("search: where p does not divide the layers, the embedding and the loss count as a layer each",
+          "[search][uneven]")
+{
+    // Llama 3 405B trained on 126 layers with 16 pipeline stages, the first
+    // and the last one layer lighter (Llama 3 report §3.3.2; Megatron's
+    // account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split).
+    CHECK(plansearch::unevenSplit(126, 16));
+    CHECK(plansearch::unevenLayout(126, 16)
+          == std::vector<std::int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+    CHECK_FALSE(plansearch::unevenSplit(126, 14)); // 14 divides 126: even
+    CHECK_FALSE(plansearch::unevenSplit(32, 3)); // neither 32 nor 34
+
+    nlohmann::json doc = test::emptyDoc();
+    doc["model"] = "llama-3.1-405b";
+    doc["hardware"] = "H100-SXM-80GB";
+    doc["training"] = {{"seq_length", 8192}, {"micro_batch_size", 1}, {"global_batch_size", 2048}};
+    doc["strategy"] = {{"flash_attention", true}};
+    SearchOptions opt;
+    opt.gpus = 8192;
+    opt.top = 3;
+    const SearchResult r = searchPlans(test::configFrom(doc), opt);
+    const ValueVerdict &p16 = verdictOf(r, SearchDimension::P, 16);
+    INFO(p16.reason);
+    CHECK(p16.kind != VerdictKind::Structural);
+    REQUIRE(p16.example.has_value());
+    CHECK(p16.example->parallelism.pipeline_layout == plansearch::unevenLayout(126, 16));
+    CHECK(validate(*p16.example).empty());
+    const ValueVerdict &p32 = verdictOf(r, SearchDimension::P, 32);
+    CHECK(p32.kind != VerdictKind::Structural); // 128 = 126 + 2 splits into 32 stages of 4, the edges 3
 }
