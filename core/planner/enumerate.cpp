@@ -540,6 +540,8 @@ private:
     // their least bound and fastest plan folded into every loop's slot.
     void boundMicroBatches(const Split &s, const EdgeRanks &edge, bool sp)
     {
+        if (std::find(m_en.batchSplits.begin(), m_en.batchSplits.end(), s.d) == m_en.batchSplits.end())
+            m_en.batchSplits.push_back(s.d);
         const std::vector<std::int64_t> &mbsValues = m_en[SearchDimension::MicroBatch].values;
         for (std::size_t bi = 0; bi < mbsValues.size(); ++bi) {
             const std::int64_t mbs = mbsValues[bi];

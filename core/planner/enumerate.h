@@ -136,6 +136,10 @@ struct Enumeration
     std::vector<Candidate> kept;
     std::int64_t candidates = 0;
     std::int64_t prunedByBound = 0;
+    // The data-parallel sizes of the splits that every rule but the global
+    // batch's allowed: what a global batch must be a multiple of (one
+    // micro-batch per replica) for the search to have plans.
+    std::vector<std::int64_t> batchSplits;
     Domain &operator[](SearchDimension d) { return domains[dimIndex(d)]; }
 };
 

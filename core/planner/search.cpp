@@ -12,6 +12,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace memledger {
@@ -155,10 +156,35 @@ double searchGatherBytes(Config base)
     return fp8ParamGatherInForce(base) ? fp8GatherBytesPerParam(base) : -1.0;
 }
 
+// The global batches nearest `globalBatch`, below (if any) and above, that
+// some data-parallel size of `splits` divides.
+std::vector<std::int64_t> nearestGlobalBatches(std::int64_t globalBatch, const std::vector<std::int64_t> &splits)
+{
+    std::int64_t below = 0, above = std::numeric_limits<std::int64_t>::max();
+    for (const std::int64_t d : splits) {
+        below = std::max(below, globalBatch / d * d);
+        above = std::min(above, (globalBatch + d - 1) / d * d);
+    }
+    std::vector<std::int64_t> out;
+    if (below > 0 && below != globalBatch)
+        out.push_back(below);
+    if (!splits.empty() && above != globalBatch)
+        out.push_back(above);
+    return out;
+}
+
 // Why no plan came back, when none did.
 void addEmptyAnswerNotes(SearchResult &res, const plansearch::Facts &f, const SearchOptions &opt)
 {
-    if (res.candidates == 0)
+    if (res.candidates == 0 && !res.nearestGlobalBatches.empty()) {
+        std::string batches;
+        for (const std::int64_t gb : res.nearestGlobalBatches)
+            batches += (batches.empty() ? "" : " or ") + std::to_string(gb);
+        res.notes.push_back("the global batch of " + std::to_string(f.GB) + " sequences does not split over the "
+                            + "data-parallel replicas of any valid split of " + std::to_string(f.N)
+                            + " GPUs; the nearest that do: " + batches
+                            + " (set training.global_batch_size and search again)");
+    } else if (res.candidates == 0)
         res.notes.push_back("no split of " + std::to_string(f.N)
                             + " GPUs is valid for this model (t must divide the heads, "
                               "query groups and FFN width; p must divide the layers; the global batch of "
@@ -198,6 +224,8 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
     Enumeration en = enumerateCandidates(base, opt, facts, res.limitBytes);
     res.candidates = en.candidates;
     res.prunedByBound = en.prunedByBound;
+    if (en.candidates == 0)
+        res.nearestGlobalBatches = nearestGlobalBatches(facts.GB, en.batchSplits);
 
     // Fastest first; confirm each with the ledger until `top` fit.
     LedgerCheck check(base, facts.GB, res.limitBytes, res.ledgersRun);

@@ -115,6 +115,10 @@ struct SearchResult
     std::int64_t prunedByBound = 0; // rejected because the lower bound already exceeds the limit
     std::int64_t ledgersRun = 0; // full ledgers computed to confirm the best and the verdicts' plans
     std::int64_t rejectedByLedger = 0;
+    // When no split can cut the global batch (no candidate at all): the
+    // nearest global batches below and above it that one can, each a
+    // multiple of some valid split's data-parallel size (empty otherwise).
+    std::vector<std::int64_t> nearestGlobalBatches;
     Bytes limitBytes = 0;
     double seconds = 0;
     // Why no plan came back (or what most often ruled plans out), in words.

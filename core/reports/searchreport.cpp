@@ -96,16 +96,19 @@ nlohmann::json searchToJson(const SearchResult &r, const SearchOptions &o)
                          {"step_time", timeToJson(p.time)},
                          {"ledger", ledgerToJson(p.config, p.ledger)}});
     }
-    return {{"plans", plans},
-            {"candidates", r.candidates},
-            {"seconds", r.seconds},
-            {"gpus", o.gpus},
-            {"margin", o.margin},
-            {"limit_bytes", r.limitBytes},
-            {"pruned_by_bound", r.prunedByBound},
-            {"ledgers_run", r.ledgersRun},
-            {"notes", r.notes},
-            {"dimensions", dimensionsToJson(r)}};
+    nlohmann::json doc = {{"plans", plans},
+                          {"candidates", r.candidates},
+                          {"seconds", r.seconds},
+                          {"gpus", o.gpus},
+                          {"margin", o.margin},
+                          {"limit_bytes", r.limitBytes},
+                          {"pruned_by_bound", r.prunedByBound},
+                          {"ledgers_run", r.ledgersRun},
+                          {"notes", r.notes},
+                          {"dimensions", dimensionsToJson(r)}};
+    if (!r.nearestGlobalBatches.empty()) // no split cuts the global batch: the nearest ones that one does
+        doc["nearest_global_batches"] = r.nearestGlobalBatches;
+    return doc;
 }
 
 std::string searchToTable(const SearchResult &r, const SearchOptions &o)

@@ -391,3 +391,30 @@ TEST_CASE("search: where p does not divide the layers, the embedding and the los
     const ValueVerdict &p32 = verdictOf(r, SearchDimension::P, 32);
     CHECK(p32.kind != VerdictKind::Structural); // 128 = 126 + 2 splits into 32 stages of 4, the edges 3
 }
+
+TEST_CASE("search: a global batch no split can cut gets the nearest ones that can, not just 0 plans", "[search][batch]")
+{
+    // Llama 3.1 405B on 98,304 GPUs: t·c at most 8 (one NVLink node) and p at
+    // most 64 (128 = 126 + 2 layers on 64 stages), so every split has
+    // d ≥ 98,304 / (8 · 64) = 192 replicas, and each a multiple of 192: a
+    // global batch of 1,000 sequences fits none; 960 = 5 · 192 and
+    // 1,152 = 6 · 192 are the nearest that do.
+    nlohmann::json doc = test::emptyDoc();
+    doc["model"] = "llama-3.1-405b";
+    doc["hardware"] = "H100-SXM-80GB";
+    doc["training"] = {{"seq_length", 8192}, {"micro_batch_size", 1}, {"global_batch_size", 1000}};
+    SearchOptions opt;
+    opt.gpus = 98304;
+    const SearchResult r = searchPlans(test::configFrom(doc), opt);
+    CHECK(r.candidates == 0);
+    CHECK(r.plans.empty());
+    CHECK(r.nearestGlobalBatches == std::vector<std::int64_t>{960, 1152});
+    REQUIRE_FALSE(r.notes.empty());
+    CHECK_THAT(r.notes.back(), Catch::Contains("the nearest that do: 960 or 1152"));
+
+    // At one of them the search has plans.
+    doc["training"]["global_batch_size"] = 1152;
+    const SearchResult ok = searchPlans(test::configFrom(doc), opt);
+    CHECK(ok.candidates > 0);
+    CHECK(ok.nearestGlobalBatches.empty());
+}
