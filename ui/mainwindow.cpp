@@ -358,7 +358,8 @@ void MainWindow::connectDocument()
     // The allocator model's result arrives from its worker after an edit: onto the lifetimes view if it shows
     // the training iteration now (a later refresh asks the document for it otherwise).
     connect(m_document, &Document::reservedChanged, this, [this] {
-        m_header->refresh(headerShowsServing()); // its reserved figure and verdict
+        m_header->refresh(headerShowsServing()); // its reserved verdict
+        m_bars->setReserved(m_document->reserved());
         if (m_views->currentIndex() == kLifetimesTab && !m_stale[kLifetimesTab]
             && m_lifetimesPage->source()->source() == LifetimeSource::Source::Training)
             m_lifetimesPage->view()->setReserved(m_document->reserved());
@@ -408,6 +409,7 @@ void MainWindow::refreshMemoryCharts()
     else
         m_fitAxes.stop();
     m_bars->setLedger(ledger);
+    m_bars->setReserved(m_document->hasLedger() ? m_document->reserved() : nullptr);
     m_staircase->setLedger(ledger);
     // Balancing's copies against the link, as the step time prices them (its title says so).
     if (m_document->hasLedger())

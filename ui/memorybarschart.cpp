@@ -239,7 +239,30 @@ void MemoryBarsChart::fill(const std::vector<const RankLedger *> &bars, const QS
 
 bool MemoryBarsChart::fits(const RankLedger &rank) const
 {
-    return m_placement == Placement::Device ? rank.fits : rank.host_fits;
+    if (m_placement != Placement::Device)
+        return rank.host_fits;
+    // The current plan's reserved verdict; a pinned plan of compare mode has none.
+    const bool current = !m_ledger.ranks.empty() && &rank >= &m_ledger.ranks.front() && &rank <= &m_ledger.ranks.back();
+    const bool reservedOver
+        = current
+          && std::find(m_reservedOver.begin(), m_reservedOver.end(), rank.pipeline_rank) != m_reservedOver.end();
+    return rank.fits && !reservedOver;
+}
+
+void MemoryBarsChart::setReserved(const PlanReserved *reserved)
+{
+    std::vector<int> over;
+    if (reserved)
+        for (const RankReserved &r : reserved->ranks)
+            if (!r.fits)
+                over.push_back(r.pipeline_rank);
+    if (over == m_reservedOver)
+        return;
+    m_reservedOver = std::move(over);
+    if (m_compared.empty())
+        setLedger(m_ledger);
+    else
+        setComparison(m_compared);
 }
 
 QRectF MemoryBarsChart::failMarkRect(int bar) const

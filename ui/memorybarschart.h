@@ -4,6 +4,7 @@
 #include <QChartView>
 
 #include "core/ledger/ledger.h"
+#include "core/timeline/reserved.h"
 #include "ui/chartupdate.h"
 
 #include <array>
@@ -31,6 +32,11 @@ public:
     // (offloaded rows, in the lighter hues) against the host memory per GPU.
     explicit MemoryBarsChart(Placement placement = Placement::Device, QWidget *parent = nullptr);
 
+    // What PyTorch's caching allocator reserves for the same plan
+    // (Document::reserved, nullptr while it is computed): a rank whose
+    // reserved memory with the runtime reserve is over the device does not
+    // fit, as the header and `check` say, even when its simulated peak does.
+    void setReserved(const PlanReserved *reserved);
     void setLedger(const Ledger &ledger);
     // While held, the next ledgers only widen the axes: more rank slots, a higher top (heldRange in
     // chartupdate.h); the next ledger set while not held fits them again.
@@ -77,11 +83,13 @@ private:
 
     Bytes shown(const RankLedger &rank, Category category) const;
     QString title() const;
-    // Core's verdict for this chart's memory: RankLedger::fits or host_fits.
+    // Core's verdict for this chart's memory: RankLedger::fits or host_fits,
+    // and on the device what the allocator model reserves (setReserved).
     bool fits(const RankLedger &rank) const;
 
     Placement m_placement;
     Ledger m_ledger;
+    std::vector<int> m_reservedOver; // pipeline ranks whose reserved memory does not fit (setReserved)
     std::vector<Compared> m_compared;
     std::vector<const RankLedger *> m_bars; // what each bar shows (into m_ledger or m_compared)
     std::vector<int> m_failing; // indices into m_bars

@@ -16,6 +16,7 @@
 #include "ui/lifetimesource.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"
+#include "ui/memorybarschart.h"
 #include "ui/planheader.h"
 #include "ui/windowheader.h"
 
@@ -173,4 +174,13 @@ TEST_CASE("The header's verdict is reserved memory's once the allocator model ha
                         + QString::fromStdString(formatGB(double(gui.document.reserved()->peak_bytes)))
                         + QLatin1Char(')')));
     CHECK(gui.window.header()->peakToolTip().contains(QStringLiteral("Reserved: rank")));
+    // The memory bars give the same verdict: the ranks whose reserved memory is over are marked.
+    std::vector<int> over;
+    for (const RankReserved &r : gui.document.reserved()->ranks)
+        if (!r.fits)
+            over.push_back(r.pipeline_rank);
+    REQUIRE_FALSE(over.empty());
+    MemoryBarsChart *bars = gui.window.memoryBars();
+    CHECK(bars->failingBars() == over);
+    CHECK(bars->chart()->title().contains(QStringLiteral("NOT fit")));
 }
