@@ -393,9 +393,12 @@ QString MemoryBarsChart::title() const
     }
     if (failing.empty())
         return tr("Device memory per pipeline rank — every rank fits");
-    return (failing.size() == 1 ? tr("Device memory per pipeline rank — %1 does NOT fit")
-                                : tr("Device memory per pipeline rank — %1 do NOT fit"))
-        .arg(rankList(failing));
+    // A bar under the capacity line that is marked: its simulated peak fits, what the allocator reserves does not.
+    const bool byReserved = std::all_of(m_failing.begin(), m_failing.end(),
+                                        [&](int bar) { return m_bars[static_cast<std::size_t>(bar)]->fits; });
+    return (failing.size() == 1 ? tr("Device memory per pipeline rank — %1 does NOT fit%2")
+                                : tr("Device memory per pipeline rank — %1 do NOT fit%2"))
+        .arg(rankList(failing), byReserved ? tr(" (reserved by the allocator)") : QString());
 }
 
 void MemoryBarsChart::showSegmentTip(bool on, int index, QBarSet *set)
