@@ -14,9 +14,10 @@ namespace memledger::ui {
 
 namespace {
 
+// In minutes or hours once a minute long: a 4,320 s step in seconds outgrew the label's width.
 QString secondsText(double s)
 {
-    return toQString(formatSeconds(s));
+    return toQString(formatDuration(s));
 }
 
 // Compute in blue (the work itself), recompute a lighter blue, the bubble
@@ -122,7 +123,8 @@ std::vector<int> StepTimeBar::segmentWidths() const
 QSize StepTimeBar::sizeHint() const
 {
     const QFontMetrics fm = fontMetrics();
-    return {std::max(fm.horizontalAdvance(tr("≈ 000.00 s / step · MFU 00.0 %")), 160), fm.height() + kGap + kBarHeight};
+    return {std::max(fm.horizontalAdvance(tr("≈ 00 h 00 min / step · MFU 00.0 %")), 160),
+            fm.height() + kGap + kBarHeight};
 }
 
 QSize StepTimeBar::minimumSizeHint() const

@@ -151,6 +151,23 @@ std::string formatSeconds(double seconds)
     return fixedWithUnit(seconds * 1e6, 0, " µs");
 }
 
+std::string formatDuration(double seconds)
+{
+    const double a = std::fabs(seconds);
+    // Up to where formatSeconds' two decimals would round to "60.00 s" (NaN too).
+    if (!(a >= 59.995))
+        return formatSeconds(seconds);
+    // Rounded to the unit shown first, so that 59.97 min reads "1 h", not "60.0 min".
+    if (std::round(a / 6.0) < 600)
+        return fixedWithUnit(std::round(seconds / 6.0) / 10.0, 1, " min");
+    const std::string sign = seconds < 0 ? "-" : "";
+    if (a >= 100 * 3600.0 - 30)
+        return sign + fixedWithUnit(a / 3600.0, 0, " h");
+    const auto minutes = static_cast<std::int64_t>(std::llround(a / 60.0));
+    const std::string hours = sign + std::to_string(minutes / 60) + " h";
+    return minutes % 60 == 0 ? hours : hours + " " + std::to_string(minutes % 60) + " min";
+}
+
 // The figure and its unit written once into the string (no growth).
 static std::string formatScaled(double value, std::string_view unit)
 {

@@ -77,5 +77,10 @@ std::string formatSeconds(double seconds, int decimals);
 // Seconds in the unit that suits, two or three significant figures, for a
 // figure read alone: 0.8383689 -> "0.84 s", 0.0125 -> "12.5 ms", 8.4e-4 -> "840 µs".
 std::string formatSeconds(double seconds);
+// A time that may run long, for a figure read alone in little room (a step
+// time): below a minute as formatSeconds(seconds); then minutes to one
+// decimal, 1050 -> "17.5 min"; from an hour, hours and whole minutes,
+// 4320 -> "1 h 12 min", 7200 -> "2 h"; from 100 hours, whole hours.
+std::string formatDuration(double seconds);
 
 } // namespace memledger

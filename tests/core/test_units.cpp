@@ -115,3 +115,20 @@ TEST_CASE("Percents and seconds print printf's digits in every report's one styl
     }
     CHECK(formatSeconds(1e300, 3) == printf1("%.3f s", 1e300));
 }
+
+TEST_CASE("Long times read in minutes and hours, short ones as seconds", "[units]")
+{
+    // Issue 34, item 19: a 4,320 s step was "4320.00 s", wider than the header's label.
+    CHECK(formatDuration(0.0125) == formatSeconds(0.0125));
+    CHECK(formatDuration(59.5) == "59.50 s");
+    CHECK(formatDuration(59.996) == "1.0 min"); // not "60.00 s"
+    CHECK(formatDuration(1050) == "17.5 min");
+    CHECK(formatDuration(3596) == "59.9 min");
+    CHECK(formatDuration(3598.2) == "1 h"); // 59.97 min: not "60.0 min"
+    CHECK(formatDuration(4320) == "1 h 12 min");
+    CHECK(formatDuration(7200) == "2 h");
+    CHECK(formatDuration(359969) == "99 h 59 min");
+    CHECK(formatDuration(359970) == "100 h"); // not "99 h 60 min"
+    CHECK(formatDuration(1e7) == "2778 h");
+    CHECK(formatDuration(-1050) == "-17.5 min");
+}

@@ -53,3 +53,22 @@ TEST_CASE("Step-time bar: every part has its own color", "[ui][steptime]")
         for (std::size_t j = i + 1; j < memledger::stepTimeParts(StepTime{}).size(); ++j)
             CHECK(StepTimeBar::partColor(i) != StepTimeBar::partColor(j));
 }
+
+TEST_CASE("Step-time bar: a step of minutes or hours reads so, within the bar's width", "[ui][steptime]")
+{
+    // Issue 34, item 19: a 4,320 s step read "≈ 4320.00 s / step", wider than the bar, and was clipped.
+    StepTimeBar bar;
+    const QFontMetrics fm = bar.fontMetrics();
+    for (const auto &[seconds, shown] : {std::pair{1050.0, "17.5 min"}, std::pair{4320.0, "1 h 12 min"},
+                                         std::pair{359969.0, "99 h 59 min"}, std::pair{59.99, "59.99 s"}}) {
+        StepTime t;
+        t.compute = seconds;
+        t.total = seconds;
+        t.mfu = 0.555;
+        bar.setStepTime(t);
+        CAPTURE(seconds, bar.text());
+        CHECK(bar.text().contains(QStringLiteral("≈ %1 / step").arg(QString::fromUtf8(shown))));
+        CHECK(fm.horizontalAdvance(bar.text()) <= bar.sizeHint().width());
+        CHECK(bar.toolTip().contains(QString::fromUtf8(shown)));
+    }
+}
