@@ -169,13 +169,15 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
     // Profiler traces name the host's own allocations device -1.
     facts << (comparison.device < 0 ? tr("CPU") : tr("device %1").arg(comparison.device));
     facts << tr("%1 events").arg(toQString(formatThousands(comparison.events)));
-    QString iteration = comparison.measured_iteration_s
-                            ? tr("iteration %1 measured, %2 modelled")
-                                  .arg(toQString(formatSeconds(*comparison.measured_iteration_s)),
-                                       toQString(formatSeconds(comparison.modelled_iteration_s)))
-                            : tr("iteration %1 modelled (the trace has no times)")
-                                  .arg(toQString(formatSeconds(comparison.modelled_iteration_s)));
-    facts << iteration;
+    const QString modelled = toQString(formatSeconds(comparison.modelled_iteration_s));
+    if (!comparison.measured_iteration_s)
+        facts << (comparison.iteration_found ? tr("iteration %1 modelled (the trace has no times)")
+                                             : tr("iteration %1 modelled (no iteration told apart in the trace)"))
+                     .arg(modelled);
+    else
+        facts << (comparison.measured_on_cpu ? tr("iteration %1 measured on the CPU, %2 modelled: not comparable")
+                                             : tr("iteration %1 measured, %2 modelled"))
+                     .arg(toQString(formatSeconds(*comparison.measured_iteration_s)), modelled);
     facts << tr("peak measured %1, modelled %2")
                  .arg(ComparisonTableModel::phaseWhereText(comparison.measured_peak_phase),
                       ComparisonTableModel::phaseWhereText(comparison.modelled_peak_phase));

@@ -126,7 +126,9 @@ void MeasuredView::traceImported(const QString &path)
     if (c) {
         showMessage(tr("Imported %1: measured peak %2, modelled %3 (%4, without the runtime reserve)")
                         .arg(QFileInfo(path).fileName(), bytesText(c->measured_peak_allocated_bytes),
-                             bytesText(c->modelled_peak_bytes), ComparisonTableModel::differenceText(c->peak_error)));
+                             bytesText(c->modelled_peak_bytes),
+                             c->measured_peak_allocated_bytes > 0 ? ComparisonTableModel::differenceText(c->peak_error)
+                                                                  : tr("not comparable")));
         m_lifetimes->showMeasuredRank(c->pipeline_rank);
     } else {
         showMessage(tr("Imported %1; it is compared once the plan is valid").arg(path));

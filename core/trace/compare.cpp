@@ -40,6 +40,25 @@ double ratioError(Bytes modelled, Bytes measured)
     return measured > 0 ? double(modelled) / double(measured) - 1.0 : 0.0;
 }
 
+// Whether the trace is a CPU run's: a profiler trace of the host's allocations (device -1), or a snapshot whose
+// segments no CUDA caching allocator made (tools/measure presents the CPU as device 0, each block its own
+// segment). That allocator's segments are whole multiples of 2 MiB (kSmallBuffer, kRoundLarge, kLargeBuffer
+// and the expandable segments' pages in c10/cuda/CUDACachingAllocator.cpp); a CPU block is any size.
+bool recordedOnCpu(const MeasuredTrace &trace)
+{
+    if (trace.format == TraceFormat::ProfilerTrace)
+        return trace.device < 0;
+    constexpr Bytes kSegmentGranule = Bytes{2} << 20;
+    for (const TraceSegment &s : trace.segments)
+        if (s.total_size % kSegmentGranule != 0)
+            return true;
+    for (const TraceEvent &e : trace.events)
+        if ((e.action == TraceAction::SegmentAlloc || e.action == TraceAction::SegmentMap)
+            && e.size % kSegmentGranule != 0)
+            return true;
+    return false;
+}
+
 // The modelled rank's memory at full resolution, without the runtime reserve:
 // the allocator that wrote the trace never sees the CUDA context.
 std::vector<CurvePoint> allocatorCurve(const RankTimeline &rank)
@@ -198,7 +217,7 @@ void compareReserved(const Config &config, const MeasuredTrace &trace, const Mem
     }
     const PlanReserved modelled = simulateReserved(config, timeline);
     out.modelled_peak_reserved_bytes = modelled.ranks.at(static_cast<std::size_t>(out.pipeline_rank)).reserved_peak;
-    if (out.measured_peak_reserved_bytes)
+    if (out.measured_peak_reserved_bytes && *out.measured_peak_reserved_bytes > 0)
         out.reserved_error = ratioError(out.modelled_peak_reserved_bytes, *out.measured_peak_reserved_bytes);
 }
 
@@ -228,7 +247,10 @@ TraceComparison compareTrace(const Config &config, const MeasuredTrace &trace, c
                 out.measured_peak_phase = phaseAt(window.phases, replay.curve[i].time_us);
                 break;
             }
-    if (trace.has_times && window.end > window.start)
+    // The whole trace's span, when no iteration was told apart, is no iteration's time.
+    out.iteration_found = window.found;
+    out.measured_on_cpu = recordedOnCpu(trace);
+    if (trace.has_times && window.found && window.end > window.start)
         out.measured_iteration_s = (window.end - window.start) * 1e-6;
     if (window.phases.empty())
         out.notes.push_back("The trace names no forward, backward or optimizer ranges: its phases are not known.");
@@ -240,7 +262,7 @@ TraceComparison compareTrace(const Config &config, const MeasuredTrace &trace, c
     out.pipeline_rank = rank;
     out.modelled_iteration_s = timeline.step_time;
     if (out.measured_iteration_s && *out.measured_iteration_s > 0) {
-        if (trace.format == TraceFormat::ProfilerTrace && trace.device < 0)
+        if (out.measured_on_cpu)
             out.notes.push_back("The trace was recorded on the CPU: its iteration time says nothing of "
                                 + config.hardware.name + "'s, so the two times are shown, not compared.");
         else

@@ -54,6 +54,12 @@ struct TraceComparison
     Bytes measured_peak_allocated_bytes = 0; ///< anywhere in the trace
     Bytes measured_steady_allocated_bytes = 0; ///< between iterations
     IterationPhase measured_peak_phase = IterationPhase::Outside;
+    /// Whether one iteration was told apart; else the whole trace is compared
+    /// and its span is no iteration's time (measured_iteration_s is none).
+    bool iteration_found = false;
+    /// A CPU run (a profiler trace of the host, a snapshot without CUDA's
+    /// caching allocator): its wall time is not comparable with a GPU's model.
+    bool measured_on_cpu = false;
     std::optional<double> measured_iteration_s;
     /// Reserved memory: the segments the trace recorded when a caching allocator
     /// made them; else (a CPU run whose segments are its blocks, a profiler
@@ -76,8 +82,8 @@ struct TraceComparison
     /// modelled / measured - 1 of the iteration time; none when the trace has no
     /// times or was recorded on the CPU (not comparable with a GPU's model)
     std::optional<double> iteration_error;
-    double peak_error = 0; ///< modelled / measured - 1
-    double steady_error = 0; ///< modelled / measured - 1
+    double peak_error = 0; ///< modelled / measured - 1 (0 when nothing was measured: not comparable)
+    double steady_error = 0; ///< modelled / measured - 1 (0 when nothing was measured: not comparable)
     std::vector<PhaseComparison> phases;
     std::vector<PeakAllocation> alive_at_peak; ///< largest first
     std::vector<PeakAllocation> unexplained; ///< those of alive_at_peak with no match

@@ -31,6 +31,14 @@ std::string percent(double error)
     return formatPercentChange(error);
 }
 
+// Nothing measured is no figure to be off from: "0 B vs 5.646 MB: +0.0 %" read as agreement (issue 34, item 11).
+constexpr const char *kNotComparable = "not comparable";
+
+std::string difference(Bytes measured, double error)
+{
+    return measured > 0 ? percent(error) : kNotComparable;
+}
+
 std::string gb(Bytes b)
 {
     return formatGB(double(b));
@@ -70,13 +78,16 @@ struct Row
 std::vector<Row> rows(const TraceComparison &c)
 {
     std::vector<Row> out;
-    out.push_back(
-        {"Peak allocated", gb(c.measured_peak_allocated_bytes), gb(c.modelled_peak_bytes), percent(c.peak_error)});
+    out.push_back({"Peak allocated", gb(c.measured_peak_allocated_bytes), gb(c.modelled_peak_bytes),
+                   difference(c.measured_peak_allocated_bytes, c.peak_error)});
     out.push_back({"Steady (between iterations)", gb(c.measured_steady_allocated_bytes), gb(c.modelled_steady_bytes),
-                   percent(c.steady_error)});
+                   difference(c.measured_steady_allocated_bytes, c.steady_error)});
     out.push_back({c.measured_reserved_from_segments ? "Peak reserved" : "Peak reserved (replayed)",
                    c.measured_peak_reserved_bytes ? gb(*c.measured_peak_reserved_bytes) : "—",
-                   gb(c.modelled_peak_reserved_bytes), c.reserved_error ? percent(*c.reserved_error) : "—"});
+                   gb(c.modelled_peak_reserved_bytes),
+                   c.reserved_error                 ? percent(*c.reserved_error)
+                   : c.measured_peak_reserved_bytes ? kNotComparable
+                                                    : "—"});
     for (const PhaseComparison &p : c.phases) {
         const bool known = p.measured_peak_bytes > 0;
         out.push_back({"Peak in " + std::string(phaseName(p.phase)), known ? gb(p.measured_peak_bytes) : "—",
@@ -108,8 +119,9 @@ nlohmann::json comparisonToJson(const TraceComparison &c)
            {"iteration_s", c.modelled_iteration_s},   {"peak_reserved_bytes", c.modelled_peak_reserved_bytes}};
     j["reserved_error"] = c.reserved_error ? nlohmann::json(*c.reserved_error) : nlohmann::json(nullptr);
     j["iteration_error"] = c.iteration_error ? nlohmann::json(*c.iteration_error) : nlohmann::json(nullptr);
-    j["peak_error"] = c.peak_error;
-    j["steady_error"] = c.steady_error;
+    j["peak_error"] = c.measured_peak_allocated_bytes > 0 ? nlohmann::json(c.peak_error) : nlohmann::json(nullptr);
+    j["steady_error"]
+        = c.measured_steady_allocated_bytes > 0 ? nlohmann::json(c.steady_error) : nlohmann::json(nullptr);
     nlohmann::json phases = nlohmann::json::array();
     for (const PhaseComparison &p : c.phases) {
         nlohmann::json pj = {{"phase", phaseName(p.phase)}, {"modelled_peak_bytes", p.modelled_peak_bytes}};
@@ -142,8 +154,10 @@ std::string comparisonToTable(const TraceComparison &c, const std::string &trace
     if (c.measured_iteration_s) {
         out << "iteration: measured " << formatSeconds(*c.measured_iteration_s, 3) << ", modelled "
             << formatSeconds(c.modelled_iteration_s, 3);
-        if (c.iteration_error)
-            out << " (" << formatPercentChange(*c.iteration_error) << ")";
+        out << " ("
+            << (c.iteration_error ? formatPercentChange(*c.iteration_error)
+                                  : std::string(kNotComparable) + ": a CPU run's wall time")
+            << ")";
         out << "\n";
     }
     out << "\nalive at the measured peak (largest first):\n";

@@ -101,3 +101,27 @@ TEST_CASE("compare: a hostile or truncated trace is refused with exit 2 and noth
     std::filesystem::remove(hostilePath);
     std::filesystem::remove(truncated);
 }
+
+TEST_CASE("compare: a CPU run's time, or a figure measured as nothing, is not comparable", "[cli][compare]")
+{
+    // Issue 34, item 11: a CPU run's wall time against the GPU's time model read "-99.8 %", a steady state of
+    // 0 B against 5.646 MB "+0.0 %", and a trace in which no iteration could be told apart had an iteration time.
+    const std::string preset = shellQuote(runDir("small-plain-none") + "/preset.json");
+    const CliRun cpu
+        = runCli("compare " + preset + " " + shellQuote(runDir("small-plain-none") + "/snapshot.pickle.gz"));
+    REQUIRE(cpu.code == 0);
+    CHECK(cpu.out.find("(not comparable: a CPU run's wall time)") != std::string::npos);
+
+    const CliRun whole = runCli("compare " + preset + " "
+                                + shellQuote(std::string(MEMLEDGER_TEST_DATA) + "/snapshots/multidevice.pickle"));
+    REQUIRE(whole.code == 0);
+    CHECK(whole.out.find("No iteration could be told apart") != std::string::npos);
+    CHECK(whole.out.find("iteration: measured") == std::string::npos);
+    const std::size_t steady = whole.out.find("Steady (between iterations)");
+    REQUIRE(steady != std::string::npos);
+    const std::string row = whole.out.substr(steady, whole.out.find('\n', steady) - steady);
+    CAPTURE(row);
+    CHECK(row.find("0 B") != std::string::npos);
+    CHECK(row.find("not comparable") != std::string::npos);
+    CHECK(row.find('%') == std::string::npos);
+}

@@ -243,3 +243,53 @@ TEST_CASE("Iteration: without ranges, a snapshot's call stacks and a profiler tr
                     }
                 }
 }
+
+TEST_CASE("Compare: a CPU run's snapshot is not held against a GPU's time, a GPU's is", "[compare]")
+{
+    // Issue 34, item 11: tools/measure's CPU runs present the CPU as device 0 of a snapshot, each block its own
+    // segment; the CLI printed their wall time against the GPU's model as "-99.8 %".
+    MeasuredTrace t = twoSteps(true);
+    t.ranges = {{"ProfilerStep#1", 10, 20}, {"ProfilerStep#2", 20, 30}};
+    t.segments = {{0x1000, 100, 0}}; // the weights' block, not whole 2 MiB
+    const TraceComparison cpu = compareTrace(scenario("seed-000-7b-a-plain"), t);
+    CHECK(cpu.measured_on_cpu);
+    REQUIRE(cpu.measured_iteration_s);
+    CHECK_FALSE(cpu.iteration_error);
+    const std::string table = comparisonToTable(cpu, "cpu.pickle");
+    CHECK(table.find("(not comparable: a CPU run's wall time)") != std::string::npos);
+    // The caching allocator's segments are whole 2 MiB: a GPU's run, whose time is compared.
+    t.segments = {{0x1000, Bytes{20} << 20, 0}};
+    const TraceComparison gpu = compareTrace(scenario("seed-000-7b-a-plain"), t);
+    CHECK_FALSE(gpu.measured_on_cpu);
+    CHECK(gpu.iteration_error);
+}
+
+TEST_CASE("Compare: nothing measured, or no iteration told apart, is said so rather than given a figure", "[compare]")
+{
+    // Issue 34, item 11: "Steady 0 B vs 5.646 MB: +0.0 %", and "no iteration could be told apart" beside a
+    // measured iteration time (the whole trace's span).
+    MeasuredTrace t;
+    t.has_times = true;
+    t.events = {alloc(1, 10, 0), alloc(2, 20, 1), alloc(3, 40, 2)};
+    const TraceComparison c = compareTrace(scenario("seed-000-7b-a-plain"), t);
+    CHECK_FALSE(c.iteration_found);
+    CHECK_FALSE(c.measured_iteration_s);
+    CHECK_FALSE(c.iteration_error);
+    REQUIRE(c.measured_steady_allocated_bytes == 0);
+    const std::string table = comparisonToTable(c, "whole.pickle");
+    const std::size_t steady = table.find("Steady (between iterations)");
+    REQUIRE(steady != std::string::npos);
+    const std::string steadyRow = table.substr(steady, table.find('\n', steady) - steady);
+    CHECK(steadyRow.find("not comparable") != std::string::npos);
+    CHECK(steadyRow.find('%') == std::string::npos);
+    CHECK(table.find("iteration: measured") == std::string::npos);
+    const std::string markdown = comparisonToMarkdown(c, "whole.pickle");
+    const std::size_t mdSteady = markdown.find("| Steady (between iterations) | 0 B |");
+    REQUIRE(mdSteady != std::string::npos);
+    CHECK(markdown.substr(mdSteady, markdown.find('\n', mdSteady) - mdSteady).find("| not comparable |")
+          != std::string::npos);
+    const nlohmann::json j = comparisonToJson(c);
+    CHECK(j.at("steady_error").is_null());
+    CHECK(j.at("peak_error").is_number()); // 70 B measured: a (large) error
+    CHECK(j.at("measured").at("iteration_s").is_null());
+}

@@ -230,3 +230,24 @@ TEST_CASE("A profiler trace imports through the same path", "[ui][measured][main
     CHECK(f.run()->comparison()->format == memledger::TraceFormat::ProfilerTrace);
     CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("profiler trace")));
 }
+
+TEST_CASE("The summary gives no measured iteration where none was told apart, and a CPU run's as not comparable",
+          "[ui][measured][mainwindow]")
+{
+    // Issue 34, item 11: the page said "no iteration could be told apart" beside "iteration … measured", and
+    // held a CPU run's wall time against the GPU's model.
+    MeasuredWindow f;
+    f.window.measuredView()->importTrace(QStringLiteral(MEMLEDGER_TEST_DATA "/snapshots/multidevice.pickle"));
+    REQUIRE(f.run()->waitUntilIdle());
+    REQUIRE(f.run()->comparison().has_value());
+    CAPTURE(f.window.measuredPanel()->summaryText());
+    CHECK(f.window.measuredPanel()->notesText().contains(QStringLiteral("No iteration could be told apart")));
+    CHECK_FALSE(f.window.measuredPanel()->summaryText().contains(QStringLiteral(" measured, ")));
+    CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("no iteration told apart")));
+
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
+    REQUIRE(f.run()->waitUntilIdle());
+    CAPTURE(f.window.measuredPanel()->summaryText());
+    CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("measured on the CPU")));
+    CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("not comparable")));
+}
