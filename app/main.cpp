@@ -2,6 +2,7 @@
 // memledger: the GUI. Thin: arguments, QApplication, Document, MainWindow.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QIcon>
 #include <QImageWriter>
 #include <QPixmap>
@@ -18,6 +19,7 @@
 #include "ui/talkmode.h"
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 
 #if defined(__GLIBC__)
@@ -33,6 +35,27 @@ constexpr int kScreenshotHeight = 1000;
 void printError(const QString &message)
 {
     std::fprintf(stderr, "memledger: %s\n", qPrintable(message));
+}
+
+// Whether a GUI platform plugin has something to open: a display, or a platform the user chose. Without one,
+// QApplication aborts (exit 134), which is no answer to --help on a server or in CI (issue 34, item 18).
+bool guiPlatformAvailable()
+{
+#if defined(Q_OS_UNIX) && !defined(Q_OS_DARWIN)
+    return !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") || !qEnvironmentVariableIsEmpty("DISPLAY")
+           || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+#else
+    return true;
+#endif
+}
+
+// The arguments as QCoreApplication::arguments() has them, for reading before any application exists.
+QStringList argumentsOf(int argc, char *argv[])
+{
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments << QString::fromLocal8Bit(argv[i]);
+    return arguments;
 }
 
 } // namespace
@@ -56,12 +79,6 @@ int main(int argc, char *argv[])
     // glibc would raise it to) come from the heap, where freed ones are reused.
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("memledger"));
-    QApplication::setApplicationDisplayName(QStringLiteral("MemLedger"));
-    QApplication::setApplicationVersion(QStringLiteral(MEMLEDGER_VERSION)); // project(VERSION) in CMakeLists.txt
-    QApplication::setWindowIcon(QIcon(QStringLiteral(":/memledger/memledger.svg")));
-
     QCommandLineParser parser;
     parser.setApplicationDescription(
         QStringLiteral("Shows where every byte of GPU memory goes when a large model is trained."));
@@ -105,8 +122,12 @@ int main(int argc, char *argv[])
     const QCommandLineOption darkOption(QStringLiteral("dark"),
                                         QStringLiteral("Use the dark palette for this run (View > Dark palette "
                                                        "keeps it for the next start)."));
+    const QCommandLineOption lightOption(QStringLiteral("light"),
+                                         QStringLiteral("Use the light palette for this run, whatever View > Dark "
+                                                        "palette keeps."));
     parser.addOption(presetOption);
     parser.addOption(darkOption);
+    parser.addOption(lightOption);
     parser.addOption(deckOption);
     parser.addOption(slideOption);
     parser.addOption(lifetimesOption);
@@ -115,10 +136,32 @@ int main(int argc, char *argv[])
     parser.addOption(screenshotOption);
     parser.addOption(viewOption);
     parser.addOption(benchOption);
-    parser.process(app);
+
+    // Read once before there is an application, to choose which: --help and --version print with a
+    // QCoreApplication, which needs no display, and the offscreen runs fall back to the offscreen platform where
+    // there is none. Errors are left to process() below.
+    (void)parser.parse(argumentsOf(argc, argv));
+    const bool printOnly = parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("version"))
+                           || (parser.isSet(QStringLiteral("help-all")) && !guiPlatformAvailable());
+    if (!printOnly && (parser.isSet(screenshotOption) || parser.isSet(benchOption)) && !guiPlatformAvailable())
+        qputenv("QT_QPA_PLATFORM", QByteArrayLiteral("offscreen"));
+    const std::unique_ptr<QCoreApplication> app
+        = printOnly ? std::make_unique<QCoreApplication>(argc, argv) : std::make_unique<QApplication>(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("memledger"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(MEMLEDGER_VERSION)); // project(VERSION) in CMakeLists.txt
+    // QSettings' path: ~/.config/MemLedger/memledger.conf, not "Unknown Organization" (issue 34, item 21).
+    QCoreApplication::setOrganizationName(QStringLiteral("MemLedger"));
+    QCoreApplication::setOrganizationDomain(QStringLiteral("memledger.org")); // MEMLEDGER_APP_ID, reversed
+    parser.process(*app); // --help and --version exit here
+    QApplication::setApplicationDisplayName(QStringLiteral("MemLedger"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/memledger/memledger.svg")));
     if (!parser.positionalArguments().isEmpty()) {
         printError(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().constFirst()));
         std::fputs(qPrintable(parser.helpText()), stderr);
+        return kExitBadInput;
+    }
+    if (parser.isSet(darkOption) && parser.isSet(lightOption)) {
+        printError(QStringLiteral("--dark and --light exclude each other"));
         return kExitBadInput;
     }
 
@@ -134,8 +177,8 @@ int main(int argc, char *argv[])
     }
 
     memledger::ui::MainWindow window(&document);
-    if (parser.isSet(darkOption))
-        window.setDark(true, false);
+    if (parser.isSet(darkOption) || parser.isSet(lightOption))
+        window.setDark(parser.isSet(darkOption), false);
     if (parser.isSet(viewOption)) {
         bool ok = false;
         const int view = parser.value(viewOption).toInt(&ok);
