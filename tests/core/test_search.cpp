@@ -84,7 +84,7 @@ TEST_CASE("search: the pruning bound equals the ledger rows' peak for dense mode
     big["training"] = {{"seq_length", 8192}, {"global_batch_size", 512}};
     SearchOptions many;
     many.gpus = 64;
-    many.top = 3000;
+    many.top = 600; // each confirmed plan is simulated: 600 hold over 300 offloaded ones
     const SearchResult r70 = searchPlans(test::configFrom(big), many);
     int offloaded = 0;
     for (const SearchPlan &p : r70.plans)
@@ -328,8 +328,9 @@ TEST_CASE("search verdicts: ZeRO 0 is slower than the best sharded plan, by the 
     CHECK(z0.stepTimeSeconds == Approx(mine));
     CHECK(z0.slowerPercent == Approx((mine / best - 1) * 100).margin(1e-6));
 
-    // It is the fastest ZeRO 0 plan: the first one in the full ranking.
-    opt.top = 100000;
+    // It is the fastest ZeRO 0 plan: the first one in the ranking (the 60th of
+    // 12,629 here; every confirmed plan is simulated, so not all are ranked).
+    opt.top = 200;
     const SearchResult all = searchPlans(base, opt);
     const auto first0 = std::find_if(all.plans.begin(), all.plans.end(),
                                      [](const SearchPlan &p) { return p.config.parallelism.zero_stage == 0; });
