@@ -66,8 +66,6 @@ QColor curveColor(const QPalette &palette)
     return palette.color(QPalette::Text);
 }
 
-const QColor kUsableColor(0xd0, 0x7a, 0x00);
-
 // The warning colors, lifted on a dark background so their labels keep their contrast.
 QColor onBackground(const QColor &color, const QPalette &palette)
 {
@@ -75,7 +73,7 @@ QColor onBackground(const QColor &color, const QPalette &palette)
 }
 
 // The reserved memory's line: a teal apart from the curve's text colour, the
-// capacity's red, the usable line's orange and a measured run's violet.
+// capacity's red and a measured run's violet.
 QColor reservedColor(const QPalette &palette)
 {
     return onBackground(QColor(0x00, 0x80, 0x80), palette);
@@ -902,9 +900,10 @@ void LifetimeView::paintCurve(QPainter &p) const
         p.drawPolyline(m_reservedLine);
     }
 
-    // Capacity and usable lines, labelled at the right end (left end when the peak label is there).
+    // The capacity line, labelled at the right end (left end when the peak label is there). No usable
+    // line: the curve holds the runtime reserve as a row, so the capacity is what its peak is held against
+    // (peakFits), and a line at capacity less the reserve would take the reserve off twice.
     const QString capacity = tr("capacity %1").arg(bytesText(m_timeline.ledger.capacity_bytes));
-    const QString usable = tr("usable %1").arg(bytesText(m_timeline.ledger.usable_bytes));
     const QString peak = toQString(peakLabel(rank));
     const double pad = fm.height() * 0.3;
 
@@ -924,10 +923,7 @@ void LifetimeView::paintCurve(QPainter &p) const
     };
     // Labels may reach a little above and below the area.
     p.setClipRect(QRectF(ca.x, ca.y - fm.height(), ca.w, ca.h + fm.height() * 2));
-    const bool sameLine = std::abs(m_geometry.capacityY - m_geometry.usableY) < 0.5;
     labelLine(m_geometry.capacityY, errorTextColor(palette()), capacity, true);
-    if (!sameLine)
-        labelLine(m_geometry.usableY, onBackground(kUsableColor, palette()), usable, false);
 
     if (m_geometry.peakVisible) {
         p.setRenderHint(QPainter::Antialiasing, true);

@@ -19,7 +19,7 @@
 namespace memledger::ui {
 
 // The lifetimes of one pipeline rank on one time axis: the rank's memory
-// curve on top (capacity and usable lines, the peak marked), the lifetimes as
+// curve on top (the capacity line, the peak marked), the lifetimes as
 // gantt rows below, forward / backward / optimizer phases shaded across both.
 // Wheel zooms around the cursor, dragging pans, a double-click resets (keys:
 // + and - zoom, arrows pan, 0 resets); hovering a bar or band names it. All

@@ -93,9 +93,9 @@ TEST_CASE("memledger --screenshot renders offscreen without a display, in the sa
 
     const auto shoot = [&home](const QString &name, const QStringList &more) {
         const QString path = home.filePath(name);
-        const GuiRun r = runGui(home, QStringList{QStringLiteral("--screenshot"), path, QStringLiteral("--size"),
-                                                  QStringLiteral("800x600")}
-                                          + more);
+        const GuiRun r = runGui(
+            home, QStringList{QStringLiteral("--screenshot"), path, QStringLiteral("--size"), QStringLiteral("800x600")}
+                      + more);
         CAPTURE(name, r.err);
         REQUIRE(r.exited);
         REQUIRE(r.code == 0);

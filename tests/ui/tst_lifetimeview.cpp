@@ -333,3 +333,29 @@ TEST_CASE("The names inside the gantt's bars keep their contrast on every catego
             CHECK(ui::contrastRatio(ui::textColorOn(fill), fill) >= 4.4);
         }
 }
+
+TEST_CASE("The memory curve is held against the capacity alone: no usable line takes the reserve off twice",
+          "[ui][lifetimes][fit]")
+{
+    // The curve holds the runtime reserve as a row (a band of the iteration),
+    // so its peak is held against the whole device (peakFits); a line at
+    // capacity less the reserve, as the view drew in orange, made a peak
+    // between the two look over while the verdict said it fits.
+    LifetimeView view;
+    const Timeline tl = test::scenarioTimeline("llama-3-70b-128xh100");
+    view.setTimeline(tl);
+    view.resize(1400, 600);
+    QImage image(view.size(), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    view.render(&image);
+    const QRect area = view.curveArea().toAlignedRect();
+    int orange = 0;
+    for (int y = area.top(); y <= area.bottom(); ++y)
+        for (int x = area.left(); x <= area.right(); ++x) {
+            const QColor c = image.pixelColor(x, y);
+            orange += std::abs(c.red() - 0xd0) < 24 && std::abs(c.green() - 0x7a) < 24 && c.blue() < 40;
+        }
+    CHECK(orange == 0);
+    CHECK(tl.ranks[0].peak_bytes <= tl.ledger.capacity_bytes);
+    CHECK(peakFits(tl, tl.ranks[0]));
+}
