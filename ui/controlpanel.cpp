@@ -234,8 +234,12 @@ ControlPanel::Group ControlPanel::recomputeAndOffload()
                 {.kind = Kind::Combo,
                  .label = tr("Recompute"),
                  .field = "strategy.recompute_granularity",
-                 .items = {tr("none"), tr("selective"), tr("full")},
-                 .access = plain<&Config::strategy, &StrategyConfig::recompute_granularity>()},
+                 // In RecomputeGranularity's order; selective_op is torchtitan's per-op policy.
+                 .items = {tr("none"), tr("selective"), tr("full"), tr("selective_op")},
+                 .access = plain<&Config::strategy, &StrategyConfig::recompute_granularity>(),
+                 .tip = tr("selective: Megatron's attention-core recompute; full: each group's input kept; "
+                           "selective_op: torchtitan's per-op checkpointing (matmul, attention and reduce-scatter "
+                           "outputs kept, every second matmul recomputed)")},
                 {.kind = Kind::Combo,
                  .label = tr("Method"),
                  .field = "strategy.recompute_method",

@@ -669,6 +669,35 @@ void checkActivationBalance(Checker &ck, const Config &config)
 }
 
 // Recompute: full recompute's groups within a pipeline chunk.
+// recompute_granularity "selective_op" follows torchtitan's policy on its
+// Llama block (a dense layer, GQA attention through SDPA's flash or
+// efficient kernel, tensor parallelism with sequence-parallel norms):
+// what it would keep elsewhere is not modelled, so it is refused by name.
+void checkSelectiveOp(Checker &ck, const Config &config)
+{
+    const StrategyConfig &st = config.strategy;
+    if (st.recompute_granularity != RecomputeGranularity::SelectiveOp)
+        return;
+    const std::string field = kStrategy + "recompute_granularity";
+    if (config.model.isMoe() || config.model.multi_latent_attention)
+        ck.error(field,
+                 "\"selective_op\" models torchtitan's per-op checkpointing of a dense Llama block, not MoE or "
+                 "multi-latent attention layers",
+                 "use \"selective\", \"full\" or tensor_policies for this model");
+    if (!st.flash_attention)
+        ck.error(field, "\"selective_op\" keeps the outputs of SDPA's flash kernel, as torchtitan runs it",
+                 "set strategy.flash_attention to true");
+    if (config.parallelism.tensor_model_parallel_size > 1 && !config.parallelism.sequence_parallel)
+        ck.error(field,
+                 "\"selective_op\" with tensor parallelism follows torchtitan, whose norms are sequence-parallel",
+                 "set parallelism.sequence_parallel to true");
+    if (config.training.fp8_recipe != Fp8Recipe::None)
+        ck.error(field,
+                 "\"selective_op\" is not modelled with an fp8_recipe (torchtitan's Float8 keeps its own "
+                 "scales)",
+                 "set training.fp8_recipe to \"none\"");
+}
+
 void checkRecompute(Checker &ck, const Config &config)
 {
     const ModelConfig &m = config.model;
@@ -683,6 +712,7 @@ void checkRecompute(Checker &ck, const Config &config)
         ck.warning(kStrategy + "recompute_num_layers",
                    "is " + str(st.recompute_num_layers) + " but each pipeline chunk has " + str(perChunk) + " layers",
                    "use at most " + str(perChunk));
+    checkSelectiveOp(ck, config);
 }
 
 // Precision: optimizer-state and gradient dtypes that do not go with the optimizer or the weights.

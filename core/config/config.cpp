@@ -125,6 +125,8 @@ std::string_view granularityName(RecomputeGranularity g)
         return "selective";
     case RecomputeGranularity::Full:
         return "full";
+    case RecomputeGranularity::SelectiveOp:
+        return "selective_op";
     }
     return "none";
 }

@@ -147,7 +147,10 @@ struct ParallelismConfig
     bool operator==(const ParallelismConfig &) const = default;
 };
 
-enum class RecomputeGranularity { None, Selective, Full };
+// SelectiveOp: torchtitan's per-op selective activation checkpointing (its
+// SAC policy: the outputs of matmuls, attention kernels and reduce-scatters
+// kept, every second matmul and everything else recomputed).
+enum class RecomputeGranularity { None, Selective, Full, SelectiveOp };
 enum class RecomputeMethod { Uniform, Block };
 enum class DropoutMaskDtype { Bool, Activation };
 enum class NormStatsDtype { FP32, Activation, None };

@@ -523,7 +523,8 @@ template<class V>
 void visit(V &v, StrategyConfig &s)
 {
     v.choice("recompute_granularity", s.recompute_granularity,
-             {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full},
+             {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full,
+              RecomputeGranularity::SelectiveOp},
              granularityName);
     v.choice("recompute_method", s.recompute_method, {RecomputeMethod::Uniform, RecomputeMethod::Block}, methodName);
     v.field("recompute_num_layers", s.recompute_num_layers, 1, 100000);

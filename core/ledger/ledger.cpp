@@ -259,6 +259,9 @@ std::string granularityText(const StrategyConfig &s)
         return "selective recompute: attention core dropped";
     case RecomputeGranularity::Full:
         return "full recompute";
+    case RecomputeGranularity::SelectiveOp:
+        return "per-op selective checkpointing (torchtitan): matmul, attention and reduce-scatter outputs kept, "
+               "every second matmul and the rest recomputed";
     }
     return "";
 }

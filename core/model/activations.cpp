@@ -76,7 +76,8 @@ public:
         // The name on the stack: policies are matched on every ledger evaluation.
         char buffer[96];
         std::string_view name;
-        if (m_out || !m_strategy.tensor_policies.empty()) {
+        if (m_out || !m_strategy.tensor_policies.empty()
+            || m_strategy.recompute_granularity == RecomputeGranularity::SelectiveOp) {
             const std::size_t n = std::min(module.size(), sizeof buffer - 1);
             std::memcpy(buffer, module.data(), n);
             buffer[n] = '.';
@@ -143,9 +144,7 @@ private:
     // recompute_granularity decides; the layer's input is never recomputed.
     TensorFate fateOf(std::string_view name, bool attentionCore, bool layerInput)
     {
-        const TensorFate base = m_strategy.recompute_granularity == RecomputeGranularity::Selective && attentionCore
-                                    ? TensorFate::Recompute
-                                    : TensorFate::Store;
+        const TensorFate base = granularityFate(m_strategy, name, attentionCore);
         if (m_rules.empty())
             return base;
         const Rule *exact = nullptr, *best = nullptr;
@@ -325,6 +324,9 @@ void addProjInput(Account &acc, const Shape &x, const Config &config, Factor hea
     if (x.fp8Inputs && config.strategy.flash_attention)
         acc.add("attention", "output", {x.A, x.s, x.b, heads, vDim}, {x.t});
     addInput(acc, x, "attention.proj", "input", {x.L, x.s, x.b, heads, vDim}, {x.Ld, x.t});
+    // torchtitan's per-op checkpointing keeps what wo's reduce-scatter returns (sequence-parallel shards).
+    if (config.strategy.recompute_granularity == RecomputeGranularity::SelectiveOp && x.t.value > 1)
+        acc.add("attention", "proj.reduce_scatter", {x.A, x.s, x.b, x.h}, {x.sp});
 }
 
 void addAttention(Account &acc, const Shape &x, const Config &config)
@@ -362,11 +364,25 @@ void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view
     const Factor f{"f", width};
     if (input)
         addInput(acc, x, name, "fc1.input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
-    if (config.model.swiglu)
+    const bool perOp = config.strategy.recompute_granularity == RecomputeGranularity::SelectiveOp;
+    if (config.model.swiglu && perOp) { // w1 and w3 are two matmuls: one kept, one recomputed
+        acc.add(name, "fc1.gate", {x.A, x.s, x.b, f}, {x.t});
+        acc.add(name, "fc1.up", {x.A, x.s, x.b, f}, {x.t});
+    } else if (config.model.swiglu) {
         acc.add(name, "fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
-    else
+    } else {
         acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t}); // GeLU input
+    }
     addInput(acc, x, name, "fc2.input", {x.L, x.s, x.b, f}, {x.Ld, x.t});
+    if (perOp) {
+        // torchtitan keeps w2's output (the block's 7th matmul: the whole
+        // local sequence, partial sums before the reduce-scatter) and the
+        // reduce-scatter's; fc2 of an ungated MLP is the 6th, recomputed.
+        if (config.model.swiglu)
+            acc.add(name, "fc2.output", {x.A, x.s, x.b, x.h}, {});
+        if (x.t.value > 1)
+            acc.add(name, "fc2.reduce_scatter", {x.A, x.s, x.b, x.h}, {x.sp});
+    }
 }
 
 void addMoe(Account &acc, const Shape &x, const Config &config)

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/model/tensorpolicy.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace memledger {
 
 bool globMatch(std::string_view pattern, std::string_view name)
@@ -55,11 +58,34 @@ std::optional<TensorFate> policyFor(const std::vector<TensorPolicy> &policies, s
     return std::nullopt;
 }
 
+bool selectiveOpKeeps(std::string_view name)
+{
+    static constexpr std::string_view kKept[] = {
+        "input_norm.input", // the block's input: the checkpoint's own
+        "attention.q",
+        "attention.v", // wq's and wv's outputs (matmuls 1 and 3; wk's, the 2nd, is recomputed)
+        "attention.proj.input",
+        "attention.softmax_lse", // the attention kernel's output and log-sum-exp
+        "attention.proj.reduce_scatter", // wo (the 4th matmul) recomputed, its reduce-scatter kept
+        "mlp.fc1.gate", // w1's output (the 5th; w3's, the 6th, is recomputed)
+        "mlp.fc1.output", // without a gated MLP, fc1's output (the 5th; fc2, the 6th, recomputed)
+        "mlp.fc2.output", // w2's output (the 7th)
+        "mlp.fc2.reduce_scatter",
+    };
+    return std::find(std::begin(kKept), std::end(kKept), name) != std::end(kKept);
+}
+
+TensorFate granularityFate(const StrategyConfig &st, std::string_view name, bool attentionCore)
+{
+    if (st.recompute_granularity == RecomputeGranularity::SelectiveOp)
+        return selectiveOpKeeps(name) ? TensorFate::Store : TensorFate::Recompute;
+    return st.recompute_granularity == RecomputeGranularity::Selective && attentionCore ? TensorFate::Recompute
+                                                                                        : TensorFate::Store;
+}
+
 TensorFate tensorFate(const StrategyConfig &st, std::string_view name, bool attentionCore, bool layerInput)
 {
-    const TensorFate base = st.recompute_granularity == RecomputeGranularity::Selective && attentionCore
-                                ? TensorFate::Recompute
-                                : TensorFate::Store;
+    const TensorFate base = granularityFate(st, name, attentionCore);
     if (st.tensor_policies.empty())
         return base;
     const TensorFate f = policyFor(st.tensor_policies, name).value_or(base);

@@ -18,6 +18,21 @@ namespace memledger {
 bool globMatch(std::string_view pattern, std::string_view name);
 std::optional<TensorFate> policyFor(const std::vector<TensorPolicy> &policies, std::string_view name);
 
+// torchtitan's per-op selective activation checkpointing
+// (recompute_granularity selective_op; torchtitan's
+// distributed/activation_checkpoint.py): inside each checkpointed block the
+// outputs of matmuls, of the attention kernel and of reduce-scatters are
+// kept, except every second matmul, and the rest is recomputed in the
+// backward. On a Llama block, whose matmuls run wq, wk, wv, wo, then w1, w3,
+// w2 (or fc1, fc2 without a gated MLP), that keeps the block's input, q, v,
+// the attention output and its log-sum-exp, w1's output (fc1's), w2's, and
+// with tensor parallelism the reduce-scatters after wo and w2. Whether the
+// tensor of that name is kept.
+bool selectiveOpKeeps(std::string_view name);
+
+// The fate recompute_granularity gives a tensor before tensor_policies refine it.
+TensorFate granularityFate(const StrategyConfig &strategy, std::string_view name, bool attentionCore);
+
 // The fate of a saved tensor under the configuration. The layer's input (the
 // first norm's input, `layerInput`) cannot be recomputed from inside the
 // layer: a glob that would recompute it leaves it stored (the validator

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/settingspoints.h"
 
+#include "core/model/tensorpolicy.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -113,6 +115,14 @@ std::vector<Fate> megatronFates(const StrategyConfig &strategy, const LayerGraph
     case RecomputeGranularity::Full:
         for (std::size_t k = 1; k < graph.nodes.size(); ++k)
             if (graph.nodes[k].bytes > 0)
+                f[k] = Fate::Recompute;
+        break;
+    case RecomputeGranularity::SelectiveOp:
+        // torchtitan's per-op policy by tensor name: a node is kept when one of its tensors is.
+        for (std::size_t k = 1; k < graph.nodes.size(); ++k)
+            if (graph.nodes[k].bytes > 0
+                && std::none_of(graph.nodes[k].tensors.begin(), graph.nodes[k].tensors.end(),
+                                [](const std::string &n) { return selectiveOpKeeps(n); }))
                 f[k] = Fate::Recompute;
         break;
     }

@@ -290,6 +290,25 @@ LayerCost layerCost(const Config &config, const Dims &d, bool moe)
         cost.recompute = cost.forward;
         cost.recomputeComm = cost.forwardComm;
         break;
+    case RecomputeGranularity::SelectiveOp: {
+        // torchtitan's per-op checkpointing re-runs the block without the
+        // kept matmuls and the attention kernel: wk, wo and w3 (fc2 without a
+        // gated MLP), by their share of the forward's matmul work, every
+        // elementwise op, and the all-gathers, which it does not keep (the
+        // reduce-scatters' outputs it does).
+        const double f = double(config.model.ffn());
+        const double kw = d.h * d.g * d.dqk, qw = d.h * d.a * d.dqk, vw = d.h * d.g * d.dv, ow = d.a * d.dv * d.h;
+        const double mlp = config.model.swiglu ? 3.0 * d.h * f : 2.0 * d.h * f;
+        const double rebuilt = kw + ow + d.h * f; // w3, or fc2
+        const double share = rebuilt / (qw + kw + vw + ow + mlp);
+        const double elementwise
+            = std::max(0.0, k.forward.cost.seconds - k.forward.gemmSeconds - k.forward.coreSeconds);
+        cost.recomputeComm.tensor = d.sp ? cost.forwardComm.tensor / 2.0 : 0.0;
+        cost.recompute.seconds = share * k.forward.gemmSeconds + elementwise + cost.recomputeComm.total();
+        cost.recompute.flops = share * k.forward.cost.flops;
+        cost.recompute.bytes = k.forward.cost.bytes;
+        break;
+    }
     }
     return cost;
 }

@@ -78,11 +78,11 @@ int nodeOf(const SavedTensor &s)
         return kCoreDropout;
     if (n == "attention.proj.input")
         return kProjInput;
-    if (n.rfind("pre_mlp_norm.", 0) == 0)
+    if (n.rfind("pre_mlp_norm.", 0) == 0 || n == "attention.proj.reduce_scatter")
         return kMlpNormInput;
     if (n == "mlp.fc1.input")
         return kFc1Input;
-    if (n == "mlp.fc1.output")
+    if (n == "mlp.fc1.output" || n == "mlp.fc1.gate" || n == "mlp.fc1.up") // the last two: selective_op's split
         return kFc1Output;
     if (n == "mlp.fc2.input")
         return kFc2Input;

@@ -208,7 +208,11 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     const bool uniform = st.recompute_method == RecomputeMethod::Uniform;
     const std::int64_t n = std::max<std::int64_t>(1, st.recompute_num_layers);
     const bool selective = st.recompute_granularity == RecomputeGranularity::Selective && !st.flash_attention;
-    const bool policies = !st.tensor_policies.empty() && !full;
+    // Per-tensor fates (tensor_policies, or torchtitan's per-op policy): the
+    // layer's recomputed tensors are rebuilt as its backward begins (a
+    // non-reentrant checkpoint re-runs the block at the first saved tensor it needs).
+    const bool policies
+        = (!st.tensor_policies.empty() || st.recompute_granularity == RecomputeGranularity::SelectiveOp) && !full;
     // Times summed layer by layer may overshoot the op's end by a rounding
     // error; nothing outlives its op.
     const auto push = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer,
