@@ -179,6 +179,44 @@ void addMlp(const HardwareConfig &hw, LayerKernels &k, const Dims &d, double bat
     addGemm(hw, k, {batch, tokens, d.h, ffn / split}, d.act, true, &d.fp8);
 }
 
+// What the backward re-runs of the layer's forward under recompute_granularity.
+void addRecompute(const Config &config, const Dims &d, const LayerKernels &k, LayerCost &cost)
+{
+    const StrategyConfig &st = config.strategy;
+    switch (st.recompute_granularity) {
+    case RecomputeGranularity::None:
+        break;
+    case RecomputeGranularity::Selective:
+        // The attention core again; FlashAttention recomputes inside its own kernel.
+        if (!st.flash_attention)
+            cost.recompute = k.core.cost;
+        break;
+    case RecomputeGranularity::Full:
+        cost.recompute = cost.forward;
+        cost.recomputeComm = cost.forwardComm;
+        break;
+    case RecomputeGranularity::SelectiveOp: {
+        // torchtitan's per-op checkpointing re-runs the block without the
+        // kept matmuls and the attention kernel: wk, wo and w3 (fc2 without a
+        // gated MLP), by their share of the forward's matmul work, every
+        // elementwise op, and the all-gathers, which it does not keep (the
+        // reduce-scatters' outputs it does).
+        const double f = double(config.model.ffn());
+        const double kw = d.h * d.g * d.dqk, qw = d.h * d.a * d.dqk, vw = d.h * d.g * d.dv, ow = d.a * d.dv * d.h;
+        const double mlp = config.model.swiglu ? 3.0 * d.h * f : 2.0 * d.h * f;
+        const double rebuilt = kw + ow + d.h * f; // w3, or fc2
+        const double share = rebuilt / (qw + kw + vw + ow + mlp);
+        const double elementwise
+            = std::max(0.0, k.forward.cost.seconds - k.forward.gemmSeconds - k.forward.coreSeconds);
+        cost.recomputeComm.tensor = d.sp ? cost.forwardComm.tensor / 2.0 : 0.0;
+        cost.recompute.seconds = share * k.forward.gemmSeconds + elementwise + cost.recomputeComm.total();
+        cost.recompute.flops = share * k.forward.cost.flops;
+        cost.recompute.bytes = k.forward.cost.bytes;
+        break;
+    }
+    }
+}
+
 LayerCost layerCost(const Config &config, const Dims &d, bool moe)
 {
     const HardwareConfig &hw = config.hardware;
@@ -278,38 +316,7 @@ LayerCost layerCost(const Config &config, const Dims &d, bool moe)
     cost.backward = k.backward.cost;
     cost.weightGrad = k.weight;
     cost.backward.seconds += cost.backwardComm.total();
-    switch (st.recompute_granularity) {
-    case RecomputeGranularity::None:
-        break;
-    case RecomputeGranularity::Selective:
-        // The attention core again; FlashAttention recomputes inside its own kernel.
-        if (!st.flash_attention)
-            cost.recompute = k.core.cost;
-        break;
-    case RecomputeGranularity::Full:
-        cost.recompute = cost.forward;
-        cost.recomputeComm = cost.forwardComm;
-        break;
-    case RecomputeGranularity::SelectiveOp: {
-        // torchtitan's per-op checkpointing re-runs the block without the
-        // kept matmuls and the attention kernel: wk, wo and w3 (fc2 without a
-        // gated MLP), by their share of the forward's matmul work, every
-        // elementwise op, and the all-gathers, which it does not keep (the
-        // reduce-scatters' outputs it does).
-        const double f = double(config.model.ffn());
-        const double kw = d.h * d.g * d.dqk, qw = d.h * d.a * d.dqk, vw = d.h * d.g * d.dv, ow = d.a * d.dv * d.h;
-        const double mlp = config.model.swiglu ? 3.0 * d.h * f : 2.0 * d.h * f;
-        const double rebuilt = kw + ow + d.h * f; // w3, or fc2
-        const double share = rebuilt / (qw + kw + vw + ow + mlp);
-        const double elementwise
-            = std::max(0.0, k.forward.cost.seconds - k.forward.gemmSeconds - k.forward.coreSeconds);
-        cost.recomputeComm.tensor = d.sp ? cost.forwardComm.tensor / 2.0 : 0.0;
-        cost.recompute.seconds = share * k.forward.gemmSeconds + elementwise + cost.recomputeComm.total();
-        cost.recompute.flops = share * k.forward.cost.flops;
-        cost.recompute.bytes = k.forward.cost.bytes;
-        break;
-    }
-    }
+    addRecompute(config, d, k, cost);
     return cost;
 }
 
