@@ -124,7 +124,7 @@ std::string belowNote(const RankTimeline &rt, const RankLedger &rank, const Aliv
         "The simulated iteration peaks at ", formatSeconds(rt.peak_time), " with ", formatGB(double(rt.peak_bytes)),
         "; its ", lowerFirst(categoryLabel(c)), " then: ", formatGB(double(alive.bytes[ci])), " of the rows' ",
         formatGB(double(rank.device[ci])), ", which are each a maximum and are not all allocated at once");
-    std::vector<std::pair<std::string, Bytes>> partly;
+    std::string partly;
     for (std::size_t e = 0; e < rank.entries.size(); ++e) {
         const LedgerEntry &entry = rank.entries[e];
         if (entry.category != c || entry.placement != Placement::Device || entry.atPeak)
@@ -132,10 +132,11 @@ std::string belowNote(const RankTimeline &rt, const RankLedger &rank, const Aliv
         const auto it = alive.byEntry.find(static_cast<std::int32_t>(e));
         const Bytes then = it == alive.byEntry.end() ? 0 : it->second;
         if (c != Category::Activations && then < entry.bytes)
-            partly.emplace_back(entry.label + ", " + formatGB(double(then)) + " allocated then of", entry.bytes);
+            append(partly, partly.empty() ? "" : "; ", entry.label, " (", formatGB(double(then)), " of ",
+                   formatGB(double(entry.bytes)), " allocated then)");
     }
     if (!partly.empty())
-        append(note, ": ", namedList(partly));
+        append(note, ": ", partly);
     else if (c == Category::Activations)
         append(note, ": the saved activations of fewer micro-batches, or no recompute group rebuilt, at that moment");
     note += '.';

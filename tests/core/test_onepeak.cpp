@@ -164,7 +164,7 @@ TEST_CASE("One peak: a category holds what is allocated at the peak, above or be
     CHECK(out.entries[3].category == Category::OptimizerStates);
     CHECK(out.entries[3].bytes == -4'000'000'000);
     CHECK(out.entries[3].label == "Not allocated at the simulated peak");
-    CHECK(out.entries[3].note.find("Step scratch, 0 B allocated then of (4.000 GB)") != std::string::npos);
+    CHECK(out.entries[3].note.find("Step scratch (0 B of 4.000 GB allocated then)") != std::string::npos);
     CHECK(out.entries[4].category == Category::Activations);
     CHECK(out.entries[4].bytes == 1'000'000'000);
     CHECK(out.entries[4].note.find("Backward working set of layer 7") != std::string::npos);
