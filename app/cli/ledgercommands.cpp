@@ -49,7 +49,8 @@ int evalOrCheck(const Options &o, std::ostream &out, std::ostream &err)
         out << ledgerToTable(*config, ledger, &reserved);
 
     if (check) {
-        // What runs out decides (DESIGN: fits uses reserved + runtime reserve); the allocated peak beside it.
+        // What runs out decides: reserved memory plus the runtime reserve (docs/accounting.md, "What decides");
+        // the simulated peak beside it.
         const RankLedger &worst = ledger.ranks[static_cast<std::size_t>(ledger.peak_rank)];
         (o.format == "table" ? out : err)
             << "worst rank " << reserved.peak_rank << ": " << formatGB(double(reserved.peak_bytes)) << " of "
