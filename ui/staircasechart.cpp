@@ -3,10 +3,12 @@
 
 #include <QBarSeries>
 #include <QBarSet>
+#include <QCursor>
 #include <QEvent>
 #include <QGraphicsLayout>
 #include <QLineSeries>
 #include <QPen>
+#include <QToolTip>
 #include <QValueAxis>
 
 #include "core/base/units.h"
@@ -89,6 +91,7 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     m_unbalanced->setVisible(false);
     // A new width (a resize, a splitter drag, talk mode's fonts) may label more or fewer ranks.
     connect(chart, &QChart::plotAreaChanged, this, &StaircaseChart::fitTexts);
+    connect(m_series, &QBarSeries::hovered, this, [this](bool on, int index, QBarSet *) { showBarTip(on, index); });
     m_shrink.setSingleShot(true);
     m_shrink.setInterval(kShrinkDelayMs);
     connect(&m_shrink, &QTimer::timeout, this, [this] { setMinimumWidth(m_pendingMinimum); });
@@ -221,6 +224,7 @@ void StaircaseChart::setLedger(const Ledger &ledger)
         maxBytes = std::max(maxBytes, gb);
         maxCount = std::max(maxCount, r.in_flight_microbatches);
     }
+    m_ranksShown = ledger.ranks;
     setBarValues(m_activations, bytes);
     m_ranks = heldSlots(static_cast<int>(ledger.ranks.size()), m_ranks, m_axesHeld);
     m_peakRank = ledger.peak_rank;
@@ -231,6 +235,30 @@ void StaircaseChart::setLedger(const Ledger &ledger)
     fitTexts();
     if (QGraphicsLayout *layout = chart()->layout())
         layout->activate();
+}
+
+QString StaircaseChart::barToolTip(int bar) const
+{
+    if (bar < 0 || static_cast<std::size_t>(bar) >= m_ranksShown.size())
+        return {};
+    const RankLedger &r = m_ranksShown[static_cast<std::size_t>(bar)];
+    QStringList lines;
+    lines << tr("Rank %1: %2 of activations, %3 micro-batches in flight at its peak")
+                 .arg(r.pipeline_rank)
+                 .arg(bytesText(r.device[static_cast<std::size_t>(Category::Activations)]))
+                 .arg(r.in_flight_microbatches, 0, 'g', 3);
+    for (const LedgerEntry &e : r.entries)
+        if (e.category == Category::Activations && e.placement == Placement::Device && e.bytes != 0)
+            lines << tr("  %1: %2 (%3)").arg(toQString(e.label), bytesText(e.bytes), toQString(e.formula));
+    return lines.join(QLatin1Char('\n'));
+}
+
+void StaircaseChart::showBarTip(bool on, int index)
+{
+    if (on)
+        QToolTip::showText(QCursor::pos(), barToolTip(index), this);
+    else
+        QToolTip::hideText();
 }
 
 void StaircaseChart::drawForeground(QPainter *painter, const QRectF &rect)

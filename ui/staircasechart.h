@@ -7,6 +7,8 @@
 #include "core/ledger/ledger.h"
 #include "ui/chartupdate.h"
 
+#include <vector>
+
 class QBarSet;
 class QBarSeries;
 class QLineSeries;
@@ -36,6 +38,11 @@ public:
     QString titleText(bool compact = false, bool perRank = false) const;
     // Qt Charts' dark or light theme, with the category colors kept.
     void setDark(bool dark);
+    // What hovering rank `bar`'s bar says: its activation rows (the ledger's
+    // labels, bytes and formulas) and the micro-batches in flight, so bars of
+    // equal height under a falling line (ZB-H1: what B leaves for a deferred W)
+    // say why. Empty for a bar the plan has not.
+    QString barToolTip(int bar) const;
 
 protected:
     // The two lines (micro-batches in flight, the outline before balancing), with antialiasing.
@@ -50,6 +57,8 @@ private:
     void fitTexts();
     // The width the axes' labels and titles need: more at once, less once the edits pause.
     void setMinimumWidthSoon(int minimum);
+    void showBarTip(bool on, int index);
+    std::vector<RankLedger> m_ranksShown; // the ranks behind the bars, for their tooltips
     QBarSeries *m_series;
     QBarSet *m_activations;
     QLineSeries *m_inFlight;
