@@ -177,7 +177,9 @@ QVariant LedgerTableModel::entryData(const RankLedger &rank, int rankIndex, cons
         case BytesColumn:
             return bytesText(entry.bytes);
         case ShareColumn:
-            return percentText(shareOfRank(rank, entry));
+            // Each row says what it is a share of: the rank rows' is of the device (issue 34, item 21).
+            return entry.placement == Placement::Device ? tr("%1 of rank").arg(percentText(shareOfRank(rank, entry)))
+                                                        : tr("%1 of host").arg(percentText(shareOfRank(rank, entry)));
         case FormulaColumn:
             return QString::fromStdString(entry.formula);
         }
@@ -239,7 +241,7 @@ QVariant LedgerTableModel::headerData(int section, Qt::Orientation orientation, 
         case BytesColumn:
             return tr("Bytes");
         case ShareColumn:
-            return tr("Share of rank");
+            return tr("Share");
         case FormulaColumn:
             return tr("Formula");
         }
