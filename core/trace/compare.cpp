@@ -40,6 +40,15 @@ double ratioError(Bytes modelled, Bytes measured)
     return measured > 0 ? double(modelled) / double(measured) - 1.0 : 0.0;
 }
 
+// kOtherModelFactor or more apart, either way; nothing measured (or modelled) is no verdict.
+bool plainlyOtherModel(Bytes modelled, Bytes measured)
+{
+    if (modelled <= 0 || measured <= 0)
+        return false;
+    const double ratio = double(modelled) / double(measured);
+    return ratio >= kOtherModelFactor || ratio <= 1.0 / kOtherModelFactor;
+}
+
 // Whether the trace is a CPU run's: a profiler trace of the host's allocations (device -1), or a snapshot whose
 // segments no CUDA caching allocator made (tools/measure presents the CPU as device 0, each block its own
 // segment). That allocator's segments are whole multiples of 2 MiB (kSmallBuffer, kRoundLarge, kLargeBuffer
@@ -279,6 +288,7 @@ TraceComparison compareTrace(const Config &config, const MeasuredTrace &trace, c
             && l.start <= 0 && l.end >= timeline.step_time)
             out.modelled_steady_bytes += l.bytes;
     out.peak_error = ratioError(out.modelled_peak_bytes, out.measured_peak_allocated_bytes);
+    out.plainly_other_model = plainlyOtherModel(out.modelled_peak_bytes, out.measured_peak_allocated_bytes);
     out.steady_error = ratioError(out.modelled_steady_bytes, out.measured_steady_allocated_bytes);
 
     // Phase by phase, inside the iteration.

@@ -91,7 +91,16 @@ struct TraceComparison
     std::vector<NormalisedPoint> measured_curve;
     std::vector<NormalisedPoint> modelled_curve;
     std::vector<std::string> notes; ///< how the iteration was found, what was assumed
+    /// The measured and modelled peaks are kOtherModelFactor or more apart, either way: no error of the
+    /// model comes near that, so the trace is of another model or plan (a 12 M-parameter CPU run held
+    /// against GPT-3 175B), and its figures say nothing of this one.
+    bool plainly_other_model = false;
 };
+
+/// How far apart (as a ratio, either way) the measured and modelled peaks are when the trace is plainly
+/// another model's: the model's peaks are within 2 % of the measured runs of tests/data/measured
+/// (test_measured_runs.cpp), so a factor of ten is no error of the model's.
+inline constexpr double kOtherModelFactor = 10.0;
 
 struct CompareOptions
 {

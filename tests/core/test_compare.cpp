@@ -181,6 +181,23 @@ TEST_CASE("Compare: a block allocated inside torch.optim is matched to a paramet
     CHECK(cmp.alive_at_peak[0].matched.find("fp32 copy of mlp.fc2.weight") == 0);
 }
 
+TEST_CASE("Compare: a trace whose peak is ten times off the model's is plainly another model's", "[compare]")
+{
+    // 180 B measured against seed 000's 7B plan: no error of the model's, another model's trace (issue 34).
+    const Config plan = scenario("seed-000-7b-a-plain");
+    CHECK(compareTrace(plan, twoSteps(true)).plainly_other_model);
+    // One allocation of the plan's own modelled peak, and one a fifth of it: the model could be that far off
+    // (a different recompute, a larger batch), so they are held against it without the warning.
+    const Bytes modelled = compareTrace(plan, twoSteps(true)).modelled_peak_bytes;
+    MeasuredTrace near, fifth;
+    near.events = {alloc(1, modelled, 0)};
+    fifth.events = {alloc(1, modelled / 5, 0)};
+    CHECK_FALSE(compareTrace(plan, near).plainly_other_model);
+    CHECK_FALSE(compareTrace(plan, fifth).plainly_other_model);
+    // Nothing measured: not comparable, and no verdict.
+    CHECK_FALSE(compareTrace(plan, MeasuredTrace{}).plainly_other_model);
+}
+
 TEST_CASE("Compare: a CPU profiler trace's iteration time is shown, not held against a GPU's model", "[compare]")
 {
     MeasuredTrace t = twoSteps(true);
