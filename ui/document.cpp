@@ -133,6 +133,7 @@ void Document::newPlan()
     m_loaded = Config{};
     setConfig(Config{});
     Q_EMIT sourceChanged();
+    Q_EMIT planReplaced();
 }
 
 bool Document::loadBuiltinScenario(std::string_view name, QString *error)
@@ -177,6 +178,7 @@ bool Document::applyLoaded(const LoadResult &loaded, const QString &source, cons
     m_loaded = *loaded.config;
     setConfig(*loaded.config);
     Q_EMIT sourceChanged();
+    Q_EMIT planReplaced();
     return true;
 }
 

@@ -147,6 +147,10 @@ Q_SIGNALS:
     void sourceChanged();
     // reserved() is ready for the current plan.
     void reservedChanged();
+    // Another plan took the current one's place (a file opened, a built-in
+    // scenario, New, an imported config; not a save): what was held against
+    // the old plan, such as a measured run, is no longer about this one.
+    void planReplaced();
 
 private:
     bool applyLoaded(const LoadResult &loaded, const QString &source, const QString &filePath, QString *error,

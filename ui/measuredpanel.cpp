@@ -66,6 +66,7 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     , m_rank(new QSpinBox(this))
     , m_clear(new QPushButton(tr("&Clear"), this))
     , m_summary(makeCaption(this))
+    , m_warning(new QLabel(this))
     , m_comparisonTable(makeTable(this))
     , m_allocationsTitle(new QLabel(this))
     , m_allocationsTable(makeTable(this))
@@ -104,6 +105,14 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     bar->addWidget(m_clear);
     layout->addLayout(bar);
     layout->addWidget(m_summary);
+    // Bold in the text's own colour: it reads in either palette without a colour to keep in step.
+    m_warning->setWordWrap(true);
+    m_warning->setTextFormat(Qt::PlainText);
+    QFont bold = m_warning->font();
+    bold.setBold(true);
+    m_warning->setFont(bold);
+    m_warning->hide();
+    layout->addWidget(m_warning);
 
     m_comparisonTable->setModel(m_comparison);
     // The figure's name takes the width; the numbers sit together at the right, sized to their text.
@@ -182,6 +191,16 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
                  .arg(ComparisonTableModel::phaseWhereText(comparison.measured_peak_phase),
                       ComparisonTableModel::phaseWhereText(comparison.modelled_peak_phase));
     m_summary->setText(facts.join(QStringLiteral(" \u00b7 ")));
+    // Core's verdict: peaks this far apart are no error of the model's but another model's trace.
+    m_warning->setText(
+        comparison.plainly_other_model
+            ? tr("This trace is plainly of another model or plan: its peak (%1) and this plan's "
+                 "modelled peak (%2) are %3 times apart or more. Import the run of this plan, or "
+                 "open the plan it was measured for.")
+                  .arg(bytesText(comparison.measured_peak_allocated_bytes), bytesText(comparison.modelled_peak_bytes))
+                  .arg(kOtherModelFactor)
+            : QString());
+    m_warning->setVisible(comparison.plainly_other_model);
 
     const int shown = m_allocations->rowCount();
     const int unexplained = m_allocations->unexplainedCount();
@@ -216,6 +235,8 @@ void MeasuredPanel::clear()
     m_allocations->setAllocations({});
     m_title->clear();
     m_summary->clear();
+    m_warning->clear();
+    m_warning->hide();
     m_notes->clear();
     m_allocationsTitle->clear();
     m_placeholder->setText(defaultPlaceholder());
@@ -248,6 +269,11 @@ QString MeasuredPanel::titleText() const
 QString MeasuredPanel::summaryText() const
 {
     return m_summary->text();
+}
+
+QString MeasuredPanel::warningText() const
+{
+    return m_warning->text();
 }
 
 QString MeasuredPanel::notesText() const

@@ -43,6 +43,8 @@ public:
     QString titleText() const;
     QString summaryText() const;
     QString notesText() const;
+    // The warning over the figures when the trace is plainly of another model (empty: none).
+    QString warningText() const;
 
 Q_SIGNALS:
     void importRequested();
@@ -61,6 +63,7 @@ private:
     QSpinBox *m_rank;
     QPushButton *m_clear;
     QLabel *m_summary;
+    QLabel *m_warning;
     QTableView *m_comparisonTable;
     QLabel *m_allocationsTitle;
     QTableView *m_allocationsTable;

@@ -55,6 +55,13 @@ MeasuredRun::MeasuredRun(Document *document, Backend backend, QObject *parent)
     , m_backend(std::move(backend))
 {
     connect(m_document, &Document::ledgerChanged, this, &MeasuredRun::scheduleCompare);
+    connect(m_document, &Document::planReplaced, this, [this] {
+        if (!m_trace)
+            return;
+        const QString name = fileName();
+        clear();
+        Q_EMIT clearedForNewPlan(name);
+    });
     connect(&m_importWatcher, &QFutureWatcher<std::shared_ptr<ImportResult>>::finished, this, &MeasuredRun::importDone);
     connect(&m_compareWatcher, &QFutureWatcher<std::shared_ptr<CompareResult>>::finished, this,
             &MeasuredRun::compareDone);

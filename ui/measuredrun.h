@@ -46,6 +46,10 @@ public:
     bool isImporting() const { return m_import != nullptr; }
     QString importingPath() const;
     // Forgets the trace and its comparison (not undoable: the plan is untouched).
+    // Done too when the document opens another plan: a trace is of the plan it
+    // was imported for, and held against the next one it would compare a run
+    // with a model it never ran (issue 34: a 12 M-parameter CPU run "held
+    // against" GPT-3 175B).
     void clear();
 
     bool hasTrace() const { return m_trace != nullptr; }
@@ -78,6 +82,8 @@ Q_SIGNALS:
     void compareFailed(const QString &message);
     // The trace or its comparison changed, or both were cleared.
     void changed();
+    // The trace `fileName` was cleared because another plan was opened.
+    void clearedForNewPlan(const QString &fileName);
 
 private:
     struct ImportJob;

@@ -56,6 +56,13 @@ MeasuredView::MeasuredView(QMainWindow *window, Document *document, MeasuredRun 
             m_panel->setPlaceholderText({});
         showMessage(tr("Import of %1 cancelled; nothing was changed").arg(QFileInfo(path).fileName()));
     });
+    connect(m_run, &MeasuredRun::clearedForNewPlan, this, [this](const QString &fileName) {
+        const QString text = tr("%1 was cleared: it was held against the plan opened before. Import it again to "
+                                "hold it against this one.")
+                                 .arg(fileName);
+        m_panel->setPlaceholderText(text);
+        showMessage(text);
+    });
     connect(m_run, &MeasuredRun::compareFailed, this, [this](const QString &message) {
         showMessage(tr("The measured trace could not be held against this plan: %1").arg(message));
     });
@@ -128,7 +135,8 @@ void MeasuredView::traceImported(const QString &path)
                         .arg(QFileInfo(path).fileName(), bytesText(c->measured_peak_allocated_bytes),
                              bytesText(c->modelled_peak_bytes),
                              c->measured_peak_allocated_bytes > 0 ? ComparisonTableModel::differenceText(c->peak_error)
-                                                                  : tr("not comparable")));
+                                                                  : tr("not comparable"))
+                    + (c->plainly_other_model ? tr(" — plainly another model's trace") : QString()));
         m_lifetimes->showMeasuredRank(c->pipeline_rank);
     } else {
         showMessage(tr("Imported %1; it is compared once the plan is valid").arg(path));

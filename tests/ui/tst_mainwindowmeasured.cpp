@@ -22,8 +22,10 @@
 #include "ui/measuredpanel.h"
 #include "ui/measuredrun.h"
 #include "ui/measuredview.h"
+#include "ui/planfiles.h"
 #include "ui/qtstring.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -250,4 +252,51 @@ TEST_CASE("The summary gives no measured iteration where none was told apart, an
     CAPTURE(f.window.measuredPanel()->summaryText());
     CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("measured on the CPU")));
     CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("not comparable")));
+}
+
+TEST_CASE("Opening another plan clears the measured trace; one of another model is said to be",
+          "[ui][measured][mainwindow]")
+{
+    // Issue 34: a 12 M-parameter CPU trace stayed "held against" every plan opened after it, GPT-3 175B too.
+    MeasuredWindow f;
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
+    REQUIRE(f.run()->waitUntilIdle());
+    REQUIRE(f.run()->comparison().has_value());
+    CHECK_FALSE(f.run()->comparison()->plainly_other_model); // the run of this very plan
+    CHECK(f.window.measuredPanel()->warningText().isEmpty());
+
+    // A built-in scenario: the trace goes, and the panel says why.
+    REQUIRE(f.document.loadBuiltinScenario("gpt-3-175b-64gpus-tp-only"));
+    REQUIRE(f.run()->waitUntilIdle());
+    CHECK_FALSE(f.run()->hasTrace());
+    CHECK_FALSE(f.window.measuredPanel()->hasComparison());
+    CHECK_FALSE(f.window.lifetimes()->measuredOverlay().has_value());
+
+    // Imported again over GPT-3: held against it, with a warning that it is plainly another model's.
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
+    REQUIRE(f.run()->waitUntilIdle());
+    REQUIRE(f.run()->comparison().has_value());
+    CHECK(f.run()->comparison()->plainly_other_model);
+    CHECK(f.window.measuredPanel()->warningText().contains(QStringLiteral("plainly of another model")));
+
+    // New and a file opened clear it too; an edit or a save does not.
+    memledger::Config edited = f.document.config();
+    edited.training.micro_batch_size += 1;
+    edited.training.global_batch_size = std::max(edited.training.global_batch_size, edited.training.micro_batch_size);
+    f.document.edit(edited, QStringLiteral("micro-batch"));
+    REQUIRE(f.run()->waitUntilIdle());
+    CHECK(f.run()->hasTrace());
+    QTemporaryDir dir;
+    REQUIRE(dir.isValid());
+    REQUIRE(f.window.files()->saveTo(dir.filePath(QStringLiteral("gpt3.json"))));
+    CHECK(f.run()->hasTrace());
+    f.document.newPlan();
+    REQUIRE(f.run()->waitUntilIdle());
+    CHECK_FALSE(f.run()->hasTrace());
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
+    REQUIRE(f.run()->waitUntilIdle());
+    REQUIRE(f.run()->hasTrace());
+    REQUIRE(f.window.files()->openPath(fixtureFile(QStringLiteral("preset.json"))));
+    REQUIRE(f.run()->waitUntilIdle());
+    CHECK_FALSE(f.run()->hasTrace());
 }
