@@ -108,14 +108,25 @@ QString PlanFiles::filePath() const
 
 bool PlanFiles::save()
 {
-    return filePath().isEmpty() ? saveAs() : saveTo(filePath());
+    // A description written for the plan as loaded may quote figures this one no longer has ("micro-batch 2;
+    // peak 67.75 GB (fits)" over a plan at micro-batch 4 needing 88 GB): Save asks, through Save as's dialog
+    // (the file it writes, the current facts, the old description beside them), rather than write it
+    // unchanged. Only the user can tell prose that still holds from figures that do not.
+    if (filePath().isEmpty() || descriptionMayBeStale())
+        return saveAs();
+    return saveTo(filePath());
+}
+
+bool PlanFiles::descriptionMayBeStale() const
+{
+    return m_document->isEditedSinceLoad() && !m_document->config().description.empty();
 }
 
 bool PlanFiles::saveAs()
 {
     SavePlanDialog dialog(saveSuggestion(), m_window);
     for (;;) {
-        if (dialog.exec() != QDialog::Accepted)
+        if ((m_saveRunner ? m_saveRunner(dialog) : dialog.exec()) != QDialog::Accepted)
             return false;
         const QString path = dialog.path();
         if (path == filePath() || !QFileInfo::exists(path)
@@ -133,11 +144,14 @@ SavePlanDialog::Suggestion PlanFiles::saveSuggestion() const
     SavePlanDialog::Suggestion suggestion;
     suggestion.name = QString::fromStdString(config.name);
     suggestion.description = QString::fromStdString(config.description);
+    // The header marks an edited plan "(edited)" until it is saved; the mark is no part of its name (a name
+    // saved with it, before, read "(edited) (edited)" after the next edit).
+    const QString mark = tr(" (edited)");
+    while (suggestion.name.endsWith(mark))
+        suggestion.name.chop(mark.size());
     if (m_document->isEditedSinceLoad()) {
-        // The name and description were written for the plan as loaded and may
-        // quote numbers this one no longer has ("8K-token sequences" at 64K).
-        if (config.name == m_document->loadedConfig().name && !suggestion.name.isEmpty())
-            suggestion.name += tr(" (edited)");
+        // The description was written for the plan as loaded and may quote
+        // numbers this one no longer has ("8K-token sequences" at 64K).
         suggestion.previousDescription = suggestion.description;
         suggestion.description = currentFacts();
     }

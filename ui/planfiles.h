@@ -34,6 +34,8 @@ public:
     // The preset file the plan was opened from or saved to, the one Save
     // writes; empty for a built-in.
     QString filePath() const;
+    // Writes the file the plan came from; without one, or when the plan was
+    // edited since its description was written, asks as Save as does.
     bool save();
     bool saveAs();
     // Writes the plan to `path` (what Save as does once a file is chosen); the
@@ -54,6 +56,10 @@ public:
     // tests put a stub here). Returns the chosen path, or empty.
     using FileChooser = std::function<QString(QWidget *parent)>;
     void setOpenFileChooser(FileChooser chooser) { m_openChooser = std::move(chooser); }
+    // What runs Save as's dialog and returns its result (exec() by default;
+    // tests answer the dialog here).
+    using SaveDialogRunner = std::function<int(SavePlanDialog &dialog)>;
+    void setSaveDialogRunner(SaveDialogRunner runner) { m_saveRunner = std::move(runner); }
 
 private:
     void openFile();
@@ -66,11 +72,14 @@ private:
     // The current plan in one line: its parallel degrees, sequence, micro-batch and peak (core's figures).
     QString currentFacts() const;
     void showMessage(const QString &message);
+    // The plan was edited since it was loaded or saved, and has a description written before the edits.
+    bool descriptionMayBeStale() const;
 
     QMainWindow *m_window;
     Document *m_document;
     QMenu *m_recentMenu = nullptr;
     FileChooser m_openChooser;
+    SaveDialogRunner m_saveRunner;
 };
 
 } // namespace memledger::ui

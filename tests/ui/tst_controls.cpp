@@ -257,6 +257,10 @@ TEST_CASE("Save writes the edited plan over its file and marks it clean", "[ui][
     p->setValue(8);
     QApplication::processEvents();
     CHECK_FALSE(gui.document.undoStack()->isClean());
+    // The plan's description was written before the edit: Save asks; accepted as it comes, over the same file.
+    gui.window.files()->setSaveDialogRunner([&path](ui::SavePlanDialog &dialog) {
+        return dialog.path() == path ? int(QDialog::Accepted) : int(QDialog::Rejected);
+    });
     REQUIRE(gui.window.files()->save());
     CHECK(gui.document.undoStack()->isClean());
     const LoadResult back = presetFromFile(path.toStdString());

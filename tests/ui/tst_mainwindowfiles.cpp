@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QPushButton>
 #include <QStatusBar>
@@ -23,9 +24,22 @@
 #include "ui/planheader.h"
 #include "ui/saveplandialog.h"
 
+#include <algorithm>
+
 using namespace memledger;
 using namespace memledger::ui;
 using namespace memledger::test;
+
+namespace {
+
+QByteArray readFile(const QString &path)
+{
+    QFile file(path);
+    REQUIRE(file.open(QIODevice::ReadOnly));
+    return file.readAll();
+}
+
+} // namespace
 
 TEST_CASE("The title names the file Ctrl+S writes and marks unsaved edits, also after Save as and undo",
           "[ui][mainwindow][files]")
@@ -68,6 +82,8 @@ TEST_CASE("The title names the file Ctrl+S writes and marks unsaved edits, also 
     const QString status = gui.window.statusBar()->currentMessage();
     CHECK(status.contains(path));
     CHECK_FALSE(status.contains(QStringLiteral("built-in")));
+    // The description was written before the undo: Save asks (below, the dialog accepted as it comes).
+    gui.window.files()->setSaveDialogRunner([](SavePlanDialog &) { return int(QDialog::Accepted); });
     REQUIRE(gui.window.files()->save());
     const LoadResult back = presetFromFile(path.toStdString());
     REQUIRE(back.config.has_value());
@@ -117,9 +133,10 @@ TEST_CASE("Save as starts in the user's documents, with a name and description o
     CHECK(header->plainText().contains(QStringLiteral("(edited)")));
     CHECK(header->plainText().contains(QStringLiteral("As loaded, before the edits: ")));
 
-    // Save as offers neither the old name nor the old description's numbers as this plan's.
+    // Save as offers the plan's name, never with the header's "(edited)" mark in it, and not the old
+    // description's numbers as this plan's.
     suggestion = gui.window.files()->saveSuggestion();
-    CHECK(suggestion.name != name);
+    CHECK(suggestion.name == name);
     CHECK_FALSE(suggestion.description.contains(QStringLiteral("8K-token")));
     CHECK(suggestion.description.contains(QStringLiteral("65536-token sequences")));
     CHECK(suggestion.previousDescription == description);
@@ -164,4 +181,92 @@ TEST_CASE("Save as suggests a file name made from the plan's name", "[ui][files]
     CHECK(SavePlanDialog::isShippedPreset(QStringLiteral("/opt/x/presets/scenarios/llama-3-70b-128xh100.json")));
     CHECK_FALSE(SavePlanDialog::isShippedPreset(QStringLiteral("/home/u/llama-3-70b-128xh100.json")));
     CHECK_FALSE(SavePlanDialog::isShippedPreset(QStringLiteral("/home/u/scenarios/mine.json")));
+}
+
+TEST_CASE("A plain Save asks about a description written before the edits, and clears the edited mark",
+          "[ui][mainwindow][files]")
+{
+    // Issue 34: Ctrl+S kept "micro-batch 2; peak 67.75 GB (fits)" in a file at micro-batch 4 needing 88 GB,
+    // and Save as's " (edited)" went into the name, so the header read "(edited) (edited)" after the next edit.
+    QTemporaryDir dir;
+    REQUIRE(dir.isValid());
+    const QString path = test::writeFile(dir, QStringLiteral("mine.json"),
+                                         QByteArray(findBuiltin("scenarios", "llama-3-70b-128xh100")->text.data()));
+    ShownWindow gui(kNoScenario);
+    REQUIRE(gui.window.files()->openPath(path));
+    QApplication::processEvents();
+    const std::string name = gui.document.config().name;
+    const std::string description = gui.document.config().description;
+    REQUIRE_FALSE(description.empty());
+    auto *header = gui.window.findChild<PlanHeader *>();
+    REQUIRE(header != nullptr);
+
+    int asked = 0;
+    int answer = QDialog::Rejected;
+    SavePlanDialog::Suggestion shown;
+    gui.window.files()->setSaveDialogRunner([&](SavePlanDialog &dialog) {
+        ++asked;
+        shown = {dialog.name(), dialog.description(), {}, dialog.path()};
+        return answer;
+    });
+    const auto editMicroBatch = [&](int microBatch) {
+        Config edited = gui.document.config();
+        edited.training.micro_batch_size = microBatch;
+        edited.training.global_batch_size = std::max<std::int64_t>(edited.training.global_batch_size, microBatch);
+        gui.document.edit(edited, QStringLiteral("Set Micro-batch (b)"));
+        QApplication::processEvents();
+        REQUIRE(gui.document.config().training.micro_batch_size == microBatch);
+    };
+
+    // Unedited: Save writes the file without asking.
+    REQUIRE(gui.window.files()->save());
+    CHECK(asked == 0);
+
+    // Edited: Save asks, with the file it writes, the plan's own name and the current facts; Cancel writes nothing.
+    editMicroBatch(2);
+    const QByteArray before = readFile(path);
+    CHECK_FALSE(gui.window.files()->save());
+    CHECK(asked == 1);
+    CHECK(shown.path == path);
+    CHECK(shown.name == QString::fromStdString(name));
+    CHECK(shown.description.contains(QStringLiteral("micro-batch 2")));
+    CHECK(readFile(path) == before);
+    CHECK(gui.window.isWindowModified());
+
+    // Accepted: the file holds the current facts, the header drops its mark and the name is the plan's.
+    answer = QDialog::Accepted;
+    REQUIRE(gui.window.files()->save());
+    CHECK(asked == 2);
+    LoadResult back = presetFromFile(path.toStdString());
+    REQUIRE(back.config.has_value());
+    CHECK(back.config->name == name);
+    CHECK(back.config->description != description);
+    CHECK(back.config->description.find("micro-batch 2") != std::string::npos);
+    QApplication::processEvents();
+    CHECK_FALSE(header->plainText().contains(QStringLiteral("(edited)")));
+    CHECK_FALSE(gui.window.isWindowModified());
+
+    // The next edit: Save asks again (the description quotes micro-batch 2), the mark shows once.
+    editMicroBatch(4);
+    CHECK(header->plainText().count(QStringLiteral("(edited)")) == 1);
+    REQUIRE(gui.window.files()->save());
+    CHECK(asked == 3);
+    back = presetFromFile(path.toStdString());
+    REQUIRE(back.config.has_value());
+    CHECK(back.config->training.micro_batch_size == 4);
+    CHECK(back.config->description.find("micro-batch 4") != std::string::npos);
+    CHECK(back.config->description.find("micro-batch 2") == std::string::npos);
+    CHECK(back.config->name == name);
+}
+
+TEST_CASE("Save as never suggests a name with the edited mark in it", "[ui][mainwindow][files]")
+{
+    // A file saved by an earlier version with " (edited)" baked into its name.
+    TestWindow gui;
+    Config named = gui.document.config();
+    const std::string name = named.name;
+    named.name += " (edited) (edited)";
+    gui.document.edit(named, QStringLiteral("Name"));
+    QApplication::processEvents();
+    CHECK(gui.window.files()->saveSuggestion().name == QString::fromStdString(name));
 }
