@@ -876,6 +876,19 @@ QRectF LifetimeView::peakLabelRect() const
     return r;
 }
 
+QRectF LifetimeView::peakLabelBox() const
+{
+    ensureLayout();
+    if (!currentRank() || !m_geometry.peakVisible)
+        return {};
+    QFont bold = font();
+    bold.setBold(true);
+    QRectF r = peakLabelRect();
+    r.setWidth(QFontMetricsF(bold).horizontalAdvance(toQString(peakLabel(*currentRank()))));
+    // Whole pixels, so that the 1 px frame is drawn crisp on the box's edge.
+    return r.adjusted(-3, -1, 3, 0).toAlignedRect();
+}
+
 void LifetimeView::paintCurve(QPainter &p) const
 {
     const QFontMetricsF fm(font());
@@ -939,7 +952,11 @@ void LifetimeView::paintCurve(QPainter &p) const
         p.setFont(bold);
         QRectF r = peakRect;
         r.setWidth(QFontMetricsF(bold).horizontalAdvance(peak));
-        p.fillRect(r.adjusted(-2, 0, 2, 0), palette().color(QPalette::Base));
+        // A framed box, not a patch of the view's own background: it must stand out from the curve and bars
+        // under it in either palette (issue 34: in the dark one nothing showed where it began).
+        p.setPen(QPen(palette().color(QPalette::PlaceholderText), 1)); // grey, 3:1 or more on either Base
+        p.setBrush(palette().color(QPalette::Base));
+        p.drawRect(peakLabelBox());
         p.setPen(dot);
         p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, peak);
         p.setFont(font());

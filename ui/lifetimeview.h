@@ -99,6 +99,8 @@ public:
     // The lifetime under the mouse in the gantt, outlined (-1: none).
     int hoveredLifetime() const { return m_hovered; }
     QRectF curveArea() const;
+    // The framed box behind the peak's label, as drawn (empty: no peak in view).
+    QRectF peakLabelBox() const;
     QRectF rowsArea() const;
     // The legend's entries as drawn: the rank's title, then each swatch with
     // its label (wrapped onto a second line when the view is narrow).

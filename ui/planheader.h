@@ -35,6 +35,8 @@ public:
     QString shownDetail() const;
     // The text as shown, without markup (tests, accessibility).
     QString plainText() const;
+    // The title as set, with its markup (tests: the colours written into it).
+    QString titleHtml() const { return m_html; }
     // The title's lines as laid out at the widget's width, without markup (tests).
     QStringList titleLines() const;
     bool hasHeightForWidth() const override;

@@ -54,6 +54,14 @@ bool WindowHeader::eventFilter(QObject *watched, QEvent *event)
     return true;
 }
 
+void WindowHeader::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    // "does not fit" in the light palette's dark red on the dark window reads at about 2:1 (issue 34).
+    if (event->type() == QEvent::PaletteChange)
+        refresh(m_serving);
+}
+
 QString WindowHeader::peakText() const
 {
     const Ledger &ledger = m_document->ledger();

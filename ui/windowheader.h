@@ -41,6 +41,8 @@ protected:
     // The plan header's tooltip, made when it is shown: a slider drag should not
     // pay for the simulated iteration on every move.
     bool eventFilter(QObject *watched, QEvent *event) override;
+    // The title's colours are written into its rich text: made again from the new palette.
+    void changeEvent(QEvent *event) override;
 
 private:
     // The peak in the header's words, coloured when it does not fit.
