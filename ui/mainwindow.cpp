@@ -209,7 +209,9 @@ void MainWindow::createPlanDock()
     scroll->setMinimumWidth(m_controls->sizeHint().width() + 24);
     m_planDock->setObjectName(QStringLiteral("plan"));
     m_planDock->setWidget(scroll);
-    m_planDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    // Closable, so that View > Plan hides and shows it (Qt disables a dock's toggle action otherwise).
+    m_planDock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable
+                            | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, m_planDock);
     // Talk mode hides the dock; the header leaves slides unmarked.
     m_talk = new TalkMode(this, m_planDock, m_document, this);

@@ -9,6 +9,7 @@
 
 #include "ui/document.h"
 #include "ui/paint/cachedsizedelegate.h"
+#include "ui/qtstring.h"
 
 #include <utility>
 #include <vector>
@@ -45,6 +46,12 @@ void ProblemsList::refresh(const Document &document)
     for (const Problem &problem : document.problems())
         add(problem);
     if (document.hasLedger()) {
+        // The verdict the header colours, said where the problems are looked for (issue 34, item 21).
+        const Ledger &ledger = document.ledger();
+        if (!ledger.fits())
+            lines.emplace_back(Warning, tr("The plan does not fit: rank %1 needs %2 of the device's %3.")
+                                            .arg(ledger.peak_rank)
+                                            .arg(bytesText(ledger.peak_bytes), bytesText(ledger.capacity_bytes)));
         for (const Problem &problem : document.ledger().warnings)
             add(problem);
         for (const std::string &choice : document.ledger().choices)
@@ -71,6 +78,8 @@ void ProblemsList::refresh(const Document &document)
         item->setData(Qt::UserRole, static_cast<int>(kind));
         m_list->addItem(item);
     }
+    // New lines are read from the first: a list scrolled down to an old note would hide a new error above it.
+    m_list->scrollToTop();
 }
 
 } // namespace memledger::ui

@@ -32,6 +32,7 @@ void TalkMode::start(const Deck &deck, bool hideControls)
     m_deck = deck;
     m_slide = 0;
     if (!m_active) {
+        m_controlsWereVisible = m_controls && !m_controls->isHidden(); // hidden by the user, not by an unshown window
         m_savedLedgerConfig = m_document->ledgerConfig();
         m_savedConfig = m_document->config();
         m_font = m_window->font();
@@ -58,7 +59,7 @@ void TalkMode::stop()
     m_active = false;
     m_window->setFont(m_font);
     if (m_controls)
-        m_controls->setVisible(true);
+        m_controls->setVisible(m_controlsWereVisible); // the plan panel as the user left it (View > Plan)
     if (m_wasMaximized)
         m_window->showMaximized();
     else

@@ -52,6 +52,7 @@ private:
     int m_slide = 0;
     bool m_active = false;
     bool m_wasMaximized = false;
+    bool m_controlsWereVisible = true;
     QFont m_font;
 };
 

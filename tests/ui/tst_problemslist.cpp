@@ -2,8 +2,13 @@
 // Issue 16, one frame per move: an edit that leaves the problems and notes as
 // they were does not rebuild the list (its layout and paint were a fifth of a
 // move's time in the bench's profile); one that changes them does.
+#include <QAction>
 #include <QApplication>
+#include <QDockWidget>
 #include <QListWidget>
+#include <QMenu>
+#include <QMenuBar>
+#include <QScrollBar>
 #include <QStyledItemDelegate>
 
 #include "catchqt.h"
@@ -12,6 +17,7 @@
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/paint/cachedsizedelegate.h"
+#include "ui/qtstring.h"
 
 using namespace memledger;
 using namespace memledger::test;
@@ -130,4 +136,69 @@ TEST_CASE("The problems list draws a line once, not at every repaint", "[ui][pro
     edited.parallelism.tensor_model_parallel_size = 5;
     show(edited);
     CHECK(delegate->drawn() > drawn);
+}
+
+TEST_CASE("The problems list says when the plan does not fit, naming the worst rank", "[ui][problems]")
+{
+    // Issue 34, item 21: the header said "does not fit" in red, the problems list nothing.
+    TestWindow gui("gpt-3-175b-64gpus-tp-only");
+    const Ledger &ledger = gui.document.ledger();
+    REQUIRE_FALSE(ledger.fits());
+    auto *list = gui.window.findChild<QListWidget *>();
+    REQUIRE(list != nullptr);
+    const QString expected = QStringLiteral("The plan does not fit: rank %1 needs %2 of the device's %3.")
+                                 .arg(ledger.peak_rank)
+                                 .arg(ui::bytesText(ledger.peak_bytes), ui::bytesText(ledger.capacity_bytes));
+    const QList<QListWidgetItem *> found = list->findItems(expected, Qt::MatchExactly);
+    REQUIRE(found.size() == 1);
+    CHECK(found.front()->data(Qt::UserRole).toInt() == 1); // a warning, not an error: the ledger is shown
+
+    // A plan that fits says nothing of the kind.
+    REQUIRE(gui.document.loadBuiltinScenario(kDefaultScenario));
+    QApplication::processEvents();
+    REQUIRE(gui.document.ledger().fits());
+    CHECK(list->findItems(QStringLiteral("does not fit"), Qt::MatchContains).isEmpty());
+}
+
+TEST_CASE("The problems list shows new lines from the top", "[ui][problems]")
+{
+    // Scrolled down to the last note, an edit that brings an error line (first) kept the scroll position:
+    // the error sat above the fold.
+    ShownWindow gui(kDefaultScenario, QSize(1000, 700));
+    auto *list = gui.window.findChild<QListWidget *>();
+    REQUIRE(list != nullptr);
+    list->scrollToBottom();
+    settle();
+    REQUIRE(list->verticalScrollBar()->value() > 0); // more lines than the list shows at once
+
+    Config edited = gui.document.config();
+    edited.parallelism.tensor_model_parallel_size = 3; // does not divide the heads
+    gui.document.edit(edited, QStringLiteral("t = 3"));
+    settle();
+    REQUIRE(gui.document.isStale());
+    CHECK(list->verticalScrollBar()->value() == 0);
+}
+
+TEST_CASE("View > Plan hides and shows the plan panel", "[ui][mainwindow]")
+{
+    // Issue 34, item 21: the entry was checked and disabled (the dock could not be closed).
+    ShownWindow gui;
+    auto *dock = gui.window.findChild<QDockWidget *>(QStringLiteral("plan"));
+    REQUIRE(dock != nullptr);
+    QAction *toggle = dock->toggleViewAction();
+    bool inViewMenu = false;
+    for (QAction *top : gui.window.menuBar()->actions())
+        if (top->menu() && top->menu()->actions().contains(toggle))
+            inViewMenu = top->text() == QStringLiteral("&View");
+    CHECK(inViewMenu);
+    CHECK(toggle->isEnabled());
+    CHECK(toggle->isChecked());
+    toggle->trigger();
+    settle();
+    CHECK_FALSE(dock->isVisible());
+    CHECK_FALSE(toggle->isChecked());
+    toggle->trigger();
+    settle();
+    CHECK(dock->isVisible());
+    CHECK(toggle->isChecked());
 }
