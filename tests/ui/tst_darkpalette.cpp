@@ -84,7 +84,7 @@ TEST_CASE("The Lifetimes peak label stands in a framed box in both palettes", "[
         // for the edge of a graphical object), not a patch of that background.
         int framed = 0, total = 0;
         const qreal dpr = image.devicePixelRatio();
-        // A 1 px aliased pen draws the edge at y on the row below the line y: rows top and bottom.
+        // The box is whole pixels and its 1 px aliased frame lies on the rows at its top and bottom.
         for (int x = int(box.left()) + 2; x < int(box.right()) - 2; ++x)
             for (int y : {int(box.top()), int(box.bottom())}) {
                 ++total;
