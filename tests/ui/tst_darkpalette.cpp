@@ -44,7 +44,8 @@ QColor verdictColor(const ui::PlanHeader &header)
 
 } // namespace
 
-TEST_CASE("\"does not fit\" keeps a 4.5:1 contrast after every switch of the palette", "[ui][dark][header]")
+TEST_CASE("The verdict that a plan does not fit keeps a 4.5:1 contrast after every switch of the palette",
+          "[ui][dark][header]")
 {
     ShownWindow gui(kDoesNotFit, kOwnSize);
     REQUIRE_FALSE(gui.document.ledger().fits());

@@ -27,8 +27,10 @@ TEST_CASE("The ledger's share column says of what each share is", "[ui][ledger]"
     CHECK(model->data(rank).toString().endsWith(QStringLiteral(" of HBM")));
     bool device = false, host = false;
     for (int row = 0; row < model->rowCount(model->index(0, 0)); ++row) {
-        const QString cell = model->data(model->index(row, ui::LedgerTableModel::ShareColumn, model->index(0, 0))).toString();
-        const QString where = model->data(model->index(row, ui::LedgerTableModel::PlacementColumn, model->index(0, 0))).toString();
+        const QString cell
+            = model->data(model->index(row, ui::LedgerTableModel::ShareColumn, model->index(0, 0))).toString();
+        const QString where
+            = model->data(model->index(row, ui::LedgerTableModel::PlacementColumn, model->index(0, 0))).toString();
         INFO(cell.toStdString() << " / " << where.toStdString());
         if (where == QStringLiteral("device")) {
             CHECK(cell.endsWith(QStringLiteral(" of rank")));

@@ -254,7 +254,7 @@ TEST_CASE("The summary gives no measured iteration where none was told apart, an
     CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("not comparable")));
 }
 
-TEST_CASE("Opening another plan clears the measured trace; one of another model is said to be",
+TEST_CASE("Opening another plan clears the measured trace — one of another model is said to be",
           "[ui][measured][mainwindow]")
 {
     // Issue 34: a 12 M-parameter CPU trace stayed "held against" every plan opened after it, GPT-3 175B too.
