@@ -122,7 +122,7 @@ TEST_CASE("eval and timeline say what PyTorch's caching allocator reserves, besi
     CHECK(nlohmann::json::parse(ex.out)["allocator"]["expandable_segments"] == true);
 }
 
-TEST_CASE("One peak: eval's rank totals are timeline's peaks, check says eval's verdict, on every shipped scenario",
+TEST_CASE("One peak: eval's rank totals are timeline's peaks on every shipped scenario, and check says eval's verdict",
           "[cli][timeline][onepeak]")
 {
     for (const auto &file : std::filesystem::directory_iterator(std::string(MEMLEDGER_PRESET_DIR) + "/scenarios")) {
@@ -147,7 +147,10 @@ TEST_CASE("One peak: eval's rank totals are timeline's peaks, check says eval's 
         }
         CHECK(e["allocated_peak_rank"] == t["peak_rank"]);
         CHECK(e["allocated_fits"] == allFit);
-        // check's verdict is eval's: what runs out, reserved memory with the runtime reserve.
-        CHECK(runCli("check " + preset).code == (e["fits"].get<bool>() ? 0 : 3));
+        // check's verdict is eval's: what runs out, reserved memory with the runtime reserve. One plan that
+        // fits and one that does not (each check simulates the plan again: a minute under ASan for all 15).
+        const std::string name = file.path().stem().string();
+        if (name == "llama-3-70b-128xh100" || name == "gpt-3-175b-64gpus-tp-only")
+            CHECK(runCli("check " + preset).code == (e["fits"].get<bool>() ? 0 : 3));
     }
 }
