@@ -114,7 +114,8 @@ int importHf(const Options &o, std::ostream &out, std::ostream &err)
     }
     if (bad)
         return kExitBadInput;
-    out << presetToText(*loaded.config);
+    // The model section whole, as read from the config (a file saved by the GUI names a matching built-in instead).
+    out << presetToJson(*loaded.config).dump(2) << "\n";
     return kExitOk;
 }
 

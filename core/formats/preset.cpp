@@ -778,9 +778,59 @@ json presetToJson(const Config &config)
     return doc;
 }
 
+namespace {
+
+// The fields of `section` that differ from `defaults` (what a reader fills in itself).
+json differing(const json &section, const json &defaults)
+{
+    json out = json::object();
+    for (const auto &[key, value] : section.items())
+        if (!defaults.contains(key) || defaults[key] != value)
+            out[key] = value;
+    return out;
+}
+
+// The built-in preset of `kind` ("models", "hardware") whose section equals
+// the configuration's, by its name; empty when none does.
+std::string builtinMatching(std::string_view kind, const Config &config)
+{
+    for (const std::string &name : builtinNames(kind)) {
+        const LoadResult loaded = presetFromText(findBuiltin(kind, name)->text, name);
+        if (!loaded.config)
+            continue;
+        if (kind == "models" ? loaded.config->model == config.model : loaded.config->hardware == config.hardware)
+            return name;
+    }
+    return {};
+}
+
+} // namespace
+
 std::string presetToText(const Config &config)
 {
-    return presetToJson(config).dump(2) + "\n";
+    // A file people keep, diff and share (issue 34, item 20): the sections in
+    // their usual order, a built-in model or device by its name, and in each
+    // section only what differs from the defaults a reader fills in. Loading
+    // it gives the same configuration. (presetToJson writes every field, for
+    // the programs that read a plan whole.)
+    const json full = presetToJson(config);
+    const json defaults = presetToJson(Config{});
+    nlohmann::ordered_json doc;
+    for (const char *key : {"format", "version", "name", "description"})
+        doc[key] = nlohmann::ordered_json::parse(full[key].dump());
+    const auto put = [&](const char *section, const std::string &builtin) {
+        const json value = builtin.empty() ? differing(full[section], defaults[section]) : json(builtin);
+        if (!(value.is_object() && value.empty()))
+            doc[section] = nlohmann::ordered_json::parse(value.dump());
+    };
+    put("model", builtinMatching("models", config));
+    put("training", {});
+    put("parallelism", {});
+    put("strategy", {});
+    put("hardware", builtinMatching("hardware", config));
+    if (full.contains("inference"))
+        doc["inference"] = nlohmann::ordered_json::parse(full["inference"].dump());
+    return doc.dump(2) + "\n";
 }
 
 Problems applyOverride(json &doc, std::string_view assignment)

@@ -252,3 +252,45 @@ TEST_CASE("strategy.allocator: PyTorch's allocator settings read, written when s
                Catch::Contains("strategy.allocator.roundup: unknown field"));
     CHECK_THAT(problemsOf("strategy.allocator=true"), Catch::Contains("strategy.allocator"));
 }
+
+TEST_CASE("A saved preset names its built-in model and device, keeps the sections in order and writes what differs",
+          "[preset][save]")
+{
+    // Issue 34, item 20: a saved GPT-3 file inlined the whole model (gaining
+    // kv_lora_rank and the moe_* fields), sorted the sections and lost
+    // "model": "gpt-3-175b". Files are diffed and shared: they keep the references.
+    for (const std::string &name : builtinNames("scenarios")) {
+        CAPTURE(name);
+        const LoadResult loaded = presetFromText(findBuiltin("scenarios", name)->text, name);
+        REQUIRE(loaded.config.has_value());
+        const std::string text = presetToText(*loaded.config);
+        const LoadResult again = presetFromText(text);
+        REQUIRE(again.config.has_value());
+        CHECK(*again.config == *loaded.config); // the same plan back
+    }
+    const LoadResult gpt = presetFromText(findBuiltin("scenarios", "gpt-3-175b-64gpus-tp-only")->text);
+    REQUIRE(gpt.config.has_value());
+    const std::string text = presetToText(*gpt.config);
+    INFO(text);
+    CHECK(text.find("\"model\": \"gpt-3-175b\"") != std::string::npos);
+    CHECK(text.find("\"hardware\": \"A100-SXM-80GB\"") != std::string::npos);
+    CHECK(text.find("kv_lora_rank") == std::string::npos);
+    CHECK(text.find("moe_") == std::string::npos);
+    // Sections in the order people write them, not sorted.
+    const std::size_t m = text.find("\"model\""), t = text.find("\"training\""), p = text.find("\"parallelism\""),
+                      s = text.find("\"strategy\""), h = text.find("\"hardware\"");
+    CHECK((m < t && t < p && p < s && s < h));
+    // A default left out: the shipped file sets no recompute, so none is written.
+    CHECK(text.find("recompute_granularity") == std::string::npos);
+
+    // An edited model is no built-in's: written out, only what differs from the defaults.
+    Config edited = *gpt.config;
+    edited.model.num_layers = 48;
+    const std::string own = presetToText(edited);
+    CHECK(own.find("\"model\": \"gpt-3-175b\"") == std::string::npos);
+    CHECK(own.find("\"num_layers\": 48") != std::string::npos);
+    CHECK(own.find("kv_lora_rank") == std::string::npos);
+    const LoadResult back = presetFromText(own);
+    REQUIRE(back.config.has_value());
+    CHECK(back.config->model == edited.model);
+}
