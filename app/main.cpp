@@ -6,6 +6,7 @@
 #include <QIcon>
 #include <QImageWriter>
 #include <QPixmap>
+#include <QScreen>
 #include <QTabWidget>
 
 #include "core/formats/builtins.h"
@@ -297,7 +298,8 @@ int main(int argc, char *argv[])
         return 0;
     }
 
-    window.resize(1400, 900);
+    // Within the screen's available area (a window larger than a small screen opened past its edges).
+    window.resize(memledger::ui::startSize(window.screen() ? window.screen()->availableGeometry().size() : QSize()));
     window.show();
     startTalk();
     return QApplication::exec();

@@ -533,4 +533,12 @@ void MainWindow::updateProblems()
         statusBar()->showMessage(message);
 }
 
+QSize startSize(const QSize &available)
+{
+    const QSize preferred(1400, 900);
+    if (!available.isValid() || available.isEmpty())
+        return preferred;
+    return preferred.boundedTo(available);
+}
+
 } // namespace memledger::ui

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QSize>
 #include <QTimer>
 
 #include <array>
@@ -41,6 +42,11 @@ class WindowHeader;
 // dock; the plan's files (PlanFiles), File > Export (ChartExport), the
 // measured run (MeasuredView) and Help (HelpMenu) are objects of their own.
 // It refreshes the visible view when the document changes.
+// The size a window opens at on a screen whose available area is
+// `available`: 1400 × 900, or the whole available area where that is smaller
+// (a 1024 × 768 laptop or projector: issue 34, item 16).
+QSize startSize(const QSize &available);
+
 class MainWindow : public QMainWindow
 {
     Q_OBJECT

@@ -98,3 +98,12 @@ TEST_CASE("Talk mode: every slide of seed-001 fits a 1024 × 768 projector", "[u
     }
     gui.window.talkMode()->stop();
 }
+
+TEST_CASE("The window opens within the screen's available area", "[ui][window]")
+{
+    // Issue 34, item 16: on a 1024 × 768 screen the window opened at 1400 × 900, past the screen's edges.
+    CHECK(startSize(QSize(1024, 740)) == QSize(1024, 740));
+    CHECK(startSize(QSize(2560, 1400)) == QSize(1400, 900));
+    CHECK(startSize(QSize(1920, 800)) == QSize(1400, 800));
+    CHECK(startSize(QSize()) == QSize(1400, 900)); // no screen known: the usual size
+}
