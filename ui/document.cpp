@@ -235,7 +235,7 @@ void Document::recompute()
     // simulated iteration (core/timeline/peakledger.h).
     PlanPeak plan = planPeak(m_config);
     m_ledger = std::move(plan.ledger);
-    m_timeline = std::move(plan.timeline);
+    m_timeline = std::make_shared<const Timeline>(std::move(plan.timeline));
     m_ledgerConfig = m_config;
     m_stepTimeStale = true;
     m_inferenceStale = true;
@@ -282,9 +282,9 @@ const PlanReserved *Document::reserved() const
 void Document::startReserved() const
 {
     m_reservedRunning = m_plan;
-    // The worker runs on its own copies of the valid plan and its timeline: nothing of the document is shared.
+    // The worker runs on its own copy of the valid plan and a shared, never modified, timeline.
     m_reservedWatcher->setFuture(QtConcurrent::run(m_reservedPool, [config = m_ledgerConfig, timeline = m_timeline] {
-        return simulateReserved(config, timeline);
+        return simulateReserved(config, *timeline);
     }));
 }
 

@@ -14,6 +14,7 @@ class QUndoStack;
 #include "core/timeline/reserved.h"
 #include "core/timeline/timeline.h"
 
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -46,7 +47,7 @@ public:
     // The iteration simulated for the same configuration as ledger(): the
     // ledger's totals are its peaks (core/timeline/peakledger.h), so it is
     // simulated with the ledger on every change.
-    const Timeline &timeline() const { return m_timeline; }
+    const Timeline &timeline() const { return *m_timeline; }
     // The step time core's time model estimates for the same configuration
     // (estimateStepTime), and the same plan served (computeInference), each
     // on first use after a change: the header, the lifetimes
@@ -161,7 +162,9 @@ private:
     Config m_config;
     Ledger m_ledger;
     Config m_ledgerConfig; // what m_ledger and m_timeline describe
-    Timeline m_timeline;
+    // Shared with the reserved-memory worker, which reads it while the next
+    // edit replaces this pointer: no copy of every lifetime per edit.
+    std::shared_ptr<const Timeline> m_timeline = std::make_shared<const Timeline>();
     mutable StepTime m_stepTime;
     mutable bool m_stepTimeStale = true;
     mutable int m_stepTimes = 0;
