@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "core/config/editrules.h"
+#include "core/config/framework.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
 #include "core/model/gradoffload.h"
@@ -150,6 +151,29 @@ ControlPanel::Group ControlPanel::parallelism()
              .field = "parallelism.zero_stage",
              .items = {tr("0 — replicated"), tr("1 — optimizer states"), tr("2 — + gradients"), tr("3 — + weights")},
              .access = plain<&Config::parallelism, &ParallelismConfig::zero_stage>()},
+            {.kind = Kind::Spin,
+             .label = tr("HSDP shard group"),
+             .field = "parallelism.data_parallel_shard_size",
+             .range = {0, 1 << 20},
+             .access = plain<&Config::parallelism, &ParallelismConfig::data_parallel_shard_size>(),
+             .tip = tr("0: ZeRO shards over all d ranks. Otherwise HSDP: shard over groups of this many "
+                       "data-parallel ranks and replicate across the groups (torchtitan's "
+                       "data_parallel_shard_degree)")},
+            {.kind = Kind::Combo,
+             .label = tr("FSDP reshard"),
+             .field = "strategy.fsdp_reshard_after_forward",
+             .items = {tr("framework default"), tr("after forward"), tr("kept for backward")},
+             .access = {[](const Config &config) {
+                            const std::optional<bool> r = config.strategy.fsdp_reshard_after_forward;
+                            return std::int64_t(r ? (*r ? 1 : 2) : 0);
+                        },
+                        [](Config &config, std::int64_t v) {
+                            config.strategy.fsdp_reshard_after_forward
+                                = v == 0 ? std::nullopt : std::optional<bool>(v == 1);
+                        }},
+             .tip = tr("FSDP's reshard_after_forward (ZeRO-3 under torchtitan or Hugging Face): free each block's "
+                       "gathered parameters after its forward and gather them again for its backward, or keep "
+                       "them. torchtitan's default: kept under pipeline parallelism, resharded otherwise")},
             // In PipelineSchedule's order; a schedule brings its chunks per rank along.
             {.kind = Kind::Combo,
              .label = tr("Schedule"),
@@ -200,6 +224,13 @@ ControlPanel::Group ControlPanel::batchAndPrecision()
              .items = {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
              .access = plain<&Config::training, &TrainingConfig::main_grads_dtype>()},
             {.kind = Kind::Check,
+             .label = tr("fp32 parameters"),
+             .field = "training.fp32_params",
+             .access = plain<&Config::training, &TrainingConfig::fp32_params>(),
+             .tip = tr("The parameters are fp32 and are their own master weights, cast to the Weights dtype for "
+                       "compute: FSDP's MixedPrecisionPolicy (torchtitan) or torch.autocast (Hugging Face's "
+                       "Trainer)")},
+            {.kind = Kind::Check,
              .label = tr("fp32 master weights"),
              .field = "training.main_params_dtype",
              .access = plain<&Config::training, &TrainingConfig::main_params_fp32>(),
@@ -231,6 +262,19 @@ ControlPanel::Group ControlPanel::recomputeAndOffload()
 {
     return {tr("Recompute and offload"),
             {
+                // In Framework's order; picking one applies its defaults (core/config/framework.h).
+                {.kind = Kind::Combo,
+                 .label = tr("Framework"),
+                 .field = "strategy.framework",
+                 .items = {QStringLiteral("Megatron-LM"), QStringLiteral("torchtitan"), QStringLiteral("DeepSpeed"),
+                           QStringLiteral("Hugging Face")},
+                 .access = {[](const Config &config) { return std::int64_t(config.strategy.framework); },
+                            [](Config &config, std::int64_t v) {
+                                config = withFrameworkDefaults(std::move(config), Framework(v));
+                            }},
+                 .tip = tr("The training framework: it sets the knobs frameworks disagree on (loss, gradient "
+                           "buffers, optimizer kernel, fp32 parameters, FSDP per block); the ledger's choices name "
+                           "the behaviour each follows")},
                 {.kind = Kind::Combo,
                  .label = tr("Recompute"),
                  .field = "strategy.recompute_granularity",

@@ -651,6 +651,28 @@ void checkZeroAndOffload(Checker &ck, const Config &config)
                    "keep Muon's step on the device (optimizer_offload \"none\")");
 }
 
+// HSDP and FSDP's knobs (core/config/framework.h).
+void checkFsdp(Checker &ck, const Config &config)
+{
+    const ParallelismConfig &par = config.parallelism;
+    const std::int64_t d = par.data_parallel_size, shard = par.data_parallel_shard_size;
+    if (shard > 0 && (shard > d || d % shard != 0))
+        ck.error(kPar + "data_parallel_shard_size",
+                 "must divide data_parallel_size (" + str(d)
+                     + "): HSDP shards over groups of this many ranks and "
+                       "replicates across the groups, got "
+                     + str(shard),
+                 "use one of " + nearestDivisors(d, shard));
+    else if (shard > 0 && shard < d && par.zero_stage == 0)
+        ck.warning(kPar + "data_parallel_shard_size",
+                   "without ZeRO nothing is sharded, so the shard groups change nothing",
+                   "set parallelism.zero_stage to 1 or more");
+    if (config.strategy.fsdp_reshard_after_forward && par.zero_stage < 3)
+        ck.warning(kStrategy + "fsdp_reshard_after_forward",
+                   "only ZeRO-3 (FSDP) gathers the parameters for each layer, so there is nothing to reshard",
+                   "set parallelism.zero_stage to 3, or remove fsdp_reshard_after_forward");
+}
+
 // Activation balance (core/ledger/balance.h): it needs other pipeline ranks, and
 // a group is either parked on one or offloaded to the host, not both.
 void checkActivationBalance(Checker &ck, const Config &config)
@@ -786,6 +808,7 @@ Problems validateWith(const Config &config, const std::uint64_t *matched)
     checkContextParallel(ck, config);
     checkExpertParallel(ck, config);
     checkZeroAndOffload(ck, config);
+    checkFsdp(ck, config);
     checkActivationBalance(ck, config);
     checkRecompute(ck, config);
     if (!config.strategy.tensor_policies.empty())

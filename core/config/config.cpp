@@ -244,4 +244,19 @@ std::string_view activationBalanceName(ActivationBalance b)
     return b == ActivationBalance::Auto ? "auto" : "none";
 }
 
+std::string_view frameworkName(Framework f)
+{
+    switch (f) {
+    case Framework::Megatron:
+        return "megatron";
+    case Framework::Torchtitan:
+        return "torchtitan";
+    case Framework::DeepSpeed:
+        return "deepspeed";
+    case Framework::HF:
+        return "hf";
+    }
+    return "megatron";
+}
+
 } // namespace memledger

@@ -103,6 +103,14 @@ struct TrainingConfig
     Fp8Recipe fp8_recipe = Fp8Recipe::None;
     std::int64_t fp8_amax_history_len = 1024; // delayed scaling: TE's DelayedScaling default (Megatron's flag: 1)
     MuonNewtonSchulz muon_newton_schulz = MuonNewtonSchulz::Redundant;
+    // The parameters are stored in fp32 and are themselves the optimizer's
+    // master weights; params_dtype is then only what they are cast to for
+    // compute: PyTorch FSDP's MixedPrecisionPolicy (the sharded fp32
+    // parameter is cast to bf16 as it is all-gathered) and torch.autocast
+    // under Hugging Face's Trainer (an fp32 model, bf16 copies of the weights
+    // made as each layer runs). false: a params_dtype copy beside an fp32
+    // master (main_params_dtype), as Megatron and DeepSpeed keep them.
+    bool fp32_params = false;
     bool operator==(const TrainingConfig &) const = default;
 };
 
@@ -125,6 +133,11 @@ struct ParallelismConfig
     std::int64_t expert_tensor_parallel_size = 0; // 0: same as t
     bool sequence_parallel = false;
     int zero_stage = 0;
+    // HSDP: ZeRO shards over groups of this many data-parallel ranks and
+    // replicates across the d / this groups (torchtitan's
+    // data_parallel_shard_degree inside data_parallel_replicate_degree;
+    // DeepSpeed's ZeRO++ hpZ plays a similar part). 0: all d ranks (FSDP).
+    std::int64_t data_parallel_shard_size = 0;
     std::optional<PipelineSchedule> pipeline_schedule; // unset: interleaved if v > 1 else 1f1b
     // Transformer layers of each virtual pipeline stage (stage k·p + r is
     // chunk k of rank r), as Megatron's --pipeline-model-parallel-layout and
@@ -136,6 +149,10 @@ struct ParallelismConfig
     // Stages along one pipeline direction: p·v, but p for DualPipe, whose
     // two chunks per rank are one stage of each direction (two copies of the model).
     std::int64_t pipelineStages() const;
+    std::int64_t dataParallelShard() const
+    {
+        return data_parallel_shard_size > 0 ? data_parallel_shard_size : data_parallel_size;
+    }
     std::int64_t expertTensorParallel() const
     {
         return expert_tensor_parallel_size > 0 ? expert_tensor_parallel_size : tensor_model_parallel_size;
@@ -183,6 +200,11 @@ struct TensorPolicy
 enum class QuantScale { FP32, E8M0 };
 enum class ActivationBalance { None, Auto };
 
+// Which training framework the plan runs under: it sets the defaults of the
+// knobs frameworks disagree on (core/config/framework.h names each default
+// and the framework behaviour it follows); a knob written in a preset wins.
+enum class Framework { Megatron, Torchtitan, DeepSpeed, HF };
+
 // PyTorch's CUDA caching allocator, as PYTORCH_CUDA_ALLOC_CONF (or
 // PYTORCH_ALLOC_CONF) sets it: what core/allocator/ simulates over a rank's
 // allocations to predict reserved memory. Defaults are PyTorch's.
@@ -206,6 +228,7 @@ struct AllocatorConfig
 
 struct StrategyConfig
 {
+    Framework framework = Framework::Megatron;
     RecomputeGranularity recompute_granularity = RecomputeGranularity::None;
     RecomputeMethod recompute_method = RecomputeMethod::Uniform;
     std::int64_t recompute_num_layers = 1;
@@ -268,6 +291,11 @@ struct StrategyConfig
     // out (core/ledger/balance.h).
     ActivationBalance pipeline_activation_balance = ActivationBalance::None;
     AllocatorConfig allocator;
+    // FSDP's reshard_after_forward: a layer's gathered parameters are freed
+    // after its forward and gathered again for its backward (true), or kept
+    // from forward to backward (false). Unset: the framework's default
+    // (torchtitan: false under pipeline parallelism, true otherwise).
+    std::optional<bool> fsdp_reshard_after_forward;
     bool operator==(const StrategyConfig &) const = default;
 };
 
@@ -355,5 +383,6 @@ std::string_view quantScaleName(QuantScale);
 std::string_view fp8RecipeName(Fp8Recipe);
 std::string_view fp8ImplementationName(Fp8Implementation);
 std::string_view activationBalanceName(ActivationBalance);
+std::string_view frameworkName(Framework);
 
 } // namespace memledger

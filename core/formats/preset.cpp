@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/formats/preset.h"
 
+#include "core/config/framework.h"
 #include "core/formats/builtins.h"
 #include "core/formats/jsontext.h"
 
@@ -106,6 +107,21 @@ public:
             return;
         }
         v = j->get<bool>();
+    }
+
+    // A boolean that may be absent or null (unset: the framework's default).
+    void field(const char *key, std::optional<bool> &v)
+    {
+        if (!m_obj.contains(key) || m_obj[key].is_null()) {
+            if (get(key))
+                v.reset();
+            return;
+        }
+        bool x = false;
+        const std::size_t before = m_problems.size();
+        field(key, x);
+        if (m_problems.size() == before)
+            v = x;
     }
 
     void field(const char *key, double &v, double lo, double hi)
@@ -351,6 +367,11 @@ public:
             m_obj[key] = *v;
     }
     void field(const char *key, bool &v) { m_obj[key] = v; }
+    void field(const char *key, std::optional<bool> &v)
+    {
+        if (v)
+            m_obj[key] = *v;
+    }
     void field(const char *key, std::vector<std::int64_t> &v, std::int64_t, std::int64_t)
     {
         if (!v.empty()) // optional: absent means the even split
@@ -480,6 +501,7 @@ void visit(V &v, TrainingConfig &t)
     v.field("fp8_amax_history_len", t.fp8_amax_history_len, 1, 1 << 20);
     v.choice("muon_newton_schulz", t.muon_newton_schulz, {MuonNewtonSchulz::Redundant, MuonNewtonSchulz::LayerWise},
              muonNewtonSchulzName);
+    v.field("fp32_params", t.fp32_params);
     v.finish();
 }
 
@@ -498,6 +520,7 @@ void visit(V &v, ParallelismConfig &p)
     v.field("zero_stage", zero, 0, 3);
     p.zero_stage = static_cast<int>(zero);
     v.legacyDistributedOptimizer("use_distributed_optimizer", p.zero_stage);
+    v.field("data_parallel_shard_size", p.data_parallel_shard_size, 0, kMaxDegree);
     v.choice("pipeline_schedule", p.pipeline_schedule,
              {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved,
               PipelineSchedule::ZbH1, PipelineSchedule::ZbH2, PipelineSchedule::ZbV, PipelineSchedule::DualPipe,
@@ -522,6 +545,8 @@ void visit(V &v, AllocatorConfig &a)
 template<class V>
 void visit(V &v, StrategyConfig &s)
 {
+    v.choice("framework", s.framework,
+             {Framework::Megatron, Framework::Torchtitan, Framework::DeepSpeed, Framework::HF}, frameworkName);
     v.choice("recompute_granularity", s.recompute_granularity,
              {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full,
               RecomputeGranularity::SelectiveOp},
@@ -563,6 +588,7 @@ void visit(V &v, StrategyConfig &s)
     v.choice("pipeline_activation_balance", s.pipeline_activation_balance,
              {ActivationBalance::None, ActivationBalance::Auto}, activationBalanceName);
     v.object("allocator", s.allocator);
+    v.field("fsdp_reshard_after_forward", s.fsdp_reshard_after_forward);
     v.finish();
 }
 
@@ -723,6 +749,12 @@ LoadResult presetFromJson(const json &doc)
         else
             (std::string_view(key) == "name" ? config.name : config.description) = it->get<std::string>();
     }
+    // The framework's defaults first, so that the knobs the preset writes win over them.
+    if (const auto st = doc.find("strategy"); st != doc.end() && st->is_object())
+        if (const auto fw = st->find("framework"); fw != st->end() && fw->is_string())
+            for (Framework f : {Framework::Torchtitan, Framework::DeepSpeed, Framework::HF})
+                if (fw->get<std::string>() == frameworkName(f))
+                    config = withFrameworkDefaults(std::move(config), f);
     readSection(doc, "model", config.model, problems);
     readSection(doc, "training", config.training, problems);
     readSection(doc, "parallelism", config.parallelism, problems);
@@ -814,14 +846,24 @@ std::string presetToText(const Config &config)
     // it gives the same configuration. (presetToJson writes every field, for
     // the programs that read a plan whole.)
     const json full = presetToJson(config);
-    const json defaults = presetToJson(Config{});
+    // A framework's own defaults are what a reader fills in for its plans.
+    const json defaults = presetToJson(withFrameworkDefaults(Config{}, config.strategy.framework));
     nlohmann::ordered_json doc;
     for (const char *key : {"format", "version", "name", "description"})
         doc[key] = nlohmann::ordered_json::parse(full[key].dump());
     const auto put = [&](const char *section, const std::string &builtin) {
         const json value = builtin.empty() ? differing(full[section], defaults[section]) : json(builtin);
-        if (!(value.is_object() && value.empty()))
-            doc[section] = nlohmann::ordered_json::parse(value.dump());
+        nlohmann::ordered_json out = nlohmann::ordered_json::object();
+        // The framework leads its section: the reader applies it before the knobs.
+        if (std::string_view(section) == "strategy" && config.strategy.framework != Framework::Megatron)
+            out["framework"] = std::string(frameworkName(config.strategy.framework));
+        if (!value.is_object())
+            out = nlohmann::ordered_json::parse(value.dump());
+        else
+            for (const auto &[key, field] : value.items())
+                out[key] = nlohmann::ordered_json::parse(field.dump());
+        if (!(out.is_object() && out.empty()))
+            doc[section] = std::move(out);
     };
     put("model", builtinMatching("models", config));
     put("training", {});

@@ -3,6 +3,7 @@
 
 #include "core/base/textcat.h"
 #include "core/check/validate.h"
+#include "core/config/framework.h"
 #include "core/ledger/balance.h"
 #include "core/ledger/ledgerchoices.h"
 #include "core/ledger/scheduledledger.h"
@@ -128,6 +129,9 @@ struct Context
 {
     const Config &config;
     std::int64_t t, p, v, d, cp, e, etp, m, dp, edp;
+    // ZeRO's shard groups: dp and edp, or under HSDP (data_parallel_shard_size)
+    // the part of each that shards, the rest replicating.
+    std::int64_t shardGroup, edpShard;
     StateBytes sb;
     std::vector<StageLayers> stages; // layers of each virtual stage (chunk k of rank r: k·p + r)
     LayerParams denseLayer, moeLayer;
@@ -499,9 +503,22 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
 {
     const Config &config = x.config;
     const int zero = config.parallelism.zero_stage;
-    // Gradient reduction: one bucket in flight (PyTorch DDP copies into buckets;
-    // Megatron reduces in place but NCCL still stages a bucket's worth).
-    if (x.dp > 1 || x.edp > 1) {
+    const LayerParams &lp = moeLayers > 0 ? x.moeLayer : x.denseLayer;
+    const std::int64_t layerParams = lp.dense.params + lp.expert.params;
+    if ((x.dp > 1 || x.edp > 1) && fsdpPerBlock(config) && rank.layers > 0) {
+        // PyTorch FSDP reduce-scatters each block's gradients when its
+        // backward ends: autograd's unsharded gradients in params_dtype are
+        // cast into a reduce-scatter input in the reduce dtype (FSDP2's
+        // foreach_reduce), which stays until the next block's reduce-scatter
+        // waits on it; the next block's gradients are then being made.
+        rb.add(Category::Communication, Placement::Device, "FSDP reduce-scatter of one block's gradients",
+               layerParams * (x.sb.compute + x.sb.grad),
+               cat(num(layerParams), " params of one block × (", std::to_string(x.sb.compute), " B unsharded ",
+                   dtypeName(config.training.params_dtype), " gradients + ", x.sb.gradWhy, " reduce-scatter input)"),
+               "PyTorch FSDP reduces per block (fully_shard unit), not in ddp_bucket_size buckets");
+    } else if (x.dp > 1 || x.edp > 1) {
+        // Gradient reduction: one bucket in flight (PyTorch DDP copies into buckets;
+        // Megatron reduces in place but NCCL still stages a bucket's worth).
         const std::int64_t elems
             = std::min<std::int64_t>(config.strategy.ddp_bucket_size, denseOnRank.params + expertOnRank.params);
         rb.add(
@@ -509,21 +526,33 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
             cat(num(elems), " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × ", x.sb.gradWhy));
     }
     if (zero >= 3 && rank.layers > 0) {
-        // The layer being computed and the one prefetched, gathered over the data-parallel group.
-        const LayerParams &lp = moeLayers > 0 ? x.moeLayer : x.denseLayer;
-        const std::int64_t gathered = 2 * (lp.dense.params + lp.expert.params);
         // torchao's float8 all-gather (torchtitan): the linear weights travel and land in FP8.
         std::int64_t inFp8 = 0;
         if (config.training.fp8_recipe != Fp8Recipe::None
             && config.strategy.fp8_implementation == Fp8Implementation::Torchao) {
             const Fp8LayerWeights f8 = fp8LayerWeights(config.model, moeLayers > 0, x.t, x.e, x.etp);
-            inFp8 = 2 * (f8.dense + f8.expert);
+            inFp8 = f8.dense + f8.expert;
         }
-        rb.add(Category::Communication, Placement::Device, "ZeRO-3 gathered parameters",
-               (gathered - inFp8) * x.sb.weight + inFp8,
-               "2 layers (current + prefetch) × " + num(lp.dense.params + lp.expert.params) + " params × "
-                   + x.sb.weightWhy
-                   + (inFp8 > 0 ? ", of which " + num(inFp8) + " linear weights at 1 B (FP8 all-gather)" : ""));
+        const std::string computeWhy
+            = cat(std::to_string(x.sb.compute), " B (", dtypeName(config.training.params_dtype),
+                  inFp8 > 0 ? ", of which " + num(inFp8) + " linear weights at 1 B (FP8 all-gather)" : "", ")");
+        if (fsdpKeepsGathered(config)) {
+            // Every block's gathered parameters stay from its forward to its backward.
+            const std::int64_t blocks = rank.layers;
+            rb.add(Category::Communication, Placement::Device, "FSDP gathered parameters kept for backward",
+                   blocks * ((layerParams - inFp8) * x.sb.compute + inFp8),
+                   cat(num(blocks), " blocks × ", num(layerParams), " params × ", computeWhy),
+                   x.p > 1 ? "PyTorch's pipelining runs every micro-batch but the last without resharding after "
+                             "backward (set_reshard_after_backward(False)), so each block stays gathered through the "
+                             "micro-batches"
+                           : "fsdp_reshard_after_forward false: gathered once for the forward, kept for the backward");
+        } else {
+            // The layer being computed and the one prefetched, gathered over the data-parallel group.
+            rb.add(Category::Communication, Placement::Device,
+                   fsdpPerBlock(config) ? "FSDP gathered parameters" : "ZeRO-3 gathered parameters",
+                   2 * ((layerParams - inFp8) * x.sb.compute + inFp8),
+                   cat("2 layers (current + prefetch) × ", num(layerParams), " params × ", computeWhy));
+        }
     }
     if (moeLayers > 0 && x.e > 1) {
         const ModelConfig &m = config.model;
@@ -589,6 +618,10 @@ Context contextOf(const Config &config, const std::vector<std::vector<PipelineOp
               .m = m,
               .dp = d * cp,
               .edp = model.isMoe() ? std::max<std::int64_t>(1, t * cp * d / (etp * e)) : 1,
+              .shardGroup = par.dataParallelShard() * cp,
+              .edpShard = model.isMoe() ? std::max<std::int64_t>(
+                              1, t * cp * d / (etp * e) / std::max<std::int64_t>(1, d / par.dataParallelShard()))
+                                        : 1,
               .sb = stateBytes(config.training),
               .stages = stageLayers(config),
               .denseLayer = denseLayer,
@@ -646,6 +679,57 @@ RankParams rankParamsOf(RankLedger &rank, const Context &x, std::int64_t r)
     return rp;
 }
 
+// What fp32 parameters (training.fp32_params) and FSDP per block add beside
+// the model states: the compute copies of the weights, the gathered output
+// layer through the loss, and under pipeline parallelism the gradients that
+// stay unsharded over the micro-batches.
+void addComputeCopies(RankBuilder &rb, RankLedger &rank, const Context &x, const RankParams &rp)
+{
+    const Config &config = x.config;
+    const std::string compute = cat(std::to_string(x.sb.compute), " B (", dtypeName(config.training.params_dtype), ")");
+    if (config.training.fp32_params && config.parallelism.zero_stage < 3 && x.sb.compute < x.sb.weight) {
+        // torch.autocast casts each weight as its layer runs and autograd saves the
+        // copy for the backward; full recompute saves none, so one layer's at a time.
+        const bool full = config.strategy.recompute_granularity == RecomputeGranularity::Full;
+        const LayerParams &lp = rp.moeLayers > 0 ? x.moeLayer : x.denseLayer;
+        const std::int64_t layers = full ? std::min<std::int64_t>(rank.layers, 1) * (lp.dense.params + lp.expert.params)
+                                         : rp.layersDense.params + rp.layersExpert.params;
+        const std::int64_t params = layers + rp.lastStage.params;
+        rb.add(Category::Weights, Placement::Device, "Weights cast for compute (autocast)", params * x.sb.compute,
+               cat(num(params),
+                   full ? " params (one layer under full recompute, and the output layer) × "
+                        : " params (the rank's layers and output layer) × ",
+                   compute),
+               "torch.autocast's copies of the fp32 weights, saved by autograd for each layer's backward");
+    }
+    if (!fsdpPerBlock(config))
+        return;
+    if (config.strategy.framework == Framework::Torchtitan && rp.lastStage.params > 0)
+        rb.add(Category::Communication, Placement::Device, "FSDP gathered output layer and final norm",
+               rp.lastStage.params * x.sb.compute, cat(num(rp.lastStage.params), " params × ", compute),
+               "torchtitan shards [norm, output] as one unit that is not resharded after forward: the loss's "
+               "backward needs it at once (torchtitan distributed/fsdp.py)");
+    if (x.p == 1)
+        return;
+    // PyTorch's pipelining: set_requires_gradient_sync(False) until the last
+    // micro-batch, so FSDP accumulates each block's unsharded gradients in the
+    // reduce dtype (FSDPParam's unsharded_accumulated_grad) until then.
+    const auto accumulated = [&](ParamGroup group, std::string label, const ParamCount &pc) {
+        const std::size_t before = rank.entries.size();
+        rb.add(Category::Gradients, Placement::Device, std::move(label), pc.params * x.sb.grad,
+               cat(num(pc.params), " params × ", x.sb.gradWhy, ", unsharded"),
+               "FSDP under pipeline parallelism: gradients accumulate unsharded over the micro-batches and are "
+               "reduce-scattered after the last one (PyTorch's pipelining sets requires_gradient_sync False before)");
+        if (rank.entries.size() > before)
+            rank.entries.back().group = group;
+    };
+    ParamCount layers = rp.layersDense;
+    layers += rp.layersExpert;
+    accumulated(ParamGroup::Layers, "Transformer layers, accumulated unsharded", layers);
+    accumulated(ParamGroup::Embeddings, "Embeddings, accumulated unsharded", rp.firstStage);
+    accumulated(ParamGroup::OutputLayer, "Output layer and final norm, accumulated unsharded", rp.lastStage);
+}
+
 // Every row of rank r, in the ledger's order: model states, FP8 copies, the
 // optimizer step's buffers, activations, communication, the runtime reserve.
 void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::string &reserveFormula)
@@ -653,13 +737,17 @@ void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::
     const Config &config = x.config;
     RankBuilder rb(rank);
     const RankParams rp = rankParamsOf(rank, x, r);
-    const std::string_view dpName = x.cp > 1 ? "d·c" : "d";
-    addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", rp.layersDense, x.dp, dpName);
-    addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", rp.layersExpert, x.edp,
-                   "the expert-data-parallel group");
-    addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", rp.firstStage, x.dp, dpName);
-    addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", rp.lastStage, x.dp, dpName);
-    for (const Fp8Row &row : fp8LedgerRows(config, rank.layers - rp.moeLayers, rp.moeLayers, x.dp, x.edp))
+    const bool hsdp = x.shardGroup != x.dp;
+    const std::string_view dpName = hsdp ? (x.cp > 1 ? "the HSDP shard group (data_parallel_shard_size·c)"
+                                                     : "the HSDP shard group (data_parallel_shard_size)")
+                                         : (x.cp > 1 ? "d·c" : "d");
+    addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", rp.layersDense, x.shardGroup, dpName);
+    addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", rp.layersExpert, x.edpShard,
+                   hsdp ? "the expert-data-parallel shard group" : "the expert-data-parallel group");
+    addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", rp.firstStage, x.shardGroup, dpName);
+    addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", rp.lastStage, x.shardGroup,
+                   dpName);
+    for (const Fp8Row &row : fp8LedgerRows(config, rank.layers - rp.moeLayers, rp.moeLayers, x.shardGroup, x.edpShard))
         rb.add(row.category, Placement::Device, row.label, row.bytes, row.formula, row.note);
 
     addOptimizerStepRows(rb, rank, x, r, rp.layersDense, rp.layersExpert);
@@ -668,6 +756,7 @@ void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::
     denseOnRank += rp.firstStage;
     denseOnRank += rp.lastStage;
     addCommunication(rb, rank, x, rp.moeLayers, denseOnRank, rp.layersExpert);
+    addComputeCopies(rb, rank, x, rp);
 
     rb.add(Category::Runtime, Placement::Device, "Runtime reserve", config.hardware.runtime_reserve_bytes,
            reserveFormula,

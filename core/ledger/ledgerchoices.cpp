@@ -3,6 +3,7 @@
 
 #include "core/base/textcat.h"
 #include "core/base/units.h"
+#include "core/config/framework.h"
 #include "core/model/fp8.h"
 #include "core/model/muon.h"
 
@@ -124,6 +125,31 @@ void addPipelineChoices(std::vector<std::string> &out, const Config &config)
 void addFrameworkChoices(std::vector<std::string> &out, const Config &config, const StateBytes &sb)
 {
     const StrategyConfig &st = config.strategy;
+    std::string framework = cat("Framework: ", frameworkName(st.framework), " (strategy.framework). ");
+    for (const std::string &knob : frameworkChoices(config))
+        framework += knob + "; ";
+    framework.replace(framework.size() - 2, 2, ".");
+    out.push_back(std::move(framework));
+    if (fsdpPerBlock(config)) {
+        const ParallelismConfig &par = config.parallelism;
+        out.push_back(cat(
+            "FSDP (PyTorch fully_shard per transformer block): parameters sharded over ",
+            formatThousands(par.dataParallelShard() * par.context_parallel_size),
+            par.dataParallelShard() < par.data_parallel_size
+                ? cat(" ranks and replicated over ", formatThousands(par.data_parallel_size / par.dataParallelShard()),
+                      " groups (HSDP)")
+                : std::string(" ranks"),
+            "; ",
+            fsdpKeepsGathered(config)
+                ? (par.pipeline_model_parallel_size > 1
+                       ? "under pipeline parallelism every block stays gathered and its gradients unsharded until the "
+                         "last micro-batch's backward"
+                       : "every block stays gathered from its forward to its backward (fsdp_reshard_after_forward "
+                         "false)")
+                : "one block gathered with the next prefetched, resharded after forward and gathered again for "
+                  "backward",
+            "; each block's gradients reduce-scattered as its backward ends."));
+    }
     out.push_back(cat("Gradients: ", sb.gradWhy, " per parameter; optimizer: ", sb.optWhy, "."));
     out.push_back(
         st.grad_buffer == GradBuffer::Contiguous

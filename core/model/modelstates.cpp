@@ -9,10 +9,15 @@ namespace memledger {
 StateBytes stateBytes(const TrainingConfig &tr)
 {
     StateBytes sb;
-    sb.weight = dtypeBytes(tr.params_dtype);
+    sb.compute = dtypeBytes(tr.params_dtype);
+    sb.weight = tr.fp32_params ? 4 : sb.compute;
     sb.grad = dtypeBytes(tr.main_grads_dtype);
-    sb.master = tr.main_params_fp32 && tr.params_dtype != Dtype::FP32 ? 4 : 0;
-    sb.weightWhy = std::to_string(sb.weight) + " B (" + std::string(dtypeName(tr.params_dtype)) + ")";
+    // fp32 parameters are their own master weights (FSDP's MixedPrecisionPolicy, autocast).
+    sb.master = tr.main_params_fp32 && !tr.fp32_params && tr.params_dtype != Dtype::FP32 ? 4 : 0;
+    sb.weightWhy = tr.fp32_params && tr.params_dtype != Dtype::FP32
+                       ? "4 B (fp32 parameters, also the master weights; " + std::string(dtypeName(tr.params_dtype))
+                             + " only as cast for compute)"
+                       : std::to_string(sb.weight) + " B (" + std::string(dtypeName(tr.params_dtype)) + ")";
     sb.gradWhy = std::to_string(sb.grad) + " B (" + std::string(dtypeName(tr.main_grads_dtype)) + " main_grads)";
     const Dtype defaultState = tr.optimizer == Optimizer::Adam8bit ? Dtype::INT8 : Dtype::FP32;
     const int m1 = dtypeBytes(tr.exp_avg_dtype.value_or(defaultState));

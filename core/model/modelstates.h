@@ -13,7 +13,8 @@ namespace memledger {
 // precision and optimizer choices (never typed in), with the words that say why.
 struct StateBytes
 {
-    int weight = 2;
+    int weight = 2; // as stored: params_dtype, or 4 with training.fp32_params
+    int compute = 2; // as the layers use them (gathered, cast): params_dtype
     int grad = 4;
     int master = 4; // fp32 master copy, 0 without one
     double states = 8; // optimizer moments per parameter (Adafactor: per factored element)

@@ -99,6 +99,8 @@ TEST_CASE("The control panel has every row of its table, in order", "[ui][contro
                          QStringLiteral("Expert (e)"),
                          QStringLiteral("Sequence parallel"),
                          QStringLiteral("ZeRO stage"),
+                         QStringLiteral("HSDP shard group"),
+                         QStringLiteral("FSDP reshard"),
                          QStringLiteral("Schedule"),
                          QStringLiteral("Micro-batch (b)"),
                          QStringLiteral("Sequence (s)"),
@@ -106,9 +108,11 @@ TEST_CASE("The control panel has every row of its table, in order", "[ui][contro
                          QStringLiteral("Weights"),
                          QStringLiteral("FP8 recipe"),
                          QStringLiteral("Gradients"),
+                         QStringLiteral("fp32 parameters"),
                          QStringLiteral("fp32 master weights"),
                          QStringLiteral("Optimizer"),
                          QStringLiteral("Optimizer states"),
+                         QStringLiteral("Framework"),
                          QStringLiteral("Recompute"),
                          QStringLiteral("Method"),
                          QStringLiteral("Recompute layers"),
@@ -132,6 +136,8 @@ TEST_CASE("Each row of the control table writes the plan and reads back what it 
         // ZeRO-Offload's gradients go with the optimizer step on the host (core's setGradOffload).
         {QStringLiteral("Gradient offload"), {QStringLiteral("Optimizer offload")}},
         {QStringLiteral("Optimizer offload"), {QStringLiteral("Gradient offload")}},
+        // A framework brings its defaults (core's withFrameworkDefaults): torchtitan's fp32 parameters.
+        {QStringLiteral("Framework"), {QStringLiteral("fp32 parameters")}},
     };
     const std::vector<QWidget *> &controls = panel.controls();
     REQUIRE(panel.fieldPaths().size() == controls.size());

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+#include "core/config/framework.h"
+
+#include <array>
+
+namespace memledger {
+
+namespace {
+
+#define MEMLEDGER_KNOB(section, field)                                                                                 \
+    FrameworkKnob                                                                                                      \
+    {                                                                                                                  \
+        #section "." #field, [](Config &to, const Config &from) { to.section.field = from.section.field; },            \
+            [](const Config &a, const Config &b) { return a.section.field == b.section.field; }                        \
+    }
+
+// Each framework's values, read from its source (the sentences below cite it).
+Config profile(Framework framework)
+{
+    Config c; // Megatron-LM's: the defaults of config.h
+    c.strategy.framework = framework;
+    switch (framework) {
+    case Framework::Megatron:
+        break;
+    case Framework::Torchtitan:
+        c.training.fp32_params = true;
+        c.strategy.cross_entropy = CrossEntropy::Unfused;
+        c.strategy.grad_buffer = GradBuffer::OnDemand;
+        c.strategy.gradient_accumulation_fusion = false;
+        c.strategy.optimizer_kernel = OptimizerKernel::Fused;
+        break;
+    case Framework::DeepSpeed:
+        c.strategy.cross_entropy = CrossEntropy::Unfused;
+        c.strategy.gradient_accumulation_fusion = false;
+        c.strategy.optimizer_kernel = OptimizerKernel::Fused;
+        c.strategy.ddp_bucket_size = 500000000;
+        break;
+    case Framework::HF:
+        c.training.fp32_params = true;
+        c.strategy.cross_entropy = CrossEntropy::Unfused;
+        c.strategy.grad_buffer = GradBuffer::OnDemand;
+        c.strategy.gradient_accumulation_fusion = false;
+        c.strategy.optimizer_kernel = OptimizerKernel::Foreach;
+        c.strategy.ddp_bucket_size = 25 * 1024 * 1024 / 4; // DDP's bucket_cap_mb=25 of fp32 gradients
+        break;
+    }
+    return c;
+}
+
+// What the framework's code does for knob `k` (an index of frameworkKnobs()).
+std::string_view behaviour(Framework framework, std::size_t k)
+{
+    using Row = std::array<std::string_view, 6>;
+    static constexpr Row kMegatron = {
+        "a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
+        "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
+        "Megatron-LM's contiguous gradient buffer (DistributedDataParallel's param_and_grad_buffer)",
+        "weight gradients accumulated by the GEMM straight into main_grad (--gradient-accumulation-fusion)",
+        "Apex / Transformer Engine FusedAdam: the step allocates nothing",
+        "Megatron-LM's gradient buckets of 40 M elements"};
+    static constexpr Row kTorchtitan = {
+        "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
+        "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
+        "torchtitan's cross_entropy_loss: F.cross_entropy on the logits cast to fp32",
+        "gradients made by autograd in backward, reduce-scattered by FSDP2 into sharded fp32 .grad, set to None "
+        "by zero_grad",
+        "autograd's weight gradients (no fused accumulation)",
+        "torchtitan's optimizer implementation \"fused\" (torch.optim.AdamW(fused=True))",
+        "FSDP2 reduce-scatters each block's gradients (no buckets)"};
+    static constexpr Row kDeepSpeed = {
+        "16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
+        "the Hugging Face model's loss on logits cast to fp32",
+        "contiguous_gradients (DeepSpeed's default): gradients copied into one contiguous partition buffer",
+        "autograd's weight gradients (no fused accumulation)",
+        "DeepSpeed's FusedAdam (multi-tensor apply: the step allocates nothing)",
+        "reduce_bucket_size's default of 5e8 elements"};
+    static constexpr Row kHF = {
+        "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
+        "each layer runs",
+        "transformers' ForCausalLMLoss: F.cross_entropy on the logits upcast to fp32",
+        "autograd's .grad, allocated at the first backward and set to None by zero_grad",
+        "autograd's weight gradients (no fused accumulation)",
+        "Trainer's default optim \"adamw_torch\": torch.optim.AdamW, foreach on CUDA",
+        "PyTorch DDP's bucket_cap_mb=25 (6,553,600 fp32 gradients)"};
+    switch (framework) {
+    case Framework::Megatron:
+        return kMegatron[k];
+    case Framework::Torchtitan:
+        return kTorchtitan[k];
+    case Framework::DeepSpeed:
+        return kDeepSpeed[k];
+    case Framework::HF:
+        return kHF[k];
+    }
+    return {};
+}
+
+std::string_view frameworkTitle(Framework framework)
+{
+    switch (framework) {
+    case Framework::Megatron:
+        return "Megatron-LM";
+    case Framework::Torchtitan:
+        return "torchtitan";
+    case Framework::DeepSpeed:
+        return "DeepSpeed";
+    case Framework::HF:
+        return "Hugging Face";
+    }
+    return {};
+}
+
+} // namespace
+
+const std::vector<FrameworkKnob> &frameworkKnobs()
+{
+    // The order of the sentences in behaviour().
+    static const std::vector<FrameworkKnob> kKnobs = {
+        MEMLEDGER_KNOB(training, fp32_params),
+        MEMLEDGER_KNOB(strategy, cross_entropy),
+        MEMLEDGER_KNOB(strategy, grad_buffer),
+        MEMLEDGER_KNOB(strategy, gradient_accumulation_fusion),
+        MEMLEDGER_KNOB(strategy, optimizer_kernel),
+        MEMLEDGER_KNOB(strategy, ddp_bucket_size),
+    };
+    return kKnobs;
+}
+
+#undef MEMLEDGER_KNOB
+
+Config withFrameworkDefaults(Config config, Framework framework)
+{
+    const Config p = profile(framework);
+    for (const FrameworkKnob &k : frameworkKnobs())
+        k.copy(config, p);
+    config.strategy.framework = framework;
+    return config;
+}
+
+std::vector<std::string> frameworkChoices(const Config &config)
+{
+    const Framework f = config.strategy.framework;
+    const Config p = profile(f);
+    std::vector<std::string> out;
+    const std::vector<FrameworkKnob> &knobs = frameworkKnobs();
+    for (std::size_t k = 0; k < knobs.size(); ++k) {
+        if (knobs[k].same(config, p)) {
+            out.push_back(std::string(knobs[k].name) + ": " + std::string(behaviour(f, k)) + " ("
+                          + std::string(frameworkTitle(f)) + "'s default)");
+            continue;
+        }
+        // Set by the preset: say whose behaviour the value is, where a framework's default it is.
+        std::string whose;
+        for (Framework other : {Framework::Megatron, Framework::Torchtitan, Framework::DeepSpeed, Framework::HF})
+            if (other != f && knobs[k].same(config, profile(other))) {
+                whose = ", as " + std::string(frameworkTitle(other)) + ": " + std::string(behaviour(other, k));
+                break;
+            }
+        out.push_back(std::string(knobs[k].name) + ": set by the plan, not " + std::string(frameworkTitle(f))
+                      + "'s default" + whose);
+    }
+    return out;
+}
+
+bool fsdpPerBlock(const Config &config)
+{
+    const Framework f = config.strategy.framework;
+    return config.parallelism.zero_stage >= 3 && (f == Framework::Torchtitan || f == Framework::HF);
+}
+
+bool fsdpReshardAfterForward(const Config &config)
+{
+    if (config.strategy.fsdp_reshard_after_forward)
+        return *config.strategy.fsdp_reshard_after_forward;
+    return !(config.strategy.framework == Framework::Torchtitan && config.parallelism.pipeline_model_parallel_size > 1);
+}
+
+bool fsdpKeepsGathered(const Config &config)
+{
+    return fsdpPerBlock(config) && (!fsdpReshardAfterForward(config) || config.parallelism.pipeline_model_parallel_size > 1);
+}
+
+} // namespace memledger

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+// strategy.framework: each framework's defaults for the knobs frameworks set
+// differently, and PyTorch FSDP (torchtitan's fully_shard per block) in the
+// ledger. Figures are worked by hand from Llama 3.1 8B's shapes: a block holds
+// 41,943,040 attention + 176,160,768 SwiGLU + 8,192 norm = 218,112,000
+// parameters, 32 of them 6,979,584,000; the embedding and the untied output
+// layer 128,256 × 4,096 = 525,336,576 each (plus the 4,096 of the final norm);
+// 8,030,261,248 in all.
+#include "core/check/validate.h"
+#include "core/config/framework.h"
+#include "core/formats/preset.h"
+#include "core/ledger/ledger.h"
+#include "testutil.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+using namespace memledger;
+
+namespace frameworktest {
+
+constexpr std::int64_t kBlock = 218112000;
+constexpr std::int64_t kLayers = 32 * kBlock;
+constexpr std::int64_t kEmbedding = 525336576;
+constexpr std::int64_t kOutput = 525336576 + 4096;
+constexpr std::int64_t kAll = kLayers + kEmbedding + kOutput;
+
+// torchtitan's Llama 3.1 8B run of its published H100 table 1: FSDP over 8
+// GPUs, local batch 2 of 8,192 tokens, per-op selective checkpointing.
+nlohmann::json titanDoc(std::int64_t d = 8, std::int64_t p = 1)
+{
+    nlohmann::json doc = test::emptyDoc();
+    doc["model"] = "llama-3.1-8b";
+    doc["hardware"] = "H100-SXM-80GB";
+    doc["training"] = {{"seq_length", 8192}, {"micro_batch_size", 2}, {"global_batch_size", 2 * d * p}};
+    doc["parallelism"] = {{"data_parallel_size", d}, {"pipeline_model_parallel_size", p}, {"zero_stage", 3}};
+    doc["strategy"] = {{"framework", "torchtitan"}, {"recompute_granularity", "selective_op"}};
+    return doc;
+}
+
+Bytes row(const RankLedger &rank, Category category, const std::string &label)
+{
+    for (const LedgerEntry &e : rank.entries)
+        if (e.category == category && e.label == label)
+            return e.bytes;
+    return -1;
+}
+
+Bytes modelStates(const RankLedger &rank)
+{
+    Bytes sum = 0;
+    for (const LedgerEntry &e : rank.entries)
+        if (e.group != ParamGroup::None && !e.atPeak && e.label.find("accumulated") == std::string::npos)
+            sum += e.bytes;
+    return sum;
+}
+
+} // namespace frameworktest
+
+using namespace frameworktest;
+
+TEST_CASE("A framework sets the defaults of the knobs it disagrees on, and a written knob wins", "[framework]")
+{
+    const Config titan = test::configFrom(titanDoc());
+    // torchtitan: F.cross_entropy on fp32 logits, autograd's .grad, fused AdamW,
+    // and FSDP2's fp32 parameters cast to bf16 when gathered.
+    CHECK(titan.strategy.framework == Framework::Torchtitan);
+    CHECK(titan.training.fp32_params);
+    CHECK(titan.strategy.cross_entropy == CrossEntropy::Unfused);
+    CHECK(titan.strategy.grad_buffer == GradBuffer::OnDemand);
+    CHECK_FALSE(titan.strategy.gradient_accumulation_fusion);
+    CHECK(titan.strategy.optimizer_kernel == OptimizerKernel::Fused);
+
+    // Hugging Face's Trainer: torch.optim.AdamW's foreach step, DDP's 25 MB buckets.
+    nlohmann::json hf = titanDoc();
+    hf["strategy"] = {{"framework", "hf"}};
+    const Config h = test::configFrom(hf);
+    CHECK(h.strategy.optimizer_kernel == OptimizerKernel::Foreach);
+    CHECK(h.strategy.ddp_bucket_size == 25 * 1024 * 1024 / 4);
+    // DeepSpeed: a bf16 copy beside the fp32 master, contiguous gradients, 5e8-element buckets.
+    hf["strategy"] = {{"framework", "deepspeed"}};
+    const Config ds = test::configFrom(hf);
+    CHECK_FALSE(ds.training.fp32_params);
+    CHECK(ds.strategy.grad_buffer == GradBuffer::Contiguous);
+    CHECK(ds.strategy.ddp_bucket_size == 500000000);
+
+    // A knob the preset writes beats its framework's default, and the choices say so.
+    nlohmann::json written = titanDoc();
+    written["strategy"]["optimizer_kernel"] = "foreach";
+    const Config w = test::configFrom(written);
+    CHECK(w.strategy.optimizer_kernel == OptimizerKernel::Foreach);
+    const Ledger ledger = computeLedger(w);
+    bool said = false;
+    for (const std::string &c : ledger.choices)
+        said = said
+               || c.find("strategy.optimizer_kernel: set by the plan, not torchtitan's default, as Hugging Face")
+                      != std::string::npos;
+    CHECK(said);
+}
+
+TEST_CASE("A framework's plan is saved with the framework first and only what differs from its defaults",
+          "[framework][preset]")
+{
+    nlohmann::json doc = titanDoc();
+    doc["strategy"]["optimizer_kernel"] = "foreach";
+    const Config c = test::configFrom(doc);
+    const std::string text = presetToText(c);
+    const nlohmann::json saved = nlohmann::json::parse(text);
+    CHECK(saved["strategy"]["framework"] == "torchtitan");
+    CHECK(text.find("\"framework\"") < text.find("\"recompute_granularity\""));
+    CHECK_FALSE(saved["strategy"].contains("cross_entropy")); // torchtitan's own default
+    CHECK_FALSE(saved["training"].contains("fp32_params"));
+    CHECK(saved["strategy"]["optimizer_kernel"] == "foreach"); // not torchtitan's
+    const LoadResult again = presetFromText(text);
+    REQUIRE(again.config.has_value());
+    CHECK(*again.config == c);
+}
+
+TEST_CASE("FSDP2 keeps 16 bytes per parameter sharded: fp32 parameters, fp32 gradients, two fp32 moments",
+          "[framework][fsdp]")
+{
+    // FSDP2's MixedPrecisionPolicy: no bf16 copy beside the fp32 master, so
+    // 4 + 4 + 8 = 16 B per parameter over 8 ranks; Megatron's ZeRO-3 keeps 18.
+    const RankLedger titan = computeLedger(test::configFrom(titanDoc())).ranks[0];
+    CHECK(modelStates(titan) == 16 * kAll / 8);
+    CHECK(row(titan, Category::Weights, "Transformer layers") == 4 * kLayers / 8);
+    nlohmann::json megatron = titanDoc();
+    megatron["strategy"] = {{"recompute_granularity", "selective_op"}, {"cross_entropy", "unfused"}};
+    CHECK(modelStates(computeLedger(test::configFrom(megatron)).ranks[0]) == 18 * kAll / 8);
+
+    // Gathered in bf16: the block being computed and the one prefetched; the
+    // [norm, output] unit stays gathered through the loss; a block's
+    // reduce-scatter holds its bf16 gradients and their fp32 copy.
+    CHECK(row(titan, Category::Communication, "FSDP gathered parameters") == 2 * kBlock * 2);
+    CHECK(row(titan, Category::Communication, "FSDP gathered output layer and final norm") == kOutput * 2);
+    CHECK(row(titan, Category::Communication, "FSDP reduce-scatter of one block's gradients") == kBlock * (2 + 4));
+    CHECK(row(titan, Category::Communication, "Gradient reduction bucket") == -1);
+}
+
+TEST_CASE("FSDP without resharding after forward, and under pipeline parallelism, keeps every block gathered",
+          "[framework][fsdp]")
+{
+    nlohmann::json doc = titanDoc();
+    doc["strategy"]["fsdp_reshard_after_forward"] = false;
+    const RankLedger kept = computeLedger(test::configFrom(doc)).ranks[0];
+    CHECK(row(kept, Category::Communication, "FSDP gathered parameters kept for backward") == 32 * kBlock * 2);
+    CHECK(row(kept, Category::Communication, "FSDP gathered parameters") == -1);
+
+    // Two pipeline stages of 16 blocks: torchtitan's default does not reshard
+    // after forward under PP, and PyTorch's pipelining accumulates unsharded
+    // fp32 gradients until the last micro-batch.
+    const Config pp = test::configFrom(titanDoc(4, 2));
+    CHECK_FALSE(fsdpReshardAfterForward(pp));
+    const Ledger ledger = computeLedger(pp);
+    const RankLedger &first = ledger.ranks[0];
+    const RankLedger &last = ledger.ranks[1];
+    CHECK(row(first, Category::Communication, "FSDP gathered parameters kept for backward") == 16 * kBlock * 2);
+    CHECK(row(first, Category::Gradients, "Transformer layers, accumulated unsharded") == 16 * kBlock * 4);
+    CHECK(row(first, Category::Gradients, "Embeddings, accumulated unsharded") == kEmbedding * 4);
+    CHECK(row(last, Category::Gradients, "Output layer and final norm, accumulated unsharded") == kOutput * 4);
+    CHECK(row(first, Category::Weights, "Transformer layers") == 4 * 16 * kBlock / 4);
+}
+
+TEST_CASE("HSDP shards over data_parallel_shard_size and replicates across the rest", "[framework][fsdp]")
+{
+    // 16 data-parallel ranks as 2 replicas of 8-way FSDP: the same shards as FSDP over 8.
+    nlohmann::json doc = titanDoc(16);
+    doc["parallelism"]["data_parallel_shard_size"] = 8;
+    const RankLedger hsdp = computeLedger(test::configFrom(doc)).ranks[0];
+    CHECK(modelStates(hsdp) == 16 * kAll / 8);
+    CHECK(modelStates(computeLedger(test::configFrom(titanDoc(16))).ranks[0]) == 16 * kAll / 16);
+
+    doc["parallelism"]["data_parallel_shard_size"] = 3;
+    const LoadResult bad = presetFromJson(doc);
+    REQUIRE(bad.config.has_value());
+    bool named = false;
+    for (const Problem &p : validate(*bad.config))
+        named = named
+                || (p.isError() && p.path == "parallelism.data_parallel_shard_size"
+                    && p.suggestion.find("2 or 4") != std::string::npos);
+    CHECK(named);
+}
+
+TEST_CASE("Hugging Face's autocast keeps bf16 copies of the fp32 weights for the backward", "[framework]")
+{
+    // Trainer(bf16=True) on one GPU: an fp32 model (16 B per parameter with
+    // Adam) and, under autocast, a bf16 copy of every layer's and the output
+    // layer's weights saved for the backward; full recompute saves none, so
+    // one layer's copies at a time.
+    nlohmann::json doc = titanDoc(1);
+    doc["parallelism"] = nlohmann::json::object();
+    doc["strategy"] = {{"framework", "hf"}};
+    const RankLedger plain = computeLedger(test::configFrom(doc)).ranks[0];
+    CHECK(modelStates(plain) == 16 * kAll);
+    CHECK(row(plain, Category::Weights, "Weights cast for compute (autocast)") == (kLayers + kOutput) * 2);
+    doc["strategy"]["recompute_granularity"] = "full";
+    const RankLedger full = computeLedger(test::configFrom(doc)).ranks[0];
+    CHECK(row(full, Category::Weights, "Weights cast for compute (autocast)") == (kBlock + kOutput) * 2);
+}
