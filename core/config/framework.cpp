@@ -10,8 +10,8 @@ namespace {
 #define MEMLEDGER_KNOB(section, field)                                                                                 \
     FrameworkKnob                                                                                                      \
     {                                                                                                                  \
-        #section "." #field, [](Config &to, const Config &from) { to.section.field = from.section.field; },            \
-            [](const Config &a, const Config &b) { return a.section.field == b.section.field; }                        \
+#section "." #field, [](Config &to, const Config &from) { to.section.field = from.section.field; },            \
+            [](const Config &a, const Config &b) { return a.section.field == b.section.field; }       \
     }
 
 // Each framework's values, read from its source (the sentences below cite it).
@@ -51,37 +51,37 @@ Config profile(Framework framework)
 std::string_view behaviour(Framework framework, std::size_t k)
 {
     using Row = std::array<std::string_view, 6>;
-    static constexpr Row kMegatron = {
-        "a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
-        "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
-        "Megatron-LM's contiguous gradient buffer (DistributedDataParallel's param_and_grad_buffer)",
-        "weight gradients accumulated by the GEMM straight into main_grad (--gradient-accumulation-fusion)",
-        "Apex / Transformer Engine FusedAdam: the step allocates nothing",
-        "Megatron-LM's gradient buckets of 40 M elements"};
-    static constexpr Row kTorchtitan = {
-        "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
-        "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
-        "torchtitan's cross_entropy_loss: F.cross_entropy on the logits cast to fp32",
-        "gradients made by autograd in backward, reduce-scattered by FSDP2 into sharded fp32 .grad, set to None "
-        "by zero_grad",
-        "autograd's weight gradients (no fused accumulation)",
-        "torchtitan's optimizer implementation \"fused\" (torch.optim.AdamW(fused=True))",
-        "FSDP2 reduce-scatters each block's gradients (no buckets)"};
-    static constexpr Row kDeepSpeed = {
-        "16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
-        "the Hugging Face model's loss on logits cast to fp32",
-        "contiguous_gradients (DeepSpeed's default): gradients copied into one contiguous partition buffer",
-        "autograd's weight gradients (no fused accumulation)",
-        "DeepSpeed's FusedAdam (multi-tensor apply: the step allocates nothing)",
-        "reduce_bucket_size's default of 5e8 elements"};
-    static constexpr Row kHF = {
-        "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
-        "each layer runs",
-        "transformers' ForCausalLMLoss: F.cross_entropy on the logits upcast to fp32",
-        "autograd's .grad, allocated at the first backward and set to None by zero_grad",
-        "autograd's weight gradients (no fused accumulation)",
-        "Trainer's default optim \"adamw_torch\": torch.optim.AdamW, foreach on CUDA",
-        "PyTorch DDP's bucket_cap_mb=25 (6,553,600 fp32 gradients)"};
+    static constexpr Row kMegatron
+        = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
+           "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
+           "Megatron-LM's contiguous gradient buffer (DistributedDataParallel's param_and_grad_buffer)",
+           "weight gradients accumulated by the GEMM straight into main_grad (--gradient-accumulation-fusion)",
+           "Apex / Transformer Engine FusedAdam: the step allocates nothing",
+           "Megatron-LM's gradient buckets of 40 M elements"};
+    static constexpr Row kTorchtitan
+        = {"FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
+           "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
+           "torchtitan's cross_entropy_loss: F.cross_entropy on the logits cast to fp32",
+           "gradients made by autograd in backward, reduce-scattered by FSDP2 into sharded fp32 .grad, set to None "
+           "by zero_grad",
+           "autograd's weight gradients (no fused accumulation)",
+           "torchtitan's optimizer implementation \"fused\" (torch.optim.AdamW(fused=True))",
+           "FSDP2 reduce-scatters each block's gradients (no buckets)"};
+    static constexpr Row kDeepSpeed
+        = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
+           "the Hugging Face model's loss on logits cast to fp32",
+           "contiguous_gradients (DeepSpeed's default): gradients copied into one contiguous partition buffer",
+           "autograd's weight gradients (no fused accumulation)",
+           "DeepSpeed's FusedAdam (multi-tensor apply: the step allocates nothing)",
+           "reduce_bucket_size's default of 5e8 elements"};
+    static constexpr Row kHF
+        = {"Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
+           "each layer runs",
+           "transformers' ForCausalLMLoss: F.cross_entropy on the logits upcast to fp32",
+           "autograd's .grad, allocated at the first backward and set to None by zero_grad",
+           "autograd's weight gradients (no fused accumulation)",
+           "Trainer's default optim \"adamw_torch\": torch.optim.AdamW, foreach on CUDA",
+           "PyTorch DDP's bucket_cap_mb=25 (6,553,600 fp32 gradients)"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -116,12 +116,9 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
 {
     // The order of the sentences in behaviour().
     static const std::vector<FrameworkKnob> kKnobs = {
-        MEMLEDGER_KNOB(training, fp32_params),
-        MEMLEDGER_KNOB(strategy, cross_entropy),
-        MEMLEDGER_KNOB(strategy, grad_buffer),
-        MEMLEDGER_KNOB(strategy, gradient_accumulation_fusion),
-        MEMLEDGER_KNOB(strategy, optimizer_kernel),
-        MEMLEDGER_KNOB(strategy, ddp_bucket_size),
+        MEMLEDGER_KNOB(training, fp32_params),      MEMLEDGER_KNOB(strategy, cross_entropy),
+        MEMLEDGER_KNOB(strategy, grad_buffer),      MEMLEDGER_KNOB(strategy, gradient_accumulation_fusion),
+        MEMLEDGER_KNOB(strategy, optimizer_kernel), MEMLEDGER_KNOB(strategy, ddp_bucket_size),
     };
     return kKnobs;
 }
@@ -162,10 +159,14 @@ std::vector<std::string> frameworkChoices(const Config &config)
     return out;
 }
 
+bool fsdpFramework(Framework framework)
+{
+    return framework == Framework::Torchtitan || framework == Framework::HF;
+}
+
 bool fsdpPerBlock(const Config &config)
 {
-    const Framework f = config.strategy.framework;
-    return config.parallelism.zero_stage >= 3 && (f == Framework::Torchtitan || f == Framework::HF);
+    return config.parallelism.zero_stage >= 3 && fsdpFramework(config.strategy.framework);
 }
 
 bool fsdpReshardAfterForward(const Config &config)
@@ -177,7 +178,8 @@ bool fsdpReshardAfterForward(const Config &config)
 
 bool fsdpKeepsGathered(const Config &config)
 {
-    return fsdpPerBlock(config) && (!fsdpReshardAfterForward(config) || config.parallelism.pipeline_model_parallel_size > 1);
+    return fsdpPerBlock(config)
+           && (!fsdpReshardAfterForward(config) || config.parallelism.pipeline_model_parallel_size > 1);
 }
 
 } // namespace memledger

@@ -38,6 +38,8 @@ std::vector<std::string> frameworkChoices(const Config &config);
 // pipeline-parallel accumulation follow PyTorch's FSDP rather than
 // DeepSpeed's or Megatron's buckets.
 bool fsdpPerBlock(const Config &config);
+// The frameworks whose ZeRO-3 is PyTorch FSDP per block: torchtitan, Hugging Face.
+bool fsdpFramework(Framework framework);
 
 // FSDP's reshard_after_forward: the preset's value, or the framework's
 // default (torchtitan's "default" policy: not under pipeline parallelism,

@@ -24,7 +24,7 @@ BackwardBuffers backwardBuffers(const Config &config, const std::vector<std::int
             const LayerParams &lp = config.model.isMoeLayer(l) ? moe : dense;
             params += double(lp.dense.params + lp.expert.params);
         }
-        const double shard = par.zero_stage >= 2 ? double(par.data_parallel_size * par.context_parallel_size) : 1.0;
+        const double shard = par.zero_stage >= 2 ? double(par.dataParallelShard() * par.context_parallel_size) : 1.0;
         out.gradBytesPerLayer = params / double(config.model.num_layers) * sb.grad / shard;
         out.gradBucketBytes = double(config.strategy.ddp_bucket_size) * sb.grad;
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/enumerate.h"
 
+#include "core/config/framework.h"
 #include "core/model/activations.h"
 #include "core/model/modelstates.h"
 #include "core/model/parameters.h"
@@ -243,7 +244,7 @@ EdgeRanks edgeRanks(const Config &base, const StateBytes &sb, const LayerParams 
                 comm += std::min<std::int64_t>(base.strategy.ddp_bucket_size, onRank) * sb.grad;
             if (z >= 3 && rp.layers > 0) {
                 const LayerParams &lp = rp.moeLayers > 0 ? lpMoe : lpDense;
-                comm += 2 * (lp.dense.params + lp.expert.params) * sb.weight;
+                comm += 2 * (lp.dense.params + lp.expert.params) * sb.compute;
             }
             const Bytes wg = a.weights + a.gradients + b.weights + b.gradients + cst.weights + cst.gradients;
             const Bytes o = a.optimizer + b.optimizer + cst.optimizer;
@@ -382,6 +383,16 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
                     continue;
                 }
                 in.zeroStage = z;
+                // ZeRO-3 under torchtitan or Hugging Face is FSDP per block (core/config/framework.h).
+                in.fsdpPerBlock = z >= 3 && fsdpFramework(base.strategy.framework);
+                if (in.fsdpPerBlock) {
+                    const bool reshard = base.strategy.fsdp_reshard_after_forward.value_or(
+                        !(base.strategy.framework == Framework::Torchtitan && x.p > 1));
+                    in.fsdpGathersPerMicroBatch = x.p > 1 ? 1.0 / double(m) : reshard ? 2.0 : 1.0;
+                    const RankParams &last = edge.params[1];
+                    in.fsdpBlockParams = double(last.dense.params + last.expert.params)
+                                         / double(std::max<std::int64_t>(1, last.layers));
+                }
                 in.optimizerOffloadLink = opt1 == 1 ? base.hardware.host_link_bytes_per_s : 0.0; // CPU-Adam
                 in.activationOffload = (off & 2) != 0;
                 x.time = stepTime(in, base.hardware).total;

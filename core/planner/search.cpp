@@ -2,6 +2,7 @@
 #include "core/planner/search.h"
 
 #include "core/model/fp8.h"
+#include "core/model/modelstates.h"
 #include "core/planner/confirm.h"
 #include "core/planner/enumerate.h"
 #include "core/planner/tryschedules.h"
@@ -153,7 +154,8 @@ namespace {
 double searchGatherBytes(Config base)
 {
     base.parallelism.zero_stage = std::max(1, base.parallelism.zero_stage);
-    return fp8ParamGatherInForce(base) ? fp8GatherBytesPerParam(base) : -1.0;
+    // fp32 parameters are gathered as what they are cast to (FSDP's param_dtype).
+    return fp8ParamGatherInForce(base) ? fp8GatherBytesPerParam(base) : double(stateBytes(base.training).compute);
 }
 
 // The global batches nearest `globalBatch`, below (if any) and above, that

@@ -387,10 +387,13 @@ double pipelineSendSeconds(const Config &config, bool nvlink)
 double optimizerShard(const Config &config, std::int64_t params, std::int64_t expertParams)
 {
     const ParallelismConfig &par = config.parallelism;
-    const std::int64_t dp = par.data_parallel_size * par.context_parallel_size;
+    // ZeRO's shard groups: under HSDP the data_parallel_shard_size part of d.
+    const std::int64_t replicas = par.data_parallel_size / std::max<std::int64_t>(1, par.dataParallelShard());
+    const std::int64_t dp = par.dataParallelShard() * par.context_parallel_size;
     const std::int64_t edp = config.model.isMoe() ? std::max<std::int64_t>(
                                  1, par.tensor_model_parallel_size * par.context_parallel_size * par.data_parallel_size
-                                        / (par.expertTensorParallel() * par.expert_model_parallel_size))
+                                        / (par.expertTensorParallel() * par.expert_model_parallel_size)
+                                        / std::max<std::int64_t>(1, replicas))
                                                   : 1;
     const bool sharded = par.zero_stage >= 1;
     return double(params - expertParams) / double(sharded ? dp : 1) + double(expertParams) / double(sharded ? edp : 1);

@@ -2,6 +2,7 @@
 #include "core/time/steptime.h"
 
 #include "core/base/units.h"
+#include "core/config/framework.h"
 #include "core/ledger/balance.h"
 #include "core/ledger/ledger.h"
 #include "core/model/activations.h"
@@ -161,6 +162,33 @@ LayerCost mixedLayerCost(const LayerCost &a, const LayerCost &b, double shareOfB
     return m;
 }
 
+// PyTorch FSDP per block (FSDP2's fully_shard on each transformer block):
+// every forward gathers each block and, resharded after forward, every
+// backward gathers it again, prefetched under the previous block's compute
+// (only what outlasts the compute shows); nothing is gathered after the step,
+// whose fp32 shards the next forward gathers and casts. Each block's
+// gradients are reduce-scattered as its backward ends, under the next
+// block's backward: only the last block's shows. HSDP then all-reduces the
+// sharded gradients across the replicas.
+static void fsdpDataComm(StepTime &st, const StepInputs &in, const HardwareConfig &hw, double m, double fwd, double bwd)
+{
+    const double gatherBytes = in.gatherBytes >= 0 ? in.gatherBytes : in.weightBytes;
+    const double gathers = in.fsdpGathersPerMicroBatch * m
+                           * collectiveSeconds(hw, Collective::AllGather, in.paramsOnRank * gatherBytes,
+                                               in.dataParallel, in.dataOnNvlink);
+    st.paramGather = std::max(0.0, gathers - m * (fwd + bwd));
+    const double grads = in.paramsOnRank * in.gradBytes;
+    double reduce = collectiveSeconds(hw, Collective::ReduceScatter, grads, in.dataParallel, in.dataOnNvlink);
+    const double last
+        = collectiveSeconds(hw, Collective::ReduceScatter, std::min(in.fsdpBlockParams, in.paramsOnRank) * in.gradBytes,
+                            in.dataParallel, in.dataOnNvlink);
+    reduce = std::max(last, reduce - bwd);
+    if (in.replicas > 1)
+        reduce
+            += collectiveSeconds(hw, Collective::AllReduce, grads / in.dataParallel, in.replicas, in.replicasOnNvlink);
+    st.dataComm = reduce + st.paramGather;
+}
+
 StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
 {
     StepTime st;
@@ -192,7 +220,9 @@ StepTime stepTime(const StepInputs &in, const HardwareConfig &hw)
                                       pairSaving * scale);
     if (in.p > 1)
         st.pipelineComm = pipelineSendSeconds(in.p2pSeconds, in.p, in.v, m, in.overlapP2p, fwd / in.v);
-    if (in.dataParallel > 1) {
+    if (in.fsdpPerBlock && in.dataParallel * in.replicas > 1)
+        fsdpDataComm(st, in, hw, m, fwd, bwd);
+    else if (in.dataParallel > 1) {
         // fp8_param_gather: the weights cross the group as FP8 (and scales).
         const double gatherBytes = in.gatherBytes >= 0 ? in.gatherBytes : in.weightBytes;
         const double grads = in.paramsOnRank * in.gradBytes;
@@ -330,8 +360,21 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     in.v = double(par.virtual_pipeline_model_parallel_size);
     in.schedule = par.schedule();
     in.overlappedShare = overlappedChunkShare(par, config.microBatches(), busiest);
-    in.dataParallel = double(par.data_parallel_size * par.context_parallel_size);
+    // HSDP: ZeRO's collectives stay inside the shard groups; the replicas all-reduce.
+    in.dataParallel = double(par.dataParallelShard() * par.context_parallel_size);
     in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
+    in.replicas = double(par.data_parallel_size / std::max<std::int64_t>(1, par.dataParallelShard()));
+    in.replicasOnNvlink = double(par.tensor_model_parallel_size * par.data_parallel_size * par.context_parallel_size)
+                          <= double(gpusPerNode);
+    in.fsdpPerBlock = fsdpPerBlock(config);
+    if (in.fsdpPerBlock) {
+        in.fsdpGathersPerMicroBatch = par.pipeline_model_parallel_size > 1 ? 1.0 / double(in.microBatches)
+                                      : fsdpReshardAfterForward(config)    ? 2.0
+                                                                           : 1.0;
+        const LayerParams lp = layerParams(config.model, config.model.isMoe(), par.tensor_model_parallel_size,
+                                           par.expert_model_parallel_size, par.expertTensorParallel());
+        in.fsdpBlockParams = double(lp.dense.params + lp.expert.params);
+    }
     in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));
     // The output layer and the loss are the last stage's: a busiest rank
     // without them (an uneven pipeline_layout that gives the last stage fewer
@@ -345,6 +388,8 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     in.paramsOnRank = paramsOnLastRank(config);
     in.gradBytes = double(sb.grad);
     in.weightBytes = double(sb.weight);
+    // fp32 parameters are gathered as what they are cast to (FSDP's param_dtype).
+    in.gatherBytes = double(sb.compute);
     if (fp8ParamGatherInForce(config))
         in.gatherBytes = fp8GatherBytesPerParam(config);
     in.optimizerBytesPerParam = sb.optimizerPerParam();

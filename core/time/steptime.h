@@ -88,6 +88,18 @@ struct StepInputs
     // 1 (FP8) plus the scales with fp8_param_gather; < 0: weightBytes.
     double gatherBytes = -1;
     int zeroStage = 0;
+    // PyTorch FSDP per block (core/config/framework.h): each block gathered
+    // `fsdpGathersPerMicroBatch` times per micro-batch (2 resharding after
+    // forward, 1 keeping it for backward; under pipeline parallelism once per
+    // iteration, so 1/m), nothing gathered after the step, and each block's
+    // gradients (`fsdpBlockParams`) reduce-scattered under the next block's backward.
+    bool fsdpPerBlock = false;
+    double fsdpGathersPerMicroBatch = 2;
+    double fsdpBlockParams = 0;
+    // HSDP: the sharded gradients are all-reduced across this many replicas
+    // (d / data_parallel_shard_size) after the reduce-scatter inside a group.
+    double replicas = 1;
+    bool replicasOnNvlink = false;
     bool overlapGradReduce = false;
     bool overlapParamGather = false; // ZeRO's weight all-gather under the next iteration's first forward
     double bucketParams = 4e7; // DDP bucket, elements

@@ -10,6 +10,8 @@
 #include "core/config/framework.h"
 #include "core/formats/preset.h"
 #include "core/ledger/ledger.h"
+#include "core/time/kernelcost.h"
+#include "core/time/steptime.h"
 #include "testutil.h"
 
 #include <catch2/catch.hpp>
@@ -197,4 +199,47 @@ TEST_CASE("Hugging Face's autocast keeps bf16 copies of the fp32 weights for the
     doc["strategy"]["recompute_granularity"] = "full";
     const RankLedger full = computeLedger(test::configFrom(doc)).ranks[0];
     CHECK(row(full, Category::Weights, "Weights cast for compute (autocast)") == (kBlock + kOutput) * 2);
+}
+
+TEST_CASE("FSDP's gathers hide under the blocks' compute and only the last block's reduce-scatter shows",
+          "[framework][fsdp][time]")
+{
+    // One micro-batch of 32 blocks of 218,112,000 parameters on 8 ranks of one
+    // node, 20 ms forward and 40 ms backward a block: the per-block gathers
+    // (2 B a parameter, twice) and the reduce-scatters (4 B) run under the
+    // compute, so only the last block's reduce-scatter is exposed, and no
+    // gather follows the optimizer step.
+    const HardwareConfig hw;
+    StepInputs in;
+    in.fsdpPerBlock = true;
+    in.fsdpGathersPerMicroBatch = 2;
+    in.fsdpBlockParams = double(kBlock);
+    in.microBatches = 1;
+    in.layersOnRank = 32;
+    in.layer.forward.seconds = 0.02;
+    in.layer.backward.seconds = 0.04;
+    in.paramsOnRank = double(kLayers);
+    in.dataParallel = 8;
+    in.dataOnNvlink = true;
+    in.zeroStage = 3;
+    in.gradBytes = 4;
+    in.weightBytes = 4;
+    in.gatherBytes = 2;
+    const StepTime fsdp = stepTime(in, hw);
+    const double lastBlock = collectiveSeconds(hw, Collective::ReduceScatter, double(kBlock) * 4, 8, true);
+    CHECK(fsdp.paramGather == 0);
+    CHECK(fsdp.dataComm == Approx(lastBlock));
+
+    // HSDP over 2 replicas adds the all-reduce of each rank's gradient shard across them.
+    StepInputs hsdp = in;
+    hsdp.replicas = 2;
+    const double across = collectiveSeconds(hw, Collective::AllReduce, double(kLayers) * 4 / 8, 2, false);
+    CHECK(stepTime(hsdp, hw).dataComm == Approx(lastBlock + across));
+
+    // With no compute to hide under, every gather shows: 2 per micro-batch.
+    StepInputs bare = in;
+    bare.layer.forward.seconds = 0;
+    bare.layer.backward.seconds = 0;
+    const double gather = collectiveSeconds(hw, Collective::AllGather, double(kLayers) * 2, 8, true);
+    CHECK(stepTime(bare, hw).paramGather == Approx(2 * gather));
 }
