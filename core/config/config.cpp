@@ -244,6 +244,21 @@ std::string_view activationBalanceName(ActivationBalance b)
     return b == ActivationBalance::Auto ? "auto" : "none";
 }
 
+std::string_view normKernelName(NormKernel k)
+{
+    return k == NormKernel::Eager ? "eager" : "fused";
+}
+
+std::string_view swigluKernelName(SwigluKernel k)
+{
+    return k == SwigluKernel::Eager ? "eager" : "fused";
+}
+
+std::string_view softmaxDtypeName(SoftmaxDtype d)
+{
+    return d == SoftmaxDtype::FP32 ? "fp32" : "activation";
+}
+
 std::string_view frameworkName(Framework f)
 {
     switch (f) {

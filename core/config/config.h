@@ -172,6 +172,17 @@ enum class RecomputeMethod { Uniform, Block };
 enum class DropoutMaskDtype { Bool, Activation };
 enum class NormStatsDtype { FP32, Activation, None };
 enum class SpLinearSaves { Shard, Gathered };
+// How RMSNorm, SwiGLU and an unfused attention's softmax are computed, which
+// decides what autograd saves: Megatron's fused kernels (Apex / Transformer
+// Engine RMSNorm saves its input and fp32 rstd; bias_swiglu saves gate and
+// up; the fused scale-mask-softmax saves its 16-bit output) or eager PyTorch
+// ops as Hugging Face's and torchtitan's Llama write them (an RMSNorm upcast
+// to fp32: the fp32 copy, rstd and the normalised 16-bit x; F.silu's output
+// beside gate and up; softmax(dtype=float32) keeps its fp32 output and the
+// matmul with V the 16-bit cast).
+enum class NormKernel { Fused, Eager };
+enum class SwigluKernel { Fused, Eager };
+enum class SoftmaxDtype { Activation, FP32 };
 enum class OffloadTarget { None, CPU, NVMe };
 enum class GradBuffer { Contiguous, OnDemand };
 enum class CrossEntropy { VocabParallel, Unfused };
@@ -236,6 +247,9 @@ struct StrategyConfig
     DropoutMaskDtype dropout_mask_dtype = DropoutMaskDtype::Bool;
     NormStatsDtype norm_stats_dtype = NormStatsDtype::FP32;
     SpLinearSaves sp_linear_saves = SpLinearSaves::Shard;
+    NormKernel norm_kernel = NormKernel::Fused; // RMSNorm only: nn.LayerNorm is one ATen kernel either way
+    SwigluKernel swiglu_kernel = SwigluKernel::Fused;
+    SoftmaxDtype softmax_dtype = SoftmaxDtype::Activation; // without FlashAttention
     OffloadTarget optimizer_offload = OffloadTarget::None;
     OffloadTarget param_offload = OffloadTarget::None;
     OffloadTarget activation_offload
@@ -384,5 +398,8 @@ std::string_view fp8RecipeName(Fp8Recipe);
 std::string_view fp8ImplementationName(Fp8Implementation);
 std::string_view activationBalanceName(ActivationBalance);
 std::string_view frameworkName(Framework);
+std::string_view normKernelName(NormKernel);
+std::string_view swigluKernelName(SwigluKernel);
+std::string_view softmaxDtypeName(SoftmaxDtype);
 
 } // namespace memledger

@@ -24,12 +24,17 @@ Config profile(Framework framework)
         break;
     case Framework::Torchtitan:
         c.training.fp32_params = true;
+        c.strategy.norm_kernel = NormKernel::Eager;
+        c.strategy.swiglu_kernel = SwigluKernel::Eager;
         c.strategy.cross_entropy = CrossEntropy::Unfused;
         c.strategy.grad_buffer = GradBuffer::OnDemand;
         c.strategy.gradient_accumulation_fusion = false;
         c.strategy.optimizer_kernel = OptimizerKernel::Fused;
         break;
     case Framework::DeepSpeed:
+        c.strategy.norm_kernel = NormKernel::Eager;
+        c.strategy.swiglu_kernel = SwigluKernel::Eager;
+        c.strategy.softmax_dtype = SoftmaxDtype::FP32;
         c.strategy.cross_entropy = CrossEntropy::Unfused;
         c.strategy.gradient_accumulation_fusion = false;
         c.strategy.optimizer_kernel = OptimizerKernel::Fused;
@@ -37,6 +42,9 @@ Config profile(Framework framework)
         break;
     case Framework::HF:
         c.training.fp32_params = true;
+        c.strategy.norm_kernel = NormKernel::Eager;
+        c.strategy.swiglu_kernel = SwigluKernel::Eager;
+        c.strategy.softmax_dtype = SoftmaxDtype::FP32;
         c.strategy.cross_entropy = CrossEntropy::Unfused;
         c.strategy.grad_buffer = GradBuffer::OnDemand;
         c.strategy.gradient_accumulation_fusion = false;
@@ -50,38 +58,53 @@ Config profile(Framework framework)
 // What the framework's code does for knob `k` (an index of frameworkKnobs()).
 std::string_view behaviour(Framework framework, std::size_t k)
 {
-    using Row = std::array<std::string_view, 6>;
+    using Row = std::array<std::string_view, 9>;
     static constexpr Row kMegatron
         = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
            "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
            "Megatron-LM's contiguous gradient buffer (DistributedDataParallel's param_and_grad_buffer)",
            "weight gradients accumulated by the GEMM straight into main_grad (--gradient-accumulation-fusion)",
            "Apex / Transformer Engine FusedAdam: the step allocates nothing",
-           "Megatron-LM's gradient buckets of 40 M elements"};
-    static constexpr Row kTorchtitan
-        = {"FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
-           "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
-           "torchtitan's cross_entropy_loss: F.cross_entropy on the logits cast to fp32",
-           "gradients made by autograd in backward, reduce-scattered by FSDP2 into sharded fp32 .grad, set to None "
-           "by zero_grad",
-           "autograd's weight gradients (no fused accumulation)",
-           "torchtitan's optimizer implementation \"fused\" (torch.optim.AdamW(fused=True))",
-           "FSDP2 reduce-scatters each block's gradients (no buckets)"};
+           "Megatron-LM's gradient buckets of 40 M elements",
+           "Apex / Transformer Engine fused RMSNorm: its input and an fp32 rstd per token",
+           "Megatron-LM's fused bias_swiglu: gate and up, SiLU recomputed in the backward",
+           "the fused scale-mask-softmax: its 16-bit output"};
+    static constexpr Row kTorchtitan = {
+        "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
+        "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
+        "torchtitan's cross_entropy_loss: F.cross_entropy on the logits cast to fp32",
+        "gradients made by autograd in backward, reduce-scattered by FSDP2 into sharded fp32 .grad, set to None "
+        "by zero_grad",
+        "autograd's weight gradients (no fused accumulation)",
+        "torchtitan's optimizer implementation \"fused\" (torch.optim.AdamW(fused=True))",
+        "FSDP2 reduce-scatters each block's gradients (no buckets)",
+        "RMSNorm in PyTorch ops (torchtitan's RMSNorm of its 2024 benchmarks, x.float() * rsqrt(...)): the fp32 copy, "
+        "rstd and the normalised bf16 x",
+        "w2(F.silu(w1(x)) * w3(x)) in eager ops: F.silu's output kept beside gate and up",
+        "SDPA only; an unfused softmax stays in the activation dtype"};
     static constexpr Row kDeepSpeed
         = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
            "the Hugging Face model's loss on logits cast to fp32",
            "contiguous_gradients (DeepSpeed's default): gradients copied into one contiguous partition buffer",
            "autograd's weight gradients (no fused accumulation)",
            "DeepSpeed's FusedAdam (multi-tensor apply: the step allocates nothing)",
-           "reduce_bucket_size's default of 5e8 elements"};
-    static constexpr Row kHF
-        = {"Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
-           "each layer runs",
-           "transformers' ForCausalLMLoss: F.cross_entropy on the logits upcast to fp32",
-           "autograd's .grad, allocated at the first backward and set to None by zero_grad",
-           "autograd's weight gradients (no fused accumulation)",
-           "Trainer's default optim \"adamw_torch\": torch.optim.AdamW, foreach on CUDA",
-           "PyTorch DDP's bucket_cap_mb=25 (6,553,600 fp32 gradients)"};
+           "reduce_bucket_size's default of 5e8 elements",
+           "the Hugging Face model's LlamaRMSNorm in PyTorch ops: the fp32 copy, rstd and the normalised 16-bit x",
+           "the Hugging Face model's LlamaMLP: act_fn(gate_proj(x)) * up_proj(x), SiLU's output kept",
+           "eager attention's softmax(dtype=torch.float32).to(dtype): both outputs kept"};
+    static constexpr Row kHF = {
+        "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
+        "each layer runs",
+        "transformers' ForCausalLMLoss: F.cross_entropy on the logits upcast to fp32",
+        "autograd's .grad, allocated at the first backward and set to None by zero_grad",
+        "autograd's weight gradients (no fused accumulation)",
+        "Trainer's default optim \"adamw_torch\": torch.optim.AdamW, foreach on CUDA",
+        "PyTorch DDP's bucket_cap_mb=25 (6,553,600 fp32 gradients)",
+        "LlamaRMSNorm in PyTorch ops (hidden_states.to(torch.float32), variance, rsqrt): the fp32 copy, rstd and the "
+        "normalised 16-bit x",
+        "LlamaMLP: down_proj(act_fn(gate_proj(x)) * up_proj(x)), SiLU's output kept beside gate and up",
+        "eager_attention_forward's softmax(dtype=torch.float32).to(query.dtype): the fp32 softmax and its 16-bit cast "
+        "kept"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -119,6 +142,8 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
         MEMLEDGER_KNOB(training, fp32_params),      MEMLEDGER_KNOB(strategy, cross_entropy),
         MEMLEDGER_KNOB(strategy, grad_buffer),      MEMLEDGER_KNOB(strategy, gradient_accumulation_fusion),
         MEMLEDGER_KNOB(strategy, optimizer_kernel), MEMLEDGER_KNOB(strategy, ddp_bucket_size),
+        MEMLEDGER_KNOB(strategy, norm_kernel),      MEMLEDGER_KNOB(strategy, swiglu_kernel),
+        MEMLEDGER_KNOB(strategy, softmax_dtype),
     };
     return kKnobs;
 }

@@ -559,6 +559,9 @@ void visit(V &v, StrategyConfig &s)
     v.choice("norm_stats_dtype", s.norm_stats_dtype,
              {NormStatsDtype::FP32, NormStatsDtype::Activation, NormStatsDtype::None}, normStatsName);
     v.choice("sp_linear_saves", s.sp_linear_saves, {SpLinearSaves::Shard, SpLinearSaves::Gathered}, spLinearSavesName);
+    v.choice("norm_kernel", s.norm_kernel, {NormKernel::Fused, NormKernel::Eager}, normKernelName);
+    v.choice("swiglu_kernel", s.swiglu_kernel, {SwigluKernel::Fused, SwigluKernel::Eager}, swigluKernelName);
+    v.choice("softmax_dtype", s.softmax_dtype, {SoftmaxDtype::Activation, SoftmaxDtype::FP32}, softmaxDtypeName);
     v.choice("optimizer_offload", s.optimizer_offload, kOffloads, offloadName);
     v.choice("param_offload", s.param_offload, kOffloads, offloadName);
     v.choice("activation_offload", s.activation_offload, {OffloadTarget::None, OffloadTarget::CPU}, offloadName);

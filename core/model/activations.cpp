@@ -227,6 +227,8 @@ struct Shape
     Factor lin; // split of saved linear inputs (sp, or 1 when sp_linear_saves = gathered)
     int normStats; // statistics per token: LayerNorm mean + rstd, RMSNorm rstd
     bool statsSaved;
+    bool eagerNorm; // an RMSNorm in PyTorch ops (strategy.norm_kernel)
+    bool perOp; // torchtitan's per-op checkpointing: the block's input is the checkpoint's
 };
 
 Shape shapeOf(const Config &config)
@@ -252,6 +254,9 @@ Shape shapeOf(const Config &config)
     sh.lin = {"t", sp && config.strategy.sp_linear_saves == SpLinearSaves::Shard ? t : 1};
     sh.normStats = config.model.normalization == Normalization::LayerNorm ? 2 : 1;
     sh.statsSaved = config.strategy.norm_stats_dtype != NormStatsDtype::None;
+    sh.eagerNorm
+        = config.strategy.norm_kernel == NormKernel::Eager && config.model.normalization == Normalization::RMSNorm;
+    sh.perOp = config.strategy.recompute_granularity == RecomputeGranularity::SelectiveOp;
     return sh;
 }
 
@@ -264,6 +269,18 @@ void addInput(Account &acc, const Shape &x, std::string_view module, std::string
 
 void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
 {
+    if (x.eagerNorm) {
+        // x.to(float32) is saved by pow and by the multiply with rsqrt, which
+        // saves rsqrt's fp32 output too; the multiply by the weight saves the
+        // normalised x cast back. The 16-bit input itself is saved by nothing,
+        // but a checkpoint keeps it as its own input.
+        if (x.perOp && name == "input_norm")
+            acc.add(name, "input", {x.A, x.s, x.b, width}, {x.sp});
+        acc.add(name, "input_fp32", {{"4", 4}, x.s, x.b, width}, {x.sp}, false, 4);
+        acc.add(name, "stats", {{"1", 1}, {"4", 4}, x.s, x.b}, {x.sp}, false, 4);
+        acc.add(name, "normalized", {x.A, x.s, x.b, width}, {x.sp});
+        return;
+    }
     acc.add(name, "input", {x.A, x.s, x.b, width}, {x.sp});
     if (x.statsSaved) {
         const Factor n{x.normStats == 2 ? "2" : "1", x.normStats};
@@ -305,7 +322,15 @@ void addCore(Account &acc, const Shape &x, const Config &config, Factor heads, F
     } else {
         acc.add("attention", "k", {x.A, x.s, x.b, heads, qkDim}, {x.t});
     }
-    acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
+    if (config.strategy.softmax_dtype == SoftmaxDtype::FP32) {
+        // softmax(dtype=float32) saves its fp32 output; the matmul with V
+        // saves the 16-bit cast unless a dropout stands between them.
+        acc.add("attention", "softmax_fp32", {{"4", 4}, heads, x.s, x.skv, x.b}, {x.t}, true, 4);
+        if (pAttn <= 0)
+            acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
+    } else {
+        acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
+    }
     if (pAttn > 0) {
         acc.add("attention", "softmax_dropout_mask", {x.M, heads, x.s, x.skv, x.b}, {x.t}, true);
         acc.add("attention", "dropout_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
@@ -368,11 +393,17 @@ void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view
     if (config.model.swiglu && perOp) { // w1 and w3 are two matmuls: one kept, one recomputed
         acc.add(name, "fc1.gate", {x.A, x.s, x.b, f}, {x.t});
         acc.add(name, "fc1.up", {x.A, x.s, x.b, f}, {x.t});
+    } else if (config.model.swiglu && config.strategy.swiglu_kernel == SwigluKernel::Eager) {
+        acc.add(name, "fc1.gate", {x.A, x.s, x.b, f}, {x.t}); // saved by F.silu
+        acc.add(name, "fc1.up", {x.A, x.s, x.b, f}, {x.t}); // saved by the product
     } else if (config.model.swiglu) {
         acc.add(name, "fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
     } else {
         acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t}); // GeLU input
     }
+    // Eager SwiGLU: the product saves F.silu's output beside up.
+    if (config.model.swiglu && config.strategy.swiglu_kernel == SwigluKernel::Eager)
+        acc.add(name, "fc1.silu_output", {x.A, x.s, x.b, f}, {x.t});
     addInput(acc, x, name, "fc2.input", {x.L, x.s, x.b, f}, {x.Ld, x.t});
     if (perOp) {
         // torchtitan keeps w2's output (the block's 7th matmul: the whole

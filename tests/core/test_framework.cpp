@@ -10,6 +10,7 @@
 #include "core/config/framework.h"
 #include "core/formats/preset.h"
 #include "core/ledger/ledger.h"
+#include "core/model/activations.h"
 #include "core/time/kernelcost.h"
 #include "core/time/steptime.h"
 #include "core/timeline/peakledger.h"
@@ -266,4 +267,34 @@ TEST_CASE("torchtitan's published 8B FSDP run on 8 GPUs of 96 GB fits by every v
     const Bytes loss = 3 * Bytes(16384) * 128256 * 4;
     CHECK(rank.device[int(Category::Activations)] >= 32 * 2 * Bytes(521142272) + loss);
     CHECK(rank.device[int(Category::Gradients)] == 0);
+}
+
+TEST_CASE("Eager RMSNorm, SwiGLU and fp32 softmax save what Hugging Face's Llama layer saves",
+          "[framework][activations]")
+{
+    // transformers' LlamaDecoderLayer in eager attention, no recompute, one
+    // 8,192-token sequence: each LlamaRMSNorm keeps hidden_states.to(float32)
+    // (4 B), rsqrt's fp32 output per token and the normalised bf16 x; the
+    // eager attention keeps the repeated K and V, softmax(dtype=float32)'s
+    // output and its bf16 cast (attention dropout 0); LlamaMLP keeps gate,
+    // up, F.silu(gate) and their product.
+    const std::int64_t s = 8192, h = 4096, a = 32, f = 14336;
+    nlohmann::json doc = titanDoc(1);
+    doc["training"] = {{"seq_length", s}, {"micro_batch_size", 1}, {"global_batch_size", 1}};
+    doc["parallelism"] = nlohmann::json::object();
+    doc["strategy"] = {{"framework", "hf"}, {"flash_attention", false}};
+    const LayerActivations eager = layerActivations(test::configFrom(doc), false, true);
+    CHECK(eager.total == 24 * s * h + 8 * s + 6 * a * s * s + 8 * s * f);
+    bool silu = false, fp32Copy = false;
+    for (const SavedTensor &t : eager.tensors) {
+        silu = silu || (t.name == "mlp.fc1.silu_output" && t.bytes == 2 * s * f);
+        fp32Copy = fp32Copy || (t.name == "input_norm.input_fp32" && t.bytes == 4 * s * h);
+    }
+    CHECK(silu);
+    CHECK(fp32Copy);
+    // Megatron's fused kernels on the same layer: the norms keep their bf16
+    // input, the softmax its bf16 output, SwiGLU gate and up only.
+    doc["strategy"] = {{"flash_attention", false}};
+    const LayerActivations fused = layerActivations(test::configFrom(doc), false, false);
+    CHECK(fused.total == 16 * s * h + 8 * s + 2 * a * s * s + 6 * s * f);
 }
