@@ -261,7 +261,8 @@ TEST_CASE("torchtitan's published 8B FSDP run on 8 GPUs of 96 GB fits by every v
     const PlanReserved reserved = simulateReserved(c, plan.timeline);
     CHECK(reserved.fits());
     CHECK(reserved.ranks[0].reserved_peak >= reserved.ranks[0].allocated_peak);
-    CHECK(reserved.ranks[0].reserved_peak < Bytes(82.4 * 1024 * 1024 * 1024));
+    // Published: 82.4 GiB reserved at most; the modelled reserve within 5 % of it.
+    CHECK(double(reserved.ranks[0].reserved_peak) / (1024.0 * 1024 * 1024) == Approx(82.4).epsilon(0.05));
     // The peak is the loss's backward: the blocks' saved tensors and three
     // fp32 tensors of 16,384 tokens × 128,256 classes, no gradient yet.
     const Bytes loss = 3 * Bytes(16384) * 128256 * 4;
