@@ -4,6 +4,7 @@
 #include "core/base/units.h"
 #include "core/ledger/balance.h"
 #include "core/ledger/ledger.h"
+#include "core/ledger/scheduledledger.h"
 #include "core/model/activations.h"
 #include "core/model/fp8.h"
 #include "core/model/gradoffload.h"
@@ -15,6 +16,7 @@
 #include "core/time/kernelcost.h"
 #include "core/time/layergraph.h"
 #include "core/time/muonstep.h"
+#include "core/time/passtimes.h"
 
 #include <algorithm>
 
@@ -66,7 +68,8 @@ double paramsOnLastRank(const Config &config)
 // one chunk's group of it (chunk 0; chunks of an even split are alike).
 void addBalanceInputs(StepInputs &in, const Config &config, const CostModel &cm)
 {
-    const Ledger ledger = computeLedger(config);
+    // The ledger of the simulated iteration: ZB-V's order is timed by the passes (passtimes.h).
+    const Ledger ledger = computeLedger(config, scheduledOps(config, cm));
     const std::vector<StageLayers> stages = stageLayers(config);
     const LayerActivations dense = layerActivations(config, false, false);
     const LayerActivations moe = config.model.isMoe() ? layerActivations(config, true, false) : dense;
