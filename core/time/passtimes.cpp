@@ -20,7 +20,7 @@ PassTimes passTimes(const Config &config, const CostModel &cost)
             for (std::int64_t i = 0; i < sl.count; ++i) {
                 const LayerCost &lc = config.model.isMoeLayer(sl.first + i) ? cost.moe : cost.dense;
                 forward += lc.forward.seconds;
-                backward += lc.backward.seconds + lc.recompute.seconds;
+                backward += lc.backward.seconds + (recomputesLayer(config.strategy, i) ? lc.recompute.seconds : 0.0);
                 weight += lc.weightGrad.seconds;
             }
             if (isLastStage(par, r, k)) {

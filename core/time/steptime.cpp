@@ -297,30 +297,39 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     // The busiest rank: the most layer work (an uneven pipeline_layout or a mix
     // of dense and MoE layers can make it any rank), the last one's output layer included.
     const std::int64_t p = std::max<std::int64_t>(1, par.pipeline_model_parallel_size);
-    const auto work = [&](const LayerCost &l) { return l.forward.seconds + l.backward.seconds + l.recompute.seconds; };
+    // Full recompute by the block method re-runs only each chunk's first layers (recomputesLayer).
+    const auto work = [&](const LayerCost &l, bool rerun) {
+        return l.forward.seconds + l.backward.seconds + (rerun ? l.recompute.seconds : 0.0);
+    };
+    const std::vector<StageLayers> stages = stageLayers(config);
     std::vector<std::int64_t> layers;
-    std::int64_t moeLayers = 0, busiest = p - 1;
+    std::int64_t moeLayers = 0, busiest = p - 1, busiestReruns = 0;
     bool busiestHasOutput = true;
     double most = -1, all = 0;
     for (std::int64_t r = 0; r < p; ++r) {
-        const std::vector<std::int64_t> mine = rankLayers(config, r);
-        std::int64_t moe = 0;
+        std::vector<std::int64_t> mine;
+        std::int64_t moe = 0, reruns = 0;
         bool last = false;
         for (std::int64_t k = 0; k < par.virtual_pipeline_model_parallel_size; ++k)
             last |= isLastStage(par, r, k);
         double seconds = last ? cm.outputForward.seconds + cm.outputBackward.seconds : 0.0;
-        for (std::int64_t l : mine) {
-            const bool isMoe = config.model.isMoeLayer(l);
-            moe += isMoe;
-            seconds += work(isMoe ? cm.moe : cm.dense);
-        }
+        for (std::size_t s = static_cast<std::size_t>(r); s < stages.size(); s += static_cast<std::size_t>(p))
+            for (std::int64_t i = 0; i < stages[s].count; ++i) {
+                const std::int64_t l = stages[s].first + i;
+                const bool isMoe = config.model.isMoeLayer(l), rerun = recomputesLayer(config.strategy, i);
+                mine.push_back(l);
+                moe += isMoe;
+                reruns += rerun;
+                seconds += work(isMoe ? cm.moe : cm.dense, rerun);
+            }
         all += seconds;
         if (seconds > most) {
             most = seconds;
-            layers = mine;
+            layers = std::move(mine);
             moeLayers = moe;
             busiest = r;
             busiestHasOutput = last;
+            busiestReruns = reruns;
         }
     }
     const StateBytes sb = stateBytes(config.training);
@@ -336,6 +345,14 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     in.dataParallel = double(par.data_parallel_size * par.context_parallel_size);
     in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
     in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));
+    // The average layer's recompute over the rank's layers, those not re-run counting none.
+    const double rerunShare = layers.empty() ? 1.0 : double(busiestReruns) / double(layers.size());
+    in.layer.recompute.seconds *= rerunShare;
+    in.layer.recompute.flops *= rerunShare;
+    in.layer.recompute.bytes *= rerunShare;
+    in.layer.recomputeComm.tensor *= rerunShare;
+    in.layer.recomputeComm.context *= rerunShare;
+    in.layer.recomputeComm.expert *= rerunShare;
     // The output layer and the loss are the last stage's: a busiest rank
     // without them (an uneven pipeline_layout that gives the last stage fewer
     // layers, DeepSeek-V3's dense layers first) does not run them.

@@ -91,16 +91,19 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
         cp.weightPass = cp.acts.weightPass;
         for (std::int64_t i = 0; i < cp.layers; ++i) {
             const LayerCost &lc = x.config.model.isMoeLayer(cp.firstLayer + i) ? x.cost.moe : x.cost.dense;
+            // Full recompute by the block method re-runs only the chunk's first layers.
+            const bool rerun = recomputesLayer(x.config.strategy, i);
+            const double recompute = rerun ? lc.recompute.seconds : 0.0;
             cp.forward += lc.forward.seconds;
             cp.layerForward.push_back(lc.forward.seconds);
-            cp.layerBackward.push_back(lc.backward.seconds + lc.recompute.seconds);
-            cp.backward += lc.backward.seconds + lc.recompute.seconds;
-            cp.recompute += lc.recompute.seconds;
+            cp.layerBackward.push_back(lc.backward.seconds + recompute);
+            cp.backward += lc.backward.seconds + recompute;
+            cp.recompute += recompute;
             cp.weight += lc.weightGrad.seconds;
             cp.forwardComm += lc.forwardComm.total();
-            cp.backwardComm += lc.backwardComm.total() + lc.recomputeComm.total();
+            cp.backwardComm += lc.backwardComm.total() + (rerun ? lc.recomputeComm.total() : 0.0);
             cp.forwardExpert += lc.forwardComm.expert;
-            cp.backwardExpert += lc.backwardComm.expert + lc.recomputeComm.expert;
+            cp.backwardExpert += lc.backwardComm.expert + (rerun ? lc.recomputeComm.expert : 0.0);
         }
         cp.layerForwardStart.assign(1, 0.0);
         for (const double f : cp.layerForward)
