@@ -61,6 +61,16 @@ QString tagOf(const SettingPoint &s)
     const QString plus = offload ? QObject::tr(" + offload") : QString();
     switch (s.kind) {
     case SettingKind::NoFullRecompute:
+        // It keeps the plan's own granularity: only without any recompute does it store all.
+        switch (s.edit.granularity) {
+        case RecomputeGranularity::Selective:
+            return QObject::tr("selective");
+        case RecomputeGranularity::SelectiveOp:
+            return toQString(granularityName(s.edit.granularity));
+        case RecomputeGranularity::None:
+        case RecomputeGranularity::Full:
+            break;
+        }
         return QObject::tr("store all");
     case SettingKind::TensorPolicies:
         return QObject::tr("per-tensor");
@@ -544,15 +554,18 @@ void FrontierView::showCaption()
     QString caption, explanation;
     if (chain) {
         caption = tr("One micro-batch, one pipeline rank's %1 layers, timed at %2's achieved rates. Chen's chain: "
-                     "memory counts "
-                     "layer inputs only.")
+                     "memory counts layer inputs only. A setting sits at the recompute its plan's step time "
+                     "charges.")
                       .arg(m_chain.layers())
                       .arg(hw);
         explanation
             = tr("Chen et al. 2016's model: a layer is one op whose backward needs only its input, so a plan keeps "
                  "checkpoints (layer inputs) and re-runs the forward of each segment but its last layer. What a "
-                 "layer saves inside is the per-tensor view's. Recompute is the forward time of the "
-                 "recomputed layers at the device's achieved rates.");
+                 "layer saves inside is the per-tensor view's. The exact frontier's recompute is the forward time "
+                 "of those layers at the device's achieved rates. A setting's diamond sits at the recompute the "
+                 "step time charges its plan, what applying it reproduces: Megatron re-runs a checkpointed group "
+                 "whole, its last layer too, so every full uniform k re-runs every layer, and block k a chunk's "
+                 "first k.");
         if (m_chainCapped)
             caption += QLatin1Char(' ')
                        + tr("Exact frontier skipped above %1 layers per rank (it takes seconds); only the settings are "

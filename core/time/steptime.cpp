@@ -408,6 +408,12 @@ StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode)
     return st;
 }
 
+double recomputeSecondsPerMicroBatch(const Config &config)
+{
+    const StepInputs in = stepInputsOf(config);
+    return in.layersOnRank * (in.layer.recompute.seconds - in.layer.recomputeComm.total());
+}
+
 std::array<StepTimePart, 12> stepTimeParts(const StepTime &t)
 {
     return {{{"compute", t.compute},
