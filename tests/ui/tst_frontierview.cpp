@@ -168,6 +168,53 @@ TEST_CASE("A selective plan is marked as selective on the chain view, not as sto
     CHECK(view.plot()->data().markers[std::size_t(none)].tag == QStringLiteral("store all"));
 }
 
+TEST_CASE("Undoing an applied tensor frontier point clears its selection and its Applied as text", "[ui][frontier]")
+{
+    Document doc;
+    FrontierView view(&doc, FrontierView::Planner::Tensor);
+    view.resize(1000, 700);
+    view.show();
+    loadWith(doc, "gpt-3-175b-64gpus-tp-only", RecomputeGranularity::None);
+    const QString hint = view.details();
+    FrontierPlot *plot = view.plot();
+    int pick = -1;
+    for (int k = 0; k < int(view.tensorFrontier().size()) && pick < 0; ++k) {
+        const TensorPlan &p = view.tensorFrontier()[std::size_t(k)];
+        if (markerAt(view.markers(), double(p.deviceBytes), p.overhead) < 0
+            && plot->markerAt(plot->frontierPosition(k)) < 0)
+            pick = k;
+    }
+    REQUIRE(pick >= 0);
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, plot->frontierPosition(pick).toPoint());
+    QApplication::processEvents();
+    REQUIRE(doc.undoStack()->count() == 1);
+    CHECK(plot->selectedFrontierPoint() == pick);
+    CHECK(view.details().contains(QStringLiteral("Applied as")));
+
+    doc.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(doc.config().strategy.tensor_policies.empty());
+    CHECK(plot->selectedFrontierPoint() == -1);
+    CHECK_FALSE(view.details().contains(QStringLiteral("Applied")));
+    CHECK(view.details() == hint);
+    QString error;
+    CHECK_FALSE(view.exportSelectedPoint(QDir::temp().filePath(QStringLiteral("memledger-undone.json")), &error));
+    // Nor does the plan's own diamond stay: the current plan is store-all again.
+    const int current = plot->data().currentMarker;
+    REQUIRE(current >= 0);
+    CHECK(plot->data().markers[std::size_t(current)].tag != QStringLiteral("per-tensor"));
+
+    // Clicking a setting's diamond and undoing it clears its Applied text too.
+    const int selective = view.markerOf("selective");
+    REQUIRE(selective >= 0);
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, plot->markerPosition(selective).toPoint());
+    QApplication::processEvents();
+    CHECK(view.details().contains(QStringLiteral("Applied")));
+    doc.undoStack()->undo();
+    QApplication::processEvents();
+    CHECK(view.details() == hint);
+}
+
 TEST_CASE("A hidden frontier view computes nothing until shown, and keeps an unchanged frontier", "[ui][frontier]")
 {
     Document doc;
