@@ -61,6 +61,16 @@ QString tagOf(const SettingPoint &s)
     const QString plus = offload ? QObject::tr(" + offload") : QString();
     switch (s.kind) {
     case SettingKind::NoFullRecompute:
+        // It keeps the plan's own granularity: only without any recompute does it store all.
+        switch (s.edit.granularity) {
+        case RecomputeGranularity::Selective:
+            return QObject::tr("selective");
+        case RecomputeGranularity::SelectiveOp:
+            return toQString(granularityName(s.edit.granularity));
+        case RecomputeGranularity::None:
+        case RecomputeGranularity::Full:
+            break;
+        }
         return QObject::tr("store all");
     case SettingKind::TensorPolicies:
         return QObject::tr("per-tensor");
@@ -142,10 +152,7 @@ FrontierView::FrontierView(Document *document, Planner planner, QWidget *parent)
     m_details->setWordWrap(true);
     m_details->setTextFormat(Qt::PlainText);
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_details->setText(planner == Planner::Tensor
-                           ? tr("Hover a point for its plan. Click a diamond or a frontier point to apply it "
-                                "(one undo step).")
-                           : tr("Hover a point for its plan. Click a diamond to apply that setting (one undo step)."));
+    m_details->setText(hintText());
     layout->addWidget(m_caption);
     layout->addWidget(m_plot, 1);
     if (m_exportButton) {
@@ -226,8 +233,34 @@ void FrontierView::setQuantize(bool quantize)
         refresh();
 }
 
+QString FrontierView::hintText() const
+{
+    return m_planner == Planner::Tensor
+               ? tr("Hover a point for its plan. Click a diamond or a frontier point to apply it (one undo step).")
+               : tr("Hover a point for its plan. Click a diamond to apply that setting (one undo step).");
+}
+
+void FrontierView::applyPlan(const Config &plan, const QString &undoText)
+{
+    m_applying = true;
+    m_document->edit(plan, undoText);
+    m_applying = false;
+    m_appliedPlan = m_document->config();
+}
+
 void FrontierView::onLedgerChanged()
 {
+    // Once the plan is no longer the one a click applied (an undo, another
+    // edit, a file opened), what the details say of it and the point it
+    // selected describe another plan: they go.
+    if (!m_applying && m_appliedPlan && *m_appliedPlan != m_document->config()) {
+        m_appliedPlan.reset();
+        m_chosenFates.clear();
+        m_plot->setSelectedFrontierPoint(-1);
+        if (m_exportButton)
+            m_exportButton->setEnabled(false);
+        m_details->setText(hintText());
+    }
     m_config = m_document->config();
     m_hasConfig = true;
     m_stale = true;
@@ -544,15 +577,18 @@ void FrontierView::showCaption()
     QString caption, explanation;
     if (chain) {
         caption = tr("One micro-batch, one pipeline rank's %1 layers, timed at %2's achieved rates. Chen's chain: "
-                     "memory counts "
-                     "layer inputs only.")
+                     "memory counts layer inputs only. A setting sits at the recompute its plan's step time "
+                     "charges.")
                       .arg(m_chain.layers())
                       .arg(hw);
         explanation
             = tr("Chen et al. 2016's model: a layer is one op whose backward needs only its input, so a plan keeps "
                  "checkpoints (layer inputs) and re-runs the forward of each segment but its last layer. What a "
-                 "layer saves inside is the per-tensor view's. Recompute is the forward time of the "
-                 "recomputed layers at the device's achieved rates.");
+                 "layer saves inside is the per-tensor view's. The exact frontier's recompute is the forward time "
+                 "of those layers at the device's achieved rates. A setting's diamond sits at the recompute the "
+                 "step time charges its plan, what applying it reproduces: Megatron re-runs a checkpointed group "
+                 "whole, its last layer too, so every full uniform k re-runs every layer, and block k a chunk's "
+                 "first k.");
         if (m_chainCapped)
             caption += QLatin1Char(' ')
                        + tr("Exact frontier skipped above %1 layers per rank (it takes seconds); only the settings are "
@@ -591,9 +627,9 @@ void FrontierView::onMarkerClicked(int index)
     }
     const QString label = toQString(s.label);
     m_details->setText(tr("Applied %1: %2.").arg(settingText(s), editText(s.edit)));
-    m_document->edit(applySetting(m_document->config(), s.edit),
-                     m_planner == Planner::Chain ? tr("Apply %1 from the chain frontier").arg(label)
-                                                 : tr("Apply %1 from the tensor frontier").arg(label));
+    applyPlan(applySetting(m_document->config(), s.edit), m_planner == Planner::Chain
+                                                              ? tr("Apply %1 from the chain frontier").arg(label)
+                                                              : tr("Apply %1 from the tensor frontier").arg(label));
 }
 
 void FrontierView::onFrontierPointClicked(int index)
@@ -621,11 +657,12 @@ void FrontierView::onFrontierPointClicked(int index)
         if (m_exportButton)
             m_exportButton->setEnabled(true);
         if (applied == m_document->config()) {
+            m_appliedPlan = applied;
             m_details->setText(text + QLatin1Char('\n') + tr("The current plan is this point."));
             return;
         }
         m_details->setText(tr("Applied as tensor_policies (one undo step): ") + text);
-        m_document->edit(applied, tr("Apply a per-tensor plan from the tensor frontier"));
+        applyPlan(applied, tr("Apply a per-tensor plan from the tensor frontier"));
         return;
     }
     text += QLatin1Char('\n');

@@ -9,6 +9,7 @@
 #include "core/planner/settingspoints.h"
 #include "core/planner/tensorplan.h"
 
+#include <optional>
 #include <vector>
 
 class QCheckBox;
@@ -87,6 +88,10 @@ protected:
 
 private:
     void onLedgerChanged();
+    // Applies a clicked point or diamond as one undoable edit, and remembers
+    // the plan it made: the details and the selected point speak of it.
+    void applyPlan(const Config &plan, const QString &undoText);
+    QString hintText() const;
     void refresh();
     void computeChain();
     void computeTensor();
@@ -124,6 +129,8 @@ private:
     bool m_quantize = false;
     bool m_frontierQuantize = false;
     std::vector<Fate> m_chosenFates; // the tensor-frontier point last clicked (empty: none)
+    std::optional<Config> m_appliedPlan; // the plan the last click applied, while it is the document's
+    bool m_applying = false; // inside applyPlan's edit
     std::vector<SettingPoint> m_settings;
     std::vector<SettingMarker> m_markers;
     int m_frontierComputations = 0;

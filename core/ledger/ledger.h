@@ -109,6 +109,11 @@ double shareOfRank(const RankLedger &rank, const LedgerEntry &entry);
 double shareOfCapacity(const Ledger &ledger, const RankLedger &rank);
 
 // The ledger of a configuration. Precondition: validate(config) has no errors.
+// ZB-V's op order depends on its passes' times, which this layer does not
+// know: here they are equal (the handcrafted schedule's). The ledger of the
+// simulated iteration, which every view and verdict reads, takes the order
+// timed by the cost model (computeLedger(config, scheduledOps(...)),
+// core/ledger/scheduledledger.h and core/time/passtimes.h).
 Ledger computeLedger(const Config &config);
 
 } // namespace memledger

@@ -10,10 +10,10 @@
 namespace memledger {
 
 // computeLedger, given every rank's op order as scheduleAllOps(parallelism,
-// microBatches(), weightPassShare(...)) makes it: the timeline schedules once
-// and hands the order to the ledger, so ZB-V's greedy fill (about a
-// millisecond) runs once per timeline. Only the schedules that split
-// backwards read `ops`.
+// microBatches(), weightPassShare(...), times) makes it: the timeline
+// schedules once, ZB-V's greedy fill timed by the passes (scheduledOps,
+// core/time/passtimes.h), and hands the order to the ledger. Only the
+// schedules that split backwards read `ops`.
 Ledger computeLedger(const Config &config, const std::vector<std::vector<PipelineOp>> &ops);
 
 } // namespace memledger

@@ -2,6 +2,8 @@
 #include "core/planner/confirm.h"
 
 #include "core/check/validate.h"
+#include "core/ledger/scheduledledger.h"
+#include "core/time/passtimes.h"
 #include "core/time/steptime.h"
 #include "core/timeline/peakledger.h"
 
@@ -53,7 +55,11 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
 
 LedgerUnder ledgerUnder(const Config &config, Bytes limit)
 {
-    Ledger rows = computeLedger(config);
+    // ZB-V ordered as the simulation orders it (its fill is timed by the
+    // passes), so that the rows are the peak ledger's.
+    Ledger rows = config.parallelism.schedule() == PipelineSchedule::ZbV
+                      ? computeLedger(config, scheduledOps(config, costModel(config)))
+                      : computeLedger(config);
     const Bytes rowsPeak = rows.peak_bytes;
     if (rowsPeak > limit)
         return {std::move(rows), rowsPeak};

@@ -2,6 +2,7 @@
 #include "core/planner/settingspoints.h"
 
 #include "core/model/tensorpolicy.h"
+#include "core/time/steptime.h"
 
 #include <algorithm>
 #include <cmath>
@@ -77,23 +78,32 @@ std::vector<SettingPoint> chainSettings(const Config &config, const Chain &chain
         chunks = 1;
     const int perChunk = n / chunks;
     const std::vector<int> current = megatronCheckpoints(config.strategy, n, chunks);
+    const double currentCost = recomputeSecondsPerMicroBatch(config);
 
     std::vector<SettingPoint> out;
     auto add = [&](SettingKind kind, std::string label, SettingEdit edit) {
-        StrategyConfig st = applySetting(config, edit).strategy;
+        const Config applied = applySetting(config, edit);
         SettingPoint s;
         s.kind = kind;
         s.label = std::move(label);
         s.edit = edit;
-        const ChainPlan plan = evaluateChain(chain, megatronCheckpoints(st, n, chunks), s.label);
+        const ChainPlan plan = evaluateChain(chain, megatronCheckpoints(applied.strategy, n, chunks), s.label);
         s.memory = plan.peak;
-        s.cost = plan.recompute;
+        // What the applied plan's step time charges, not the chain's count:
+        // Megatron re-runs every layer of a checkpointed group (uniform k) or
+        // each of a chunk's first k layers (block k), where Chen's chain
+        // spares a segment's last layer.
+        s.cost = recomputeSecondsPerMicroBatch(applied);
         s.checkpoints = plan.checkpoints;
-        s.current = s.checkpoints == current;
-        s.exact = st == config.strategy;
+        s.current = s.checkpoints == current && same(s.cost, currentCost);
+        s.exact = applied.strategy == config.strategy;
         out.push_back(std::move(s));
     };
-    add(SettingKind::NoFullRecompute, "no full recompute", {RecomputeGranularity::None, {}, {}, {}});
+    // Without full recompute the plan keeps its own granularity: a selective
+    // plan's point is selective, not "store all".
+    const RecomputeGranularity own = config.strategy.recompute_granularity;
+    add(SettingKind::NoFullRecompute, "no full recompute",
+        {own == RecomputeGranularity::Full ? RecomputeGranularity::None : own, {}, {}, {}});
     for (int k = 1; k <= perChunk; ++k)
         add(SettingKind::FullUniform, "full, uniform, " + layersText(k),
             {RecomputeGranularity::Full, RecomputeMethod::Uniform, k, {}});

@@ -40,7 +40,8 @@ struct SettingPoint
     SettingKind kind = SettingKind::None;
     SettingEdit edit;
     double memory = 0; // bytes: the chain's peak, or one layer's device bytes
-    double cost = 0; // chain: recompute seconds; tensor: the overhead fraction
+    double cost
+        = 0; // chain: recompute seconds per micro-batch, as the step time charges it; tensor: the overhead fraction
     std::vector<int> checkpoints; // chain: the checkpoints it keeps
     std::vector<Fate> fates; // tensor: every node's fate
     bool current = false; // the configuration's own plan lands on this one
@@ -59,9 +60,14 @@ struct SettingPoint
 std::vector<int> megatronCheckpoints(const StrategyConfig &strategy, int layers, int chunks = 1);
 
 // The chain view's settings on chain = chainFromConfig(config): no full
-// recompute, then full uniform k and full block k for k = 1 .. layers per
-// chunk, evaluated by evaluateChain; `current` marks those whose checkpoints
-// equal the configuration's own.
+// recompute (the configuration's own granularity when it is not full, else
+// none), then full uniform k and full block k for k = 1 .. layers per chunk.
+// Memory is evaluateChain's peak of the checkpoints the setting keeps; cost
+// the recompute the applied plan's step time charges a micro-batch
+// (recomputeSecondsPerMicroBatch), which is what applying it reproduces:
+// Megatron re-runs a checkpointed group whole, so every full uniform k
+// re-runs every layer, where the chain spares each segment's last one.
+// `current` marks those with the configuration's checkpoints and recompute.
 std::vector<SettingPoint> chainSettings(const Config &config, const Chain &chain);
 
 // The fates a strategy gives one layer's tensors: none keeps all, selective

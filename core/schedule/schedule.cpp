@@ -133,11 +133,12 @@ std::vector<PipelineOp> scheduleOps(const ParallelismConfig &par, std::int64_t m
     return ops;
 }
 
-std::vector<std::vector<PipelineOp>> scheduleAllOps(const ParallelismConfig &par, std::int64_t m, double weightShare)
+std::vector<std::vector<PipelineOp>> scheduleAllOps(const ParallelismConfig &par, std::int64_t m, double weightShare,
+                                                    const PassTimes &times)
 {
     const std::int64_t p = par.pipeline_model_parallel_size;
     if (par.schedule() == PipelineSchedule::ZbV)
-        return zbVOps(p, m, weightShare);
+        return zbVOps(p, m, weightShare, times);
     std::vector<std::vector<PipelineOp>> all;
     all.reserve(static_cast<std::size_t>(p));
     for (std::int64_t r = 0; r < p; ++r)

@@ -52,18 +52,42 @@ struct PipelineOp
 //  - ZB-H2 (ibid.): 2(p-r)-1 warm-up forwards, then B W F triples: the warm-up
 //    bubble filled with forwards, twice 1F1B's first-rank activations (2p-1);
 //  - ZB-V (Qi et al. 2024): a V-shaped placement filled greedily, as the
-//    authors' scheduler does, with unit F = B = W times: a ready B first, a
-//    forward while fewer than 2p chunk-micro-batches are alive (1F1B's peak),
-//    else a pending W; `weightShare` is the share of a chunk's saved bytes its
-//    W still needs after B (LayerActivations::weightPass over what it saves);
+//    authors' scheduler does: a ready B first, a forward while fewer than 2p
+//    chunk-micro-batches are alive (1F1B's peak), else a pending W; here with
+//    unit F = B = W times (scheduleAllOps takes the real ones); `weightShare`
+//    is the share of a chunk's saved bytes its W still needs after B
+//    (LayerActivations::weightPass over what it saves);
 //  - DualPipe and DualPipeV: the eight steps of deepseek-ai/DualPipe's step()
 //    (nF0, nF0F1, nB1W1F1, nF0B1F1B0, nB1F1B0, nB1B0, nWB0, nW).
 std::vector<PipelineOp> scheduleOps(const ParallelismConfig &parallelism, std::int64_t microBatches, std::int64_t rank,
                                     double weightShare = 1.0);
 
-// Every rank's order at once (ZB-V's greedy fill runs once, not per rank).
+// One micro-batch's passes through one chunk of a rank, in seconds: its
+// forward, its input gradients (B, recompute included) and its deferred
+// weight gradients (W).
+struct PassSeconds
+{
+    double forward = 1;
+    double inputGradient = 1;
+    double weight = 1;
+};
+
+// What ZB-V's greedy fill weighs its choices by, as the authors' scheduler
+// takes the profiled F, B, W and communication costs (Qi et al. 2024, §3;
+// sail-sg/zero-bubble-pipeline-parallelism, scheduler/zbv.py): each rank's
+// chunks' passes (`passes[rank][chunk]`) and the send between neighbouring
+// positions. Empty `passes`: unit times and free sends, the handcrafted
+// schedule's T_F = T_B = T_W.
+struct PassTimes
+{
+    std::vector<std::vector<PassSeconds>> passes;
+    double sendSeconds = 0;
+};
+
+// Every rank's order at once (ZB-V's greedy fill runs once, not per rank,
+// timed by `times`; the other schedules' orders do not depend on times).
 std::vector<std::vector<PipelineOp>> scheduleAllOps(const ParallelismConfig &parallelism, std::int64_t microBatches,
-                                                    double weightShare = 1.0);
+                                                    double weightShare = 1.0, const PassTimes &times = {});
 
 // Where chunk k of rank r sits in the data flow. Slot k·p + r is how a rank's
 // chunks are indexed everywhere; its position along the pipeline depends on

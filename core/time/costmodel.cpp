@@ -436,4 +436,10 @@ OptimizerCost optimizerCost(const Config &config, std::int64_t params, std::int6
                              config.strategy.grad_offload != OffloadTarget::None);
 }
 
+bool recomputesLayer(const StrategyConfig &strategy, std::int64_t indexInChunk)
+{
+    return strategy.recompute_granularity != RecomputeGranularity::Full
+           || strategy.recompute_method != RecomputeMethod::Block || indexInChunk < strategy.recompute_num_layers;
+}
+
 } // namespace memledger

@@ -50,6 +50,13 @@ struct CostModel
 // order). gpusPerNode 0: the hardware's gpus_per_node.
 CostModel costModel(const Config &config, std::int64_t gpusPerNode = 0);
 
+// Whether a backward re-runs the recompute work (LayerCost::recompute) of
+// layer `indexInChunk`, 0-based within its virtual chunk: every layer, but
+// with full recompute by the block method only each chunk's first
+// recompute_num_layers, the rest running without recompute (Megatron-LM's
+// TransformerBlock._checkpointed_forward, recompute_method "block").
+bool recomputesLayer(const StrategyConfig &strategy, std::int64_t indexInChunk);
+
 // One send per micro-batch and direction between pipeline neighbours, over
 // NVLink or the network (whatever the configured p). Without SP a TP stage sends 1/t per rank and the
 // receiver all-gathers it (scatter/gather, Narayanan et al. 2021 §4.1) unless

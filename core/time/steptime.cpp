@@ -5,6 +5,7 @@
 #include "core/config/framework.h"
 #include "core/ledger/balance.h"
 #include "core/ledger/ledger.h"
+#include "core/ledger/scheduledledger.h"
 #include "core/model/activations.h"
 #include "core/model/fp8.h"
 #include "core/model/gradoffload.h"
@@ -16,6 +17,7 @@
 #include "core/time/kernelcost.h"
 #include "core/time/layergraph.h"
 #include "core/time/muonstep.h"
+#include "core/time/passtimes.h"
 
 #include <algorithm>
 
@@ -67,7 +69,8 @@ double paramsOnLastRank(const Config &config)
 // one chunk's group of it (chunk 0; chunks of an even split are alike).
 void addBalanceInputs(StepInputs &in, const Config &config, const CostModel &cm)
 {
-    const Ledger ledger = computeLedger(config);
+    // The ledger of the simulated iteration: ZB-V's order is timed by the passes (passtimes.h).
+    const Ledger ledger = computeLedger(config, scheduledOps(config, cm));
     const std::vector<StageLayers> stages = stageLayers(config);
     const LayerActivations dense = layerActivations(config, false, false);
     const LayerActivations moe = config.model.isMoe() ? layerActivations(config, true, false) : dense;
@@ -324,30 +327,39 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     // The busiest rank: the most layer work (an uneven pipeline_layout or a mix
     // of dense and MoE layers can make it any rank), the last one's output layer included.
     const std::int64_t p = std::max<std::int64_t>(1, par.pipeline_model_parallel_size);
-    const auto work = [&](const LayerCost &l) { return l.forward.seconds + l.backward.seconds + l.recompute.seconds; };
+    // Full recompute by the block method re-runs only each chunk's first layers (recomputesLayer).
+    const auto work = [&](const LayerCost &l, bool rerun) {
+        return l.forward.seconds + l.backward.seconds + (rerun ? l.recompute.seconds : 0.0);
+    };
+    const std::vector<StageLayers> stages = stageLayers(config);
     std::vector<std::int64_t> layers;
-    std::int64_t moeLayers = 0, busiest = p - 1;
+    std::int64_t moeLayers = 0, busiest = p - 1, busiestReruns = 0;
     bool busiestHasOutput = true;
     double most = -1, all = 0;
     for (std::int64_t r = 0; r < p; ++r) {
-        const std::vector<std::int64_t> mine = rankLayers(config, r);
-        std::int64_t moe = 0;
+        std::vector<std::int64_t> mine;
+        std::int64_t moe = 0, reruns = 0;
         bool last = false;
         for (std::int64_t k = 0; k < par.virtual_pipeline_model_parallel_size; ++k)
             last |= isLastStage(par, r, k);
         double seconds = last ? cm.outputForward.seconds + cm.outputBackward.seconds : 0.0;
-        for (std::int64_t l : mine) {
-            const bool isMoe = config.model.isMoeLayer(l);
-            moe += isMoe;
-            seconds += work(isMoe ? cm.moe : cm.dense);
-        }
+        for (std::size_t s = static_cast<std::size_t>(r); s < stages.size(); s += static_cast<std::size_t>(p))
+            for (std::int64_t i = 0; i < stages[s].count; ++i) {
+                const std::int64_t l = stages[s].first + i;
+                const bool isMoe = config.model.isMoeLayer(l), rerun = recomputesLayer(config.strategy, i);
+                mine.push_back(l);
+                moe += isMoe;
+                reruns += rerun;
+                seconds += work(isMoe ? cm.moe : cm.dense, rerun);
+            }
         all += seconds;
         if (seconds > most) {
             most = seconds;
-            layers = mine;
+            layers = std::move(mine);
             moeLayers = moe;
             busiest = r;
             busiestHasOutput = last;
+            busiestReruns = reruns;
         }
     }
     const StateBytes sb = stateBytes(config.training);
@@ -376,6 +388,14 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
         in.fsdpBlockParams = double(lp.dense.params + lp.expert.params);
     }
     in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));
+    // The average layer's recompute over the rank's layers, those not re-run counting none.
+    const double rerunShare = layers.empty() ? 1.0 : double(busiestReruns) / double(layers.size());
+    in.layer.recompute.seconds *= rerunShare;
+    in.layer.recompute.flops *= rerunShare;
+    in.layer.recompute.bytes *= rerunShare;
+    in.layer.recomputeComm.tensor *= rerunShare;
+    in.layer.recomputeComm.context *= rerunShare;
+    in.layer.recomputeComm.expert *= rerunShare;
     // The output layer and the loss are the last stage's: a busiest rank
     // without them (an uneven pipeline_layout that gives the last stage fewer
     // layers, DeepSeek-V3's dense layers first) does not run them.
@@ -431,6 +451,12 @@ StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode)
     st.modelFlopsPerGpu = modelFlopsPerIteration(config) / gpus;
     st.mfu = st.total > 0 ? st.modelFlopsPerGpu / (st.total * config.hardware.peak_bf16_flops) : 0.0;
     return st;
+}
+
+double recomputeSecondsPerMicroBatch(const Config &config)
+{
+    const StepInputs in = stepInputsOf(config);
+    return in.layersOnRank * (in.layer.recompute.seconds - in.layer.recomputeComm.total());
 }
 
 std::array<StepTimePart, 12> stepTimeParts(const StepTime &t)

@@ -157,4 +157,11 @@ double modelFlopsPerIteration(const Config &config);
 StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode = 0);
 StepTime estimateStepTime(const Config &config, std::int64_t gpusPerNode = 0);
 
+// What recompute adds to one micro-batch on the busiest rank, as
+// StepTime::recompute counts it (its collectives are in the communication
+// parts): estimateStepTime(config).recompute over the micro-batches. The
+// figure a planner quotes for a recompute setting, so that the plan it
+// applies reproduces it.
+double recomputeSecondsPerMicroBatch(const Config &config);
+
 } // namespace memledger

@@ -12,6 +12,7 @@
 #include "core/time/costmodel.h"
 #include "core/time/muonstep.h"
 #include "core/time/offload.h"
+#include "core/time/passtimes.h"
 #include "core/time/steptime.h"
 #include "core/timeline/curve.h"
 #include "core/timeline/lifetimelabels.h"
@@ -90,16 +91,19 @@ std::vector<ChunkPlan> planChunks(const Sim &x, std::int64_t r)
         cp.weightPass = cp.acts.weightPass;
         for (std::int64_t i = 0; i < cp.layers; ++i) {
             const LayerCost &lc = x.config.model.isMoeLayer(cp.firstLayer + i) ? x.cost.moe : x.cost.dense;
+            // Full recompute by the block method re-runs only the chunk's first layers.
+            const bool rerun = recomputesLayer(x.config.strategy, i);
+            const double recompute = rerun ? lc.recompute.seconds : 0.0;
             cp.forward += lc.forward.seconds;
             cp.layerForward.push_back(lc.forward.seconds);
-            cp.layerBackward.push_back(lc.backward.seconds + lc.recompute.seconds);
-            cp.backward += lc.backward.seconds + lc.recompute.seconds;
-            cp.recompute += lc.recompute.seconds;
+            cp.layerBackward.push_back(lc.backward.seconds + recompute);
+            cp.backward += lc.backward.seconds + recompute;
+            cp.recompute += recompute;
             cp.weight += lc.weightGrad.seconds;
             cp.forwardComm += lc.forwardComm.total();
-            cp.backwardComm += lc.backwardComm.total() + lc.recomputeComm.total();
+            cp.backwardComm += lc.backwardComm.total() + (rerun ? lc.recomputeComm.total() : 0.0);
             cp.forwardExpert += lc.forwardComm.expert;
-            cp.backwardExpert += lc.backwardComm.expert + lc.recomputeComm.expert;
+            cp.backwardExpert += lc.backwardComm.expert + (rerun ? lc.recomputeComm.expert : 0.0);
         }
         cp.layerForwardStart.assign(1, 0.0);
         for (const double f : cp.layerForward)
@@ -473,8 +477,9 @@ std::int32_t firstReceiver(const Ledger &ledger, int donor)
 
 // ---- Set-up: the costs, activations and buffer sizes every rank shares.
 
-// `dense`, `moe`: what a layer of each kind saves (layerActivations, totals only).
-Sim simulationOf(const Config &config, const Ledger &ledger, const LayerActivations &dense, const LayerActivations &moe)
+// `dense`, `moe`: what a layer of each kind saves (layerActivations, totals
+// only). The buffers, sized from the ledger, come with withBuffers.
+Sim simulationOf(const Config &config, const LayerActivations &dense, const LayerActivations &moe)
 {
     const ParallelismConfig &par = config.parallelism;
     Sim x{.config = config,
@@ -486,14 +491,21 @@ Sim simulationOf(const Config &config, const Ledger &ledger, const LayerActivati
           .dense = dense,
           .moe = moe,
           .stage = stageActivations(config),
-          .buffers = backwardBuffers(config, ledger.largestParameterTensors()),
+          .buffers = {},
+          .lossBackwardSeconds = 0,
           .muon
           = config.training.optimizer == Optimizer::Muon && config.strategy.optimizer_offload == OffloadTarget::None};
+    return x;
+}
+
+// The transient buffers' sizes, which take the ledger's largest parameter tensors.
+void withBuffers(Sim &x, const Ledger &ledger)
+{
+    x.buffers = backwardBuffers(x.config, ledger.largestParameterTensors());
     // The loss backward is memory-bound: it reads the saved fp32 softmax and
     // writes its gradients, a small part of the output layer's backward.
-    x.lossBackwardSeconds = std::min(x.cost.outputBackward.seconds,
-                                     3.0 * double(x.buffers.activations.lossForward) / config.hardware.hbm_bytes_per_s);
-    return x;
+    x.lossBackwardSeconds = std::min(x.cost.outputBackward.seconds, 3.0 * double(x.buffers.activations.lossForward)
+                                                                        / x.config.hardware.hbm_bytes_per_s);
 }
 
 // Each rank's ops (`allOps`, in schedule order), its chunks and its copy
@@ -990,11 +1002,12 @@ Timeline simulateIteration(const Config &config, const TimelineOptions &options)
     // ZB-V's depends on how much of a group its W keeps.
     const LayerActivations dense = layerActivations(config, false, false);
     const LayerActivations moe = config.model.isMoe() ? layerActivations(config, true, false) : dense;
-    std::vector<std::vector<PipelineOp>> ops
-        = scheduleAllOps(config.parallelism, config.microBatches(), weightPassShare(config, dense, moe));
+    Sim x = simulationOf(config, dense, moe);
+    // ZB-V's order is chosen with the passes' own times (core/time/passtimes.h).
+    std::vector<std::vector<PipelineOp>> ops = scheduledOps(config, x.cost, weightPassShare(config, dense, moe));
     tl.ledger = computeLedger(config, ops);
     tl.schedule = config.parallelism.schedule();
-    const Sim x = simulationOf(config, tl.ledger, dense, moe);
+    withBuffers(x, tl.ledger);
     std::vector<RankState> states = rankStates(x, tl, std::move(ops));
     OpLoop(x, states, tl).run();
     tl.recompute_s = timeOptimizerSteps(x, states, tl);

@@ -5,6 +5,9 @@
 // everything keeps the layer graph's total.
 #include "core/planner/settingspoints.h"
 #include "core/planner/tensorplan.h"
+#include "core/time/costmodel.h"
+#include "core/time/steptime.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 #include <algorithm>
@@ -92,16 +95,25 @@ TEST_CASE("chain settings of a configured model: the current one marked, the use
     CHECK(std::count_if(settings.begin(), settings.end(), [](const SettingPoint &s) { return s.exact; }) == 1);
     CHECK(two.checkpoints == std::vector<int>{2, 4, 6, 8, 10, 12, 14, 16, 18});
     CHECK(two.memory == evaluateChain(chain, two.checkpoints).peak);
-    CHECK(two.cost == Approx(10 * chain.cost[0])); // one layer of each pair recomputed
+    // Megatron re-runs each group of two whole: every one of the 20 layers'
+    // forward work again, as the step time charges it (the layer's
+    // collectives are the step time's communication parts).
+    const CostModel cm = costModel(config);
+    const double perLayer = cm.dense.recompute.seconds - cm.dense.recomputeComm.total();
+    CHECK(perLayer == Approx(cm.dense.forward.seconds - cm.dense.forwardComm.total()));
+    CHECK(two.cost == Approx(20 * perLayer));
 
     const auto markers = settingMarkers(settings);
-    // Store-all, uniform 1 and every block k share one marker, spoken for by the first listed.
+    // Store-all keeps the same outputs as uniform 1 and every block k at no
+    // recompute: it alone is drawn there, the others beaten.
     const auto storeAll = std::find_if(markers.begin(), markers.end(), [&](const SettingMarker &m) {
         return settings[std::size_t(m.settings.front())].label == "no full recompute";
     });
     REQUIRE(storeAll != markers.end());
-    CHECK(storeAll->settings.size() == 1 + 1 + 20);
+    CHECK(storeAll->settings.size() == 1);
     CHECK(storeAll->cost == 0);
+    for (const SettingMarker &m : markers)
+        CHECK(settings[std::size_t(m.settings.front())].label != "full, uniform, 1 layer");
     // Exactly one marker is current, and no drawn marker beats another.
     CHECK(std::count_if(markers.begin(), markers.end(), [](const SettingMarker &m) { return m.current; }) == 1);
     for (const SettingMarker &a : markers)
@@ -217,6 +229,71 @@ TEST_CASE("setting markers: merged points, the current one speaks, beaten ones l
     CHECK(all[3].settings == std::vector<int>{5});
     CHECK(all[3].beaten);
     CHECK(nearestMarkerAtMost(all, 8) == 1);
+}
+
+TEST_CASE("A chain setting quotes the recompute its applied plan's step time charges", "[settings][chain][steptime]")
+{
+    // Issue 34: the view had quoted Chen's count (a segment's last layer not
+    // re-run: 51.6 ms for uniform 2 on Llama-3-70B) where the applied plan's
+    // step time charges every layer (about 75 ms), and uniform 1 and 2 the
+    // same. Megatron re-runs a checkpointed group whole: full uniform k, any
+    // k, re-runs all 20 layers of the rank; block k only the first k of its
+    // chunk (one chunk here).
+    const Config config = test::scenario("llama-3-70b-128xh100");
+    const auto settings = chainSettings(config, chainFromConfig(config));
+    const CostModel full = costModel(applySetting(config, byLabel(settings, "full, uniform, 1 layer").edit));
+    const double perLayer = full.dense.recompute.seconds - full.dense.recomputeComm.total();
+    const double m = double(config.microBatches());
+    for (const char *label : {"full, uniform, 1 layer", "full, uniform, 2 layers", "full, uniform, 5 layers",
+                              "full, block, 2 layers", "full, block, 7 layers", "no full recompute"}) {
+        CAPTURE(label);
+        const SettingPoint &s = byLabel(settings, label);
+        const StepTime applied = estimateStepTime(applySetting(config, s.edit));
+        CHECK(s.cost == Approx(applied.recompute / m));
+        const std::string name = label;
+        const double layers = name.rfind("full, uniform", 0) == 0 ? 20.0
+                              : name == "full, block, 2 layers"   ? 2.0
+                              : name == "full, block, 7 layers"   ? 7.0
+                                                                  : 0.0;
+        CHECK(s.cost == Approx(layers * perLayer).margin(1e-12));
+    }
+}
+
+TEST_CASE("Full recompute by the block method re-runs only each chunk's first k layers", "[steptime][timeline]")
+{
+    // Megatron-LM's TransformerBlock._checkpointed_forward, method "block":
+    // the first recompute_num_layers layers of a chunk are checkpointed one
+    // by one, the rest run without recompute. On Llama-3-70B's 20 layers a
+    // rank, block 5 re-runs a quarter of what uniform re-runs, in the step
+    // time and in the simulated iteration alike.
+    const auto with = [](const std::string &method, int k) {
+        return test::scenario("llama-3-70b-128xh100",
+                              {"strategy.recompute_granularity=full", "strategy.recompute_method=" + method,
+                               "strategy.recompute_num_layers=" + std::to_string(k)});
+    };
+    const Config uniform = with("uniform", 1), block = with("block", 5), all = with("block", 20);
+    CHECK(estimateStepTime(block).recompute == Approx(estimateStepTime(uniform).recompute * 5.0 / 20.0));
+    CHECK(estimateStepTime(all).recompute == Approx(estimateStepTime(uniform).recompute));
+    CHECK(simulateIteration(block).recompute_s == Approx(simulateIteration(uniform).recompute_s * 5.0 / 20.0));
+    CHECK(estimateStepTime(block).total < estimateStepTime(uniform).total);
+}
+
+TEST_CASE("A selective plan's chain point is selective, not store-all", "[settings][chain]")
+{
+    // The default Llama plan recomputes selectively: without full recompute
+    // it keeps its granularity, so its point is the plan itself.
+    const Config config = test::scenario("llama-3-70b-128xh100");
+    REQUIRE(config.strategy.recompute_granularity == RecomputeGranularity::Selective);
+    const auto settings = chainSettings(config, chainFromConfig(config));
+    const SettingPoint &own = byLabel(settings, "no full recompute");
+    CHECK(own.edit.granularity == RecomputeGranularity::Selective);
+    CHECK(own.current);
+    CHECK(own.exact);
+    CHECK(applySetting(config, own.edit) == config);
+    // A fully recomputing plan's way back stores all.
+    const Config fullPlan = applySetting(config, byLabel(settings, "full, uniform, 2 layers").edit);
+    CHECK(byLabel(chainSettings(fullPlan, chainFromConfig(fullPlan)), "no full recompute").edit.granularity
+          == RecomputeGranularity::None);
 }
 
 TEST_CASE("settings carry a structured kind: a view tags its marker without reading the label", "[settings]")
