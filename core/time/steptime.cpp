@@ -318,6 +318,27 @@ double modelFlopsPerIteration(const Config &config)
     return perToken * tokens;
 }
 
+// The data-parallel group's collectives: ZeRO's inside the HSDP shard
+// groups (all of d without HSDP), the replicas' all-reduce, FSDP per block.
+static void setDataParallelInputs(StepInputs &in, const Config &config, std::int64_t gpusPerNode)
+{
+    const ParallelismConfig &par = config.parallelism;
+    in.dataParallel = double(par.dataParallelShard() * par.context_parallel_size);
+    in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
+    in.replicas = double(par.data_parallel_size / std::max<std::int64_t>(1, par.dataParallelShard()));
+    in.replicasOnNvlink = double(par.tensor_model_parallel_size * par.data_parallel_size * par.context_parallel_size)
+                          <= double(gpusPerNode);
+    in.fsdpPerBlock = fsdpPerBlock(config);
+    if (in.fsdpPerBlock) {
+        in.fsdpGathersPerMicroBatch = par.pipeline_model_parallel_size > 1 ? 1.0 / double(in.microBatches)
+                                      : fsdpReshardAfterForward(config)    ? 2.0
+                                                                           : 1.0;
+        const LayerParams lp = layerParams(config.model, config.model.isMoe(), par.tensor_model_parallel_size,
+                                           par.expert_model_parallel_size, par.expertTensorParallel());
+        in.fsdpBlockParams = double(lp.dense.params + lp.expert.params);
+    }
+}
+
 StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
 {
     if (gpusPerNode <= 0)
@@ -372,21 +393,7 @@ StepInputs stepInputsOf(const Config &config, std::int64_t gpusPerNode)
     in.v = double(par.virtual_pipeline_model_parallel_size);
     in.schedule = par.schedule();
     in.overlappedShare = overlappedChunkShare(par, config.microBatches(), busiest);
-    // HSDP: ZeRO's collectives stay inside the shard groups; the replicas all-reduce.
-    in.dataParallel = double(par.dataParallelShard() * par.context_parallel_size);
-    in.dataOnNvlink = double(par.tensor_model_parallel_size) * in.dataParallel <= double(gpusPerNode);
-    in.replicas = double(par.data_parallel_size / std::max<std::int64_t>(1, par.dataParallelShard()));
-    in.replicasOnNvlink = double(par.tensor_model_parallel_size * par.data_parallel_size * par.context_parallel_size)
-                          <= double(gpusPerNode);
-    in.fsdpPerBlock = fsdpPerBlock(config);
-    if (in.fsdpPerBlock) {
-        in.fsdpGathersPerMicroBatch = par.pipeline_model_parallel_size > 1 ? 1.0 / double(in.microBatches)
-                                      : fsdpReshardAfterForward(config)    ? 2.0
-                                                                           : 1.0;
-        const LayerParams lp = layerParams(config.model, config.model.isMoe(), par.tensor_model_parallel_size,
-                                           par.expert_model_parallel_size, par.expertTensorParallel());
-        in.fsdpBlockParams = double(lp.dense.params + lp.expert.params);
-    }
+    setDataParallelInputs(in, config, gpusPerNode);
     in.layer = mixedLayerCost(cm.dense, cm.moe, layers.empty() ? 0.0 : double(moeLayers) / double(layers.size()));
     // The average layer's recompute over the rank's layers, those not re-run counting none.
     const double rerunShare = layers.empty() ? 1.0 : double(busiestReruns) / double(layers.size());
