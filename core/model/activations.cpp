@@ -274,9 +274,10 @@ void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
         // saves rsqrt's fp32 output too; the multiply by the weight saves the
         // normalised x cast back. The 16-bit input itself is saved by nothing,
         // but a checkpoint keeps it as its own input.
-        if (x.perOp && name == "input_norm")
+        if (x.perOp && name == "input_norm" && x.A.value != 4)
             acc.add(name, "input", {x.A, x.s, x.b, width}, {x.sp});
-        acc.add(name, "input_fp32", {{"4", 4}, x.s, x.b, width}, {x.sp}, false, 4);
+        // With fp32 activations x.to(float32) is x itself: saved once, as the input.
+        acc.add(name, x.A.value == 4 ? "input" : "input_fp32", {{"4", 4}, x.s, x.b, width}, {x.sp}, false, 4);
         acc.add(name, "stats", {{"1", 1}, {"4", 4}, x.s, x.b}, {x.sp}, false, 4);
         acc.add(name, "normalized", {x.A, x.s, x.b, width}, {x.sp});
         return;
@@ -324,9 +325,10 @@ void addCore(Account &acc, const Shape &x, const Config &config, Factor heads, F
     }
     if (config.strategy.softmax_dtype == SoftmaxDtype::FP32) {
         // softmax(dtype=float32) saves its fp32 output; the matmul with V
-        // saves the 16-bit cast unless a dropout stands between them.
+        // saves the 16-bit cast unless a dropout stands between them (with
+        // fp32 activations the cast is the same tensor).
         acc.add("attention", "softmax_fp32", {{"4", 4}, heads, x.s, x.skv, x.b}, {x.t}, true, 4);
-        if (pAttn <= 0)
+        if (pAttn <= 0 && x.A.value != 4)
             acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
     } else {
         acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);

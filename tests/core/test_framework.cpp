@@ -299,3 +299,18 @@ TEST_CASE("Eager RMSNorm, SwiGLU and fp32 softmax save what Hugging Face's Llama
     const LayerActivations fused = layerActivations(test::configFrom(doc), false, false);
     CHECK(fused.total == 16 * s * h + 8 * s + 2 * a * s * s + 6 * s * f);
 }
+
+TEST_CASE("In fp32 the eager casts are the tensors themselves and are not counted twice", "[framework][activations]")
+{
+    // fp32 parameters and activations: x.to(float32) returns x, and
+    // softmax(dtype=float32).to(float32) its own output, so the eager
+    // RMSNorm keeps x (4 B), rstd and the normalised x, and the softmax one
+    // fp32 tensor a score, as the fused kernels would in fp32.
+    const std::int64_t s = 1024, h = 4096, a = 32, f = 14336;
+    nlohmann::json doc = titanDoc(1);
+    doc["training"] = {{"seq_length", s}, {"micro_batch_size", 1}, {"global_batch_size", 1}, {"params_dtype", "fp32"}};
+    doc["parallelism"] = nlohmann::json::object();
+    doc["strategy"] = {{"framework", "hf"}, {"flash_attention", false}};
+    const LayerActivations eager = layerActivations(test::configFrom(doc), false, false);
+    CHECK(eager.total == 2 * (8 * s * h + 4 * s) + 24 * s * h + 4 * a * s * s + 16 * s * f);
+}
