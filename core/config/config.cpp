@@ -259,6 +259,11 @@ std::string_view softmaxDtypeName(SoftmaxDtype d)
     return d == SoftmaxDtype::FP32 ? "fp32" : "activation";
 }
 
+std::string_view cpCommTypeName(CpCommType c)
+{
+    return c == CpCommType::AllGather ? "all_gather" : c == CpCommType::A2A ? "a2a" : "p2p";
+}
+
 std::string_view frameworkName(Framework f)
 {
     switch (f) {

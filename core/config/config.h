@@ -183,6 +183,13 @@ enum class SpLinearSaves { Shard, Gathered };
 enum class NormKernel { Fused, Eager };
 enum class SwigluKernel { Fused, Eager };
 enum class SoftmaxDtype { Activation, FP32 };
+// How context parallelism exchanges keys and values (Megatron's --cp-comm-type,
+// torchtitan's context_parallel_rotate_method): a ring of point-to-point sends,
+// each rank holding the chunk in use and the next (Transformer Engine's
+// AttnFuncWithCPAndKVP2P); an all-gather of the whole sequence's K and V
+// (PyTorch's context_parallel with its "allgather" rotater, Llama 3's CP); or
+// DeepSpeed-Ulysses' all-to-alls, which give each rank all tokens of 1/c of the heads.
+enum class CpCommType { P2P, AllGather, A2A };
 enum class OffloadTarget { None, CPU, NVMe };
 enum class GradBuffer { Contiguous, OnDemand };
 enum class CrossEntropy { VocabParallel, Unfused };
@@ -250,6 +257,7 @@ struct StrategyConfig
     NormKernel norm_kernel = NormKernel::Fused; // RMSNorm only: nn.LayerNorm is one ATen kernel either way
     SwigluKernel swiglu_kernel = SwigluKernel::Fused;
     SoftmaxDtype softmax_dtype = SoftmaxDtype::Activation; // without FlashAttention
+    CpCommType cp_comm_type = CpCommType::P2P; // only with parallelism.context_parallel_size > 1
     OffloadTarget optimizer_offload = OffloadTarget::None;
     OffloadTarget param_offload = OffloadTarget::None;
     OffloadTarget activation_offload
@@ -401,5 +409,6 @@ std::string_view frameworkName(Framework);
 std::string_view normKernelName(NormKernel);
 std::string_view swigluKernelName(SwigluKernel);
 std::string_view softmaxDtypeName(SoftmaxDtype);
+std::string_view cpCommTypeName(CpCommType);
 
 } // namespace memledger

@@ -30,11 +30,13 @@ Config profile(Framework framework)
         c.strategy.grad_buffer = GradBuffer::OnDemand;
         c.strategy.gradient_accumulation_fusion = false;
         c.strategy.optimizer_kernel = OptimizerKernel::Fused;
+        c.strategy.cp_comm_type = CpCommType::AllGather;
         break;
     case Framework::DeepSpeed:
         c.strategy.norm_kernel = NormKernel::Eager;
         c.strategy.swiglu_kernel = SwigluKernel::Eager;
         c.strategy.softmax_dtype = SoftmaxDtype::FP32;
+        c.strategy.cp_comm_type = CpCommType::A2A;
         c.strategy.cross_entropy = CrossEntropy::Unfused;
         c.strategy.gradient_accumulation_fusion = false;
         c.strategy.optimizer_kernel = OptimizerKernel::Fused;
@@ -45,6 +47,7 @@ Config profile(Framework framework)
         c.strategy.norm_kernel = NormKernel::Eager;
         c.strategy.swiglu_kernel = SwigluKernel::Eager;
         c.strategy.softmax_dtype = SoftmaxDtype::FP32;
+        c.strategy.cp_comm_type = CpCommType::AllGather;
         c.strategy.cross_entropy = CrossEntropy::Unfused;
         c.strategy.grad_buffer = GradBuffer::OnDemand;
         c.strategy.gradient_accumulation_fusion = false;
@@ -58,7 +61,7 @@ Config profile(Framework framework)
 // What the framework's code does for knob `k` (an index of frameworkKnobs()).
 std::string_view behaviour(Framework framework, std::size_t k)
 {
-    using Row = std::array<std::string_view, 9>;
+    using Row = std::array<std::string_view, 10>;
     static constexpr Row kMegatron
         = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
            "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
@@ -68,7 +71,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "Megatron-LM's gradient buckets of 40 M elements",
            "Apex / Transformer Engine fused RMSNorm: its input and an fp32 rstd per token",
            "Megatron-LM's fused bias_swiglu: gate and up, SiLU recomputed in the backward",
-           "the fused scale-mask-softmax: its 16-bit output"};
+           "the fused scale-mask-softmax: its 16-bit output",
+           "--cp-comm-type p2p (its default): Transformer Engine's ring of K and V chunks"};
     static constexpr Row kTorchtitan = {
         "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
         "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
@@ -81,7 +85,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "RMSNorm in PyTorch ops (torchtitan's RMSNorm of its 2024 benchmarks, x.float() * rsqrt(...)): the fp32 copy, "
         "rstd and the normalised bf16 x",
         "w2(F.silu(w1(x)) * w3(x)) in eager ops: F.silu's output kept beside gate and up",
-        "SDPA only; an unfused softmax stays in the activation dtype"};
+        "SDPA only; an unfused softmax stays in the activation dtype",
+        "context_parallel_rotate_method \"allgather\" (its default): PyTorch's context_parallel gathers the whole "
+        "sequence's K and V"};
     static constexpr Row kDeepSpeed
         = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
            "the Hugging Face model's loss on logits cast to fp32",
@@ -91,7 +97,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "reduce_bucket_size's default of 5e8 elements",
            "the Hugging Face model's LlamaRMSNorm in PyTorch ops: the fp32 copy, rstd and the normalised 16-bit x",
            "the Hugging Face model's LlamaMLP: act_fn(gate_proj(x)) * up_proj(x), SiLU's output kept",
-           "eager attention's softmax(dtype=torch.float32).to(dtype): both outputs kept"};
+           "eager attention's softmax(dtype=torch.float32).to(dtype): both outputs kept",
+           "DeepSpeed-Ulysses sequence parallelism: all-to-alls of q, k, v and the output"};
     static constexpr Row kHF = {
         "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
         "each layer runs",
@@ -104,7 +111,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "normalised 16-bit x",
         "LlamaMLP: down_proj(act_fn(gate_proj(x)) * up_proj(x)), SiLU's output kept beside gate and up",
         "eager_attention_forward's softmax(dtype=torch.float32).to(query.dtype): the fp32 softmax and its 16-bit cast "
-        "kept"};
+        "kept",
+        "accelerate's context parallelism: PyTorch's context_parallel, which gathers the whole sequence's K and V"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -143,7 +151,7 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
         MEMLEDGER_KNOB(strategy, grad_buffer),      MEMLEDGER_KNOB(strategy, gradient_accumulation_fusion),
         MEMLEDGER_KNOB(strategy, optimizer_kernel), MEMLEDGER_KNOB(strategy, ddp_bucket_size),
         MEMLEDGER_KNOB(strategy, norm_kernel),      MEMLEDGER_KNOB(strategy, swiglu_kernel),
-        MEMLEDGER_KNOB(strategy, softmax_dtype),
+        MEMLEDGER_KNOB(strategy, softmax_dtype),    MEMLEDGER_KNOB(strategy, cp_comm_type),
     };
     return kKnobs;
 }

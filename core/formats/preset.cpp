@@ -562,6 +562,7 @@ void visit(V &v, StrategyConfig &s)
     v.choice("norm_kernel", s.norm_kernel, {NormKernel::Fused, NormKernel::Eager}, normKernelName);
     v.choice("swiglu_kernel", s.swiglu_kernel, {SwigluKernel::Fused, SwigluKernel::Eager}, swigluKernelName);
     v.choice("softmax_dtype", s.softmax_dtype, {SoftmaxDtype::Activation, SoftmaxDtype::FP32}, softmaxDtypeName);
+    v.choice("cp_comm_type", s.cp_comm_type, {CpCommType::P2P, CpCommType::AllGather, CpCommType::A2A}, cpCommTypeName);
     v.choice("optimizer_offload", s.optimizer_offload, kOffloads, offloadName);
     v.choice("param_offload", s.param_offload, kOffloads, offloadName);
     v.choice("activation_offload", s.activation_offload, {OffloadTarget::None, OffloadTarget::CPU}, offloadName);

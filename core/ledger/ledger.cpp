@@ -8,6 +8,7 @@
 #include "core/ledger/ledgerchoices.h"
 #include "core/ledger/scheduledledger.h"
 #include "core/model/activations.h"
+#include "core/model/cpexchange.h"
 #include "core/model/fp8.h"
 #include "core/model/gradoffload.h"
 #include "core/model/modelstates.h"
@@ -586,6 +587,17 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
     }
 }
 
+// Context parallelism's key and value exchange for the attention in flight
+// (core/model/cpexchange.h).
+void addContextParallel(RankBuilder &rb, const RankLedger &rank, const Context &x)
+{
+    if (rank.layers == 0)
+        return;
+    const CpExchange ex = contextParallelExchange(x.config);
+    rb.add(Category::Communication, Placement::Device, std::move(ex.label), ex.bytes, std::move(ex.formula),
+           std::move(ex.note));
+}
+
 // Everything the ranks' rows share, computed once per evaluation. `splitOps`:
 // every rank's op order when the caller has scheduled it already; null:
 // schedule here. `matched`: the tensor_policies rules the totals pass
@@ -756,6 +768,7 @@ void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::
     denseOnRank += rp.firstStage;
     denseOnRank += rp.lastStage;
     addCommunication(rb, rank, x, rp.moeLayers, denseOnRank, rp.layersExpert);
+    addContextParallel(rb, rank, x);
     addComputeCopies(rb, rank, x, rp);
 
     rb.add(Category::Runtime, Placement::Device, "Runtime reserve", config.hardware.runtime_reserve_bytes,

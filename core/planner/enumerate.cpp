@@ -3,6 +3,7 @@
 
 #include "core/config/framework.h"
 #include "core/model/activations.h"
+#include "core/model/cpexchange.h"
 #include "core/model/modelstates.h"
 #include "core/model/parameters.h"
 #include "core/schedule/schedule.h"
@@ -54,6 +55,7 @@ struct Shape
 {
     std::array<Bytes, kRecomputeChoices> storedDense{}, storedMoe{};
     Bytes workingSet = 0; // full recompute: one layer rebuilt (the smaller layer kind)
+    Bytes cpExchange = 0; // context parallelism's K/V exchange (core/model/cpexchange.h)
     Bytes firstStage = 0; // embedding activations per micro-batch
     Bytes lastStage = 0; // output layer and loss per micro-batch
     std::array<LayerCost, kRecomputeChoices> layer{}; // one layer, averaged over layer kinds
@@ -108,6 +110,7 @@ Shape shapeOf(const Config &base, std::int64_t t, std::int64_t c, bool sp, std::
         sh.outBackward = cm.outputBackward;
     }
     sh.workingSet = std::min(dense.total, moe.total);
+    sh.cpExchange = contextParallelExchange(cfg, false).bytes;
     const StageActivations sa = stageActivations(cfg);
     for (const SavedTensor &s : sa.first)
         sh.firstStage += s.bytes;
@@ -342,7 +345,8 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
                                    : rp.moeLayers == rp.layers ? sh.storedMoe[gi]
                                                                : std::min(sh.storedDense[gi], sh.storedMoe[gi]);
             layerActs[w] = perLayer * Lc * inFlight.groups[w];
-            acts[w] = (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes;
+            acts[w] = (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes
+                      + (edge.params[w].layers > 0 ? sh.cpExchange : 0);
             if (edge.ids[w] == 0)
                 acts[w] += sh.firstStage * inFlight.firstStage;
             if (edge.ids[w] == x.p - 1)

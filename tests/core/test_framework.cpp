@@ -314,3 +314,28 @@ TEST_CASE("In fp32 the eager casts are the tensors themselves and are not counte
     const LayerActivations eager = layerActivations(test::configFrom(doc), false, false);
     CHECK(eager.total == 2 * (8 * s * h + 4 * s) + 24 * s * h + 4 * a * s * s + 16 * s * f);
 }
+
+TEST_CASE("Context parallelism holds the key and value exchange its implementation needs", "[framework][context]")
+{
+    // Llama 3.1 8B, 65,536 tokens over c = 2: each rank's chunk of 32,768
+    // tokens has K and V of 8 groups × 128 × 2 = 2,048 elements a token in
+    // bf16, 134,217,728 B. Megatron's ring holds the chunk in use and the
+    // next; PyTorch's all-gather holds both chunks and, in the backward, three
+    // fp32 dK/dV copies of its own; Ulysses' all-to-alls send and receive q,
+    // the output, K and V of the local tokens.
+    const Bytes chunk = 32768 * 2048 * 2;
+    nlohmann::json doc = titanDoc(4);
+    doc["training"] = {{"seq_length", 65536}, {"micro_batch_size", 1}, {"global_batch_size", 4}};
+    doc["parallelism"]["context_parallel_size"] = 2;
+    doc["strategy"] = {{"framework", "torchtitan"}, {"recompute_granularity", "full"}};
+    CHECK(row(computeLedger(test::configFrom(doc)).ranks[0], Category::Communication, "Context-parallel gathered K/V")
+          == (2 + 6) * chunk);
+    doc["strategy"] = {{"recompute_granularity", "full"}};
+    CHECK(
+        row(computeLedger(test::configFrom(doc)).ranks[0], Category::Communication, "Context-parallel K/V ring buffers")
+        == 2 * chunk);
+    doc["strategy"]["cp_comm_type"] = "a2a";
+    CHECK(row(computeLedger(test::configFrom(doc)).ranks[0], Category::Communication,
+              "Context-parallel all-to-all buffers")
+          == 2 * Bytes(32768) * (2 * 4096 + 2048) * 2);
+}
