@@ -61,7 +61,7 @@ private:
     static Access plain();
     // One row of the panel's table of controls (controlpanel.cpp): what kind of control, its label, the
     // preset field it edits (its errors are shown under it), its range or items, and its access.
-    enum class Kind { Preset, Spin, Combo, Check, Sequence, GpuCount };
+    enum class Kind { Preset, Spin, Combo, Check, Sequence, Layout, GpuCount };
     struct Range
     {
         int min = 0, max = 0;
@@ -91,6 +91,10 @@ private:
     void add(QFormLayout *form, const Spec &spec);
     // The GPU count t·p·d·c, a line of text under the parallel degrees.
     void addGpuCount(QFormLayout *form, const QString &label);
+    // The pipeline layout: the layers of each virtual stage as text ("7, 8×14, 7"; empty: the even split),
+    // applied when the typing is done, and a button that fills in core's balanced layout for p·v stages.
+    void addLayoutEditor(QFormLayout *form, const QString &label, const QString &tip);
+
     // One undo step per edit, except the moves of one continuous drag
     // (`dragging`), which merge into one step named by the final value.
     void edit(const QString &what, int control, const Setter &set, bool dragging = false);

@@ -11,11 +11,14 @@
 #include <QFile>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStackedBarSeries>
 #include <QTemporaryDir>
+#include <QTest>
+#include <QToolButton>
 #include <QUndoStack>
 
 #include "catchqt.h"
@@ -600,4 +603,46 @@ TEST_CASE("A note is drawn in the palette's error colour, and follows a switch t
     settle();
     CHECK(note->palette().color(QPalette::WindowText) == errorTextColor(gui.window.controlPanel()->palette()));
     CHECK(note->palette().color(QPalette::WindowText) != dark);
+}
+
+TEST_CASE("A split that does not divide the layers suggests what the panel can do, and the layout editor does it",
+          "[ui][controls]")
+{
+    TestWindow gui; // Llama 3 70B: 80 layers, a built-in model whose depth the panel cannot change
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
+    auto *layout = gui.control<QLineEdit>(QStringLiteral("Pipeline layout"));
+    CHECK(layout->text().isEmpty()); // the even split
+    p->setValue(3);
+    QApplication::processEvents();
+    REQUIRE(gui.document.isStale());
+    const QString note = gui.window.controlPanel()->noteOf(p);
+    INFO(note.toStdString());
+    CHECK_FALSE(note.contains(QStringLiteral("use num_layers")));
+    CHECK(note.contains(QStringLiteral("pipeline_layout [27, 27, 26]")));
+
+    // Typed as the note writes it, applied on Return: three stages of 27, 27 and 26 layers.
+    layout->setFocus();
+    layout->setText(QStringLiteral("[27, 27, 26]"));
+    QTest::keyClick(layout, Qt::Key_Return);
+    QApplication::processEvents();
+    REQUIRE_FALSE(gui.document.isStale());
+    const Ledger &ledger = gui.document.ledger();
+    REQUIRE(ledger.ranks.size() == 3);
+    CHECK(ledger.ranks[0].layers == 27);
+    CHECK(ledger.ranks[1].layers == 27);
+    CHECK(ledger.ranks[2].layers == 26);
+    CHECK(layout->text() == QStringLiteral("27, 27, 26"));
+    CHECK(gui.document.undoStack()->undoText().contains(QStringLiteral("27, 27, 26")));
+
+    // Cleared: the even split again, refused with 80 layers on 3 stages; Balance fills the balanced layout in.
+    layout->clear();
+    QTest::keyClick(layout, Qt::Key_Return);
+    QApplication::processEvents();
+    CHECK(gui.document.isStale());
+    auto *balance = gui.window.controlPanel()->findChild<QToolButton *>(QStringLiteral("balanceLayout"));
+    REQUIRE(balance != nullptr);
+    balance->click();
+    QApplication::processEvents();
+    CHECK_FALSE(gui.document.isStale());
+    CHECK(gui.document.config().parallelism.pipeline_layout == std::vector<std::int64_t>{27, 27, 26});
 }
