@@ -378,6 +378,48 @@ void ControlPanel::addGpuCount(QFormLayout *form, const QString &label)
     m_gpus->setWordWrap(true);
     m_gpus->setObjectName(QStringLiteral("gpus"));
     addRow(form, label, m_gpus);
+    // Off by default: t, p and c are then the user's and the count follows them, as the line above shows.
+    m_keepGpus = new QCheckBox(tr("Keep the GPU count (t, p, c change d)"), this);
+    m_keepGpus->setObjectName(QStringLiteral("keepGpus"));
+    m_keepGpus->setToolTip(tr("When t, p or c changes, d changes with it so that t·p·d·c stays the number of GPUs; an "
+                              "edit of d sets a new count"));
+    form->addRow(m_keepGpus);
+    m_keepNote = new KeptLabel(this);
+    m_keepNote->setObjectName(QStringLiteral("keepGpusNote"));
+    m_keepNote->setWordWrap(true);
+    m_keepNote->setTextFormat(Qt::PlainText);
+    m_keepNote->hide();
+    form->addRow(m_keepNote);
+    connect(m_keepGpus, &QCheckBox::toggled, this, [this](bool on) {
+        m_keptGpus = m_document->config().parallelism.gpus();
+        m_unkept.reset();
+        if (!on)
+            setKeepNote({});
+    });
+}
+
+void ControlPanel::keepGpuCount(const Config &before, Config &after)
+{
+    if (!m_keepGpus || !m_keepGpus->isChecked())
+        return;
+    const QString why = toQString(memledger::keepGpuCount(before.parallelism, after.parallelism, m_keptGpus));
+    if (why.isEmpty())
+        m_unkept.reset();
+    else
+        m_unkept = after.parallelism;
+    setKeepNote(why);
+}
+
+void ControlPanel::setKeepNote(const QString &text)
+{
+    if (m_keepNote->text() != text)
+        m_keepNote->setText(text);
+    m_keepNote->setVisible(!text.isEmpty());
+}
+
+QString ControlPanel::keepGpusNote() const
+{
+    return m_keepNote->isHidden() ? QString() : m_keepNote->text();
 }
 
 void ControlPanel::addLayoutEditor(QFormLayout *form, const QString &label, const QString &tip)
@@ -460,8 +502,10 @@ void ControlPanel::edit(const QString &what, int control, const Setter &set, boo
 {
     m_lastEdited = control;
     m_editedNow = control;
-    Config config = m_document->config();
+    const Config before = m_document->config();
+    Config config = before;
     set(config);
+    keepGpuCount(before, config);
     m_document->edit(config, what, dragging ? m_drags : -1);
 }
 
@@ -738,6 +782,12 @@ void ControlPanel::syncFromConfig()
     const Config &config = m_document->config();
     for (const auto &sync : m_syncs)
         sync(config);
+    // The count to keep follows the plan (a load, an undo, an edit of d), except the one an edit could not keep.
+    if (!m_unkept || config.parallelism != *m_unkept) {
+        m_unkept.reset();
+        m_keptGpus = config.parallelism.gpus();
+        setKeepNote({});
+    }
     const ParallelismConfig &p = config.parallelism;
     const QString gpus = tr("<b>%1</b> = t·p·d·c = %2·%3·%4·%5")
                              .arg(p.gpus())
