@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPaintEvent>
 #include <QSlider>
 #include <QSpinBox>
@@ -42,6 +43,10 @@ void nudge(QWidget *control, int move)
         const int next = (combo->currentIndex() + (delta > 0 ? 1 : combo->count() - 1)) % combo->count();
         combo->setCurrentIndex(next);
         Q_EMIT combo->activated(next); // what a user's pick emits; setCurrentIndex alone does not
+    } else if (auto *line = qobject_cast<QLineEdit *>(control)) {
+        // The pipeline layout: the other layout the panel names (balanced, or the even split), typed and applied.
+        line->setText(line->property("otherLayout").toString());
+        Q_EMIT line->editingFinished();
     }
 }
 

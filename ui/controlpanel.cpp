@@ -8,9 +8,12 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpressionValidator>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "core/config/editrules.h"
@@ -183,6 +186,12 @@ ControlPanel::Group ControlPanel::parallelism()
                        QStringLiteral("DualPipe"), QStringLiteral("DualPipeV")},
              .access = {[](const Config &config) { return std::int64_t(config.parallelism.schedule()); },
                         [](Config &config, std::int64_t v) { setSchedule(config.parallelism, PipelineSchedule(v)); }}},
+            // Where the layers do not divide over p·v (or a stage should be lighter): the layers of each stage.
+            {.kind = Kind::Layout,
+             .label = tr("Pipeline layout"),
+             .field = "parallelism.pipeline_layout",
+             .tip = tr("layers of each virtual stage, in stage order, a run of equal counts as count×run "
+                       "(\"7, 8×14, 7\"); empty: the layers split evenly. Applied on Return.")},
             {.kind = Kind::GpuCount, .label = tr("GPUs")},
         }};
 }
@@ -349,6 +358,9 @@ void ControlPanel::add(QFormLayout *form, const Spec &spec)
     case Kind::Sequence:
         addSequenceSlider(form, spec.label);
         break;
+    case Kind::Layout:
+        addLayoutEditor(form, spec.label, spec.tip);
+        break;
     case Kind::GpuCount:
         addGpuCount(form, spec.label);
         return; // a fact, not a control: no field, no note
@@ -366,6 +378,103 @@ void ControlPanel::addGpuCount(QFormLayout *form, const QString &label)
     m_gpus->setWordWrap(true);
     m_gpus->setObjectName(QStringLiteral("gpus"));
     addRow(form, label, m_gpus);
+    // Off by default: t, p and c are then the user's and the count follows them, as the line above shows.
+    m_keepGpus = new QCheckBox(tr("Keep the GPU count (t, p, c change d)"), this);
+    m_keepGpus->setObjectName(QStringLiteral("keepGpus"));
+    m_keepGpus->setToolTip(tr("When t, p or c changes, d changes with it so that t·p·d·c stays the number of GPUs; an "
+                              "edit of d sets a new count"));
+    form->addRow(m_keepGpus);
+    m_keepNote = new KeptLabel(this);
+    m_keepNote->setObjectName(QStringLiteral("keepGpusNote"));
+    m_keepNote->setWordWrap(true);
+    m_keepNote->setTextFormat(Qt::PlainText);
+    m_keepNote->hide();
+    form->addRow(m_keepNote);
+    connect(m_keepGpus, &QCheckBox::toggled, this, [this](bool on) {
+        m_keptGpus = m_document->config().parallelism.gpus();
+        m_unkept.reset();
+        if (!on)
+            setKeepNote({});
+    });
+}
+
+void ControlPanel::keepGpuCount(const Config &before, Config &after)
+{
+    if (!m_keepGpus || !m_keepGpus->isChecked())
+        return;
+    const QString why = toQString(memledger::keepGpuCount(before.parallelism, after.parallelism, m_keptGpus));
+    if (why.isEmpty())
+        m_unkept.reset();
+    else
+        m_unkept = after.parallelism;
+    setKeepNote(why);
+}
+
+void ControlPanel::setKeepNote(const QString &text)
+{
+    if (m_keepNote->text() != text)
+        m_keepNote->setText(text);
+    m_keepNote->setVisible(!text.isEmpty());
+}
+
+QString ControlPanel::keepGpusNote() const
+{
+    return m_keepNote->isHidden() ? QString() : m_keepNote->text();
+}
+
+void ControlPanel::addLayoutEditor(QFormLayout *form, const QString &label, const QString &tip)
+{
+    auto *row = new QWidget(this);
+    auto *h = new QHBoxLayout(row);
+    h->setContentsMargins(0, 0, 0, 0);
+    auto *line = new QLineEdit(row);
+    line->setAccessibleName(label);
+    line->setToolTip(tip);
+    line->setPlaceholderText(tr("even split"));
+    // As wide as the fields above it, not as its own hint (about twenty characters), which with the Balance
+    // button beside it made the panel, and the window's least width, wider.
+    line->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    // Counts, separators and run markers only: what core's layoutFromText reads.
+    line->setValidator(
+        new QRegularExpressionValidator(QRegularExpression(QStringLiteral("[0-9,\\s×xX*\\[\\]]*")), line));
+    auto *balance = new QToolButton(row);
+    balance->setText(tr("Balance"));
+    balance->setObjectName(QStringLiteral("balanceLayout"));
+    balance->setToolTip(tr("Fill in the most even layout of the model's layers over the p·v stages; the first and "
+                           "the last stage, which also hold the embedding and the loss, get the fewest"));
+    h->addWidget(line, 1);
+    h->addWidget(balance);
+    addRow(form, label, row);
+    const int id = static_cast<int>(m_controls.size());
+    m_controls.push_back(line);
+    const auto apply = [this, id](const std::vector<std::int64_t> &layout, const QString &what) {
+        if (layout == m_document->config().parallelism.pipeline_layout)
+            return;
+        edit(what, id, [&](Config &config) { config.parallelism.pipeline_layout = layout; });
+    };
+    connect(line, &QLineEdit::editingFinished, this, [line, label, apply] {
+        if (const auto layout = layoutFromText(line->text().toStdString()))
+            apply(*layout, layout->empty() ? tr("Split the layers evenly")
+                                           : tr("Set %1 to %2").arg(label, toQString(layoutText(*layout))));
+    });
+    connect(balance, &QToolButton::clicked, this, [this, apply] {
+        const Config &config = m_document->config();
+        apply(balancedLayout(config.model.num_layers, config.parallelism.pipelineStages()),
+              tr("Balance the pipeline layout"));
+    });
+    m_syncs.push_back([line](const Config &config) {
+        const QString text = toQString(layoutText(config.parallelism.pipeline_layout));
+        if (line->text() != text) {
+            const QSignalBlocker block(line);
+            line->setText(text);
+        }
+        // The other layout a move of this control gives (the GUI bench, the control table's test): the balanced
+        // one where the layers split evenly, the even split where a layout is listed.
+        line->setProperty("otherLayout",
+                          config.parallelism.pipeline_layout.empty() ? toQString(
+                              layoutText(balancedLayout(config.model.num_layers, config.parallelism.pipelineStages())))
+                                                                     : QString());
+    });
 }
 
 void ControlPanel::addRow(QFormLayout *form, const QString &label, QWidget *field)
@@ -393,8 +502,10 @@ void ControlPanel::edit(const QString &what, int control, const Setter &set, boo
 {
     m_lastEdited = control;
     m_editedNow = control;
-    Config config = m_document->config();
+    const Config before = m_document->config();
+    Config config = before;
     set(config);
+    keepGpuCount(before, config);
     m_document->edit(config, what, dragging ? m_drags : -1);
 }
 
@@ -671,6 +782,12 @@ void ControlPanel::syncFromConfig()
     const Config &config = m_document->config();
     for (const auto &sync : m_syncs)
         sync(config);
+    // The count to keep follows the plan (a load, an undo, an edit of d), except the one an edit could not keep.
+    if (!m_unkept || config.parallelism != *m_unkept) {
+        m_unkept.reset();
+        m_keptGpus = config.parallelism.gpus();
+        setKeepNote({});
+    }
     const ParallelismConfig &p = config.parallelism;
     const QString gpus = tr("<b>%1</b> = t·p·d·c = %2·%3·%4·%5")
                              .arg(p.gpus())

@@ -8,9 +8,12 @@
 #include "core/base/problem.h"
 #include "core/config/config.h"
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
+class QCheckBox;
 class QFormLayout;
 class QLabel;
 
@@ -34,6 +37,10 @@ public:
     // The explanation shown under a control while the configuration has an
     // error there (empty and hidden otherwise).
     QString noteOf(const QWidget *control) const;
+    // "Keep the GPU count": with it on, an edit of t, p or c moves d so that t·p·c·d stays the count.
+    QCheckBox *keepGpusBox() const { return m_keepGpus; }
+    // Why the count could not be kept at the last edit; empty when it was (or the box is off).
+    QString keepGpusNote() const;
     // Whether the change being applied now is an edit made with one of the controls (not an undo or a load):
     // the memory charts hold their axes through a run of such edits (MainWindow::refreshCurrentView).
     bool appliesControlEdit() const { return m_editedNow >= 0; }
@@ -61,7 +68,7 @@ private:
     static Access plain();
     // One row of the panel's table of controls (controlpanel.cpp): what kind of control, its label, the
     // preset field it edits (its errors are shown under it), its range or items, and its access.
-    enum class Kind { Preset, Spin, Combo, Check, Sequence, GpuCount };
+    enum class Kind { Preset, Spin, Combo, Check, Sequence, Layout, GpuCount };
     struct Range
     {
         int min = 0, max = 0;
@@ -89,8 +96,16 @@ private:
     static Group recomputeAndOffload();
     // Adds the control a row describes, and its note under it.
     void add(QFormLayout *form, const Spec &spec);
-    // The GPU count t·p·d·c, a line of text under the parallel degrees.
+    // The GPU count t·p·d·c, a line of text under the parallel degrees, and the "keep the GPU count" box with
+    // its note (why the count could not be kept).
     void addGpuCount(QFormLayout *form, const QString &label);
+    // The pipeline layout: the layers of each virtual stage as text ("7, 8×14, 7"; empty: the even split),
+    // applied when the typing is done, and a button that fills in core's balanced layout for p·v stages.
+    void addLayoutEditor(QFormLayout *form, const QString &label, const QString &tip);
+    // With "keep the GPU count" on, an edit of t, p or c moves d (core's keepGpuCount); the note says why not
+    // where it cannot.
+    void keepGpuCount(const Config &before, Config &after);
+    void setKeepNote(const QString &text);
     // One undo step per edit, except the moves of one continuous drag
     // (`dragging`), which merge into one step named by the final value.
     void edit(const QString &what, int control, const Setter &set, bool dragging = false);
@@ -113,6 +128,12 @@ private:
 
     Document *m_document;
     QLabel *m_gpus;
+    QCheckBox *m_keepGpus = nullptr;
+    QLabel *m_keepNote = nullptr;
+    // The count "keep the GPU count" keeps: the plan's, except after an edit that could not keep it, whose
+    // parallelism m_unkept holds (the next edit of t, p or c aims at the count from before it again).
+    std::int64_t m_keptGpus = 0;
+    std::optional<ParallelismConfig> m_unkept;
     std::vector<QWidget *> m_controls;
     std::vector<std::function<void(const Config &)>> m_syncs;
     std::vector<QString> m_paths; // per control: its preset field ("parallelism.tensor_model_parallel_size")

@@ -74,15 +74,37 @@ FrontierFrame frontierFrame(const FrontierPlotData &data, const QRectF &plot)
 {
     FrontierFrame f;
     f.plot = plot;
+    const bool aside
+        = data.currentMayLeaveAxes && data.currentMarker >= 0 && data.currentMarker < int(data.markers.size());
     double maxCost = 0, maxMemory = 0;
     for (const auto *points : {&data.frontier, &data.markers})
         for (const FrontierPlotPoint &p : *points) {
+            if (aside && &p == &data.markers[std::size_t(data.currentMarker)])
+                continue;
             maxCost = std::max(maxCost, p.cost);
             maxMemory = std::max(maxMemory, p.memory);
         }
+    if (aside) {
+        // Within three times the others' axis the current point widens the axes; beyond, it is pinned.
+        constexpr double kWithin = 3;
+        const FrontierPlotPoint &c = data.markers[std::size_t(data.currentMarker)];
+        double step = 1;
+        if (c.cost <= kWithin * axisTop(maxCost, &step))
+            maxCost = std::max(maxCost, c.cost);
+        if (c.memory <= kWithin * axisTop(maxMemory, &step))
+            maxMemory = std::max(maxMemory, c.memory);
+    }
     f.cost1 = axisTop(maxCost, &f.costStep);
     f.memory1 = axisTop(maxMemory, &f.memoryStep);
     return f;
+}
+
+bool currentOffAxes(const FrontierPlotData &data, const FrontierFrame &frame)
+{
+    if (data.currentMarker < 0 || data.currentMarker >= int(data.markers.size()))
+        return false;
+    const FrontierPlotPoint &c = data.markers[std::size_t(data.currentMarker)];
+    return c.cost > frame.cost1 || c.memory > frame.memory1;
 }
 
 std::vector<QPointF> frontierSteps(const FrontierPlotData &data, const FrontierFrame &frame)
@@ -212,6 +234,8 @@ std::vector<QPointF> FrontierPlot::markerPixels(const FrontierFrame &f) const
     const double gap = 2 * kMarkerRadius + 3;
     for (std::size_t i : order) {
         QPointF c = f.toPixel(m_data.markers[i].cost, m_data.markers[i].memory);
+        if (int(i) == m_data.currentMarker) // off the axes (currentMayLeaveAxes): at the plot's edge
+            c = QPointF(std::min(c.x(), f.plot.right()), std::max(c.y(), f.plot.top()));
         const double clear = int(i) == m_data.currentMarker ? 0 : gap;
         auto hides = [&](const QPointF &q) {
             return std::any_of(placed.begin(), placed.end(), [&](const QPointF &o) {
@@ -399,7 +423,7 @@ void FrontierPlot::paintMarkers(QPainter &p, const FrontierFrame &f) const
     for (std::size_t i = 0; i < m_data.markers.size(); ++i) {
         const FrontierPlotPoint &m = m_data.markers[i];
         const QPointF truth = f.toPixel(m.cost, m.memory), c = pixels[i];
-        if (c != truth) {
+        if (c != truth && !(int(i) == m_data.currentMarker && currentOffAxes(m_data, f))) {
             p.setPen(QPen(text, 1));
             p.drawLine(truth, c);
             p.setBrush(text);
@@ -447,7 +471,10 @@ void FrontierPlot::paintMarkers(QPainter &p, const FrontierFrame &f) const
         // Its own diamond is inside the ring, which the label's offset clears.
         std::erase_if(taken, [&](const QRectF &r) { return r.contains(c); });
         p.setPen(text);
-        place(c, m.tag.isEmpty() ? tr("current") : tr("current: %1").arg(m.tag), kCurrentRadius + 3, true);
+        QString label = m.tag.isEmpty() ? tr("current") : tr("current: %1").arg(m.tag);
+        if (currentOffAxes(m_data, f)) // pinned to the edge: the arrow points to where it lies
+            label += m.cost > f.cost1 ? tr(", off the scale →") : tr(", off the scale ↑");
+        place(c, label, kCurrentRadius + 3, true);
         taken.push_back(QRectF(c.x() - kCurrentRadius, c.y() - kCurrentRadius, 2 * kCurrentRadius, 2 * kCurrentRadius));
     }
     for (std::size_t i = 0; i < m_data.markers.size(); ++i)

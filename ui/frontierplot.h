@@ -26,6 +26,10 @@ struct FrontierPlotData
     std::vector<FrontierPlotPoint> frontier; // lowest memory first (so highest cost first)
     std::vector<FrontierPlotPoint> markers; // the settings a preset can express
     int currentMarker = -1;
+    // The current marker is not one of the points compared (Find plans' own
+    // plan beside the plans found): far beyond them it would squash them into
+    // a corner, so the axes fit the others and it is pinned to the plot's edge.
+    bool currentMayLeaveAxes = false;
     QString costTitle; // "recompute, ms per micro-batch"
     QString memoryTitle; // "peak memory, MB per micro-batch"
     // Drawn instead when the whole title does not fit its axis (a narrow
@@ -48,8 +52,12 @@ struct FrontierFrame
     double costStep = 1, memoryStep = 1;
     QPointF toPixel(double cost, double memory) const;
 };
-// Axes from zero to a 1-2-5 multiple above the largest cost and memory.
+// Axes from zero to a 1-2-5 multiple above the largest cost and memory; with
+// currentMayLeaveAxes, of the other points where the current marker lies
+// beyond three times their axis (it is then drawn pinned to the edge).
 FrontierFrame frontierFrame(const FrontierPlotData &data, const QRectF &plot);
+// Whether the current marker lies beyond the frame's axes (pinned to the edge).
+bool currentOffAxes(const FrontierPlotData &data, const FrontierFrame &frame);
 // The step line of the least memory within each cost budget, in pixels: from
 // the cheapest point right to the next costlier one's cost, down to it, and so
 // on, the last step running to the axis' end.

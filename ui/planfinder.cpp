@@ -50,6 +50,7 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     , m_find(new QPushButton(tr("Find plans"), this))
     , m_export(new QPushButton(tr("Export CSV…"), this))
     , m_summary(new QLabel(this))
+    , m_current(new QLabel(this))
     , m_stack(new QStackedWidget(this))
     , m_table(new QTableView(this))
     , m_plot(new FrontierPlot(this))
@@ -91,6 +92,9 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
 
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_current->setObjectName(QStringLiteral("currentPlanNote"));
+    m_current->setWordWrap(true);
+    m_current->hide();
     m_notes->setWordWrap(true);
     m_notes->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -131,6 +135,7 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(m_summary);
+    layout->addWidget(m_current);
     layout->addWidget(split, 1);
     layout->addWidget(m_hint);
 
@@ -161,6 +166,16 @@ QString PlanFinder::summary() const
     return m_summary->text();
 }
 
+QString PlanFinder::notes() const
+{
+    return m_stack->currentWidget() == m_notes ? m_notes->text() : QString();
+}
+
+QString PlanFinder::currentPlanNote() const
+{
+    return m_current->isHidden() ? QString() : m_current->text();
+}
+
 void PlanFinder::setGpus(int gpus)
 {
     m_gpus->setValue(gpus);
@@ -182,13 +197,22 @@ void PlanFinder::findPlans()
     options.gpus = m_gpus->value();
     options.margin = m_margin->value() / 100.0;
     options.top = m_top->value();
-    if (hasErrors(m_document->problems())) {
+    // The search chooses the split, the micro-batch, ZeRO, recompute, offload and the schedule itself: only an
+    // error of what it keeps (the model, the device, the sequence, the precision) stops it.
+    const Problems blockers = searchBlockers(m_document->config());
+    m_blocked = !blockers.empty();
+    if (m_blocked) {
         m_model->setResult({});
         m_searched = false;
         m_export->setEnabled(false);
-        m_notes->setText(tr("The configuration has errors (see the problems list); fix them before searching."));
+        QStringList lines{tr("The search keeps this plan's model, device, sequence and precision, and these are "
+                             "wrong whatever the split; fix them first (the search runs again once they are):")};
+        for (const Problem &p : blockers)
+            lines << QStringLiteral("• ") + toQString(p.toString());
+        m_notes->setText(lines.join(QLatin1Char('\n')));
         m_stack->setCurrentWidget(m_notes);
         m_summary->clear();
+        updatePlot();
         return;
     }
     const Problems bad = checkSearchOptions(options);
@@ -241,8 +265,22 @@ void PlanFinder::showSummary()
     m_summary->setText(text);
 }
 
+void PlanFinder::showCurrentPlanNote()
+{
+    const std::int64_t gpus = m_document->config().parallelism.gpus();
+    QString note;
+    if (m_searched && !m_model->result().plans.empty() && gpus != m_searchedOptions.gpus)
+        note = tr("The current plan runs on %1 GPUs, not the %2 searched: its step time is not comparable with "
+                  "theirs, so it is not drawn among them.")
+                   .arg(toQString(formatThousands(gpus)), toQString(formatThousands(m_searchedOptions.gpus)));
+    if (m_current->text() != note)
+        m_current->setText(note);
+    m_current->setVisible(!note.isEmpty());
+}
+
 void PlanFinder::updatePlot()
 {
+    showCurrentPlanNote();
     FrontierPlotData data;
     data.costTitle = tr("estimated step time, % over the fastest shown");
     data.memoryTitle = tr("peak per GPU, GB");
@@ -264,7 +302,9 @@ void PlanFinder::updatePlot()
         if (r.plans[i].config == current)
             currentPlan = static_cast<int>(i);
     }
-    const bool ownRing = currentPlan < 0 && m_document->hasLedger() && !m_document->isStale();
+    // Only a plan on the GPUs searched is comparable: on fewer GPUs a step is slower for that reason alone.
+    const bool ownRing = currentPlan < 0 && m_document->hasLedger() && !m_document->isStale()
+                         && m_document->config().parallelism.gpus() == m_searchedOptions.gpus;
     // Valid and not stale: the plan the document's step time describes.
     const double currentTime = ownRing ? m_document->stepTime().total : 0.0;
     double fastest = r.plans.front().time.total;
@@ -307,16 +347,13 @@ void PlanFinder::updatePlot()
                       .arg(peak > r.limitBytes ? tr(" — over the search's memory limit") : QString()),
                   QString()));
         data.currentMarker = static_cast<int>(data.markers.size()) - 1;
+        data.currentMayLeaveAxes = true;
     }
     m_plot->setData(std::move(data));
 }
 
 void PlanFinder::documentChanged(const Config &config)
 {
-    if (!m_gpusEdited) {
-        const QSignalBlocker block(m_gpus);
-        m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(config.parallelism.gpus(), 1, kMaxGpus)));
-    }
     // Applying a plan changes only what the search chooses. Plans found for
     // another model, training or device are not this document's: they go,
     // and the search runs again when the view is (or next becomes) visible.
@@ -324,17 +361,28 @@ void PlanFinder::documentChanged(const Config &config)
                        && (config.model != m_searchedBase.model || config.hardware != m_searchedBase.hardware
                            || config.training.seq_length != m_searchedBase.training.seq_length
                            || config.globalBatch() != m_searchedBase.globalBatch());
-    if (!stale)
+    // A GPU count typed for one model is not another's (Mixtral's 64-GPU plan was measured against 128-GPU
+    // plans): another model, device or training takes the plan's own count again.
+    if (stale)
+        m_gpusEdited = false;
+    if (!m_gpusEdited) {
+        const QSignalBlocker block(m_gpus);
+        m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(config.parallelism.gpus(), 1, kMaxGpus)));
+    }
+    if (stale) {
+        m_model->setResult({});
+        m_searched = false;
+        m_notes->setText(tr("The model, training or hardware changed: the plans found before are gone."));
+        m_stack->setCurrentWidget(m_notes);
+        showSummary();
+        updatePlot();
+    } else if (!m_blocked) {
         return;
-    m_model->setResult({});
-    m_searched = false;
-    m_notes->setText(tr("The model, training or hardware changed: the plans found before are gone."));
-    m_stack->setCurrentWidget(m_notes);
-    showSummary();
-    updatePlot();
-    // Once the edit is applied (the document recomputes at the next pass).
+    }
+    // Once the edit is applied (the document recomputes at the next pass): a search for the new plan, or, where
+    // an error stopped the last one, again, so that its message goes with the error.
     QTimer::singleShot(0, this, [this] {
-        if (isVisible() && !m_searched && m_document->hasLedger())
+        if (isVisible() && !m_searched)
             findPlans();
     });
 }
@@ -381,7 +429,7 @@ bool PlanFinder::applyPlan(int row)
 void PlanFinder::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
-    if (!m_searched && m_document->hasLedger())
+    if (!m_searched)
         findPlans();
     else
         updatePlot();

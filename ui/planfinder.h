@@ -49,6 +49,10 @@ public:
     // joined as a frontier, the current plan ringed; a click applies a plan.
     FrontierPlot *plot() const { return m_plot; }
     QString summary() const;
+    // The notes shown instead of the table (why nothing was searched or found); empty while the table shows.
+    QString notes() const;
+    // Why the current plan is not drawn among the plans found; empty when it is, or there is nothing to say.
+    QString currentPlanNote() const;
     // Writes the plans found as CSV (core's searchToCsv), atomically; false
     // with a reason in `error` (nothing found yet, or the write failed).
     bool exportCsv(const QString &path, QString *error = nullptr);
@@ -68,6 +72,8 @@ private:
     void documentChanged(const Config &config);
     void showSummary();
     void updatePlot();
+    // Says when the current plan is not drawn among the plans found: it runs on another GPU count.
+    void showCurrentPlanNote();
     void chooseExportPath();
 
     Document *m_document;
@@ -77,6 +83,7 @@ private:
     QPushButton *m_find;
     QPushButton *m_export; // "Export CSV…", enabled once plans were found
     QLabel *m_summary;
+    QLabel *m_current; // why the current plan is not in the plot, when it is not
     QStackedWidget *m_stack;
     QTableView *m_table;
     FrontierPlot *m_plot;
@@ -86,6 +93,7 @@ private:
     QSortFilterProxyModel *m_proxy;
     bool m_gpusEdited = false;
     bool m_searched = false;
+    bool m_blocked = false; // the last search was stopped by an error of what it keeps (searchBlockers)
     Config m_searchedBase;
     SearchOptions m_searchedOptions;
 };

@@ -21,6 +21,12 @@ class PlanFinderModel : public QAbstractTableModel
 public:
     enum Column {
         RankColumn,
+        // What a plan costs, first: the plan's settings run to 15 more columns, and at the 1400-pixel window's
+        // table width the step time, MFU and peak were beyond its right edge.
+        StepTimeColumn,
+        MfuColumn,
+        PeakColumn,
+        PeakShareColumn,
         TColumn,
         PColumn,
         VColumn,
@@ -37,10 +43,6 @@ public:
         GradOffloadColumn,
         Fp8Column,
         SequenceParallelColumn, // not a dimension with verdicts, but two plans can differ only here
-        PeakColumn,
-        PeakShareColumn,
-        StepTimeColumn,
-        MfuColumn,
         LargestPartColumn,
         ColumnCount
     };

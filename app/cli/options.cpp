@@ -5,6 +5,7 @@
 #include "core/config/editrules.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
+#include "core/planner/search.h"
 
 #include <fstream>
 #include <limits>
@@ -198,7 +199,7 @@ bool readText(const std::string &preset, std::string &text, std::ostream &err)
 
 } // namespace
 
-std::optional<Config> load(const Options &o, std::ostream &err)
+std::optional<Config> load(const Options &o, std::ostream &err, LoadCheck check)
 {
     std::string text;
     if (!readText(o.preset, text, err))
@@ -235,7 +236,7 @@ std::optional<Config> load(const Options &o, std::ostream &err)
                        * loaded.config->parallelism.virtual_pipeline_model_parallel_size
                 << "; dropped, the layers are split evenly\n";
     }
-    const Problems issues = validate(*loaded.config);
+    const Problems issues = check == LoadCheck::SearchBase ? searchBlockers(*loaded.config) : validate(*loaded.config);
     bool bad = false;
     for (const Problem &p : issues) {
         if (p.isError()) {

@@ -42,8 +42,13 @@ std::optional<int> pipelineRankOf(const std::string &text, std::ostream &err);
 // False, after printing why, when `rank` is not one of the plan's pipeline ranks.
 bool rankInPlan(int rank, const Config &config, std::ostream &err);
 
+// What load() holds a preset to: a plan that must run as written, or the base
+// of a search, which chooses the split and the rest of its settings itself and
+// stops only on what it keeps (core's searchBlockers).
+enum class LoadCheck { Plan, SearchBase };
+
 // Loads the preset (a file or a built-in scenario), applies --set, validates.
 // Prints every problem; returns nullopt on errors.
-std::optional<Config> load(const Options &o, std::ostream &err);
+std::optional<Config> load(const Options &o, std::ostream &err, LoadCheck check = LoadCheck::Plan);
 
 } // namespace memledger::cli

@@ -56,7 +56,8 @@ int search(const Options &o, std::ostream &out, std::ostream &err)
         }
     if (bad)
         return kExitUsage;
-    const std::optional<Config> config = load(o, err);
+    // The preset's own split may be invalid (80 layers over p = 3): the search chooses the split itself.
+    const std::optional<Config> config = load(o, err, LoadCheck::SearchBase);
     if (!config)
         return kExitBadInput;
     const SearchResult result = searchPlans(*config, opt);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/check/validate.h"
 
+#include "core/config/editrules.h"
 #include "core/model/activations.h"
 #include "core/model/kvcache.h"
 #include "core/model/parameters.h"
@@ -51,6 +52,40 @@ std::string nearestMultiples(std::int64_t n, std::int64_t k)
     const std::int64_t below = n / k * k;
     const std::int64_t above = below + k;
     return below > 0 ? str(below) + " or " + str(above) : str(above);
+}
+
+// `prefix` and the even divisors of n nearest `want` (DualPipe pairs rank r
+// with rank p − 1 − r), or nothing when n has no even divisor.
+std::string evenDivisorsNear(std::int64_t n, std::int64_t want, const std::string &prefix)
+{
+    std::int64_t below = 0, above = 0;
+    for (std::int64_t k = want; k >= 2 && below == 0; --k)
+        if (k % 2 == 0 && n % k == 0)
+            below = k;
+    for (std::int64_t k = want; k <= n && k <= want * 64 && above == 0; ++k)
+        if (k % 2 == 0 && n % k == 0)
+            above = k;
+    if (below == 0 && above == 0)
+        return {};
+    if (below > 0 && above > 0 && below != above)
+        return prefix + str(below) + " or " + str(above);
+    return prefix + str(below > 0 ? below : above);
+}
+
+// The most even layout of the layers over the stages, as the suggestion of a
+// split that does not divide: a model's depth is what it is, so the split
+// adapts to it, never the model to the split (the GUI cannot change a built-in
+// model's layers, and a preset's layers are the model's).
+std::string layoutSuggestion(std::int64_t layers, std::int64_t stages)
+{
+    const std::vector<std::int64_t> layout = balancedLayout(layers, stages);
+    if (stages <= 32) {
+        std::string list;
+        for (const std::int64_t n : layout)
+            list += (list.empty() ? "" : ", ") + str(n);
+        return "pipeline_layout [" + list + "]";
+    }
+    return "a pipeline_layout of " + str(stages) + " counts (" + layoutText(layout) + ")";
 }
 
 class Checker
@@ -367,7 +402,8 @@ void checkModelShape(Checker &ck, const Config &config)
         ck.error(kTraining + "seq_length",
                  "seq_length (" + str(tr.seq_length) + ") exceeds the learned position table ("
                      + str(m.max_position_embeddings) + " positions)",
-                 "raise model.max_position_embeddings or use rotary positions");
+                 // The sequence is the user's to change; the model's position table is the model's.
+                 "use seq_length " + str(m.max_position_embeddings) + " or less");
     if (m.isMoe()) {
         if (m.moe_router_topk > m.num_experts)
             ck.error(kModel + "moe_router_topk",
@@ -452,12 +488,14 @@ void checkPipeline(Checker &ck, const Config &config)
             ck.error(kPar + "pipeline_layout", "holds a negative layer count", "a stage holds 0 or more layers");
         else if (sum != m.num_layers)
             ck.error(kPar + "pipeline_layout", "places " + str(sum) + " layers but the model has " + str(m.num_layers),
-                     "make the counts add up to num_layers");
+                     "make the counts add up to " + str(m.num_layers) + ", e.g. "
+                         + layoutSuggestion(m.num_layers, stages));
     } else if (m.num_layers % stages != 0 && sched == PipelineSchedule::DualPipe)
         ck.error(kModel + "num_layers",
                  "num_layers (" + str(m.num_layers) + ") is not divisible by pipeline_model_parallel_size (" + str(p)
                      + "): DualPipe gives each of its p stages an equal share",
-                 "use num_layers " + nearestMultiples(m.num_layers, p) + ", or list the stages in pipeline_layout");
+                 "list each stage's layers in " + layoutSuggestion(m.num_layers, p)
+                     + evenDivisorsNear(m.num_layers, p, ", or pipeline_model_parallel_size "));
     else if (m.num_layers % stages != 0 && v == 2
              && (sched == PipelineSchedule::ZbV || sched == PipelineSchedule::DualPipeV))
         // A V puts chunks r and 2p − 1 − r on rank r: the layers split into 2p
@@ -465,17 +503,17 @@ void checkPipeline(Checker &ck, const Config &config)
         ck.error(kModel + "num_layers",
                  "num_layers (" + str(m.num_layers) + ") does not split into 2p = " + str(stages)
                      + " equal chunks, which the " + schedName + " schedule's V shape needs",
-                 "use num_layers " + nearestMultiples(m.num_layers, stages)
-                     + (m.num_layers % 2 == 0
-                            ? ", or pipeline_model_parallel_size " + nearestDivisors(m.num_layers / 2, p)
-                            : " (an odd layer count splits into 2p chunks for no p)"));
+                 m.num_layers % 2 == 0 ? "use pipeline_model_parallel_size " + nearestDivisors(m.num_layers / 2, p)
+                                             + ", or " + layoutSuggestion(m.num_layers, stages)
+                                       : "list each chunk's layers in " + layoutSuggestion(m.num_layers, stages)
+                                             + " (an odd layer count splits into 2p equal chunks for no p)");
     else if (m.num_layers % stages != 0)
         ck.error(kModel + "num_layers",
                  "num_layers (" + str(m.num_layers)
                      + ") is not divisible by pipeline_model_parallel_size × virtual_pipeline_model_parallel_size ("
                      + str(p) + " × " + str(v) + " = " + str(stages) + ")",
-                 "use num_layers " + nearestMultiples(m.num_layers, stages) + ", or a split dividing "
-                     + str(m.num_layers) + " (p·v = " + nearestDivisors(m.num_layers, stages) + ")");
+                 "use a split dividing " + str(m.num_layers) + " (p·v = " + nearestDivisors(m.num_layers, stages)
+                     + "), or " + layoutSuggestion(m.num_layers, stages));
     const bool twoChunks
         = sched == PipelineSchedule::ZbV || sched == PipelineSchedule::DualPipe || sched == PipelineSchedule::DualPipeV;
     if (twoChunks && v != 2)

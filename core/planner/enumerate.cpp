@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/enumerate.h"
 
+#include "core/config/editrules.h"
 #include "core/config/framework.h"
 #include "core/model/activations.h"
 #include "core/model/cpexchange.h"
@@ -18,10 +19,9 @@ namespace memledger::plansearch {
 
 std::vector<std::int64_t> unevenLayout(std::int64_t layers, std::int64_t p)
 {
-    std::vector<std::int64_t> out(static_cast<std::size_t>(p), (layers + 2) / p);
-    out.front() -= 1;
-    out.back() -= 1;
-    return out;
+    // Where p divides layers + 2, the most even layout is this split (editrules.h): one rule for the
+    // search and for the layout validation suggests.
+    return balancedLayout(layers, p);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/planner/search.h"
 
+#include "core/check/validate.h"
 #include "core/model/fp8.h"
 #include "core/model/modelstates.h"
 #include "core/planner/confirm.h"
@@ -30,6 +31,37 @@ Problems checkSearchOptions(const SearchOptions &o)
                        "0.8 keeps the estimate under 80 % of HBM"});
     if (o.gpusPerNode < 1)
         out.push_back({"gpus_per_node", "must be at least 1"});
+    return out;
+}
+
+Problems searchBlockers(const Config &base)
+{
+    const Problems own = validate(base);
+    if (!hasErrors(own))
+        return {};
+    // Every setting the search chooses at its simplest, so that only the errors of what it keeps remain.
+    Config simplest = base;
+    ParallelismConfig &par = simplest.parallelism;
+    par.tensor_model_parallel_size = 1;
+    par.pipeline_model_parallel_size = 1;
+    par.virtual_pipeline_model_parallel_size = 1;
+    par.data_parallel_size = 1;
+    par.context_parallel_size = 1;
+    par.expert_model_parallel_size = 1;
+    par.sequence_parallel = false;
+    par.zero_stage = 0;
+    par.pipeline_schedule.reset();
+    par.pipeline_layout.clear();
+    simplest.training.micro_batch_size = 1;
+    simplest.strategy.recompute_granularity = RecomputeGranularity::None;
+    simplest.strategy.optimizer_offload = OffloadTarget::None;
+    simplest.strategy.activation_offload = OffloadTarget::None;
+    const Problems kept = validate(simplest);
+    Problems out;
+    for (const Problem &p : own)
+        if (p.isError()
+            && std::any_of(kept.begin(), kept.end(), [&](const Problem &k) { return k.isError() && k.path == p.path; }))
+            out.push_back(p);
     return out;
 }
 

@@ -31,6 +31,16 @@ struct SearchOptions
 // Arguments named as on the command line ("--gpus", "--top", "--margin").
 Problems checkSearchOptions(const SearchOptions &options);
 
+// The errors of `base` that stop a search (issue 34): those no plan the search
+// could choose clears. The search chooses t, p, v, d, c, e, the micro-batch,
+// ZeRO, recompute, offload, sequence parallelism, the schedule and the layout
+// itself, so "80 layers do not split over p = 3" stops nothing; an error of the
+// model, the device, the sequence or the precision does. They are `base`'s own
+// problems, worded with its values: those whose field is still in error with
+// every chosen setting at its simplest (no split, one sequence per micro-batch,
+// nothing sharded, recomputed or offloaded). Empty: the search can run.
+Problems searchBlockers(const Config &base);
+
 // The dimensions the search varies, named as the search and the preset name
 // them ("t" ... "e", "micro_batch_size", "zero_stage", "recompute_granularity",
 // "offload", "pipeline_schedule"), then the strategies

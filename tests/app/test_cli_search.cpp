@@ -142,3 +142,23 @@ TEST_CASE("search: every dimension's values come with a verdict in json, and a W
     CHECK(table.out.find("pipeline_schedule gpipe: ") != std::string::npos);
     CHECK(table.out.find(" schedule ") != std::string::npos); // the plans' column
 }
+
+TEST_CASE("search: a preset whose own split is invalid is searched from, one whose model is wrong is not",
+          "[cli][search]")
+{
+    const TempFile preset("search-7b-split.json", kSevenB);
+    // 32 layers do not split over 3 stages, nor 32 heads over t = 5: the search chooses both itself.
+    const CliRun r = runCli("search " + preset.quoted()
+                            + " --gpus 8 --format json --set parallelism.pipeline_model_parallel_size=3"
+                              " --set parallelism.tensor_model_parallel_size=5");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    REQUIRE_FALSE(j["plans"].empty());
+    // eval still holds the preset to its own split.
+    CHECK(runCli("eval " + preset.quoted() + " --set parallelism.pipeline_model_parallel_size=3").code == 2);
+    // 32 heads in 5 query groups is the model's own error, whatever the split: refused, naming the field.
+    const CliRun model = runCli("search " + preset.quoted() + " --gpus 8 --set model.num_query_groups=5");
+    CHECK(model.code == 2);
+    CHECK(model.err.find("model.num_query_groups") != std::string::npos);
+}

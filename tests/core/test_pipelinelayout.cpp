@@ -168,3 +168,41 @@ TEST_CASE("A new p or v drops a layout that lists another pipeline's stages", "[
     CHECK(ledger.ranks[0].layers == 4);
     CHECK(ledger.ranks[1].layers == 4);
 }
+
+TEST_CASE("A split that does not divide the layers suggests splits and a layout, never another layer count",
+          "[pipeline_layout][validate]")
+{
+    // Llama 3 70B's 80 layers on 3 stages: a user cannot change a built-in model's depth; they can pick p and v
+    // or list each stage's layers.
+    Config c = scenario("llama-3-70b-128xh100");
+    setPipelineSize(c.parallelism, 3);
+    const Problems problems = validate(c);
+    const Problem *split = nullptr;
+    for (const Problem &p : problems)
+        if (p.path == "model.num_layers" && p.isError())
+            split = &p;
+    REQUIRE(split != nullptr);
+    INFO(split->suggestion);
+    CHECK(split->suggestion.find("num_layers") == std::string::npos);
+    CHECK(split->suggestion.find("p·v = 2 or 4") != std::string::npos);
+    CHECK(split->suggestion.find("pipeline_layout [27, 27, 26]") != std::string::npos);
+    // The layout suggested clears the error: 27 + 27 + 26 = 80.
+    c.parallelism.pipeline_layout = {27, 27, 26};
+    for (const Problem &p : validate(c))
+        CHECK_FALSE((p.isError() && (p.path == "model.num_layers" || p.path == "parallelism.pipeline_layout")));
+
+    // ZB-V on 3 ranks: 6 chunks of 80 layers do not divide; p = 2 or 4 (2p divides 80), or a layout of 6.
+    Config v = scenario("llama-3-70b-128xh100");
+    setSchedule(v.parallelism, PipelineSchedule::ZbV);
+    setPipelineSize(v.parallelism, 3);
+    bool named = false;
+    for (const Problem &p : validate(v))
+        if (p.path == "model.num_layers" && p.isError()) {
+            INFO(p.suggestion);
+            named = true;
+            CHECK(p.suggestion.find("num_layers") == std::string::npos);
+            CHECK(p.suggestion.find("pipeline_model_parallel_size 2 or 4") != std::string::npos);
+            CHECK(p.suggestion.find("pipeline_layout [13, 14, 14, 13, 13, 13]") != std::string::npos);
+        }
+    CHECK(named);
+}

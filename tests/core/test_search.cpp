@@ -419,3 +419,33 @@ TEST_CASE("search: a global batch no split can cut gets the nearest ones that ca
     CHECK(ok.candidates > 0);
     CHECK(ok.nearestGlobalBatches.empty());
 }
+
+TEST_CASE("search: a plan whose own split is invalid can still be searched from, its model's errors cannot", "[search]")
+{
+    // 80 layers over p = 3 do not split: the search chooses p itself, so nothing stops it, and every plan it
+    // finds uses the 128 GPUs asked for and validates.
+    Config split = scenario("llama-3-70b-128xh100");
+    split.parallelism.pipeline_model_parallel_size = 3;
+    REQUIRE(hasErrors(validate(split)));
+    CHECK(searchBlockers(split).empty());
+    SearchOptions options;
+    options.gpus = 128;
+    options.top = 3;
+    const SearchResult r = searchPlans(split, options);
+    REQUIRE_FALSE(r.plans.empty());
+    for (const SearchPlan &plan : r.plans) {
+        CHECK(plan.config.parallelism.gpus() == 128);
+        CHECK_FALSE(hasErrors(validate(plan.config)));
+    }
+
+    // GPT-3's learned position table holds 2,048 positions: a 4,096-token sequence is wrong whatever the split,
+    // and that error (its own words) stops the search; the bad split beside it does not.
+    Config sequence = scenario("gpt-3-175b-64gpus-tp-only");
+    sequence.training.seq_length = 4096;
+    sequence.parallelism.tensor_model_parallel_size = 5; // does not divide the 96 heads
+    REQUIRE(hasErrors(validate(sequence)));
+    const Problems blockers = searchBlockers(sequence);
+    REQUIRE(blockers.size() == 1);
+    CHECK(blockers.front().path == "training.seq_length");
+    CHECK(blockers.front().message.find("4096") != std::string::npos);
+}

@@ -268,3 +268,14 @@ TEST_CASE("Efficiency tables interpolate in log size and hold at the ends", "[ti
     CHECK(efficiencyAt(t, 1e12) == 0.6);
     CHECK(efficiencyAt({}, 1e7) == 1.0);
 }
+
+TEST_CASE("A sequence beyond a learned position table suggests a shorter sequence, not another model", "[validate]")
+{
+    // GPT-3 learned 2,048 positions (Brown et al. 2020, §2.1: n_ctx = 2048): a 4,096-token sequence has no
+    // embedding for half its positions. The sequence is the plan's to change; the model's table is not.
+    Config c = scenario("gpt-3-175b-64gpus-tp-only");
+    c.training.seq_length = 4096;
+    const auto p = find(validate(c), "training.seq_length");
+    REQUIRE(p);
+    CHECK(p->suggestion == "use seq_length 2048 or less");
+}

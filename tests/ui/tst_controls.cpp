@@ -11,11 +11,14 @@
 #include <QFile>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStackedBarSeries>
 #include <QTemporaryDir>
+#include <QTest>
+#include <QToolButton>
 #include <QUndoStack>
 
 #include "catchqt.h"
@@ -600,4 +603,97 @@ TEST_CASE("A note is drawn in the palette's error colour, and follows a switch t
     settle();
     CHECK(note->palette().color(QPalette::WindowText) == errorTextColor(gui.window.controlPanel()->palette()));
     CHECK(note->palette().color(QPalette::WindowText) != dark);
+}
+
+TEST_CASE("Keep the GPU count: t and p move d, or the panel says why they cannot", "[ui][controls]")
+{
+    TestWindow gui; // Llama 3 70B on 128 GPUs: t 8, p 4, d 4
+    ControlPanel *panel = gui.window.controlPanel();
+    QSpinBox *t = gui.control<QSpinBox>(QStringLiteral("Tensor (t)"));
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
+    REQUIRE(gui.document.config().parallelism.gpus() == 128);
+    // Off, as before: t 4 halves the count.
+    t->setValue(4);
+    QApplication::processEvents();
+    CHECK(gui.document.config().parallelism.gpus() == 64);
+    gui.document.undoStack()->undo();
+    QApplication::processEvents();
+    REQUIRE(gui.document.config().parallelism.gpus() == 128);
+
+    panel->keepGpusBox()->setChecked(true);
+    t->setValue(4); // 4 · 4 · d = 128: d = 8
+    QApplication::processEvents();
+    CHECK(gui.document.config().parallelism.data_parallel_size == 8);
+    CHECK(gui.document.config().parallelism.gpus() == 128);
+    CHECK(panel->keepGpusNote().isEmpty());
+    p->setValue(2); // 4 · 2 · d = 128: d = 16
+    QApplication::processEvents();
+    CHECK(gui.document.config().parallelism.data_parallel_size == 16);
+    // p = 3: 4 · 3 = 12 does not divide 128; d stays 16 (192 GPUs) and the note names the p that keep 128.
+    p->setValue(3);
+    QApplication::processEvents();
+    CHECK(gui.document.config().parallelism.data_parallel_size == 16);
+    const QString why = panel->keepGpusNote();
+    INFO(why.toStdString());
+    CHECK(why.contains(QStringLiteral("runs on 192 GPUs")));
+    CHECK(why.contains(QStringLiteral("p = 2 or 4 keeps 128")));
+    if (qEnvironmentVariableIsSet("MEMLEDGER_KEEPGPUS_PNG")) { // the note as a user sees it
+        gui.show();
+        gui.window.grab().save(qEnvironmentVariable("MEMLEDGER_KEEPGPUS_PNG"));
+    }
+    // p = 4 aims at 128 again, not at the 192 the step before left: d = 8, and the note goes.
+    p->setValue(4);
+    QApplication::processEvents();
+    CHECK(gui.document.config().parallelism.gpus() == 128);
+    CHECK(gui.document.config().parallelism.data_parallel_size == 8);
+    CHECK(panel->keepGpusNote().isEmpty());
+    // d itself is a new count, the user's.
+    gui.control<QSpinBox>(QStringLiteral("Data (d)"))->setValue(16);
+    QApplication::processEvents();
+    CHECK(gui.document.config().parallelism.gpus() == 256);
+    t->setValue(8); // 8 · 4 · d = 256: d = 8
+    QApplication::processEvents();
+    CHECK(gui.document.config().parallelism.data_parallel_size == 8);
+}
+
+TEST_CASE("A split that does not divide the layers suggests what the panel can do, and the layout editor does it",
+          "[ui][controls]")
+{
+    TestWindow gui; // Llama 3 70B: 80 layers, a built-in model whose depth the panel cannot change
+    QSpinBox *p = gui.control<QSpinBox>(QStringLiteral("Pipeline (p)"));
+    auto *layout = gui.control<QLineEdit>(QStringLiteral("Pipeline layout"));
+    CHECK(layout->text().isEmpty()); // the even split
+    p->setValue(3);
+    QApplication::processEvents();
+    REQUIRE(gui.document.isStale());
+    const QString note = gui.window.controlPanel()->noteOf(p);
+    INFO(note.toStdString());
+    CHECK_FALSE(note.contains(QStringLiteral("use num_layers")));
+    CHECK(note.contains(QStringLiteral("pipeline_layout [27, 27, 26]")));
+
+    // Typed as the note writes it, applied on Return: three stages of 27, 27 and 26 layers.
+    layout->setFocus();
+    layout->setText(QStringLiteral("[27, 27, 26]"));
+    QTest::keyClick(layout, Qt::Key_Return);
+    QApplication::processEvents();
+    REQUIRE_FALSE(gui.document.isStale());
+    const Ledger &ledger = gui.document.ledger();
+    REQUIRE(ledger.ranks.size() == 3);
+    CHECK(ledger.ranks[0].layers == 27);
+    CHECK(ledger.ranks[1].layers == 27);
+    CHECK(ledger.ranks[2].layers == 26);
+    CHECK(layout->text() == QStringLiteral("27, 27, 26"));
+    CHECK(gui.document.undoStack()->undoText().contains(QStringLiteral("27, 27, 26")));
+
+    // Cleared: the even split again, refused with 80 layers on 3 stages; Balance fills the balanced layout in.
+    layout->clear();
+    QTest::keyClick(layout, Qt::Key_Return);
+    QApplication::processEvents();
+    CHECK(gui.document.isStale());
+    auto *balance = gui.window.controlPanel()->findChild<QToolButton *>(QStringLiteral("balanceLayout"));
+    REQUIRE(balance != nullptr);
+    balance->click();
+    QApplication::processEvents();
+    CHECK_FALSE(gui.document.isStale());
+    CHECK(gui.document.config().parallelism.pipeline_layout == std::vector<std::int64_t>{27, 27, 26});
 }

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLineEdit>
 #include <QSlider>
 #include <QSpinBox>
 #include <QUndoStack>
@@ -35,6 +36,8 @@ int valueOf(const QWidget *control)
         return check->isChecked() ? 1 : 0;
     if (auto *slider = qobject_cast<const QSlider *>(control))
         return slider->value();
+    if (auto *line = qobject_cast<const QLineEdit *>(control))
+        return static_cast<int>(qHash(line->text()));
     return -1;
 }
 
@@ -58,6 +61,14 @@ int step(QWidget *control)
     if (auto *check = qobject_cast<QCheckBox *>(control)) {
         check->toggle();
         return check->isChecked() ? 1 : 0;
+    }
+    if (auto *line = qobject_cast<QLineEdit *>(control)) {
+        // The pipeline layout: another layout typed and applied (Return), the one the panel names as the other.
+        const QString other = line->property("otherLayout").toString();
+        REQUIRE(other != line->text());
+        line->setText(other);
+        Q_EMIT line->editingFinished();
+        return valueOf(line);
     }
     auto *slider = qobject_cast<QSlider *>(control);
     REQUIRE(slider != nullptr);
@@ -102,6 +113,7 @@ TEST_CASE("The control panel has every row of its table, in order", "[ui][contro
                          QStringLiteral("HSDP shard group"),
                          QStringLiteral("FSDP reshard"),
                          QStringLiteral("Schedule"),
+                         QStringLiteral("Pipeline layout"),
                          QStringLiteral("Micro-batch (b)"),
                          QStringLiteral("Sequence (s)"),
                          QStringLiteral("Global batch"),

@@ -5,11 +5,13 @@
 #include <QApplication>
 #include <QByteArrayView>
 #include <QCoreApplication>
+#include <QHeaderView>
 #include <QImage>
 #include <QLabel>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStringList>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 #include <QTextDocument>
@@ -20,8 +22,11 @@
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
 #include "core/ledger/ledger.h"
+#include "core/planner/search.h"
+#include "testwindow.h"
 #include "ui/document.h"
 #include "ui/frontierplot.h"
+#include "ui/mainwindow.h"
 #include "ui/planfinder.h"
 #include "ui/planfindermodel.h"
 #include "ui/theme.h"
@@ -357,4 +362,160 @@ TEST_CASE("The strategy columns show balance, gradient offload and FP8 with the 
         shown->headerData(PlanFinderModel::Fp8Column, Qt::Horizontal, Qt::ToolTipRole).toString());
     INFO(header.toStdString());
     CHECK(header.contains(QStringLiteral("Blackwell")));
+}
+
+TEST_CASE("A GPU count typed for one model gives way to the next model's own", "[ui][planfinder]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
+    PlanFinder finder(&document);
+    finder.resize(1200, 700);
+    finder.show();
+    QApplication::processEvents();
+    // The user searches Llama on 256 GPUs...
+    finder.setGpus(256);
+    finder.findPlans();
+    REQUIRE_FALSE(finder.result().plans.empty());
+    CHECK(finder.result().plans.front().config.parallelism.gpus() == 256);
+    // ... then opens Mixtral on 64: its plans are searched on its 64, not on the 256 typed for Llama.
+    REQUIRE(document.loadBuiltinScenario("mixtral-8x22b-64xh100-dropless"));
+    QApplication::processEvents();
+    REQUIRE_FALSE(finder.result().plans.empty());
+    for (const memledger::SearchPlan &plan : finder.result().plans)
+        CHECK(plan.config.parallelism.gpus() == 64);
+    CHECK(finder.findChild<QSpinBox *>()->value() == 64);
+}
+
+TEST_CASE("The current plan on another GPU count is not drawn among the plans found, and the panel says why",
+          "[ui][planfinder]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
+    PlanFinder finder(&document);
+    finder.resize(1200, 700);
+    finder.show();
+    QApplication::processEvents();
+    // On its own 128 GPUs the current plan is ringed beside the plans found.
+    REQUIRE_FALSE(finder.result().plans.empty());
+    CHECK(finder.currentPlanNote().isEmpty());
+    // Searched on 64 GPUs: a 128-GPU step is not comparable (it is faster for having twice the GPUs).
+    finder.setGpus(64);
+    finder.findPlans();
+    const memledger::SearchResult &r = finder.result();
+    REQUIRE_FALSE(r.plans.empty());
+    const memledger::ui::FrontierPlotData &data = finder.plot()->data();
+    CHECK(data.markers.size() == r.plans.size());
+    CHECK(data.currentMarker == -1);
+    const QString note = finder.currentPlanNote();
+    INFO(note.toStdString());
+    CHECK(note.contains(QStringLiteral("128 GPUs")));
+    CHECK(note.contains(QStringLiteral("64 searched")));
+}
+
+TEST_CASE("A plan whose split is invalid is searched from all the same", "[ui][planfinder]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
+    // 80 layers do not split over p · v = 4 · 3 stages: the plan is invalid, but the search chooses p and v.
+    memledger::Config config = document.config();
+    config.parallelism.virtual_pipeline_model_parallel_size = 3;
+    config.parallelism.pipeline_schedule = memledger::PipelineSchedule::Interleaved;
+    document.edit(config, QStringLiteral("v = 3"));
+    QApplication::processEvents();
+    REQUIRE(document.isStale());
+    PlanFinder finder(&document);
+    finder.resize(1200, 700);
+    finder.show();
+    QApplication::processEvents();
+    INFO(finder.notes().toStdString());
+    REQUIRE_FALSE(finder.result().plans.empty());
+    for (const memledger::SearchPlan &plan : finder.result().plans) {
+        CHECK(plan.config.parallelism.gpus() == 128);
+        CHECK_FALSE(memledger::hasErrors(memledger::validate(plan.config)));
+    }
+}
+
+TEST_CASE("An error the search cannot choose around is named, and its message goes with it", "[ui][planfinder]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("gpt-3-175b-64gpus-tp-only"));
+    PlanFinder finder(&document);
+    finder.resize(1200, 700);
+    finder.show();
+    QApplication::processEvents();
+    REQUIRE_FALSE(finder.result().plans.empty());
+    // 4,096 tokens: beyond GPT-3's 2,048 learned positions, whatever the split.
+    memledger::Config config = document.config();
+    config.training.seq_length = 4096;
+    document.edit(config, QStringLiteral("longer sequence"));
+    QApplication::processEvents();
+    QApplication::processEvents();
+    CHECK(finder.result().plans.empty());
+    CHECK(finder.notes().contains(QStringLiteral("training.seq_length")));
+    if (qEnvironmentVariableIsSet("MEMLEDGER_PLANFINDER_PNG")) // the message as a user sees it
+        CHECK(finder.grab().save(qEnvironmentVariable("MEMLEDGER_PLANFINDER_PNG") + QStringLiteral(".blocked.png")));
+    // Undone: the message goes and the plans come back, without asking.
+    document.undoStack()->undo();
+    QApplication::processEvents();
+    QApplication::processEvents();
+    CHECK(finder.notes().isEmpty());
+    CHECK_FALSE(finder.result().plans.empty());
+}
+
+TEST_CASE("In a 1400-pixel window the plans' step time, MFU and peak are in sight", "[ui][planfinder]")
+{
+    memledger::test::ShownWindow gui; // the default plan, at 1400 x 900
+    gui.window.views()->setCurrentWidget(gui.window.planFinder());
+    memledger::test::settle();
+    PlanFinder *finder = gui.window.planFinder();
+    REQUIRE_FALSE(finder->result().plans.empty());
+    QTableView *table = finder->table();
+    const QHeaderView *header = table->horizontalHeader();
+    for (const int column : {int(PlanFinderModel::StepTimeColumn), int(PlanFinderModel::MfuColumn),
+                             int(PlanFinderModel::PeakColumn), int(PlanFinderModel::PeakShareColumn)}) {
+        INFO(table->model()->headerData(column, Qt::Horizontal).toString().toStdString());
+        const int left = header->sectionViewportPosition(column);
+        CHECK(left >= 0);
+        CHECK(left + header->sectionSize(column) <= table->viewport()->width());
+    }
+}
+
+TEST_CASE("A current plan far slower than every plan found is pinned to the plot's edge, not squashing them",
+          "[ui][planfinder]")
+{
+    // The 7B on 8 GPUs split t = 8: about four times the fastest plan's step (tensor-parallel all-reduces on
+    // every layer, no data parallelism), while the plans found lie within about 60 % of it.
+    memledger::Config slow = sevenB();
+    slow.parallelism.tensor_model_parallel_size = 8;
+    slow.parallelism.data_parallel_size = 1;
+    REQUIRE_FALSE(memledger::hasErrors(memledger::validate(slow)));
+    Document document;
+    document.setConfig(slow);
+    PlanFinder finder(&document);
+    finder.resize(1100, 800);
+    finder.show();
+    QCoreApplication::processEvents();
+    const memledger::SearchResult &r = finder.result();
+    REQUIRE(r.plans.size() == 10);
+    const memledger::ui::FrontierPlotData &data = finder.plot()->data();
+    REQUIRE(data.currentMarker == int(r.plans.size())); // its own ring, after the plans
+    const memledger::ui::FrontierPlotPoint &current = data.markers.back();
+    double slowestFound = 0;
+    for (std::size_t i = 0; i < r.plans.size(); ++i)
+        slowestFound = std::max(slowestFound, data.markers[i].cost);
+    INFO("current " << current.cost << " %, slowest found " << slowestFound << " %");
+    REQUIRE(current.cost > 4 * slowestFound);
+    // The cost axis fits the plans found (they spread over more than a third of it), not the current plan ...
+    const QRectF area = finder.plot()->plotArea();
+    const memledger::ui::FrontierFrame frame = memledger::ui::frontierFrame(data, area);
+    CHECK(frame.cost1 < current.cost);
+    CHECK(slowestFound > frame.cost1 / 3);
+    // ... which is drawn at the plot's right edge, still there to hover and click.
+    const QPointF at = finder.plot()->markerPosition(data.currentMarker);
+    CHECK(at.x() == Approx(area.right()));
+    CHECK(at.y() >= area.top());
+    CHECK(at.y() <= area.bottom());
+    CHECK(finder.plot()->toolTipAt(at).startsWith(QStringLiteral("The current plan")));
+    if (qEnvironmentVariableIsSet("MEMLEDGER_PLANFINDER_PNG")) // the pinned ring as a user sees it
+        CHECK(finder.grab().save(qEnvironmentVariable("MEMLEDGER_PLANFINDER_PNG") + QStringLiteral(".pinned.png")));
 }
