@@ -130,12 +130,15 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     m_allocationsTitle->setTextFormat(Qt::RichText);
     layout->addWidget(m_allocationsTitle);
     m_allocationsTable->setModel(m_allocations);
+    // The ledger row is the answer the table gives: whole, at its text's width (issue 34, item 12: it was cut to
+    // 260 px). The frames take what is left, elided in the middle; setComparison() hides them when the trace
+    // recorded none.
     QHeaderView *header = m_allocationsTable->horizontalHeader();
     header->setSectionResizeMode(PeakAllocationsModel::BytesColumn, QHeaderView::ResizeToContents);
     header->setSectionResizeMode(PeakAllocationsModel::CountColumn, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(PeakAllocationsModel::MatchedColumn, QHeaderView::ResizeToContents);
     header->setSectionResizeMode(PeakAllocationsModel::FramesColumn, QHeaderView::Stretch);
-    header->setSectionResizeMode(PeakAllocationsModel::MatchedColumn, QHeaderView::Interactive);
-    header->resizeSection(PeakAllocationsModel::MatchedColumn, 260);
+    header->setStretchLastSection(false);
     layout->addWidget(m_allocationsTable, 1);
 
     QFont small = m_notes->font();
@@ -204,10 +207,17 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
 
     const int shown = m_allocations->rowCount();
     const int unexplained = m_allocations->unexplainedCount();
+    // A trace recorded without stacks (torch.cuda.memory._record_memory_history(stacks=None)) has no frame on any
+    // row: the column would say "(no frames recorded)" on every one, so the title says it once instead.
+    const bool frames = m_allocations->hasFrames();
+    m_allocationsTable->setColumnHidden(PeakAllocationsModel::FramesColumn, !frames);
+    m_allocationsTable->horizontalHeader()->setSectionResizeMode(
+        PeakAllocationsModel::MatchedColumn, frames ? QHeaderView::ResizeToContents : QHeaderView::Stretch);
     m_allocationsTitle->setText(
-        tr("<b>Largest allocations alive at the measured peak</b> &nbsp; %1, %2")
+        tr("<b>Largest allocations alive at the measured peak</b> &nbsp; %1, %2%3")
             .arg(shown == 1 ? tr("1 row") : tr("%1 rows").arg(shown),
-                 unexplained == 0 ? tr("each matched to a ledger row") : tr("%1 unexplained").arg(unexplained)));
+                 unexplained == 0 ? tr("each matched to a ledger row") : tr("%1 unexplained").arg(unexplained),
+                 frames || shown == 0 ? QString() : tr("; the trace recorded no stacks")));
 
     // Core's notes: how the iteration was found, what was assumed.
     QStringList notes;
@@ -279,6 +289,11 @@ QString MeasuredPanel::warningText() const
 QString MeasuredPanel::notesText() const
 {
     return m_notes->text();
+}
+
+QString MeasuredPanel::allocationsTitleText() const
+{
+    return m_allocationsTitle->text();
 }
 
 } // namespace memledger::ui

@@ -43,6 +43,8 @@ public:
     QString titleText() const;
     QString summaryText() const;
     QString notesText() const;
+    // The title over the allocations table (rich text).
+    QString allocationsTitleText() const;
     // The warning over the figures when the trace is plainly of another model (empty: none).
     QString warningText() const;
 
