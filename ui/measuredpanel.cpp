@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/measuredpanel.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -17,6 +18,9 @@
 #include "ui/comparisontablemodel.h"
 #include "ui/peakallocationsmodel.h"
 #include "ui/qtstring.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace memledger::ui {
 
@@ -49,6 +53,12 @@ QLabel *makeCaption(QWidget *parent)
     return label;
 }
 
+// Profiler traces name the host's own allocations device -1.
+QString deviceText(int device)
+{
+    return device < 0 ? MeasuredPanel::tr("CPU") : MeasuredPanel::tr("device %1").arg(device);
+}
+
 QString formatText(TraceFormat format)
 {
     return format == TraceFormat::Snapshot ? MeasuredPanel::tr("memory snapshot") : MeasuredPanel::tr("profiler trace");
@@ -64,6 +74,7 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     , m_placeholder(new QLabel(this))
     , m_title(new QLabel(this))
     , m_rank(new QSpinBox(this))
+    , m_device(new QComboBox(this))
     , m_clear(new QPushButton(tr("&Clear"), this))
     , m_summary(makeCaption(this))
     , m_warning(new QLabel(this))
@@ -92,6 +103,15 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     auto *bar = new QHBoxLayout;
     m_title->setTextFormat(Qt::RichText);
     bar->addWidget(m_title, 1);
+    // A snapshot of several GPUs (torch.cuda.memory._snapshot() records every device, as MemoryViz's device
+    // menu shows): the one held against the plan is picked here, as memledger-cli compare's --device.
+    auto *deviceLabel = new QLabel(tr("&Device"), page);
+    deviceLabel->setBuddy(m_device);
+    m_device->setToolTip(tr("The device of the trace whose allocations are held against the plan: a snapshot "
+                            "or profiler trace may record several."));
+    m_device->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    bar->addWidget(deviceLabel);
+    bar->addWidget(m_device);
     auto *rankLabel = new QLabel(tr("Held against pipeline &rank"), page);
     rankLabel->setBuddy(m_rank);
     m_rank->setToolTip(tr("The pipeline rank of the plan whose simulated iteration the trace is held against: "
@@ -156,6 +176,10 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     connect(reimport, &QPushButton::clicked, this, &MeasuredPanel::importRequested);
     connect(m_clear, &QPushButton::clicked, this, &MeasuredPanel::clearRequested);
     connect(m_rank, &QSpinBox::valueChanged, this, &MeasuredPanel::rankChanged);
+    connect(m_device, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (index >= 0)
+            Q_EMIT deviceChanged(m_device->itemData(index).toInt());
+    });
     clear();
 }
 
@@ -169,7 +193,8 @@ QString MeasuredPanel::defaultPlaceholder() const
               "and the measured curve is drawn over the simulated one in the Lifetimes view.</p>");
 }
 
-void MeasuredPanel::setComparison(const TraceComparison &comparison, const QString &fileName)
+void MeasuredPanel::setComparison(const TraceComparison &comparison, const QString &fileName,
+                                  const std::vector<int> &devices)
 {
     m_comparison->setComparison(comparison);
     m_allocations->setAllocations(comparison.alive_at_peak);
@@ -178,8 +203,16 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
 
     QStringList facts;
     facts << formatText(comparison.format);
-    // Profiler traces name the host's own allocations device -1.
-    facts << (comparison.device < 0 ? tr("CPU") : tr("device %1").arg(comparison.device));
+    facts << (devices.size() > 1 ? tr("%1 of %2 in the file").arg(deviceText(comparison.device)).arg(devices.size())
+                                 : deviceText(comparison.device));
+    {
+        const QSignalBlocker block(m_device);
+        m_device->clear();
+        for (const int device : devices.empty() ? std::vector<int>{comparison.device} : devices)
+            m_device->addItem(deviceText(device), device);
+        m_device->setCurrentIndex(std::max(0, m_device->findData(comparison.device)));
+        m_device->setEnabled(m_device->count() > 1);
+    }
     facts << tr("%1 events").arg(toQString(formatThousands(comparison.events)));
     const QString modelled = toQString(formatSeconds(comparison.modelled_iteration_s));
     if (!comparison.measured_iteration_s)
@@ -249,6 +282,10 @@ void MeasuredPanel::clear()
     m_warning->hide();
     m_notes->clear();
     m_allocationsTitle->clear();
+    {
+        const QSignalBlocker block(m_device);
+        m_device->clear();
+    }
     m_placeholder->setText(defaultPlaceholder());
     m_pages->setCurrentIndex(kEmptyPage);
 }

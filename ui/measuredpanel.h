@@ -5,6 +5,9 @@
 
 #include "core/trace/compare.h"
 
+#include <vector>
+
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QSpinBox;
@@ -26,8 +29,10 @@ class MeasuredPanel : public QWidget
 public:
     explicit MeasuredPanel(QWidget *parent = nullptr);
 
-    // `fileName` names the trace in the title.
-    void setComparison(const TraceComparison &comparison, const QString &fileName);
+    // `fileName` names the trace in the title; `devices`, every device the file holds (a snapshot of several
+    // GPUs: the picker offers each, comparison.device is the one shown).
+    void setComparison(const TraceComparison &comparison, const QString &fileName,
+                       const std::vector<int> &devices = {});
     // Back to the "import a trace" placeholder.
     void clear();
     // While a trace loads and nothing is shown yet, the placeholder says so; empty: the usual text.
@@ -39,6 +44,8 @@ public:
     ComparisonTableModel *comparisonModel() const { return m_comparison; }
     PeakAllocationsModel *allocationsModel() const { return m_allocations; }
     QTableView *comparisonTable() const { return m_comparisonTable; }
+    // The trace's devices; picking one asks for it (deviceChanged).
+    QComboBox *devicePicker() const { return m_device; }
     QTableView *allocationsTable() const { return m_allocationsTable; }
     QString titleText() const;
     QString summaryText() const;
@@ -52,6 +59,7 @@ Q_SIGNALS:
     void importRequested();
     void clearRequested();
     void rankChanged(int rank);
+    void deviceChanged(int device);
 
 private:
     QString defaultPlaceholder() const;
@@ -63,6 +71,7 @@ private:
     QLabel *m_placeholder;
     QLabel *m_title;
     QSpinBox *m_rank;
+    QComboBox *m_device;
     QPushButton *m_clear;
     QLabel *m_summary;
     QLabel *m_warning;
