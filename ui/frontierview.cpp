@@ -110,8 +110,8 @@ FrontierView::FrontierView(Document *document, Planner planner, QWidget *parent)
         m_costCombo->addItem(tr("FLOPs only"));
         m_costCombo->setToolTip(
             tr("Achieved rates: each op takes its FLOPs at the GEMM rate the device reaches for its size "
-               "plus its memory traffic at the HBM bandwidth it reaches (the time model, "
-               "docs/time-model.md). FLOPs only: as if every op ran at peak. FLOPs alone "
+               "plus its memory traffic at the HBM bandwidth it reaches (the time model: "
+               "Help > Documentation, time-model.md). FLOPs only: as if every op ran at peak. FLOPs alone "
                "under-price the memory-bound softmax and dropout; switch to see selective "
                "recompute's overhead shrink."));
         row->addWidget(m_costCombo);

@@ -313,9 +313,10 @@ QVariant PlanFinderModel::headerData(int section, Qt::Orientation orientation, i
         case PeakShareColumn:
             return tr("The peak as a share of the device's HBM");
         case StepTimeColumn:
-            return tr("Estimated seconds per training step: kernels at the device's achieved rates, exposed "
-                      "communication, bubble, recompute, optimizer and offload stalls (docs/time-model.md; "
-                      "within 6 % of published Megatron runs on A100)");
+            return tr(
+                "Estimated seconds per training step: kernels at the device's achieved rates, exposed "
+                "communication, bubble, recompute, optimizer and offload stalls (Help > Documentation, time-model.md; "
+                "within 6 % of published Megatron runs on A100)");
         case MfuColumn:
             return tr("Model FLOPs utilisation: the model's FLOPs per step (no recompute) over the step time and "
                       "the device's peak");
