@@ -130,7 +130,8 @@ QString PlanFinderModel::verdictsToolTip(SearchDimension dimension, std::optiona
             kind = tr("listed");
             break;
         case VerdictKind::Structural:
-            kind = tr("never valid");
+            // Core's word: a value it never tried (GPipe) is no value that could never run.
+            kind = v.tried ? tr("never valid") : tr("not tried");
             break;
         case VerdictKind::Memory:
             kind = tr("too much memory");
