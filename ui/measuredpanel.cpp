@@ -102,6 +102,8 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     layout->setContentsMargins(4, 4, 4, 4);
     auto *bar = new QHBoxLayout;
     m_title->setTextFormat(Qt::RichText);
+    // The file's name is in the tooltip too: a long one must not hold the window wider than the screen.
+    m_title->setSizePolicy(QSizePolicy::Ignored, m_title->sizePolicy().verticalPolicy());
     bar->addWidget(m_title, 1);
     // A snapshot of several GPUs (torch.cuda.memory._snapshot() records every device, as MemoryViz's device
     // menu shows): the one held against the plan is picked here, as memledger-cli compare's --device.
@@ -112,7 +114,7 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     m_device->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     bar->addWidget(deviceLabel);
     bar->addWidget(m_device);
-    auto *rankLabel = new QLabel(tr("Held against pipeline &rank"), page);
+    auto *rankLabel = new QLabel(tr("Pipeline &rank"), page);
     rankLabel->setBuddy(m_rank);
     m_rank->setToolTip(tr("The pipeline rank of the plan whose simulated iteration the trace is held against: "
                           "the rank the measured GPU ran."));

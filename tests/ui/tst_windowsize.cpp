@@ -2,6 +2,8 @@
 // The main window fits a 1024 × 700 screen (a projector, a small laptop):
 // no widget's minimum size holds it taller, and nothing overlaps there.
 #include <QApplication>
+#include <QFont>
+#include <QScreen>
 #include <QTabWidget>
 
 #include "catchqt.h"
@@ -45,7 +47,61 @@ std::string tallestMinimums(QWidget *root)
     return out;
 }
 
+// The widgets whose minimum width is largest, for the failure message.
+std::string widestMinimums(QWidget *root)
+{
+    std::vector<std::pair<int, QString>> found;
+    for (QWidget *w : root->findChildren<QWidget *>()) {
+        if (!w->isVisibleTo(root))
+            continue;
+        const int width = std::max(w->minimumWidth(), w->minimumSizeHint().width());
+        QString name = QString::fromLatin1(w->metaObject()->className()) + QLatin1Char(' ') + w->objectName();
+        for (QWidget *p = w->parentWidget(); p && p != root; p = p->parentWidget())
+            name += QStringLiteral(" < ") + QString::fromLatin1(p->metaObject()->className());
+        found.push_back({width, name});
+    }
+    std::sort(found.begin(), found.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    std::string out;
+    for (std::size_t i = 0; i < std::min<std::size_t>(found.size(), 25); ++i)
+        out += std::to_string(found[i].first) + " " + found[i].second.toStdString() + "\n";
+    return out;
+}
+
+// The application's font for one scope: a desktop's own size rather than offscreen's.
+struct FontScope
+{
+    explicit FontScope(double points)
+        : saved(QApplication::font())
+    {
+        QFont font(QStringLiteral("DejaVu Sans"));
+        font.setPointSizeF(points);
+        QApplication::setFont(font);
+    }
+    ~FontScope() { QApplication::setFont(saved); }
+    QFont saved;
+};
+
 } // namespace
+
+TEST_CASE("The main window fits a 1024 px wide screen at a desktop's font sizes on every view", "[ui][window]")
+{
+    // Issue 34, item 16: at a desktop's 10 or 11 pt font the window could not be narrower than 1049 px, past a
+    // 1024 × 768 screen's width.
+    for (const double points : {9.0, 10.0, 11.0}) {
+        const FontScope font(points);
+        ShownWindow gui(kDefaultScenario, QSize(1024, 700));
+        for (int tab = 0; tab < gui.window.views()->count(); ++tab) {
+            gui.window.views()->setCurrentIndex(tab);
+            for (int pass = 0; pass < 5; ++pass)
+                QApplication::processEvents();
+            gui.window.resize(1024, 700);
+            QApplication::processEvents();
+            INFO(points << " pt, view " << tab << ", the widest minimums:\n" << widestMinimums(&gui.window));
+            CHECK(gui.window.minimumSizeHint().width() <= 1024);
+            CHECK(gui.window.width() == 1024);
+        }
+    }
+}
 
 TEST_CASE("The main window reaches 1024 × 700 on every view", "[ui][mainwindow]")
 {
