@@ -17,6 +17,7 @@
 #include "ui/talkmode.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -162,4 +163,57 @@ TEST_CASE("The window opens within the screen's available area", "[ui][window]")
     CHECK(startSize(QSize(2560, 1400)) == QSize(1400, 900));
     CHECK(startSize(QSize(1920, 800)) == QSize(1400, 800));
     CHECK(startSize(QSize()) == QSize(1400, 900)); // no screen known: the usual size
+}
+
+TEST_CASE("Talk mode wraps a long slide description inside the screen and gives the window its size back",
+          "[ui][talk][window]")
+{
+    // Issue 34, item 16: a long description grew the window past the screen in talk mode, and the window stayed
+    // that large after Esc.
+    ShownWindow gui(kDefaultScenario, QSize(1024, 700));
+    const QSize before = gui.window.size();
+    std::string longText;
+    while (longText.size() < 3000)
+        longText += "A slide's description that goes on, sentence after sentence, past what a room can read. ";
+    nlohmann::json deck = {{"format", "memledger-deck"},
+                           {"version", 1},
+                           {"name", "long"},
+                           {"description", "A deck with one long description."},
+                           {"slides",
+                            {{{"name", "long-slide"},
+                              {"description", longText},
+                              {"model", "llama-2-7b"},
+                              {"training", "seed-000-7b-a-plain"},
+                              {"parallelism", "seed-000-7b-a-plain"},
+                              {"strategy", "seed-000-7b-a-plain"},
+                              {"hardware", "A100-SXM-80GB"}},
+                             std::string(kDefaultScenario)}}};
+    const DeckLoadResult loaded = deckFromJson(deck);
+    for (const Problem &p : loaded.problems)
+        UNSCOPED_INFO(p.toString());
+    REQUIRE(loaded.deck.has_value());
+    auto *header = gui.window.findChild<PlanHeader *>();
+    REQUIRE(header != nullptr);
+    gui.window.talkMode()->start(*loaded.deck);
+    const QSize screen = gui.window.screen()->availableGeometry().size();
+    // Offscreen, full screen is the virtual screen's size: the window leaves that state for a 1024 × 768
+    // projector's (talk mode's fonts and layout stay).
+    gui.window.setWindowState(gui.window.windowState() & ~Qt::WindowFullScreen);
+    for (int pass = 0; pass < 10; ++pass)
+        QApplication::processEvents();
+    gui.window.resize(1024, 768);
+    for (int pass = 0; pass < 10; ++pass)
+        QApplication::processEvents();
+    INFO("screen " << screen.width() << "x" << screen.height() << ", the tallest minimums:\n"
+                   << tallestMinimums(&gui.window));
+    CHECK(gui.window.size() == QSize(1024, 768));
+    // The header with its description takes at most a quarter of the screen's height, what does not fit elided
+    // with "…".
+    CHECK(header->height() <= screen.height() / 4);
+    CHECK(header->shownDetail().endsWith(QChar(0x2026)));
+    CHECK(header->shownDetail().size() < int(longText.size()));
+    gui.window.talkMode()->stop();
+    for (int pass = 0; pass < 10; ++pass)
+        QApplication::processEvents();
+    CHECK(gui.window.size() == before);
 }
