@@ -2,6 +2,8 @@
 #include "ui/measuredpanel.h"
 
 #include <QComboBox>
+#include <QEvent>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -102,8 +104,10 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     layout->setContentsMargins(4, 4, 4, 4);
     auto *bar = new QHBoxLayout;
     m_title->setTextFormat(Qt::RichText);
-    // The file's name is in the tooltip too: a long one must not hold the window wider than the screen.
+    // A long file name must not hold the window wider than the screen: the title takes the width it is given
+    // and elides the name in the middle to it (fitTitle), the whole name in its tooltip.
     m_title->setSizePolicy(QSizePolicy::Ignored, m_title->sizePolicy().verticalPolicy());
+    m_title->installEventFilter(this);
     bar->addWidget(m_title, 1);
     // A snapshot of several GPUs (torch.cuda.memory._snapshot() records every device, as MemoryViz's device
     // menu shows): the one held against the plan is picked here, as memledger-cli compare's --device.
@@ -200,8 +204,9 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
 {
     m_comparison->setComparison(comparison);
     m_allocations->setAllocations(comparison.alive_at_peak);
-    m_title->setText(tr("<b>Measured vs model</b> &nbsp; %1").arg(fileName.toHtmlEscaped()));
+    m_fileName = fileName;
     m_title->setToolTip(fileName);
+    fitTitle();
 
     QStringList facts;
     facts << formatText(comparison.format);
@@ -263,6 +268,30 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
     fitComparisonTable();
     m_clear->setEnabled(true);
     m_pages->setCurrentIndex(kComparisonPage);
+    fitTitle(); // at the width of the page now shown
+}
+
+void MeasuredPanel::fitTitle()
+{
+    if (m_fileName.isEmpty())
+        return;
+    QFont bold = m_title->font();
+    bold.setBold(true);
+    const QString heading = tr("Measured vs model");
+    const int room = m_title->width() - QFontMetrics(bold).horizontalAdvance(heading)
+                     - 3 * m_title->fontMetrics().horizontalAdvance(QLatin1Char(' '));
+    // Not laid out yet (a hidden page): whole, until the first resize fits it.
+    const QString name = m_title->isVisible()
+                             ? m_title->fontMetrics().elidedText(m_fileName, Qt::ElideMiddle, std::max(room, 40))
+                             : m_fileName;
+    m_title->setText(QStringLiteral("<b>%1</b> &nbsp; %2").arg(heading.toHtmlEscaped(), name.toHtmlEscaped()));
+}
+
+bool MeasuredPanel::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_title && (event->type() == QEvent::Resize || event->type() == QEvent::Show))
+        fitTitle();
+    return QWidget::eventFilter(watched, event);
 }
 
 void MeasuredPanel::fitComparisonTable()
@@ -279,6 +308,7 @@ void MeasuredPanel::clear()
     m_comparison->clear();
     m_allocations->setAllocations({});
     m_title->clear();
+    m_fileName.clear();
     m_summary->clear();
     m_warning->clear();
     m_warning->hide();

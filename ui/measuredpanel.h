@@ -61,8 +61,13 @@ Q_SIGNALS:
     void rankChanged(int rank);
     void deviceChanged(int device);
 
+protected:
+    // The title's file name is elided to the title's width as it changes.
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     QString defaultPlaceholder() const;
+    void fitTitle();
     void fitComparisonTable();
 
     ComparisonTableModel *m_comparison;
@@ -70,6 +75,7 @@ private:
     QStackedWidget *m_pages;
     QLabel *m_placeholder;
     QLabel *m_title;
+    QString m_fileName; // the trace's, whole (the title elides it)
     QSpinBox *m_rank;
     QComboBox *m_device;
     QPushButton *m_clear;

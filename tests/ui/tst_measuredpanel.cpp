@@ -218,3 +218,20 @@ TEST_CASE("The allocations table shows each ledger row whole and gives no room t
     CHECK(table->columnWidth(P::FramesColumn) > 0);
     CHECK_FALSE(panel.allocationsTitleText().contains(QStringLiteral("no stacks")));
 }
+
+TEST_CASE("A long trace file name is elided in the title and does not widen the panel", "[ui][measured]")
+{
+    // Issue 34, item 16: the title, the file's name, set the page's width, and with it the window's.
+    MeasuredPanel panel;
+    panel.resize(700, 500);
+    panel.show();
+    const QString name = QStringLiteral("a-very-long-trace-file-name-recorded-on-rank-0-of-a-long-run-%1.pickle.gz")
+                             .arg(QString(40, QLatin1Char('x')));
+    panel.setComparison(memledger::test::handBuiltComparison(), name);
+    QApplication::processEvents();
+    CHECK(panel.minimumSizeHint().width() <= 700);
+    CHECK(panel.width() == 700);
+    CHECK(panel.titleText().contains(QChar(0x2026)));
+    CHECK_FALSE(panel.titleText().contains(name));
+    CHECK(panel.titleText().contains(QStringLiteral("Measured vs model")));
+}
