@@ -2,14 +2,19 @@
 #include "ui/chartupdate.h"
 
 #include <QAbstractAxis>
+#include <QAbstractSeries>
 #include <QApplication>
 #include <QBarSet>
+#include <QBrush>
 #include <QChart>
 #include <QFontMetricsF>
 #include <QGraphicsLayout>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QLegend>
 #include <QString>
 #include <QStringList>
+#include <QTextDocument>
 #include <QValueAxis>
 #include <QWidget>
 #include <QXYSeries>
@@ -74,6 +79,15 @@ void setChartTitle(QChart *chart, const QString &title)
         chart->setTitle(title);
 }
 
+namespace {
+// How far rank 0's label must be from the first rank labelled, `first`: half of each label and Qt Charts'
+// padding around a label (4 px each side).
+double rankZeroRoom(const QFontMetricsF &fm, int first)
+{
+    return (fm.horizontalAdvance(QStringLiteral("0")) + fm.horizontalAdvance(QString::number(first))) / 2 + 2 * 4.0;
+}
+} // namespace
+
 int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth)
 {
     count = std::max(count, 1);
@@ -85,10 +99,13 @@ int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth)
     // (half a pixel of margin around it), plus a pixel for rounding.
     const QFontMetricsF fm(axis->labelsFont());
     const double label = fm.horizontalAdvance(QString::number(count - 1)) + 2 * 4.0 + 1.0 + 1.0;
+    // The labels fit, and rank 0 is one of them or has room for its own beside the first (RankZeroLabel).
+    const double slot = plotWidth / count;
     int step = 1;
     for (; step < count; ++step) {
         const int ticks = keep / step + (count - 1 - keep) / step + 1;
-        if (plotWidth <= 0 || plotWidth / ticks >= label)
+        const int first = keep % step;
+        if (plotWidth <= 0 || (plotWidth / ticks >= label && (first == 0 || first * slot >= rankZeroRoom(fm, first))))
             break;
     }
     if (axis->tickType() != QValueAxis::TicksDynamic)
@@ -100,6 +117,68 @@ int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth)
     if (axis->minorTickCount() != step - 1)
         axis->setMinorTickCount(step - 1);
     return step;
+}
+
+RankZeroLabel::RankZeroLabel(QChart *chart, QValueAxis *axis)
+    : m_chart(chart)
+    , m_axis(axis)
+    , m_item(new QGraphicsTextItem(chart))
+{
+    m_item->hide();
+    m_item->setAcceptHoverEvents(false);
+    QObject::connect(axis, &QValueAxis::labelsBrushChanged, m_item,
+                     [this](const QBrush &brush) { m_item->setDefaultTextColor(brush.color()); });
+    QObject::connect(axis, &QValueAxis::labelsFontChanged, m_item, [this](const QFont &font) {
+        m_item->setFont(font);
+        m_offset = -1; // measured again under the new font
+    });
+}
+
+bool RankZeroLabel::isShown() const
+{
+    return m_item->isVisible();
+}
+
+void RankZeroLabel::update(QAbstractSeries *series, int step, int keep, bool shown)
+{
+    const int first = step > 0 ? keep % step : 0; // the lowest rank Qt Charts labels
+    const QRectF plot = m_chart->plotArea();
+    bool show = shown && step > 1 && first != 0 && plot.width() > 0;
+    if (show && m_offset < 0) {
+        // The row Qt Charts put its labels in: the top of a number under the plot.
+        const QRectF scenePlot = m_chart->mapRectToScene(plot);
+        for (QGraphicsItem *item : m_chart->scene()->items()) {
+            auto *text = dynamic_cast<QGraphicsTextItem *>(item);
+            if (!text || text == m_item || !text->isVisible())
+                continue;
+            bool number = false;
+            text->toPlainText().toInt(&number);
+            const QRectF box = text->sceneBoundingRect();
+            if (number && box.top() >= scenePlot.bottom() - 1 && box.center().x() > scenePlot.left()
+                && box.center().x() < scenePlot.right()) {
+                m_offset = box.top() - scenePlot.bottom();
+                // Laid out as Qt Charts lays its labels out (its margin around the text is not the default's).
+                m_item->document()->setDocumentMargin(text->document()->documentMargin());
+                m_item->setPlainText(QString());
+                break;
+            }
+        }
+    }
+    // Room beside the first label, as setRankTicks chose the step for.
+    const double slot = plot.width() / std::max(1.0, m_axis->max() - m_axis->min());
+    show = show && m_offset >= 0 && first * slot >= rankZeroRoom(QFontMetricsF(m_axis->labelsFont()), first) - 0.5;
+    if (!show) {
+        m_item->hide();
+        return;
+    }
+    if (m_item->toPlainText() != QStringLiteral("0")) {
+        m_item->setFont(m_axis->labelsFont());
+        m_item->setDefaultTextColor(m_axis->labelsBrush().color());
+        m_item->setPlainText(QStringLiteral("0"));
+    }
+    const QPointF bar = m_chart->mapToPosition(QPointF(0, m_axis->min()), series);
+    m_item->setPos(bar.x() - m_item->boundingRect().width() / 2, plot.bottom() + m_offset);
+    m_item->show();
 }
 
 NiceAxis heldRange(const NiceAxis &next, const NiceAxis &shown, bool held)

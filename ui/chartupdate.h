@@ -11,8 +11,10 @@
 #include <vector>
 
 class QAbstractAxis;
+class QAbstractSeries;
 class QBarSet;
 class QChart;
+class QGraphicsTextItem;
 class QValueAxis;
 class QXYSeries;
 class QWidget;
@@ -55,10 +57,31 @@ bool setFittedBottomAxisTitle(QChart *chart, QAbstractAxis *axis, const QString 
 // from -0.5 to count - 0.5 (Qt Charts elides a category axis's labels to one
 // bar's width each, "…" from 12 ranks on in a narrow chart). A label every
 // `step` ranks, the step the smallest whose labels fit `plotWidth` unelided,
-// anchored on `keep` (the peak rank is always labelled), and a minor tick under
+// anchored on `keep` (the peak rank is always labelled) and such that rank 0 is
+// labelled too or has room for RankZeroLabel's, and a minor tick under
 // every bar between them, so each rank stays identifiable at any width.
 // Touches the axis only where something changes; returns the step.
 int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth);
+
+// Rank 0's label where setRankTicks' labels, anchored on the peak rank, leave it out (16 ranks with the peak on
+// rank 15: ranks 1, 3, … 15 labelled, the first bar not; issue 34, item 21). Qt Charts labels a value axis
+// only at evenly spaced ticks from one anchor, so this is a text item of the chart's own, in the axis labels'
+// font, colour and row, shown where it leaves the first of them room.
+class RankZeroLabel
+{
+public:
+    RankZeroLabel(QChart *chart, QValueAxis *axis);
+    // After setRankTicks(axis, …, keep, …) returned `step`; `series` maps ranks onto the plot. `shown` false
+    // (compare mode, no bars): hidden.
+    void update(QAbstractSeries *series, int step, int keep, bool shown = true);
+    bool isShown() const;
+
+private:
+    QChart *m_chart;
+    QValueAxis *m_axis;
+    QGraphicsTextItem *m_item;
+    double m_offset = -1; // how far under the plot Qt Charts puts the tops of the axis labels (-1: not seen yet)
+};
 
 // While one control is edited step after step (a drag, a spin held, a control toggled back and forth) the
 // charts' axes only grow: every range change makes Qt Charts measure each label of the chart again as rich

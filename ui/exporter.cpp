@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "ui/exporter.h"
 
+#include <QBuffer>
 #include <QImageWriter>
 #include <QPainter>
 #include <QPixmap>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QWidget>
@@ -11,6 +13,8 @@
 #include "core/formats/preset.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace memledger::ui {
 
@@ -42,6 +46,75 @@ void paintCaptioned(QPainter &painter, QWidget *widget, const QString &caption)
     painter.setFont(widget->font());
     painter.drawText(strip.adjusted(kCaptionPad, kCaptionPad, -kCaptionPad, -kCaptionPad),
                      Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption);
+}
+
+// QSvgGenerator writes each state's fill, stroke and their opacities on a <g> around the shapes drawn in it. A
+// converter that does not carry a group's fill-opacity down to its shapes (issue 34, item 21: "renders
+// black in common converters") fills a translucent swatch, written fill="#000000" fill-opacity="0.07", in
+// opaque black. Each shape gets its group's paint attributes itself, and the groups lose their opacities.
+QByteArray opacityOnShapes(const QByteArray &svg)
+{
+    static const QRegularExpression tag(QStringLiteral("<(/?)([A-Za-z]+)([^<>]*)>"));
+    static const QRegularExpression attribute(QStringLiteral("([A-Za-z:-]+)=\"([^\"]*)\""));
+    static const QStringList shapes{QStringLiteral("rect"),    QStringLiteral("path"),    QStringLiteral("polyline"),
+                                    QStringLiteral("polygon"), QStringLiteral("ellipse"), QStringLiteral("circle"),
+                                    QStringLiteral("line"),    QStringLiteral("text"),    QStringLiteral("image")};
+    static const QStringList painted{QStringLiteral("fill"), QStringLiteral("fill-opacity"), QStringLiteral("stroke"),
+                                     QStringLiteral("stroke-opacity"), QStringLiteral("opacity")};
+    static const QStringList opacities{QStringLiteral("fill-opacity"), QStringLiteral("stroke-opacity"),
+                                       QStringLiteral("opacity")};
+    const QString text = QString::fromUtf8(svg);
+    QString out;
+    out.reserve(text.size() + text.size() / 4);
+    std::vector<QList<std::pair<QString, QString>>> groups; // each open <g>'s paint attributes, outermost first
+    qsizetype copied = 0;
+    for (auto m = tag.globalMatch(text); m.hasNext();) {
+        const QRegularExpressionMatch t = m.next();
+        const bool closing = !t.captured(1).isEmpty();
+        const QString name = t.captured(2);
+        out += QStringView(text).mid(copied, t.capturedStart() - copied);
+        copied = t.capturedEnd();
+        if (name == QStringLiteral("g") && closing) {
+            if (!groups.empty())
+                groups.pop_back();
+            out += t.captured(0);
+            continue;
+        }
+        QString attributes = t.captured(3);
+        QList<std::pair<QString, QString>> own;
+        for (auto a = attribute.globalMatch(attributes); a.hasNext();) {
+            const QRegularExpressionMatch at = a.next();
+            own.push_back({at.captured(1), at.captured(2)});
+        }
+        const auto has = [&own](const QString &key) {
+            return std::any_of(own.begin(), own.end(), [&key](const auto &kv) { return kv.first == key; });
+        };
+        if (name == QStringLiteral("g") && !closing) {
+            QList<std::pair<QString, QString>> paint
+                = groups.empty() ? QList<std::pair<QString, QString>>{} : groups.back();
+            for (const auto &[key, value] : own)
+                if (painted.contains(key)) {
+                    paint.removeIf([&key](const auto &kv) { return kv.first == key; });
+                    paint.push_back({key, value});
+                }
+            groups.push_back(paint);
+            for (const QString &key : opacities)
+                attributes.remove(QRegularExpression(QStringLiteral("\\s%1=\"[^\"]*\"").arg(key)));
+            out += QStringLiteral("<g") + attributes + QLatin1Char('>');
+            continue;
+        }
+        if (closing || !shapes.contains(name) || groups.empty()) {
+            out += t.captured(0);
+            continue;
+        }
+        QString inherited;
+        for (const auto &[key, value] : groups.back())
+            if (!has(key))
+                inherited += QStringLiteral(" %1=\"%2\"").arg(key, value);
+        out += QLatin1Char('<') + name + inherited + attributes + QLatin1Char('>');
+    }
+    out += QStringView(text).mid(copied);
+    return out.toUtf8();
 }
 
 } // namespace
@@ -112,8 +185,10 @@ bool exportSvg(QWidget *widget, const QString &path, const QString &title, QStri
             *error = file.errorString();
         return false;
     }
+    QBuffer generated;
+    generated.open(QIODevice::WriteOnly);
     QSvgGenerator generator;
-    generator.setOutputDevice(&file);
+    generator.setOutputDevice(&generated);
     const QSize size(widget->width(), widget->height() + captionRect(widget, caption).height());
     generator.setSize(size);
     generator.setViewBox(QRect(QPoint(0, 0), size));
@@ -124,7 +199,8 @@ bool exportSvg(QWidget *widget, const QString &path, const QString &title, QStri
         QPainter painter(&generator);
         paintCaptioned(painter, widget, caption);
     }
-    if (file.error() != QFileDevice::NoError || !file.commit()) {
+    const QByteArray svg = opacityOnShapes(generated.data());
+    if (file.write(svg) != svg.size() || file.error() != QFileDevice::NoError || !file.commit()) {
         if (error)
             *error = file.errorString();
         return false;

@@ -150,7 +150,9 @@ QSize FrontierPlot::sizeHint() const
 
 QSize FrontierPlot::minimumSizeHint() const
 {
-    return {300, 200};
+    // Two plots side by side in the Planners view, beside the plan panel, fit a 1024 px wide screen at an
+    // 11 pt font (issue 34, item 16: at 300 px each the window could not be narrower than 1041 to 1119 px).
+    return {220, 200};
 }
 
 void FrontierPlot::setData(FrontierPlotData data)

@@ -7,6 +7,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QKeySequence>
@@ -112,35 +113,67 @@ void HelpMenu::showAbout()
     box->open();
 }
 
+QString HelpMenu::documentationFolder()
+{
+    QStringList folders;
+#ifdef MEMLEDGER_DOC_FROM_BIN
+    folders << QCoreApplication::applicationDirPath() + QLatin1Char('/') + QStringLiteral(MEMLEDGER_DOC_FROM_BIN);
+#endif
+#ifdef MEMLEDGER_BUILD_DOC_DIR
+    folders << QStringLiteral(MEMLEDGER_BUILD_DOC_DIR);
+#endif
+    for (const QString &folder : folders)
+        if (QFileInfo::exists(folder + QStringLiteral("/README.md")))
+            return QDir(folder).canonicalPath();
+    return {};
+}
+
+QStringList HelpMenu::guides()
+{
+    const QString folder = documentationFolder();
+    if (folder.isEmpty())
+        return {};
+    const QDir dir(folder);
+    QStringList files{dir.filePath(QStringLiteral("README.md"))};
+    for (const QString &name : QDir(dir.filePath(QStringLiteral("docs"))).entryList({QStringLiteral("*.md")}))
+        files << dir.filePath(QStringLiteral("docs/") + name);
+    if (dir.exists(QStringLiteral("presets/README.md")))
+        files << dir.filePath(QStringLiteral("presets/README.md"));
+    return files;
+}
+
+namespace {
+
+// A guide's first heading ("# The time model"), else its file name.
+QString guideTitle(const QString &path)
+{
+    QFile file(path);
+    if (file.open(QIODevice::ReadOnly | QIODevice::Text))
+        for (int line = 0; line < 5 && !file.atEnd(); ++line) {
+            const QString text = QString::fromUtf8(file.readLine()).trimmed();
+            if (text.startsWith(QStringLiteral("# ")))
+                return text.mid(2);
+        }
+    return QFileInfo(path).fileName();
+}
+
+} // namespace
+
 void HelpMenu::showDocumentation()
 {
-    // The guides as installed beside the program, else in the source tree it was built from.
-    QStringList folders{QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/memledger"),
-                        QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/MemLedger")};
-#ifdef MEMLEDGER_SOURCE_DIR
-    folders << QStringLiteral(MEMLEDGER_SOURCE_DIR);
-#endif
+    const QString folder = documentationFolder();
     QStringList links;
-    for (const QString &folder : folders) {
-        const QDir dir(folder);
-        QStringList files;
-        if (dir.exists(QStringLiteral("README.md")))
-            files << dir.filePath(QStringLiteral("README.md"));
-        for (const QString &name : QDir(dir.filePath(QStringLiteral("docs"))).entryList({QStringLiteral("*.md")}))
-            files << dir.filePath(QStringLiteral("docs/") + name);
-        if (dir.exists(QStringLiteral("presets/README.md")))
-            files << dir.filePath(QStringLiteral("presets/README.md"));
-        for (const QString &file : files)
-            links << QStringLiteral("<a href='%1'>%2</a>")
-                         .arg(QUrl::fromLocalFile(QFileInfo(file).canonicalFilePath()).toString(),
-                              QDir::cleanPath(file).toHtmlEscaped());
-        if (!links.isEmpty())
-            break;
-    }
+    for (const QString &file : guides())
+        links << QStringLiteral("<a href='%1'>%2</a> (%3)")
+                     .arg(QUrl::fromLocalFile(file).toString(), guideTitle(file).toHtmlEscaped(),
+                          QDir(folder).relativeFilePath(file).toHtmlEscaped());
     QString text = tr("<p>MemLedger's guides are Markdown files: the README (the views, the presets, the command "
                       "line) and the docs folder (how the ledger is built, how measured runs are compared).</p>");
-    text += links.isEmpty() ? tr("<p>They are in the MemLedger source repository: README.md and docs/.</p>")
-                            : QStringLiteral("<p>") + links.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
+    text += links.isEmpty()
+                ? tr("<p>They are not installed beside this program: <tt>cmake --install</tt> puts them in "
+                     "share/doc/memledger.</p>")
+                : QStringLiteral("<p>") + links.join(QStringLiteral("<br>")) + QStringLiteral("</p><p>")
+                      + tr("In %1").arg(QDir::toNativeSeparators(folder).toHtmlEscaped()) + QStringLiteral("</p>");
     auto *box = new QMessageBox(QMessageBox::Information, tr("Documentation"), text, QMessageBox::Ok, m_window);
     box->setObjectName(QStringLiteral("documentation"));
     box->setTextFormat(Qt::RichText);

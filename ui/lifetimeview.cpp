@@ -2,6 +2,7 @@
 #include "ui/lifetimeview.h"
 
 #include <QEvent>
+#include <QFontInfo>
 #include <QFontMetricsF>
 #include <QHelpEvent>
 #include <QImage>
@@ -27,6 +28,11 @@
 namespace memledger::ui {
 
 namespace {
+
+// The padding of the peak label's framed box on each side of its text, in pixels.
+constexpr double kPeakBoxPad = 3.0;
+// The smallest pixel size a persistent row's label is drawn at; a thinner row goes unlabelled (its tooltip names it).
+constexpr int kSmallestLabelPixels = 9;
 
 constexpr double kWheelZoomPerNotch = 1.25;
 constexpr int kPhaseKinds = 4;
@@ -861,14 +867,20 @@ void LifetimeView::paintAxis(QPainter &p) const
 
 QRectF LifetimeView::peakLabelRect() const
 {
-    // Beside the dot: right of it if it fits, else left; above the dot, or below when at the top.
+    // Beside the dot: right of it if it fits, else left; above the dot, or below when at the top. Measured in
+    // the bold font it is drawn in, with its box's frame, and kept inside the curve's clip: a served forward
+    // peaks at its very end, and the label placed by the regular font's width ran past the right edge
+    // (issue 34, item 21).
     const QFontMetricsF fm(font());
+    QFont bold = font();
+    bold.setBold(true);
     const GanttRect &ca = m_frame.curveArea;
     const double pad = fm.height() * 0.3;
-    QRectF r(0, 0, fm.horizontalAdvance(toQString(peakLabel(*currentRank()))), fm.height());
+    QRectF r(0, 0, QFontMetricsF(bold).horizontalAdvance(toQString(peakLabel(*currentRank()))), fm.height());
     if (m_geometry.peakVisible) {
         const double px = m_geometry.peak.x, py = m_geometry.peak.y;
-        r.moveLeft(px + pad + r.width() < ca.right() ? px + pad : px - pad - r.width());
+        r.moveLeft(px + pad + r.width() + kPeakBoxPad < ca.right() ? px + pad : px - pad - r.width());
+        r.moveLeft(std::max(ca.x + kPeakBoxPad, std::min(r.left(), ca.right() - kPeakBoxPad - r.width())));
         r.moveBottom(py - pad);
         if (r.top() < ca.y - fm.height() * 0.2)
             r.moveTop(py + pad);
@@ -881,12 +893,10 @@ QRectF LifetimeView::peakLabelBox() const
     ensureLayout();
     if (!currentRank() || !m_geometry.peakVisible)
         return {};
-    QFont bold = font();
-    bold.setBold(true);
-    QRectF r = peakLabelRect();
-    r.setWidth(QFontMetricsF(bold).horizontalAdvance(toQString(peakLabel(*currentRank()))));
-    // Whole pixels, so that the 1 px frame is drawn crisp on the box's edge.
-    return r.adjusted(-3, -1, 3, 0).toAlignedRect();
+    // Whole pixels, so that the 1 px frame is drawn crisp on the box's edge: inward, to stay inside the clip.
+    const QRectF r = peakLabelRect().adjusted(-kPeakBoxPad, -1, kPeakBoxPad, 0);
+    return QRectF(QPointF(std::ceil(r.left()), std::floor(r.top())),
+                  QPointF(std::floor(r.right()), std::ceil(r.bottom())));
 }
 
 void LifetimeView::paintCurve(QPainter &p) const
@@ -1020,11 +1030,17 @@ void LifetimeView::paintBars(QPainter &p) const
                 return m_geometry.bars[i].h;
         return 0.0;
     }();
-    if (barRowHeight < fm.height() && barRowHeight >= 0.7 * fm.height()) {
-        barFont.setPixelSize(std::max(1, int(barRowHeight * 0.8)));
+    // Never smaller than this: 9 px, or 80 % of the view's own font (issue 34, item 21: labels were drawn about
+    // 7 px high). The layout gives persistent rows a line of text where it can (GanttFrame::labelRowHeight).
+    const int readable = std::max(kSmallestLabelPixels, int(std::ceil(0.8 * QFontInfo(font()).pixelSize())));
+    const int shrunk = int(barRowHeight * 0.8);
+    const bool labelled = barRowHeight >= fm.height() || shrunk >= readable;
+    if (barRowHeight < fm.height() && labelled) {
+        barFont.setPixelSize(shrunk);
         barFm = QFontMetricsF(barFont);
     }
-    if (barRowHeight >= 0.7 * fm.height()) {
+    m_barLabelPixels = labelled ? QFontInfo(barFont).pixelSize() : 0;
+    if (labelled) {
         p.setFont(barFont);
         // A row of gradients created layer by layer holds many bars that end
         // together: one label, on the longest, with the row's whole bytes.

@@ -101,6 +101,8 @@ public:
     QRectF curveArea() const;
     // The framed box behind the peak's label, as drawn (empty: no peak in view).
     QRectF peakLabelBox() const;
+    // The pixel size the persistent rows' labels were last painted at; 0: the rows were too thin to label.
+    int barLabelPixels() const { return m_barLabelPixels; }
     QRectF rowsArea() const;
     // The legend's entries as drawn: the rank's title, then each swatch with
     // its label (wrapped onto a second line when the view is narrow).
@@ -191,6 +193,7 @@ private:
     mutable GanttFrame m_frame;
     mutable GanttGeometry m_geometry;
     int m_hovered = -1;
+    mutable int m_barLabelPixels = 0; // paintBars: the persistent rows' label size (barLabelPixels)
     mutable std::vector<ColoredRects> m_bars;
     mutable QVector<QRectF> m_fp8Rects;
     mutable QImage m_phaseStrip;

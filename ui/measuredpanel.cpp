@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "ui/measuredpanel.h"
 
+#include <QComboBox>
+#include <QEvent>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -17,6 +20,9 @@
 #include "ui/comparisontablemodel.h"
 #include "ui/peakallocationsmodel.h"
 #include "ui/qtstring.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace memledger::ui {
 
@@ -49,6 +55,12 @@ QLabel *makeCaption(QWidget *parent)
     return label;
 }
 
+// Profiler traces name the host's own allocations device -1.
+QString deviceText(int device)
+{
+    return device < 0 ? MeasuredPanel::tr("CPU") : MeasuredPanel::tr("device %1").arg(device);
+}
+
 QString formatText(TraceFormat format)
 {
     return format == TraceFormat::Snapshot ? MeasuredPanel::tr("memory snapshot") : MeasuredPanel::tr("profiler trace");
@@ -64,6 +76,7 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     , m_placeholder(new QLabel(this))
     , m_title(new QLabel(this))
     , m_rank(new QSpinBox(this))
+    , m_device(new QComboBox(this))
     , m_clear(new QPushButton(tr("&Clear"), this))
     , m_summary(makeCaption(this))
     , m_warning(new QLabel(this))
@@ -91,8 +104,21 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     layout->setContentsMargins(4, 4, 4, 4);
     auto *bar = new QHBoxLayout;
     m_title->setTextFormat(Qt::RichText);
+    // A long file name must not hold the window wider than the screen: the title takes the width it is given
+    // and elides the name in the middle to it (fitTitle), the whole name in its tooltip.
+    m_title->setSizePolicy(QSizePolicy::Ignored, m_title->sizePolicy().verticalPolicy());
+    m_title->installEventFilter(this);
     bar->addWidget(m_title, 1);
-    auto *rankLabel = new QLabel(tr("Held against pipeline &rank"), page);
+    // A snapshot of several GPUs (torch.cuda.memory._snapshot() records every device, as MemoryViz's device
+    // menu shows): the one held against the plan is picked here, as memledger-cli compare's --device.
+    auto *deviceLabel = new QLabel(tr("&Device"), page);
+    deviceLabel->setBuddy(m_device);
+    m_device->setToolTip(tr("The device of the trace whose allocations are held against the plan: a snapshot "
+                            "or profiler trace may record several."));
+    m_device->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    bar->addWidget(deviceLabel);
+    bar->addWidget(m_device);
+    auto *rankLabel = new QLabel(tr("Pipeline &rank"), page);
     rankLabel->setBuddy(m_rank);
     m_rank->setToolTip(tr("The pipeline rank of the plan whose simulated iteration the trace is held against: "
                           "the rank the measured GPU ran."));
@@ -130,12 +156,15 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     m_allocationsTitle->setTextFormat(Qt::RichText);
     layout->addWidget(m_allocationsTitle);
     m_allocationsTable->setModel(m_allocations);
+    // The ledger row is the answer the table gives: whole, at its text's width (issue 34, item 12: it was cut to
+    // 260 px). The frames take what is left, elided in the middle; setComparison() hides them when the trace
+    // recorded none.
     QHeaderView *header = m_allocationsTable->horizontalHeader();
     header->setSectionResizeMode(PeakAllocationsModel::BytesColumn, QHeaderView::ResizeToContents);
     header->setSectionResizeMode(PeakAllocationsModel::CountColumn, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(PeakAllocationsModel::MatchedColumn, QHeaderView::ResizeToContents);
     header->setSectionResizeMode(PeakAllocationsModel::FramesColumn, QHeaderView::Stretch);
-    header->setSectionResizeMode(PeakAllocationsModel::MatchedColumn, QHeaderView::Interactive);
-    header->resizeSection(PeakAllocationsModel::MatchedColumn, 260);
+    header->setStretchLastSection(false);
     layout->addWidget(m_allocationsTable, 1);
 
     QFont small = m_notes->font();
@@ -153,6 +182,10 @@ MeasuredPanel::MeasuredPanel(QWidget *parent)
     connect(reimport, &QPushButton::clicked, this, &MeasuredPanel::importRequested);
     connect(m_clear, &QPushButton::clicked, this, &MeasuredPanel::clearRequested);
     connect(m_rank, &QSpinBox::valueChanged, this, &MeasuredPanel::rankChanged);
+    connect(m_device, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (index >= 0)
+            Q_EMIT deviceChanged(m_device->itemData(index).toInt());
+    });
     clear();
 }
 
@@ -166,17 +199,27 @@ QString MeasuredPanel::defaultPlaceholder() const
               "and the measured curve is drawn over the simulated one in the Lifetimes view.</p>");
 }
 
-void MeasuredPanel::setComparison(const TraceComparison &comparison, const QString &fileName)
+void MeasuredPanel::setComparison(const TraceComparison &comparison, const QString &fileName,
+                                  const std::vector<int> &devices)
 {
     m_comparison->setComparison(comparison);
     m_allocations->setAllocations(comparison.alive_at_peak);
-    m_title->setText(tr("<b>Measured vs model</b> &nbsp; %1").arg(fileName.toHtmlEscaped()));
+    m_fileName = fileName;
     m_title->setToolTip(fileName);
+    fitTitle();
 
     QStringList facts;
     facts << formatText(comparison.format);
-    // Profiler traces name the host's own allocations device -1.
-    facts << (comparison.device < 0 ? tr("CPU") : tr("device %1").arg(comparison.device));
+    facts << (devices.size() > 1 ? tr("%1 of %2 in the file").arg(deviceText(comparison.device)).arg(devices.size())
+                                 : deviceText(comparison.device));
+    {
+        const QSignalBlocker block(m_device);
+        m_device->clear();
+        for (const int device : devices.empty() ? std::vector<int>{comparison.device} : devices)
+            m_device->addItem(deviceText(device), device);
+        m_device->setCurrentIndex(std::max(0, m_device->findData(comparison.device)));
+        m_device->setEnabled(m_device->count() > 1);
+    }
     facts << tr("%1 events").arg(toQString(formatThousands(comparison.events)));
     const QString modelled = toQString(formatSeconds(comparison.modelled_iteration_s));
     if (!comparison.measured_iteration_s)
@@ -204,10 +247,17 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
 
     const int shown = m_allocations->rowCount();
     const int unexplained = m_allocations->unexplainedCount();
+    // A trace recorded without stacks (torch.cuda.memory._record_memory_history(stacks=None)) has no frame on any
+    // row: the column would say "(no frames recorded)" on every one, so the title says it once instead.
+    const bool frames = m_allocations->hasFrames();
+    m_allocationsTable->setColumnHidden(PeakAllocationsModel::FramesColumn, !frames);
+    m_allocationsTable->horizontalHeader()->setSectionResizeMode(
+        PeakAllocationsModel::MatchedColumn, frames ? QHeaderView::ResizeToContents : QHeaderView::Stretch);
     m_allocationsTitle->setText(
-        tr("<b>Largest allocations alive at the measured peak</b> &nbsp; %1, %2")
+        tr("<b>Largest allocations alive at the measured peak</b> &nbsp; %1, %2%3")
             .arg(shown == 1 ? tr("1 row") : tr("%1 rows").arg(shown),
-                 unexplained == 0 ? tr("each matched to a ledger row") : tr("%1 unexplained").arg(unexplained)));
+                 unexplained == 0 ? tr("each matched to a ledger row") : tr("%1 unexplained").arg(unexplained),
+                 frames || shown == 0 ? QString() : tr("; the trace recorded no stacks")));
 
     // Core's notes: how the iteration was found, what was assumed.
     QStringList notes;
@@ -218,6 +268,30 @@ void MeasuredPanel::setComparison(const TraceComparison &comparison, const QStri
     fitComparisonTable();
     m_clear->setEnabled(true);
     m_pages->setCurrentIndex(kComparisonPage);
+    fitTitle(); // at the width of the page now shown
+}
+
+void MeasuredPanel::fitTitle()
+{
+    if (m_fileName.isEmpty())
+        return;
+    QFont bold = m_title->font();
+    bold.setBold(true);
+    const QString heading = tr("Measured vs model");
+    const int room = m_title->width() - QFontMetrics(bold).horizontalAdvance(heading)
+                     - 3 * m_title->fontMetrics().horizontalAdvance(QLatin1Char(' '));
+    // Not laid out yet (a hidden page): whole, until the first resize fits it.
+    const QString name = m_title->isVisible()
+                             ? m_title->fontMetrics().elidedText(m_fileName, Qt::ElideMiddle, std::max(room, 40))
+                             : m_fileName;
+    m_title->setText(QStringLiteral("<b>%1</b> &nbsp; %2").arg(heading.toHtmlEscaped(), name.toHtmlEscaped()));
+}
+
+bool MeasuredPanel::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_title && (event->type() == QEvent::Resize || event->type() == QEvent::Show))
+        fitTitle();
+    return QWidget::eventFilter(watched, event);
 }
 
 void MeasuredPanel::fitComparisonTable()
@@ -234,11 +308,16 @@ void MeasuredPanel::clear()
     m_comparison->clear();
     m_allocations->setAllocations({});
     m_title->clear();
+    m_fileName.clear();
     m_summary->clear();
     m_warning->clear();
     m_warning->hide();
     m_notes->clear();
     m_allocationsTitle->clear();
+    {
+        const QSignalBlocker block(m_device);
+        m_device->clear();
+    }
     m_placeholder->setText(defaultPlaceholder());
     m_pages->setCurrentIndex(kEmptyPage);
 }
@@ -279,6 +358,11 @@ QString MeasuredPanel::warningText() const
 QString MeasuredPanel::notesText() const
 {
     return m_notes->text();
+}
+
+QString MeasuredPanel::allocationsTitleText() const
+{
+    return m_allocationsTitle->text();
 }
 
 } // namespace memledger::ui

@@ -23,6 +23,7 @@ struct MeasuredRun::ImportJob
 {
     MeasuredRun *owner = nullptr;
     QString path;
+    std::optional<int> device; // none: the lowest device with events
     std::optional<Config> config; // none: the document has no valid plan yet
     int rank = 0;
     std::atomic<bool> cancelled{false};
@@ -85,17 +86,19 @@ QString MeasuredRun::importingPath() const
     return m_import ? m_import->path : QString();
 }
 
-void MeasuredRun::import(const QString &path)
+void MeasuredRun::import(const QString &path, std::optional<int> device)
 {
     if (m_import) {
         // One import at a time: the running one is cancelled and this one starts when it has stopped.
         m_queuedPath = path;
+        m_queuedDevice = device;
         cancelImport();
         return;
     }
     auto job = std::make_shared<ImportJob>();
     job->owner = this;
     job->path = path;
+    job->device = device;
     if (m_document->hasLedger())
         job->config = m_document->ledgerConfig();
     job->rank = comparedRank();
@@ -105,6 +108,7 @@ void MeasuredRun::import(const QString &path)
     const Backend backend = m_backend;
     m_importWatcher.setFuture(QtConcurrent::run([job, backend]() -> std::shared_ptr<ImportResult> {
         TraceImportOptions options;
+        options.device = job->device;
         options.progress_context = job.get();
         options.progress = [](void *context, std::uint64_t read, std::uint64_t total) {
             auto *j = static_cast<ImportJob *>(context);
@@ -178,7 +182,7 @@ void MeasuredRun::importDone()
         scheduleCompare();
     }
     if (!m_queuedPath.isEmpty())
-        import(std::exchange(m_queuedPath, QString()));
+        import(std::exchange(m_queuedPath, QString()), std::exchange(m_queuedDevice, std::nullopt));
 }
 
 void MeasuredRun::clear()
@@ -190,6 +194,13 @@ void MeasuredRun::clear()
     m_comparison.reset();
     m_comparedConfig.reset();
     Q_EMIT changed();
+}
+
+void MeasuredRun::setDevice(int device)
+{
+    if (!m_trace || device == m_trace->device || m_path.isEmpty())
+        return;
+    import(m_path, device);
 }
 
 void MeasuredRun::setPipelineRank(int rank)

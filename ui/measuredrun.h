@@ -40,8 +40,9 @@ public:
     // Cancels a running import and waits for the workers.
     ~MeasuredRun() override;
 
-    // Starts importing `path`; an import already running is cancelled first.
-    void import(const QString &path);
+    // Starts importing `path`, keeping `device`'s events (none: the lowest device with events); an import
+    // already running is cancelled first.
+    void import(const QString &path, std::optional<int> device = {});
     void cancelImport();
     bool isImporting() const { return m_import != nullptr; }
     QString importingPath() const;
@@ -61,6 +62,10 @@ public:
     bool isComparing() const { return m_compare != nullptr; }
     // How many comparisons have finished (tests: edits are coalesced).
     int compareCount() const { return m_compares; }
+
+    // Holds another device of the trace's file against the plan: the file is imported again for it (an
+    // import keeps one device's events). Nothing happens without a trace or for the device already kept.
+    void setDevice(int device);
 
     // The pipeline rank the trace is held against (clamped to the plan's ranks when compared).
     int pipelineRank() const { return m_rank; }
@@ -123,6 +128,7 @@ private:
     // Results travel by pointer: a trace can hold hundreds of megabytes of events.
     std::shared_ptr<ImportJob> m_import;
     QString m_queuedPath; // imported once the cancelled import in flight has stopped
+    std::optional<int> m_queuedDevice;
     QFutureWatcher<std::shared_ptr<ImportResult>> m_importWatcher;
     std::shared_ptr<CompareJob> m_compare;
     QFutureWatcher<std::shared_ptr<CompareResult>> m_compareWatcher;

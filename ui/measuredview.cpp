@@ -42,6 +42,10 @@ MeasuredView::MeasuredView(QMainWindow *window, Document *document, MeasuredRun 
     connect(m_panel, &MeasuredPanel::importRequested, this, &MeasuredView::chooseTrace);
     connect(m_panel, &MeasuredPanel::clearRequested, m_run, &MeasuredRun::clear);
     connect(m_panel, &MeasuredPanel::rankChanged, m_run, &MeasuredRun::setPipelineRank);
+    connect(m_panel, &MeasuredPanel::deviceChanged, this, [this](int device) {
+        showMessage(tr("Importing %1 again for the device picked…").arg(m_run->fileName()));
+        m_run->setDevice(device);
+    });
     connect(m_lifetimes, &LifetimesPage::clearMeasuredRequested, m_run, &MeasuredRun::clear);
     connect(m_run, &MeasuredRun::changed, this, &MeasuredView::showMeasured);
     connect(m_run, &MeasuredRun::importStarted, this, [this](const QString &path) {
@@ -172,7 +176,7 @@ void MeasuredView::showMeasured()
         return;
     }
     const QString name = m_run->fileName();
-    m_panel->setComparison(*c, name);
+    m_panel->setComparison(*c, name, m_run->trace() ? m_run->trace()->devices : std::vector<int>{});
     m_panel->setRanks(static_cast<int>(m_document->ledger().ranks.size()), c->pipeline_rank);
     lifetimes->setMeasuredOverlay(
         {tr("measured (%1)").arg(name), c->pipeline_rank, c->measured_curve, c->modelled_curve});

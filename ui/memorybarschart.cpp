@@ -107,6 +107,7 @@ MemoryBarsChart::MemoryBarsChart(Placement placement, QWidget *parent)
     setChart(chart);
     delete initial;
     m_fonts = chartFonts(chart);
+    m_rankZero = std::make_unique<RankZeroLabel>(chart, m_rankAxis);
     // No antialiasing: every shape here is axis-aligned (bars, grid, capacity lines), and an antialiased
     // line is rasterized as a path, ~30x the work of a plain one (a fifth of a move's instructions went to
     // grid and tick lines in the bench's profile). The fail marks' triangles turn it on for themselves.
@@ -142,13 +143,16 @@ void MemoryBarsChart::updateRankTicks()
     setNiceRange(m_axisY, thinTicks(m_yRange, chart()->plotArea().height(), m_axisY->labelsFont()));
     // A short chart keeps its rank labels; its title says "per pipeline rank".
     setFittedBottomAxisTitle(chart(), m_rankAxis, tr("pipeline rank"));
-    if (!m_compared.empty() || m_bars.empty())
+    if (!m_compared.empty() || m_bars.empty()) {
+        m_rankZero->update(m_series, 0, 0, false);
         return;
+    }
     int peak = 0;
     for (std::size_t i = 0; i < m_bars.size(); ++i)
         if (m_bars[i]->pipeline_rank == m_ledger.peak_rank)
             peak = static_cast<int>(i);
-    setRankTicks(m_rankAxis, m_rankSlots, peak, chart()->plotArea().width());
+    const int step = setRankTicks(m_rankAxis, m_rankSlots, peak, chart()->plotArea().width());
+    m_rankZero->update(m_series, step, peak);
 }
 
 void MemoryBarsChart::setLedger(const Ledger &ledger)
@@ -192,6 +196,7 @@ void MemoryBarsChart::setComparison(const std::vector<Compared> &plans)
         labels << tr("now");
     }
     useAxis(m_axisX);
+    m_rankZero->update(m_series, 0, 0, false); // the plans' letters label every bar
     fill(bars, labels, m_ledger);
     setAxisTitle(m_axisX, legend.join(QStringLiteral("   ")));
     showTitle(tr("Compare: the fullest GPU of each plan"));

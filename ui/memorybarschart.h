@@ -8,6 +8,7 @@
 #include "ui/chartupdate.h"
 
 #include <array>
+#include <memory>
 #include <vector>
 
 class QAbstractAxis;
@@ -100,6 +101,7 @@ private:
     QBarCategoryAxis *m_axisX; // compare mode: one letter per plan
     QValueAxis *m_rankAxis; // the pipeline ranks, labels thinned to fit (setRankTicks)
     QValueAxis *m_axisY;
+    std::unique_ptr<RankZeroLabel> m_rankZero; // rank 0's label where the thinned labels leave it out
     ChartLegend *m_legend = nullptr; // in the chart's scene, so exports carry it
     ChartFonts m_fonts; // the theme's, scaled by fontScale() on a font change
     QString m_title; // unwrapped

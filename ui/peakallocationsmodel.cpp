@@ -52,6 +52,12 @@ int PeakAllocationsModel::unexplainedCount() const
                                           [](const PeakAllocation &a) { return a.matched.empty(); }));
 }
 
+bool PeakAllocationsModel::hasFrames() const
+{
+    return std::any_of(m_allocations.begin(), m_allocations.end(),
+                       [](const PeakAllocation &a) { return !a.frames.empty(); });
+}
+
 int PeakAllocationsModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : static_cast<int>(m_allocations.size());

@@ -29,6 +29,8 @@ public:
     const std::vector<PeakAllocation> &allocations() const { return m_allocations; }
     // Rows with no ledger row matched.
     int unexplainedCount() const;
+    // Whether any row has the frames it was allocated at (a snapshot recorded without stacks has none).
+    bool hasFrames() const;
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;

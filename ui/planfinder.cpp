@@ -73,12 +73,17 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     m_find->setToolTip(tr("Search every split of the GPUs (Return)"));
 
     auto *controls = new QHBoxLayout;
+    // The spin boxes may shrink to what their values need (a spin box's own policy keeps the width of its
+    // widest value, a million GPUs with separators), and the layout's own spacing parts the fields: the row fits
+    // beside the plan panel on a 1024 px wide screen at an 11 pt font (issue 34, item 16).
+    for (QAbstractSpinBox *spin : {static_cast<QAbstractSpinBox *>(m_gpus), static_cast<QAbstractSpinBox *>(m_margin),
+                                   static_cast<QAbstractSpinBox *>(m_top)})
+        spin->setSizePolicy(QSizePolicy::Preferred, spin->sizePolicy().verticalPolicy());
     auto addLabelled = [&](const QString &text, QWidget *field) {
         auto *label = new QLabel(text, this);
         label->setBuddy(field);
         controls->addWidget(label);
         controls->addWidget(field);
-        controls->addSpacing(8);
     };
     addLabelled(tr("&GPUs"), m_gpus);
     addLabelled(tr("&Margin"), m_margin);

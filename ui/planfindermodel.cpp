@@ -130,7 +130,8 @@ QString PlanFinderModel::verdictsToolTip(SearchDimension dimension, std::optiona
             kind = tr("listed");
             break;
         case VerdictKind::Structural:
-            kind = tr("never valid");
+            // Core's word: a value it never tried (GPipe) is no value that could never run.
+            kind = v.tried ? tr("never valid") : tr("not tried");
             break;
         case VerdictKind::Memory:
             kind = tr("too much memory");
@@ -313,9 +314,10 @@ QVariant PlanFinderModel::headerData(int section, Qt::Orientation orientation, i
         case PeakShareColumn:
             return tr("The peak as a share of the device's HBM");
         case StepTimeColumn:
-            return tr("Estimated seconds per training step: kernels at the device's achieved rates, exposed "
-                      "communication, bubble, recompute, optimizer and offload stalls (docs/time-model.md; "
-                      "within 6 % of published Megatron runs on A100)");
+            return tr(
+                "Estimated seconds per training step: kernels at the device's achieved rates, exposed "
+                "communication, bubble, recompute, optimizer and offload stalls (Help > Documentation, time-model.md; "
+                "within 6 % of published Megatron runs on A100)");
         case MfuColumn:
             return tr("Model FLOPs utilisation: the model's FLOPs per step (no recompute) over the step time and "
                       "the device's peak");

@@ -8,8 +8,10 @@
 #include <QFontMetrics>
 #include <QPainter>
 #include <QResizeEvent>
+#include <QScreen>
 #include <QTextBlock>
 #include <QTextLayout>
+#include <QTextOption>
 #include <QTimer>
 #include <QTransform>
 
@@ -17,6 +19,8 @@
 #include "ui/theme.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace memledger::ui {
 
@@ -24,15 +28,37 @@ namespace {
 constexpr int kMargin = 4;
 constexpr int kBottomMargin = 8;
 // A slide's description, wrapped whole, in a smaller font than the talk's title, so that a long one leaves
-// the charts their room on a 1024 × 768 projector (still larger than the user's own font: 1.6 × 0.8).
+// the charts their room on a 1024 × 768 projector (still larger than the user's own font: 1.6 × 0.8). A longer
+// one takes a smaller font still, down to the user's own size (1.6 × 0.625), before its end is elided.
 constexpr double kWrappedDetailScale = 0.8;
+constexpr double kSmallestWrappedDetailScale = 0.625;
+// The header with a wrapped description takes at most this share of the screen's height (1 / 4): the charts keep
+// the rest.
+constexpr int kWrappedDetailScreenShare = 4;
 
-QFont detailFont(const QFont &font, bool wrapped)
+QFont detailFont(const QFont &font, double scale)
 {
     QFont f = font;
-    if (wrapped && f.pointSizeF() > 0)
-        f.setPointSizeF(f.pointSizeF() * kWrappedDetailScale);
+    if (f.pointSizeF() > 0)
+        f.setPointSizeF(f.pointSizeF() * scale);
     return f;
+}
+
+// The lines of `text` wrapped at `width` in `font`: each line's start and length.
+std::vector<std::pair<int, int>> wrappedLines(const QString &text, const QFont &font, int width)
+{
+    QTextLayout layout(text, font);
+    QTextOption option;
+    option.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+    layout.setTextOption(option);
+    layout.beginLayout();
+    std::vector<std::pair<int, int>> lines;
+    for (QTextLine line = layout.createLine(); line.isValid(); line = layout.createLine()) {
+        line.setLineWidth(width);
+        lines.push_back({line.textStart(), line.textLength()});
+    }
+    layout.endLayout();
+    return lines;
 }
 } // namespace
 
@@ -83,14 +109,52 @@ int PlanHeader::detailHeight(int width) const
 {
     if (!m_wrapDetail || m_detail.isEmpty())
         return fontMetrics().height();
-    const QRect room(0, 0, std::max(1, width - 2 * kMargin), 1 << 20);
-    return QFontMetrics(detailFont(font(), true)).boundingRect(room, Qt::TextWordWrap, m_detail).height();
+    const int lines = int(wrappedDetailLines(width).size());
+    return lines * QFontMetrics(m_wrappedFont).lineSpacing();
+}
+
+const QStringList &PlanHeader::wrappedDetailLines(int width) const
+{
+    const int textWidth = std::max(1, width - 2 * kMargin);
+    const QScreen *shown = screen();
+    // The title above it counts in the share: the whole header stays within it.
+    const int room = shown ? shown->availableGeometry().height() / kWrappedDetailScreenShare - textHeight(width)
+                                 - kMargin - kBottomMargin
+                           : 1 << 20;
+    const QString key = m_detail + QChar(0x1f) + QString::number(textWidth) + QChar(0x1f) + font().key() + QChar(0x1f)
+                        + QString::number(room);
+    if (key == m_wrappedKey)
+        return m_wrappedLines;
+    m_wrappedKey = key;
+    m_wrappedLines.clear();
+    // The largest font in which the whole description fits the room, else the smallest, its end elided.
+    std::vector<std::pair<int, int>> lines;
+    int maxLines = 1;
+    for (const double scale : {kWrappedDetailScale, 0.7, kSmallestWrappedDetailScale}) {
+        m_wrappedFont = detailFont(font(), scale);
+        lines = wrappedLines(m_detail, m_wrappedFont, textWidth);
+        maxLines = std::max(1, room / QFontMetrics(m_wrappedFont).lineSpacing());
+        if (lines.size() <= std::size_t(maxLines))
+            break;
+    }
+    const QFontMetrics fm(m_wrappedFont);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (int(i) + 1 == maxLines && lines.size() > std::size_t(maxLines)) {
+            // The last line that fits holds the rest of the text, elided.
+            m_wrappedLines << fm.elidedText(m_detail.mid(lines[i].first).simplified(), Qt::ElideRight, textWidth);
+            break;
+        }
+        m_wrappedLines << m_detail.mid(lines[i].first, lines[i].second).trimmed();
+    }
+    return m_wrappedLines;
 }
 
 QString PlanHeader::shownDetail() const
 {
-    if (m_wrapDetail)
-        return m_detail;
+    if (m_wrapDetail) {
+        const QStringList &lines = wrappedDetailLines(width());
+        return !lines.isEmpty() && lines.back().endsWith(QChar(0x2026)) ? lines.join(QLatin1Char(' ')) : m_detail;
+    }
     return fontMetrics().elidedText(m_detail, Qt::ElideRight, std::max(0, width() - 2 * kMargin));
 }
 
@@ -167,10 +231,15 @@ void PlanHeader::draw(QPainter &painter)
         return;
     // Red for refusal, the placeholder grey for the description.
     painter.setPen(m_detailIsError ? errorTextColor(palette()) : palette().color(QPalette::PlaceholderText));
-    const QRect line(0, m_textHeight, width() - 2 * kMargin, detailHeight(width()));
     if (m_wrapDetail) {
-        painter.setFont(detailFont(font(), true));
-        painter.drawText(line, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_detail);
+        const QStringList &lines = wrappedDetailLines(width());
+        const QFontMetrics fm(m_wrappedFont);
+        painter.setFont(m_wrappedFont);
+        double y = m_textHeight + fm.ascent();
+        for (const QString &text : lines) {
+            painter.drawText(QPointF(0, y), text);
+            y += fm.lineSpacing();
+        }
         return;
     }
     // The detail line changes far less often than the peak above it, which repaints the header on every

@@ -54,8 +54,12 @@ protected:
 private:
     // Lays the first line(s) out at `width` and returns their height.
     int textHeight(int width) const;
-    // The detail's height at `width`: one line, or all of it when it wraps.
+    // The detail's height at `width`: one line, or its wrapped lines when it wraps.
     int detailHeight(int width) const;
+    // The wrapped detail's lines at `width`: as many as a quarter of the screen's height holds with the title,
+    // in a smaller font (m_wrappedFont) where that holds them all, else the last elided (issue 34, item 16: a
+    // long slide description grew the window past the screen).
+    const QStringList &wrappedDetailLines(int width) const;
 
     QString m_html;
     QString m_detail;
@@ -68,6 +72,9 @@ private:
     void draw(QPainter &painter);
 
     QStaticText m_detailText; // the one-line detail as painted, laid out once
+    mutable QStringList m_wrappedLines; // wrappedDetailLines' last answer, for the key below
+    mutable QString m_wrappedKey;
+    mutable QFont m_wrappedFont; // the font the lines were wrapped in
     QString m_detailKey; // the detail, width and font it was laid out for
     // The header as painted, for the last few contents: an edit undone, a
     // control moved back, a plan toggled show a header painted before, and

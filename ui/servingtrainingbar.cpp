@@ -222,7 +222,8 @@ void ServingTrainingBar::refresh()
         setToolTip(
             tr("<b>%1</b>: %2<table cellspacing='3'>%3</table>Device bytes per GPU of the fullest rank; the line "
                "is the %4 of HBM. Serving keeps no gradients, no optimizer states and no activations for a "
-               "backward, but a KV cache per sequence (docs/accounting.md, Inference).")
+               "backward, but a KV cache per sequence (Help > Documentation, accounting.md, "
+               "Inference).")
                 .arg(m_name.toHtmlEscaped(), text().toHtmlEscaped(), rows,
                      bytesText(m_document->ledger().capacity_bytes)));
     } else {

@@ -81,6 +81,7 @@ StaircaseChart::StaircaseChart(QWidget *parent)
     setChart(chart);
     delete initial;
     m_fonts = chartFonts(chart);
+    m_rankZero = std::make_unique<RankZeroLabel>(chart, m_axisX);
     // No antialiasing for the chart's items: bars, grid and ticks are axis-aligned, and Qt Charts draws each
     // grid and tick line as a QGraphicsLineItem that an antialiased painter rasterizes as a path (about 0.2 M
     // instructions a line, half of a p = 4 <-> 5 move's work in the bench's profile). The two lines that
@@ -101,7 +102,8 @@ StaircaseChart::StaircaseChart(QWidget *parent)
 void StaircaseChart::updateRankTicks()
 {
     if (m_ranks > 0)
-        setRankTicks(m_axisX, m_ranks, m_peakRank, chart()->plotArea().width());
+        m_rankZero->update(m_series, setRankTicks(m_axisX, m_ranks, m_peakRank, chart()->plotArea().width()),
+                           m_peakRank);
 }
 
 void StaircaseChart::fitTexts()

@@ -7,6 +7,7 @@
 #include "core/ledger/ledger.h"
 #include "ui/chartupdate.h"
 
+#include <memory>
 #include <vector>
 
 class QBarSet;
@@ -66,6 +67,7 @@ private:
     Bytes m_parkedBytes = 0;
     double m_neededBytesPerS = 0, m_linkBytesPerS = 0;
     QValueAxis *m_axisX; // the pipeline ranks, labels thinned to fit (setRankTicks)
+    std::unique_ptr<RankZeroLabel> m_rankZero; // rank 0's label where the thinned labels leave it out
     int m_ranks = 0; // rank slots on the axis: the plan's ranks, or more while the axes are held
     bool m_axesHeld = false;
     NiceAxis m_bytesRange, m_countRange; // before thinTicks() for the plot's height

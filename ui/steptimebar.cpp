@@ -151,7 +151,7 @@ void StepTimeBar::refresh()
     }
     setToolTip(tr("<b>Estimated step time %1</b>%2<br>MFU %3 %: the model's FLOPs per step over the step time and "
                   "the device's peak.<table cellspacing='3'>%4</table>Kernels at the device's achieved rates, "
-                  "calibrated on published Megatron runs (docs/time-model.md).")
+                  "calibrated on published Megatron runs (Help > Documentation, time-model.md).")
                    .arg(secondsText(m_time->total), m_stale ? tr(" — <i>of the last valid plan</i>") : QString())
                    .arg(m_time->mfu * 100.0, 0, 'f', 1)
                    .arg(rows));

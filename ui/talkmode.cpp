@@ -37,6 +37,7 @@ void TalkMode::start(const Deck &deck, bool hideControls)
         m_savedConfig = m_document->config();
         m_font = m_window->font();
         m_wasMaximized = m_window->isMaximized();
+        m_geometry = m_window->geometry();
         QFont large = m_font;
         large.setPointSizeF(m_font.pointSizeF() * kTalkFontScale);
         m_window->setFont(large);
@@ -60,10 +61,14 @@ void TalkMode::stop()
     m_window->setFont(m_font);
     if (m_controls)
         m_controls->setVisible(m_controlsWereVisible); // the plan panel as the user left it (View > Plan)
-    if (m_wasMaximized)
+    if (m_wasMaximized) {
         m_window->showMaximized();
-    else
+    } else {
         m_window->showNormal();
+        // Where and how large it was: a slide may have grown the window (issue 34, item 16), and
+        // showNormal() alone kept that.
+        m_window->setGeometry(m_geometry);
+    }
     // The last valid plan first, so that an invalid edit the user had open
     // comes back beside its own last valid ledger, not a slide's.
     if (m_savedLedgerConfig != m_savedConfig)

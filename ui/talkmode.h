@@ -3,6 +3,7 @@
 
 #include <QFont>
 #include <QObject>
+#include <QRect>
 
 #include "core/formats/deck.h"
 
@@ -52,6 +53,7 @@ private:
     int m_slide = 0;
     bool m_active = false;
     bool m_wasMaximized = false;
+    QRect m_geometry; // the window's before the talk, given back on leaving
     bool m_controlsWereVisible = true;
     QFont m_font;
 };

@@ -94,6 +94,9 @@ struct ValueVerdict
     std::string label; // "3", "selective", "optimizer+activations"
     VerdictKind kind = VerdictKind::Structural;
     std::string reason; // one sentence that names the value
+    // False where the search never tried the value (GPipe, interleaving it does not enumerate, a strategy with
+    // no plan to try it on): a Structural verdict then says it was not tried, not that no plan could have it.
+    bool tried = true;
     // Memory: the least lower bound of any plan with this value (every one
     // exceeds the limit), and the plan that has it.
     Bytes leastPeakBytes = 0;

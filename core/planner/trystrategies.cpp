@@ -286,6 +286,7 @@ ValueVerdict trialVerdict(const Trial &t, const std::string &why, const FinalAns
         vv.reason = why;
     } else if (t.tried == 0) {
         vv.kind = VerdictKind::Structural;
+        vv.tried = !t.invalid.empty() || !fa.tried.bases.empty(); // refused by the validator, or nothing to try on
         vv.reason = !t.invalid.empty()       ? "no plan tried can run " + it + " (" + t.invalid + ")"
                     : fa.tried.bases.empty() ? "no plan to try " + it
                                                    + " on: nothing fits and no plan over the "

@@ -250,6 +250,7 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
     const std::string L = std::to_string(vc.facts.L);
     if (s == PipelineSchedule::GPipe) {
         vv.kind = VerdictKind::Structural;
+        vv.tried = false;
         vv.reason = "the search does not try " + it
                     + ": it has 1F1B's bubble ((p − 1) stage-micro-batches, Narayanan et al. 2021) but holds all m "
                       "micro-batches' activations instead of at most p, so a 1F1B plan is never slower nor larger";
@@ -265,9 +266,10 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
         if (s == PipelineSchedule::OneFOneB)
             vv.reason
                 = "no valid split of the " + std::to_string(vc.facts.N) + " GPUs has a pipeline (p ≥ 2) to run " + it;
-        else if (two == v.values.end())
+        else if (two == v.values.end()) {
             vv.reason = "the search tries no interleaving: its chunks per rank stop at 1";
-        else
+            vv.tried = false;
+        } else
             vv.reason = "no valid plan interleaves (v ≥ 2): " + two->reason;
         return true;
     }

@@ -57,6 +57,8 @@ nlohmann::json dimensionsToJson(const SearchResult &r)
             nlohmann::json j = {{"value", named ? nlohmann::json(v.label) : nlohmann::json(v.value)},
                                 {"verdict", verdictKindName(v.kind)},
                                 {"reason", v.reason}};
+            if (!v.tried)
+                j["tried"] = false; // a structural verdict on a value the search never tried (GPipe)
             if (v.kind == VerdictKind::Memory) {
                 j["least_peak_bytes"] = v.leastPeakBytes;
                 j["limit_bytes"] = r.limitBytes;

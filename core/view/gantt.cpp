@@ -450,6 +450,7 @@ GanttFrame ganttFrame(double width, double height, double lineHeight, double gut
     f.maxTimeTicks = std::max(2, static_cast<int>(plotWidth / (6.5 * lineHeight)));
     f.maxBytesTicks = std::max(1, static_cast<int>(curveHeight / (2.0 * lineHeight)));
     f.maxRowHeight = std::round(1.6 * lineHeight);
+    f.labelRowHeight = std::ceil(lineHeight);
     return f;
 }
 
@@ -472,7 +473,7 @@ double iterationEnd(const Timeline &timeline, const RankTimeline &rank)
     return end > 0 ? end : 1.0;
 }
 
-std::vector<double> rowHeights(const GanttRows &rows, double height, double maxRowHeight)
+std::vector<double> rowHeights(const GanttRows &rows, double height, double maxRowHeight, double labelRowHeight)
 {
     const std::size_t n = rows.rows.size();
     std::vector<double> heights(n, maxRowHeight);
@@ -489,6 +490,8 @@ std::vector<double> rowHeights(const GanttRows &rows, double height, double maxR
         if (count[s] == 0)
             continue;
         h[s] = std::clamp(share[s] * height / double(count[s]), even, maxRowHeight);
+        if (s == 0) // the persistent rows' labels, up to 45 % of the height
+            h[s] = std::max(h[s], std::min({labelRowHeight, maxRowHeight, 0.45 * height / double(count[s])}));
         used += h[s] * double(count[s]);
     }
     if (count[1] > 0)
@@ -542,7 +545,7 @@ GanttGeometry layoutGantt(const Timeline &timeline, const RankTimeline &rank, co
 
     // Rows.
     const std::size_t n = rows.rows.size();
-    g.rowHeight = rowHeights(rows, ra.h, frame.maxRowHeight);
+    g.rowHeight = rowHeights(rows, ra.h, frame.maxRowHeight, frame.labelRowHeight);
     g.sectionTop.assign(3, -1);
     double y = ra.y;
     for (std::size_t r = 0; r < n; ++r) {

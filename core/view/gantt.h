@@ -181,14 +181,19 @@ struct GanttFrame
     int maxTimeTicks = 10;
     int maxBytesTicks = 5;
     double maxRowHeight = 24; // rows never grow taller than this
+    // A persistent row carries its ledger label inside its bar: one line of text, this tall (0: no floor).
+    double labelRowHeight = 0;
     bool fitBytes = false; // bytes axis fitted to the visible curve instead of zero..max(peak, capacity)
 };
 
 // Row heights: every row maxRowHeight when they all fit; otherwise the
 // persistent and transient sections keep up to 30 % and 10 % of the
 // height (rows no taller than maxRowHeight, no thinner than an even share) and
-// the activation rows share the rest.
-std::vector<double> rowHeights(const GanttRows &rows, double height, double maxRowHeight);
+// the activation rows share the rest. A persistent row is at least
+// labelRowHeight tall, the line of its label, while the persistent rows take no
+// more than 45 % of the height (issue 34, item 21: at 30 % their labels were
+// drawn about 7 px high on a talk slide).
+std::vector<double> rowHeights(const GanttRows &rows, double height, double maxRowHeight, double labelRowHeight = 0);
 
 // The frame for a widget of width x height with text lineHeight pixels high and
 // a left gutter for labels. The curve takes about a third of the height.

@@ -6,12 +6,16 @@
 #include "core/formats/deck.h"
 #include "core/serving/inference.h"
 #include "core/timeline/peakledger.h"
+#include "core/timeline/reserved.h"
 #include "testutil.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -288,4 +292,139 @@ TEST_CASE("A malformed deck is refused with a message naming the field", "[deck]
     CHECK(text.problems[0].path == "talk.json");
     CHECK(text.problems[0].message.rfind("not valid JSON", 0) == 0);
     CHECK(mentions(deckFromFile("/nonexistent/talk.json").problems, "/nonexistent/talk.json"));
+}
+
+namespace {
+
+// A figure a text quotes: "≈ 141.1 GB", "512 KiB", each number of "90 / 67.5 / 45 / 24.8 GB".
+struct QuotedFigure
+{
+    std::string text; // as written, for the failure message
+    double value = 0; // in the unit's bytes
+    double halfUnit = 0; // half a unit of its last digit, in bytes: "141.1 GB" is 141.05 to 141.15 GB
+};
+
+// Every byte figure of `text`, but those it cites from elsewhere: a paper's ("the paper's 120 GB") and a
+// device's name ("A100-80GB").
+std::vector<QuotedFigure> quotedByteFigures(const std::string &text)
+{
+    static const std::regex figure(
+        R"(((?:\d[\d,]*(?:\.\d+)?\s*/\s*)*)(\d[\d,]*(?:\.\d+)?)\s?(GB|MB|kB|KiB|MiB|GiB)\b)");
+    static const std::regex number(R"(\d[\d,]*(?:\.\d+)?)");
+    const std::map<std::string, double> units
+        = {{"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+    std::vector<QuotedFigure> out;
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), figure); m != std::sregex_iterator(); ++m) {
+        const std::size_t at = std::size_t(m->position(0));
+        const std::string before = text.substr(at >= 12 ? at - 12 : 0, at >= 12 ? 12 : at);
+        if (before.ends_with("paper's ") || before.ends_with("-"))
+            continue;
+        const double unit = units.at((*m)[3].str());
+        const std::string numbers = (*m)[1].str() + (*m)[2].str();
+        for (auto n = std::sregex_iterator(numbers.begin(), numbers.end(), number); n != std::sregex_iterator(); ++n) {
+            std::string digits = n->str();
+            digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+            const std::size_t dot = digits.find('.');
+            const int decimals = dot == std::string::npos ? 0 : int(digits.size() - dot - 1);
+            out.push_back(
+                {n->str() + " " + (*m)[3].str(), std::stod(digits) * unit, 0.5 * std::pow(10.0, -decimals) * unit});
+        }
+    }
+    return out;
+}
+
+// Every byte figure a slide's plan computes and the window shows or the slide can name: the ledger at the
+// simulated peak (the bars, the header, the ledger tree: each rank's total, categories, model states, rows,
+// one layer's saved activations), what the allocator reserves (eval's peak), the device (its capacity, its
+// usable bytes, and its name's size: an "80 GB" GPU holds 80 GiB), and the same plan served (its ledger, the
+// KV cache per token).
+std::vector<Bytes> planFigures(const Config &config)
+{
+    const PlanPeak peak = planPeak(config);
+    const Ledger &l = peak.ledger;
+    std::vector<Bytes> f
+        = {l.peak_bytes, l.capacity_bytes, l.usable_bytes, l.capacity_bytes / (Bytes(1) << 30) * 1000000000};
+    for (const RankLedger &r : l.ranks) {
+        f.insert(f.end(), {r.device_total_bytes, r.layer_activation_bytes});
+        Bytes host = 0;
+        for (const Category k : kCategories) {
+            f.insert(f.end(), {r.device[int(k)], r.host[int(k)]});
+            host += r.host[int(k)];
+        }
+        f.push_back(host);
+        f.push_back(r.device[int(Category::Weights)] + r.device[int(Category::Gradients)]
+                    + r.device[int(Category::OptimizerStates)]);
+        f.push_back(r.device[int(Category::Gradients)] + r.device[int(Category::OptimizerStates)]);
+        for (const LedgerEntry &e : r.entries)
+            f.push_back(e.bytes);
+    }
+    for (const RankReserved &r : simulateReserved(config, peak.timeline).ranks)
+        f.insert(f.end(), {r.device_peak_bytes, r.reserved_peak});
+    const InferenceLedger served = computeInference(config, l.peak_bytes);
+    f.insert(f.end(), {served.peak_bytes, served.kv_cache_bytes_per_token});
+    for (const InferenceRank &r : served.ranks) {
+        f.push_back(r.device_total_bytes);
+        f.insert(f.end(), r.device.begin(), r.device.end());
+        for (const InferenceEntry &e : r.entries)
+            f.push_back(e.bytes);
+    }
+    return f;
+}
+
+// The figures of `text` none of `figures` rounds to, each with the nearest one.
+std::vector<std::string> unmatched(const std::string &text, const std::vector<Bytes> &figures)
+{
+    std::vector<std::string> out;
+    for (const QuotedFigure &q : quotedByteFigures(text)) {
+        Bytes nearest = 0;
+        bool found = false;
+        for (const Bytes b : figures) {
+            found = found || std::abs(double(b) - q.value) <= q.halfUnit * (1 + 1e-9);
+            if (std::abs(double(b) - q.value) < std::abs(double(nearest) - q.value))
+                nearest = b;
+        }
+        if (!found)
+            out.push_back(q.text + " (the plan's nearest: " + formatGB(double(nearest)) + ")");
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("Quoted byte figures are read with the precision they are written with", "[deck][text]")
+{
+    const std::vector<QuotedFigure> q = quotedByteFigures(
+        "≈ 141.1 GB (107.8 GB of model states); 90 / 67.5 GB; 512 KiB per token; the paper's 120 GB; an A100-80GB");
+    REQUIRE(q.size() == 5);
+    CHECK(q[0].value == Approx(141.1e9));
+    CHECK(q[0].halfUnit == Approx(0.05e9));
+    CHECK(q[2].value == Approx(90e9));
+    CHECK(q[2].halfUnit == Approx(0.5e9));
+    CHECK(q[3].value == Approx(67.5e9));
+    CHECK(q[4].value == Approx(524288.0));
+    CHECK(unmatched("≈ 145 GB", {Bytes(141'147'681'792)}).size() == 1); // issue 34, item 8: 145 over 141.1
+    CHECK(unmatched("≈ 141 GB", {Bytes(141'147'681'792)}).empty());
+}
+
+TEST_CASE("Every byte figure a deck's slide quotes is one its plan computes", "[deck][text]")
+{
+    // Issue 34, item 8: seed 000's first slide said "≈ 145 GB (112 GB model states)" over bars of 141.1 and
+    // 107.8 GB. A slide's text is held against its own plan and the slides shown before it (a story says what
+    // fell from what); a deck's description, against all its slides.
+    for (const BuiltinPreset &b : builtinPresets()) {
+        if (b.kind != "decks")
+            continue;
+        const DeckLoadResult r = deckFromText(b.text, b.name);
+        REQUIRE(r.deck.has_value());
+        std::vector<Bytes> shown;
+        for (const Config &slide : r.deck->slides) {
+            const std::vector<Bytes> figures = planFigures(slide);
+            shown.insert(shown.end(), figures.begin(), figures.end());
+            INFO(b.name << ", slide " << slide.name << ": " << slide.description);
+            CHECK(unmatched(slide.description, shown) == std::vector<std::string>{});
+        }
+        const std::vector<Bytes> &all = shown;
+        INFO(b.name << ": " << r.deck->description);
+        CHECK(unmatched(r.deck->description, all) == std::vector<std::string>{});
+    }
 }

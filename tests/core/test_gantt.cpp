@@ -304,6 +304,29 @@ TEST_CASE("Row heights: all rows full height when they fit, persistent rows kept
     CHECK(tight[10] < tight.front());
 }
 
+TEST_CASE("Gantt rows: a persistent row is one label line tall while the persistent rows take at most 45 %", "[gantt]")
+{
+    // Issue 34, item 21: a talk slide's rows area of 160 px gave its 3 persistent rows 30 % of it, 16 px each,
+    // under a 21 px line: their labels were drawn about 7 px high, or not at all.
+    GanttRows rows;
+    for (int i = 0; i < 3; ++i)
+        rows.rows.push_back({RowSection::Persistent, "p"});
+    for (int i = 0; i < 32; ++i)
+        rows.rows.push_back({RowSection::Activations, "layer"});
+    rows.rows.push_back({RowSection::Transients, ""});
+    const std::vector<double> without = rowHeights(rows, 160, 34);
+    CHECK(without.front() == Approx(0.3 * 160 / 3)); // 16 px
+    const std::vector<double> labelled = rowHeights(rows, 160, 34, 21);
+    CHECK(labelled.front() == Approx(21)); // 3 x 21 = 63 px, 39 % of 160
+    double total = 0;
+    for (double h : labelled)
+        total += h;
+    CHECK(total == Approx(160));
+    CHECK(labelled[3] == Approx((160 - 63 - 16) / 32.0)); // the activations share the rest
+    // Too short for three lines in 45 %: as tall as 45 % allows.
+    CHECK(rowHeights(rows, 100, 34, 21).front() == Approx(0.45 * 100 / 3));
+}
+
 TEST_CASE("Stacked bands: a band drops when one below it is freed and the top edge is the memory", "[gantt][bands]")
 {
     RankTimeline r;

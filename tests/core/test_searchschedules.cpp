@@ -63,6 +63,8 @@ TEST_CASE("search schedules: one verdict per schedule, named as the preset names
     // GPipe is never tried, and the verdict says so rather than inventing a number.
     CHECK(scheduleVerdict(r, PipelineSchedule::GPipe).kind == VerdictKind::Structural);
     CHECK_THAT(scheduleVerdict(r, PipelineSchedule::GPipe).reason, Catch::Contains("does not try"));
+    CHECK_FALSE(scheduleVerdict(r, PipelineSchedule::GPipe).tried); // not tried, rather than never valid
+    CHECK(scheduleVerdict(r, PipelineSchedule::ZbV).tried);
     // Only the listed plans' schedules are in the top.
     for (const ValueVerdict &v : dv.values) {
         const bool listed = std::any_of(r.plans.begin(), r.plans.end(), [&](const SearchPlan &p) {

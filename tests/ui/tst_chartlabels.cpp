@@ -68,7 +68,7 @@ std::map<int, QString> rankLabels(QChartView *view)
 }
 
 // Nothing is cut short; the labels name the ranks under them, the peak rank
-// is labelled, at most `maxGap` ranks apart (2: every other rank), and a
+// and rank 0 are labelled, at most `maxGap` ranks apart (2: every other rank), and a
 // tick marks every bar between two labels, so each rank can be told.
 void checkIdentifiable(QChartView *view, int ranks, int peak, int maxGap, const char *what)
 {
@@ -80,6 +80,7 @@ void checkIdentifiable(QChartView *view, int ranks, int peak, int maxGap, const 
     for (const auto &[rank, text] : labels)
         CHECK(text == QString::number(rank));
     CHECK(labels.count(peak) == 1);
+    CHECK(labels.count(0) == 1); // issue 34, item 21: anchored on the peak (15), the labels left rank 0 out
     REQUIRE_FALSE(labels.empty());
     int previous = -1;
     for (const auto &[rank, text] : labels) {

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <QApplication>
+#include <QFont>
+#include <QFontInfo>
+#include <QFontMetricsF>
 #include <QImage>
 #include <QPainter>
 #include <QSignalSpy>
@@ -10,6 +13,7 @@
 #include "core/base/units.h"
 #include "core/formats/builtins.h"
 #include "core/formats/preset.h"
+#include "core/serving/inferencetimeline.h"
 #include "core/timeline/timeline.h"
 #include "core/view/gantt.h"
 #include "scenariotimeline.h"
@@ -358,4 +362,66 @@ TEST_CASE("The memory curve is held against the capacity alone: no usable line t
     CHECK(orange == 0);
     CHECK(tl.ranks[0].peak_bytes <= tl.ledger.capacity_bytes);
     CHECK(peakFits(tl, tl.ranks[0]));
+}
+
+TEST_CASE("A served forward's peak label stands whole inside the curve at any width and font", "[ui][lifetimes]")
+{
+    // Issue 34, item 21: the prefill's peak comes at the forward's end, at the curve's right edge; its label
+    // was placed by the regular font's width and drawn bold in a framed box, which the curve's clip cut.
+    const BuiltinPreset *preset = findBuiltin("scenarios", "seed-000-7b-a-plain");
+    REQUIRE(preset != nullptr);
+    const LoadResult loaded = presetFromText(preset->text);
+    REQUIRE(loaded.config.has_value());
+    LifetimeView view;
+    view.setTimeline(simulateInferenceForward(*loaded.config, ServingPass::Prefill));
+    view.show();
+    for (const double points : {9.0, 14.4}) { // the user's font, talk mode's (1.6 ×)
+        QFont font = view.font();
+        font.setPointSizeF(points);
+        view.setFont(font);
+        for (const int width : {480, 700, 1000, 1400}) {
+            view.resize(width, 500);
+            QApplication::processEvents();
+            const QRectF area = view.curveArea();
+            const QRectF box = view.peakLabelBox();
+            INFO(points << " pt, " << width << " px: box " << box.left() << " to " << box.right() << ", curve "
+                        << area.left() << " to " << area.right());
+            REQUIRE_FALSE(box.isEmpty());
+            // Drawn clipped to the curve's width (and a line of text above and below it).
+            CHECK(box.left() >= area.left());
+            CHECK(box.right() <= area.right() + 1);
+            CHECK(box.top() >= area.top() - QFontMetricsF(font).height());
+        }
+    }
+}
+
+TEST_CASE("The persistent rows' labels are drawn readable or not at all", "[ui][lifetimes]")
+{
+    // Issue 34, item 21: on a talk slide the persistent rows got 30 % of a short rows area, thinner than a line
+    // of text, and their labels shrank to about 7 px. The layout now gives them a line where it can, and a
+    // label is never drawn smaller than 9 px (or 80 % of the view's font).
+    const BuiltinPreset *preset = findBuiltin("scenarios", "seed-000-7b-a-plain");
+    REQUIRE(preset != nullptr);
+    const LoadResult loaded = presetFromText(preset->text);
+    REQUIRE(loaded.config.has_value());
+    LifetimeView view;
+    view.setTimeline(simulateInferenceForward(*loaded.config, ServingPass::Prefill));
+    view.show();
+    for (const double points : {9.0, 14.4}) { // the user's font, talk mode's (1.6 ×)
+        QFont font = view.font();
+        font.setPointSizeF(points);
+        view.setFont(font);
+        for (int height = 300; height <= 800; height += 25) {
+            view.resize(1000, height);
+            QApplication::processEvents();
+            view.grab();
+            const int pixels = QFontInfo(font).pixelSize();
+            INFO(points << " pt (" << pixels << " px), 1000x" << height << ": labels " << view.barLabelPixels()
+                        << " px");
+            CHECK((view.barLabelPixels() == 0 || view.barLabelPixels() >= std::max(9, pixels * 8 / 10)));
+            // A talk slide's Lifetimes view on a 1024 × 768 projector is about 390 px tall: labelled.
+            if (height >= 375)
+                CHECK(view.barLabelPixels() > 0);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QMessageBox>
@@ -299,4 +300,42 @@ TEST_CASE("Opening another plan clears the measured trace — one of another mod
     REQUIRE(f.window.files()->openPath(fixtureFile(QStringLiteral("preset.json"))));
     REQUIRE(f.run()->waitUntilIdle());
     CHECK_FALSE(f.run()->hasTrace());
+}
+
+TEST_CASE("A snapshot of several devices names them all and holds the one picked against the plan",
+          "[ui][measured][mainwindow]")
+{
+    // Issue 34, item 10: the GUI showed one device of a multi-device snapshot with no word of the others
+    // (memledger-cli compare has --device). The fixture holds devices 0, 1 and 2; 0 has no events, so the
+    // import keeps 1 (tests/core/test_snapshot.cpp), whose 3 events are not device 2's 2.
+    MeasuredWindow f;
+    f.window.measuredView()->importTrace(QStringLiteral(MEMLEDGER_TEST_DATA "/snapshots/multidevice.pickle"));
+    REQUIRE(f.run()->waitUntilIdle());
+    REQUIRE(f.run()->comparison().has_value());
+    CHECK(f.run()->comparison()->device == 1);
+    QComboBox *devices = f.window.measuredPanel()->devicePicker();
+    REQUIRE(devices != nullptr);
+    CHECK(devices->isVisibleTo(f.window.measuredPanel()));
+    CHECK(devices->isEnabled());
+    REQUIRE(devices->count() == 3);
+    CHECK(devices->itemText(0) == QStringLiteral("device 0"));
+    CHECK(devices->itemText(2) == QStringLiteral("device 2"));
+    CHECK(devices->currentText() == QStringLiteral("device 1"));
+    CAPTURE(f.window.measuredPanel()->summaryText());
+    CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("device 1 of 3")));
+
+    // Picking device 2 imports the same file again for that device and holds it against the plan.
+    devices->setCurrentIndex(2);
+    REQUIRE(f.run()->waitUntilIdle());
+    REQUIRE(f.run()->comparison().has_value());
+    CHECK(f.run()->comparison()->device == 2);
+    CHECK(f.run()->trace()->events.size() == 2);
+    CHECK(devices->currentText() == QStringLiteral("device 2"));
+    CHECK(f.window.measuredPanel()->summaryText().contains(QStringLiteral("device 2 of 3")));
+
+    // A one-device trace: the picker names its device and offers nothing else.
+    f.window.measuredView()->importTrace(fixtureFile(QStringLiteral("snapshot.pickle.gz")));
+    REQUIRE(f.run()->waitUntilIdle());
+    CHECK(devices->count() == 1);
+    CHECK_FALSE(devices->isEnabled());
 }

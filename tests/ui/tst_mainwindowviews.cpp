@@ -5,6 +5,8 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QKeySequence>
 #include <QLabel>
@@ -17,15 +19,18 @@
 #include <QTableWidget>
 #include <QToolButton>
 #include <QUndoStack>
+#include <QUrl>
 
 #include "catchqt.h"
 #include "core/formats/builtins.h"
 #include "testwindow.h"
 #include "ui/controlpanel.h"
 #include "ui/document.h"
+#include "ui/helpmenu.h"
 #include "ui/lifetimeview.h"
 #include "ui/mainwindow.h"
 #include "ui/memorybarschart.h"
+#include "ui/planfindermodel.h"
 #include "ui/staircasechart.h"
 
 #include <algorithm>
@@ -236,6 +241,48 @@ TEST_CASE("Help: F1 lists the shortcuts, About names the version, Documentation 
     CHECK(docsBox->text().contains(QStringLiteral("README.md")));
     CHECK(docsBox->text().contains(QStringLiteral("docs/")));
     docsBox->close();
+}
+
+TEST_CASE("Help Documentation links a copy of the guides beside the program and never the source tree", "[ui][help]")
+{
+    // Issue 34, item 21: Help > Documentation linked the source tree it was built from, which an installed
+    // program's user does not have. The guides are installed in share/doc/memledger (the build tree holds the
+    // same copy): each link is a file there, with the source's content.
+    const QStringList guides = memledger::ui::HelpMenu::guides();
+    REQUIRE(guides.size() >= 8); // README, the six docs, the preset format
+    const QString source = QDir(QStringLiteral(MEMLEDGER_SOURCE_DIR)).canonicalPath();
+    const QString folder = memledger::ui::HelpMenu::documentationFolder();
+    CHECK(folder.endsWith(QStringLiteral("share/doc/memledger")));
+    CHECK(folder != source); // the build tree may lie inside the source tree (build/default): its copy is not it
+    for (const QString &relative : {QStringLiteral("README.md"), QStringLiteral("docs/time-model.md"),
+                                    QStringLiteral("docs/accounting.md"), QStringLiteral("presets/README.md")}) {
+        INFO(relative.toStdString());
+        const QString copy = folder + QLatin1Char('/') + relative;
+        CHECK(guides.contains(copy));
+        QFile installed(copy), original(source + QLatin1Char('/') + relative);
+        REQUIRE(installed.open(QIODevice::ReadOnly));
+        REQUIRE(original.open(QIODevice::ReadOnly));
+        CHECK(installed.readAll() == original.readAll());
+    }
+    // Nor do the tooltips send the user to a source-tree path ("docs/time-model.md").
+    ShownWindow gui;
+    for (QWidget *widget : gui.window.findChildren<QWidget *>()) {
+        INFO(widget->metaObject()->className() << ": " << widget->toolTip().toStdString());
+        CHECK_FALSE(widget->toolTip().contains(QStringLiteral("docs/")));
+    }
+    const memledger::ui::PlanFinderModel finder;
+    CHECK_FALSE(finder.headerData(memledger::ui::PlanFinderModel::StepTimeColumn, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("docs/")));
+    QAction *docs = actionNamed(gui.window, QStringLiteral("Documentation"));
+    REQUIRE(docs != nullptr);
+    docs->trigger();
+    QApplication::processEvents();
+    auto *box = gui.window.findChild<QMessageBox *>(QStringLiteral("documentation"));
+    REQUIRE(box != nullptr);
+    CHECK(box->text().contains(QUrl::fromLocalFile(folder + QStringLiteral("/docs/time-model.md")).toString()));
+    CHECK_FALSE(box->text().contains(QUrl::fromLocalFile(source + QStringLiteral("/docs")).toString()));
+    box->close();
 }
 
 TEST_CASE("In the dark palette a disabled menu command looks disabled", "[ui][dark]")

@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QBrush>
 #include <QPalette>
+#include <QStyle>
 #include <QTableView>
 
 #include "catchqt.h"
@@ -180,4 +181,57 @@ TEST_CASE("The measured panel shows a comparison, its notes, and goes back to it
     panel.clear();
     CHECK_FALSE(panel.hasComparison());
     CHECK(panel.allocationsTable()->model()->rowCount() == 0);
+}
+
+TEST_CASE("The allocations table shows each ledger row whole and gives no room to frames never recorded",
+          "[ui][measured]")
+{
+    // Issue 34, item 12: the ledger row was elided ("Activations (stage 0, m…") while the widest column said
+    // "(no frames recorded)" on every row.
+    memledger::TraceComparison c = memledger::test::handBuiltComparison();
+    for (memledger::PeakAllocation &a : c.alive_at_peak)
+        a.frames.clear();
+    c.alive_at_peak[0].matched = "Saved activations of chunk 0, micro-batches 0 to 7 (stage 0, selective recompute)";
+    MeasuredPanel panel;
+    panel.resize(900, 600);
+    panel.setComparison(c, QStringLiteral("no-stacks.pickle"));
+    panel.show();
+    QApplication::processEvents();
+    QTableView *table = panel.allocationsTable();
+    using P = PeakAllocationsModel;
+    const QString longest = QString::fromStdString(c.alive_at_peak[0].matched);
+    // Un-elided: the column is at least as wide as the text and the cell's margins (3 px each side in
+    // QCommonStyle's item view, QStyle::PM_FocusFrameHMargin + 1).
+    const int margins = 2 * (table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1);
+    CHECK(table->columnWidth(P::MatchedColumn) >= table->fontMetrics().horizontalAdvance(longest) + margins);
+    // No frame anywhere: the frames column is not shown, and the ledger rows get the width.
+    CHECK(table->isColumnHidden(P::FramesColumn));
+    CHECK(panel.allocationsTitleText().contains(QStringLiteral("no stacks")));
+
+    // With frames recorded the frames take what the ledger rows leave, the ledger rows still whole.
+    c = memledger::test::handBuiltComparison();
+    c.alive_at_peak[0].matched = longest.toStdString();
+    panel.setComparison(c, QStringLiteral("stacks.pickle"));
+    QApplication::processEvents();
+    CHECK_FALSE(table->isColumnHidden(P::FramesColumn));
+    CHECK(table->columnWidth(P::MatchedColumn) >= table->fontMetrics().horizontalAdvance(longest) + margins);
+    CHECK(table->columnWidth(P::FramesColumn) > 0);
+    CHECK_FALSE(panel.allocationsTitleText().contains(QStringLiteral("no stacks")));
+}
+
+TEST_CASE("A long trace file name is elided in the title and does not widen the panel", "[ui][measured]")
+{
+    // Issue 34, item 16: the title, the file's name, set the page's width, and with it the window's.
+    MeasuredPanel panel;
+    panel.resize(700, 500);
+    panel.show();
+    const QString name = QStringLiteral("a-very-long-trace-file-name-recorded-on-rank-0-of-a-long-run-%1.pickle.gz")
+                             .arg(QString(40, QLatin1Char('x')));
+    panel.setComparison(memledger::test::handBuiltComparison(), name);
+    QApplication::processEvents();
+    CHECK(panel.minimumSizeHint().width() <= 700);
+    CHECK(panel.width() == 700);
+    CHECK(panel.titleText().contains(QChar(0x2026)));
+    CHECK_FALSE(panel.titleText().contains(name));
+    CHECK(panel.titleText().contains(QStringLiteral("Measured vs model")));
 }

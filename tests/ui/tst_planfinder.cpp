@@ -8,6 +8,7 @@
 #include <QHeaderView>
 #include <QImage>
 #include <QLabel>
+#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStringList>
@@ -190,6 +191,9 @@ TEST_CASE("The schedule column names each plan's pipeline schedule and its toolt
         = memledger::test::plainText(model.index(0, PlanFinderModel::ScheduleColumn).data(Qt::ToolTipRole).toString());
     INFO(tip.toStdString());
     CHECK(tip.contains(QStringLiteral("does not try the gpipe schedule")));
+    // Issue 34, item 21: GPipe was called "never valid", which it is not: the search did not try it.
+    CHECK(tip.contains(QRegularExpression(QStringLiteral("gpipe\\s+not tried"))));
+    CHECK_FALSE(tip.contains(QRegularExpression(QStringLiteral("gpipe\\s+never valid"))));
     CHECK(tip.contains(QStringLiteral("the zb-h2 schedule needs at least")));
     CHECK(model.planSummary(0).contains(QStringLiteral("schedule zb-v")));
 }
