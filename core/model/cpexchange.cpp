@@ -19,9 +19,9 @@ CpExchange contextParallelExchange(const Config &config, bool withText)
     const std::int64_t A = activationBytes(config);
     const std::int64_t tokens = config.training.seq_length / c * config.training.micro_batch_size;
     // K and V widths on this tensor-parallel rank (grouped heads are never split below one).
-    const std::int64_t kvWidth = m.multi_latent_attention
-                                     ? m.num_attention_heads / t * (m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim)
-                                     : 2 * std::max<std::int64_t>(1, m.queryGroups() / t) * m.headDim();
+    const std::int64_t kvWidth
+        = m.multi_latent_attention ? m.num_attention_heads / t * (m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim)
+                                   : 2 * std::max<std::int64_t>(1, m.queryGroups() / t) * m.headDim();
     const std::int64_t chunk = tokens * kvWidth * A; // one sequence chunk's K and V
     switch (config.strategy.cp_comm_type) {
     case CpCommType::P2P:
@@ -40,8 +40,8 @@ CpExchange contextParallelExchange(const Config &config, bool withText)
     }
     if (!withText)
         return ex;
-    const std::string chunkWhy
-        = cat(formatThousands(tokens), " tokens (s·b/c) × ", formatThousands(kvWidth), " K and V elements × ", std::to_string(A), " B");
+    const std::string chunkWhy = cat(formatThousands(tokens), " tokens (s·b/c) × ", formatThousands(kvWidth),
+                                     " K and V elements × ", std::to_string(A), " B");
     switch (config.strategy.cp_comm_type) {
     case CpCommType::P2P:
         ex.label = "Context-parallel K/V ring buffers";
@@ -51,7 +51,8 @@ CpExchange contextParallelExchange(const Config &config, bool withText)
         break;
     case CpCommType::AllGather:
         ex.label = "Context-parallel gathered K/V";
-        ex.formula = cat("(", formatThousands(c), " chunks gathered + 3 fp32 dK/dV copies of one, 6 at 16 bits) × ", chunkWhy);
+        ex.formula
+            = cat("(", formatThousands(c), " chunks gathered + 3 fp32 dK/dV copies of one, 6 at 16 bits) × ", chunkWhy);
         ex.note = "cp_comm_type all_gather: PyTorch's context_parallel (the \"allgather\" rotater of "
                   "_templated_ring_attention and its backward) and Llama 3's CP gather the whole sequence's K and V "
                   "for each layer's attention";
