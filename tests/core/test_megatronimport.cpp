@@ -106,7 +106,7 @@ TEST_CASE("Shell words: an unset variable is named on the word that expected it"
     CHECK(s.commands[0].words[1].unset == std::vector<std::string>{"NUM_LAYERS"});
 }
 
-TEST_CASE("Megatron-LM's GPT-3 175B example imports to its arguments", "[launch][megatron]")
+TEST_CASE("The Megatron-LM GPT-3 175B example imports to its arguments", "[launch][megatron]")
 {
     // tests/data/launch/megatron-gpt3-175b.sh: 8 GPUs cannot hold TP 8 × PP 16, so the world size is given.
     const LaunchImport r = importData("megatron-gpt3-175b.sh", 128);
@@ -140,7 +140,7 @@ TEST_CASE("Megatron-LM's GPT-3 175B example imports to its arguments", "[launch]
     CHECK(listedUnused(r, "torchrun --master_port"));
 }
 
-TEST_CASE("Megatron-LM's GPT-3 175B example on the 8 GPUs it launches is refused naming the split", "[launch][megatron]")
+TEST_CASE("The Megatron-LM GPT-3 175B example on the 8 GPUs it launches is refused naming the split", "[launch][megatron]")
 {
     const LaunchImport r = importData("megatron-gpt3-175b.sh");
     CHECK_FALSE(r.config);
@@ -150,7 +150,7 @@ TEST_CASE("Megatron-LM's GPT-3 175B example on the 8 GPUs it launches is refused
     CHECK(it->message.find("--pipeline-model-parallel-size 16") != std::string::npos);
 }
 
-TEST_CASE("Megatron-LM's Llama 3 8B FP8 example imports with its arrays and if blocks", "[launch][megatron]")
+TEST_CASE("The Megatron-LM Llama 3 8B FP8 example imports with its arrays and if blocks", "[launch][megatron]")
 {
     const LaunchImport r = importData("megatron-llama3-8b-fp8.sh");
     REQUIRE(r.config);
@@ -189,7 +189,7 @@ TEST_CASE("Megatron-LM's Llama 3 8B FP8 example imports with its arrays and if b
     CHECK(listedUnused(r, "--fp8-amax-compute-algo"));
 }
 
-TEST_CASE("Megatron-LM's Mixtral 8x7B example imports its experts on the GPUs it needs", "[launch][megatron]")
+TEST_CASE("The Megatron-LM Mixtral 8x7B example imports its experts on the GPUs it needs", "[launch][megatron]")
 {
     const LaunchImport one = importData("megatron-mixtral-8x7b.sh");
     CHECK_FALSE(one.config); // one node: EP 8 does not tile d = 2
@@ -218,7 +218,7 @@ TEST_CASE("Megatron-LM's Mixtral 8x7B example imports its experts on the GPUs it
     CHECK(listedUnused(r, "--moe-aux-loss-coeff"));
 }
 
-TEST_CASE("Megatron-LM arguments: validate_args' derived defaults", "[launch][megatron]")
+TEST_CASE("Megatron-LM arguments: the defaults validate_args derives", "[launch][megatron]")
 {
     // --swiglu without --ffn-hidden-size: int(4h · 2/3 / 64) · 64 = int(682.67 / 64) · 64 = 640 for h = 256.
     const LaunchImport swiglu = importText(std::string(kSmall) + "--swiglu");
