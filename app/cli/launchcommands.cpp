@@ -18,8 +18,7 @@ void printUnused(const std::vector<UnusedSetting> &unused, std::ostream &err)
         err << "unused: " << u.name << (u.value.empty() ? "" : " " + u.value) << " (";
         if (u.line > 0)
             err << "line " << u.line << "; ";
-        err << (u.noMemoryEffect ? "no effect on memory" : "not understood: check whether it changes memory")
-            << ")\n";
+        err << (u.noMemoryEffect ? "no effect on memory" : "not understood: check whether it changes memory") << ")\n";
     }
 }
 
@@ -66,8 +65,7 @@ int exportLaunch(const Options &o, std::ostream &out, std::ostream &err)
         return kExitUsage;
     }
     if (o.to != "megatron") {
-        err << "--to: expected megatron, got \"" << o.to << "\"" << (o.to.empty() ? " (--to is required)" : "")
-            << "\n";
+        err << "--to: expected megatron, got \"" << o.to << "\"" << (o.to.empty() ? " (--to is required)" : "") << "\n";
         return kExitUsage;
     }
     const std::optional<Config> config = load(o, err);

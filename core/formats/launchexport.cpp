@@ -144,8 +144,8 @@ LaunchExport exportLaunch(const Config &config, LaunchFormat format)
 {
     LaunchExport out;
     if (format != LaunchFormat::Megatron) {
-        out.problems.push_back({"--to", "export to " + std::string(launchFormatName(format)) + " is not written yet",
-                                "--to megatron"});
+        out.problems.push_back(
+            {"--to", "export to " + std::string(launchFormatName(format)) + " is not written yet", "--to megatron"});
         return out;
     }
     // The arguments alone, imported back: what they say and what they leave to the comments.
@@ -163,12 +163,12 @@ LaunchExport exportLaunch(const Config &config, LaunchFormat format)
     if (!back.config) {
         for (const Problem &p : back.problems)
             if (p.isError())
-                out.problems.push_back({p.path, p.message + " (importing the export)", p.suggestion,
-                                        Problem::Severity::Warning});
+                out.problems.push_back(
+                    {p.path, p.message + " (importing the export)", p.suggestion, Problem::Severity::Warning});
     } else if (!(canonicalPlan(*back.config) == canonicalPlan(config))) {
         for (const std::string &line : annotations(config, *back.config))
-            out.problems.push_back({annotationAssignment(line), "does not survive the round trip", {},
-                                    Problem::Severity::Warning});
+            out.problems.push_back(
+                {annotationAssignment(line), "does not survive the round trip", {}, Problem::Severity::Warning});
     }
     return out;
 }

@@ -23,30 +23,112 @@ const std::set<std::string, std::less<>> kEntryPoints = {"pretrain_gpt.py", "pre
 // schedule, data and tokenizer paths, checkpointing, logging, evaluation,
 // initialisation, seeds, timeouts. They are still listed as unused, marked so.
 const std::set<std::string, std::less<>> kNoMemoryEffect = {
-    "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples", "--lr-warmup-iters",
-    "--lr-warmup-samples", "--lr-warmup-fraction", "--lr-warmup-init", "--decoupled-lr", "--decoupled-min-lr",
-    "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2", "--adam-eps", "--sgd-momentum",
-    "--init-method-std", "--train-iters", "--train-samples", "--exit-duration-in-mins", "--exit-interval",
-    "--data-path", "--data-cache-path", "--split", "--vocab-file", "--merge-file", "--tokenizer-model",
-    "--tokenizer-type", "--tiktoken-pattern", "--mock-data", "--num-workers", "--no-mmap-bin-files",
-    "--no-create-attention-mask-in-dataloader", "--save", "--load", "--save-interval", "--ckpt-format",
-    "--no-load-optim", "--no-load-rng", "--auto-detect-ckpt-format", "--dist-ckpt-strictness",
-    "--log-interval", "--log-throughput", "--log-timers-to-tensorboard", "--log-memory-to-tensorboard",
-    "--log-num-zeros-in-grad", "--log-params-norm", "--log-validation-ppl-to-tensorboard", "--logging-level",
-    "--tensorboard-dir", "--wandb-project", "--wandb-exp-name", "--eval-iters", "--eval-interval", "--profile",
-    "--profile-step-start", "--profile-step-end", "--distributed-timeout-minutes", "--distributed-backend",
-    "--seed", "--use-mcore-models", "--transformer-impl", "--rotary-base", "--rotary-percent",
-    "--rotary-seq-len-interpolation-factor", "--use-rope-scaling", "--rope-scaling-factor", "--norm-epsilon",
-    "--apply-layernorm-1p", "--calculate-per-token-loss", "--manual-gc", "--manual-gc-interval",
-    "--fp8-amax-compute-algo", "--moe-router-load-balancing-type", "--moe-aux-loss-coeff",
-    "--moe-router-score-function", "--moe-router-pre-softmax", "--moe-router-enable-expert-bias",
-    "--moe-router-bias-update-rate", "--moe-router-topk-scaling-factor", "--moe-z-loss-coeff",
-    "--moe-grouped-gemm", "--moe-permute-fusion", "--moe-token-dispatcher-type", "--no-masked-softmax-fusion",
-    "--no-bias-dropout-fusion", "--no-bias-swiglu-fusion", "--no-rope-fusion", "--no-persist-layer-norm",
-    "--cross-entropy-loss-fusion", "--no-check-for-nan-in-loss-and-grad", "--check-for-nan-in-loss-and-grad",
-    "--attention-softmax-in-fp32", "--loss-scale", "--initial-loss-scale", "--min-loss-scale",
-    "--loss-scale-window", "--hysteresis", "--step-batch-size-schedule", "--rampup-batch-size",
-    "--rotary-scaling-factor", "--mscale", "--mscale-all-dim", "--enable-experimental", "--ddp-average-in-collective",
+    "--lr",
+    "--min-lr",
+    "--lr-decay-style",
+    "--lr-decay-iters",
+    "--lr-decay-samples",
+    "--lr-warmup-iters",
+    "--lr-warmup-samples",
+    "--lr-warmup-fraction",
+    "--lr-warmup-init",
+    "--decoupled-lr",
+    "--decoupled-min-lr",
+    "--weight-decay",
+    "--clip-grad",
+    "--adam-beta1",
+    "--adam-beta2",
+    "--adam-eps",
+    "--sgd-momentum",
+    "--init-method-std",
+    "--train-iters",
+    "--train-samples",
+    "--exit-duration-in-mins",
+    "--exit-interval",
+    "--data-path",
+    "--data-cache-path",
+    "--split",
+    "--vocab-file",
+    "--merge-file",
+    "--tokenizer-model",
+    "--tokenizer-type",
+    "--tiktoken-pattern",
+    "--mock-data",
+    "--num-workers",
+    "--no-mmap-bin-files",
+    "--no-create-attention-mask-in-dataloader",
+    "--save",
+    "--load",
+    "--save-interval",
+    "--ckpt-format",
+    "--no-load-optim",
+    "--no-load-rng",
+    "--auto-detect-ckpt-format",
+    "--dist-ckpt-strictness",
+    "--log-interval",
+    "--log-throughput",
+    "--log-timers-to-tensorboard",
+    "--log-memory-to-tensorboard",
+    "--log-num-zeros-in-grad",
+    "--log-params-norm",
+    "--log-validation-ppl-to-tensorboard",
+    "--logging-level",
+    "--tensorboard-dir",
+    "--wandb-project",
+    "--wandb-exp-name",
+    "--eval-iters",
+    "--eval-interval",
+    "--profile",
+    "--profile-step-start",
+    "--profile-step-end",
+    "--distributed-timeout-minutes",
+    "--distributed-backend",
+    "--seed",
+    "--use-mcore-models",
+    "--transformer-impl",
+    "--rotary-base",
+    "--rotary-percent",
+    "--rotary-seq-len-interpolation-factor",
+    "--use-rope-scaling",
+    "--rope-scaling-factor",
+    "--norm-epsilon",
+    "--apply-layernorm-1p",
+    "--calculate-per-token-loss",
+    "--manual-gc",
+    "--manual-gc-interval",
+    "--fp8-amax-compute-algo",
+    "--moe-router-load-balancing-type",
+    "--moe-aux-loss-coeff",
+    "--moe-router-score-function",
+    "--moe-router-pre-softmax",
+    "--moe-router-enable-expert-bias",
+    "--moe-router-bias-update-rate",
+    "--moe-router-topk-scaling-factor",
+    "--moe-z-loss-coeff",
+    "--moe-grouped-gemm",
+    "--moe-permute-fusion",
+    "--moe-token-dispatcher-type",
+    "--no-masked-softmax-fusion",
+    "--no-bias-dropout-fusion",
+    "--no-bias-swiglu-fusion",
+    "--no-rope-fusion",
+    "--no-persist-layer-norm",
+    "--cross-entropy-loss-fusion",
+    "--no-check-for-nan-in-loss-and-grad",
+    "--check-for-nan-in-loss-and-grad",
+    "--attention-softmax-in-fp32",
+    "--loss-scale",
+    "--initial-loss-scale",
+    "--min-loss-scale",
+    "--loss-scale-window",
+    "--hysteresis",
+    "--step-batch-size-schedule",
+    "--rampup-batch-size",
+    "--rotary-scaling-factor",
+    "--mscale",
+    "--mscale-all-dim",
+    "--enable-experimental",
+    "--ddp-average-in-collective",
 };
 
 struct Arg
@@ -267,8 +349,7 @@ void collectArguments(const std::vector<std::pair<ShellWord, int>> &words, Args 
         if (!isOptionWord(w.text)) {
             r.unused.push_back({w.text, "", words[i].second, false});
             r.problems.push_back({w.text, "not an argument: Megatron-LM's arguments are --name value",
-                                  "a word the script passes that argparse would refuse",
-                                  Problem::Severity::Warning});
+                                  "a word the script passes that argparse would refuse", Problem::Severity::Warning});
             ++i;
             continue;
         }
@@ -324,7 +405,8 @@ WorldSize launcherWorld(const ShellCommand &cmd, std::size_t script, LaunchImpor
     const std::string launcher = basename(cmd.words[0].text);
     bool torchrun = launcher == "torchrun";
     for (std::size_t i = 1; i < script; ++i)
-        torchrun = torchrun || cmd.words[i].text == "torch.distributed.run" || cmd.words[i].text == "torch.distributed.launch";
+        torchrun = torchrun || cmd.words[i].text == "torch.distributed.run"
+                   || cmd.words[i].text == "torch.distributed.launch";
     std::optional<std::int64_t> nproc = 1, nnodes = 1;
     std::string nprocText = "1", nnodesText = "1";
     for (std::size_t i = 1; i < script; ++i) {
@@ -533,7 +615,8 @@ void readPositions(Args &a, ModelConfig &m)
                                                            : PositionEmbedding::Rope;
     if (type == "relative") {
         m.position_embedding_type = PositionEmbedding::None;
-        a.warning("--position-embedding-type", "relative: the attention bias table (32 buckets × heads) is not counted");
+        a.warning("--position-embedding-type",
+                  "relative: the attention bias table (32 buckets × heads) is not counted");
     }
     if (a.flag("--use-rotary-position-embeddings"))
         m.position_embedding_type = PositionEmbedding::Rope;
@@ -572,8 +655,9 @@ void readVocabulary(Args &a, ModelConfig &m)
                "--set model.vocab_size=N for another");
         return;
     }
-    a.error("--vocab-size", "missing: the vocabulary comes from the tokenizer" + (type ? " (" + *type + ")" : std::string())
-                                + ", which MemLedger does not read",
+    a.error("--vocab-size",
+            "missing: the vocabulary comes from the tokenizer" + (type ? " (" + *type + ")" : std::string())
+                + ", which MemLedger does not read",
             "add --vocab-size N to the arguments, or --set model.vocab_size=N");
 }
 
@@ -616,8 +700,8 @@ void readMla(Args &a, ModelConfig &m)
 {
     m.multi_latent_attention = a.flag("--multi-latent-attention");
     if (!m.multi_latent_attention) {
-        for (const char *name : {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim",
-                                 "--v-head-dim"})
+        for (const char *name :
+             {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim"})
             a.unusedBecause(name, "has no effect without --multi-latent-attention");
         return;
     }
@@ -658,14 +742,13 @@ void readPrecision(Args &a, TrainingConfig &t, StrategyConfig &s)
     const bool bf16Reduce = a.flag("--grad-reduce-in-bf16");
     // bf16 accumulates and reduces gradients in fp32 unless --grad-reduce-in-bf16;
     // fp16 keeps fp16 gradients unless --accumulate-allreduce-grads-in-fp32.
-    t.main_grads_dtype = bf16 ? (bf16Reduce ? Dtype::BF16 : Dtype::FP32)
+    t.main_grads_dtype = bf16   ? (bf16Reduce ? Dtype::BF16 : Dtype::FP32)
                          : fp16 ? (fp32Reduce ? Dtype::FP32 : Dtype::FP16)
                                 : Dtype::FP32;
     if (!bf16 && bf16Reduce)
         a.warning("--grad-reduce-in-bf16", "has effect only with --bf16");
     t.main_params_fp32 = true; // Float16OptimizerWithFloat16Params / the distributed optimizer keep fp32 masters
-    const std::string optimizer
-        = a.choice("--optimizer", {"adam", "sgd", "muon", "dist_muon"}).value_or("adam");
+    const std::string optimizer = a.choice("--optimizer", {"adam", "sgd", "muon", "dist_muon"}).value_or("adam");
     t.optimizer = optimizer == "sgd" ? Optimizer::SGD : optimizer == "adam" ? Optimizer::Adam : Optimizer::Muon;
     a.source("training.optimizer", "--optimizer");
     if (a.flag("--use-precision-aware-optimizer")) {
@@ -689,15 +772,16 @@ void readPrecision(Args &a, TrainingConfig &t, StrategyConfig &s)
         if (fraction == 1.0)
             s.optimizer_offload = OffloadTarget::CPU;
         else
-            a.warning("--optimizer-offload-fraction", "a partial offload is not expressible: the optimizer stays on the GPU");
+            a.warning("--optimizer-offload-fraction",
+                      "a partial offload is not expressible: the optimizer stays on the GPU");
     }
     // --fp8-format turns FP8 on (TransformerConfig.fp8); --fp8-recipe picks the scaling, delayed by default.
     if (a.has("--fp8-format")) {
         a.choice("--fp8-format", {"e4m3", "hybrid"});
         const std::string recipe
             = a.choice("--fp8-recipe", {"delayed", "tensorwise", "mxfp8", "blockwise"}).value_or("delayed");
-        t.fp8_recipe = recipe == "tensorwise" ? Fp8Recipe::Tensorwise
-                       : recipe == "mxfp8"    ? Fp8Recipe::MXFP8
+        t.fp8_recipe = recipe == "tensorwise"  ? Fp8Recipe::Tensorwise
+                       : recipe == "mxfp8"     ? Fp8Recipe::MXFP8
                        : recipe == "blockwise" ? Fp8Recipe::Blockwise
                                                : Fp8Recipe::Delayed;
         if (t.fp8_recipe == Fp8Recipe::Delayed)
@@ -727,17 +811,19 @@ void readStrategy(Args &a, StrategyConfig &s, const ModelConfig &m)
         if (!a.has("--recompute-num-layers"))
             a.error("--recompute-num-layers", "missing: full recompute needs it",
                     "TransformerConfig: recompute_num_layers must be set for full recompute");
-        s.recompute_method
-            = a.choice("--recompute-method", {"uniform", "block"}).value_or("uniform") == "block" ? RecomputeMethod::Block
-                                                                                                  : RecomputeMethod::Uniform;
+        s.recompute_method = a.choice("--recompute-method", {"uniform", "block"}).value_or("uniform") == "block"
+                                 ? RecomputeMethod::Block
+                                 : RecomputeMethod::Uniform;
         s.recompute_num_layers = a.integer("--recompute-num-layers", 1, 100000).value_or(1);
         a.unusedBecause("--recompute-modules", "has effect only with --recompute-granularity selective");
     } else if (granularity == "selective") {
         s.recompute_granularity = RecomputeGranularity::Selective;
         for (const std::string &module : a.list("--recompute-modules"))
             if (module != "core_attn")
-                a.warning("--recompute-modules", "\"" + module + "\" is not expressible here: selective recompute is counted "
-                                                 "as Megatron's default, the core attention only",
+                a.warning("--recompute-modules",
+                          "\"" + module
+                              + "\" is not expressible here: selective recompute is counted "
+                                "as Megatron's default, the core attention only",
                           "strategy.tensor_policies can recompute other tensors");
     } else {
         for (const char *name : {"--recompute-method", "--recompute-num-layers", "--recompute-modules"})
@@ -839,8 +925,8 @@ void readLayout(Args &a, const ModelConfig &m, ParallelismConfig &p)
     if (stages->front().empty() || stages->front()[0] != 'E' || stages->back().empty() || stages->back().back() != 'L')
         a.error("--pipeline-model-parallel-layout", "must start with the embedding E and end with the loss L");
     if (layers != m.num_layers)
-        a.error("--pipeline-model-parallel-layout", "places " + std::to_string(layers) + " layers (t), not --num-layers "
-                                                        + std::to_string(m.num_layers));
+        a.error("--pipeline-model-parallel-layout",
+                "places " + std::to_string(layers) + " layers (t), not --num-layers " + std::to_string(m.num_layers));
     if (mtp > 0)
         a.warning("--pipeline-model-parallel-layout", "the multi-token-prediction layers (m) are not counted");
     p.virtual_pipeline_model_parallel_size = static_cast<std::int64_t>(stages->size()) / p.pipeline_model_parallel_size;
@@ -888,7 +974,8 @@ void readPipelineSplit(Args &a, const ModelConfig &m, ParallelismConfig &p)
     } else if (embedding || loss) {
         if (split % stages != 0) {
             a.error(embedding ? "--account-for-embedding-in-pipeline-split" : "--account-for-loss-in-pipeline-split",
-                    std::to_string(m.num_layers) + " layers with the embedding or loss counted as one do not divide over "
+                    std::to_string(m.num_layers)
+                        + " layers with the embedding or loss counted as one do not divide over "
                         + std::to_string(stages) + " pipeline stages");
             return;
         }
@@ -921,7 +1008,8 @@ void readParallelism(Args &a, Config &c)
         p.expert_tensor_parallel_size = 0;
     p.sequence_parallel = a.flag("--sequence-parallel");
     if (p.sequence_parallel && p.tensor_model_parallel_size == 1) {
-        p.sequence_parallel = false; // validate_args: "Disabling sequence parallelism because tensor model parallelism is disabled"
+        p.sequence_parallel
+            = false; // validate_args: "Disabling sequence parallelism because tensor model parallelism is disabled"
         a.note("--sequence-parallel is turned off without tensor parallelism, as validate_args does");
     }
     const bool distributed = a.flag("--use-distributed-optimizer");
@@ -1013,12 +1101,15 @@ std::optional<Launch> findLaunch(const ShellScript &script, LaunchImport &r)
             if (name.size() < 3 || name.substr(name.size() - 3) != ".py")
                 continue;
             if (!kEntryPoints.count(name)) {
-                r.problems.push_back({"line " + std::to_string(cmd.line), name + " is not a Megatron-LM entry point MemLedger reads",
+                r.problems.push_back({"line " + std::to_string(cmd.line),
+                                      name + " is not a Megatron-LM entry point MemLedger reads",
                                       "pretrain_gpt.py, pretrain_mamba.py or pretrain_hybrid.py"});
                 return std::nullopt;
             }
             if (!launch.entry.empty()) {
-                r.problems.push_back({"line " + std::to_string(cmd.line), "a second launch; only the first is read", {},
+                r.problems.push_back({"line " + std::to_string(cmd.line),
+                                      "a second launch; only the first is read",
+                                      {},
                                       Problem::Severity::Warning});
                 break;
             }
@@ -1034,8 +1125,9 @@ std::optional<Launch> findLaunch(const ShellScript &script, LaunchImport &r)
                 for (const ShellWord &w : cmd.words)
                     launch.arguments.push_back({w, cmd.line});
         if (launch.arguments.empty()) {
-            r.problems.push_back({"launch", "no Megatron-LM launch found: no command runs pretrain_gpt.py, and the file is "
-                                            "not a list of --arguments"});
+            r.problems.push_back({"launch",
+                                  "no Megatron-LM launch found: no command runs pretrain_gpt.py, and the file is "
+                                  "not a list of --arguments"});
             return std::nullopt;
         }
         launch.entry = "pretrain_gpt.py";

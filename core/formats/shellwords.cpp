@@ -492,8 +492,9 @@ private:
         if (length)
             inner.remove_prefix(1);
         std::size_t k = 0;
-        if (k < inner.size() && (std::isdigit(static_cast<unsigned char>(inner[k])) || inner[k] == '@'
-                                 || inner[k] == '*' || inner[k] == '#' || inner[k] == '?'))
+        if (k < inner.size()
+            && (std::isdigit(static_cast<unsigned char>(inner[k])) || inner[k] == '@' || inner[k] == '*'
+                || inner[k] == '#' || inner[k] == '?'))
             ++k;
         else
             while (k < inner.size() && isNameChar(inner[k]))
@@ -512,8 +513,9 @@ private:
             return opaque(whole, quoted);
         if (length) {
             const std::vector<std::string> *v = lookup(name);
-            const std::size_t n
-                = !v ? 0 : (index == "@" || index == "*") ? v->size() : (v->empty() ? 0 : v->front().size());
+            const std::size_t n = !v                               ? 0
+                                  : (index == "@" || index == "*") ? v->size()
+                                                                   : (v->empty() ? 0 : v->front().size());
             return value({std::to_string(n)}, quoted, false);
         }
         static constexpr std::string_view kOps[] = {":-", ":=", ":+", ":?", "-", "=", "+", "?"};
@@ -803,7 +805,8 @@ private:
                 k += 2;
                 return truthOf(z == empty);
             }
-            if (k + 1 < w.size() && w[k].size() == 2 && w[k][0] == '-' && std::isalpha(static_cast<unsigned char>(w[k][1]))) {
+            if (k + 1 < w.size() && w[k].size() == 2 && w[k][0] == '-'
+                && std::isalpha(static_cast<unsigned char>(w[k][1]))) {
                 k += 2;
                 return Truth::Unknown; // a file test (-f, -d, -e, ...): depends on the machine
             }
@@ -896,12 +899,14 @@ private:
 
     void warn(int line, std::string message)
     {
-        m_out.problems.push_back(
-            {"line " + std::to_string(line), std::move(message), {}, Problem::Severity::Warning});
+        m_out.problems.push_back({"line " + std::to_string(line), std::move(message), {}, Problem::Severity::Warning});
     }
 
     const Token &word() const { return m_t[m_i]; }
-    bool atWord(std::string_view w) const { return m_i < m_t.size() && m_t[m_i].kind == Tok::Word && m_t[m_i].text == w; }
+    bool atWord(std::string_view w) const
+    {
+        return m_i < m_t.size() && m_t[m_i].kind == Tok::Word && m_t[m_i].text == w;
+    }
 
     void statement()
     {
@@ -944,8 +949,9 @@ private:
         ++m_i;
         std::vector<Token> cond;
         std::string text;
-        while (m_i < m_t.size() && !(m_t[m_i].kind == Tok::Word && m_t[m_i].text == "then"
-                                     && (cond.empty() || isSeparator(m_t[m_i - 1].kind)))) {
+        while (m_i < m_t.size()
+               && !(m_t[m_i].kind == Tok::Word && m_t[m_i].text == "then"
+                    && (cond.empty() || isSeparator(m_t[m_i - 1].kind)))) {
             if (m_t[m_i].kind != Tok::Sep && m_t[m_i].kind != Tok::Newline) {
                 cond.push_back(m_t[m_i]);
                 text += (text.empty() ? "" : " ") + m_t[m_i].text;
@@ -998,7 +1004,9 @@ private:
             }
         }
         if (active())
-            warn(line, std::string(loop ? "a loop" : w == "case" ? "a case statement" : "a function")
+            warn(line, std::string(loop          ? "a loop"
+                                   : w == "case" ? "a case statement"
+                                                 : "a function")
                            + " is not followed: the commands and assignments inside it are not read");
     }
 

@@ -68,15 +68,17 @@ TEST_CASE("Shell words: quoting, continuations, comments and variables as bash r
                                           "run --a $A \\\n"
                                           "    --b \"$B\" --c '$A' --d $C\\ z\n");
     REQUIRE(s.commands.size() == 1);
-    CHECK(wordsOf(s.commands[0]) == std::vector<std::string>{"run", "--a", "4", "--b", "x y", "--c", "$A", "--d", "12 z"});
+    CHECK(wordsOf(s.commands[0])
+          == std::vector<std::string>{"run", "--a", "4", "--b", "x y", "--c", "$A", "--d", "12 z"});
     CHECK(s.commands[0].line == 4);
     CHECK(s.variables.at("C") == std::vector<std::string>{"12"});
 }
 
 TEST_CASE("Shell words: bash arrays, appends and word splitting of their elements", "[launch][shell]")
 {
-    const ShellScript s = readShellScript("ARGS=(\n  --x 1 # one\n  \"--y 2\"\n)\nARGS+=(--z)\nMORE=(\"${ARGS[@]}\" --w)\n"
-                                          "run ${MORE[@]} \"${ARGS[@]}\"\n");
+    const ShellScript s
+        = readShellScript("ARGS=(\n  --x 1 # one\n  \"--y 2\"\n)\nARGS+=(--z)\nMORE=(\"${ARGS[@]}\" --w)\n"
+                          "run ${MORE[@]} \"${ARGS[@]}\"\n");
     REQUIRE(s.commands.size() == 1);
     // Unquoted, "--y 2" splits into two words; quoted, it stays one.
     CHECK(wordsOf(s.commands[0])
@@ -85,11 +87,12 @@ TEST_CASE("Shell words: bash arrays, appends and word splitting of their element
 
 TEST_CASE("Shell words: if blocks are decided where they can be, and named where they cannot", "[launch][shell]")
 {
-    const ShellScript s = readShellScript("T=${3:-\"MOCK\"}\n"
-                                          "if [[ \"$T\" == \"MOCK\" ]] || [[ -z \"$T\" ]]; then\n  X=mock\nelse\n  X=real\nfi\n"
-                                          "if [ -n \"${KEY}\" ]; then Y=1; fi\n"
-                                          "if [ ! -f \"$T\" ]; then\n  Z=1\nfi\n"
-                                          "run $X ${Y:-none} ${Z:-none}\n");
+    const ShellScript s
+        = readShellScript("T=${3:-\"MOCK\"}\n"
+                          "if [[ \"$T\" == \"MOCK\" ]] || [[ -z \"$T\" ]]; then\n  X=mock\nelse\n  X=real\nfi\n"
+                          "if [ -n \"${KEY}\" ]; then Y=1; fi\n"
+                          "if [ ! -f \"$T\" ]; then\n  Z=1\nfi\n"
+                          "run $X ${Y:-none} ${Z:-none}\n");
     REQUIRE(s.commands.size() == 1);
     CHECK(wordsOf(s.commands[0]) == std::vector<std::string>{"run", "mock", "none", "none"});
     REQUIRE(s.problems.size() == 1);
@@ -140,7 +143,8 @@ TEST_CASE("The Megatron-LM GPT-3 175B example imports to its arguments", "[launc
     CHECK(listedUnused(r, "torchrun --master_port"));
 }
 
-TEST_CASE("The Megatron-LM GPT-3 175B example on the 8 GPUs it launches is refused naming the split", "[launch][megatron]")
+TEST_CASE("The Megatron-LM GPT-3 175B example on the 8 GPUs it launches is refused naming the split",
+          "[launch][megatron]")
 {
     const LaunchImport r = importData("megatron-gpt3-175b.sh");
     CHECK_FALSE(r.config);
@@ -270,7 +274,8 @@ TEST_CASE("Megatron-LM arguments: layouts and uneven splits as the pipeline stag
     CHECK(l.config->parallelism.pipeline_layout == expected);
 }
 
-TEST_CASE("Megatron-LM arguments: bad values and contradictions are refused naming the argument", "[launch][megatron][input]")
+TEST_CASE("Megatron-LM arguments: bad values and contradictions are refused naming the argument",
+          "[launch][megatron][input]")
 {
     const auto refused = [](const std::string &args, const std::string &argument) {
         CAPTURE(args);
@@ -323,11 +328,11 @@ TEST_CASE("export --to megatron writes what Megatron can say as arguments", "[la
     REQUIRE(loaded.config);
     const std::string text = exportLaunch(*loaded.config, LaunchFormat::Megatron).text;
     // The scenario's numbers (presets/scenarios/llama-3-70b-128xh100.json, presets/models/llama-3-70b.json).
-    for (const char *arg : {"--nproc_per_node 8 --nnodes 16", "--num-layers 80", "--hidden-size 8192",
-                            "--group-query-attention", "--num-query-groups 8", "--ffn-hidden-size 28672",
-                            "--tensor-model-parallel-size 8", "--pipeline-model-parallel-size 4", "--sequence-parallel",
-                            "--use-distributed-optimizer", "--recompute-granularity selective", "--seq-length 8192",
-                            "--global-batch-size 512", "--bf16"})
+    for (const char *arg :
+         {"--nproc_per_node 8 --nnodes 16", "--num-layers 80", "--hidden-size 8192", "--group-query-attention",
+          "--num-query-groups 8", "--ffn-hidden-size 28672", "--tensor-model-parallel-size 8",
+          "--pipeline-model-parallel-size 4", "--sequence-parallel", "--use-distributed-optimizer",
+          "--recompute-granularity selective", "--seq-length 8192", "--global-batch-size 512", "--bf16"})
         CHECK(text.find(arg) != std::string::npos);
     // Megatron has arguments for all of this plan: no "# memledger:" line is needed.
     CHECK(text.find("\n# memledger: ") == std::string::npos);
