@@ -29,6 +29,10 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
         return listPresets(out);
     if (o.command == "import-hf")
         return importHf(o, out, err);
+    if (o.command == "import")
+        return importLaunch(o, out, err);
+    if (o.command == "export")
+        return exportLaunch(o, out, err);
     if (o.command == "timeline")
         return timeline(o, out, err);
     if (o.command == "search")

@@ -13,6 +13,10 @@ int evalOrCheck(const Options &o, std::ostream &out, std::ostream &err);
 int listPresets(std::ostream &out);
 int importHf(const Options &o, std::ostream &out, std::ostream &err);
 
+// launchcommands.cpp
+int importLaunch(const Options &o, std::ostream &out, std::ostream &err);
+int exportLaunch(const Options &o, std::ostream &out, std::ostream &err);
+
 // simulationcommands.cpp
 int timeline(const Options &o, std::ostream &out, std::ostream &err);
 int compare(const Options &o, std::ostream &out, std::ostream &err);

@@ -40,6 +40,13 @@ const char *const kUsage = "usage: memledger-cli COMMAND ...\n"
                            "  import-hf CONFIG.json [--set section.key=value]...\n"
                            "      print a preset built from a Hugging Face model config: the model\n"
                            "      section from the config, the rest defaulted; warnings on stderr\n"
+                           "  import FILE [--gpus N] [--set section.key=value]...\n"
+                           "      print a preset built from a Megatron-LM launch (a shell script that runs\n"
+                           "      pretrain_gpt.py, or a list of its arguments); every argument it does not\n"
+                           "      use is named on stderr; --gpus gives or replaces the world size\n"
+                           "  export PRESET --to megatron [--set section.key=value]...\n"
+                           "      print the plan as a Megatron-LM launch; values Megatron-LM has no argument\n"
+                           "      for as \"# memledger:\" comment lines, which import reads back\n"
                            "  presets\n"
                            "      list the built-in presets (models, hardware, scenarios, decks)\n"
                            "  --version\n"
@@ -91,7 +98,7 @@ bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
         } else if (o.command == "compare" && (a == "--device" || a.rfind("--device=", 0) == 0)) {
             if (!value("--device", o.device))
                 return false;
-        } else if (o.command == "search" && (a == "--gpus" || a.rfind("--gpus=", 0) == 0)) {
+        } else if ((o.command == "search" || o.command == "import") && (a == "--gpus" || a.rfind("--gpus=", 0) == 0)) {
             if (!value("--gpus", o.gpus))
                 return false;
         } else if (o.command == "search" && (a == "--top" || a.rfind("--top=", 0) == 0)) {
@@ -99,6 +106,12 @@ bool parse(const std::vector<std::string> &args, Options &o, std::ostream &err)
                 return false;
         } else if (o.command == "search" && (a == "--margin" || a.rfind("--margin=", 0) == 0)) {
             if (!value("--margin", o.margin))
+                return false;
+        } else if (o.command == "import" && (a == "--model" || a.rfind("--model=", 0) == 0)) {
+            if (!value("--model", o.model))
+                return false;
+        } else if (o.command == "export" && (a == "--to" || a.rfind("--to=", 0) == 0)) {
+            if (!value("--to", o.to))
                 return false;
         } else if (!a.empty() && a[0] == '-') {
             err << "memledger-cli: unknown option " << a << "\n" << kUsage;

@@ -25,7 +25,9 @@ struct Options
     std::string serve; // timeline --inference prefill|decode
     std::string device; // compare --device
     std::string trace; // compare TRACE
-    std::string gpus, top, margin; // search
+    std::string gpus, top, margin; // search (--gpus also import)
+    std::string model; // import --model
+    std::string to; // export --to
 };
 
 // Splits `args` (command first) into `o`; prints the problem and returns false on a bad option.
