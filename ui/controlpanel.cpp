@@ -243,7 +243,8 @@ ControlPanel::Group ControlPanel::batchAndPrecision()
              .label = tr("fp32 master weights"),
              .field = "training.main_params_dtype",
              .access = plain<&Config::training, &TrainingConfig::main_params_fp32>(),
-             .tip = tr("Mixed precision keeps an fp32 copy of the weights for the update (4 bytes per parameter)")},
+             .tip = tr("Mixed precision keeps an fp32 copy of the weights for the update (4 bytes per parameter); with "
+                       "fp32 parameters they are their own master and this has no effect")},
             {.kind = Kind::Combo,
              .label = tr("Optimizer"),
              .field = "training.optimizer",
