@@ -136,6 +136,18 @@ public:
     {
         m_r.problems.push_back({key, std::move(message), {}, Problem::Severity::Warning});
     }
+    void autoRefused(const std::string &key)
+    {
+        error(key, "\"auto\" here is filled by nobody: the Hugging Face Trainer fills only its own keys",
+              "write the value");
+    }
+    // A section that must be an object when present.
+    void section(const std::string &key)
+    {
+        const json *v = at(key);
+        if (v && !v->is_object())
+            error(key, "expected an object, got " + describeJson(*v));
+    }
     void note(const std::string &key, const std::string &text) { m_r.notes.push_back(key + ": " + text); }
     void source(const std::string &field, const std::string &key) { m_r.sourceOf[field] = key; }
 
@@ -148,7 +160,9 @@ public:
         if (!v)
             return std::nullopt;
         if (v->is_string() && v->get<std::string>() == "auto") {
-            if (!autoNote.empty())
+            if (autoNote.empty())
+                autoRefused(key);
+            else
                 note(key, "\"auto\": " + autoNote);
             return std::nullopt;
         }
@@ -161,15 +175,19 @@ public:
                        + describeJson(*v));
         return std::nullopt;
     }
-    std::optional<bool> boolean(const std::string &key)
+    // "auto" only for a key the Hugging Face Trainer fills (allowAuto).
+    std::optional<bool> boolean(const std::string &key, bool allowAuto = false)
     {
         const json *v = at(key);
         if (!v)
             return std::nullopt;
         if (v->is_boolean())
             return v->get<bool>();
-        if (v->is_string() && v->get<std::string>() == "auto")
+        if (v->is_string() && v->get<std::string>() == "auto") {
+            if (!allowAuto)
+                autoRefused(key);
             return std::nullopt;
+        }
         error(key, "expected true or false, got " + describeJson(*v));
         return std::nullopt;
     }
@@ -344,8 +362,8 @@ void readBatch(Reader &rd, std::optional<std::int64_t> world, std::int64_t tpc, 
 void readPrecision(Reader &rd, Config &config)
 {
     const std::string bfKey = rd.at("bfloat16") && !rd.at("bf16") ? "bfloat16.enabled" : "bf16.enabled";
-    const std::optional<bool> bf = rd.boolean(bfKey);
-    const std::optional<bool> fp = rd.boolean("fp16.enabled");
+    const std::optional<bool> bf = rd.boolean(bfKey, true);
+    const std::optional<bool> fp = rd.boolean("fp16.enabled", true);
     const bool bfAuto = rd.isAuto(bfKey), fpAuto = rd.isAuto("fp16.enabled");
     if (bf.value_or(false) && fp.value_or(false)) {
         rd.error("fp16.enabled", "and " + bfKey + " are both true", "DeepSpeed refuses bf16 and fp16 together");
@@ -527,6 +545,9 @@ LaunchImport importDeepSpeedConfig(std::string_view text, const LaunchOptions &o
     if (!readModel(options, unexpressed, config, r))
         return r;
     Reader rd(doc, r);
+    for (const char *section : {"bf16", "bfloat16", "fp16", "optimizer", "data_types", "zero_optimization",
+                                "zero_optimization.offload_optimizer", "zero_optimization.offload_param"})
+        rd.section(section);
     const std::int64_t tpc = unexpressedInt(unexpressed, "parallelism.tensor_model_parallel_size")
                              * unexpressedInt(unexpressed, "parallelism.pipeline_model_parallel_size")
                              * unexpressedInt(unexpressed, "parallelism.context_parallel_size");

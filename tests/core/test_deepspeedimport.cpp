@@ -187,6 +187,11 @@ TEST_CASE("DeepSpeed configs: bad types and contradictions are refused naming th
             "zero_optimization.contiguous_gradients");
     refused(R"({"train_micro_batch_size_per_gpu": 1, "memledger": {"unexpressed": 3}})", "memledger.unexpressed");
     refused(R"([1, 2])", "ds_config");
+    refused(R"({"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "auto"}})",
+            "zero_optimization.stage");
+    refused(R"({"train_micro_batch_size_per_gpu": 1, "zero_optimization": true})", "zero_optimization");
+    refused(R"({"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"offload_param": "cpu"}})",
+            "zero_optimization.offload_param");
     const LaunchImport noModel = importDsText(R"({"train_micro_batch_size_per_gpu": 1})", 8, "");
     CHECK_FALSE(noModel.config);
     CHECK(names(noModel.problems, "--model"));
