@@ -117,6 +117,24 @@ TEST_CASE("The Hugging Face ZeRO-3 test config imports with a Hugging Face model
     CHECK(unused(r, "zero_optimization.stage3_gather_fp16_weights_on_model_save"));
 }
 
+TEST_CASE("The Hugging Face ZeRO-3 bf16 test config reads the old bfloat16 section", "[launch][deepspeed]")
+{
+    const LaunchImport r = importDs("hf-ds-config-zero3-bf16.json", "qwen2.5-7b", 8);
+    REQUIRE(r.config);
+    const Config &c = *r.config;
+    // "bfloat16": {"enabled": "auto"}: the section the file provisions, named as taken from the Trainer.
+    CHECK(c.training.params_dtype == Dtype::BF16);
+    CHECK(c.training.main_params_fp32);
+    CHECK(noted(r, "bfloat16.enabled: \"auto\""));
+    CHECK(c.parallelism.zero_stage == 3);
+    CHECK(c.strategy.optimizer_offload == OffloadTarget::CPU);
+    CHECK(c.strategy.param_offload == OffloadTarget::CPU);
+    CHECK(c.training.optimizer == Optimizer::AdamW);
+    REQUIRE(unused(r, "zero_optimization.sub_group_size"));
+    CHECK(unused(r, "zero_optimization.sub_group_size")->value == "1000000000.0");
+    CHECK_FALSE(unused(r, "bfloat16.enabled"));
+}
+
 TEST_CASE("The DeepSpeedExamples Megatron ZeRO-2 config derives its micro-batch from the world", "[launch][deepspeed]")
 {
     const LaunchImport r = importDs("dse-megatron-zero2.json", "gpt-3-175b", 8);
