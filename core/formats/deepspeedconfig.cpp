@@ -557,6 +557,9 @@ LaunchImport importDeepSpeedConfig(std::string_view text, const LaunchOptions &o
     readZero(rd, config);
     readCheckpointing(rd, config);
     rd.listUnused(doc, "");
+    if (!unexpressed.contains("training.seq_length"))
+        r.notes.push_back("training.seq_length: not in a DeepSpeed config (the data loader's): "
+                          + std::to_string(config.training.seq_length) + " unless --set training.seq_length=N");
     for (const auto &[key, value] : unexpressed.items()) {
         if (!options.model.empty() && (key == "model" || key.rfind("model.", 0) == 0))
             continue; // --model replaces the file's model

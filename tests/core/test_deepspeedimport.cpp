@@ -82,6 +82,7 @@ TEST_CASE("The Hugging Face ZeRO-2 test config imports with its auto keys named"
     CHECK(c.globalBatch() == 64);
     CHECK(noted(r, "train_micro_batch_size_per_gpu: \"auto\""));
     CHECK(noted(r, "fp16.enabled: \"auto\""));
+    CHECK(noted(r, "training.seq_length: not in a DeepSpeed config"));
     // Every key not used, with why.
     REQUIRE(unused(r, "zero_optimization.allgather_bucket_size"));
     CHECK_FALSE(unused(r, "zero_optimization.allgather_bucket_size")->noMemoryEffect);
