@@ -265,6 +265,20 @@ bool readModel(const LaunchOptions &options, const json &unexpressed, Config &co
         }
     }
     if (std::ifstream(name).good()) {
+        // A MemLedger preset file lends its model section; any other JSON is a Hugging Face config.
+        Problems readProblems;
+        const std::optional<std::string> text = readTextFile(name, readProblems);
+        if (text && text->find("\"memledger-preset\"") != std::string::npos) {
+            LoadResult preset = presetFromText(*text, name);
+            for (Problem &p : preset.problems) {
+                p.path = where + " " + name + ": " + p.path;
+                r.problems.push_back(std::move(p));
+            }
+            if (!preset.config)
+                return false;
+            config.model = preset.config->model;
+            return true;
+        }
         ImportResult hf = importHfConfigFile(name);
         for (Problem &p : hf.problems) {
             p.path = where + " " + name + ": " + p.path;

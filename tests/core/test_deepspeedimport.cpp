@@ -116,6 +116,12 @@ TEST_CASE("The Hugging Face ZeRO-3 test config imports with a Hugging Face model
     CHECK(unused(r, "zero_optimization.stage3_prefetch_bucket_size"));
     CHECK(unused(r, "zero_optimization.sub_group_size"));
     CHECK(unused(r, "zero_optimization.stage3_gather_fp16_weights_on_model_save"));
+    // A MemLedger preset file lends its model section the same way.
+    const LaunchImport preset
+        = importDs("hf-ds-config-zero3.json", std::string(MEMLEDGER_PRESET_DIR) + "/models/llama-2-13b.json", 16);
+    REQUIRE(preset.config);
+    CHECK(preset.config->model.hidden_size == 5120);
+    CHECK(preset.config->strategy.ddp_bucket_size == 5120 * 5120);
 }
 
 TEST_CASE("The Hugging Face ZeRO-3 bf16 test config reads the old bfloat16 section", "[launch][deepspeed]")
