@@ -465,13 +465,15 @@ void readZero(Reader &rd, Config &config)
     if (const auto bucket = rd.integer("zero_optimization.reduce_bucket_size", 1, 1LL << 40,
                                        "the Trainer's hidden_size², taken from the model")) {
         s.ddp_bucket_size = *bucket;
+        rd.source("strategy.ddp_bucket_size", "zero_optimization.reduce_bucket_size");
     } else if (rd.isAuto("zero_optimization.reduce_bucket_size")) {
         s.ddp_bucket_size = config.model.hidden_size * config.model.hidden_size;
+        rd.source("strategy.ddp_bucket_size", "zero_optimization.reduce_bucket_size");
     }
-    rd.source("strategy.ddp_bucket_size", "zero_optimization.reduce_bucket_size");
-    if (const auto contiguous = rd.boolean("zero_optimization.contiguous_gradients"))
+    if (const auto contiguous = rd.boolean("zero_optimization.contiguous_gradients")) {
         s.grad_buffer = *contiguous ? GradBuffer::Contiguous : GradBuffer::OnDemand;
-    rd.source("strategy.grad_buffer", "zero_optimization.contiguous_gradients");
+        rd.source("strategy.grad_buffer", "zero_optimization.contiguous_gradients");
+    }
     // Stage 1 and 2's old switch (cpu_offload: true) before offload_optimizer.
     std::optional<OffloadTarget> opt = offloadDevice(rd, "zero_optimization.offload_optimizer.device");
     if (!opt && rd.boolean("zero_optimization.cpu_offload").value_or(false))
