@@ -242,6 +242,32 @@ TEST_CASE("export --to deepspeed and import give every shipped scenario back", "
     }
 }
 
+TEST_CASE("The memledger key carries the model and the model parallelism, and --model replaces its model",
+          "[launch][deepspeed]")
+{
+    const std::string text = R"({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2,
+        "gradient_accumulation_steps": 4, "zero_optimization": {"stage": 1},
+        "memledger": {"unexpressed": {"model": "llama-3-70b", "parallelism.tensor_model_parallel_size": 8,
+                                      "training.seq_length": 4096},
+                      "why": {"model": "the model: not part of a DeepSpeed config"}}})";
+    // 64 = 2 × 4 × d: d = 8, on 8 · 8 GPUs.
+    const LaunchImport own = importDsText(text, std::nullopt, "");
+    REQUIRE(own.config);
+    CHECK(own.config->model.num_layers == 80); // presets/models/llama-3-70b.json
+    CHECK(own.config->parallelism.tensor_model_parallel_size == 8);
+    CHECK(own.config->parallelism.data_parallel_size == 8);
+    CHECK(own.config->training.seq_length == 4096);
+    // --gpus 64 over t = 8 gives the same d; --gpus 32 gives 4, which the batch triple refuses.
+    CHECK(importDsText(text, 64, "").config);
+    CHECK(names(importDsText(text, 32, "").problems, "train_batch_size"));
+    const LaunchImport replaced = importDsText(text, std::nullopt, "llama-3.1-8b");
+    REQUIRE(replaced.config);
+    CHECK(replaced.config->model.num_layers == 32); // presets/models/llama-3.1-8b.json
+    const LaunchImport unknown = importDsText(R"({"train_micro_batch_size_per_gpu": 1, "memledger": {"notes": 1}})");
+    CHECK_FALSE(unknown.config);
+    CHECK(names(unknown.problems, "memledger.notes"));
+}
+
 TEST_CASE("export --to deepspeed writes the ZeRO plan as DeepSpeed keys", "[launch][deepspeed][roundtrip]")
 {
     const LoadResult loaded
