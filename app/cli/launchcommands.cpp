@@ -18,7 +18,8 @@ void printUnused(const std::vector<UnusedSetting> &unused, std::ostream &err)
         err << "unused: " << u.name << (u.value.empty() ? "" : " " + u.value) << " (";
         if (u.line > 0)
             err << "line " << u.line << "; ";
-        err << (u.noMemoryEffect ? "no effect on memory" : "not understood: check whether it changes memory") << ")\n";
+        err << (u.noMemoryEffect ? "no effect on memory" : "not understood: check whether it changes memory")
+            << (u.why.empty() ? "" : ": " + u.why) << ")\n";
     }
 }
 
@@ -29,7 +30,9 @@ void printUnused(const std::vector<UnusedSetting> &unused, std::ostream &err)
 int importLaunch(const Options &o, std::ostream &out, std::ostream &err)
 {
     if (o.preset.empty()) {
-        err << "memledger-cli: import needs a FILE (a Megatron-LM launch script or argument list)\n" << kUsage;
+        err << "memledger-cli: import needs a FILE (a Megatron-LM launch script or argument list, or a DeepSpeed JSON "
+               "config)\n"
+            << kUsage;
         return kExitUsage;
     }
     if (o.format != "table") {
@@ -64,14 +67,16 @@ int exportLaunch(const Options &o, std::ostream &out, std::ostream &err)
         err << "memledger-cli: export needs a PRESET\n" << kUsage;
         return kExitUsage;
     }
-    if (o.to != "megatron") {
-        err << "--to: expected megatron, got \"" << o.to << "\"" << (o.to.empty() ? " (--to is required)" : "") << "\n";
+    if (o.to != "megatron" && o.to != "deepspeed") {
+        err << "--to: expected megatron or deepspeed, got \"" << o.to << "\""
+            << (o.to.empty() ? " (--to is required)" : "") << "\n";
         return kExitUsage;
     }
     const std::optional<Config> config = load(o, err);
     if (!config)
         return kExitBadInput;
-    const LaunchExport exported = memledger::exportLaunch(*config, LaunchFormat::Megatron);
+    const LaunchExport exported
+        = memledger::exportLaunch(*config, o.to == "deepspeed" ? LaunchFormat::DeepSpeed : LaunchFormat::Megatron);
     bool bad = false;
     for (const Problem &p : exported.problems) {
         err << (p.isError() ? "" : "warning: ") << p.toString() << "\n";

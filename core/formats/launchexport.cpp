@@ -2,6 +2,7 @@
 #include "core/formats/launchexport.h"
 
 #include "core/formats/builtins.h"
+#include "core/formats/deepspeedexport.h"
 #include "core/formats/megatronargs.h"
 #include "core/formats/preset.h"
 
@@ -143,6 +144,8 @@ Config canonicalPlan(Config c)
 LaunchExport exportLaunch(const Config &config, LaunchFormat format)
 {
     LaunchExport out;
+    if (format == LaunchFormat::DeepSpeed)
+        return exportDeepSpeed(config);
     if (format != LaunchFormat::Megatron) {
         out.problems.push_back(
             {"--to", "export to " + std::string(launchFormatName(format)) + " is not written yet", "--to megatron"});

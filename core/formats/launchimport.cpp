@@ -2,6 +2,7 @@
 #include "core/formats/launchimport.h"
 
 #include "core/check/validate.h"
+#include "core/formats/deepspeedconfig.h"
 #include "core/formats/jsontext.h"
 #include "core/formats/megatronargs.h"
 #include "core/formats/preset.h"
@@ -106,17 +107,18 @@ LaunchImport importLaunchFile(const std::string &path, const LaunchOptions &opti
     if (!text)
         return r;
     const LaunchFormat format = detectLaunchFormat(path, *text);
-    if (format != LaunchFormat::Megatron) {
+    if (format == LaunchFormat::Torchtitan) {
         r.problems.push_back({path, "a " + std::string(launchFormatName(format)) + " launch config is not read yet",
-                              "import reads Megatron-LM launch scripts and argument lists"});
+                              "import reads Megatron-LM launch scripts and DeepSpeed JSON configs"});
         return r;
     }
-    if (!options.model.empty()) {
+    if (format == LaunchFormat::Megatron && !options.model.empty()) {
         r.problems.push_back({"--model", "a Megatron-LM launch describes its model itself",
                               "leave out --model, or change the model with --set model.FIELD=VALUE"});
         return r;
     }
-    r = importMegatronLaunch(*text, options);
+    r = format == LaunchFormat::DeepSpeed ? importDeepSpeedConfig(*text, options)
+                                          : importMegatronLaunch(*text, options);
     if (r.config) {
         // The file's name, without folders and extension, names the plan.
         std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);

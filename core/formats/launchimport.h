@@ -32,6 +32,7 @@ struct UnusedSetting
     // Known not to change memory (a learning rate, a path, a log interval);
     // otherwise MemLedger does not know it, and the user should check.
     bool noMemoryEffect = false;
+    std::string why; // what the setting is for, where the format's reader knows; may be empty
 };
 
 struct LaunchOptions

@@ -159,7 +159,7 @@ public:
         for (Arg &a : m_args) {
             if (a.name == arg.name && !a.used) {
                 // argparse keeps the last: the earlier one is reported as replaced.
-                m_r.unused.push_back({a.name, join(a.values), a.line, false});
+                m_r.unused.push_back({a.name, join(a.values), a.line, false, {}});
                 m_r.notes.push_back(a.name + " is given twice (lines " + std::to_string(a.line) + " and "
                                     + std::to_string(arg.line) + "); the last one counts, as in argparse");
                 a = std::move(arg);
@@ -263,7 +263,7 @@ public:
     {
         if (const Arg *a = find(name)) {
             warning(name, why);
-            m_r.unused.push_back({a->name, join(a->values), a->line, false});
+            m_r.unused.push_back({a->name, join(a->values), a->line, false, {}});
             const_cast<Arg *>(a)->used = true;
         }
     }
@@ -285,7 +285,7 @@ public:
     {
         for (const Arg &a : m_args)
             if (!a.used)
-                m_r.unused.push_back({a.name, join(a.values), a.line, kNoMemoryEffect.count(a.name) > 0});
+                m_r.unused.push_back({a.name, join(a.values), a.line, kNoMemoryEffect.count(a.name) > 0, {}});
     }
 
     static std::string join(const std::vector<std::string> &v, const char *sep = " ")
@@ -347,7 +347,7 @@ void collectArguments(const std::vector<std::pair<ShellWord, int>> &words, Args 
     for (std::size_t i = 0; i < words.size();) {
         const ShellWord &w = words[i].first;
         if (!isOptionWord(w.text)) {
-            r.unused.push_back({w.text, "", words[i].second, false});
+            r.unused.push_back({w.text, "", words[i].second, false, {}});
             r.problems.push_back({w.text, "not an argument: Megatron-LM's arguments are --name value",
                                   "a word the script passes that argparse would refuse", Problem::Severity::Warning});
             ++i;
@@ -425,7 +425,7 @@ WorldSize launcherWorld(const ShellCommand &cmd, std::size_t script, LaunchImpor
             nnodes = positive(value);
             nnodesText = value;
         } else if (name != "-m" && name != "torch.distributed.run" && name != "torch.distributed.launch") {
-            r.unused.push_back({launcher + " " + name, value, cmd.line, true});
+            r.unused.push_back({launcher + " " + name, value, cmd.line, true, {}});
         }
     }
     if (!torchrun)

@@ -87,3 +87,66 @@ TEST_CASE("export --to megatron and import give the scenario back", "[cli][launc
     }
     checkRefused("export llama-3-70b-128xh100 --to slurm", "--to");
 }
+
+TEST_CASE("import reads a DeepSpeed config with a model into a preset eval accepts", "[cli][launch][deepspeed]")
+{
+    const CliRun r = runCli("import " + launchFile("hf-ds-config-zero2.json") + " --model llama-3.1-8b --gpus 8");
+    REQUIRE(r.code == 0);
+    const nlohmann::json preset = nlohmann::json::parse(r.out);
+    // The file's own numbers (tests/data/launch/hf-ds-config-zero2.json).
+    CHECK(preset["strategy"]["framework"] == "deepspeed");
+    CHECK(preset["parallelism"]["zero_stage"] == 2);
+    CHECK(preset["strategy"]["optimizer_offload"] == "cpu");
+    CHECK(preset["strategy"]["ddp_bucket_size"] == 200000000);
+    CHECK(preset["parallelism"]["data_parallel_size"] == 8);
+    // --model llama-3.1-8b: written as the built-in's name
+    CHECK(preset["model"] == "llama-3.1-8b");
+    // The auto keys and the unused ones, on stderr with why.
+    CHECK(r.err.find("note: train_micro_batch_size_per_gpu: \"auto\"") != std::string::npos);
+    CHECK(r.err.find("unused: zero_optimization.allgather_bucket_size") != std::string::npos);
+    CHECK(r.err.find("unused: scheduler.type WarmupLR (no effect on memory") != std::string::npos);
+    const TempFile saved("zero2.json", r.out);
+    const CliRun eval = runCli("eval " + saved.quoted() + " --format json");
+    CHECK(eval.code == 0);
+}
+
+TEST_CASE("import refuses a bad DeepSpeed config naming the key", "[cli][launch][deepspeed][input]")
+{
+    checkRefused("import " + launchFile("hf-ds-config-zero3.json") + " --gpus 8", "--model");
+    checkRefused("import " + launchFile("hf-ds-config-zero3.json") + " --model llama-3.1-8b", "--gpus");
+    checkRefused("import " + launchFile("dse-megatron-zero2.json") + " --model llama-3.1-8b --gpus 6",
+                 "train_batch_size");
+    const TempFile stage("stage.json", R"({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": "3"}})");
+    checkRefused("import " + stage.quoted() + " --model llama-3.1-8b --gpus 8", "zero_optimization.stage");
+    checkRefused("import " + launchFile("megatron-gpt3-175b.sh") + " --model llama-3.1-8b", "--model");
+}
+
+TEST_CASE("export --to deepspeed and import give the scenario back", "[cli][launch][deepspeed][roundtrip]")
+{
+    for (const char *scenario : {"zero-7.5b-64gpus-stage-3", "llama-3-70b-128xh100", "seed-000-7b-c-offload"}) {
+        CAPTURE(scenario);
+        const CliRun exported = runCli(std::string("export ") + scenario + " --to deepspeed");
+        REQUIRE(exported.code == 0);
+        CHECK(exported.err.empty());
+        REQUIRE(nlohmann::json::accept(exported.out));
+        const TempFile config(std::string(scenario) + ".json", exported.out);
+        const CliRun imported = runCli("import " + config.quoted());
+        REQUIRE(imported.code == 0);
+        const TempFile preset(std::string(scenario) + "-plan.json", imported.out);
+        // The same plan: the same peak, rank by rank.
+        const CliRun a = runCli("eval " + preset.quoted() + " --format json");
+        const CliRun b = runCli(std::string("eval ") + scenario + " --format json");
+        REQUIRE(a.code == b.code);
+        const nlohmann::json ranks = nlohmann::json::parse(b.out)["ranks"];
+        REQUIRE(ranks.size() > 0);
+        CHECK(nlohmann::json::parse(a.out)["ranks"] == ranks);
+    }
+}
+
+TEST_CASE("The usage text knows DeepSpeed configs both ways", "[cli][launch][deepspeed]")
+{
+    const CliRun help = runCli("--help");
+    CHECK(help.code == 0);
+    CHECK(help.out.find("--to megatron|deepspeed") != std::string::npos);
+    CHECK(help.out.find("[--model MODEL]") != std::string::npos);
+}
