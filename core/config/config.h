@@ -318,6 +318,13 @@ struct StrategyConfig
     // from forward to backward (false). Unset: the framework's default
     // (torchtitan: false under pipeline parallelism, true otherwise).
     std::optional<bool> fsdp_reshard_after_forward;
+    // DeepSpeed ZeRO-3 (stage3_prefetch_bucket_size, stage3_max_live_parameters):
+    // it gathers each module's parameters as the module runs and prefetches up
+    // to this many elements of the modules after it, holding at most the live
+    // count. Unset: two whole layers gathered (current and next), as Megatron's
+    // and PyTorch's per-layer sharding do.
+    std::optional<std::int64_t> zero3_prefetch_bucket_size;
+    std::optional<std::int64_t> zero3_max_live_parameters;
     bool operator==(const StrategyConfig &) const = default;
 };
 

@@ -41,6 +41,8 @@ Config profile(Framework framework)
         c.strategy.gradient_accumulation_fusion = false;
         c.strategy.optimizer_kernel = OptimizerKernel::Fused;
         c.strategy.ddp_bucket_size = 500000000;
+        c.strategy.zero3_prefetch_bucket_size = 50000000; // deepspeed/runtime/zero/config.py defaults
+        c.strategy.zero3_max_live_parameters = 1000000000;
         break;
     case Framework::HF:
         c.training.fp32_params = true;
@@ -61,7 +63,7 @@ Config profile(Framework framework)
 // What the framework's code does for knob `k` (an index of frameworkKnobs()).
 std::string_view behaviour(Framework framework, std::size_t k)
 {
-    using Row = std::array<std::string_view, 10>;
+    using Row = std::array<std::string_view, 12>;
     static constexpr Row kMegatron
         = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
            "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
@@ -72,7 +74,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "Apex / Transformer Engine fused RMSNorm: its input and an fp32 rstd per token",
            "Megatron-LM's fused bias_swiglu: gate and up, SiLU recomputed in the backward",
            "the fused scale-mask-softmax: its 16-bit output",
-           "--cp-comm-type p2p (its default): Transformer Engine's ring of K and V chunks"};
+           "--cp-comm-type p2p (its default): Transformer Engine's ring of K and V chunks",
+           "its sharded parameters gathered a layer at a time, the next prefetched",
+           "no limit on live gathered parameters"};
     static constexpr Row kTorchtitan = {
         "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
         "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
@@ -87,7 +91,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "w2(F.silu(w1(x)) * w3(x)) in eager ops: F.silu's output kept beside gate and up",
         "SDPA only; an unfused softmax stays in the activation dtype",
         "context_parallel_rotate_method \"allgather\" (its default): PyTorch's context_parallel gathers the whole "
-        "sequence's K and V"};
+        "sequence's K and V",
+        "FSDP2 gathers a block at a time and prefetches the next",
+        "no limit on live gathered parameters"};
     static constexpr Row kDeepSpeed
         = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
            "the Hugging Face model's loss on logits cast to fp32",
@@ -98,7 +104,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "the Hugging Face model's LlamaRMSNorm in PyTorch ops: the fp32 copy, rstd and the normalised 16-bit x",
            "the Hugging Face model's LlamaMLP: act_fn(gate_proj(x)) * up_proj(x), SiLU's output kept",
            "eager attention's softmax(dtype=torch.float32).to(dtype): both outputs kept",
-           "DeepSpeed-Ulysses sequence parallelism: all-to-alls of q, k, v and the output"};
+           "DeepSpeed-Ulysses sequence parallelism: all-to-alls of q, k, v and the output",
+           "stage3_prefetch_bucket_size's default of 5e7 elements prefetched beside the module running",
+           "stage3_max_live_parameters' default of 1e9 gathered elements at most"};
     static constexpr Row kHF = {
         "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
         "each layer runs",
@@ -112,7 +120,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "LlamaMLP: down_proj(act_fn(gate_proj(x)) * up_proj(x)), SiLU's output kept beside gate and up",
         "eager_attention_forward's softmax(dtype=torch.float32).to(query.dtype): the fp32 softmax and its 16-bit cast "
         "kept",
-        "accelerate's context parallelism: PyTorch's context_parallel, which gathers the whole sequence's K and V"};
+        "accelerate's context parallelism: PyTorch's context_parallel, which gathers the whole sequence's K and V",
+        "accelerate's FSDP gathers a decoder layer at a time and prefetches the next",
+        "no limit on live gathered parameters"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -147,11 +157,18 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
 {
     // The order of the sentences in behaviour().
     static const std::vector<FrameworkKnob> kKnobs = {
-        MEMLEDGER_KNOB(training, fp32_params),      MEMLEDGER_KNOB(strategy, cross_entropy),
-        MEMLEDGER_KNOB(strategy, grad_buffer),      MEMLEDGER_KNOB(strategy, gradient_accumulation_fusion),
-        MEMLEDGER_KNOB(strategy, optimizer_kernel), MEMLEDGER_KNOB(strategy, ddp_bucket_size),
-        MEMLEDGER_KNOB(strategy, norm_kernel),      MEMLEDGER_KNOB(strategy, swiglu_kernel),
-        MEMLEDGER_KNOB(strategy, softmax_dtype),    MEMLEDGER_KNOB(strategy, cp_comm_type),
+        MEMLEDGER_KNOB(training, fp32_params),
+        MEMLEDGER_KNOB(strategy, cross_entropy),
+        MEMLEDGER_KNOB(strategy, grad_buffer),
+        MEMLEDGER_KNOB(strategy, gradient_accumulation_fusion),
+        MEMLEDGER_KNOB(strategy, optimizer_kernel),
+        MEMLEDGER_KNOB(strategy, ddp_bucket_size),
+        MEMLEDGER_KNOB(strategy, norm_kernel),
+        MEMLEDGER_KNOB(strategy, swiglu_kernel),
+        MEMLEDGER_KNOB(strategy, softmax_dtype),
+        MEMLEDGER_KNOB(strategy, cp_comm_type),
+        MEMLEDGER_KNOB(strategy, zero3_prefetch_bucket_size),
+        MEMLEDGER_KNOB(strategy, zero3_max_live_parameters),
     };
     return kKnobs;
 }

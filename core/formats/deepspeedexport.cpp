@@ -77,6 +77,12 @@ ordered memledgerKey(const Config &wantConfig, const Config &gotConfig, const st
                 continue;
             add(std::string(section) + "." + key, ordered::parse(value.dump()));
         }
+        // A field the plan leaves unset that the import sets (a DeepSpeed
+        // default of an optional knob): null unsets it again.
+        if (got.contains(section) && got[section].is_object())
+            for (const auto &[key, value] : got[section].items())
+                if (!want[section].contains(key))
+                    add(std::string(section) + "." + key, ordered());
     }
     ordered out = ordered::object();
     if (!unexpressed.empty()) {

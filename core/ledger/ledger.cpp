@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace memledger {
 
@@ -547,6 +548,20 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
                              "backward (set_reshard_after_backward(False)), so each block stays gathered through the "
                              "micro-batches"
                            : "fsdp_reshard_after_forward false: gathered once for the forward, kept for the backward");
+        } else if (const std::optional<std::int64_t> prefetch = config.strategy.zero3_prefetch_bucket_size) {
+            // DeepSpeed gathers module by module: the running module's parameters
+            // (the largest tensor's at worst) and a prefetch bucket of the next
+            // ones, never more than the live cap.
+            const std::int64_t live
+                = config.strategy.zero3_max_live_parameters.value_or(std::numeric_limits<std::int64_t>::max());
+            const std::int64_t elements = std::min(rank.largest_parameter_tensor + *prefetch, live);
+            rb.add(Category::Communication, Placement::Device, "ZeRO-3 gathered parameters", elements * x.sb.compute,
+                   cat("min(largest tensor ", num(rank.largest_parameter_tensor), " + stage3_prefetch_bucket_size ",
+                       num(*prefetch), ", stage3_max_live_parameters ",
+                       config.strategy.zero3_max_live_parameters ? num(live) : std::string("unset"), ") × ",
+                       computeWhy),
+                   "DeepSpeed ZeRO-3 gathers each module's parameters as it runs and prefetches the next modules' up "
+                   "to the bucket (deepspeed/runtime/zero/partitioned_param_coordinator.py)");
         } else {
             // The layer being computed and the one prefetched, gathered over the data-parallel group.
             rb.add(Category::Communication, Placement::Device,

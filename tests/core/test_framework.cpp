@@ -344,3 +344,23 @@ TEST_CASE("Context parallelism holds the key and value exchange its implementati
               "Context-parallel all-to-all buffers")
           == 2 * Bytes(32768) * (2 * 4096 + 2048) * 2);
 }
+
+TEST_CASE("DeepSpeed ZeRO-3 gathers the running module and a prefetch bucket, capped by the live limit",
+          "[framework][zero3]")
+{
+    // DeepSpeed's defaults (deepspeed/runtime/zero/config.py): 5e7 elements
+    // prefetched, at most 1e9 live. On one pipeline stage of Llama 3.1 8B the
+    // largest module is the 128,256 × 4,096 embedding (525,336,576 elements):
+    // it and the bucket, in bf16.
+    nlohmann::json doc = titanDoc();
+    doc["strategy"] = {{"framework", "deepspeed"}};
+    CHECK(row(computeLedger(test::configFrom(doc)).ranks[0], Category::Communication, "ZeRO-3 gathered parameters")
+          == (kEmbedding + 50000000) * 2);
+    doc["strategy"]["zero3_max_live_parameters"] = 300000000;
+    CHECK(row(computeLedger(test::configFrom(doc)).ranks[0], Category::Communication, "ZeRO-3 gathered parameters")
+          == Bytes(300000000) * 2);
+    // Megatron's and PyTorch's per-layer sharding: two whole blocks.
+    doc["strategy"] = nlohmann::json::object();
+    CHECK(row(computeLedger(test::configFrom(doc)).ranks[0], Category::Communication, "ZeRO-3 gathered parameters")
+          == 2 * kBlock * 2);
+}
