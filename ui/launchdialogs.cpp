@@ -42,7 +42,7 @@ QString unusedLine(const UnusedSetting &u)
         why << QObject::tr("line %1").arg(u.line);
     why << (u.noMemoryEffect ? QObject::tr("no effect on memory")
                              : QObject::tr("not understood: check whether it changes memory"))
-                  + (u.why.empty() ? QString() : QStringLiteral(": ") + toQString(u.why));
+               + (u.why.empty() ? QString() : QStringLiteral(": ") + toQString(u.why));
     return line + QStringLiteral(" (") + why.join(QStringLiteral("; ")) + QLatin1Char(')');
 }
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QDialog>
+
 #include "core/config/config.h"
 #include "core/formats/launchexport.h"
 #include "core/formats/launchimport.h"
-
-#include <QDialog>
 
 #include <functional>
 
@@ -40,7 +40,7 @@ public:
     void setModel(const QString &name);
     // The imported plan, when there is no error.
     const std::optional<Config> &config() const { return m_result.config; }
-    const LaunchImport &result() const { return m_result; }
+    const LaunchImport &imported() const { return m_result; }
     // Each line as listed: "Error: …", "Warning: …", "Note: …", "Unused: …".
     QStringList reportLines() const;
     QPushButton *applyButton() const { return m_apply; }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "core/formats/launchimport.h"
-
 #include <QObject>
 #include <QString>
+
+#include "core/formats/launchimport.h"
 
 #include <functional>
 
