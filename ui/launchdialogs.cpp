@@ -30,22 +30,6 @@ namespace {
 
 constexpr int kMaxGpus = 1 << 24; // as memledger-cli import --gpus
 
-// An unused argument or key as memledger-cli import lists it: the name, the
-// value as written, its line, and the reader's reason.
-QString unusedLine(const UnusedSetting &u)
-{
-    QString line = toQString(u.name);
-    if (!u.value.empty())
-        line += QLatin1Char(' ') + toQString(u.value);
-    QStringList why;
-    if (u.line > 0)
-        why << QObject::tr("line %1").arg(u.line);
-    why << (u.noMemoryEffect ? QObject::tr("no effect on memory")
-                             : QObject::tr("not understood: check whether it changes memory"))
-               + (u.why.empty() ? QString() : QStringLiteral(": ") + toQString(u.why));
-    return line + QStringLiteral(" (") + why.join(QStringLiteral("; ")) + QLatin1Char(')');
-}
-
 QPlainTextEdit *monospaceEdit(QWidget *parent)
 {
     auto *edit = new QPlainTextEdit(parent);
@@ -193,7 +177,7 @@ QStringList LaunchImportDialog::reportLines() const
     for (const std::string &note : m_result.notes)
         lines << tr("Note: %1").arg(toQString(note));
     for (const UnusedSetting &u : m_result.unused)
-        lines << tr("Unused: %1").arg(unusedLine(u));
+        lines << tr("Unused: %1").arg(toQString(unusedSettingText(u)));
     return lines;
 }
 

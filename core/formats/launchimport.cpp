@@ -34,6 +34,15 @@ std::string annotationAssignment(std::string_view annotation)
     return std::string(a);
 }
 
+std::string unusedSettingText(const UnusedSetting &u)
+{
+    std::string text = u.name + (u.value.empty() ? "" : " " + u.value) + " (";
+    if (u.line > 0)
+        text += "line " + std::to_string(u.line) + "; ";
+    text += u.noMemoryEffect ? "no effect on memory" : "not understood: check whether it changes memory";
+    return text + (u.why.empty() ? "" : ": " + u.why) + ")";
+}
+
 namespace {
 
 // A validation problem's field, named by the argument or key that set it.

@@ -35,6 +35,10 @@ struct UnusedSetting
     std::string why; // what the setting is for, where the format's reader knows; may be empty
 };
 
+// "--lr 6.0e-5 (line 41; no effect on memory: the learning rate)": what
+// memledger-cli import prints after "unused: " and the GUI's dialog lists.
+std::string unusedSettingText(const UnusedSetting &unused);
+
 struct LaunchOptions
 {
     std::optional<std::int64_t> gpus; // --gpus N: the world size, when the file does not say it or to replace it

@@ -155,8 +155,8 @@ TEST_CASE("The export dialogs show the core export of the plan and Copy puts it 
         launch->exportLaunch(format);
         CHECK(runs == 1);
         if (format == LaunchFormat::Megatron)
-            CHECK(expected.contains(QStringLiteral("--tensor-model-parallel-size %1")
-                                        .arg(plan.parallelism.tensor_model_parallel_size)));
+            CHECK(expected.contains(
+                QStringLiteral("--tensor-model-parallel-size %1").arg(plan.parallelism.tensor_model_parallel_size)));
     }
 }
 
@@ -213,7 +213,7 @@ TEST_CASE("The launch dialogs fit a 1024x768 screen", "[ui][launch][size]")
 TEST_CASE("Launch dialog screenshots", "[.][ui][launch][screenshot]")
 {
     const QString folder = qEnvironmentVariableIsSet("MEMLEDGER_SHOT_DIR") ? qEnvironmentVariable("MEMLEDGER_SHOT_DIR")
-                                                                            : QDir::tempPath();
+                                                                           : QDir::tempPath();
     TestWindow gui;
     const auto shoot = [&](QDialog &d, const QString &name) {
         d.show();
