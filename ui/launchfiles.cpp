@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ui/launchfiles.h"
 
+#include <QAction>
 #include <QDropEvent>
 #include <QFile>
 #include <QFileInfo>
@@ -55,9 +56,15 @@ void LaunchFiles::addImportAction(QMenu *file)
 
 void LaunchFiles::addExportActions(QMenu *exports)
 {
-    exports->addSeparator();
-    exports->addAction(tr("As Megatron-LM arguments…"), this, [this] { exportLaunch(LaunchFormat::Megatron); });
-    exports->addAction(tr("As DeepSpeed JSON…"), this, [this] { exportLaunch(LaunchFormat::DeepSpeed); });
+    // Before the PNG scale submenu, which ChartExport adds last: the exports together, the setting after them.
+    QAction *scale = exports->actions().isEmpty() ? nullptr : exports->actions().last();
+    auto *megatron = new QAction(tr("As Megatron-LM arguments…"), exports);
+    connect(megatron, &QAction::triggered, this, [this] { exportLaunch(LaunchFormat::Megatron); });
+    auto *deepSpeed = new QAction(tr("As DeepSpeed JSON…"), exports);
+    connect(deepSpeed, &QAction::triggered, this, [this] { exportLaunch(LaunchFormat::DeepSpeed); });
+    exports->insertSeparator(scale);
+    exports->insertActions(scale, {megatron, deepSpeed});
+    exports->insertSeparator(scale);
 }
 
 bool LaunchFiles::importLaunch(const QString &path)

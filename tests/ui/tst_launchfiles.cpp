@@ -8,6 +8,8 @@
 #include <QDir>
 #include <QDropEvent>
 #include <QFile>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -233,4 +235,24 @@ TEST_CASE("Launch dialog screenshots", "[.][ui][launch][screenshot]")
     shoot(bad, QStringLiteral("launch-import-bad.png"));
     LaunchExportDialog exported(gui.document.config(), LaunchFormat::Megatron);
     shoot(exported, QStringLiteral("launch-export-megatron.png"));
+}
+
+TEST_CASE("File Export holds the launch exports before the PNG scale", "[ui][launch][menu]")
+{
+    TestWindow gui;
+    QStringList texts;
+    for (QAction *top : gui.window.menuBar()->actions()) {
+        if (!top->menu())
+            continue;
+        for (QAction *a : top->menu()->actions())
+            if (a->menu() && a->menu()->title() == QStringLiteral("&Export"))
+                for (QAction *e : a->menu()->actions())
+                    texts << e->text();
+    }
+    INFO(texts.join(QLatin1Char('|')).toStdString());
+    const qsizetype megatron = texts.indexOf(QStringLiteral("As Megatron-LM arguments…"));
+    const qsizetype deepSpeed = texts.indexOf(QStringLiteral("As DeepSpeed JSON…"));
+    REQUIRE(megatron >= 0);
+    CHECK(deepSpeed == megatron + 1);
+    CHECK(texts.last() == QStringLiteral("PNG &scale"));
 }
