@@ -35,7 +35,7 @@ ChartExport::ChartExport(MainWindow *window, Document *document)
     , m_imageScale(std::clamp(QSettings().value(QStringLiteral("exportScale"), 2.0).toDouble(), 1.0, 4.0))
 { }
 
-void ChartExport::addMenu(QMenu *file)
+QMenu *ChartExport::addMenu(QMenu *file)
 {
     QMenu *exports = file->addMenu(tr("&Export"));
     MainWindow *w = m_window;
@@ -77,6 +77,7 @@ void ChartExport::addMenu(QMenu *file)
         scales->addAction(a);
         connect(a, &QAction::triggered, this, [this, scale] { setImageScale(scale); });
     }
+    return exports;
 }
 
 void ChartExport::exportFrom(QWidget *chart, const QString &title)

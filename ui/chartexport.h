@@ -25,7 +25,8 @@ class ChartExport : public QObject
 public:
     ChartExport(MainWindow *window, Document *document);
 
-    void addMenu(QMenu *file);
+    // Returns the Export menu, which others add to.
+    QMenu *addMenu(QMenu *file);
     // The line an exported chart carries under it: the model, the plan's
     // parallel summary (core's, as the header shows it) and the device.
     QString caption() const;

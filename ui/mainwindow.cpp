@@ -29,6 +29,7 @@
 #include "ui/frontierview.h"
 #include "ui/helpmenu.h"
 #include "ui/importprogress.h"
+#include "ui/launchfiles.h"
 #include "ui/ledgertablemodel.h"
 #include "ui/lifetimesource.h"
 #include "ui/lifetimespage.h"
@@ -100,6 +101,7 @@ MainWindow::MainWindow(Document *document, QWidget *parent)
     createPlanDock();
     m_measuredView = new MeasuredView(this, m_document, m_measured, m_measuredPanel, m_lifetimesPage, m_views);
     m_export = new ChartExport(this, m_document);
+    m_launch = new LaunchFiles(this, m_document); // after the measured view: sees drops first
     createMenus();
     createStatusBar();
     qApp->installEventFilter(new ReactivateAfterModal(this));
@@ -258,10 +260,11 @@ void MainWindow::createMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     m_files->addActions(file);
+    m_launch->addImportAction(file);
     m_measuredView->addActions(file);
     m_files->addScenarios(file);
     file->addSeparator();
-    m_export->addMenu(file);
+    m_launch->addExportActions(m_export->addMenu(file));
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcuts(QKeySequence::keyBindings(QKeySequence::Quit).isEmpty()

@@ -19,6 +19,7 @@ class QTreeView;
 namespace memledger::ui {
 
 class ChartExport;
+class LaunchFiles;
 class ControlPanel;
 class Document;
 class FrontierView;
@@ -72,6 +73,7 @@ public:
     MeasuredView *measuredView() const { return m_measuredView; }
     // File > Export: the charts, the ledger, the PNG scale.
     ChartExport *chartExport() const { return m_export; }
+    LaunchFiles *launchFiles() const { return m_launch; }
     // File > New, Open, Save, Save as, recent files, and the window's title.
     PlanFiles *files() const { return m_files; }
     // The lines above the views: the plan, its peak and its step time.
@@ -140,6 +142,7 @@ private:
     PlanFiles *m_files;
     MeasuredView *m_measuredView = nullptr;
     ChartExport *m_export = nullptr;
+    LaunchFiles *m_launch = nullptr;
     std::vector<std::size_t> m_shownPins; // the pins drawn beside the plan (indices into Document::pins)
     std::array<bool, 3> m_stale{true, true, true}; // per tab: the plan changed since it was drawn
     // Once a run of edits pauses, the memory charts' axes, held while it ran, fit the plan again.

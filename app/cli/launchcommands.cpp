@@ -14,13 +14,8 @@ namespace {
 
 void printUnused(const std::vector<UnusedSetting> &unused, std::ostream &err)
 {
-    for (const UnusedSetting &u : unused) {
-        err << "unused: " << u.name << (u.value.empty() ? "" : " " + u.value) << " (";
-        if (u.line > 0)
-            err << "line " << u.line << "; ";
-        err << (u.noMemoryEffect ? "no effect on memory" : "not understood: check whether it changes memory")
-            << (u.why.empty() ? "" : ": " + u.why) << ")\n";
-    }
+    for (const UnusedSetting &u : unused)
+        err << "unused: " << unusedSettingText(u) << "\n";
 }
 
 } // namespace

@@ -253,6 +253,13 @@ bool readModel(const LaunchOptions &options, const json &unexpressed, Config &co
         for (const auto &[key, value] : unexpressed.items())
             if (key.rfind("model.", 0) == 0)
                 return true; // the fields themselves
+        if (options.defaultModel) {
+            config.model = *options.defaultModel;
+            r.notes.push_back("the model is the current plan's (" + std::to_string(config.model.num_layers)
+                              + " layers, hidden size " + std::to_string(config.model.hidden_size)
+                              + "): a DeepSpeed config does not describe its model");
+            return true;
+        }
         r.problems.push_back({"--model", "required: a DeepSpeed config does not describe its model",
                               "--model NAME (a built-in model preset) or --model config.json (Hugging Face)"});
         return false;
@@ -298,7 +305,8 @@ bool readModel(const LaunchOptions &options, const json &unexpressed, Config &co
 
 // deepspeed/runtime/config.py, _set_batch_related_parameters and
 // _batch_assertion: any two of the triple give the third; all three must agree.
-void readBatch(Reader &rd, std::optional<std::int64_t> world, std::int64_t tpc, Config &config)
+void readBatch(Reader &rd, std::optional<std::int64_t> world, std::optional<std::int64_t> defaultWorld,
+               std::int64_t tpc, Config &config)
 {
     constexpr std::int64_t kMax = 1LL << 40;
     std::optional<std::int64_t> tb
@@ -318,6 +326,11 @@ void readBatch(Reader &rd, std::optional<std::int64_t> world, std::int64_t tpc, 
         rd.error("train_batch_size", "missing, and so is train_micro_batch_size_per_gpu",
                  "DeepSpeed needs one of them (deepspeed/runtime/config.py)");
         return;
+    }
+    if (!world && !(tb && mb && ga) && defaultWorld) {
+        world = defaultWorld;
+        rd.note("parallelism.data_parallel_size", "the world size is the current plan's " + std::to_string(*world)
+                                                      + " GPUs: the file's batch sizes do not give it");
     }
     std::int64_t d = 0;
     if (world) {
@@ -567,7 +580,7 @@ LaunchImport importDeepSpeedConfig(std::string_view text, const LaunchOptions &o
     const std::int64_t tpc = unexpressedInt(unexpressed, "parallelism.tensor_model_parallel_size")
                              * unexpressedInt(unexpressed, "parallelism.pipeline_model_parallel_size")
                              * unexpressedInt(unexpressed, "parallelism.context_parallel_size");
-    readBatch(rd, options.gpus, tpc, config);
+    readBatch(rd, options.gpus, options.defaultGpus, tpc, config);
     readPrecision(rd, config);
     readOptimizer(rd, config);
     readZero(rd, config);

@@ -34,6 +34,15 @@ std::string annotationAssignment(std::string_view annotation)
     return std::string(a);
 }
 
+std::string unusedSettingText(const UnusedSetting &u)
+{
+    std::string text = u.name + (u.value.empty() ? "" : " " + u.value) + " (";
+    if (u.line > 0)
+        text += "line " + std::to_string(u.line) + "; ";
+    text += u.noMemoryEffect ? "no effect on memory" : "not understood: check whether it changes memory";
+    return text + (u.why.empty() ? "" : ": " + u.why) + ")";
+}
+
 namespace {
 
 // A validation problem's field, named by the argument or key that set it.
@@ -106,7 +115,14 @@ LaunchImport importLaunchFile(const std::string &path, const LaunchOptions &opti
     const std::optional<std::string> text = readTextFile(path, r.problems);
     if (!text)
         return r;
-    const LaunchFormat format = detectLaunchFormat(path, *text);
+    return importLaunchText(*text, path, options, sets);
+}
+
+LaunchImport importLaunchText(std::string_view text, const std::string &path, const LaunchOptions &options,
+                              const std::vector<std::string> &sets)
+{
+    LaunchImport r;
+    const LaunchFormat format = detectLaunchFormat(path, text);
     if (format == LaunchFormat::Torchtitan) {
         r.problems.push_back({path, "a " + std::string(launchFormatName(format)) + " launch config is not read yet",
                               "import reads Megatron-LM launch scripts and DeepSpeed JSON configs"});
@@ -117,9 +133,8 @@ LaunchImport importLaunchFile(const std::string &path, const LaunchOptions &opti
                               "leave out --model, or change the model with --set model.FIELD=VALUE"});
         return r;
     }
-    r = format == LaunchFormat::DeepSpeed ? importDeepSpeedConfig(*text, options)
-                                          : importMegatronLaunch(*text, options);
-    if (r.config) {
+    r = format == LaunchFormat::DeepSpeed ? importDeepSpeedConfig(text, options) : importMegatronLaunch(text, options);
+    if (r.config && !path.empty()) {
         // The file's name, without folders and extension, names the plan.
         std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
         if (const auto dot = name.find_last_of('.'); dot != std::string::npos && dot > 0)
@@ -128,6 +143,20 @@ LaunchImport importLaunchFile(const std::string &path, const LaunchOptions &opti
     }
     finishLaunchImport(r, sets);
     return r;
+}
+
+bool isDeepSpeedConfigText(std::string_view text)
+{
+    const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    // A preset says "format": "memledger-preset"; a Chrome trace has traceEvents.
+    if (!doc.is_object() || doc.contains("format") || doc.contains("traceEvents"))
+        return false;
+    // deepspeed/runtime/constants.py: the keys a training config sets at its top level.
+    for (const char *key : {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                            "zero_optimization", "fp16", "bf16", "bfloat16", "optimizer", "activation_checkpointing"})
+        if (doc.contains(key))
+            return true;
+    return false;
 }
 
 } // namespace memledger

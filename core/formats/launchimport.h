@@ -35,11 +35,20 @@ struct UnusedSetting
     std::string why; // what the setting is for, where the format's reader knows; may be empty
 };
 
+// "--lr 6.0e-5 (line 41; no effect on memory: the learning rate)": what
+// memledger-cli import prints after "unused: " and the GUI's dialog lists.
+std::string unusedSettingText(const UnusedSetting &unused);
+
 struct LaunchOptions
 {
     std::optional<std::int64_t> gpus; // --gpus N: the world size, when the file does not say it or to replace it
     // DeepSpeed: the model (a built-in model preset's name, or a Hugging Face config.json's path).
     std::string model;
+    // What the GUI's import starts from (the current plan): the world size when
+    // the file does not give it and `gpus` is unset, and DeepSpeed's model when
+    // neither `model` nor the file names one. Each use is said in a note.
+    std::optional<std::int64_t> defaultGpus;
+    std::optional<ModelConfig> defaultModel;
 };
 
 struct LaunchImport
@@ -70,6 +79,15 @@ LaunchFormat detectLaunchFormat(std::string_view path, std::string_view text);
 // Reads, detects, imports and finishes: what `memledger-cli import` runs.
 LaunchImport importLaunchFile(const std::string &path, const LaunchOptions &options,
                               const std::vector<std::string> &sets);
+// The same for text already read (or pasted: `path` empty, detected by content);
+// `path` names the plan and decides the format as in detectLaunchFormat.
+LaunchImport importLaunchText(std::string_view text, const std::string &path, const LaunchOptions &options,
+                              const std::vector<std::string> &sets);
+
+// True for a JSON object with a DeepSpeed key at its top level
+// (train_batch_size, zero_optimization, …) that is neither a MemLedger preset
+// nor a profiler trace: what a dropped .json is taken as a launch config by.
+bool isDeepSpeedConfigText(std::string_view text);
 
 // "section.key=value  # why" from a "# memledger:" line: the assignment part.
 std::string annotationAssignment(std::string_view annotation);

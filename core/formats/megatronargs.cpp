@@ -1053,6 +1053,12 @@ void readWorld(Args &a, Config &c, const WorldSize &world, const LaunchOptions &
         gpus = options.gpus;
         source = "--gpus";
     }
+    if (!gpus && options.defaultGpus) {
+        gpus = options.defaultGpus;
+        source = "the current plan";
+        a.note("the world size is the current plan's " + std::to_string(*gpus)
+               + " GPUs: the file does not say how many GPUs run it");
+    }
     if (!gpus) {
         a.error("world size",
                 "the file does not say how many GPUs run it"

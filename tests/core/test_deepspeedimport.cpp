@@ -286,3 +286,53 @@ TEST_CASE("export --to deepspeed writes the ZeRO plan as DeepSpeed keys", "[laun
     for (const auto &[key, value] : doc["memledger"]["unexpressed"].items())
         CHECK(doc["memledger"]["why"].contains(key));
 }
+
+// What the GUI's launch import starts from (issue 33): the current plan's world
+// size and model where the file does not give them, pasted text with no file
+// name, and which dropped .json is a DeepSpeed config.
+namespace {
+
+const std::string kDefaultsArgs = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 "
+                                  "--max-position-embeddings 2048 --vocab-size 32000 --micro-batch-size 1 "
+                                  "--tensor-model-parallel-size 2";
+
+} // namespace
+
+TEST_CASE("Launch defaults: the default world size applies only where the file gives none", "[launch][defaults]")
+{
+    LaunchOptions options;
+    options.defaultGpus = 16;
+    LaunchImport pasted = importLaunchText(kDefaultsArgs, "", options, {});
+    REQUIRE(pasted.config);
+    CHECK(pasted.config->parallelism.gpus() == 16);
+    CHECK(std::any_of(pasted.notes.begin(), pasted.notes.end(),
+                      [](const std::string &n) { return n.find("current plan's 16 GPUs") != std::string::npos; }));
+
+    LaunchImport given
+        = importLaunchText("torchrun --nproc_per_node 4 pretrain_gpt.py " + kDefaultsArgs, "", options, {});
+    REQUIRE(given.config);
+    CHECK(given.config->parallelism.gpus() == 4);
+}
+
+TEST_CASE("Launch defaults: DeepSpeed takes the default model when neither --model nor the file names one",
+          "[launch][defaults]")
+{
+    const BuiltinPreset *builtin = findBuiltin("models", builtinNames("models").front());
+    REQUIRE(builtin);
+    const ModelConfig model = presetFromText(builtin->text, builtin->name).config->model;
+    LaunchOptions options;
+    options.defaultModel = model;
+    options.defaultGpus = 8;
+    const LaunchImport r = importLaunchText(R"({"train_micro_batch_size_per_gpu": 1})", "", options, {});
+    REQUIRE(r.config);
+    CHECK(r.config->model == model);
+    CHECK(r.config->parallelism.data_parallel_size == 8);
+}
+
+TEST_CASE("Launch defaults: a DeepSpeed config is told from a preset and a trace", "[launch][defaults]")
+{
+    CHECK(isDeepSpeedConfigText(R"({"train_batch_size": 16, "zero_optimization": {"stage": 2}})"));
+    CHECK_FALSE(isDeepSpeedConfigText(R"({"format": "memledger-preset", "fp16": {}})"));
+    CHECK_FALSE(isDeepSpeedConfigText(R"({"traceEvents": [], "fp16": {}})"));
+    CHECK_FALSE(isDeepSpeedConfigText("not json"));
+}
