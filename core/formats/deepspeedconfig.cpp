@@ -51,10 +51,6 @@ constexpr Reason kReasons[] = {
      "overlaps the reduction with backward (stage 1 and 2 keep more gradient buckets in flight)"},
     {"zero_optimization.allgather_bucket_size", false,
      "the all-gather bucket of stage 1 and 2 (MemLedger's gather buffer follows ddp_bucket_size)"},
-    {"zero_optimization.stage3_prefetch_bucket_size", false,
-     "ZeRO-3's prefetch window (MemLedger gathers ZeRO-3 parameters layer by layer)"},
-    {"zero_optimization.stage3_max_live_parameters", false,
-     "ZeRO-3's cap on gathered parameters (MemLedger gathers ZeRO-3 parameters layer by layer)"},
     {"zero_optimization.stage3_max_reuse_distance", false,
      "ZeRO-3 keeps a parameter gathered when it is reused within this distance"},
     {"zero_optimization.stage3_param_persistence_threshold", false, "ZeRO-3 keeps parameters below this size gathered"},
@@ -482,6 +478,21 @@ void readZero(Reader &rd, Config &config)
     } else if (rd.isAuto("zero_optimization.reduce_bucket_size")) {
         s.ddp_bucket_size = config.model.hidden_size * config.model.hidden_size;
         rd.source("strategy.ddp_bucket_size", "zero_optimization.reduce_bucket_size");
+    }
+    // Stage 3 gathers module by module with a prefetch window under a live cap;
+    // the Trainer fills the window with 0.9 × hidden_size² (transformers'
+    // integrations/deepspeed.py).
+    if (const auto prefetch = rd.integer("zero_optimization.stage3_prefetch_bucket_size", 0, 1LL << 40,
+                                         "the Trainer's 0.9 × hidden_size², taken from the model")) {
+        s.zero3_prefetch_bucket_size = *prefetch;
+        rd.source("strategy.zero3_prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size");
+    } else if (rd.isAuto("zero_optimization.stage3_prefetch_bucket_size")) {
+        s.zero3_prefetch_bucket_size = config.model.hidden_size * config.model.hidden_size * 9 / 10;
+        rd.source("strategy.zero3_prefetch_bucket_size", "zero_optimization.stage3_prefetch_bucket_size");
+    }
+    if (const auto live = rd.integer("zero_optimization.stage3_max_live_parameters", 1, 1LL << 40)) {
+        s.zero3_max_live_parameters = *live;
+        rd.source("strategy.zero3_max_live_parameters", "zero_optimization.stage3_max_live_parameters");
     }
     if (const auto contiguous = rd.boolean("zero_optimization.contiguous_gradients")) {
         s.grad_buffer = *contiguous ? GradBuffer::Contiguous : GradBuffer::OnDemand;

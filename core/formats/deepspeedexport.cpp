@@ -120,6 +120,10 @@ ordered deepspeedKeys(const Config &config)
     zero["stage"] = config.parallelism.zero_stage;
     zero["reduce_bucket_size"] = s.ddp_bucket_size;
     zero["contiguous_gradients"] = s.grad_buffer == GradBuffer::Contiguous;
+    if (s.zero3_prefetch_bucket_size)
+        zero["stage3_prefetch_bucket_size"] = *s.zero3_prefetch_bucket_size;
+    if (s.zero3_max_live_parameters)
+        zero["stage3_max_live_parameters"] = *s.zero3_max_live_parameters;
     if (s.optimizer_offload != OffloadTarget::None)
         zero["offload_optimizer"] = {{"device", offloadDevice(s.optimizer_offload)}};
     if (s.param_offload != OffloadTarget::None)
