@@ -15,7 +15,7 @@ namespace {
     }
 
 // Each framework's values, read from its source (the sentences below cite it).
-Config profile(Framework framework)
+Config makeProfile(Framework framework)
 {
     Config c; // Megatron-LM's: the defaults of config.h
     c.strategy.framework = framework;
@@ -136,6 +136,15 @@ std::string_view behaviour(Framework framework, std::size_t k)
     return {};
 }
 
+// The four profiles, built once: the ledger's choices read them on every evaluation.
+const Config &profile(Framework framework)
+{
+    static const std::array<Config, 4> kProfiles
+        = {makeProfile(Framework::Megatron), makeProfile(Framework::Torchtitan), makeProfile(Framework::DeepSpeed),
+           makeProfile(Framework::HF)};
+    return kProfiles[static_cast<std::size_t>(framework)];
+}
+
 std::string_view frameworkTitle(Framework framework)
 {
     switch (framework) {
@@ -177,7 +186,7 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
 
 Config withFrameworkDefaults(Config config, Framework framework)
 {
-    const Config p = profile(framework);
+    const Config &p = profile(framework);
     for (const FrameworkKnob &k : frameworkKnobs())
         k.copy(config, p);
     config.strategy.framework = framework;
@@ -187,7 +196,7 @@ Config withFrameworkDefaults(Config config, Framework framework)
 std::vector<std::string> frameworkChoices(const Config &config)
 {
     const Framework f = config.strategy.framework;
-    const Config p = profile(f);
+    const Config &p = profile(f);
     std::vector<std::string> out;
     const std::vector<FrameworkKnob> &knobs = frameworkKnobs();
     for (std::size_t k = 0; k < knobs.size(); ++k) {

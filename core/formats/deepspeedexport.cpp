@@ -178,12 +178,7 @@ LaunchExport exportDeepSpeed(const Config &config)
     out.text = doc.dump(2) + "\n";
     // The round trip, checked: the file imported with its "memledger" key gives the plan back.
     const LaunchImport back = importBack(doc);
-    if (!back.config) {
-        for (const Problem &p : back.problems)
-            if (p.isError())
-                out.problems.push_back(
-                    {p.path, p.message + " (importing the export)", p.suggestion, Problem::Severity::Warning});
-    } else if (!(canonicalPlan(*back.config) == canonicalPlan(config))) {
+    if (!importFailedWarnings(back, out) && !(canonicalPlan(*back.config) == canonicalPlan(config))) {
         for (const auto &[field, value] : memledgerKey(config, *back.config, {})["unexpressed"].items())
             out.problems.push_back({field, "does not survive the round trip", {}, Problem::Severity::Warning});
     }

@@ -141,6 +141,17 @@ Config canonicalPlan(Config c)
     return c;
 }
 
+bool importFailedWarnings(const LaunchImport &back, LaunchExport &out)
+{
+    if (back.config)
+        return false;
+    for (const Problem &p : back.problems)
+        if (p.isError())
+            out.problems.push_back(
+                {p.path, p.message + " (importing the export)", p.suggestion, Problem::Severity::Warning});
+    return true;
+}
+
 LaunchExport exportLaunch(const Config &config, LaunchFormat format)
 {
     LaunchExport out;
@@ -163,12 +174,7 @@ LaunchExport exportLaunch(const Config &config, LaunchFormat format)
     // The round trip, checked: the file imported with its comments gives the plan back.
     LaunchImport back = importMegatronLaunch(out.text, {});
     finishLaunchImport(back, {});
-    if (!back.config) {
-        for (const Problem &p : back.problems)
-            if (p.isError())
-                out.problems.push_back(
-                    {p.path, p.message + " (importing the export)", p.suggestion, Problem::Severity::Warning});
-    } else if (!(canonicalPlan(*back.config) == canonicalPlan(config))) {
+    if (!importFailedWarnings(back, out) && !(canonicalPlan(*back.config) == canonicalPlan(config))) {
         for (const std::string &line : annotations(config, *back.config))
             out.problems.push_back(
                 {annotationAssignment(line), "does not survive the round trip", {}, Problem::Severity::Warning});

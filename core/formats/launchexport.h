@@ -21,6 +21,11 @@ struct LaunchExport
 
 LaunchExport exportLaunch(const Config &config, LaunchFormat format);
 
+// The round-trip check every export runs: when importing its own text back
+// failed, that import's errors become the export's warnings and it says so
+// (true); else false, and the caller compares the plans.
+bool importFailedWarnings(const LaunchImport &back, LaunchExport &out);
+
 // The plan with every "0 means derived" field resolved (query groups, head
 // dimension, FFN widths, position table, global batch, expert TP, schedule),
 // an even pipeline_layout dropped, the MoE layers in their rule form where
