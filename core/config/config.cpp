@@ -179,7 +179,15 @@ std::string_view gradBufferName(GradBuffer g)
 
 std::string_view crossEntropyName(CrossEntropy e)
 {
-    return e == CrossEntropy::Unfused ? "unfused" : "vocab_parallel";
+    switch (e) {
+    case CrossEntropy::Unfused:
+        return "unfused";
+    case CrossEntropy::LossParallel:
+        return "loss_parallel";
+    case CrossEntropy::VocabParallel:
+        break;
+    }
+    return "vocab_parallel";
 }
 
 std::string_view optimizerKernelName(OptimizerKernel k)

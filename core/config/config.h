@@ -192,7 +192,12 @@ enum class SoftmaxDtype { Activation, FP32 };
 enum class CpCommType { P2P, AllGather, A2A };
 enum class OffloadTarget { None, CPU, NVMe };
 enum class GradBuffer { Contiguous, OnDemand };
-enum class CrossEntropy { VocabParallel, Unfused };
+// The loss: Megatron's fused vocab-parallel kernel; PyTorch's F.cross_entropy
+// (log_softmax + nll_loss kernels); or F.cross_entropy under PyTorch's
+// loss_parallel() on vocabulary-sharded DTensor logits (torchtitan under TP),
+// whose decomposed log-softmax and fused nll/log-softmax backward allocate
+// more fp32 vocabulary-sized temporaries. Without TP it is plain F.cross_entropy.
+enum class CrossEntropy { VocabParallel, Unfused, LossParallel };
 enum class OptimizerKernel { Fused, Foreach, SingleTensor };
 // Who runs the FP8 GEMMs: Transformer Engine caches the FP8 weights for the
 // iteration and saves FP8 linear inputs; torchao's Float8Linear (torchtitan)
@@ -265,8 +270,7 @@ struct StrategyConfig
     std::int64_t activation_offload_buffers = 2; // staging buffers on the copy stream
     GradBuffer grad_buffer
         = GradBuffer::Contiguous; // Megatron's contiguous buffer, or PyTorch's .grad at first backward
-    CrossEntropy cross_entropy
-        = CrossEntropy::VocabParallel; // Megatron's fused loss (backward in place), or F.cross_entropy
+    CrossEntropy cross_entropy = CrossEntropy::VocabParallel; // Megatron's fused loss (backward in place), or PyTorch's
     bool gradient_accumulation_fusion = true; // Megatron: weight gradients GEMM'd straight into main_grad
     OptimizerKernel optimizer_kernel
         = OptimizerKernel::Fused; // what the Adam step allocates: fused none, foreach, for-loop

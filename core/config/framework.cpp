@@ -26,11 +26,12 @@ Config makeProfile(Framework framework)
         c.training.fp32_params = true;
         c.strategy.norm_kernel = NormKernel::Eager;
         c.strategy.swiglu_kernel = SwigluKernel::Eager;
-        c.strategy.cross_entropy = CrossEntropy::Unfused;
+        c.strategy.cross_entropy = CrossEntropy::LossParallel;
         c.strategy.grad_buffer = GradBuffer::OnDemand;
         c.strategy.gradient_accumulation_fusion = false;
         c.strategy.optimizer_kernel = OptimizerKernel::Fused;
         c.strategy.cp_comm_type = CpCommType::AllGather;
+        c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
         break;
     case Framework::DeepSpeed:
         c.strategy.norm_kernel = NormKernel::Eager;
@@ -43,6 +44,7 @@ Config makeProfile(Framework framework)
         c.strategy.ddp_bucket_size = 500000000;
         c.strategy.zero3_prefetch_bucket_size = 50000000; // deepspeed/runtime/zero/config.py defaults
         c.strategy.zero3_max_live_parameters = 1000000000;
+        c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
         break;
     case Framework::HF:
         c.training.fp32_params = true;
@@ -55,6 +57,7 @@ Config makeProfile(Framework framework)
         c.strategy.gradient_accumulation_fusion = false;
         c.strategy.optimizer_kernel = OptimizerKernel::Foreach;
         c.strategy.ddp_bucket_size = 25 * 1024 * 1024 / 4; // DDP's bucket_cap_mb=25 of fp32 gradients
+        c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
         break;
     }
     return c;
@@ -63,7 +66,7 @@ Config makeProfile(Framework framework)
 // What the framework's code does for knob `k` (an index of frameworkKnobs()).
 std::string_view behaviour(Framework framework, std::size_t k)
 {
-    using Row = std::array<std::string_view, 12>;
+    using Row = std::array<std::string_view, 13>;
     static constexpr Row kMegatron
         = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
            "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
@@ -76,11 +79,14 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "the fused scale-mask-softmax: its 16-bit output",
            "--cp-comm-type p2p (its default): Transformer Engine's ring of K and V chunks",
            "its sharded parameters gathered a layer at a time, the next prefetched",
-           "no limit on live gathered parameters"};
+           "no limit on live gathered parameters",
+           "LinearWithGradAccumulationAndAsyncCommunication saves the sequence-sharded input and all-gathers it "
+           "again in backward"};
     static constexpr Row kTorchtitan = {
         "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
         "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
-        "torchtitan's cross_entropy_loss: F.cross_entropy on the logits cast to fp32",
+        "torchtitan's cross_entropy_loss: F.cross_entropy on the logits cast to fp32, under TP inside PyTorch's "
+        "loss_parallel() (ParallelDims.loss_parallel_enabled: tp > 1 unless disable_loss_parallel)",
         "gradients made by autograd in backward, reduce-scattered by FSDP2 into sharded fp32 .grad, set to None "
         "by zero_grad",
         "autograd's weight gradients (no fused accumulation)",
@@ -93,7 +99,10 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "context_parallel_rotate_method \"allgather\" (its default): PyTorch's context_parallel gathers the whole "
         "sequence's K and V",
         "FSDP2 gathers a block at a time and prefetches the next",
-        "no limit on live gathered parameters"};
+        "no limit on live gathered parameters",
+        "its TP plan's PrepareModuleInput(desired_input_layouts=Replicate()) all-gathers a block's attention and "
+        "feed-forward inputs (and ColwiseParallel the output layer's) before nn.Linear, which saves the gathered "
+        "input (torchtitan parallelize_llama.py)"};
     static constexpr Row kDeepSpeed
         = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
            "the Hugging Face model's loss on logits cast to fp32",
@@ -106,7 +115,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "eager attention's softmax(dtype=torch.float32).to(dtype): both outputs kept",
            "DeepSpeed-Ulysses sequence parallelism: all-to-alls of q, k, v and the output",
            "stage3_prefetch_bucket_size's default of 5e7 elements prefetched beside the module running",
-           "stage3_max_live_parameters' default of 1e9 gathered elements at most"};
+           "stage3_max_live_parameters' default of 1e9 gathered elements at most",
+           "DeepSpeed's AutoTP has no sequence-parallel linears: a sequence-split input is gathered before a plain "
+           "nn.Linear, which saves it whole"};
     static constexpr Row kHF = {
         "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
         "each layer runs",
@@ -122,7 +133,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "kept",
         "accelerate's context parallelism: PyTorch's context_parallel, which gathers the whole sequence's K and V",
         "accelerate's FSDP gathers a decoder layer at a time and prefetches the next",
-        "no limit on live gathered parameters"};
+        "no limit on live gathered parameters",
+        "transformers' tensor-parallel plans are DTensor's ColwiseParallel / SequenceParallel styles: the input is "
+        "gathered before nn.Linear, which saves it whole"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -178,6 +191,7 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
         MEMLEDGER_KNOB(strategy, cp_comm_type),
         MEMLEDGER_KNOB(strategy, zero3_prefetch_bucket_size),
         MEMLEDGER_KNOB(strategy, zero3_max_live_parameters),
+        MEMLEDGER_KNOB(strategy, sp_linear_saves),
     };
     return kKnobs;
 }

@@ -569,7 +569,8 @@ void visit(V &v, StrategyConfig &s)
     v.field("activation_offload_buffers", s.activation_offload_buffers, 1, 64);
     v.choice("grad_buffer", s.grad_buffer, {GradBuffer::Contiguous, GradBuffer::OnDemand}, gradBufferName);
     v.field("gradient_accumulation_fusion", s.gradient_accumulation_fusion);
-    v.choice("cross_entropy", s.cross_entropy, {CrossEntropy::VocabParallel, CrossEntropy::Unfused}, crossEntropyName);
+    v.choice("cross_entropy", s.cross_entropy,
+             {CrossEntropy::VocabParallel, CrossEntropy::Unfused, CrossEntropy::LossParallel}, crossEntropyName);
     v.choice("optimizer_kernel", s.optimizer_kernel,
              {OptimizerKernel::Fused, OptimizerKernel::Foreach, OptimizerKernel::SingleTensor}, optimizerKernelName);
     v.field("moe_expert_capacity_factor", s.moe_expert_capacity_factor, 0.0, 1024.0);

@@ -156,9 +156,16 @@ void addFrameworkChoices(std::vector<std::string> &out, const Config &config, co
             ? "Gradient memory: one contiguous buffer for the whole iteration (Megatron's DDP grad buffer)."
             : "Gradient memory: created layer by layer in the first backward and freed after the optimizer step "
               "(PyTorch's .grad with zero_grad(set_to_none=True)).");
+    const bool lossParallel
+        = st.cross_entropy == CrossEntropy::LossParallel && config.parallelism.tensor_model_parallel_size > 1;
     out.push_back(st.cross_entropy == CrossEntropy::VocabParallel
                       ? "Loss: Megatron's vocab-parallel cross entropy saves an fp32 softmax and turns it into the "
                         "gradient in place."
+                  : lossParallel
+                      ? "Loss: F.cross_entropy on fp32 logits under PyTorch's loss_parallel() (vocabulary-sharded "
+                        "DTensor): its decomposed log-softmax keeps x - max beside exp and the result, and its "
+                        "backward, (grad_input + exp(x)) * grad_output, holds three fp32 vocabulary-sized temporaries "
+                        "beside the saved log-softmax."
                       : "Loss: PyTorch's F.cross_entropy on fp32 logits saves the log-softmax; its backward holds two "
                         "fp32 vocabulary-sized gradients at once.");
     if (config.training.optimizer == Optimizer::Adam || config.training.optimizer == Optimizer::AdamW)

@@ -700,7 +700,19 @@ TransientActivations transientActivations(const Config &config)
     ta.lossForwardParts = {logits * A};
     if (A < 4)
         ta.lossForwardParts.push_back(logits * 4);
-    if (config.strategy.cross_entropy == CrossEntropy::Unfused) {
+    const bool lossParallel = config.strategy.cross_entropy == CrossEntropy::LossParallel && t > 1;
+    if (lossParallel) {
+        // PyTorch's loss_parallel() runs log_softmax decomposed on the local
+        // shard (torch/distributed/tensor/parallel/loss.py, _log_softmax):
+        // shifted = x - max stays alive beside exp(shifted), then beside the
+        // result (the saved log-softmax, counted with the layer's saves).
+        ta.lossForwardParts.push_back(logits * 4);
+        // Its _nll_loss_and_log_softmax_backward returns
+        // (grad_input + torch.exp(x)) * grad_output: zeros_like(x), then
+        // exp(x) and the sum, then the sum and the product, each fp32 and
+        // vocabulary-sized, beside the saved log-softmax x.
+        ta.lossBackwardParts = {4 * logits, 4 * logits, 4 * logits};
+    } else if (config.strategy.cross_entropy != CrossEntropy::VocabParallel) {
         // F.cross_entropy = log_softmax + nll_loss: nll_loss_backward writes an
         // fp32 gradient of the log-probabilities, _log_softmax_backward_data a
         // second one of the logits, both alive together (PyTorch autograd).

@@ -68,11 +68,13 @@ using namespace frameworktest;
 TEST_CASE("A framework sets the defaults of the knobs it disagrees on, and a written knob wins", "[framework]")
 {
     const Config titan = test::configFrom(titanDoc());
-    // torchtitan: F.cross_entropy on fp32 logits, autograd's .grad, fused AdamW,
-    // and FSDP2's fp32 parameters cast to bf16 when gathered.
+    // torchtitan: F.cross_entropy on fp32 logits (in loss_parallel under TP),
+    // autograd's .grad, fused AdamW, FSDP2's fp32 parameters cast to bf16
+    // when gathered, and DTensor linears that save their gathered input.
     CHECK(titan.strategy.framework == Framework::Torchtitan);
     CHECK(titan.training.fp32_params);
-    CHECK(titan.strategy.cross_entropy == CrossEntropy::Unfused);
+    CHECK(titan.strategy.cross_entropy == CrossEntropy::LossParallel);
+    CHECK(titan.strategy.sp_linear_saves == SpLinearSaves::Gathered);
     CHECK(titan.strategy.grad_buffer == GradBuffer::OnDemand);
     CHECK_FALSE(titan.strategy.gradient_accumulation_fusion);
     CHECK(titan.strategy.optimizer_kernel == OptimizerKernel::Fused);
@@ -273,6 +275,81 @@ TEST_CASE("torchtitan's published 8B FSDP run on 8 GPUs of 96 GB fits by every v
     const Bytes loss = 3 * Bytes(16384) * 128256 * 4;
     CHECK(rank.device[int(Category::Activations)] >= 32 * 2 * Bytes(521142272) + loss);
     CHECK(rank.device[int(Category::Gradients)] == 0);
+}
+
+// torchtitan's Table 4 run: Llama 3.1 70B, FSDP 32 × TP 8 with sequence
+// parallelism, local batch 16 of 8,192 tokens, full checkpointing.
+nlohmann::json titan70bDoc()
+{
+    nlohmann::json doc = test::emptyDoc();
+    doc["model"] = "llama-3.1-70b";
+    doc["hardware"] = "H100-HBM2e-96GB";
+    doc["training"] = {{"seq_length", 8192}, {"micro_batch_size", 16}, {"global_batch_size", 512}};
+    doc["parallelism"] = {
+        {"tensor_model_parallel_size", 8}, {"data_parallel_size", 32}, {"sequence_parallel", true}, {"zero_stage", 3}};
+    doc["strategy"] = {{"framework", "torchtitan"}, {"recompute_granularity", "full"}};
+    return doc;
+}
+
+TEST_CASE("Under TP torchtitan computes the loss in loss_parallel and its linears save gathered inputs",
+          "[framework][activations]")
+{
+    // 131,072 tokens a rank; the vocabulary of 128,256 padded as Megatron
+    // pads it (129,024, a multiple of 128 × 8) and split over t = 8: 16,128
+    // classes, so 2,113,929,216 logits a rank, 8,455,716,864 B in fp32.
+    // PyTorch's loss_parallel() (torch/distributed/tensor/parallel/loss.py):
+    // _log_softmax keeps x - max beside exp() and then beside the result, on
+    // top of the bf16 logits and their fp32 copy: 2 + 4 + 4 B a logit beside
+    // the saved log-softmax; _nll_loss_and_log_softmax_backward computes
+    // (grad_input + exp(x)) * grad_output: zeros_like, then exp and the sum,
+    // then the sum and the product, three fp32 logits tensors at once.
+    const Bytes logits = Bytes(8192) * 16 * 16128;
+    const Config parallel = test::configFrom(titan70bDoc());
+    REQUIRE(parallel.strategy.cross_entropy == CrossEntropy::LossParallel);
+    const TransientActivations ta = transientActivations(parallel);
+    CHECK(ta.lossForward == 10 * logits);
+    CHECK(ta.lossBackward == 3 * 4 * logits);
+    CHECK(ta.lossBackward == 25367150592);
+    // F.cross_entropy on one device (log_softmax and nll_loss kernels) holds
+    // two fp32 gradients; with t = 1 torchtitan does not enter loss_parallel.
+    Config unfused = parallel;
+    unfused.strategy.cross_entropy = CrossEntropy::Unfused;
+    CHECK(transientActivations(unfused).lossBackward == 2 * 4 * logits);
+    nlohmann::json single = titan70bDoc();
+    single["parallelism"] = {{"data_parallel_size", 256}, {"zero_stage", 3}};
+    single["training"]["micro_batch_size"] = 1;
+    const Config one = test::configFrom(single);
+    CHECK(transientActivations(one).lossBackward == 2 * 4 * Bytes(8192) * 128256);
+    // PrepareModuleInput(desired_input_layouts=Replicate()) gathers the
+    // sequence-parallel input before nn.Linear, which saves it whole: the
+    // output layer keeps 2 · 8,192 · 16 · 8,192 B, not an eighth of it.
+    const Ledger ledger = computeLedger(parallel);
+    bool gathered = false;
+    for (const SavedTensor &t : stageActivations(parallel).last)
+        gathered = gathered || (t.name == "output_layer.input" && t.bytes == Bytes(2) * 8192 * 16 * 8192);
+    CHECK(gathered);
+    Config megatron = parallel;
+    megatron.strategy.sp_linear_saves = SpLinearSaves::Shard;
+    CHECK(computeLedger(megatron).ranks[0].device_total_bytes < ledger.ranks[0].device_total_bytes);
+}
+
+TEST_CASE("torchtitan's published 70B FSDP and TP run on 256 GPUs of 96 GB fits", "[framework][fsdp][published]")
+{
+    // torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 4: it
+    // ran (71.9 GiB reserved at most, with torch.compile and Float8 linears).
+    nlohmann::json doc = titan70bDoc();
+    doc["training"]["fp8_recipe"] = "tensorwise";
+    doc["strategy"]["fp8_implementation"] = "torchao";
+    const Config c = test::configFrom(doc);
+    const PlanPeak plan = planPeak(c);
+    CHECK(plan.ledger.ranks[0].fits);
+    const PlanReserved reserved = simulateReserved(c, plan.timeline);
+    CHECK(reserved.fits());
+    CHECK(reserved.ranks[0].reserved_peak >= reserved.ranks[0].allocated_peak);
+    // Its peak is the loss's backward: 80 saved block inputs of 2 · 8,192 ·
+    // 16 · 8,192 / 8 B and the four fp32 logits tensors.
+    CHECK(plan.ledger.ranks[0].device[int(Category::Activations)]
+          >= 80 * Bytes(268435456) + 4 * Bytes(8192) * 16 * 16128 * 4);
 }
 
 TEST_CASE("Eager RMSNorm, SwiGLU and fp32 softmax save what Hugging Face's Llama layer saves",
