@@ -285,6 +285,12 @@ ControlPanel::Group ControlPanel::recomputeAndOffload()
                  .tip = tr("The training framework: it sets the knobs frameworks disagree on (loss, gradient "
                            "buffers, optimizer kernel, fp32 parameters, FSDP per block); the ledger's choices name "
                            "the behaviour each follows")},
+                {.kind = Kind::Check,
+                 .label = tr("torch.compile"),
+                 .field = "strategy.torch_compile",
+                 .access = plain<&Config::strategy, &StrategyConfig::torch_compile>(),
+                 .tip = tr("The transformer blocks compiled: inductor fuses the norms' and SwiGLU's elementwise ops "
+                           "and recomputes them in the backward instead of saving the eager ops' outputs")},
                 {.kind = Kind::Combo,
                  .label = tr("Recompute"),
                  .field = "strategy.recompute_granularity",

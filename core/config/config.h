@@ -256,6 +256,12 @@ struct StrategyConfig
     RecomputeMethod recompute_method = RecomputeMethod::Uniform;
     std::int64_t recompute_num_layers = 1;
     bool flash_attention = true;
+    // torch.compile of the transformer blocks: inductor fuses each norm's and
+    // SwiGLU's elementwise chain, and its min-cut partitioner
+    // (torch/_functorch/partitioners.py) recomputes those pointwise ops in the
+    // backward instead of saving their outputs, so the eager kernels' extra
+    // saves go; reductions (rstd) and matmul inputs stay saved.
+    bool torch_compile = false;
     DropoutMaskDtype dropout_mask_dtype = DropoutMaskDtype::Bool;
     NormStatsDtype norm_stats_dtype = NormStatsDtype::FP32;
     SpLinearSaves sp_linear_saves = SpLinearSaves::Shard;

@@ -554,6 +554,7 @@ void visit(V &v, StrategyConfig &s)
     v.choice("recompute_method", s.recompute_method, {RecomputeMethod::Uniform, RecomputeMethod::Block}, methodName);
     v.field("recompute_num_layers", s.recompute_num_layers, 1, 100000);
     v.field("flash_attention", s.flash_attention);
+    v.field("torch_compile", s.torch_compile);
     v.choice("dropout_mask_dtype", s.dropout_mask_dtype, {DropoutMaskDtype::Bool, DropoutMaskDtype::Activation},
              dropoutMaskName);
     v.choice("norm_stats_dtype", s.norm_stats_dtype,

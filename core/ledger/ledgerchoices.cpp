@@ -98,6 +98,12 @@ void addActivationChoices(std::vector<std::string> &out, const Config &config, c
                             methodName(st.recompute_method), ", ",
                             CountText(double(st.recompute_num_layers), "layer", "layers"), ").")
                       : cat("Recompute: ", granularityName(st.recompute_granularity), "."));
+    if (st.torch_compile)
+        out.push_back("torch.compile (strategy.torch_compile): inductor fuses each norm's and SwiGLU's elementwise "
+                      "chain and its min-cut partitioner recomputes them in the backward, so a norm keeps its input "
+                      "and rstd, SwiGLU its gate and up, an fp32 softmax its fp32 output only; matmul inputs, "
+                      "attention outputs and the loss (not compiled by torchtitan) are as in eager mode. Its speed-up "
+                      "is not in the step time.");
     if (!st.tensor_policies.empty())
         out.push_back(tensorPolicyChoice(config, denseLayer));
 }

@@ -254,8 +254,8 @@ Shape shapeOf(const Config &config)
     sh.lin = {"t", sp && config.strategy.sp_linear_saves == SpLinearSaves::Shard ? t : 1};
     sh.normStats = config.model.normalization == Normalization::LayerNorm ? 2 : 1;
     sh.statsSaved = config.strategy.norm_stats_dtype != NormStatsDtype::None;
-    sh.eagerNorm
-        = config.strategy.norm_kernel == NormKernel::Eager && config.model.normalization == Normalization::RMSNorm;
+    sh.eagerNorm = config.strategy.norm_kernel == NormKernel::Eager && !config.strategy.torch_compile
+                   && config.model.normalization == Normalization::RMSNorm;
     sh.perOp = config.strategy.recompute_granularity == RecomputeGranularity::SelectiveOp;
     return sh;
 }
@@ -326,9 +326,10 @@ void addCore(Account &acc, const Shape &x, const Config &config, Factor heads, F
     if (config.strategy.softmax_dtype == SoftmaxDtype::FP32) {
         // softmax(dtype=float32) saves its fp32 output; the matmul with V
         // saves the 16-bit cast unless a dropout stands between them (with
-        // fp32 activations the cast is the same tensor).
+        // fp32 activations the cast is the same tensor). Compiled, the cast
+        // is a pointwise op the partitioner recomputes from the fp32 output.
         acc.add("attention", "softmax_fp32", {{"4", 4}, heads, x.s, x.skv, x.b}, {x.t}, true, 4);
-        if (pAttn <= 0 && x.A.value != 4)
+        if (pAttn <= 0 && x.A.value != 4 && !config.strategy.torch_compile)
             acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
     } else {
         acc.add("attention", "softmax_output", {x.A, heads, x.s, x.skv, x.b}, {x.t}, true);
@@ -392,10 +393,12 @@ void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view
     if (input)
         addInput(acc, x, name, "fc1.input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
     const bool perOp = config.strategy.recompute_granularity == RecomputeGranularity::SelectiveOp;
+    // Compiled, F.silu's output is recomputed from gate in the backward.
+    const bool eagerSwiglu = config.strategy.swiglu_kernel == SwigluKernel::Eager && !config.strategy.torch_compile;
     if (config.model.swiglu && perOp) { // w1 and w3 are two matmuls: one kept, one recomputed
         acc.add(name, "fc1.gate", {x.A, x.s, x.b, f}, {x.t});
         acc.add(name, "fc1.up", {x.A, x.s, x.b, f}, {x.t});
-    } else if (config.model.swiglu && config.strategy.swiglu_kernel == SwigluKernel::Eager) {
+    } else if (config.model.swiglu && eagerSwiglu) {
         acc.add(name, "fc1.gate", {x.A, x.s, x.b, f}, {x.t}); // saved by F.silu
         acc.add(name, "fc1.up", {x.A, x.s, x.b, f}, {x.t}); // saved by the product
     } else if (config.model.swiglu) {
@@ -404,7 +407,7 @@ void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view
         acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t}); // GeLU input
     }
     // Eager SwiGLU: the product saves F.silu's output beside up.
-    if (config.model.swiglu && config.strategy.swiglu_kernel == SwigluKernel::Eager)
+    if (config.model.swiglu && eagerSwiglu)
         acc.add(name, "fc1.silu_output", {x.A, x.s, x.b, f}, {x.t});
     addInput(acc, x, name, "fc2.input", {x.L, x.s, x.b, f}, {x.Ld, x.t});
     if (perOp) {

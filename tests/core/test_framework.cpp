@@ -340,6 +340,7 @@ TEST_CASE("torchtitan's published 70B FSDP and TP run on 256 GPUs of 96 GB fits"
     nlohmann::json doc = titan70bDoc();
     doc["training"]["fp8_recipe"] = "tensorwise";
     doc["strategy"]["fp8_implementation"] = "torchao";
+    doc["strategy"]["torch_compile"] = true;
     const Config c = test::configFrom(doc);
     const PlanPeak plan = planPeak(c);
     CHECK(plan.ledger.ranks[0].fits);
@@ -380,6 +381,41 @@ TEST_CASE("Eager RMSNorm, SwiGLU and fp32 softmax save what Hugging Face's Llama
     doc["strategy"] = {{"flash_attention", false}};
     const LayerActivations fused = layerActivations(test::configFrom(doc), false, false);
     CHECK(fused.total == 16 * s * h + 8 * s + 2 * a * s * s + 6 * s * f);
+}
+
+TEST_CASE("Compiled blocks save what the fused kernels save, and an fp32 softmax only its fp32 output",
+          "[framework][activations]")
+{
+    // The same Hugging Face layer as above under torch.compile: inductor's
+    // min-cut partitioner recomputes the pointwise ops (the norms' fp32 cast
+    // and scaling, F.silu, the softmax's cast to bf16) in the backward and
+    // keeps reductions and matmul inputs: 16sh + 8s + 6sf as Megatron's
+    // fused kernels, and 4as² for the fp32 softmax instead of 4 + 2.
+    const std::int64_t s = 8192, h = 4096, a = 32, f = 14336;
+    nlohmann::json doc = titanDoc(1);
+    doc["training"] = {{"seq_length", s}, {"micro_batch_size", 1}, {"global_batch_size", 1}};
+    doc["parallelism"] = nlohmann::json::object();
+    doc["strategy"] = {{"framework", "hf"}, {"flash_attention", false}, {"torch_compile", true}};
+    const LayerActivations compiled = layerActivations(test::configFrom(doc), false, false);
+    CHECK(compiled.total == 16 * s * h + 8 * s + 4 * a * s * s + 6 * s * f);
+}
+
+TEST_CASE("torchtitan's published compiled 8B FSDP runs on 8 and 128 GPUs", "[framework][fsdp][published]")
+{
+    // torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Tables 1 and 3,
+    // "FSDP + torch.compile": 77.0 GiB reserved on 8 GPUs, 62.0 on 128.
+    for (const auto &[d, published] : {std::pair{8, 77.0}, std::pair{128, 62.0}}) {
+        CAPTURE(d);
+        nlohmann::json doc = titanDoc(d);
+        doc["hardware"] = "H100-HBM2e-96GB";
+        doc["strategy"]["torch_compile"] = true;
+        const Config c = test::configFrom(doc);
+        const PlanPeak plan = planPeak(c);
+        CHECK(plan.ledger.ranks[0].fits);
+        const PlanReserved reserved = simulateReserved(c, plan.timeline);
+        CHECK(reserved.ranks[0].reserved_peak >= reserved.ranks[0].allocated_peak);
+        CHECK(double(reserved.ranks[0].reserved_peak) / (1024.0 * 1024 * 1024) == Approx(published).epsilon(0.05));
+    }
 }
 
 TEST_CASE("In fp32 the eager casts are the tensors themselves and are not counted twice", "[framework][activations]")

@@ -125,6 +125,7 @@ TEST_CASE("The control panel has every row of its table, in order", "[ui][contro
                          QStringLiteral("Optimizer"),
                          QStringLiteral("Optimizer states"),
                          QStringLiteral("Framework"),
+                         QStringLiteral("torch.compile"),
                          QStringLiteral("Recompute"),
                          QStringLiteral("Method"),
                          QStringLiteral("Recompute layers"),
