@@ -463,7 +463,9 @@ void addStageExtras(RankBuilder &rb, const Context &x, std::int64_t r, const InF
         }
         rb.add(Category::Activations, Placement::Device, "Output layer and loss", lastBytes * inFlight,
                cat(CountText(double(inFlight), "micro-batch", "micro-batches"), " × (", parts, ")"),
-               "the loss keeps the fp32 softmax of the vocabulary-parallel logits (Megatron cross entropy)");
+               x.config.strategy.cross_entropy == CrossEntropy::VocabParallel
+                   ? "the loss keeps the fp32 softmax of the vocabulary-parallel logits (Megatron cross entropy)"
+                   : "the loss keeps the fp32 log-softmax of the logits for its backward (F.cross_entropy)");
     }
 }
 
