@@ -47,8 +47,6 @@ constexpr Reason kReasons[] = {
     {"aio.", true, "host-side NVMe I/O settings"},
     {"zero_optimization.allgather_partitions", true, "all-gather instead of broadcasts"},
     {"zero_optimization.reduce_scatter", true, "reduce-scatter instead of all-reduces"},
-    {"zero_optimization.overlap_comm", false,
-     "overlaps the reduction with backward (stage 1 and 2 keep more gradient buckets in flight)"},
     {"zero_optimization.allgather_bucket_size", false,
      "the all-gather bucket of stage 1 and 2 (MemLedger's gather buffer follows ddp_bucket_size)"},
     {"zero_optimization.stage3_max_reuse_distance", false,
@@ -493,6 +491,12 @@ void readZero(Reader &rd, Config &config)
     if (const auto live = rd.integer("zero_optimization.stage3_max_live_parameters", 1, 1LL << 40)) {
         s.zero3_max_live_parameters = *live;
         rd.source("strategy.zero3_max_live_parameters", "zero_optimization.stage3_max_live_parameters");
+    }
+    // overlap_comm reduces buckets while the backward runs; stages 1 and 2
+    // then keep two ipg buffers (stage_1_and_2.py, backward()).
+    if (const auto overlap = rd.boolean("zero_optimization.overlap_comm")) {
+        s.overlap_grad_reduce = *overlap;
+        rd.source("strategy.overlap_grad_reduce", "zero_optimization.overlap_comm");
     }
     if (const auto contiguous = rd.boolean("zero_optimization.contiguous_gradients")) {
         s.grad_buffer = *contiguous ? GradBuffer::Contiguous : GradBuffer::OnDemand;

@@ -120,6 +120,7 @@ ordered deepspeedKeys(const Config &config)
     zero["stage"] = config.parallelism.zero_stage;
     zero["reduce_bucket_size"] = s.ddp_bucket_size;
     zero["contiguous_gradients"] = s.grad_buffer == GradBuffer::Contiguous;
+    zero["overlap_comm"] = s.overlap_grad_reduce;
     if (s.zero3_prefetch_bucket_size)
         zero["stage3_prefetch_bucket_size"] = *s.zero3_prefetch_bucket_size;
     if (s.zero3_max_live_parameters)

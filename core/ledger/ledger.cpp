@@ -520,6 +520,23 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
                cat(num(layerParams), " params of one block × (", std::to_string(x.sb.compute), " B unsharded ",
                    dtypeName(config.training.params_dtype), " gradients + ", x.sb.gradWhy, " reduce-scatter input)"),
                "PyTorch FSDP reduces per block (fully_shard unit), not in ddp_bucket_size buckets");
+    } else if ((x.dp > 1 || x.edp > 1) && config.strategy.framework == Framework::DeepSpeed
+               && (zero == 1 || zero == 2)) {
+        // DeepSpeed ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py,
+        // backward()): each backward allocates an "ipg" buffer of
+        // reduce_bucket_size elements in the model's dtype that the gradients
+        // are copied into for their reduce-scatter, and a second one with
+        // overlap_comm so one fills while the other reduces.
+        const std::int64_t elems
+            = std::min<std::int64_t>(config.strategy.ddp_bucket_size, denseOnRank.params + expertOnRank.params);
+        const int buffers = config.strategy.overlap_grad_reduce ? 2 : 1;
+        rb.add(Category::Communication, Placement::Device, "ZeRO gradient buckets (ipg buffers)",
+               buffers * elems * x.sb.compute,
+               cat(std::to_string(buffers), buffers == 2 ? " buffers (overlap_comm)" : " buffer", " × ", num(elems),
+                   " elements (reduce_bucket_size = strategy.ddp_bucket_size, capped at the rank's parameters) × ",
+                   std::to_string(x.sb.compute), " B (", dtypeName(config.training.params_dtype), ")"),
+               "DeepSpeed copies each bucket of gradients into its contiguous ipg buffer before reducing it; "
+               "overlap_comm (strategy.overlap_grad_reduce) keeps two");
     } else if (x.dp > 1 || x.edp > 1) {
         // Gradient reduction: one bucket in flight (PyTorch DDP copies into buckets;
         // Megatron reduces in place but NCCL still stages a bucket's worth).

@@ -72,6 +72,7 @@ TEST_CASE("The Hugging Face ZeRO-2 test config imports with its auto keys named"
     CHECK(c.strategy.param_offload == OffloadTarget::None);
     CHECK(c.strategy.ddp_bucket_size == 200000000); // "reduce_bucket_size": 2e8
     CHECK(c.strategy.grad_buffer == GradBuffer::Contiguous); // "contiguous_gradients": true
+    CHECK(c.strategy.overlap_grad_reduce); // "overlap_comm": true
     CHECK(c.training.optimizer == Optimizer::AdamW); // "type": "AdamW"
     CHECK(c.training.params_dtype == Dtype::FP16); // the only 16-bit section, "enabled": "auto"
     CHECK(c.parallelism.data_parallel_size == 8);
@@ -95,6 +96,7 @@ TEST_CASE("The Hugging Face ZeRO-2 test config imports with its auto keys named"
     CHECK(unused(r, "zero_optimization.offload_optimizer.pin_memory"));
     CHECK_FALSE(unused(r, "zero_optimization.stage"));
     CHECK_FALSE(unused(r, "zero_optimization.reduce_bucket_size"));
+    CHECK_FALSE(unused(r, "zero_optimization.overlap_comm"));
 }
 
 TEST_CASE("The Hugging Face ZeRO-3 test config imports with a Hugging Face model", "[launch][deepspeed]")

@@ -458,6 +458,24 @@ TEST_CASE("Context parallelism holds the key and value exchange its implementati
           == 2 * Bytes(32768) * (2 * 4096 + 2048) * 2);
 }
 
+TEST_CASE("DeepSpeed ZeRO-2 keeps one gradient bucket, or two with overlap_comm", "[framework][deepspeed]")
+{
+    // deepspeed/runtime/zero/stage_1_and_2.py, backward(): an ipg buffer of
+    // reduce_bucket_size elements in the model's dtype, and a second one when
+    // overlap_comm is on. reduce_bucket_size's default 5e8 in bf16: 1 GB each.
+    nlohmann::json doc = titanDoc();
+    doc["parallelism"] = {{"data_parallel_size", 8}, {"zero_stage", 2}};
+    doc["strategy"] = {{"framework", "deepspeed"}};
+    const Config single = test::configFrom(doc);
+    CHECK(row(computeLedger(single).ranks[0], Category::Communication, "ZeRO gradient buckets (ipg buffers)")
+          == Bytes(1000000000));
+    doc["strategy"]["overlap_grad_reduce"] = true;
+    const Config overlapped = test::configFrom(doc);
+    CHECK(row(computeLedger(overlapped).ranks[0], Category::Communication, "ZeRO gradient buckets (ipg buffers)")
+          == Bytes(2000000000));
+    CHECK(row(computeLedger(overlapped).ranks[0], Category::Communication, "Gradient reduction bucket") == -1);
+}
+
 TEST_CASE("DeepSpeed ZeRO-3 gathers the running module and a prefetch bucket, capped by the live limit",
           "[framework][zero3]")
 {
