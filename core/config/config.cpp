@@ -154,6 +154,11 @@ std::string_view normStatsName(NormStatsDtype n)
     return "fp32";
 }
 
+std::string_view gqaKvName(GqaKv g)
+{
+    return g == GqaKv::Repeated ? "repeated" : "grouped";
+}
+
 std::string_view spLinearSavesName(SpLinearSaves s)
 {
     return s == SpLinearSaves::Gathered ? "gathered" : "shard";

@@ -172,6 +172,12 @@ enum class RecomputeMethod { Uniform, Block };
 enum class DropoutMaskDtype { Bool, Activation };
 enum class NormStatsDtype { FP32, Activation, None };
 enum class SpLinearSaves { Shard, Gathered };
+// Grouped-query attention under a fused attention kernel: the kernel reads
+// the key/value groups itself (Transformer Engine, flash-attn's GQA), or K
+// and V are first copied to every head (repeat_kv, as torchtitan's and
+// transformers' Llama do before scaled_dot_product_attention) and the kernel
+// saves the copies for its backward.
+enum class GqaKv { Grouped, Repeated };
 // How RMSNorm, SwiGLU and an unfused attention's softmax are computed, which
 // decides what autograd saves: Megatron's fused kernels (Apex / Transformer
 // Engine RMSNorm saves its input and fp32 rstd; bias_swiglu saves gate and
@@ -265,6 +271,7 @@ struct StrategyConfig
     DropoutMaskDtype dropout_mask_dtype = DropoutMaskDtype::Bool;
     NormStatsDtype norm_stats_dtype = NormStatsDtype::FP32;
     SpLinearSaves sp_linear_saves = SpLinearSaves::Shard;
+    GqaKv gqa_kv = GqaKv::Grouped;
     NormKernel norm_kernel = NormKernel::Fused; // RMSNorm only: nn.LayerNorm is one ATen kernel either way
     SwigluKernel swiglu_kernel = SwigluKernel::Fused;
     SoftmaxDtype softmax_dtype = SoftmaxDtype::Activation; // without FlashAttention
@@ -413,6 +420,7 @@ std::string_view methodName(RecomputeMethod);
 std::string_view dropoutMaskName(DropoutMaskDtype);
 std::string_view normStatsName(NormStatsDtype);
 std::string_view spLinearSavesName(SpLinearSaves);
+std::string_view gqaKvName(GqaKv);
 std::string_view offloadName(OffloadTarget);
 std::string_view gradBufferName(GradBuffer);
 std::string_view crossEntropyName(CrossEntropy);

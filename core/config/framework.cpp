@@ -32,6 +32,7 @@ Config makeProfile(Framework framework)
         c.strategy.optimizer_kernel = OptimizerKernel::Fused;
         c.strategy.cp_comm_type = CpCommType::AllGather;
         c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
+        c.strategy.gqa_kv = GqaKv::Repeated;
         break;
     case Framework::DeepSpeed:
         c.strategy.norm_kernel = NormKernel::Eager;
@@ -45,6 +46,7 @@ Config makeProfile(Framework framework)
         c.strategy.zero3_prefetch_bucket_size = 50000000; // deepspeed/runtime/zero/config.py defaults
         c.strategy.zero3_max_live_parameters = 1000000000;
         c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
+        c.strategy.gqa_kv = GqaKv::Repeated;
         break;
     case Framework::HF:
         c.training.fp32_params = true;
@@ -58,6 +60,7 @@ Config makeProfile(Framework framework)
         c.strategy.optimizer_kernel = OptimizerKernel::Foreach;
         c.strategy.ddp_bucket_size = 25 * 1024 * 1024 / 4; // DDP's bucket_cap_mb=25 of fp32 gradients
         c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
+        c.strategy.gqa_kv = GqaKv::Repeated;
         break;
     }
     return c;
@@ -66,7 +69,7 @@ Config makeProfile(Framework framework)
 // What the framework's code does for knob `k` (an index of frameworkKnobs()).
 std::string_view behaviour(Framework framework, std::size_t k)
 {
-    using Row = std::array<std::string_view, 13>;
+    using Row = std::array<std::string_view, 14>;
     static constexpr Row kMegatron
         = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
            "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
@@ -81,7 +84,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "its sharded parameters gathered a layer at a time, the next prefetched",
            "no limit on live gathered parameters",
            "LinearWithGradAccumulationAndAsyncCommunication saves the sequence-sharded input and all-gathers it "
-           "again in backward"};
+           "again in backward",
+           "Transformer Engine's attention reads the key/value groups itself"};
     static constexpr Row kTorchtitan = {
         "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
         "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
@@ -102,7 +106,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "no limit on live gathered parameters",
         "its TP plan's PrepareModuleInput(desired_input_layouts=Replicate()) all-gathers a block's attention and "
         "feed-forward inputs (and ColwiseParallel the output layer's) before nn.Linear, which saves the gathered "
-        "input (torchtitan parallelize_llama.py)"};
+        "input (torchtitan parallelize_llama.py)",
+        "repeat_kv copies K and V to every head before F.scaled_dot_product_attention, which saves the copies "
+        "(torchtitan models/llama/model.py)"};
     static constexpr Row kDeepSpeed
         = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
            "the Hugging Face model's loss on logits cast to fp32",
@@ -117,7 +123,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "stage3_prefetch_bucket_size's default of 5e7 elements prefetched beside the module running",
            "stage3_max_live_parameters' default of 1e9 gathered elements at most",
            "DeepSpeed's AutoTP has no sequence-parallel linears: a sequence-split input is gathered before a plain "
-           "nn.Linear, which saves it whole"};
+           "nn.Linear, which saves it whole",
+           "the Hugging Face model's repeat_kv copies K and V to every head before the attention"};
     static constexpr Row kHF = {
         "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
         "each layer runs",
@@ -135,7 +142,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "accelerate's FSDP gathers a decoder layer at a time and prefetches the next",
         "no limit on live gathered parameters",
         "transformers' tensor-parallel plans are DTensor's ColwiseParallel / SequenceParallel styles: the input is "
-        "gathered before nn.Linear, which saves it whole"};
+        "gathered before nn.Linear, which saves it whole",
+        "repeat_kv copies K and V to every head before the attention (sdpa and eager alike)"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -192,6 +200,7 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
         MEMLEDGER_KNOB(strategy, zero3_prefetch_bucket_size),
         MEMLEDGER_KNOB(strategy, zero3_max_live_parameters),
         MEMLEDGER_KNOB(strategy, sp_linear_saves),
+        MEMLEDGER_KNOB(strategy, gqa_kv),
     };
     return kKnobs;
 }

@@ -555,6 +555,7 @@ void visit(V &v, StrategyConfig &s)
     v.field("recompute_num_layers", s.recompute_num_layers, 1, 100000);
     v.field("flash_attention", s.flash_attention);
     v.field("torch_compile", s.torch_compile);
+    v.choice("gqa_kv", s.gqa_kv, {GqaKv::Grouped, GqaKv::Repeated}, gqaKvName);
     v.choice("dropout_mask_dtype", s.dropout_mask_dtype, {DropoutMaskDtype::Bool, DropoutMaskDtype::Activation},
              dropoutMaskName);
     v.choice("norm_stats_dtype", s.norm_stats_dtype,

@@ -303,8 +303,17 @@ void addCore(Account &acc, const Shape &x, const Config &config, Factor heads, F
     const double pAttn = config.model.attention_dropout;
     acc.add("attention", "q", {x.A, x.s, x.b, heads, qkDim}, {x.t});
     if (config.strategy.flash_attention) {
-        acc.add("attention", "k", {x.A, x.s, x.b, kvHeads, qkDim}, {x.t});
-        acc.add("attention", "v", {x.A, x.s, x.b, kvHeads, vDim}, {x.t});
+        // repeat_kv before the kernel: the kernel saves the copies; under
+        // per-op checkpointing wv's output is what is kept and the copies
+        // (made by a reshape, not a saved op) are rebuilt in the backward.
+        const bool repeated = config.strategy.gqa_kv == GqaKv::Repeated && kvHeads.value != heads.value;
+        const Factor kvSaved = repeated && !x.perOp ? heads : kvHeads;
+        acc.add("attention", "k", {x.A, x.s, x.b, kvSaved, qkDim}, {x.t});
+        acc.add("attention", "v", {x.A, x.s, x.b, kvSaved, vDim}, {x.t});
+        if (repeated && x.perOp) {
+            acc.add("attention", "k_expanded", {x.A, x.s, x.b, heads, qkDim}, {x.t});
+            acc.add("attention", "v_expanded", {x.A, x.s, x.b, heads, vDim}, {x.t});
+        }
         acc.add("attention", "softmax_lse", {{"4", 4}, x.s, x.b, heads}, {x.t}, true);
         return;
     }
@@ -664,8 +673,11 @@ TransientActivations transientActivations(const Config &config)
     const std::int64_t hidden = 2 * A * tokens * m.hidden_size / (sp ? t : 1);
     const std::int64_t ffn = config.model.ffn() / t;
     const std::int64_t mlp = A * tokens * (m.swiglu ? 3 * ffn : 2 * ffn);
+    // FlashAttention's backward makes dq, dk and dv at the width the kernel
+    // was given: every head when K and V were repeated for it.
+    const std::int64_t kvWidth = config.strategy.gqa_kv == GqaKv::Repeated ? m.num_attention_heads : m.queryGroups();
     const std::int64_t attention = config.strategy.flash_attention
-                                       ? A * tokens * (m.num_attention_heads + 2 * m.queryGroups()) * m.headDim() / t
+                                       ? A * tokens * (m.num_attention_heads + 2 * kvWidth) * m.headDim() / t
                                        : 2 * A * m.num_attention_heads / t * tokens * config.training.seq_length;
     // A forward under full recompute saves nothing but each layer's input;
     // its tensors live while the module's forward that made them runs (eager

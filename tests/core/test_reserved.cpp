@@ -157,20 +157,31 @@ TEST_CASE("The model's requests reserve what the measured runs' own requests res
     // parameters as one per ledger row, reserved 20 MiB segments the runs never
     // needed (up to 2.6 times the run's reserved on the small models).
     const std::filesystem::path root = std::filesystem::path(MEMLEDGER_TEST_DATA) / "measured";
-    int exact = 0, runs = 0;
+    // The four Llama runs' reserve is a handful of 2 MiB segments (about 20 MB
+    // in all): they are held to one segment either way, which the full
+    // recompute runs need (their recomputed tensors are requested in the
+    // ledger's order, not in the forward's op by op).
+    int exact = 0, runs = 0, llamaRuns = 0;
     for (const auto &entry : std::filesystem::directory_iterator(root)) {
-        CAPTURE(entry.path().filename().string());
+        const std::string run = entry.path().filename().string();
+        CAPTURE(run);
         const Config config = fixturePreset(entry.path());
         const Timeline tl = simulateIteration(config);
         const RankReserved modelled = simulateReserved(config, tl).ranks.front();
         const TraceLoadResult loaded = loadTraceFile((entry.path() / "snapshot.pickle.gz").string());
         REQUIRE(loaded.trace.has_value());
         const AllocatorReplay measured = replayThroughAllocator(*loaded.trace);
+        if (run.rfind("llama-", 0) == 0) {
+            CHECK(std::abs(modelled.reserved_peak - measured.stats.reserved_peak) <= Bytes(2) << 20);
+            ++llamaRuns;
+            continue;
+        }
         CHECK(double(modelled.reserved_peak) == Approx(double(measured.stats.reserved_peak)).epsilon(0.05));
         exact += modelled.reserved_peak == measured.stats.reserved_peak;
         ++runs;
     }
     CHECK(runs == 12);
+    CHECK(llamaRuns == 4);
     CHECK(exact >= 11); // medium-plain-selective: one 2 MiB segment fewer (-3 %)
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Train small Megatron-style GPT models on the CPU and record their memory.
+"""Train small Megatron-style GPT and framework-style Llama models on the CPU and
+record their memory.
 
 For each run this writes, under tests/data/measured/<run>/:
 
@@ -161,6 +162,217 @@ class GPT(nn.Module):
 
 
 # ---------------------------------------------------------------------------
+# Llama-style models as the frameworks write them, in [b, s, h] layout.
+# "titan": torchtitan's models/llama/model.py at 9dec370 (the commit of its
+# published H100 benchmark): RMSNorm in PyTorch ops on x.float(), RoPE through
+# view_as_complex, K and V repeated to every head (repeat_kv) before
+# F.scaled_dot_product_attention, SwiGLU as w2(F.silu(w1(x)) * w3(x)).
+# "hf": transformers' LlamaDecoderLayer with attn_implementation="eager":
+# LlamaRMSNorm, rotate_half RoPE, repeat_kv, softmax(dtype=float32).to(dtype),
+# LlamaMLP. torch 1.13 has no scaled_dot_product_attention: FlashSDPA below
+# stands in for it with what the flash kernel saves (q, k, v, the output and
+# an fp32 log-sum-exp per row) and recomputes the scores in its backward.
+# ---------------------------------------------------------------------------
+
+
+class FlashSDPA(torch.autograd.Function):
+    """Causal attention with FlashAttention-2's memory (flash-attn's
+    flash_api.cpp, mha_fwd / mha_bwd, which PyTorch's flash SDPA runs): the
+    forward returns the output and an fp32 log-sum-exp per row and saves
+    q, k, v, out and lse; the backward allocates dq, dk, dv, an fp32 dq
+    accumulator and an fp32 row statistic (softmax_d). Scores exist one head
+    at a time, as a tile would (the kernel never materialises them)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v):
+        scale = 1.0 / math.sqrt(q.shape[-1])
+        b, a, s, _ = q.shape
+        out = torch.empty_like(q)
+        lse = torch.empty(b, a, s, dtype=torch.float32)
+        mask = torch.ones(s, s, dtype=torch.bool).triu(1)
+        for i in range(b):
+            for j in range(a):
+                scores = torch.matmul(q[i, j].float(), k[i, j].float().t()) * scale
+                scores.masked_fill_(mask, float("-inf"))
+                lse[i, j] = torch.logsumexp(scores, dim=-1)
+                probs = torch.exp(scores - lse[i, j].unsqueeze(-1))
+                out[i, j] = torch.matmul(probs, v[i, j].float())
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.scale = scale
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, out, lse = ctx.saved_tensors
+        b, a, s, d = q.shape
+        mask = torch.ones(s, s, dtype=torch.bool).triu(1)
+        dq_accum = torch.zeros(b, a, s, d, dtype=torch.float32)
+        softmax_d = torch.empty(b, a, s, dtype=torch.float32)
+        dk, dv = torch.empty_like(k), torch.empty_like(v)
+        for i in range(b):
+            for j in range(a):
+                softmax_d[i, j] = (dout[i, j].float() * out[i, j].float()).sum(-1)
+                scores = torch.matmul(q[i, j].float(), k[i, j].float().t()) * ctx.scale
+                scores.masked_fill_(mask, float("-inf"))
+                probs = torch.exp(scores - lse[i, j].unsqueeze(-1))
+                dv[i, j] = torch.matmul(probs.t(), dout[i, j].float())
+                dprobs = torch.matmul(dout[i, j].float(), v[i, j].float().t())
+                dscores = probs * (dprobs - softmax_d[i, j].unsqueeze(-1)) * ctx.scale
+                dq_accum[i, j] = torch.matmul(dscores, k[i, j].float())
+                dk[i, j] = torch.matmul(dscores.t(), q[i, j].float())
+        return dq_accum.to(q.dtype), dk, dv
+
+
+def repeat_kv(x, n_rep):
+    bs, slen, n_kv, d = x.shape
+    if n_rep == 1:
+        return x
+    return x.unsqueeze(3).expand(bs, slen, n_kv, n_rep, d).reshape(bs, slen, n_kv * n_rep, d)
+
+
+def mean_last(x):
+    """x.mean(-1, keepdim=True) as PyTorch 2.x differentiates it: its
+    backward needs only the sizes (mean_backward on self.sym_numel()), where
+    torch 1.13's MeanBackward1 saves its input; sum / n saves nothing."""
+    return x.sum(-1, keepdim=True) / x.shape[-1]
+
+
+class TitanRMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def _norm(self, x):
+        return x * torch.rsqrt(mean_last(x.pow(2)) + self.eps)
+
+    def forward(self, x):
+        return self._norm(x.float()).type_as(x) * self.weight
+
+
+class HFRMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = mean_last(hidden_states.pow(2))
+        hidden_states = hidden_states * torch.rsqrt(variance + self.eps)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h, a, g = cfg["h"], cfg["a"], cfg["g"]
+        self.cfg, self.a, self.g, self.d = cfg, a, g, h // a
+        self.wq = nn.Linear(h, a * self.d, bias=False)
+        self.wk = nn.Linear(h, g * self.d, bias=False)
+        self.wv = nn.Linear(h, g * self.d, bias=False)
+        self.wo = nn.Linear(a * self.d, h, bias=False)
+
+    def forward(self, x, rope):
+        bs, s, _ = x.shape
+        xq = self.wq(x).view(bs, s, self.a, self.d)
+        xk = self.wk(x).view(bs, s, self.g, self.d)
+        xv = self.wv(x).view(bs, s, self.g, self.d)
+        if self.cfg["flavor"] == "titan":
+            freqs = rope["freqs_cis"].view(1, s, 1, self.d // 2)
+            xq_ = torch.view_as_complex(xq.float().reshape(bs, s, self.a, -1, 2))
+            xk_ = torch.view_as_complex(xk.float().reshape(bs, s, self.g, -1, 2))
+            xq = torch.view_as_real(xq_ * freqs).flatten(3).type_as(x)
+            xk = torch.view_as_real(xk_ * freqs).flatten(3).type_as(x)
+            keys, values = repeat_kv(xk, self.a // self.g), repeat_kv(xv, self.a // self.g)
+            out = FlashSDPA.apply(xq.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2))
+            out = out.transpose(1, 2).contiguous().view(bs, s, -1)
+            return self.wo(out)
+        # transformers' eager_attention_forward, [b, heads, s, d].
+        q, k, v = xq.transpose(1, 2), xk.transpose(1, 2), xv.transpose(1, 2)
+        cos, sin = rope["cos"], rope["sin"]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k, v = repeat_kv(k.transpose(1, 2), self.a // self.g).transpose(1, 2), \
+            repeat_kv(v.transpose(1, 2), self.a // self.g).transpose(1, 2)
+        w = torch.matmul(q, k.transpose(2, 3)) * (1.0 / math.sqrt(self.d))
+        w = w + rope["causal"]
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        w = F.dropout(w, p=0.0, training=self.training)
+        out = torch.matmul(w, v).transpose(1, 2).contiguous().reshape(bs, s, -1)
+        return self.wo(out)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h, f = cfg["h"], cfg["f"]
+        self.w1 = nn.Linear(h, f, bias=False)
+        self.w2 = nn.Linear(f, h, bias=False)
+        self.w3 = nn.Linear(h, f, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        norm = TitanRMSNorm if cfg["flavor"] == "titan" else HFRMSNorm
+        self.attention_norm = norm(cfg["h"])
+        self.attention = LlamaAttention(cfg)
+        self.ffn_norm = norm(cfg["h"])
+        self.feed_forward = LlamaMLP(cfg)
+
+    def forward(self, x, rope):
+        h = x + self.attention(self.attention_norm(x), rope)
+        return h + self.feed_forward(self.ffn_norm(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h, V = cfg["h"], cfg["V"]
+        self.cfg = cfg
+        self.tok_embeddings = nn.Embedding(V, h)
+        self.layers = nn.ModuleList([LlamaBlock(cfg) for _ in range(cfg["L"])])
+        self.norm = (TitanRMSNorm if cfg["flavor"] == "titan" else HFRMSNorm)(h)
+        self.output = nn.Linear(h, V, bias=False)  # untied, as Llama 3
+
+    def forward(self, tokens, position_ids, labels, rope):
+        x = self.tok_embeddings(tokens)
+        for layer in self.layers:
+            if self.cfg["recompute"] == "full":
+                # torchtitan's "full" mode and the Trainer's
+                # gradient_checkpointing: each block keeps its input only.
+                x = torch.utils.checkpoint.checkpoint(layer, x, rope)
+            else:
+                x = layer(x, rope)
+        logits = self.output(self.norm(x))
+        # torchtitan's loss_fn and transformers' ForCausalLMLoss: the logits
+        # cast to fp32, F.cross_entropy.
+        return F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(0, 1))
+
+
+def rope_tables(cfg, dtype):
+    """The RoPE tables each flavor builds once per forward (shared by layers)."""
+    s, d = cfg["s"], cfg["h"] // cfg["a"]
+    inv = 1.0 / (500000.0 ** (torch.arange(0, d, 2).float() / d))
+    freqs = torch.outer(torch.arange(s).float(), inv)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    causal = torch.full((s, s), float("-inf")).triu(1).to(dtype)
+    return {"freqs_cis": torch.polar(torch.ones_like(freqs), freqs), "cos": emb.cos().to(dtype),
+            "sin": emb.sin().to(dtype), "causal": causal}
+
+
+# ---------------------------------------------------------------------------
 # The two ways of training.
 # ---------------------------------------------------------------------------
 
@@ -235,6 +447,28 @@ class PlainFp32:
         return {p.grad.data_ptr() for p in self.params if p.grad is not None}
 
 
+class PureBf16:
+    """bf16 parameters with .grad and torch.optim.AdamW (bf16 states), as a
+    model loaded in bf16 and trained without a master copy;
+    zero_grad(set_to_none=True) right after the step."""
+
+    def __init__(self, model):
+        self.model = model.to(torch.bfloat16)
+        self.params = list(model.parameters())
+        self.main_params = []
+        self.optimizer = torch.optim.AdamW(self.params, lr=1e-4, weight_decay=0.01)
+
+    def zero_grad(self):
+        pass
+
+    def step(self):
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def grad_blocks(self):
+        return {p.grad.data_ptr() for p in self.params if p.grad is not None}
+
+
 # ---------------------------------------------------------------------------
 # Running and recording.
 # ---------------------------------------------------------------------------
@@ -245,11 +479,17 @@ SIZES = {
 }
 MODES = ("megatron", "plain")
 RECOMPUTE = ("none", "selective", "full")
+# Llama-style runs: L 2, h 256, 8 heads in 2 key/value groups, SwiGLU 688
+# wide, s 128, b 2, V 1024; pure bf16 training (PureBf16).
+LLAMA = dict(L=2, h=256, a=8, g=2, f=688, s=128, b=2, V=1024)
+FLAVORS = ("titan", "hf")
+LLAMA_RECOMPUTE = ("none", "full")
 STEPS = 3  # ProfilerStep#0 is the warm-up (it creates the Adam states)
 
 
 def run_names():
-    return [f"{size}-{mode}-{rc}" for size in SIZES for mode in MODES for rc in RECOMPUTE]
+    return ([f"{size}-{mode}-{rc}" for size in SIZES for mode in MODES for rc in RECOMPUTE]
+            + [f"llama-{flavor}-{rc}" for flavor in FLAVORS for rc in LLAMA_RECOMPUTE])
 
 
 def train(cfg, mode, steps):
@@ -257,8 +497,9 @@ def train(cfg, mode, steps):
     torch.manual_seed(1234)
     facts = {"steps": [], "weights": set(), "master": set(), "states": set(), "grads": {}, "persistent_inputs": set()}
     with profile(profile_memory=True, with_stack=True) as prof:
-        model = GPT(cfg)
-        trainer = MegatronStyle(model) if mode == "megatron" else PlainFp32(model)
+        llama = "flavor" in cfg
+        model = Llama(cfg) if llama else GPT(cfg)
+        trainer = (PureBf16(model) if llama else MegatronStyle(model) if mode == "megatron" else PlainFp32(model))
         model.train()
         b, s, V = cfg["b"], cfg["s"], cfg["V"]
         gen = torch.Generator().manual_seed(42)
@@ -266,13 +507,15 @@ def train(cfg, mode, steps):
         batches = [(d[:, :-1].contiguous(), d[:, 1:].contiguous()) for d in data]
         mask = torch.triu(torch.ones(1, 1, s, s, dtype=torch.bool), diagonal=1)
         position_ids = torch.arange(s).unsqueeze(0).expand(b, s)
+        if llama:
+            mask = rope_tables(cfg, torch.bfloat16)
         for step in range(steps):
             tokens, labels = batches[step]
             t0 = time.perf_counter_ns()
             with record_function(f"ProfilerStep#{step}"):
                 trainer.zero_grad()
                 with record_function("forward"):
-                    loss = model(tokens, position_ids, labels, mask)
+                    loss = model(tokens, position_ids, labels, mask)  # mask: the RoPE tables for Llama
                 with record_function("backward"):
                     loss.backward()
                 facts["grads"][step] = trainer.grad_blocks()
@@ -286,8 +529,9 @@ def train(cfg, mode, steps):
             for v in st.values():
                 if torch.is_tensor(v):
                     facts["states"].add(v.data_ptr())
-        facts["persistent_inputs"] = {t.data_ptr() for pair in batches for t in pair} | {mask.data_ptr(),
-                                                                                          position_ids.data_ptr()}
+        tables = list(mask.values()) if llama else [mask]
+        facts["persistent_inputs"] = ({t.data_ptr() for pair in batches for t in pair} | {t.data_ptr() for t in tables}
+                                      | {position_ids.data_ptr()})
     return prof, facts
 
 
@@ -665,7 +909,48 @@ def build(run, cfg, mode, outdir):
     return measured, time.perf_counter() - t_start
 
 
+def llama_preset(run, cfg):
+    titan = cfg["flavor"] == "titan"
+    what = ("torchtitan's Llama block (eager RMSNorm on x.float(), complex RoPE, repeat_kv before a FlashAttention-like "
+            "SDPA, eager SwiGLU)" if titan else "transformers' eager LlamaDecoderLayer (LlamaRMSNorm, rotate_half "
+            "RoPE, repeat_kv, softmax in fp32 cast back, LlamaMLP)")
+    return {
+        "format": "memledger-preset",
+        "version": 1,
+        "name": f"measured-{run}",
+        "description": (f"tools/measure/measure.py run '{run}': a {cfg['L']}-layer Llama-style model (h {cfg['h']}, "
+                        f"a {cfg['a']}, {cfg['g']} key/value groups, SwiGLU {cfg['f']}, s {cfg['s']}, b {cfg['b']}, "
+                        f"V {cfg['V']}, untied output layer) written as {what}, trained in pure bf16 on the CPU with "
+                        f"PyTorch {torch.__version__} (bf16 .grad, torch.optim.AdamW with bf16 states, "
+                        f"zero_grad(set_to_none=True)); recompute {cfg['recompute']}. Measured figures: "
+                        "measured.json next to this file."),
+        "model": {
+            "num_layers": cfg["L"], "hidden_size": cfg["h"], "num_attention_heads": cfg["a"],
+            "num_query_groups": cfg["g"], "ffn_hidden_size": cfg["f"], "vocab_size": cfg["V"],
+            "make_vocab_size_divisible_by": 128, "swiglu": True, "normalization": "RMSNorm",
+            "add_bias_linear": False, "position_embedding_type": "rope", "max_position_embeddings": cfg["s"],
+            "untie_embeddings_and_output_weights": True, "attention_dropout": 0.0, "hidden_dropout": 0.0,
+        },
+        "training": {
+            "seq_length": cfg["s"], "micro_batch_size": cfg["b"], "global_batch_size": cfg["b"],
+            "params_dtype": "bf16", "main_params_dtype": "none", "main_grads_dtype": "bf16", "fp32_params": False,
+            "optimizer": "adamw", "exp_avg_dtype": "bf16", "exp_avg_sq_dtype": "bf16",
+        },
+        "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1, "data_parallel_size": 1},
+        "strategy": {
+            "framework": "torchtitan" if titan else "hf",
+            "recompute_granularity": cfg["recompute"], "recompute_method": "uniform", "recompute_num_layers": 1,
+            "flash_attention": titan, "grad_buffer": "on_demand", "optimizer_kernel": "single_tensor",
+        },
+        "hardware": {
+            "name": "CPU (measured with tools/measure)", "hbm_bytes": 1 << 40, "runtime_reserve_bytes": 0,
+        },
+    }
+
+
 def preset(run, cfg, mode):
+    if "flavor" in cfg:
+        return llama_preset(run, cfg)
     megatron = mode == "megatron"
     what = ("Megatron-style: bf16 weights, contiguous fp32 main-grad buffer, fp32 master weights, fp32 AdamW states"
             if megatron else "plain PyTorch fp32: .grad created in backward, zero_grad(set_to_none=True) after "
@@ -719,7 +1004,10 @@ def main():
     torch.set_num_threads(1)  # deterministic allocation order, no intra-op threads
     if args.one:
         size, mode, rc = args.one.split("-")
-        cfg = dict(SIZES[size], recompute=rc, attention_dropout=0.1, hidden_dropout=0.1)
+        if size == "llama":
+            cfg = dict(LLAMA, flavor=mode, recompute=rc)
+        else:
+            cfg = dict(SIZES[size], recompute=rc, attention_dropout=0.1, hidden_dropout=0.1)
         m, secs = build(args.one, cfg, mode, os.path.join(args.out, args.one))
         print(f"{args.one:28s} peak {m['peak_allocated_bytes']:>11,d} ({m['peak_phase']:9s}) steady "
               f"{m['steady_allocated_bytes']:>11,d} events {m['events']:6d}  {secs:5.1f} s", flush=True)
