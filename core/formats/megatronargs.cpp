@@ -92,7 +92,6 @@ const std::set<std::string, std::less<>> kNoMemoryEffect = {
     "--use-rope-scaling",
     "--rope-scaling-factor",
     "--norm-epsilon",
-    "--apply-layernorm-1p",
     "--calculate-per-token-loss",
     "--manual-gc",
     "--manual-gc-interval",
@@ -580,7 +579,8 @@ void readShape(Args &a, ModelConfig &m)
         m.swiglu = true;
         a.warning("--quick-geglu", "a gated MLP: counted with SwiGLU's shapes (gate, up, down)");
     }
-    a.flag("--squared-relu"); // an ungated MLP of the same shapes as GeLU's
+    // An ungated MLP of GeLU's shapes; relu saves its output (model.squared_relu).
+    m.squared_relu = a.flag("--squared-relu");
     a.flag("--openai-gelu");
     if (a.has("--ffn-hidden-size")) {
         m.ffn_hidden_size = a.integer("--ffn-hidden-size", 1, kMaxDim).value_or(0);
@@ -596,6 +596,10 @@ void readShape(Args &a, ModelConfig &m)
     m.normalization = a.choice("--normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm") == "RMSNorm"
                           ? Normalization::RMSNorm
                           : Normalization::LayerNorm;
+    m.apply_layernorm_1p = a.flag("--apply-layernorm-1p");
+    m.qk_layernorm = a.flag("--qk-layernorm");
+    // Megatron-DeepSpeed's (BigScience's fork) LayerNorm after the word embeddings (BLOOM).
+    m.embed_layernorm = a.flag("--embed-layernorm");
     m.add_bias_linear = !a.flag("--disable-bias-linear");
     m.add_qkv_bias = a.flag("--add-qkv-bias");
     m.untie_embeddings_and_output_weights = a.flag("--untie-embeddings-and-output-weights");
@@ -607,12 +611,14 @@ void readShape(Args &a, ModelConfig &m)
 
 void readPositions(Args &a, ModelConfig &m)
 {
-    const std::string type
-        = a.choice("--position-embedding-type", {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"})
-              .value_or("learned_absolute");
-    m.position_embedding_type = type == "learned_absolute" ? PositionEmbedding::LearnedAbsolute
-                                : type == "none"           ? PositionEmbedding::None
-                                                           : PositionEmbedding::Rope;
+    const std::string type = a.choice("--position-embedding-type", {"learned_absolute", "rope", "yarn", "mrope",
+                                                                    "relative", "none", "alibi", "absolute", "rotary"})
+                                 .value_or("learned_absolute");
+    // "alibi", "absolute" and "rotary": Megatron-DeepSpeed's names (BLOOM's launch).
+    m.position_embedding_type = type == "learned_absolute" || type == "absolute" ? PositionEmbedding::LearnedAbsolute
+                                : type == "none"                                 ? PositionEmbedding::None
+                                : type == "alibi"                                ? PositionEmbedding::Alibi
+                                                                                 : PositionEmbedding::Rope;
     if (type == "relative") {
         m.position_embedding_type = PositionEmbedding::None;
         a.warning("--position-embedding-type",
@@ -1242,6 +1248,14 @@ void modelArguments(const ModelConfig &m, std::int64_t seq, std::vector<std::str
     arg("--normalization", std::string(normalizationName(m.normalization)));
     if (m.swiglu)
         arg("--swiglu", "");
+    if (m.squared_relu)
+        arg("--squared-relu", "");
+    if (m.apply_layernorm_1p)
+        arg("--apply-layernorm-1p", "");
+    if (m.qk_layernorm)
+        arg("--qk-layernorm", "");
+    if (m.embed_layernorm)
+        arg("--embed-layernorm", ""); // Megatron-DeepSpeed's
     if (!m.add_bias_linear)
         arg("--disable-bias-linear", "");
     if (m.add_qkv_bias)
