@@ -164,8 +164,8 @@ TEST_CASE("ALiBi adds no saved tensor: BLOOM layer is Korthikanti", "[activation
     // statistics left out as the paper does.
     const Config k = scenario("bloom-176b-384xa100", {"strategy.norm_stats_dtype=none"});
     CHECK(layerActivations(k, false, false).total == 2113929216);
-    const Config absolute = scenario("bloom-176b-384xa100",
-                                     {"strategy.norm_stats_dtype=none", "model.position_embedding_type=rope"});
+    const Config absolute
+        = scenario("bloom-176b-384xa100", {"strategy.norm_stats_dtype=none", "model.position_embedding_type=rope"});
     CHECK(layerActivations(absolute, false, false).total == 2113929216);
     // With the fp32 statistics the default keeps: two LayerNorms × (mean, rstd)
     // × 4 bytes × s·b = 16 × 4096 = 65,536 more.
@@ -205,7 +205,8 @@ TEST_CASE("QK norm saves the projection outputs per head, fused or eager", "[act
     CHECK(savedBytes(f, "attention.k_layernorm.stats") == 131072);
     std::vector<std::string> off = plan;
     off.push_back("model.qk_layernorm=false");
-    CHECK(layerActivations(fused, false, false).total - layerActivations(optionModel("qwen3-8b", off), false, false).total
+    CHECK(layerActivations(fused, false, false).total
+              - layerActivations(optionModel("qwen3-8b", off), false, false).total
           == 33554432 + 524288 + 8388608 + 131072);
     // Eager (Qwen3RMSNorm, the ops of LlamaRMSNorm): the fp32 copy of the
     // input, rsqrt's fp32 output per row and the normalised x cast back:
@@ -278,8 +279,8 @@ TEST_CASE("Megatron-LM arguments carry the new options both ways", "[launch][mod
         for (const char *used : {"--squared-relu", "--apply-layernorm-1p", "--qk-layernorm", "--embed-layernorm"})
             CHECK(u.name != used);
     const std::string exported = exportLaunch(*r.config, LaunchFormat::Megatron).text;
-    for (const char *want :
-         {"--squared-relu", "--apply-layernorm-1p", "--qk-layernorm", "--embed-layernorm", "--position-embedding-type alibi"})
+    for (const char *want : {"--squared-relu", "--apply-layernorm-1p", "--qk-layernorm", "--embed-layernorm",
+                             "--position-embedding-type alibi"})
         CHECK(exported.find(want) != std::string::npos);
 }
 
@@ -288,8 +289,8 @@ TEST_CASE("Hugging Face configs of Qwen3 and BLOOM import with their options", "
     // tests/data/hf: the published config.json of Qwen/Qwen3-8B, Qwen/Qwen3-32B
     // and bigscience/bloom.
     const std::string dir = std::string(MEMLEDGER_TEST_DATA) + "/hf/";
-    for (const auto &[file, preset] : std::vector<std::pair<std::string, std::string>>{{"Qwen3-8B", "qwen3-8b"},
-                                                                                        {"Qwen3-32B", "qwen3-32b"}}) {
+    for (const auto &[file, preset] :
+         std::vector<std::pair<std::string, std::string>>{{"Qwen3-8B", "qwen3-8b"}, {"Qwen3-32B", "qwen3-32b"}}) {
         CAPTURE(file);
         const ImportResult r = importHfConfigFile(dir + file + ".json");
         for (const Problem &p : r.problems)
