@@ -1244,7 +1244,11 @@ void modelArguments(const ModelConfig &m, std::int64_t seq, std::vector<std::str
         arg("--kv-channels", std::to_string(m.kv_channels));
     arg("--ffn-hidden-size", std::to_string(m.ffn()));
     arg("--max-position-embeddings", std::to_string(m.max_position_embeddings > 0 ? m.max_position_embeddings : seq));
-    arg("--position-embedding-type", std::string(positionEmbeddingName(m.position_embedding_type)));
+    // Megatron-LM has no ALiBi (Megatron-DeepSpeed's choice, which the import
+    // reads): "none", no position parameters either, and a "# memledger:" line.
+    arg("--position-embedding-type", m.position_embedding_type == PositionEmbedding::Alibi
+                                         ? std::string("none")
+                                         : std::string(positionEmbeddingName(m.position_embedding_type)));
     arg("--normalization", std::string(normalizationName(m.normalization)));
     if (m.swiglu)
         arg("--swiglu", "");
@@ -1254,8 +1258,6 @@ void modelArguments(const ModelConfig &m, std::int64_t seq, std::vector<std::str
         arg("--apply-layernorm-1p", "");
     if (m.qk_layernorm)
         arg("--qk-layernorm", "");
-    if (m.embed_layernorm)
-        arg("--embed-layernorm", ""); // Megatron-DeepSpeed's
     if (!m.add_bias_linear)
         arg("--disable-bias-linear", "");
     if (m.add_qkv_bias)

@@ -278,10 +278,19 @@ TEST_CASE("Megatron-LM arguments carry the new options both ways", "[launch][mod
     for (const UnusedSetting &u : r.unused)
         for (const char *used : {"--squared-relu", "--apply-layernorm-1p", "--qk-layernorm", "--embed-layernorm"})
             CHECK(u.name != used);
-    const std::string exported = exportLaunch(*r.config, LaunchFormat::Megatron).text;
-    for (const char *want : {"--squared-relu", "--apply-layernorm-1p", "--qk-layernorm", "--embed-layernorm",
-                             "--position-embedding-type alibi"})
-        CHECK(exported.find(want) != std::string::npos);
+    // The export speaks Megatron-LM: its own flags as arguments, Megatron-DeepSpeed's
+    // two as "# memledger:" lines, and the import of the export is the same model.
+    const LaunchExport exported = exportLaunch(*r.config, LaunchFormat::Megatron);
+    CHECK(exported.problems.empty());
+    for (const char *want :
+         {"--squared-relu", "--apply-layernorm-1p", "--qk-layernorm", "--position-embedding-type none",
+          "# memledger: model.embed_layernorm=true", "# memledger: model.position_embedding_type=\"alibi\""})
+        CHECK(exported.text.find(want) != std::string::npos);
+    CHECK(exported.text.find("\n    --embed-layernorm") == std::string::npos); // only named in its line
+    LaunchImport back = importMegatronLaunch(exported.text, {});
+    finishLaunchImport(back, {});
+    REQUIRE(back.config.has_value());
+    CHECK(back.config->model == r.config->model);
 }
 
 TEST_CASE("Hugging Face configs of Qwen3 and BLOOM import with their options", "[hfimport][modeloptions][reference]")
