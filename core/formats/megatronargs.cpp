@@ -636,6 +636,13 @@ void readVocabulary(Args &a, ModelConfig &m)
 {
     m.make_vocab_size_divisible_by = a.integer("--make-vocab-size-divisible-by", 1, 1 << 20).value_or(128);
     a.source("model.vocab_size", "--vocab-size");
+    // Megatron-DeepSpeed's --pad-vocab-size-to (BLOOM: 250880) pads to exactly that size.
+    if (a.has("--pad-vocab-size-to")) {
+        m.vocab_size = a.integer("--pad-vocab-size-to", 1, kMaxDim).value_or(m.vocab_size);
+        m.make_vocab_size_divisible_by = 1;
+        a.source("model.vocab_size", "--pad-vocab-size-to");
+        return;
+    }
     if (a.has("--padded-vocab-size")) {
         m.vocab_size = a.integer("--padded-vocab-size", 1, kMaxDim).value_or(m.vocab_size);
         m.make_vocab_size_divisible_by = 1; // already padded: Megatron does not pad it again
@@ -831,6 +838,15 @@ void readStrategy(Args &a, StrategyConfig &s, const ModelConfig &m)
                               + "\" is not expressible here: selective recompute is counted "
                                 "as Megatron's default, the core attention only",
                           "strategy.tensor_policies can recompute other tensors");
+    } else if (a.flag("--checkpoint-activations")) {
+        // The flag of Megatron-LM before --recompute-granularity, kept by
+        // Megatron-DeepSpeed (BLOOM's launch): every group of
+        // --checkpoint-num-layers layers keeps its input, Megatron-LM's
+        // arguments.py mapping it to recompute-granularity full, method uniform.
+        s.recompute_granularity = RecomputeGranularity::Full;
+        s.recompute_method = RecomputeMethod::Uniform;
+        s.recompute_num_layers = a.integer("--checkpoint-num-layers", 1, 100000).value_or(1);
+        a.source("strategy.recompute_granularity", "--checkpoint-activations");
     } else {
         for (const char *name : {"--recompute-method", "--recompute-num-layers", "--recompute-modules"})
             a.unusedBecause(name, "has no effect without --recompute-granularity");

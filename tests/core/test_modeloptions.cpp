@@ -370,3 +370,35 @@ TEST_CASE("The ledger names each architecture option it follows", "[ledger][mode
     CHECK(said(bloom, "embed_layernorm"));
     CHECK(said(optionModel("qwen3-8b"), "qk_layernorm"));
 }
+
+TEST_CASE("BLOOM launch arguments import to its model and recompute", "[launch][modeloptions][reference]")
+{
+    // The arguments of bigscience-workshop/bigscience train/tr11-176B-ml/tr11-176B-ml.slurm
+    // (Megatron-DeepSpeed): --pad-vocab-size-to pads to exactly 250880, and
+    // --checkpoint-activations is full recompute of every layer (--checkpoint-num-layers
+    // defaults to 1). DeepSpeed's 'type:transformer|embedding' partition is not read:
+    // the import names the layout it suggests, which the scenario writes.
+    const std::string text = "torchrun --nproc_per_node 8 --nnodes 48 pretrain_gpt.py "
+                             "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 12 "
+                             "--num-layers 70 --hidden-size 14336 --num-attention-heads 112 --seq-length 2048 "
+                             "--max-position-embeddings 2048 --micro-batch-size 2 --global-batch-size 2048 "
+                             "--tokenizer-type PretrainedFromHF --embed-layernorm --bf16 "
+                             "--position-embedding-type alibi --checkpoint-activations --pad-vocab-size-to 250880";
+    LaunchImport r = importMegatronLaunch(text, {});
+    finishLaunchImport(r, {"parallelism.pipeline_layout=[5,6,6,6,6,6,6,6,6,6,6,5]"});
+    for (const Problem &p : r.problems)
+        UNSCOPED_INFO(p.toString());
+    REQUIRE(r.config.has_value());
+    const Config &c = *r.config;
+    CHECK(c.model.vocab_size == 250880);
+    CHECK(totalParameters(c) == 176247271424);
+    CHECK(c.parallelism.data_parallel_size == 8);
+    CHECK(c.strategy.recompute_granularity == RecomputeGranularity::Full);
+    CHECK(c.strategy.recompute_method == RecomputeMethod::Uniform);
+    CHECK(c.strategy.recompute_num_layers == 1);
+    // Megatron-LM's --attention-backend defaults to auto (flash); Megatron-DeepSpeed of 2022
+    // had no FlashAttention, which the scenario says with flash_attention false.
+    CHECK(c.strategy.flash_attention);
+    const Config bloom = scenario("bloom-176b-384xa100", {"strategy.flash_attention=true"});
+    CHECK(layerActivations(c, false, false).total == layerActivations(bloom, false, false).total);
+}
