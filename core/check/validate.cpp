@@ -378,9 +378,20 @@ void checkOverflow(Checker &ck, const Config &config)
                      + str(static_cast<std::int64_t>(static_cast<long double>(t) * p * d * cp)) + ")");
 }
 
+// The MLP's activation and the norms' variants: combinations no framework builds.
+void checkModelVariants(Checker &ck, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    // Megatron-LM's arguments.py: "assert not args.swiglu" under --squared-relu.
+    if (m.squared_relu && m.swiglu)
+        ck.error(kModel + "squared_relu", "squared_relu and swiglu are two MLP activations; a layer has one",
+                 "set model.swiglu to false (Nemotron-4's MLP is ungated) or model.squared_relu to false");
+}
+
 // The model's own shape: heads and query groups, positions, experts.
 void checkModelShape(Checker &ck, const Config &config)
 {
+    checkModelVariants(ck, config);
     const ModelConfig &m = config.model;
     const TrainingConfig &tr = config.training;
     const std::int64_t g = m.queryGroups();
@@ -743,6 +754,11 @@ void checkSelectiveOp(Checker &ck, const Config &config)
         ck.error(field,
                  "\"selective_op\" models torchtitan's per-op checkpointing of a dense Llama block, not MoE or "
                  "multi-latent attention layers",
+                 "use \"selective\", \"full\" or tensor_policies for this model");
+    if (config.model.squared_relu)
+        ck.error(field,
+                 "\"selective_op\" models torchtitan's Llama block; with squared ReLU what relu and pow save is "
+                 "not the matmul output its policy keeps",
                  "use \"selective\", \"full\" or tensor_policies for this model");
     if (!st.flash_attention)
         ck.error(field, "\"selective_op\" keeps the outputs of SDPA's flash kernel, as torchtitan runs it",

@@ -65,6 +65,8 @@ std::string_view positionEmbeddingName(PositionEmbedding p)
         return "rope";
     case PositionEmbedding::None:
         return "none";
+    case PositionEmbedding::Alibi:
+        return "alibi";
     }
     return "rope";
 }

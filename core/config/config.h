@@ -17,7 +17,9 @@ namespace memledger {
 // presets/README.md and set here, in one place.
 
 enum class Normalization { LayerNorm, RMSNorm };
-enum class PositionEmbedding { LearnedAbsolute, Rope, None };
+// Alibi: Press et al. 2022's linear biases on the attention scores, no
+// position parameters (BLOOM; Megatron-DeepSpeed's --position-embedding-type alibi).
+enum class PositionEmbedding { LearnedAbsolute, Rope, None, Alibi };
 
 struct ModelConfig
 {
@@ -30,7 +32,19 @@ struct ModelConfig
     std::int64_t vocab_size = 32000;
     std::int64_t make_vocab_size_divisible_by = 128; // padded to a multiple of this * t
     bool swiglu = false;
+    // Megatron's --squared-relu: an ungated MLP with relu(x)² (Primer, So et
+    // al. 2021; Nemotron-4). Same shapes as GeLU's MLP.
+    bool squared_relu = false;
     Normalization normalization = Normalization::LayerNorm;
+    // Megatron's --apply-layernorm-1p: the norm's weight is stored centred on
+    // zero and 1 is added in the forward (Nemotron-4). Same bytes.
+    bool apply_layernorm_1p = false;
+    // Megatron's --qk-layernorm: a norm of head width on each query and key
+    // head before the rotary embedding (Qwen3, OLMo 2).
+    bool qk_layernorm = false;
+    // Megatron-DeepSpeed's --embed-layernorm: a LayerNorm after the word
+    // embeddings (BLOOM, on the first stage).
+    bool embed_layernorm = false;
     bool add_bias_linear = true;
     bool add_qkv_bias = false; // Qwen2: QKV biases without other linear biases
     PositionEmbedding position_embedding_type = PositionEmbedding::LearnedAbsolute;

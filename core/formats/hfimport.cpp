@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::int64_t kMaxDim = std::int64_t(1) << 24; // the preset format's bound on one size
 
-enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, DeepseekV3 };
+enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, DeepseekV3, Nemotron, Bloom };
 
 struct Architecture
 {
@@ -31,6 +31,9 @@ const Architecture kArchitectures[] = {
     {"Qwen2ForCausalLM", "qwen2", Family::Qwen2},
     {"Qwen2MoeForCausalLM", "qwen2_moe", Family::Qwen2Moe},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3},
+    {"Qwen3ForCausalLM", "qwen3", Family::Qwen3},
+    {"NemotronForCausalLM", "nemotron", Family::Nemotron},
+    {"BloomForCausalLM", "bloom", Family::Bloom},
 };
 
 // Fields that do not change training memory in any supported architecture.
@@ -48,6 +51,7 @@ const std::set<std::string, std::less<>> kNoMemoryEffect = {
     "bos_token_id",
     "eos_token_id",
     "pad_token_id",
+    "unk_token_id",
     // initialisation and inference-time switches; pretraining_tp only slices the same matmuls
     "initializer_range",
     "use_cache",
@@ -61,8 +65,20 @@ const std::set<std::string, std::less<>> kNoMemoryEffect = {
     "rope_parameters",
     "rope_interleave",
     "use_mrope",
-    // the norm's epsilon; every supported architecture uses RMSNorm
+    // the norms' epsilon
     "rms_norm_eps",
+    "norm_eps",
+    "layer_norm_epsilon",
+    // Nemotron: rotary on part of each head, computed on the fly like the rest of RoPE
+    "partial_rotary_factor",
+    // BLOOM's kernel switches: the same tensors (its fused softmax keeps its output either way)
+    "bias_dropout_fusion",
+    "masked_softmax_fusion",
+    "slow_but_exact",
+    "attention_softmax_in_fp32",
+    "skip_bias_add", // where the bias is added, not whether it exists
+    "skip_bias_add_qkv",
+    "offset_alibi", // an inference-time offset of the ALiBi bias
     // router losses, noise and scoring rules: the same tensors, other numbers in them
     "output_router_logits",
     "router_aux_loss_coef",
@@ -260,8 +276,11 @@ void readDecoder(Reader &r, Family family, ModelConfig &m)
 
     // The MLP is gate, up and down projections whatever the activation, so
     // its shapes are SwiGLU's; only the name of the nonlinearity differs.
-    m.swiglu = true;
-    if (const std::optional<std::string> act = r.text("hidden_act"); act && *act != "silu" && *act != "swish")
+    // Nemotron's is ungated (readNemotron).
+    m.swiglu = family != Family::Nemotron;
+    if (family == Family::Nemotron) {
+        // read by readNemotron
+    } else if (const std::optional<std::string> act = r.text("hidden_act"); act && *act != "silu" && *act != "swish")
         r.warning("hidden_act", "\"" + *act + "\": the gated MLP is counted with SwiGLU's shapes (gate, up, down)",
                   "the saved tensors are the same; only the nonlinearity differs");
 
@@ -335,6 +354,68 @@ void readLlamaBiases(Reader &r, ModelConfig &m)
         r.warning("mlp_bias", "biases on the MLP but not attention: not counted (MemLedger has biases on every linear "
                               "layer or on QKV only)");
     }
+}
+
+// transformers' NemotronForCausalLM (Nemotron-4, Minitron): an ungated MLP
+// (up_proj, act, down_proj) with relu² ("relu2", Megatron's --squared-relu),
+// NemotronLayerNorm1P (a LayerNorm with bias whose weight is stored centred
+// on zero: --apply-layernorm-1p).
+void readNemotron(Reader &r, ModelConfig &m)
+{
+    m.normalization = Normalization::LayerNorm;
+    m.apply_layernorm_1p = true;
+    const std::string act = r.text("hidden_act").value_or("relu2");
+    m.squared_relu = act == "relu2";
+    if (!m.squared_relu)
+        r.warning("hidden_act",
+                  "\"" + act + "\": the ungated MLP is counted as GeLU's (the same shapes and saved tensors)");
+    readLlamaBiases(r, m);
+}
+
+// transformers' Qwen3ForCausalLM: Qwen2's decoder without QKV biases and with
+// q_norm and k_norm, RMSNorms over each head's head_dim before RoPE
+// (Qwen3Attention; Megatron's --qk-layernorm).
+void readQwen3(Reader &r, ModelConfig &m)
+{
+    m.qk_layernorm = true;
+    readLlamaBiases(r, m); // attention_bias: q, k, v and o together, as Llama's
+    readSlidingWindow(r, true, m);
+}
+
+// transformers' BloomForCausalLM (BigScience's BLOOM): its own field names
+// (n_layer, n_head; n_embed in early configs), a 4h GeLU MLP with biases,
+// LayerNorms, ALiBi instead of position embeddings, a LayerNorm after the
+// word embeddings (word_embeddings_layernorm) and the output layer tied to
+// them (PretrainedConfig's tie_word_embeddings defaults to true).
+void readBloom(Reader &r, ModelConfig &m)
+{
+    // BloomConfig's attribute_map reads num_hidden_layers and num_attention_heads
+    // as n_layer and n_head, and its __init__ takes n_embed for hidden_size.
+    const auto either = [&r](const char *key, const char *alias, std::int64_t hi, std::int64_t fallback) {
+        return r.integer(r.present(key) || !r.present(alias) ? key : alias, true, 1, hi).value_or(fallback);
+    };
+    m.num_layers = either("n_layer", "num_hidden_layers", 100000, m.num_layers);
+    m.hidden_size = either("hidden_size", "n_embed", kMaxDim, m.hidden_size);
+    m.num_attention_heads = either("n_head", "num_attention_heads", 65536, m.num_attention_heads);
+    m.vocab_size = r.integer("vocab_size", true, 1, kMaxDim).value_or(m.vocab_size);
+    // BloomMLP is 4h wide whatever n_inner says (transformers never reads it).
+    r.get("n_inner");
+    m.ffn_hidden_size = 0;
+    m.untie_embeddings_and_output_weights = !r.flag("tie_word_embeddings").value_or(true);
+    m.attention_dropout = r.probability("attention_dropout").value_or(0.0);
+    m.hidden_dropout = r.probability("hidden_dropout").value_or(0.0);
+    m.normalization = Normalization::LayerNorm;
+    m.position_embedding_type = PositionEmbedding::Alibi;
+    m.embed_layernorm = true;
+    m.add_bias_linear = true;
+    m.swiglu = false;
+    if (r.flag("apply_residual_connection_post_layernorm").value_or(false))
+        r.warning("apply_residual_connection_post_layernorm",
+                  "the residual taken after the norm keeps the same tensors; counted as BLOOM's pre-norm layer");
+    r.get("pretraining_tp"); // slices the same matmuls
+    for (const char *key : {"torch_dtype", "dtype"})
+        if (const std::optional<std::string> dtype = r.text(key))
+            r.note("The checkpoint is stored in " + *dtype + " (" + key + "); the ledger uses training.params_dtype.");
 }
 
 // Which layers are MoE, as an integer frequency when Megatron's rule
@@ -496,7 +577,8 @@ ImportResult importHfConfig(const json &hf)
 
     Config config;
     ModelConfig &m = config.model;
-    readDecoder(r, arch->family, m);
+    if (arch->family != Family::Bloom)
+        readDecoder(r, arch->family, m);
     switch (arch->family) {
     case Family::Llama:
         readLlamaBiases(r, m);
@@ -516,8 +598,17 @@ ImportResult importHfConfig(const json &hf)
         readSlidingWindow(r, true, m);
         readQwen2Moe(r, m);
         break;
+    case Family::Qwen3:
+        readQwen3(r, m);
+        break;
     case Family::DeepseekV3:
         readDeepseekV3(r, m);
+        break;
+    case Family::Nemotron:
+        readNemotron(r, m);
+        break;
+    case Family::Bloom:
+        readBloom(r, m);
         break;
     }
     r.reportUnread();

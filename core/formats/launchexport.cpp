@@ -65,6 +65,10 @@ std::string reasonFor(const std::string &field)
         return "Megatron-LM runs 1F1B and interleaved 1F1B only";
     if (field == "strategy.tensor_policies")
         return "per-tensor fates: no Megatron-LM argument";
+    if (field == "model.position_embedding_type")
+        return "ALiBi: Megatron-DeepSpeed's --position-embedding-type alibi, not a Megatron-LM choice";
+    if (field == "model.embed_layernorm")
+        return "Megatron-DeepSpeed's --embed-layernorm, not a Megatron-LM argument";
     return "no Megatron-LM argument sets this value";
 }
 

@@ -92,7 +92,6 @@ const std::set<std::string, std::less<>> kNoMemoryEffect = {
     "--use-rope-scaling",
     "--rope-scaling-factor",
     "--norm-epsilon",
-    "--apply-layernorm-1p",
     "--calculate-per-token-loss",
     "--manual-gc",
     "--manual-gc-interval",
@@ -580,7 +579,8 @@ void readShape(Args &a, ModelConfig &m)
         m.swiglu = true;
         a.warning("--quick-geglu", "a gated MLP: counted with SwiGLU's shapes (gate, up, down)");
     }
-    a.flag("--squared-relu"); // an ungated MLP of the same shapes as GeLU's
+    // An ungated MLP of GeLU's shapes; relu saves its output (model.squared_relu).
+    m.squared_relu = a.flag("--squared-relu");
     a.flag("--openai-gelu");
     if (a.has("--ffn-hidden-size")) {
         m.ffn_hidden_size = a.integer("--ffn-hidden-size", 1, kMaxDim).value_or(0);
@@ -596,6 +596,10 @@ void readShape(Args &a, ModelConfig &m)
     m.normalization = a.choice("--normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm") == "RMSNorm"
                           ? Normalization::RMSNorm
                           : Normalization::LayerNorm;
+    m.apply_layernorm_1p = a.flag("--apply-layernorm-1p");
+    m.qk_layernorm = a.flag("--qk-layernorm");
+    // Megatron-DeepSpeed's (BigScience's fork) LayerNorm after the word embeddings (BLOOM).
+    m.embed_layernorm = a.flag("--embed-layernorm");
     m.add_bias_linear = !a.flag("--disable-bias-linear");
     m.add_qkv_bias = a.flag("--add-qkv-bias");
     m.untie_embeddings_and_output_weights = a.flag("--untie-embeddings-and-output-weights");
@@ -607,12 +611,14 @@ void readShape(Args &a, ModelConfig &m)
 
 void readPositions(Args &a, ModelConfig &m)
 {
-    const std::string type
-        = a.choice("--position-embedding-type", {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"})
-              .value_or("learned_absolute");
-    m.position_embedding_type = type == "learned_absolute" ? PositionEmbedding::LearnedAbsolute
-                                : type == "none"           ? PositionEmbedding::None
-                                                           : PositionEmbedding::Rope;
+    const std::string type = a.choice("--position-embedding-type", {"learned_absolute", "rope", "yarn", "mrope",
+                                                                    "relative", "none", "alibi", "absolute", "rotary"})
+                                 .value_or("learned_absolute");
+    // "alibi", "absolute" and "rotary": Megatron-DeepSpeed's names (BLOOM's launch).
+    m.position_embedding_type = type == "learned_absolute" || type == "absolute" ? PositionEmbedding::LearnedAbsolute
+                                : type == "none"                                 ? PositionEmbedding::None
+                                : type == "alibi"                                ? PositionEmbedding::Alibi
+                                                                                 : PositionEmbedding::Rope;
     if (type == "relative") {
         m.position_embedding_type = PositionEmbedding::None;
         a.warning("--position-embedding-type",
@@ -630,6 +636,13 @@ void readVocabulary(Args &a, ModelConfig &m)
 {
     m.make_vocab_size_divisible_by = a.integer("--make-vocab-size-divisible-by", 1, 1 << 20).value_or(128);
     a.source("model.vocab_size", "--vocab-size");
+    // Megatron-DeepSpeed's --pad-vocab-size-to (BLOOM: 250880) pads to exactly that size.
+    if (a.has("--pad-vocab-size-to")) {
+        m.vocab_size = a.integer("--pad-vocab-size-to", 1, kMaxDim).value_or(m.vocab_size);
+        m.make_vocab_size_divisible_by = 1;
+        a.source("model.vocab_size", "--pad-vocab-size-to");
+        return;
+    }
     if (a.has("--padded-vocab-size")) {
         m.vocab_size = a.integer("--padded-vocab-size", 1, kMaxDim).value_or(m.vocab_size);
         m.make_vocab_size_divisible_by = 1; // already padded: Megatron does not pad it again
@@ -825,6 +838,15 @@ void readStrategy(Args &a, StrategyConfig &s, const ModelConfig &m)
                               + "\" is not expressible here: selective recompute is counted "
                                 "as Megatron's default, the core attention only",
                           "strategy.tensor_policies can recompute other tensors");
+    } else if (a.flag("--checkpoint-activations")) {
+        // The flag of Megatron-LM before --recompute-granularity, kept by
+        // Megatron-DeepSpeed (BLOOM's launch): every group of
+        // --checkpoint-num-layers layers keeps its input, Megatron-LM's
+        // arguments.py mapping it to recompute-granularity full, method uniform.
+        s.recompute_granularity = RecomputeGranularity::Full;
+        s.recompute_method = RecomputeMethod::Uniform;
+        s.recompute_num_layers = a.integer("--checkpoint-num-layers", 1, 100000).value_or(1);
+        a.source("strategy.recompute_granularity", "--checkpoint-activations");
     } else {
         for (const char *name : {"--recompute-method", "--recompute-num-layers", "--recompute-modules"})
             a.unusedBecause(name, "has no effect without --recompute-granularity");
@@ -1238,10 +1260,20 @@ void modelArguments(const ModelConfig &m, std::int64_t seq, std::vector<std::str
         arg("--kv-channels", std::to_string(m.kv_channels));
     arg("--ffn-hidden-size", std::to_string(m.ffn()));
     arg("--max-position-embeddings", std::to_string(m.max_position_embeddings > 0 ? m.max_position_embeddings : seq));
-    arg("--position-embedding-type", std::string(positionEmbeddingName(m.position_embedding_type)));
+    // Megatron-LM has no ALiBi (Megatron-DeepSpeed's choice, which the import
+    // reads): "none", no position parameters either, and a "# memledger:" line.
+    arg("--position-embedding-type", m.position_embedding_type == PositionEmbedding::Alibi
+                                         ? std::string("none")
+                                         : std::string(positionEmbeddingName(m.position_embedding_type)));
     arg("--normalization", std::string(normalizationName(m.normalization)));
     if (m.swiglu)
         arg("--swiglu", "");
+    if (m.squared_relu)
+        arg("--squared-relu", "");
+    if (m.apply_layernorm_1p)
+        arg("--apply-layernorm-1p", "");
+    if (m.qk_layernorm)
+        arg("--qk-layernorm", "");
     if (!m.add_bias_linear)
         arg("--disable-bias-linear", "");
     if (m.add_qkv_bias)

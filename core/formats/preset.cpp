@@ -454,12 +454,17 @@ void visit(V &v, ModelConfig &m)
     v.field("vocab_size", m.vocab_size, 1, kMaxDim);
     v.field("make_vocab_size_divisible_by", m.make_vocab_size_divisible_by, 1, 65536);
     v.field("swiglu", m.swiglu);
+    v.field("squared_relu", m.squared_relu);
     v.choice("normalization", m.normalization, {Normalization::LayerNorm, Normalization::RMSNorm}, normalizationName);
+    v.field("apply_layernorm_1p", m.apply_layernorm_1p);
+    v.field("qk_layernorm", m.qk_layernorm);
     v.field("add_bias_linear", m.add_bias_linear);
     v.field("add_qkv_bias", m.add_qkv_bias);
     v.choice("position_embedding_type", m.position_embedding_type,
-             {PositionEmbedding::LearnedAbsolute, PositionEmbedding::Rope, PositionEmbedding::None},
+             {PositionEmbedding::LearnedAbsolute, PositionEmbedding::Rope, PositionEmbedding::None,
+              PositionEmbedding::Alibi},
              positionEmbeddingName);
+    v.field("embed_layernorm", m.embed_layernorm);
     v.field("max_position_embeddings", m.max_position_embeddings, 0, kMaxDim);
     v.field("untie_embeddings_and_output_weights", m.untie_embeddings_and_output_weights);
     v.field("attention_dropout", m.attention_dropout, 0.0, 0.999);

@@ -418,8 +418,12 @@ private:
         m_started = true;
         while (i < raw.size() && raw[i] != '"') {
             if (raw[i] == '\\' && i + 1 < raw.size()) {
+                // Bash keeps a backslash's meaning before $, `, ", \ and a
+                // newline; before a newline both go (a line continuation:
+                // GPT_ARGS="--num-layers 70 \ ..." across lines, BLOOM's launch).
                 const char n = raw[i + 1];
-                literal(n == '$' || n == '`' || n == '"' || n == '\\' ? raw.substr(i + 1, 1) : raw.substr(i, 2));
+                if (n != '\n')
+                    literal(n == '$' || n == '`' || n == '"' || n == '\\' ? raw.substr(i + 1, 1) : raw.substr(i, 2));
                 i += 2;
             } else if (raw[i] == '$') {
                 i = dollar(raw, i, true);

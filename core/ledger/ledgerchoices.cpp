@@ -215,6 +215,35 @@ void addStrategyChoices(std::vector<std::string> &out, const Config &config, con
                       + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
 }
 
+// The architecture's variants that change what is counted, or that a reader
+// might expect to: the MLP's activation, the norms' variants, ALiBi.
+void addModelChoices(std::vector<std::string> &out, const Config &config)
+{
+    const ModelConfig &m = config.model;
+    if (m.squared_relu)
+        out.push_back("MLP: squared ReLU (squared_relu, Megatron's torch.pow(F.relu(x), 2)); relu's output is saved "
+                      "once for relu's and pow's backward (mlp.fc1.relu_output), as many bytes as GeLU's input.");
+    if (m.apply_layernorm_1p)
+        out.push_back("Norms: LayerNorm1p (apply_layernorm_1p): a zero-centred weight with 1 added in the forward, "
+                      "the same parameters and saved tensors as LayerNorm.");
+    if (m.qk_layernorm && !m.multi_latent_attention)
+        out.push_back(cat("QK norm (qk_layernorm): a ", normalizationName(m.normalization), " of ",
+                          formatThousands(m.headDim()),
+                          " channels on every query and key head, replicated over t; it saves the projection's "
+                          "query and key outputs (attention.q_layernorm, attention.k_layernorm) beside the rotated q "
+                          "and k."));
+    if (m.position_embedding_type == PositionEmbedding::Alibi)
+        out.push_back(config.strategy.flash_attention
+                          ? std::string("Positions: ALiBi, no position parameters; FlashAttention adds the bias "
+                                        "from a slope per head and saves nothing more.")
+                          : std::string("Positions: ALiBi, no position parameters; the bias is the scores' initial "
+                                        "value (Megatron-DeepSpeed's baddbmm), so nothing more is saved. Its per-layer "
+                                        "b·a/t·s buffer is not counted."));
+    if (m.embed_layernorm)
+        out.push_back("Embedding LayerNorm (embed_layernorm, Megatron-DeepSpeed): 2h parameters on the first stage "
+                      "(not on the tied copy), and its input and statistics saved per micro-batch in flight.");
+}
+
 } // namespace
 
 std::vector<std::string> ledgerChoices(const Config &config, const StateBytes &sb, const LayerActivations &denseLayer)
@@ -222,6 +251,7 @@ std::vector<std::string> ledgerChoices(const Config &config, const StateBytes &s
     // Built with cat (one allocation each): these are rebuilt on every evaluation.
     std::vector<std::string> out;
     out.reserve(16);
+    addModelChoices(out, config);
     addActivationChoices(out, config, denseLayer);
     addPipelineChoices(out, config);
     addFrameworkChoices(out, config, sb);

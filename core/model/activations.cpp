@@ -289,6 +289,31 @@ void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
     }
 }
 
+// Megatron-Core's q_layernorm / k_layernorm (--qk-layernorm; Qwen3's q_norm
+// and k_norm): a norm over each head's d channels of the projection's
+// output, before the rotary embedding, on this rank's heads (split over t,
+// not along the sequence). It saves what the layer's own norms save, per head
+// row instead of per token: a fused kernel (Transformer Engine's RMSNorm or
+// LayerNorm) its input and statistics; an eager RMSNorm (transformers'
+// Qwen3RMSNorm, the same ops as LlamaRMSNorm) the fp32 copy of its input,
+// rsqrt's fp32 output per row and the normalised x cast back. Its input is
+// the projection's output, a tensor the attention does not otherwise keep
+// (it keeps q and k after the rotary embedding).
+void addHeadNorm(Account &acc, const Shape &x, std::string_view name, Factor heads, Factor headDim)
+{
+    if (x.eagerNorm) {
+        acc.add(name, x.A.value == 4 ? "input" : "input_fp32", {{"4", 4}, x.s, x.b, heads, headDim}, {x.t}, false, 4);
+        acc.add(name, "stats", {{"1", 1}, {"4", 4}, x.s, x.b, heads}, {x.t}, false, 4);
+        acc.add(name, "normalized", {x.A, x.s, x.b, heads, headDim}, {x.t});
+        return;
+    }
+    acc.add(name, "input", {x.A, x.s, x.b, heads, headDim}, {x.t});
+    if (x.statsSaved) {
+        const Factor n{x.normStats == 2 ? "2" : "1", x.normStats};
+        acc.add(name, "stats", {n, x.S, x.s, x.b, heads}, {x.t}, false, x.S.value);
+    }
+}
+
 void addDropoutMask(Account &acc, const Shape &x, std::string_view name, double p)
 {
     if (p > 0)
@@ -390,6 +415,10 @@ void addAttention(Account &acc, const Shape &x, const Config &config)
         const Factor d{"d", m.headDim()};
         const Factor g{"g", m.queryGroups()};
         addInput(acc, x, "attention.qkv", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
+        if (m.qk_layernorm) {
+            addHeadNorm(acc, x, "attention.q_layernorm", a, d);
+            addHeadNorm(acc, x, "attention.k_layernorm", g, d);
+        }
         addCore(acc, x, config, a, d, g, d);
         addProjInput(acc, x, config, a, d);
     }
@@ -412,6 +441,11 @@ void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view
         acc.add(name, "fc1.up", {x.A, x.s, x.b, f}, {x.t}); // saved by the product
     } else if (config.model.swiglu) {
         acc.add(name, "fc1.output", {x.A, {"2", 2}, x.s, x.b, f}, {x.t}); // gate and up, for SwiGLU's backward
+    } else if (config.model.squared_relu) {
+        // Megatron's squared_relu, torch.pow(F.relu(x), 2): relu saves its
+        // output for its backward and pow saves its input, the same tensor;
+        // fc1's own output is saved by nothing.
+        acc.add(name, "fc1.relu_output", {x.A, x.s, x.b, f}, {x.t});
     } else {
         acc.add(name, "fc1.output", {x.A, x.s, x.b, f}, {x.t}); // GeLU input
     }
@@ -639,6 +673,15 @@ StageActivations stageActivations(const Config &config)
     const Shape x = shapeOf(config);
     {
         Account acc(&sa.first, kNoPolicies, static_cast<int>(x.A.value));
+        if (config.model.embed_layernorm) {
+            // Megatron-DeepSpeed's --embed-layernorm (BLOOM): a LayerNorm
+            // (Apex's fused kernel: input, mean and rstd) on the word
+            // embeddings' output after their all-reduce over t, on the whole
+            // sequence (mpu/layers.py, VocabParallelEmbedding.forward).
+            acc.add("embedding_norm", "input", {x.A, x.s, x.b, x.h}, {});
+            if (x.statsSaved)
+                acc.add("embedding_norm", "stats", {{"2", 2}, x.S, x.s, x.b}, {}, false, x.S.value);
+        }
         addDropoutMask(acc, x, "embedding", config.model.hidden_dropout);
     }
     {

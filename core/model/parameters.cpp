@@ -176,6 +176,13 @@ auto attention(const ModelConfig &m, N t)
     c += matrix(h, qkv / t);
     if (m.add_bias_linear || m.add_qkv_bias)
         c += vector(qkv / t);
+    // Megatron-Core's q_layernorm and k_layernorm (--qk-layernorm): one norm of
+    // head width shared by every query head and one by every key head,
+    // replicated over t (Qwen3's q_norm and k_norm: 2 × 128 weights a layer).
+    if (m.qk_layernorm) {
+        c += norm(m, d);
+        c += norm(m, d);
+    }
     c += matrix(a * d / t, h);
     if (m.add_bias_linear)
         c += vector(h);
@@ -218,6 +225,13 @@ Embedding embeddingCount(const ModelConfig &m, N seqLength, N t, std::int64_t p)
     const N h = m.hidden_size;
     const N vocab = paddedVocabOf(m, t);
     ep.word = matrix(vocab / t, h);
+    // Megatron-DeepSpeed's --embed-layernorm: a LayerNorm inside the first
+    // stage's VocabParallelEmbedding, replicated over t; the last stage's tied
+    // copy has none ("don't waste memory allocating LN weights", mpu/layers.py).
+    if (m.embed_layernorm) {
+        ep.word += vector(h);
+        ep.word += vector(h);
+    }
     if (m.position_embedding_type == PositionEmbedding::LearnedAbsolute) {
         const N positions = m.max_position_embeddings > 0 ? N(m.max_position_embeddings) : seqLength;
         ep.position = matrix(positions, h);

@@ -82,13 +82,16 @@ int nodeOf(const SavedTensor &s)
         return kMlpNormInput;
     if (n == "mlp.fc1.input")
         return kFc1Input;
-    if (n == "mlp.fc1.output" || n == "mlp.fc1.gate" || n == "mlp.fc1.up") // the last two: selective_op's split
+    if (n == "mlp.fc1.output" || n == "mlp.fc1.gate" || n == "mlp.fc1.up" // the last two: selective_op's split
+        || n == "mlp.fc1.relu_output") // squared ReLU: relu's output stands for fc1's
         return kFc1Output;
     if (n == "mlp.fc2.input")
         return kFc2Input;
     if (n == "mlp.dropout_mask")
         return kMlpMask;
-    return kInput; // anything else (other layer kinds) stays with the checkpoint
+    // Anything else (other layer kinds, the QK norms' tensors: kQkv's size is
+    // the width its GEMM is priced by) stays with the checkpoint.
+    return kInput;
 }
 
 // The same for an MoE layer's rows.

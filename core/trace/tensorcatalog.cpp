@@ -39,6 +39,8 @@ std::vector<Param> layerTensors(const ModelConfig &m, std::int64_t t)
     }
     if (layerNorm)
         p.push_back({"norm.bias", h});
+    if (m.qk_layernorm && !m.multi_latent_attention)
+        p.push_back({"q_layernorm.weight (head_dim)", m.headDim()}); // k_layernorm's: the same size
     return p;
 }
 
@@ -73,7 +75,10 @@ std::vector<CatalogTensor> tensorCatalog(const Config &config)
 
     std::vector<Param> params = layerTensors(config.model, t);
     const EmbeddingParams emb = embeddingParams(config.model, config.training.seq_length, t, p);
-    params.push_back({"embedding.word", emb.word.params});
+    const std::int64_t embedNorm = config.model.embed_layernorm ? 2 * config.model.hidden_size : 0;
+    params.push_back({"embedding.word", emb.word.params - embedNorm});
+    if (embedNorm > 0)
+        params.push_back({"embedding.layernorm.weight", config.model.hidden_size}); // its bias: the same size
     if (emb.position.params > 0)
         params.push_back({"embedding.position", emb.position.params});
     if (emb.output.params > 0)

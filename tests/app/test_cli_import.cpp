@@ -23,6 +23,7 @@ TEST_CASE("import-hf prints a preset that eval accepts", "[cli][hfimport]")
         {"Meta-Llama-3.1-405B", "llama-3.1-405b"},
         {"Mixtral-8x7B-v0.1", "mixtral-8x7b"},
         {"Qwen2.5-7B", "qwen2.5-7b"},
+        {"Qwen3-32B", "qwen3-32b"},
         {"DeepSeek-V3", "deepseek-v3"},
     }));
     CAPTURE(file);

@@ -154,6 +154,14 @@ private:
         st.gradient_accumulation_fusion = coin(0.7);
         st.moe_expert_capacity_factor = coin(0.3) ? 1.25 : 0.0;
         st.ddp_bucket_size = pick<std::int64_t>({1000000, 40000000});
+        // The architecture variants of Nemotron-4, BLOOM and Qwen3, drawn last so that the draws above stay as
+        // they were.
+        m.squared_relu = !m.swiglu && coin(0.3);
+        m.apply_layernorm_1p = m.normalization == Normalization::LayerNorm && coin(0.3);
+        m.qk_layernorm = coin(0.3);
+        m.embed_layernorm = coin(0.2);
+        if (!m.multi_latent_attention && coin(0.2))
+            m.position_embedding_type = PositionEmbedding::Alibi;
         return c;
     }
 

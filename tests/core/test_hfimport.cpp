@@ -403,7 +403,7 @@ TEST_CASE("Unsupported architectures and malformed configs are errors naming the
         CHECK(r.problems[0].message.find("GPT2LMHeadModel") != std::string::npos);
         for (std::string_view a : supportedHfArchitectures())
             CHECK(r.problems[0].suggestion.find(a) != std::string::npos);
-        CHECK(supportedHfArchitectures().size() == 6);
+        CHECK(supportedHfArchitectures().size() == 9);
 
         hf.erase("architectures");
         hf["model_type"] = "gpt2";

@@ -100,6 +100,21 @@ TEST_CASE("Shell words: if blocks are decided where they can be, and named where
     CHECK(!s.problems[0].isError());
 }
 
+TEST_CASE("Shell words: a backslash-newline inside double quotes continues the line", "[launch][shell]")
+{
+    // Bash's manual, Double Quotes: inside "...", a backslash before a newline
+    // is removed with it. BLOOM's launch (tr11-176B-ml.slurm) writes its
+    // arguments as GPT_ARGS=" \ --num-layers $NLAYERS \ ... ".
+    const ShellScript s
+        = readShellScript("NLAYERS=70\nARGS=\" \\\n    --num-layers $NLAYERS \\\n    --bf16 \\\n    \"\n"
+                          "run $ARGS\n");
+    REQUIRE(s.commands.size() == 1);
+    std::vector<std::string> words;
+    for (const auto &w : s.commands[0].words)
+        words.push_back(w.text);
+    CHECK(words == std::vector<std::string>{"run", "--num-layers", "70", "--bf16"});
+}
+
 TEST_CASE("Shell words: an unset variable is named on the word that expected it", "[launch][shell]")
 {
     const ShellScript s = readShellScript("run --num-layers $NUM_LAYERS --hidden-size 8\n");

@@ -13,6 +13,7 @@
 #include <vector>
 
 using namespace memledger;
+using namespace memledger::test;
 
 namespace {
 

@@ -94,7 +94,13 @@ TEST_CASE("The timeline's peak bounds: at least the ledger's total, at most it p
                 if (l.kind == LifetimeKind::BackwardWorkingSet || l.kind == LifetimeKind::LossTemporaries
                     || l.kind == LifetimeKind::OptimizerTemporaries)
                     transients = std::max(transients, l.bytes);
-            CHECK(rt.peak_bytes >= lr.device_total_bytes);
+            // Two rows of the last stage never coexist under full recompute: the
+            // output layer's backward frees the loss's saved tensors before the
+            // last layer is rebuilt (BLOOM's unfused 2.1 GB working set against
+            // its 1.3 GB loss rows); the peak holds the larger of the two.
+            const Bytes apart = std::min(entryBytes(lr, Category::Activations, "Recompute working set"),
+                                         entryBytes(lr, Category::Activations, "Output layer and loss"));
+            CHECK(rt.peak_bytes >= lr.device_total_bytes - apart);
             CHECK(rt.peak_bytes <= lr.device_total_bytes + 3 * transients);
             CHECK(rt.peak_bytes >= persistentOf(lr));
             // The curve is downsampled keeping maxima: its top is the peak.
