@@ -506,8 +506,10 @@ private:
         for (std::size_t ci = 0; ci < cValues.size(); ++ci) {
             s.c = cValues[ci];
             select(SearchDimension::C, ci);
-            const std::uint32_t cWhy = ((N / s.t) % s.c ? kCGpus : 0) | (s.t * s.c > m_f.G ? kCNode : 0)
-                                       | (s.c > 1 && m_f.s % (2 * s.c) ? kCSeq : 0);
+            // t × c may leave the NVLink node: Llama 3 405B's long-context plan runs CP 16 across 16 nodes
+            // beside TP 8 (Grattafiori et al. 2024, Table 4 and §3.3.2: [TP, CP, PP, DP] from the inside out),
+            // its K/V exchange timed on the network by the cost model (costmodel.cpp, nvlinkCp).
+            const std::uint32_t cWhy = ((N / s.t) % s.c ? kCGpus : 0) | (s.c > 1 && m_f.s % (2 * s.c) ? kCSeq : 0);
             if (cWhy) {
                 refuse(2, cWhy);
                 continue;

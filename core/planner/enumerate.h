@@ -87,7 +87,7 @@ constexpr std::uint32_t kTFfn = 1u << 4;
 constexpr std::uint32_t kTSharedFfn = 1u << 5;
 constexpr std::uint32_t kTExpertFfn = 1u << 6; // the expert FFN does not divide by the expert tensor-parallel size
 constexpr std::uint32_t kCGpus = 1u << 7; // t × c does not divide N
-constexpr std::uint32_t kCNode = 1u << 8; // t × c beyond the node
+// (bit 8 was t × c beyond the node: context parallelism may now span nodes)
 constexpr std::uint32_t kCSeq = 1u << 9; // s not a multiple of 2c
 constexpr std::uint32_t kPGpus = 1u << 10; // t × c × p does not divide N
 constexpr std::uint32_t kPLayers = 1u << 11; // p does not divide L

@@ -403,11 +403,12 @@ TEST_CASE("search: where p does not divide the layers, the embedding and the los
 
 TEST_CASE("search: a global batch no split can cut gets the nearest ones that can, not just 0 plans", "[search][batch]")
 {
-    // Llama 3.1 405B on 98,304 GPUs: t·c at most 8 (one NVLink node) and p at
-    // most 64 (128 = 126 + 2 layers on 64 stages), so every split has
-    // d ≥ 98,304 / (8 · 64) = 192 replicas, and each a multiple of 192: a
-    // global batch of 1,000 sequences fits none; 960 = 5 · 192 and
-    // 1,152 = 6 · 192 are the nearest that do.
+    // Llama 3.1 405B on 98,304 = 2^15 · 3 GPUs: t at most 8 (one NVLink node),
+    // c at most 8 (the next degree the search tries, 12, does not split 8,192
+    // tokens into 2c chunks) and p at most 64 (128 = 126 + 2 layers on 64
+    // stages), so every split has d ≥ 98,304 / (8 · 8 · 64) = 24 replicas, and
+    // each a multiple of 24: a global batch of 1,000 sequences fits none;
+    // 984 = 41 · 24 and 1,008 = 42 · 24 are the nearest that do.
     nlohmann::json doc = test::emptyDoc();
     doc["model"] = "llama-3.1-405b";
     doc["hardware"] = "H100-SXM-80GB";
@@ -417,9 +418,9 @@ TEST_CASE("search: a global batch no split can cut gets the nearest ones that ca
     const SearchResult r = searchPlans(test::configFrom(doc), opt);
     CHECK(r.candidates == 0);
     CHECK(r.plans.empty());
-    CHECK(r.nearestGlobalBatches == std::vector<std::int64_t>{960, 1152});
+    CHECK(r.nearestGlobalBatches == std::vector<std::int64_t>{984, 1008});
     REQUIRE_FALSE(r.notes.empty());
-    CHECK_THAT(r.notes.back(), Catch::Contains("the nearest that do: 960 or 1152"));
+    CHECK_THAT(r.notes.back(), Catch::Contains("the nearest that do: 984 or 1008"));
 
     // At one of them the search has plans.
     doc["training"]["global_batch_size"] = 1152;
