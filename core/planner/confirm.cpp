@@ -25,11 +25,11 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     par.sequence_parallel = x.sp != 0;
     par.zero_stage = x.zero;
     par.pipeline_schedule.reset(); // interleaved when v > 1, else 1F1B
-    // The search splits the layers evenly, or, where p does not divide them,
-    // counting the embedding and the loss as a layer each (unevenSplit).
+    // The search splits the layers evenly, or, where p·v does not divide them,
+    // counting the embedding and the loss as a layer each (unevenChunks).
     par.pipeline_layout.clear();
-    if (x.v == 1 && unevenSplit(cfg.model.num_layers, x.p))
-        par.pipeline_layout = unevenLayout(cfg.model.num_layers, x.p);
+    if (unevenChunks(cfg.model.num_layers, x.p, x.v))
+        par.pipeline_layout = unevenLayout(cfg.model.num_layers, x.p, x.v);
     cfg.training.micro_batch_size = x.mbs;
     cfg.training.global_batch_size = globalBatch;
     cfg.strategy.recompute_granularity = kGranularities[static_cast<std::size_t>(x.recompute)];

@@ -17,23 +17,27 @@
 
 namespace memledger::plansearch {
 
-std::vector<std::int64_t> unevenLayout(std::int64_t layers, std::int64_t p)
+std::vector<std::int64_t> unevenLayout(std::int64_t layers, std::int64_t p, std::int64_t v)
 {
-    // Where p divides layers + 2, the most even layout is this split (editrules.h): one rule for the
+    // Where p·v divides layers + 2, the most even layout is this split (editrules.h): one rule for the
     // search and for the layout validation suggests.
-    return balancedLayout(layers, p);
+    return balancedLayout(layers, p * v);
 }
 
 namespace {
 
-// Layers on an edge rank (the first or the last) of each of its v chunks:
-// one fewer than the others' under an uneven split (unevenSplit).
-std::int64_t edgeChunkLayers(std::int64_t layers, std::int64_t p, std::int64_t v)
+// The layers of each virtual stage of the search's split: even, or with
+// lighter edge chunks (unevenChunks).
+std::vector<std::int64_t> searchLayout(std::int64_t layers, std::int64_t p, std::int64_t v)
 {
-    return unevenSplit(layers, p) && v == 1 ? (layers + 2) / p - 1 : layers / (p * v);
+    if (unevenChunks(layers, p, v))
+        return unevenLayout(layers, p, v);
+    return std::vector<std::int64_t>(static_cast<std::size_t>(p * v), layers / (p * v));
 }
 
-// Layers on the busiest rank: the middle stages' under an uneven split.
+// Layers on the busiest rank: the middle stages' under an uneven split. With
+// lighter edge chunks (p·v dividing layers + 2) the middle ranks hold
+// (layers + 2) / p, or, for p = 2, both ranks layers / 2.
 double layersOnBusiestRank(std::int64_t layers, std::int64_t p)
 {
     return double(unevenSplit(layers, p) ? (layers + 2) / p : layers / p);
@@ -200,6 +204,7 @@ struct EdgeRanks
 {
     std::array<std::int64_t, 2> ids{}; // 0, p − 1
     std::array<RankParams, 2> params;
+    std::array<std::vector<std::int64_t>, 2> chunkLayers; // layers of each of the rank's v chunks
     // Device model states per rank, ZeRO stage and optimizer placement (0: device, 1: CPU).
     std::array<std::array<std::array<Bytes, 2>, 4>, 2> states{};
 };
@@ -208,24 +213,26 @@ EdgeRanks edgeRanks(const Config &base, const StateBytes &sb, const LayerParams 
                     const EmbeddingParams &emb, std::int64_t p, std::int64_t v, std::int64_t dp, std::int64_t edp)
 {
     const ModelConfig &model = base.model;
-    const std::int64_t Lc = edgeChunkLayers(model.num_layers, p, v);
+    const std::vector<std::int64_t> layout = searchLayout(model.num_layers, p, v);
     EdgeRanks out;
     out.ids = {0, p - 1};
     for (int w = 0; w < 2; ++w) {
         RankParams &rp = out.params[w];
-        // The layer index of the chunk's first layer: the last rank's uneven stage ends at the last layer.
-        const auto firstLayer = [&](std::int64_t k) {
-            return unevenSplit(model.num_layers, p) && out.ids[w] == p - 1 ? model.num_layers - Lc
-                                                                           : (k * p + out.ids[w]) * Lc;
-        };
-        for (std::int64_t k = 0; k < v; ++k)
-            for (std::int64_t i = 0; i < Lc; ++i) {
-                const bool moe = model.isMoeLayer(firstLayer(k) + i);
+        out.chunkLayers[w].assign(static_cast<std::size_t>(v), 0);
+        for (std::int64_t k = 0; k < v; ++k) {
+            const std::size_t stage = static_cast<std::size_t>(k * p + out.ids[w]);
+            std::int64_t first = 0; // the index of the chunk's first layer
+            for (std::size_t j = 0; j < stage; ++j)
+                first += layout[j];
+            out.chunkLayers[w][static_cast<std::size_t>(k)] = layout[stage];
+            for (std::int64_t i = 0; i < layout[stage]; ++i) {
+                const bool moe = model.isMoeLayer(first + i);
                 rp.moeLayers += moe;
                 rp.dense += (moe ? lpMoe : lpDense).dense;
                 rp.expert += (moe ? lpMoe : lpDense).expert;
             }
-        rp.layers = Lc * v;
+            rp.layers += layout[stage];
+        }
         if (out.ids[w] == 0) {
             rp.stage += emb.word;
             rp.stage += emb.position;
@@ -262,6 +269,7 @@ EdgeRanks edgeRanks(const Config &base, const StateBytes &sb, const LayerParams 
 struct InFlight
 {
     std::array<std::int64_t, 2> groups{}; // every chunk of the first, of the last rank
+    std::array<std::int64_t, 2> layerGroups{}; // the same, each chunk's count times its layers
     std::int64_t firstStage = 0; // rank 0, chunk 0
     std::int64_t lastStage = 0; // rank p − 1, chunk v − 1
 };
@@ -276,8 +284,11 @@ InFlight inFlightOf(const Candidate &x, std::int64_t m, const EdgeRanks &edge)
     par.context_parallel_size = x.c;
     InFlight out;
     for (int w = 0; w < 2; ++w)
-        for (std::int64_t k = 0; k < x.v; ++k)
-            out.groups[w] += inFlightOfChunk(par, m, edge.ids[w], k);
+        for (std::int64_t k = 0; k < x.v; ++k) {
+            const std::int64_t n = inFlightOfChunk(par, m, edge.ids[w], k);
+            out.groups[w] += n;
+            out.layerGroups[w] += n * edge.chunkLayers[w][static_cast<std::size_t>(k)];
+        }
     out.firstStage = inFlightOfChunk(par, m, 0, 0);
     out.lastStage = inFlightOfChunk(par, m, x.p - 1, x.v - 1);
     return out;
@@ -289,8 +300,19 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
                         const Candidate &x, std::int64_t m, double paramsLast)
 {
     const std::int64_t dp = std::int64_t(x.d) * x.c;
-    const double layersOnRank = layersOnBusiestRank(f.L, x.p);
     const LayerCost &layer = sh.layer[g];
+    const double perLayer = layer.forward.seconds + layer.backward.seconds + layer.recompute.seconds;
+    const double output = sh.outForward.seconds + sh.outBackward.seconds;
+    // The busiest rank, as estimateStepTime finds it: under lighter edge
+    // chunks (p > 2) the last rank holds a layer fewer than a middle one, so it
+    // is the busiest only where the output layer and the loss outweigh that
+    // layer (Llama 3 405B's 7-layer last stage is lighter than the others' 8).
+    double layersOnRank = layersOnBusiestRank(f.L, x.p);
+    bool busiestHasOutput = true;
+    if (x.p > 2 && unevenChunks(f.L, x.p, x.v)) {
+        busiestHasOutput = output > perLayer;
+        layersOnRank -= busiestHasOutput ? 1.0 : 0.0;
+    }
     return {
         .layersOnRank = layersOnRank,
         .microBatches = double(m),
@@ -301,14 +323,13 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
         .dataParallel = double(dp),
         .dataOnNvlink = double(x.t * dp) <= double(f.G),
         .layer = layer,
-        .outputForward = sh.outForward,
-        .outputBackward = sh.outBackward,
+        .outputForward = busiestHasOutput ? sh.outForward : OpCost{},
+        .outputBackward = busiestHasOutput ? sh.outBackward : OpCost{},
         .p2pSeconds = std::int64_t(x.t) * x.c * x.d < f.G ? sh.p2pNvlink : sh.p2pNetwork,
         // Megatron-LM's overlap_p2p_comm applies to the interleaved schedule only.
         .overlapP2p = base.strategy.overlap_p2p_comm && x.v > 1 && x.p > 1,
-        // As estimateStepTime: the bubble is made of an average rank's micro-batch.
-        .bubbleStageSeconds = layersOnRank * (layer.forward.seconds + layer.backward.seconds + layer.recompute.seconds)
-                              + (sh.outForward.seconds + sh.outBackward.seconds) / double(x.p),
+        // As estimateStepTime: the bubble is made of an average rank's micro-batch (L / p layers).
+        .bubbleStageSeconds = double(f.L) / double(x.p) * perLayer + output / double(x.p),
         .paramsOnRank = paramsLast,
         .gradBytes = double(sb.grad),
         .weightBytes = double(sb.weight),
@@ -328,7 +349,6 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
                      const Shape &sh, const EdgeRanks &edge, const InFlight &inFlight, Candidate x, std::int64_t m,
                      Bytes limit)
 {
-    const std::int64_t Lc = edgeChunkLayers(f.L, x.p, x.v);
     const std::int64_t buffers = base.strategy.activation_offload_buffers;
     const double paramsLast
         = double(edge.params[1].dense.params + edge.params[1].expert.params + edge.params[1].stage.params);
@@ -344,7 +364,7 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
             const Bytes perLayer = rp.moeLayers == 0           ? sh.storedDense[gi]
                                    : rp.moeLayers == rp.layers ? sh.storedMoe[gi]
                                                                : std::min(sh.storedDense[gi], sh.storedMoe[gi]);
-            layerActs[w] = perLayer * Lc * inFlight.groups[w];
+            layerActs[w] = perLayer * inFlight.layerGroups[w];
             acts[w] = (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes
                       + (edge.params[w].layers > 0 ? sh.cpExchange : 0);
             if (edge.ids[w] == 0)
@@ -486,8 +506,10 @@ private:
         for (std::size_t ci = 0; ci < cValues.size(); ++ci) {
             s.c = cValues[ci];
             select(SearchDimension::C, ci);
-            const std::uint32_t cWhy = ((N / s.t) % s.c ? kCGpus : 0) | (s.t * s.c > m_f.G ? kCNode : 0)
-                                       | (s.c > 1 && m_f.s % (2 * s.c) ? kCSeq : 0);
+            // t × c may leave the NVLink node: Llama 3 405B's long-context plan runs CP 16 across 16 nodes
+            // beside TP 8 (Grattafiori et al. 2024, Table 4 and §3.3.2: [TP, CP, PP, DP] from the inside out),
+            // its K/V exchange timed on the network by the cost model (costmodel.cpp, nvlinkCp).
+            const std::uint32_t cWhy = ((N / s.t) % s.c ? kCGpus : 0) | (s.c > 1 && m_f.s % (2 * s.c) ? kCSeq : 0);
             if (cWhy) {
                 refuse(2, cWhy);
                 continue;
@@ -534,7 +556,7 @@ private:
                     refuse(6, kVNeedsP);
                     continue;
                 }
-                if (s.v > 1 ? m_f.L % (s.p * s.v) != 0 : m_f.L % s.p != 0 && !unevenSplit(m_f.L, s.p)) {
+                if (m_f.L % (s.p * s.v) != 0 && !unevenChunks(m_f.L, s.p, s.v)) {
                     refuse(6, kVLayers);
                     continue;
                 }

@@ -29,13 +29,29 @@ constexpr std::array<RecomputeGranularity, kRecomputeChoices> kGranularities
 // layer each: where p does not divide the L layers but divides L + 2, the
 // first and the last stage hold one layer fewer than the others (Llama 3
 // 405B's 126 layers on 16 stages: 7, fourteen times 8, 7; Llama 3 report
-// §3.3.2). One chunk per rank only.
+// §3.3.2). One chunk per rank.
 inline bool unevenSplit(std::int64_t layers, std::int64_t p)
 {
     return p > 2 && layers % p != 0 && (layers + 2) % p == 0 && (layers + 2) / p >= 2;
 }
-// The layers of each stage of such a split, first to last.
-std::vector<std::int64_t> unevenLayout(std::int64_t layers, std::int64_t p);
+// The same rule over the p·v virtual stages of an interleaved pipeline: the
+// first chunk of the first rank and the last chunk of the last rank hold one
+// layer fewer, down to none (Megatron's --pipeline-model-parallel-layout
+// "E|(t|)*126|L"). Llama 3 405B's §3.3.2 split is this with v = 8: "the
+// first model chunk on the first stage has only the embedding, and the last
+// model chunk on the last stage has only output projection and loss", one
+// Transformer layer taken from each edge rank, which holds for 126 layers
+// over 16·v − 2 one-layer chunks only.
+inline bool unevenChunks(std::int64_t layers, std::int64_t p, std::int64_t v)
+{
+    if (v <= 1)
+        return unevenSplit(layers, p);
+    const std::int64_t stages = p * v;
+    return p > 1 && layers % stages != 0 && (layers + 2) % stages == 0;
+}
+// The layers of each (virtual) stage of such a split, in stage order (chunk k
+// of rank r is stage k·p + r).
+std::vector<std::int64_t> unevenLayout(std::int64_t layers, std::int64_t p, std::int64_t v = 1);
 
 // One enumerated plan, compact: the search keeps those passing the bound.
 struct Candidate
@@ -71,7 +87,7 @@ constexpr std::uint32_t kTFfn = 1u << 4;
 constexpr std::uint32_t kTSharedFfn = 1u << 5;
 constexpr std::uint32_t kTExpertFfn = 1u << 6; // the expert FFN does not divide by the expert tensor-parallel size
 constexpr std::uint32_t kCGpus = 1u << 7; // t × c does not divide N
-constexpr std::uint32_t kCNode = 1u << 8; // t × c beyond the node
+// (bit 8 was t × c beyond the node: context parallelism may now span nodes)
 constexpr std::uint32_t kCSeq = 1u << 9; // s not a multiple of 2c
 constexpr std::uint32_t kPGpus = 1u << 10; // t × c × p does not divide N
 constexpr std::uint32_t kPLayers = 1u << 11; // p does not divide L

@@ -23,8 +23,10 @@ struct SearchOptions
     std::int64_t gpus = 8;
     int top = 10;
     double margin = 0.8; // keep plans whose ledger peak ≤ margin × hbm_bytes (454 runs, none OOM)
-    std::int64_t gpusPerNode = 8; // NVLink domain: t and c stay inside it
-    std::int64_t maxVirtual = 4; // interleaved chunks per rank tried: 2..maxVirtual
+    std::int64_t gpusPerNode = 8; // NVLink domain: t stays inside it; c beyond it exchanges K/V on the network
+    // Interleaved chunks per rank tried: 2..maxVirtual. Llama 3 405B ran v = 8 (one layer a chunk: its
+    // §3.3.2 edge chunks hold only the embedding and only the loss; plansearch::unevenChunks).
+    std::int64_t maxVirtual = 8;
     std::int64_t maxMicroBatch = 16;
 };
 

@@ -57,11 +57,11 @@ std::optional<SearchPlan> tryOn(const SearchPlan &plan, PipelineSchedule s, cons
     ParallelismConfig &par = cfg.parallelism;
     par.pipeline_schedule = s;
     par.virtual_pipeline_model_parallel_size = chunksPerRankFor(s, par.virtual_pipeline_model_parallel_size);
-    // The search's layouts: even, or one chunk per rank with lighter edges (plansearch::unevenSplit).
+    // The search's layouts: even, or with lighter edge chunks (plansearch::unevenChunks).
     par.pipeline_layout.clear();
-    if (par.virtual_pipeline_model_parallel_size == 1
-        && plansearch::unevenSplit(cfg.model.num_layers, par.pipeline_model_parallel_size))
-        par.pipeline_layout = plansearch::unevenLayout(cfg.model.num_layers, par.pipeline_model_parallel_size);
+    const std::int64_t p = par.pipeline_model_parallel_size, v = par.virtual_pipeline_model_parallel_size;
+    if (plansearch::unevenChunks(cfg.model.num_layers, p, v))
+        par.pipeline_layout = plansearch::unevenLayout(cfg.model.num_layers, p, v);
     Problems problems = validate(cfg);
     const auto error = std::find_if(problems.begin(), problems.end(), [](const Problem &p) { return p.isError(); });
     if (error != problems.end()) {

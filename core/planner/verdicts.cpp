@@ -115,8 +115,6 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
     if (d == SearchDimension::C) {
         if ((why & kCGpus) && f.N % v)
             own.push_back(it + " does not divide the " + N + " GPUs");
-        if ((why & kCNode) && v > f.G)
-            own.push_back(it + " leaves the " + G + "-GPU NVLink node");
         if (why & kCSeq)
             own.push_back("the " + std::to_string(f.s)
                           + "-token sequence does not split into 2c = " + std::to_string(2 * v) + " chunks");
@@ -144,8 +142,6 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
 
     if ((why & kCGpus) && !(d == SearchDimension::C && f.N % v))
         other.push_back("t × c does not divide the " + N + " GPUs");
-    if ((why & kCNode) && !(d == SearchDimension::C && v > f.G))
-        other.push_back("t × c leaves the " + G + "-GPU NVLink node");
     if ((why & kCSeq) && d != SearchDimension::C)
         other.push_back("the " + std::to_string(f.s) + "-token sequence does not split into 2 × c chunks");
     if (why & kPGpus)
@@ -172,7 +168,7 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
     if (d == SearchDimension::D)
         return it + " leaves " + std::to_string(f.N / v)
                + " GPUs per replica, and no valid t × c × p makes that "
-                 "(t × c within the "
+                 "(t within the "
                + G + "-GPU node, p dividing the " + L + " layers)";
     return "no valid split of the " + N + " GPUs reaches " + it;
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 using namespace memledger;
@@ -387,20 +388,28 @@ TEST_CASE("search: where p does not divide the layers, the embedding and the los
     const ValueVerdict &p16 = verdictOf(r, SearchDimension::P, 16);
     INFO(p16.reason);
     CHECK(p16.kind != VerdictKind::Structural);
-    REQUIRE(p16.example.has_value());
-    CHECK(p16.example->parallelism.pipeline_layout == plansearch::unevenLayout(126, 16));
-    CHECK(validate(*p16.example).empty());
+    // A plan with p = 16: among the answer's, or the verdict's example; its layout the lighter-edge split of its
+    // p·v stages (one chunk a rank: 7, fourteen times 8, 7).
+    std::optional<Config> withP16 = p16.example;
+    for (const SearchPlan &plan : r.plans)
+        if (!withP16 && plan.config.parallelism.pipeline_model_parallel_size == 16)
+            withP16 = plan.config;
+    REQUIRE(withP16.has_value());
+    const std::int64_t v = withP16->parallelism.virtual_pipeline_model_parallel_size;
+    CHECK(withP16->parallelism.pipeline_layout == plansearch::unevenLayout(126, 16, v));
+    CHECK(validate(*withP16).empty());
     const ValueVerdict &p32 = verdictOf(r, SearchDimension::P, 32);
     CHECK(p32.kind != VerdictKind::Structural); // 128 = 126 + 2 splits into 32 stages of 4, the edges 3
 }
 
 TEST_CASE("search: a global batch no split can cut gets the nearest ones that can, not just 0 plans", "[search][batch]")
 {
-    // Llama 3.1 405B on 98,304 GPUs: t·c at most 8 (one NVLink node) and p at
-    // most 64 (128 = 126 + 2 layers on 64 stages), so every split has
-    // d ≥ 98,304 / (8 · 64) = 192 replicas, and each a multiple of 192: a
-    // global batch of 1,000 sequences fits none; 960 = 5 · 192 and
-    // 1,152 = 6 · 192 are the nearest that do.
+    // Llama 3.1 405B on 98,304 = 2^15 · 3 GPUs: t at most 8 (one NVLink node),
+    // c at most 8 (the next degree the search tries, 12, does not split 8,192
+    // tokens into 2c chunks) and p at most 64 (128 = 126 + 2 layers on 64
+    // stages), so every split has d ≥ 98,304 / (8 · 8 · 64) = 24 replicas, and
+    // each a multiple of 24: a global batch of 1,000 sequences fits none;
+    // 984 = 41 · 24 and 1,008 = 42 · 24 are the nearest that do.
     nlohmann::json doc = test::emptyDoc();
     doc["model"] = "llama-3.1-405b";
     doc["hardware"] = "H100-SXM-80GB";
@@ -410,9 +419,9 @@ TEST_CASE("search: a global batch no split can cut gets the nearest ones that ca
     const SearchResult r = searchPlans(test::configFrom(doc), opt);
     CHECK(r.candidates == 0);
     CHECK(r.plans.empty());
-    CHECK(r.nearestGlobalBatches == std::vector<std::int64_t>{960, 1152});
+    CHECK(r.nearestGlobalBatches == std::vector<std::int64_t>{984, 1008});
     REQUIRE_FALSE(r.notes.empty());
-    CHECK_THAT(r.notes.back(), Catch::Contains("the nearest that do: 960 or 1152"));
+    CHECK_THAT(r.notes.back(), Catch::Contains("the nearest that do: 984 or 1008"));
 
     // At one of them the search has plans.
     doc["training"]["global_batch_size"] = 1152;
@@ -425,7 +434,7 @@ TEST_CASE("search: a plan whose own split is invalid can still be searched from,
 {
     // 80 layers over p = 3 do not split: the search chooses p itself, so nothing stops it, and every plan it
     // finds uses the 128 GPUs asked for and validates.
-    Config split = scenario("llama-3-70b-128xh100");
+    Config split = test::scenario("llama-3-70b-128xh100");
     split.parallelism.pipeline_model_parallel_size = 3;
     REQUIRE(hasErrors(validate(split)));
     CHECK(searchBlockers(split).empty());
@@ -441,7 +450,7 @@ TEST_CASE("search: a plan whose own split is invalid can still be searched from,
 
     // GPT-3's learned position table holds 2,048 positions: a 4,096-token sequence is wrong whatever the split,
     // and that error (its own words) stops the search; the bad split beside it does not.
-    Config sequence = scenario("gpt-3-175b-64gpus-tp-only");
+    Config sequence = test::scenario("gpt-3-175b-64gpus-tp-only");
     sequence.training.seq_length = 4096;
     sequence.parallelism.tensor_model_parallel_size = 5; // does not divide the 96 heads
     REQUIRE(hasErrors(validate(sequence)));

@@ -462,6 +462,7 @@ TEST_CASE("The search tries the split schedules on its fastest plans and says wh
     SearchOptions options;
     options.gpus = 128;
     options.top = 5;
+    options.maxVirtual = 4; // interleaving as deep as Narayanan et al. (2021) measured it (test_searchschedules.cpp)
     const SearchResult r = searchPlans(scenario("llama-3-70b-128xh100"), options);
     REQUIRE_FALSE(r.plans.empty());
     for (PipelineSchedule s : {PipelineSchedule::ZbH1, PipelineSchedule::ZbH2, PipelineSchedule::ZbV,
