@@ -102,12 +102,21 @@ int setRankTicks(QValueAxis *axis, int count, int keep, double plotWidth)
     // The labels fit, and rank 0 is one of them or has room for its own beside the first (RankZeroLabel).
     const double slot = plotWidth / count;
     int step = 1;
+    int labelsFit = 0; // the first step whose labels fit, rank 0's room or not
     for (; step < count; ++step) {
         const int ticks = keep / step + (count - 1 - keep) / step + 1;
         const int first = keep % step;
-        if (plotWidth <= 0 || (plotWidth / ticks >= label && (first == 0 || first * slot >= rankZeroRoom(fm, first))))
+        const bool fit = plotWidth <= 0 || plotWidth / ticks >= label;
+        if (fit && labelsFit == 0)
+            labelsFit = step;
+        if (fit && (first == 0 || first * slot >= rankZeroRoom(fm, first)))
             break;
     }
+    // No step leaves rank 0 room beside the first label (the peak on rank 1
+    // in a narrow chart, where every step labels rank 1 first): label what
+    // fits without rank 0's own label rather than the peak alone.
+    if (step == count && labelsFit > 0)
+        step = labelsFit;
     if (axis->tickType() != QValueAxis::TicksDynamic)
         axis->setTickType(QValueAxis::TicksDynamic);
     if (axis->tickAnchor() != keep)

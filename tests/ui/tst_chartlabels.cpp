@@ -172,3 +172,33 @@ TEST_CASE("Sixteen pipeline ranks stay identifiable on every chart, every other 
     QApplication::processEvents();
     CHECK(rankLabels(gui.window.memoryBars()).size() == std::size_t(ranks));
 }
+
+TEST_CASE("With the peak on rank 1 a narrow staircase still labels the other ranks", "[ui][charts][ranks]")
+{
+    // Llama 3 405B's long-context plan peaks on rank 1: every step then labels
+    // rank 1 first, and a narrow chart has no room for rank 0's own label
+    // beside it; it labelled the peak alone before.
+    ShownWindow gui("llama-3.1-405b-16384xh100-cp16-128k", kOwnSize);
+    const int ranks = static_cast<int>(gui.document.ledger().ranks.size());
+    REQUIRE(ranks == 16);
+    const int peak = gui.document.ledger().peak_rank;
+    REQUIRE(peak == 1);
+    for (const QSize size : {QSize(1280, 860), QSize(1024, 700)}) {
+        gui.window.resize(size);
+        QApplication::processEvents();
+        for (QChartView *view :
+             {static_cast<QChartView *>(gui.window.staircase()), static_cast<QChartView *>(gui.window.memoryBars())}) {
+            INFO(view->width() << "x" << view->height());
+            const std::map<int, QString> labels = rankLabels(view);
+            CHECK(labels.count(peak) == 1);
+            CHECK(labels.size() >= 4); // at most every fourth rank unlabelled, from rank 1 to 15
+            int previous = -1;
+            for (const auto &[rank, text] : labels) {
+                CHECK(text == QString::number(rank));
+                CHECK(rank - previous <= 4);
+                previous = rank;
+            }
+            CHECK(ranks - previous <= 4);
+        }
+    }
+}
