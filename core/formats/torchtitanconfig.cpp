@@ -293,11 +293,11 @@ Version versionOf(const Reader &rd)
 {
     if (rd.has("parallelism"))
         return Version::Y2025;
-    for (const char *key : {"training.batch_size", "training.data_parallel_shard_degree",
-                            "training.data_parallel_replicate_degree", "training.tensor_parallel_degree",
-                            "training.compile", "experimental.pipeline_parallel_degree",
-                            "experimental.context_parallel_degree", "float8.enable_float8_linear",
-                            "checkpoint.enable_checkpoint", "model.norm_type"})
+    for (const char *key :
+         {"training.batch_size", "training.data_parallel_shard_degree", "training.data_parallel_replicate_degree",
+          "training.tensor_parallel_degree", "training.compile", "experimental.pipeline_parallel_degree",
+          "experimental.context_parallel_degree", "float8.enable_float8_linear", "checkpoint.enable_checkpoint",
+          "model.norm_type"})
         if (rd.has(key))
             return Version::Dec2024;
     return Version::Y2025;
@@ -458,7 +458,8 @@ std::optional<Degrees> readDegrees(Reader &rd, Version v, const LaunchOptions &o
     const std::string shardKey
         = rd.pick("parallelism.data_parallel_shard_degree", "training.data_parallel_shard_degree", v);
     const std::string tKey = rd.pick("parallelism.tensor_parallel_degree", "training.tensor_parallel_degree", v);
-    const std::string pKey = rd.pick("parallelism.pipeline_parallel_degree", "experimental.pipeline_parallel_degree", v);
+    const std::string pKey
+        = rd.pick("parallelism.pipeline_parallel_degree", "experimental.pipeline_parallel_degree", v);
     const std::string cKey = rd.pick("parallelism.context_parallel_degree", "experimental.context_parallel_degree", v);
     g.replicate = rd.integer(repKey, 1, kMax).value_or(1);
     const std::int64_t shard = rd.integer(shardKey, -1, kMax).value_or(-1);
@@ -473,8 +474,8 @@ std::optional<Degrees> readDegrees(Reader &rd, Version v, const LaunchOptions &o
         world = others * shard;
     if (!world && options.defaultGpus) {
         world = options.defaultGpus;
-        rd.note(shardKey, "-1 takes the ranks the other degrees leave of the current plan's " + std::to_string(*world)
-                              + " GPUs");
+        rd.note(shardKey,
+                "-1 takes the ranks the other degrees leave of the current plan's " + std::to_string(*world) + " GPUs");
     }
     if (!world) {
         rd.error("--gpus", "required: " + shardKey + " is -1, the ranks the other degrees leave of the world size",
@@ -526,9 +527,9 @@ void readParallelism(Reader &rd, Version v, const Degrees &g, Config &config)
     par.zero_stage = fsdp ? 3 : 0;
     par.data_parallel_shard_size = fsdp && g.replicate > 1 ? g.shard : 0;
     if (fsdp && g.replicate > 1)
-        rd.note("parallelism.data_parallel_shard_size",
-                "HSDP: FSDP over " + std::to_string(g.shard) + " ranks, replicated " + std::to_string(g.replicate)
-                    + " times");
+        rd.note("parallelism.data_parallel_shard_size", "HSDP: FSDP over " + std::to_string(g.shard)
+                                                            + " ranks, replicated " + std::to_string(g.replicate)
+                                                            + " times");
     const std::string ep = "parallelism.expert_parallel_degree", etp = "parallelism.expert_tensor_parallel_degree";
     const std::int64_t e = rd.integer(ep, 1, 1 << 24).value_or(1);
     const std::int64_t et = rd.integer(etp, 1, 1 << 24).value_or(1);
@@ -602,8 +603,8 @@ std::vector<std::int64_t> layoutOfParts(const std::vector<std::vector<std::strin
 // torchtitan 2025, generate_llm_fqn_per_model_part: the embedding and the
 // output count as input_weight and output_weight layers, the effective layers
 // split evenly with the remainder to the first stages.
-std::optional<std::vector<std::int64_t>> generatedLayout2025(std::int64_t stages, std::int64_t layers,
-                                                             std::int64_t in, std::int64_t out)
+std::optional<std::vector<std::int64_t>> generatedLayout2025(std::int64_t stages, std::int64_t layers, std::int64_t in,
+                                                             std::int64_t out)
 {
     const std::int64_t effective = layers + in + out;
     const std::int64_t per = effective / stages, extra = effective % stages;
@@ -669,8 +670,9 @@ void readPipeline(Reader &rd, Version v, Config &config)
         return;
     }
     if (!sched) {
-        rd.error(schedKey, "\"" + name + "\" is not a schedule MemLedger models",
-                 "GPipe, 1F1B, Interleaved1F1B, ZBVZeroBubble or DualPipeV; or --set parallelism.pipeline_schedule=...");
+        rd.error(
+            schedKey, "\"" + name + "\" is not a schedule MemLedger models",
+            "GPipe, 1F1B, Interleaved1F1B, ZBVZeroBubble or DualPipeV; or --set parallelism.pipeline_schedule=...");
         return;
     }
     par.pipeline_schedule = sched->schedule;
@@ -930,8 +932,8 @@ void readFloat8(Reader &rd, Version v, Config &config)
             }
         }
     }
-    const std::string section = rd.has("quantize.linear.float8") || v == Version::Y2025 ? "quantize.linear.float8."
-                                                                                         : "float8.";
+    const std::string section
+        = rd.has("quantize.linear.float8") || v == Version::Y2025 ? "quantize.linear.float8." : "float8.";
     const std::string recipeKey = section + "recipe_name";
     const std::string gatherKey = section + "enable_fsdp_float8_all_gather";
     const bool gather = rd.boolean(gatherKey).value_or(false);
@@ -969,7 +971,8 @@ void readUnmodelled(Reader &rd, Version v)
     rd.unmodelledFlag(rd.pick("parallelism.disable_loss_parallel", "training.disable_loss_parallel", v));
     rd.unmodelledFlag(rd.pick("parallelism.enable_compiled_autograd", "experimental.enable_compiled_autograd", v));
     rd.unmodelledFlag("activation_checkpoint.early_stop");
-    for (const char *key : {"parallelism.pipeline_parallel_schedule_csv", "experimental.pipeline_parallel_schedule_csv"})
+    for (const char *key :
+         {"parallelism.pipeline_parallel_schedule_csv", "experimental.pipeline_parallel_schedule_csv"})
         if (const auto csv = rd.string(key); csv && !csv->empty())
             rd.leave(key);
 }

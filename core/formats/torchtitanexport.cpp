@@ -176,7 +176,8 @@ std::string checkpointTable(const Config &config)
         const ParallelismConfig &par = config.parallelism;
         const std::int64_t chunk
             = par.pipeline_layout.empty()
-                  ? config.model.num_layers / (par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size)
+                  ? config.model.num_layers
+                        / (par.pipeline_model_parallel_size * par.virtual_pipeline_model_parallel_size)
                   : par.pipeline_layout.front();
         const std::int64_t n = chunk / s.recompute_num_layers;
         if (n > 1 && chunk / n == s.recompute_num_layers)
@@ -214,8 +215,8 @@ std::string torchtitanText(const Config &config, const std::string &flavor, cons
                                                              : "\"for-loop\"")
          + "\n";
     const std::int64_t global = config.globalBatch();
-    const std::int64_t local = par.pipeline_model_parallel_size > 1 ? global / par.data_parallel_size
-                                                                     : tr.micro_batch_size;
+    const std::int64_t local
+        = par.pipeline_model_parallel_size > 1 ? global / par.data_parallel_size : tr.micro_batch_size;
     t += "\n[training]\nlocal_batch_size = " + std::to_string(local) + "\n";
     t += "global_batch_size = " + std::to_string(global) + "\n";
     t += "seq_len = " + std::to_string(tr.seq_length) + "\n";

@@ -243,11 +243,12 @@ TEST_CASE("torchtitan pipelines: the split torchtitan derives, per version", "[l
 {
     // Table 5 of benchmarks/llama3_h100_202412_torchtitan.md: 405B on 512 GPUs, FSDP 8, TP 8, PP 8,
     // Interleaved 1F1B, local batch 32, on the December 2024 config.
-    const std::string table5 = edited(fixtureText("torchtitan-202412-llama3_405b.toml"),
-                                      {{"batch_size = 2", "batch_size = 32"},
-                                       {"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 8"},
-                                       {"pipeline_parallel_degree = 1",
-                                        "pipeline_parallel_degree = 8\npipeline_parallel_schedule = \"Interleaved1F1B\""}});
+    const std::string table5
+        = edited(fixtureText("torchtitan-202412-llama3_405b.toml"),
+                 {{"batch_size = 2", "batch_size = 32"},
+                  {"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 8"},
+                  {"pipeline_parallel_degree = 1",
+                   "pipeline_parallel_degree = 8\npipeline_parallel_schedule = \"Interleaved1F1B\""}});
     const LaunchImport r = importText(table5, std::nullopt);
     REQUIRE(r.config);
     const ParallelismConfig &par = r.config->parallelism;
@@ -284,28 +285,28 @@ TEST_CASE("torchtitan pipelines: the split torchtitan derives, per version", "[l
 TEST_CASE("torchtitan data parallelism: HSDP, DDP and context parallel FSDP", "[launch][torchtitan]")
 {
     const std::string base = fixtureText("torchtitan-202509-llama3_8b.toml");
-    const LaunchImport hsdp = importText(
-        edited(base, {{"data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 2"}}), 16);
+    const LaunchImport hsdp
+        = importText(edited(base, {{"data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 2"}}), 16);
     REQUIRE(hsdp.config);
     CHECK(hsdp.config->parallelism.data_parallel_size == 16); // 2 · (16 / 2)
     CHECK(hsdp.config->parallelism.zero_stage == 3);
     CHECK(hsdp.config->parallelism.data_parallel_shard_size == 8);
 
-    const LaunchImport ddp = importText(edited(base, {{"data_parallel_replicate_degree = 1",
-                                                       "data_parallel_replicate_degree = 8"},
-                                                      {"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 1"}}),
-                                        std::nullopt);
+    const LaunchImport ddp
+        = importText(edited(base, {{"data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 8"},
+                                   {"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 1"}}),
+                     std::nullopt);
     REQUIRE(ddp.config);
     CHECK(ddp.config->parallelism.data_parallel_size == 8);
     CHECK(ddp.config->parallelism.zero_stage == 0); // DDP: fsdp_enabled is dp_shard > 1 or cp > 1
     CHECK(ddp.config->training.params_dtype == Dtype::BF16); // autocast under DDP
 
     // ParallelDims.fsdp_enabled with cp > 1 even when dp_shard = 1; the rotate method "alltoall" is a ring.
-    const LaunchImport cp = importText(edited(base, {{"context_parallel_degree = 1",
-                                                      "context_parallel_degree = 8\ncontext_parallel_rotate_method = "
+    const LaunchImport cp = importText(
+        edited(base, {{"context_parallel_degree = 1", "context_parallel_degree = 8\ncontext_parallel_rotate_method = "
                                                       "\"alltoall\""},
-                                                     {"seq_len = 8192", "seq_len = 65536"}}),
-                                       8);
+                      {"seq_len = 8192", "seq_len = 65536"}}),
+        8);
     REQUIRE(cp.config);
     CHECK(cp.config->parallelism.context_parallel_size == 8);
     CHECK(cp.config->parallelism.data_parallel_size == 1);
@@ -313,14 +314,14 @@ TEST_CASE("torchtitan data parallelism: HSDP, DDP and context parallel FSDP", "[
     CHECK(cp.config->strategy.cp_comm_type == CpCommType::P2P);
 
     // Pure TP without FSDP: maybe_enable_amp turns mixed precision off, fp32 training, with a warning.
-    const LaunchImport tp = importText(edited(base, {{"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 1"},
-                                                     {"tensor_parallel_degree = 1", "tensor_parallel_degree = 8"}}),
-                                       std::nullopt);
+    const LaunchImport tp
+        = importText(edited(base, {{"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 1"},
+                                   {"tensor_parallel_degree = 1", "tensor_parallel_degree = 8"}}),
+                     std::nullopt);
     REQUIRE(tp.config);
     CHECK(tp.config->training.params_dtype == Dtype::FP32);
-    CHECK(std::any_of(tp.problems.begin(), tp.problems.end(), [](const Problem &p) {
-        return !p.isError() && p.path == "training.mixed_precision_param";
-    }));
+    CHECK(std::any_of(tp.problems.begin(), tp.problems.end(),
+                      [](const Problem &p) { return !p.isError() && p.path == "training.mixed_precision_param"; }));
 }
 
 TEST_CASE("torchtitan refusals name the key", "[launch][torchtitan]")
@@ -335,16 +336,17 @@ TEST_CASE("torchtitan refusals name the key", "[launch][torchtitan]")
         = importText(edited(base, {{"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 4"}}), 8);
     CHECK_FALSE(product.config);
     CHECK(names(product.problems, "parallelism.data_parallel_shard_degree"));
-    const LaunchImport schedule = importText(edited(base, {{"pipeline_parallel_degree = 1",
-                                                            "pipeline_parallel_degree = 2\npipeline_parallel_schedule = "
-                                                            "\"LoopedBFS\""}}),
-                                             8);
+    const LaunchImport schedule = importText(
+        edited(base, {{"pipeline_parallel_degree = 1", "pipeline_parallel_degree = 2\npipeline_parallel_schedule = "
+                                                       "\"LoopedBFS\""}}),
+        8);
     CHECK_FALSE(schedule.config);
     CHECK(names(schedule.problems, "parallelism.pipeline_parallel_schedule"));
     const LaunchImport mode = importText(edited(base, {{"mode = \"selective\"", "mode = \"partial\""}}), 8);
     CHECK_FALSE(mode.config);
     CHECK(names(mode.problems, "activation_checkpoint.mode"));
-    const LaunchImport option = importText(edited(base, {{"selective_ac_option = \"op\"", "selective_ac_option = \"x\""}}), 8);
+    const LaunchImport option
+        = importText(edited(base, {{"selective_ac_option = \"op\"", "selective_ac_option = \"x\""}}), 8);
     CHECK(names(option.problems, "activation_checkpoint.selective_ac_option"));
     const LaunchImport flavor = importText(edited(base, {{"flavor = \"8B\"", "flavor = \"3B\""}}), 8);
     CHECK(names(flavor.problems, "model.flavor"));
@@ -359,7 +361,8 @@ TEST_CASE("torchtitan refusals name the key", "[launch][torchtitan]")
     REQUIRE(unused(extra, "extras.foo"));
     CHECK_FALSE(unused(extra, "extras.foo")->noMemoryEffect);
     // A validation problem names the key that set the field: 32 heads over tensor_parallel_degree 5.
-    const LaunchImport heads = importText(edited(base, {{"tensor_parallel_degree = 1", "tensor_parallel_degree = 5"}}), 5);
+    const LaunchImport heads
+        = importText(edited(base, {{"tensor_parallel_degree = 1", "tensor_parallel_degree = 5"}}), 5);
     CHECK_FALSE(heads.config);
     CHECK(names(heads.problems, "parallelism.tensor_parallel_degree"));
 }
@@ -367,8 +370,8 @@ TEST_CASE("torchtitan refusals name the key", "[launch][torchtitan]")
 TEST_CASE("torchtitan memledger lines, --model and --set apply in order", "[launch][torchtitan]")
 {
     const std::string base = fixtureText("torchtitan-202509-llama3_8b.toml");
-    const LaunchImport r = importText("# memledger: hardware=H200-141GB  # the device\n" + base, 64,
-                                      {"training.seq_length=4096"});
+    const LaunchImport r
+        = importText("# memledger: hardware=H200-141GB  # the device\n" + base, 64, {"training.seq_length=4096"});
     REQUIRE(r.config);
     CHECK(r.config->hardware.name == "H200-141GB");
     CHECK(r.config->training.seq_length == 4096);
