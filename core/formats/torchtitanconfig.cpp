@@ -275,7 +275,7 @@ public:
                 u.noMemoryEffect = r->noMemoryEffect;
                 u.why = std::string(r->why);
             } else {
-                u.why = "not a key of torchtitan's December 2024 or 2025 job config";
+                u.why = "not a key this reader knows from torchtitan's December 2024 or 2025 job config";
             }
             m_r.unused.push_back(std::move(u));
         }
@@ -776,10 +776,10 @@ void readBatch(Reader &rd, Version v, Config &config)
     rd.source("training.global_batch_size", "training.global_batch_size");
 }
 
-// training.mixed_precision_param (FSDP's MixedPrecisionPolicy, or autocast
-// under DDP / one device; with TP or PP and no FSDP mixed precision is off:
-// torchtitan's maybe_enable_amp) and 2025's training.dtype (bfloat16: no fp32 copy at all).
-void readPrecision(Reader &rd, Config &config)
+// training.mixed_precision_param (FSDP's MixedPrecisionPolicy, or in 2025
+// autocast under DDP / one device; with TP or PP and no FSDP mixed precision
+// is off: torchtitan's maybe_enable_amp) and 2025's training.dtype (bfloat16: no fp32 copy at all).
+void readPrecision(Reader &rd, Version v, Config &config)
 {
     TrainingConfig &t = config.training;
     const ParallelismConfig &par = config.parallelism;
@@ -787,12 +787,16 @@ void readPrecision(Reader &rd, Config &config)
     if (mp != "bfloat16" && mp != "float32")
         rd.error("training.mixed_precision_param", "expected \"bfloat16\" or \"float32\", got \"" + mp + "\"");
     const bool fsdp = par.zero_stage == 3;
-    const bool amp = fsdp || (par.tensor_model_parallel_size == 1 && par.pipeline_model_parallel_size == 1);
+    // December 2024 applies it through FSDP only (parallelize_llama.py: DDP has no policy, and no autocast).
+    const bool amp
+        = fsdp || (v == Version::Y2025 && par.tensor_model_parallel_size == 1 && par.pipeline_model_parallel_size == 1);
     t.params_dtype = mp == "float32" || !amp ? Dtype::FP32 : Dtype::BF16;
     if (!amp && mp == "bfloat16")
         rd.warning("training.mixed_precision_param",
-                   "bfloat16 is not applied: with tensor or pipeline parallelism and no FSDP torchtitan trains in fp32 "
-                   "(maybe_enable_amp)");
+                   v == Version::Y2025 ? "bfloat16 is not applied: with tensor or pipeline parallelism and no FSDP "
+                                         "torchtitan trains in fp32 (maybe_enable_amp)"
+                                       : "bfloat16 is not applied: without FSDP December 2024's torchtitan trains in "
+                                         "fp32 (its mixed precision is FSDP's policy)");
     rd.source("training.params_dtype", "training.mixed_precision_param");
     const std::optional<std::string> dtype = rd.string("training.dtype");
     if (dtype && *dtype == "bfloat16") {
@@ -905,7 +909,7 @@ void readCheckpointing(Reader &rd, Config &config)
     s.recompute_method = RecomputeMethod::Block;
     s.recompute_num_layers = layers / n;
     rd.note("activation_checkpoint.selective_ac_option",
-            "every " + std::to_string(n) + "th block recomputed: " + std::to_string(layers / n) + " of "
+            "one block in " + std::to_string(n) + " recomputed whole: " + std::to_string(layers / n) + " of "
                 + std::to_string(layers) + " blocks per chunk (recompute_method \"block\")");
     if (s.recompute_num_layers == 0)
         s.recompute_granularity = RecomputeGranularity::None;
@@ -1018,7 +1022,7 @@ LaunchImport importTorchtitanConfig(std::string_view text, const LaunchOptions &
     readParallelism(rd, version, *degrees, config);
     readPipeline(rd, version, config);
     readBatch(rd, version, config);
-    readPrecision(rd, config);
+    readPrecision(rd, version, config);
     readOptimizer(rd, version, config);
     readCheckpointing(rd, config);
     readFloat8(rd, version, config);

@@ -300,6 +300,15 @@ TEST_CASE("torchtitan data parallelism: HSDP, DDP and context parallel FSDP", "[
     CHECK(ddp.config->parallelism.data_parallel_size == 8);
     CHECK(ddp.config->parallelism.zero_stage == 0); // DDP: fsdp_enabled is dp_shard > 1 or cp > 1
     CHECK(ddp.config->training.params_dtype == Dtype::BF16); // autocast under DDP
+    // December 2024 had no autocast: its mixed precision was FSDP's policy alone, DDP trained in fp32.
+    const LaunchImport oldDdp
+        = importText(edited(fixtureText("torchtitan-202412-llama3_8b.toml"),
+                            {{"data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 8"},
+                             {"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 1"}}),
+                     std::nullopt);
+    REQUIRE(oldDdp.config);
+    CHECK(oldDdp.config->parallelism.zero_stage == 0);
+    CHECK(oldDdp.config->training.params_dtype == Dtype::FP32);
 
     // ParallelDims.fsdp_enabled with cp > 1 even when dp_shard = 1; the rotate method "alltoall" is a ring.
     const LaunchImport cp = importText(
