@@ -414,6 +414,13 @@ bool readModel(Reader &rd, const LaunchOptions &options, Version version, const 
         config.model = debugModel(llama, version);
         if (!flavor)
             rd.note("model.flavor", "absent: torchtitan's default \"debugmodel\"");
+        // December 2024 sized the vocabulary by the tokenizer: the test one, or Llama 3's.
+        const toml::node *tokenizer = rd.find("model.tokenizer_path");
+        if (version == Version::Dec2024 && tokenizer && tokenizer->is_string()
+            && valueText(*tokenizer).find("test_tiktoken") == std::string::npos) {
+            config.model.vocab_size = llama.vocab_size;
+            rd.note("model.tokenizer_path", "not the test tokenizer: taken as Llama 3's, 128256 tokens");
+        }
     } else if (modelLines.empty()) {
         rd.error("model.flavor", "\"" + f + "\" is not a llama3 flavor MemLedger knows",
                  "\"8B\", \"70B\", \"405B\" or \"debugmodel\"; or --model NAME");

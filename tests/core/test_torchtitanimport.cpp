@@ -237,6 +237,13 @@ TEST_CASE("torchtitan debugmodel: its shape per version and every N-th block che
     CHECK(old.config->model.num_layers == 8);
     CHECK(old.config->model.vocab_size == 2256);
     CHECK(old.config->strategy.recompute_num_layers == 4); // 8 / 2
+    // With Llama 3's tokenizer (train.py: vocab_size = tokenizer.n_words): 128000 ranks + 256 special tokens.
+    const LaunchImport llamaTokenizer = importText(
+        edited(fixtureText("torchtitan-202412-debug_model.toml"),
+               {{"./tests/assets/test_tiktoken.model", "./torchtitan/datasets/tokenizer/original/tokenizer.model"}}),
+        8);
+    REQUIRE(llamaTokenizer.config);
+    CHECK(llamaTokenizer.config->model.vocab_size == 128256);
 }
 
 TEST_CASE("torchtitan pipelines: the split torchtitan derives, per version", "[launch][torchtitan][pipeline]")
