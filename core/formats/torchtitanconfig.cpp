@@ -723,6 +723,15 @@ void readPipeline(Reader &rd, Version v, Config &config)
                  "torchtitan's stage_ids_this_rank requires stages divisible by pipeline_parallel_degree");
         return;
     }
+    // pipeline.py: a single-stage schedule runs one stage per rank, a multi-stage one at least two.
+    if (sched->multi ? stages / p < 2 : stages != p) {
+        rd.error(schedKey,
+                 "\"" + name + "\" runs " + (sched->multi ? "two or more stages" : "one stage") + " per rank, not "
+                     + std::to_string(stages / p),
+                 sched->multi ? "Interleaved1F1B and the V schedules need stages = 2 × pipeline_parallel_degree or more"
+                              : "GPipe and 1F1B need as many stages as pipeline ranks");
+        return;
+    }
     par.virtual_pipeline_model_parallel_size = stages / p;
     if (!layout)
         layout = v == Version::Y2025 ? generatedLayout2025(stages, layers, in, out)

@@ -128,7 +128,8 @@ std::string parallelismTable(const Config &config)
     if (p > 1) {
         t += "pipeline_parallel_schedule = " + tomlString(scheduleOf(par.schedule())) + "\n";
         t += "pipeline_parallel_microbatch_size = " + std::to_string(config.training.micro_batch_size) + "\n";
-        const std::int64_t stages = p * par.virtual_pipeline_model_parallel_size;
+        // Stages along the data flow: p · v, but p for DualPipe (its two directions share them).
+        const std::int64_t stages = par.pipelineStages();
         if (par.pipeline_layout.empty()) {
             // An even split: no stage counts the embedding or the output as a layer.
             t += "pipeline_parallel_first_stage_less_layers = 0\npipeline_parallel_last_stage_less_layers = 0\n";

@@ -358,6 +358,21 @@ TEST_CASE("torchtitan refusals name the key", "[launch][torchtitan]")
         8);
     CHECK_FALSE(schedule.config);
     CHECK(names(schedule.problems, "parallelism.pipeline_parallel_schedule"));
+    // pipeline.py refuses a single-stage schedule with two stages per rank.
+    const LaunchImport stages
+        = importText(edited(base, {{"pipeline_parallel_degree = 1",
+                                    "pipeline_parallel_degree = 2\npipeline_parallel_layers_per_stage "
+                                    "= 8"}}),
+                     8);
+    CHECK_FALSE(stages.config); // (32 + 1 + 1) / 8 rounded up: 5 stages, not divisible by 2
+    CHECK(names(stages.problems, "parallelism.pipeline_parallel_schedule"));
+    const LaunchImport single
+        = importText(edited(base, {{"pipeline_parallel_degree = 1",
+                                    "pipeline_parallel_degree = 2\npipeline_parallel_layers_per_stage "
+                                    "= 6"}}),
+                     8);
+    CHECK_FALSE(single.config); // (32 + 2) / 6 rounded up: 6 stages, 3 per rank, under 1F1B
+    CHECK(names(single.problems, "parallelism.pipeline_parallel_schedule"));
     const LaunchImport mode = importText(edited(base, {{"mode = \"selective\"", "mode = \"partial\""}}), 8);
     CHECK_FALSE(mode.config);
     CHECK(names(mode.problems, "activation_checkpoint.mode"));
