@@ -289,6 +289,31 @@ TEST_CASE("torchtitan pipelines: the split torchtitan derives, per version", "[l
     CHECK(n.config->training.global_batch_size == 64); // 8 × 8
 }
 
+TEST_CASE("torchtitan December 2024 context parallelism: Table 2 of its benchmarks", "[launch][torchtitan]")
+{
+    // benchmarks/llama3_h100_202412_torchtitan.md, Table 2: 8B on 8 GPUs, FSDP 4 and CP 2 at
+    // sequence length 65536, local batch 1, full checkpointing, torch.compile and Float8.
+    const std::string row = edited(fixtureText("torchtitan-202412-llama3_8b.toml"),
+                                   {{"seq_len = 8192", "seq_len = 65536"},
+                                    {"compile = false", "compile = true"},
+                                    {"context_parallel_degree = 1", "context_parallel_degree = 2"},
+                                    {"mode = 'selective'", "mode = 'full'"},
+                                    {"enable_float8_linear = false", "enable_float8_linear = true"}});
+    const LaunchImport r = importText(row, 8);
+    REQUIRE(r.config);
+    const Config &c = *r.config;
+    CHECK(c.parallelism.context_parallel_size == 2);
+    CHECK(c.parallelism.data_parallel_size == 4); // -1: 8 / cp 2
+    CHECK(c.parallelism.zero_stage == 3);
+    CHECK(c.strategy.cp_comm_type == CpCommType::AllGather); // context_parallel_rotate_method's default
+    CHECK(c.training.seq_length == 65536);
+    CHECK(c.training.micro_batch_size == 1);
+    CHECK(c.strategy.recompute_granularity == RecomputeGranularity::Full);
+    CHECK(c.training.fp8_recipe == Fp8Recipe::Tensorwise);
+    CHECK_FALSE(c.strategy.fp8_param_gather); // enable_fsdp_float8_all_gather not set
+    REQUIRE(unused(r, "training.compile"));
+}
+
 TEST_CASE("torchtitan data parallelism: HSDP, DDP and context parallel FSDP", "[launch][torchtitan]")
 {
     const std::string base = fixtureText("torchtitan-202509-llama3_8b.toml");
