@@ -6,7 +6,9 @@
 #include "core/formats/deepspeedconfig.h"
 #include "core/formats/preset.h"
 
-#include <cmath>
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -715,6 +717,11 @@ void readPipeline(Reader &rd, Version v, Config &config)
         layout->push_back(layers - prev);
         stages = static_cast<std::int64_t>(layout->size());
         rd.source("parallelism.pipeline_layout", splitKey);
+        if (std::any_of(layout->begin(), layout->end(), [](std::int64_t n) { return n < 0; })) {
+            rd.error(splitKey, "expected \"layers.N\" split points in increasing order, each within the "
+                                   + std::to_string(layers) + " layers");
+            return;
+        }
     } else if (lps) {
         stages = (layers + in + out + *lps - 1) / *lps;
     }
