@@ -947,16 +947,27 @@ void readFloat8(Reader &rd, Version v, Config &config)
     TrainingConfig &t = config.training;
     StrategyConfig &s = config.strategy;
     bool fp8 = rd.boolean("float8.enable_float8_linear").value_or(false);
+    // The converters' names: "float8" and "mx" until torchtitan's quantization
+    // refactor (5b5d468, September 2025), "quantize.linear.float8" and
+    // "quantize.linear.mx" after it (components/quantization/, as 8a2686c4
+    // registers them; its own llama3_405b.toml still writes "float8").
     if (const auto converters = rd.strings("model.converters")) {
         for (const std::string &c : *converters) {
-            if (c == "float8") {
+            if (c == "float8" || c == "quantize.linear.float8") {
                 fp8 = true;
-            } else if (c == "mx") {
+            } else if (c == "mx" || c == "quantize.linear.mx") {
                 t.fp8_recipe = Fp8Recipe::MXFP8;
+            } else if (c == "quantize.grouped_mm.float8" || c == "quantize.grouped_mm.mx") {
+                rd.warning("model.converters", "\"" + c + "\" (quantised MoE grouped GEMMs) is not modelled");
             } else {
                 rd.error("model.converters", "\"" + c + "\" is not a converter MemLedger models",
-                         "\"float8\" or \"mx\"");
+                         "\"quantize.linear.float8\" (\"float8\") or \"quantize.linear.mx\" (\"mx\")");
             }
+            if ((c == "float8" || c == "mx") && v == Version::Y2025)
+                rd.note("model.converters", "\"" + c
+                                                + "\": the name before torchtitan's quantization refactor; "
+                                                  "since September 2025 it is \"quantize.linear."
+                                                + c + "\"");
         }
     }
     const std::string section

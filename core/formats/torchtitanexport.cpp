@@ -207,7 +207,8 @@ std::string torchtitanText(const Config &config, const std::string &flavor, cons
         t += "name = \"llama3\"\nflavor = " + tomlString(flavor) + "\n";
     const bool fp8 = tr.fp8_recipe == Fp8Recipe::Tensorwise || tr.fp8_recipe == Fp8Recipe::MXFP8;
     if (fp8)
-        t += std::string("converters = [") + (tr.fp8_recipe == Fp8Recipe::MXFP8 ? "\"mx\"" : "\"float8\"") + "]\n";
+        t += std::string("converters = [")
+             + (tr.fp8_recipe == Fp8Recipe::MXFP8 ? "\"quantize.linear.mx\"" : "\"quantize.linear.float8\"") + "]\n";
     t += "\n[optimizer]\nname = ";
     t += tr.optimizer == Optimizer::Adam ? "\"Adam\"\n" : "\"AdamW\"\n";
     t += std::string("implementation = ")

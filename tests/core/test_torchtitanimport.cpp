@@ -194,9 +194,18 @@ TEST_CASE("torchtitan 2025 llama3 configs import with the 2025 keys and defaults
     CHECK(b.training.micro_batch_size == 2);
     CHECK(b.strategy.tp_comm_overlap);
     CHECK(b.strategy.recompute_granularity == RecomputeGranularity::Full);
-    // converters = ["float8"] with enable_fsdp_float8_all_gather = true.
+    // converters = ["float8"] with enable_fsdp_float8_all_gather = true; "float8" is the name
+    // before the quantization refactor (8a2686c4 registers "quantize.linear.float8"): a note says so.
     CHECK(b.training.fp8_recipe == Fp8Recipe::Tensorwise);
     CHECK(b.strategy.fp8_param_gather);
+    CHECK(std::any_of(r405.notes.begin(), r405.notes.end(),
+                      [](const std::string &n) { return n.find("quantize.linear.float8") != std::string::npos; }));
+    const LaunchImport renamed
+        = importText(edited(fixtureText("torchtitan-202509-llama3_405b.toml"),
+                            {{"converters = [\"float8\"]", "converters = [\"quantize.linear.float8\"]"}}),
+                     128);
+    REQUIRE(renamed.config);
+    CHECK(renamed.config->training.fp8_recipe == Fp8Recipe::Tensorwise);
     REQUIRE(unused(r405, "compile.enable")); // enable=true
     CHECK_FALSE(unused(r405, "compile.enable")->noMemoryEffect);
 
@@ -484,7 +493,8 @@ TEST_CASE("export --to torchtitan writes a torchtitan plan as torchtitan keys", 
     CHECK(t.find("data_parallel_shard_degree = 16") != std::string::npos);
     CHECK(t.find("tensor_parallel_degree = 8") != std::string::npos);
     CHECK(t.find("enable_async_tensor_parallel = true") != std::string::npos);
-    CHECK(t.find("converters = [\"float8\"]") != std::string::npos);
+    // The converter's name at 8a2686c4 (components/quantization/float8.py registers it).
+    CHECK(t.find("converters = [\"quantize.linear.float8\"]") != std::string::npos);
     CHECK(t.find("enable_fsdp_float8_all_gather = true") != std::string::npos);
     CHECK(t.find("mode = \"full\"") != std::string::npos);
     CHECK(t.find("local_batch_size = 2") != std::string::npos);
