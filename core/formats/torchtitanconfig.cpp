@@ -61,14 +61,8 @@ constexpr Reason kReasons[] = {
     {"model.tokenizer_path", true, "the tokenizer's files"},
     {"model.hf_assets_path", true, "the tokenizer's and checkpoint's files"},
     {"model.print_after_conversion", true, "logging"},
-    {"compile.", false,
-     "torch.compile: inductor's fusions change what is saved for backward; MemLedger counts eager tensors"},
-    {"training.compile", false,
-     "torch.compile: inductor's fusions change what is saved for backward; MemLedger counts eager tensors"},
     {"parallelism.enable_compiled_autograd", false, "compiled autograd"},
     {"experimental.enable_compiled_autograd", false, "compiled autograd"},
-    {"parallelism.disable_loss_parallel", false, "the loss on gathered logits instead of vocabulary shards"},
-    {"training.disable_loss_parallel", false, "the loss on gathered logits instead of vocabulary shards"},
     {"parallelism.pipeline_parallel_schedule_csv", false, "a pipeline schedule read from a file"},
     {"experimental.pipeline_parallel_schedule_csv", false, "a pipeline schedule read from a file"},
     {"activation_checkpoint.early_stop", false, "stops recomputing once the saved tensors are rebuilt"},
@@ -997,16 +991,35 @@ void readFloat8(Reader &rd, Version v, Config &config)
         rd.warning(recipeKey, "\"" + *recipe + "\" counted as tensorwise: MemLedger has no row-wise scales");
 }
 
+// torch.compile ([compile] enable with "model" among its components, 2025;
+// training.compile, December 2024): torchtitan compiles each transformer
+// block (apply_compile), which strategy.torch_compile models; compiling the
+// loss is not. disable_loss_parallel: the loss on gathered logits
+// (ParallelDims.loss_parallel_enabled is tp > 1 unless it is set).
+void readCompileAndLoss(Reader &rd, Version v, Config &config)
+{
+    StrategyConfig &s = config.strategy;
+    const std::string compileKey = rd.pick("compile.enable", "training.compile", v);
+    bool compiled = rd.boolean(compileKey).value_or(false);
+    if (const auto components = rd.strings("compile.components"); components && compiled) {
+        compiled = std::find(components->begin(), components->end(), "model") != components->end();
+        if (!compiled)
+            rd.note("compile.components", "without \"model\" the blocks run eager");
+        if (std::find(components->begin(), components->end(), "loss") != components->end())
+            rd.note("compile.components", "\"loss\": MemLedger counts the loss as eager PyTorch runs it");
+    }
+    s.torch_compile = compiled;
+    rd.source("strategy.torch_compile", compileKey);
+    const std::string lossKey = rd.pick("parallelism.disable_loss_parallel", "training.disable_loss_parallel", v);
+    if (rd.boolean(lossKey).value_or(false)) {
+        s.cross_entropy = CrossEntropy::Unfused;
+        rd.source("strategy.cross_entropy", lossKey);
+    }
+}
+
 // Flags and settings MemLedger reads but does not model, left in the unused list when set.
 void readUnmodelled(Reader &rd, Version v)
 {
-    const std::string compileKey = rd.pick("compile.enable", "training.compile", v);
-    const bool compiled = rd.boolean(compileKey).value_or(false);
-    if (compiled)
-        rd.leave(compileKey);
-    else
-        rd.at("compile.components"); // what torch.compile would compile: nothing when it is off
-    rd.unmodelledFlag(rd.pick("parallelism.disable_loss_parallel", "training.disable_loss_parallel", v));
     rd.unmodelledFlag(rd.pick("parallelism.enable_compiled_autograd", "experimental.enable_compiled_autograd", v));
     rd.unmodelledFlag("activation_checkpoint.early_stop");
     for (const char *key :
@@ -1060,6 +1073,7 @@ LaunchImport importTorchtitanConfig(std::string_view text, const LaunchOptions &
     readOptimizer(rd, version, config);
     readCheckpointing(rd, config);
     readFloat8(rd, version, config);
+    readCompileAndLoss(rd, version, config);
     readUnmodelled(rd, version);
     rd.listUnused(doc, "");
     if (hasErrors(r.problems))

@@ -124,6 +124,9 @@ std::string parallelismTable(const Config &config)
     t += "tensor_parallel_degree = " + std::to_string(par.tensor_model_parallel_size) + "\n";
     if (s.tp_comm_overlap && par.tensor_model_parallel_size > 1)
         t += "enable_async_tensor_parallel = true\n";
+    // torchtitan's loss under TP is loss_parallel unless this is set.
+    if (s.cross_entropy == CrossEntropy::Unfused && par.tensor_model_parallel_size > 1)
+        t += "disable_loss_parallel = true\n";
     t += "pipeline_parallel_degree = " + std::to_string(p) + "\n";
     if (p > 1) {
         t += "pipeline_parallel_schedule = " + tomlString(scheduleOf(par.schedule())) + "\n";
@@ -231,6 +234,8 @@ std::string torchtitanText(const Config &config, const std::string &flavor, cons
         t += "enable_cpu_offload = true\n";
     t += parallelismTable(config);
     t += checkpointTable(config);
+    if (s.torch_compile)
+        t += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
     if (tr.fp8_recipe == Fp8Recipe::Tensorwise)
         t += std::string("\n[quantize.linear.float8]\nenable_fsdp_float8_all_gather = ")
              + (s.fp8_param_gather ? "true" : "false") + "\nfilter_fqns = [\"output\"]\n";

@@ -140,6 +140,14 @@ TEST_CASE("torchtitan December 2024 llama3_70b and 405b: tensor parallel, full c
     CHECK(a.strategy.recompute_granularity == RecomputeGranularity::Full); // mode = 'full'
     CHECK(a.strategy.recompute_method == RecomputeMethod::Uniform);
     CHECK(a.strategy.recompute_num_layers == 1);
+    // Under TP torchtitan's loss runs in loss_parallel() (the framework's default) unless disable_loss_parallel.
+    CHECK(a.strategy.cross_entropy == CrossEntropy::LossParallel);
+    const LaunchImport gathered = importText(
+        edited(fixtureText("torchtitan-202412-llama3_70b.toml"),
+               {{"tensor_parallel_degree = 8", "tensor_parallel_degree = 8\ndisable_loss_parallel = true"}}),
+        64);
+    REQUIRE(gathered.config);
+    CHECK(gathered.config->strategy.cross_entropy == CrossEntropy::Unfused);
 
     // The NOTE: 128 H100 GPUs.
     const LaunchImport r405 = importFile("torchtitan-202412-llama3_405b.toml", 128);
@@ -156,9 +164,9 @@ TEST_CASE("torchtitan December 2024 llama3_70b and 405b: tensor parallel, full c
     CHECK(b.training.fp8_recipe == Fp8Recipe::Tensorwise);
     CHECK(b.strategy.fp8_implementation == Fp8Implementation::Torchao);
     CHECK(b.strategy.fp8_param_gather);
-    // compile = true is not modelled: named, as something that may change memory.
-    REQUIRE(unused(r405, "training.compile"));
-    CHECK_FALSE(unused(r405, "training.compile")->noMemoryEffect);
+    // compile = true: torchtitan compiles each block (strategy.torch_compile).
+    CHECK(b.strategy.torch_compile);
+    CHECK_FALSE(unused(r405, "training.compile"));
     REQUIRE(unused(r405, "float8.precompute_float8_dynamic_scale_for_fsdp"));
     CHECK(unused(r405, "float8.precompute_float8_dynamic_scale_for_fsdp")->noMemoryEffect);
 }
@@ -182,6 +190,7 @@ TEST_CASE("torchtitan 2025 llama3 configs import with the 2025 keys and defaults
     CHECK(unused(r8, "validation.freq"));
     CHECK(unused(r8, "model.hf_assets_path"));
     CHECK_FALSE(unused(r8, "compile.enable"));
+    CHECK_FALSE(a.strategy.torch_compile); // enable=false
     CHECK_FALSE(unused(r8, "compile.components")); // nothing compiled
     CHECK_FALSE(unused(r8, "quantize.linear.float8.filter_fqns")); // ["output"], as MemLedger counts FP8
 
@@ -206,8 +215,8 @@ TEST_CASE("torchtitan 2025 llama3 configs import with the 2025 keys and defaults
                      128);
     REQUIRE(renamed.config);
     CHECK(renamed.config->training.fp8_recipe == Fp8Recipe::Tensorwise);
-    REQUIRE(unused(r405, "compile.enable")); // enable=true
-    CHECK_FALSE(unused(r405, "compile.enable")->noMemoryEffect);
+    CHECK(b.strategy.torch_compile); // enable=true, components = ["model", "loss"]
+    CHECK_FALSE(unused(r405, "compile.enable"));
 
     const LaunchImport r70 = importFile("torchtitan-202509-llama3_70b.toml", 64);
     REQUIRE(r70.config);
@@ -320,7 +329,7 @@ TEST_CASE("torchtitan December 2024 context parallelism: Table 2 of its benchmar
     CHECK(c.strategy.recompute_granularity == RecomputeGranularity::Full);
     CHECK(c.training.fp8_recipe == Fp8Recipe::Tensorwise);
     CHECK_FALSE(c.strategy.fp8_param_gather); // enable_fsdp_float8_all_gather not set
-    REQUIRE(unused(r, "training.compile"));
+    CHECK(c.strategy.torch_compile);
 }
 
 TEST_CASE("torchtitan data parallelism: HSDP, DDP and context parallel FSDP", "[launch][torchtitan]")
