@@ -43,7 +43,8 @@ QPlainTextEdit *monospaceEdit(QWidget *parent)
 LaunchImportDialog::LaunchImportDialog(const Config &current, QWidget *parent)
     : QDialog(parent)
     , m_current(current)
-    , m_file(new QLabel(tr("No file: paste a launch script, argument list or DeepSpeed JSON below"), this))
+    , m_file(new QLabel(tr("No file: paste a launch script, argument list, torchtitan TOML or DeepSpeed JSON below"),
+                        this))
     , m_text(monospaceEdit(this))
     , m_model(new QComboBox(this))
     , m_gpus(new QSpinBox(this))
@@ -59,10 +60,11 @@ LaunchImportDialog::LaunchImportDialog(const Config &current, QWidget *parent)
     fileRow->addWidget(m_file, 1);
     fileRow->addWidget(choose);
 
-    m_model->addItem(tr("The current plan's model"));
+    m_model->addItem(tr("The file's model, else the current plan's"));
     for (const std::string &name : builtinNames("models"))
         m_model->addItem(toQString(name), toQString(name));
-    m_model->setToolTip(tr("A DeepSpeed config does not describe its model; a Megatron-LM launch does"));
+    m_model->setToolTip(tr("A DeepSpeed config does not describe its model; a torchtitan config names a llama3 "
+                           "flavor, which a model chosen here replaces; a Megatron-LM launch describes its own"));
     m_gpus->setRange(1, kMaxGpus);
     m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(current.parallelism.gpus(), 1, kMaxGpus)));
     auto *gpusRow = new QHBoxLayout;
@@ -70,10 +72,11 @@ LaunchImportDialog::LaunchImportDialog(const Config &current, QWidget *parent)
     gpusRow->addWidget(m_replaceGpus);
     gpusRow->addStretch(1);
     auto *form = new QFormLayout;
-    form->addRow(tr("Model (DeepSpeed):"), m_model);
+    form->addRow(tr("Model (DeepSpeed, torchtitan):"), m_model);
     form->addRow(tr("GPUs when the file does not say:"), gpusRow);
 
-    m_text->setPlaceholderText(tr("torchrun … pretrain_gpt.py --num-layers 32 …, or { \"train_batch_size\": … }"));
+    m_text->setPlaceholderText(tr("torchrun … pretrain_gpt.py --num-layers 32 …, [model] flavor = \"8B\" …, or "
+                                  "{ \"train_batch_size\": … }"));
     m_summary->setWordWrap(true);
     m_report->setWordWrap(true);
     m_report->setTextElideMode(Qt::ElideNone);
@@ -99,7 +102,7 @@ LaunchImportDialog::LaunchImportDialog(const Config &current, QWidget *parent)
     connect(m_replaceGpus, &QCheckBox::toggled, this, &LaunchImportDialog::reimport);
     m_chooser = [](QWidget *p) {
         return QFileDialog::getOpenFileName(p, tr("Import launch config"), QString(),
-                                            tr("Launch configs (*.sh *.txt *.json);;All files (*)"));
+                                            tr("Launch configs (*.sh *.txt *.toml *.json);;All files (*)"));
     };
     reimport();
 }
@@ -156,11 +159,13 @@ void LaunchImportDialog::reimport()
 {
     const std::string text = m_text->toPlainText().toStdString();
     const std::string path = m_path.toStdString();
-    // The model choice is DeepSpeed's alone: a Megatron-LM launch names its model (core refuses --model for it).
-    const bool deepSpeed = detectLaunchFormat(path, text) == LaunchFormat::DeepSpeed;
-    m_model->setEnabled(deepSpeed);
+    // A Megatron-LM launch describes its model (core refuses --model for it); DeepSpeed's
+    // and torchtitan's take the model chosen here.
+    const LaunchFormat format = detectLaunchFormat(path, text);
+    const bool modelChoice = format == LaunchFormat::DeepSpeed || format == LaunchFormat::Torchtitan;
+    m_model->setEnabled(modelChoice);
     LaunchOptions o = options();
-    if (!deepSpeed)
+    if (!modelChoice)
         o.model.clear();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         m_result = LaunchImport{};
@@ -210,8 +215,9 @@ LaunchExportDialog::LaunchExportDialog(const Config &config, LaunchFormat format
     , m_export(exportLaunch(config, format))
     , m_text(monospaceEdit(this))
 {
-    setWindowTitle(format == LaunchFormat::DeepSpeed ? tr("Export as DeepSpeed JSON")
-                                                     : tr("Export as Megatron-LM arguments"));
+    setWindowTitle(format == LaunchFormat::DeepSpeed    ? tr("Export as DeepSpeed JSON")
+                   : format == LaunchFormat::Torchtitan ? tr("Export as torchtitan TOML")
+                                                        : tr("Export as Megatron-LM arguments"));
     m_text->setReadOnly(true);
     m_text->setPlainText(toQString(m_export.text));
     auto *layout = new QVBoxLayout(this);
@@ -236,11 +242,14 @@ LaunchExportDialog::LaunchExportDialog(const Config &config, LaunchFormat format
     layout->addWidget(buttons);
     resize(820, 600);
     m_chooser = [format](QWidget *p) {
-        return format == LaunchFormat::DeepSpeed
-                   ? QFileDialog::getSaveFileName(p, tr("Save DeepSpeed JSON"), QStringLiteral("ds_config.json"),
-                                                  tr("JSON (*.json)"))
-                   : QFileDialog::getSaveFileName(p, tr("Save Megatron-LM arguments"), QStringLiteral("launch.sh"),
-                                                  tr("Shell scripts (*.sh);;All files (*)"));
+        if (format == LaunchFormat::DeepSpeed)
+            return QFileDialog::getSaveFileName(p, tr("Save DeepSpeed JSON"), QStringLiteral("ds_config.json"),
+                                                tr("JSON (*.json)"));
+        if (format == LaunchFormat::Torchtitan)
+            return QFileDialog::getSaveFileName(p, tr("Save torchtitan TOML"), QStringLiteral("train_config.toml"),
+                                                tr("TOML (*.toml)"));
+        return QFileDialog::getSaveFileName(p, tr("Save Megatron-LM arguments"), QStringLiteral("launch.sh"),
+                                            tr("Shell scripts (*.sh);;All files (*)"));
     };
 }
 

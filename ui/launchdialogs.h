@@ -21,12 +21,14 @@ class QSpinBox;
 namespace memledger::ui {
 
 // File > Import launch config (issue 33): a Megatron-LM launch script or
-// argument list, or a DeepSpeed JSON config, chosen as a file or pasted. The
+// argument list, a torchtitan TOML job config or a DeepSpeed JSON config,
+// chosen as a file or pasted (pasted TOML is told by its tables). The
 // core import (core/formats/launchimport.h) runs on every change, and its
 // problems, notes and unused arguments are listed before anything is applied,
 // in the core's words: an error names the argument or key and disables Apply.
 // What the file does not give comes from the current plan: DeepSpeed's model
-// (unless another built-in model is chosen) and the world size.
+// (unless another built-in model is chosen; for torchtitan one chosen replaces
+// the file's flavor) and the world size.
 class LaunchImportDialog : public QDialog
 {
     Q_OBJECT
@@ -36,7 +38,7 @@ public:
     // Reads `path` into the text box; false (with the reason listed) when it cannot be read.
     bool loadFile(const QString &path);
     void setText(const QString &text);
-    // 0: the current plan's model; otherwise a built-in model's name.
+    // 0: the file's model, else the current plan's; otherwise a built-in model's name.
     void setModel(const QString &name);
     // The imported plan, when there is no error.
     const std::optional<Config> &config() const { return m_result.config; }
@@ -72,7 +74,7 @@ private:
     FileChooser m_chooser;
 };
 
-// File > Export > As Megatron-LM arguments / As DeepSpeed JSON (issue 33):
+// File > Export > As Megatron-LM arguments / As torchtitan TOML / As DeepSpeed JSON (issue 33):
 // the core export's text (core/formats/launchexport.h), read-only, with Copy
 // and Save… (through QSaveFile, as every save of the program).
 class LaunchExportDialog : public QDialog

@@ -24,7 +24,9 @@ constexpr qint64 kMaxConfigBytes = 1 << 20;
 
 bool isLaunchFile(const QString &path)
 {
-    if (path.endsWith(QStringLiteral(".sh"), Qt::CaseInsensitive))
+    // A .toml is only ever a torchtitan job config here; the dialog names what is wrong with one that is not.
+    if (path.endsWith(QStringLiteral(".sh"), Qt::CaseInsensitive)
+        || path.endsWith(QStringLiteral(".toml"), Qt::CaseInsensitive))
         return true;
     if (!path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) || QFileInfo(path).size() > kMaxConfigBytes)
         return false;
@@ -51,7 +53,8 @@ LaunchFiles::LaunchFiles(QMainWindow *window, Document *document)
 void LaunchFiles::addImportAction(QMenu *file)
 {
     file->addAction(tr("Import &launch config…"), this, [this] { importLaunch(); })
-        ->setToolTip(tr("A Megatron-LM launch script or argument list, or a DeepSpeed JSON config"));
+        ->setToolTip(tr(
+            "A Megatron-LM launch script or argument list, a torchtitan TOML job config, or a DeepSpeed JSON config"));
 }
 
 void LaunchFiles::addExportActions(QMenu *exports)
@@ -60,10 +63,12 @@ void LaunchFiles::addExportActions(QMenu *exports)
     QAction *scale = exports->actions().isEmpty() ? nullptr : exports->actions().last();
     auto *megatron = new QAction(tr("As Megatron-LM arguments…"), exports);
     connect(megatron, &QAction::triggered, this, [this] { exportLaunch(LaunchFormat::Megatron); });
+    auto *torchtitan = new QAction(tr("As torchtitan TOML…"), exports);
+    connect(torchtitan, &QAction::triggered, this, [this] { exportLaunch(LaunchFormat::Torchtitan); });
     auto *deepSpeed = new QAction(tr("As DeepSpeed JSON…"), exports);
     connect(deepSpeed, &QAction::triggered, this, [this] { exportLaunch(LaunchFormat::DeepSpeed); });
     exports->insertSeparator(scale);
-    exports->insertActions(scale, {megatron, deepSpeed});
+    exports->insertActions(scale, {megatron, torchtitan, deepSpeed});
     exports->insertSeparator(scale);
 }
 

@@ -19,9 +19,10 @@ class LaunchExportDialog;
 class LaunchImportDialog;
 
 // A training framework's launch configuration in and out (issue 33): File >
-// Import launch config…, a dropped Megatron-LM .sh or DeepSpeed .json (a .json
-// that is neither a preset nor a trace, as the core tells), and File > Export >
-// As Megatron-LM arguments… / As DeepSpeed JSON…. An applied import is one
+// Import launch config…, a dropped Megatron-LM .sh, torchtitan .toml or
+// DeepSpeed .json (a .json that is neither a preset nor a trace, as the core
+// tells), and File > Export > As Megatron-LM arguments… / As torchtitan TOML… /
+// As DeepSpeed JSON…. An applied import is one
 // edit of the document, so Edit > Undo gives the previous plan back.
 class LaunchFiles : public QObject
 {
@@ -41,7 +42,7 @@ public:
     void setImportRunner(ImportRunner runner) { m_importRunner = std::move(runner); }
     void setExportRunner(ExportRunner runner) { m_exportRunner = std::move(runner); }
 
-    // The first local launch config a drag carries (a .sh, or a .json the core
+    // The first local launch config a drag carries (a .sh, a .toml, or a .json the core
     // reads as a DeepSpeed config), or empty.
     static QString launchFileFromMimeData(const QMimeData *mime);
 

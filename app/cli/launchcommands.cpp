@@ -25,8 +25,8 @@ void printUnused(const std::vector<UnusedSetting> &unused, std::ostream &err)
 int importLaunch(const Options &o, std::ostream &out, std::ostream &err)
 {
     if (o.preset.empty()) {
-        err << "memledger-cli: import needs a FILE (a Megatron-LM launch script or argument list, or a DeepSpeed JSON "
-               "config)\n"
+        err << "memledger-cli: import needs a FILE (a Megatron-LM launch script or argument list, a torchtitan TOML "
+               "job config, or a DeepSpeed JSON config)\n"
             << kUsage;
         return kExitUsage;
     }
@@ -62,16 +62,18 @@ int exportLaunch(const Options &o, std::ostream &out, std::ostream &err)
         err << "memledger-cli: export needs a PRESET\n" << kUsage;
         return kExitUsage;
     }
-    if (o.to != "megatron" && o.to != "deepspeed") {
-        err << "--to: expected megatron or deepspeed, got \"" << o.to << "\""
+    if (o.to != "megatron" && o.to != "deepspeed" && o.to != "torchtitan") {
+        err << "--to: expected megatron, torchtitan or deepspeed, got \"" << o.to << "\""
             << (o.to.empty() ? " (--to is required)" : "") << "\n";
         return kExitUsage;
     }
     const std::optional<Config> config = load(o, err);
     if (!config)
         return kExitBadInput;
-    const LaunchExport exported
-        = memledger::exportLaunch(*config, o.to == "deepspeed" ? LaunchFormat::DeepSpeed : LaunchFormat::Megatron);
+    const LaunchFormat format = o.to == "deepspeed"    ? LaunchFormat::DeepSpeed
+                                : o.to == "torchtitan" ? LaunchFormat::Torchtitan
+                                                       : LaunchFormat::Megatron;
+    const LaunchExport exported = memledger::exportLaunch(*config, format);
     bool bad = false;
     for (const Problem &p : exported.problems) {
         err << (p.isError() ? "" : "warning: ") << p.toString() << "\n";

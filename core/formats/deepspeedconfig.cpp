@@ -258,43 +258,7 @@ bool readModel(const LaunchOptions &options, const json &unexpressed, Config &co
                               "--model NAME (a built-in model preset) or --model config.json (Hugging Face)"});
         return false;
     }
-    if (const BuiltinPreset *builtin = findBuiltin("models", name)) {
-        const LoadResult loaded = presetFromText(builtin->text, name);
-        if (loaded.config) {
-            config.model = loaded.config->model;
-            return true;
-        }
-    }
-    if (std::ifstream(name).good()) {
-        // A MemLedger preset file lends its model section; any other JSON is a Hugging Face config.
-        Problems readProblems;
-        const std::optional<std::string> text = readTextFile(name, readProblems);
-        if (text && text->find("\"memledger-preset\"") != std::string::npos) {
-            LoadResult preset = presetFromText(*text, name);
-            for (Problem &p : preset.problems) {
-                p.path = where + " " + name + ": " + p.path;
-                r.problems.push_back(std::move(p));
-            }
-            if (!preset.config)
-                return false;
-            config.model = preset.config->model;
-            return true;
-        }
-        ImportResult hf = importHfConfigFile(name);
-        for (Problem &p : hf.problems) {
-            p.path = where + " " + name + ": " + p.path;
-            r.problems.push_back(std::move(p));
-        }
-        for (const std::string &n : hf.notes)
-            r.notes.push_back(where + " " + name + ": " + n);
-        if (!hf.config)
-            return false;
-        config.model = hf.config->model;
-        return true;
-    }
-    r.problems.push_back({where, "\"" + name + "\" is neither a built-in model preset nor a readable file",
-                          "memledger-cli presets lists the models; or give a Hugging Face config.json"});
-    return false;
+    return modelFromOption(name, where, config.model, r);
 }
 
 // deepspeed/runtime/config.py, _set_batch_related_parameters and
@@ -570,6 +534,47 @@ bool readMemledgerKey(const json &doc, json &unexpressed, LaunchImport &r)
 }
 
 } // namespace
+
+bool modelFromOption(const std::string &name, const std::string &where, ModelConfig &model, LaunchImport &r)
+{
+    if (const BuiltinPreset *builtin = findBuiltin("models", name)) {
+        const LoadResult loaded = presetFromText(builtin->text, name);
+        if (loaded.config) {
+            model = loaded.config->model;
+            return true;
+        }
+    }
+    if (std::ifstream(name).good()) {
+        // A MemLedger preset file lends its model section; any other JSON is a Hugging Face config.
+        Problems readProblems;
+        const std::optional<std::string> text = readTextFile(name, readProblems);
+        if (text && text->find("\"memledger-preset\"") != std::string::npos) {
+            LoadResult preset = presetFromText(*text, name);
+            for (Problem &p : preset.problems) {
+                p.path = where + " " + name + ": " + p.path;
+                r.problems.push_back(std::move(p));
+            }
+            if (!preset.config)
+                return false;
+            model = preset.config->model;
+            return true;
+        }
+        ImportResult hf = importHfConfigFile(name);
+        for (Problem &p : hf.problems) {
+            p.path = where + " " + name + ": " + p.path;
+            r.problems.push_back(std::move(p));
+        }
+        for (const std::string &n : hf.notes)
+            r.notes.push_back(where + " " + name + ": " + n);
+        if (!hf.config)
+            return false;
+        model = hf.config->model;
+        return true;
+    }
+    r.problems.push_back({where, "\"" + name + "\" is neither a built-in model preset nor a readable file",
+                          "memledger-cli presets lists the models; or give a Hugging Face config.json"});
+    return false;
+}
 
 LaunchImport importDeepSpeedConfig(std::string_view text, const LaunchOptions &options)
 {

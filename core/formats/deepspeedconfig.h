@@ -3,6 +3,7 @@
 
 #include "core/formats/launchimport.h"
 
+#include <string>
 #include <string_view>
 
 namespace memledger {
@@ -29,5 +30,11 @@ namespace memledger {
 // {...}}, holds what DeepSpeed's keys cannot say (export --to deepspeed
 // writes it); each entry is applied as --set would, before --set.
 LaunchImport importDeepSpeedConfig(std::string_view text, const LaunchOptions &options);
+
+// The model --model names: a built-in model preset, a MemLedger preset file
+// (its model section) or a Hugging Face config.json, read as import-hf reads
+// it. False with problems (each prefixed by `where` and the name) when it is
+// none of them; the torchtitan import shares it.
+bool modelFromOption(const std::string &name, const std::string &where, ModelConfig &model, LaunchImport &r);
 
 } // namespace memledger

@@ -5,6 +5,7 @@
 #include "core/formats/deepspeedexport.h"
 #include "core/formats/megatronargs.h"
 #include "core/formats/preset.h"
+#include "core/formats/torchtitanexport.h"
 
 #include <nlohmann/json.hpp>
 
@@ -161,11 +162,8 @@ LaunchExport exportLaunch(const Config &config, LaunchFormat format)
     LaunchExport out;
     if (format == LaunchFormat::DeepSpeed)
         return exportDeepSpeed(config);
-    if (format != LaunchFormat::Megatron) {
-        out.problems.push_back(
-            {"--to", "export to " + std::string(launchFormatName(format)) + " is not written yet", "--to megatron"});
-        return out;
-    }
+    if (format == LaunchFormat::Torchtitan)
+        return exportTorchtitan(config);
     // The arguments alone, imported back: what they say and what they leave to the comments.
     LaunchImport plain = importMegatronLaunch(megatronText(config, {}), {});
     if (!plain.config) {

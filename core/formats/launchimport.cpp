@@ -6,6 +6,7 @@
 #include "core/formats/jsontext.h"
 #include "core/formats/megatronargs.h"
 #include "core/formats/preset.h"
+#include "core/formats/torchtitanconfig.h"
 
 #include <nlohmann/json.hpp>
 
@@ -105,6 +106,9 @@ LaunchFormat detectLaunchFormat(std::string_view path, std::string_view text)
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && text[first] == '{')
         return LaunchFormat::DeepSpeed;
+    // TOML with a torchtitan table: a shell script does not parse as TOML.
+    if (isTorchtitanConfigText(text))
+        return LaunchFormat::Torchtitan;
     return LaunchFormat::Megatron;
 }
 
@@ -123,17 +127,14 @@ LaunchImport importLaunchText(std::string_view text, const std::string &path, co
 {
     LaunchImport r;
     const LaunchFormat format = detectLaunchFormat(path, text);
-    if (format == LaunchFormat::Torchtitan) {
-        r.problems.push_back({path, "a " + std::string(launchFormatName(format)) + " launch config is not read yet",
-                              "import reads Megatron-LM launch scripts and DeepSpeed JSON configs"});
-        return r;
-    }
     if (format == LaunchFormat::Megatron && !options.model.empty()) {
         r.problems.push_back({"--model", "a Megatron-LM launch describes its model itself",
                               "leave out --model, or change the model with --set model.FIELD=VALUE"});
         return r;
     }
-    r = format == LaunchFormat::DeepSpeed ? importDeepSpeedConfig(text, options) : importMegatronLaunch(text, options);
+    r = format == LaunchFormat::DeepSpeed    ? importDeepSpeedConfig(text, options)
+        : format == LaunchFormat::Torchtitan ? importTorchtitanConfig(text, options)
+                                             : importMegatronLaunch(text, options);
     if (r.config && !path.empty()) {
         // The file's name, without folders and extension, names the plan.
         std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);

@@ -15,7 +15,8 @@ namespace memledger {
 
 // A training framework's launch configuration in, a plan out (issue 33): a
 // Megatron-LM launch script or argument list (core/formats/megatronargs.h),
-// a DeepSpeed JSON config with a model (core/formats/deepspeedconfig.h).
+// a DeepSpeed JSON config with a model (core/formats/deepspeedconfig.h), a
+// torchtitan TOML job config (core/formats/torchtitanconfig.h).
 // Every argument or key is either mapped, or listed as unused; a bad value or
 // a contradiction is an error whose path names the argument ("--num-layers")
 // or key ("zero_optimization.stage"), and then no Config comes back.
@@ -73,7 +74,8 @@ struct LaunchImport
 void finishLaunchImport(LaunchImport &imported, const std::vector<std::string> &sets);
 
 // Which framework a file is for: by its extension (.toml torchtitan, .json
-// DeepSpeed), else by its first character ('{' is JSON), else Megatron-LM.
+// DeepSpeed), else by its first character ('{' is JSON), else by parsing as
+// TOML with a torchtitan table ([job], [model], [training], ...), else Megatron-LM.
 LaunchFormat detectLaunchFormat(std::string_view path, std::string_view text);
 
 // Reads, detects, imports and finishes: what `memledger-cli import` runs.

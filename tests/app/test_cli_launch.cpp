@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// memledger-cli import and export (issue 33): a Megatron-LM launch in, a preset
-// that `eval` accepts out, every unused argument named on stderr; bad launches
-// exit 2 naming the argument with nothing on stdout; export and import give
-// the plan back.
+// memledger-cli import and export (issue 33): a Megatron-LM launch, a
+// torchtitan TOML or a DeepSpeed config in, a preset that `eval` accepts out,
+// every unused argument named on stderr; bad launches exit 2 naming the
+// argument with nothing on stdout; export and import give the plan back.
 #include "clirun.h"
 
 #include <nlohmann/json.hpp>
@@ -143,10 +143,72 @@ TEST_CASE("export --to deepspeed and import give the scenario back", "[cli][laun
     }
 }
 
-TEST_CASE("The usage text knows DeepSpeed configs both ways", "[cli][launch][deepspeed]")
+TEST_CASE("The usage text knows torchtitan and DeepSpeed configs both ways", "[cli][launch][deepspeed]")
 {
     const CliRun help = runCli("--help");
     CHECK(help.code == 0);
-    CHECK(help.out.find("--to megatron|deepspeed") != std::string::npos);
+    CHECK(help.out.find("--to megatron|torchtitan|deepspeed") != std::string::npos);
+    CHECK(help.out.find("torchtitan TOML job") != std::string::npos);
     CHECK(help.out.find("[--model MODEL]") != std::string::npos);
+}
+
+TEST_CASE("import reads a torchtitan TOML job config into a preset eval accepts", "[cli][launch][torchtitan]")
+{
+    // The 2025 llama3_405b.toml on the 128 H100s its NOTE names.
+    const CliRun r = runCli("import " + launchFile("torchtitan-202509-llama3_405b.toml") + " --gpus 128");
+    REQUIRE(r.code == 0);
+    const nlohmann::json preset = nlohmann::json::parse(r.out);
+    // The file's own numbers (tests/data/launch/torchtitan-202509-llama3_405b.toml).
+    CHECK(preset["strategy"]["framework"] == "torchtitan");
+    CHECK(preset["model"] == "llama-3.1-405b"); // flavor = "405B", written as the built-in's name
+    CHECK(preset["parallelism"]["tensor_model_parallel_size"] == 8);
+    CHECK(preset["parallelism"]["data_parallel_size"] == 16); // shard -1: 128 / 8
+    CHECK(preset["parallelism"]["zero_stage"] == 3);
+    CHECK(preset["training"]["seq_length"] == 8192);
+    CHECK(preset["training"]["micro_batch_size"] == 2);
+    CHECK(preset["training"]["fp8_recipe"] == "tensorwise"); // converters = ["float8"]
+    CHECK(preset["strategy"]["recompute_granularity"] == "full");
+    // The keys it did not use, on stderr with their lines and why.
+    CHECK(r.err.find("unused: optimizer.lr 8e-05 (line 25; no effect on memory: a hyperparameter)")
+          != std::string::npos);
+    CHECK(preset["strategy"]["torch_compile"] == true); // [compile] enable = true
+    CHECK(r.err.find("note: parallelism.data_parallel_shard_degree: -1: 128 GPUs / 8 = 16") != std::string::npos);
+    const TempFile saved("llama3-405b.json", r.out);
+    CHECK(runCli("eval " + saved.quoted() + " --format json").code == 0);
+}
+
+TEST_CASE("import refuses a bad torchtitan config naming the key", "[cli][launch][torchtitan][input]")
+{
+    checkRefused("import " + launchFile("torchtitan-202509-llama3_8b.toml"), "--gpus");
+    checkRefused("import " + launchFile("torchtitan-202509-llama3_8b.toml")
+                     + " --gpus 12 --set "
+                       "parallelism.tensor_model_parallel_size=5",
+                 "parallelism.tensor_model_parallel_size");
+    const TempFile schedule("schedule.toml",
+                            "[parallelism]\npipeline_parallel_degree = 2\ndata_parallel_shard_degree = 1\n"
+                            "pipeline_parallel_schedule = \"LoopedBFS\"\n");
+    checkRefused("import " + schedule.quoted(), "parallelism.pipeline_parallel_schedule");
+    const TempFile broken("broken.toml", "[training\nseq_len = 8192\n");
+    checkRefused("import " + broken.quoted() + " --gpus 8", "not valid TOML");
+}
+
+TEST_CASE("export --to torchtitan and import give the scenario back", "[cli][launch][torchtitan][roundtrip]")
+{
+    for (const char *scenario : {"llama-3-70b-128xh100", "deepseek-v3-2048xh100-p16-v4", "seed-000-7b-c-offload"}) {
+        CAPTURE(scenario);
+        const CliRun exported = runCli(std::string("export ") + scenario + " --to torchtitan");
+        REQUIRE(exported.code == 0);
+        CHECK(exported.err.empty());
+        const TempFile config(std::string(scenario) + ".toml", exported.out);
+        const CliRun imported = runCli("import " + config.quoted());
+        REQUIRE(imported.code == 0);
+        const TempFile preset(std::string(scenario) + "-plan.json", imported.out);
+        // The same plan: the same peak, rank by rank.
+        const CliRun a = runCli("eval " + preset.quoted() + " --format json");
+        const CliRun b = runCli(std::string("eval ") + scenario + " --format json");
+        REQUIRE(a.code == b.code);
+        const nlohmann::json ranks = nlohmann::json::parse(b.out)["ranks"];
+        REQUIRE(ranks.size() > 0);
+        CHECK(nlohmann::json::parse(a.out)["ranks"] == ranks);
+    }
 }

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 // File > Import launch config and File > Export > As Megatron-LM arguments /
-// As DeepSpeed JSON (issue 33): the dialogs show what the core import and
-// export give, an applied import is one undo step, and an error blocks Apply.
+// As torchtitan TOML / As DeepSpeed JSON (issue 33): the dialogs show what the
+// core import and export give, an applied import is one undo step, an error
+// blocks Apply, and the dialogs read in the dark palette.
+#include <QAbstractButton>
+#include <QAbstractItemView>
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QDir>
@@ -13,6 +17,8 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QStyle>
+#include <QStyleOptionButton>
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QUrl>
@@ -24,6 +30,7 @@
 #include "testwindow.h"
 #include "ui/launchdialogs.h"
 #include "ui/launchfiles.h"
+#include "ui/theme.h"
 
 using namespace memledger;
 using namespace memledger::ui;
@@ -141,7 +148,7 @@ TEST_CASE("The export dialogs show the core export of the plan and Copy puts it 
     TestWindow gui;
     const Config &plan = gui.document.config();
     LaunchFiles *launch = gui.window.launchFiles();
-    for (LaunchFormat format : {LaunchFormat::Megatron, LaunchFormat::DeepSpeed}) {
+    for (LaunchFormat format : {LaunchFormat::Megatron, LaunchFormat::Torchtitan, LaunchFormat::DeepSpeed}) {
         const QString expected = QString::fromStdString(exportLaunch(plan, format).text);
         int runs = 0;
         launch->setExportRunner([&](LaunchExportDialog &d) {
@@ -159,6 +166,9 @@ TEST_CASE("The export dialogs show the core export of the plan and Copy puts it 
         if (format == LaunchFormat::Megatron)
             CHECK(expected.contains(
                 QStringLiteral("--tensor-model-parallel-size %1").arg(plan.parallelism.tensor_model_parallel_size)));
+        if (format == LaunchFormat::Torchtitan)
+            CHECK(expected.contains(
+                QStringLiteral("tensor_parallel_degree = %1").arg(plan.parallelism.tensor_model_parallel_size)));
     }
 }
 
@@ -190,6 +200,7 @@ TEST_CASE("A dropped launch script or DeepSpeed config opens the import dialog a
         return !LaunchFiles::launchFileFromMimeData(&m).isEmpty();
     };
     CHECK(carries(kLaunchData + QStringLiteral("dse-zero-infinity.json")));
+    CHECK(carries(kLaunchData + QStringLiteral("torchtitan-202412-llama3_8b.toml")));
     CHECK_FALSE(carries(QStringLiteral(MEMLEDGER_TEST_DATA "/reference_cases.json")));
     CHECK_FALSE(carries(QStringLiteral(MEMLEDGER_TEST_DATA "/measured/small-plain-full/trace.json.gz")));
     CHECK_FALSE(carries(QStringLiteral(MEMLEDGER_TEST_DATA "/../../presets/scenarios/gpt-3-175b-64gpus-tp-only.json")));
@@ -235,6 +246,24 @@ TEST_CASE("Launch dialog screenshots", "[.][ui][launch][screenshot]")
     shoot(bad, QStringLiteral("launch-import-bad.png"));
     LaunchExportDialog exported(gui.document.config(), LaunchFormat::Megatron);
     shoot(exported, QStringLiteral("launch-export-megatron.png"));
+    LaunchImportDialog titan(gui.document.config());
+    REQUIRE(titan.loadFile(kLaunchData + QStringLiteral("torchtitan-202509-llama3_405b.toml")));
+    shoot(titan, QStringLiteral("launch-import-torchtitan.png"));
+    LaunchExportDialog titanOut(gui.document.config(), LaunchFormat::Torchtitan);
+    shoot(titanOut, QStringLiteral("launch-export-torchtitan.png"));
+    // The same in the dark palette (memledger --dark, View > Dark palette).
+    gui.window.setDark(true, false);
+    settle();
+    LaunchImportDialog darkBad(gui.document.config());
+    darkBad.setText(bad.textEdit()->toPlainText());
+    shoot(darkBad, QStringLiteral("launch-import-bad-dark.png"));
+    LaunchImportDialog darkTitan(gui.document.config());
+    REQUIRE(darkTitan.loadFile(kLaunchData + QStringLiteral("torchtitan-202509-llama3_405b.toml")));
+    shoot(darkTitan, QStringLiteral("launch-import-torchtitan-dark.png"));
+    LaunchExportDialog darkOut(gui.document.config(), LaunchFormat::Torchtitan);
+    shoot(darkOut, QStringLiteral("launch-export-torchtitan-dark.png"));
+    gui.window.setDark(false, false);
+    settle();
 }
 
 TEST_CASE("File Export holds the launch exports before the PNG scale", "[ui][launch][menu]")
@@ -251,8 +280,101 @@ TEST_CASE("File Export holds the launch exports before the PNG scale", "[ui][lau
     }
     INFO(texts.join(QLatin1Char('|')).toStdString());
     const qsizetype megatron = texts.indexOf(QStringLiteral("As Megatron-LM arguments…"));
+    const qsizetype torchtitan = texts.indexOf(QStringLiteral("As torchtitan TOML…"));
     const qsizetype deepSpeed = texts.indexOf(QStringLiteral("As DeepSpeed JSON…"));
     REQUIRE(megatron >= 0);
-    CHECK(deepSpeed == megatron + 1);
+    CHECK(torchtitan == megatron + 1);
+    CHECK(deepSpeed == megatron + 2);
     CHECK(texts.last() == QStringLiteral("PNG &scale"));
+}
+
+TEST_CASE("A torchtitan TOML imported through the dialog maps its flavor and degrees and names unused keys",
+          "[ui][launch][torchtitan]")
+{
+    TestWindow gui;
+    const Config before = gui.document.config();
+    LaunchImportDialog d(before);
+    REQUIRE(d.loadFile(kLaunchData + QStringLiteral("torchtitan-202509-llama3_8b.toml")));
+    const QStringList lines = d.reportLines();
+    INFO(lines.join(QLatin1Char('\n')).toStdString());
+    CHECK(d.modelCombo()->isEnabled()); // a chosen model replaces the flavor
+    REQUIRE(d.config());
+    // flavor = "8B": the built-in Llama 3.1 8B; data_parallel_shard_degree = -1 over the current plan's GPUs.
+    CHECK(d.config()->model
+          == presetFromText(findBuiltin("models", "llama-3.1-8b")->text, "llama-3.1-8b").config->model);
+    CHECK(d.config()->strategy.framework == Framework::Torchtitan);
+    CHECK(d.config()->parallelism.data_parallel_size == before.parallelism.gpus());
+    CHECK(d.config()->parallelism.zero_stage == 3);
+    CHECK(anyLineContains(lines, QStringLiteral("Note: "), QStringLiteral("current plan")));
+    CHECK(anyLineContains(lines, QStringLiteral("Unused: "), QStringLiteral("optimizer.lr")));
+    CHECK(d.applyButton()->isEnabled());
+
+    // Pasted, without a file name: told from a shell script by its TOML tables.
+    LaunchImportDialog pasted(before);
+    pasted.setText(QString::fromUtf8(readAll(kLaunchData + QStringLiteral("torchtitan-202412-llama3_70b.toml"))));
+    REQUIRE(pasted.config());
+    CHECK(pasted.config()->strategy.framework == Framework::Torchtitan);
+    CHECK(pasted.config()->parallelism.tensor_model_parallel_size == 8); // tensor_parallel_degree = 8
+    // A schedule MemLedger does not model is an error naming the key, and blocks Apply.
+    pasted.setText(QStringLiteral("[parallelism]\npipeline_parallel_degree = 2\ndata_parallel_shard_degree = 1\n"
+                                  "pipeline_parallel_schedule = \"LoopedBFS\"\n"));
+    CHECK_FALSE(pasted.applyButton()->isEnabled());
+    CHECK(anyLineContains(pasted.reportLines(), QStringLiteral("Error: "),
+                          QStringLiteral("parallelism.pipeline_parallel_schedule")));
+}
+
+TEST_CASE("The launch dialogs keep readable text in the dark palette", "[ui][launch][dark]")
+{
+    // Issue 33's last check: the report list, the text boxes, the labels and
+    // the export's warning line against what they are drawn on, after
+    // View > Dark palette (WCAG 2's 4.5:1 for normal text).
+    TestWindow gui;
+    gui.window.setDark(true, false);
+    settle();
+    LaunchImportDialog bad(gui.document.config());
+    bad.setText(QStringLiteral("[parallelism]\ndata_parallel_shard_degree = 0\n"));
+    LaunchExportDialog exported(gui.document.config(), LaunchFormat::Torchtitan);
+    for (QDialog *d : {static_cast<QDialog *>(&bad), static_cast<QDialog *>(&exported)}) {
+        d->show();
+        settle();
+        for (QWidget *w : d->findChildren<QWidget *>()) {
+            // Inactive controls (the disabled Apply) are exempt, as WCAG exempts them.
+            if (!w->isVisible() || !w->isEnabled())
+                continue;
+            const QPalette pal = w->palette();
+            const bool field = qobject_cast<QPlainTextEdit *>(w) || qobject_cast<QAbstractItemView *>(w);
+            const bool button = qobject_cast<QAbstractButton *>(w) && !qobject_cast<QCheckBox *>(w);
+            const QColor text = pal.color(field    ? QPalette::Text
+                                          : button ? QPalette::ButtonText
+                                                   : QPalette::WindowText);
+            const QColor back = pal.color(field ? QPalette::Base : button ? QPalette::Button : QPalette::Window);
+            INFO(w->metaObject()->className()
+                 << " " << text.name().toStdString() << " on " << back.name().toStdString());
+            CHECK(ui::contrastRatio(text, back) >= 4.5);
+        }
+        // The dialog follows the dark palette: its window is dark.
+        CHECK(d->palette().color(QPalette::Window).lightness() < 128);
+    }
+    CHECK(anyLineContains(bad.reportLines(), QStringLiteral("Error: "),
+                          QStringLiteral("parallelism.data_parallel_shard_degree")));
+    // The unchecked box of "also when the file says" shows against the window:
+    // some pixel of its indicator at 3:1 or more (WCAG 2's non-text contrast).
+    // Fusion's own outline was 1.1:1 on the dark window.
+    auto *box = bad.findChild<QCheckBox *>();
+    REQUIRE(box != nullptr);
+    REQUIRE_FALSE(box->isChecked());
+    QStyleOptionButton option;
+    option.initFrom(box);
+    const QRect indicator = box->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, box);
+    const QImage image = box->grab().toImage();
+    const QColor window = box->palette().color(QPalette::Window);
+    double best = 1.0;
+    for (int y = indicator.top(); y <= indicator.bottom(); ++y)
+        for (int x = indicator.left(); x <= indicator.right(); ++x)
+            best = std::max(
+                best, ui::contrastRatio(image.pixelColor(x * image.devicePixelRatio(), y * image.devicePixelRatio()),
+                                        window));
+    CHECK(best >= 3.0);
+    gui.window.setDark(false, false);
+    settle();
 }

@@ -8,6 +8,7 @@
 #include <QPainter>
 #include <QRect>
 #include <QStyleFactory>
+#include <QStyleOption>
 #include <QStyleOptionComplex>
 
 #include <algorithm>
@@ -54,6 +55,31 @@ void StripStyle::drawComplexControl(ComplexControl control, const QStyleOptionCo
     }
     paintInStrips(painter, option->rect,
                   [&](QPainter &strip) { QProxyStyle::drawComplexControl(control, option, &strip, widget); });
+}
+
+void StripStyle::drawPrimitive(PrimitiveElement element, const QStyleOption *option, QPainter *painter,
+                               const QWidget *widget) const
+{
+    QProxyStyle::drawPrimitive(element, option, painter, widget);
+    // An item view's check box comes through here too (Fusion draws it as PE_IndicatorCheckBox).
+    if (element != PE_IndicatorCheckBox || !option || !painter
+        || option->palette.color(QPalette::Window).lightness() >= 128)
+        return;
+    // Fusion outlines a check box in the window colour darkened by 40 % (its
+    // outline(), Qt 6.4 qfusionstyle.cpp) over a Base fill: on the dark
+    // palette's #2b2b2b window that is about 1.1:1, and an unchecked box does
+    // not show. Drawn again in the disabled text grey, #808080, 3.6:1 against
+    // the window (WCAG 2's 3:1 for a control's boundary); a disabled box in
+    // the bevel's Light shade, as inactive controls are exempt.
+    const bool enabled = option->state & State_Enabled;
+    painter->save();
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    painter->translate(0.5, 0.5); // as Fusion draws the box: on pixel centres
+    painter->setBrush(Qt::NoBrush);
+    painter->setPen(enabled ? option->palette.color(QPalette::Disabled, QPalette::WindowText)
+                            : option->palette.color(QPalette::Active, QPalette::Light));
+    painter->drawRect(QRectF(option->rect.adjusted(0, 0, -1, -1)));
+    painter->restore();
 }
 
 void useStripStyle()

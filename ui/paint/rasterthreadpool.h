@@ -45,7 +45,9 @@ inline constexpr int kMaxRowsOnOneThread = 95;
 void paintInStrips(QPainter *painter, const QRect &rect, const std::function<void(QPainter &)> &draw);
 
 // A style (Fusion, or the platform's) whose scroll bars are drawn in strips
-// (paintInStrips). Same pixels.
+// (paintInStrips). Same pixels. It is also the application's style, so it
+// carries the one fix the dark palette needs in Fusion's drawing: check boxes
+// with an outline that shows (drawPrimitive).
 class StripStyle : public QProxyStyle
 {
     Q_OBJECT
@@ -54,6 +56,8 @@ public:
 
     void drawComplexControl(ComplexControl control, const QStyleOptionComplex *option, QPainter *painter,
                             const QWidget *widget = nullptr) const override;
+    void drawPrimitive(PrimitiveElement element, const QStyleOption *option, QPainter *painter,
+                       const QWidget *widget = nullptr) const override;
 };
 
 // Makes the application's style a StripStyle over the style it has (the
