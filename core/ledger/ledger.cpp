@@ -123,7 +123,7 @@ private:
 struct ModelStatesKey
 {
     ParamGroup which;
-    std::int64_t params, factoredState, matrixParams, group;
+    std::int64_t params, factoredState, matrixParams, group, fp8Primary;
     bool operator==(const ModelStatesKey &) const = default;
 };
 
@@ -157,15 +157,17 @@ struct Context
 };
 
 // Weights, gradients and optimizer states of one parameter group.
+// fp8Primary: elements of the group's linear weights kept as FP8 primary
+// weights (fp8_param_gather under Transformer Engine), which have no 16-bit copy.
 void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGroup which, std::string_view what,
-                    const ParamCount &pc, std::int64_t group, std::string_view groupName)
+                    const ParamCount &pc, std::int64_t group, std::string_view groupName, std::int64_t fp8Primary = 0)
 {
     if (pc.params <= 0)
         return;
     const std::size_t first = rank.entries.size();
     // The rows depend only on the group and its counts: most ranks hold the
     // same layers, so a rank like one before takes a copy of its rows.
-    const ModelStatesKey key{which, pc.params, pc.factoredState, pc.matrixParams, group};
+    const ModelStatesKey key{which, pc.params, pc.factoredState, pc.matrixParams, group, fp8Primary};
     for (const Context::RowsAt &at : x.modelStatesCache)
         if (at.key == key) {
             for (std::size_t i = at.first; i < at.first + at.count; ++i) {
@@ -189,11 +191,23 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
     const std::string params = cat(num(pc.params), " params");
 
     const OffloadTarget po = x.config.strategy.param_offload;
-    rb.add(Category::Weights, placementOf(po), std::string(what), ms.weights,
-           cat(params, " × ", x.sb.weightWhy, sharded(3)),
-           po != OffloadTarget::None
-               ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used"
-               : "");
+    if (fp8Primary > 0) {
+        // Megatron's --fp8-param-gather builds the linear layers under
+        // Transformer Engine's fp8_model_init: their weights are FP8 tensors
+        // (the "FP8 weight copies" row), with no 16-bit copy beside them.
+        const std::int64_t rest = std::max<std::int64_t>(pc.params - fp8Primary, 0);
+        rb.add(Category::Weights, placementOf(po), std::string(what),
+               modelStates(x.sb, rest, 0, zero, group, 0).weights,
+               cat("(", params, " − ", num(fp8Primary), " FP8 primary linear weights) × ", x.sb.weightWhy, sharded(3)),
+               "fp8_param_gather: the linear layers' weights are FP8 primary weights (Transformer Engine's "
+               "fp8_model_init), counted with the FP8 weight copies; the 16-bit copy is kept for the rest");
+    } else {
+        rb.add(Category::Weights, placementOf(po), std::string(what), ms.weights,
+               cat(params, " × ", x.sb.weightWhy, sharded(3)),
+               po != OffloadTarget::None
+                   ? "parameters offloaded (ZeRO-Infinity); layers are gathered to the device when used"
+                   : "");
+    }
     const OffloadTarget go = x.config.strategy.grad_offload;
     rb.add(Category::Gradients, placementOf(go), std::string(what), ms.gradients,
            cat(params, " × ", x.sb.gradWhy, sharded(2)),
@@ -787,9 +801,18 @@ void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::
     const std::string_view dpName = hsdp ? (x.cp > 1 ? "the HSDP shard group (data_parallel_shard_size·c)"
                                                      : "the HSDP shard group (data_parallel_shard_size)")
                                          : (x.cp > 1 ? "d·c" : "d");
-    addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", rp.layersDense, x.shardGroup, dpName);
+    // FP8 primary weights: the linear weights of the rank's layers, as Fp8LedgerRows counts their copies.
+    std::int64_t fp8Dense = 0, fp8Expert = 0;
+    if (fp8PrimaryWeights(config)) {
+        const Fp8LayerWeights dense = fp8LayerWeights(config.model, false, x.t, x.e, x.etp);
+        const Fp8LayerWeights moe = rp.moeLayers > 0 ? fp8LayerWeights(config.model, true, x.t, x.e, x.etp) : dense;
+        fp8Dense = dense.dense * (rank.layers - rp.moeLayers) + moe.dense * rp.moeLayers;
+        fp8Expert = moe.expert * rp.moeLayers;
+    }
+    addModelStates(rb, rank, x, ParamGroup::Layers, "Transformer layers", rp.layersDense, x.shardGroup, dpName,
+                   fp8Dense);
     addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", rp.layersExpert, x.edpShard,
-                   hsdp ? "the expert-data-parallel shard group" : "the expert-data-parallel group");
+                   hsdp ? "the expert-data-parallel shard group" : "the expert-data-parallel group", fp8Expert);
     addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", rp.firstStage, x.shardGroup, dpName);
     addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", rp.lastStage, x.shardGroup,
                    dpName);

@@ -163,9 +163,13 @@ std::vector<Fp8Row> fp8LedgerRows(const Config &config, std::int64_t denseLayers
                             ceilBytes(double(elements) * f.copies * f.weightBytes / double(by)),
                             formatThousands(elements) + " linear weight elements × " + f.weightWhy
                                 + (by > 1 ? " / " + formatThousands(by) + " (ZeRO-3)" : ""),
-                            "Transformer Engine casts each linear weight once per iteration and keeps the FP8 copy "
-                            "from the first micro-batch to the optimizer step (is_first_microbatch), beside the "
-                            "16-bit weights and the fp32 master copy"});
+                            fp8PrimaryWeights(config)
+                                ? "fp8_param_gather: the linear weights are FP8 primary weights (Transformer "
+                                  "Engine's fp8_model_init) and their transpose, with no 16-bit copy; the fp32 "
+                                  "master copy stays with the optimizer"
+                                : "Transformer Engine casts each linear weight once per iteration and keeps the FP8 "
+                                  "copy from the first micro-batch to the optimizer step (is_first_microbatch), beside "
+                                  "the 16-bit weights and the fp32 master copy"});
         };
         copies("FP8 weight copies", denseLayers * dense.dense + moeLayers * moe.dense, group);
         copies("FP8 weight copies (routed experts)", moeLayers * moe.expert, expertGroup);
@@ -198,6 +202,11 @@ bool fp8ParamGatherInForce(const Config &config)
 {
     return config.strategy.fp8_param_gather && config.training.fp8_recipe != Fp8Recipe::None
            && config.parallelism.zero_stage >= 1;
+}
+
+bool fp8PrimaryWeights(const Config &config)
+{
+    return fp8ParamGatherInForce(config) && config.strategy.fp8_implementation == Fp8Implementation::TransformerEngine;
 }
 
 double fp8GatherBytesPerParam(const Config &config)

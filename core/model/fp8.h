@@ -76,6 +76,11 @@ struct Fp8Row
 std::vector<Fp8Row> fp8LedgerRows(const Config &config, std::int64_t denseLayers, std::int64_t moeLayers,
                                   std::int64_t group, std::int64_t expertGroup);
 
+// FP8 primary weights: fp8_param_gather in force under Transformer Engine
+// (Megatron's --fp8-param-gather builds the linear layers under
+// fp8_model_init), so the linear weights have no 16-bit copy.
+bool fp8PrimaryWeights(const Config &config);
+
 // strategy.fp8_param_gather in force: an FP8 recipe, and ZeRO ≥ 1 (the
 // distributed optimizer's or FSDP's all-gather of the weights; plain
 // data parallelism gathers nothing).

@@ -5,6 +5,7 @@
 // linear layers' weights in FP8, "reducing the all-gather overhead by half"
 // (NeMo's communication-overlap guide). Counted by hand below.
 #include "core/check/validate.h"
+#include "core/ledger/ledger.h"
 #include "core/model/fp8.h"
 #include "core/model/parameters.h"
 #include "core/reports/steptimereport.h"
@@ -58,6 +59,31 @@ TEST_CASE("fp8_param_gather: the linear weights cross in 1 byte, the rest in 2",
     CHECK(fp8GatherBytesPerParam(c) == Approx((fp8 * 1.0 + (total - fp8) * 2.0) / total));
     // Off, or without ZeRO, the weights' own 2 bytes.
     CHECK(fp8GatherBytesPerParam(smallGpt(false)) == 2.0);
+}
+
+TEST_CASE("fp8_param_gather: the linear weights are FP8 primary weights, without a 16-bit copy", "[ledger][fp8][zero]")
+{
+    // fp8_model_init: the 50,331,648 linear weights of the 4 layers exist
+    // only as FP8 tensors (the "FP8 weight copies" row: rowwise and its
+    // transpose on Hopper, 1 B each and a 4-byte scale per tensor); what stays
+    // in bf16 is the layers' norms and biases: per layer 2 LayerNorms of
+    // 2 · 1024, the QKV bias 3072, the projection's 1024, fc1's 4096 and
+    // fc2's 1024 = 13,312, 53,248 for the 4 layers.
+    auto row = [](const Ledger &l, Category c, const std::string &label) {
+        for (const LedgerEntry &e : l.ranks[0].entries)
+            if (e.category == c && e.label == label)
+                return e.bytes;
+        return Bytes(-1);
+    };
+    const Ledger primary = computeLedger(smallGpt(true));
+    CHECK(row(primary, Category::Weights, "Transformer layers") == 53248 * 2);
+    const Ledger copies = computeLedger(smallGpt(false));
+    CHECK(row(copies, Category::Weights, "Transformer layers") == (50331648 + 53248) * 2);
+    // The FP8 copies are the same either way; gradients and optimizer states too.
+    CHECK(row(primary, Category::Weights, "FP8 weight copies") == row(copies, Category::Weights, "FP8 weight copies"));
+    CHECK(row(primary, Category::Gradients, "Transformer layers")
+          == row(copies, Category::Gradients, "Transformer layers"));
+    CHECK(primary.ranks[0].device_total_bytes == copies.ranks[0].device_total_bytes - 50331648 * 2);
 }
 
 TEST_CASE("fp8_param_gather: MXFP8 weights carry an E8M0 scale byte per 32", "[time][fp8][zero]")

@@ -9,6 +9,9 @@
 // cases are a held-out check. Target (issue 17): each within 10 %, the mean
 // of the absolute errors within 5 %.
 #include "core/time/steptime.h"
+#include "core/timeline/peakledger.h"
+#include "core/timeline/reserved.h"
+#include "core/timeline/timeline.h"
 #include "testutil.h"
 
 #include <algorithm>
@@ -308,11 +311,10 @@ Config bridgeConfig(const json &row, const std::string &model)
                           {"pipeline_schedule", v > 1 ? "interleaved" : "1f1b"}};
     // Bridge's CommOverlapConfig defaults (its communication-overlap guide):
     // overlap_grad_reduce and overlap_param_gather on, gradients reduced in fp32.
-    doc["strategy"] = {{"recompute_granularity", "none"},
-                       {"flash_attention", true},
-                       {"overlap_grad_reduce", true},
-                       {"overlap_param_gather", true},
-                       {"tp_comm_overlap", t > 1}};
+    // Its FP8-CS precision (mixed_precision.py, bf16_with_fp8_current_scaling_mixed)
+    // sets fp8_param_gather: the linear weights are FP8 primary weights.
+    doc["strategy"] = {{"recompute_granularity", "none"}, {"flash_attention", true},  {"overlap_grad_reduce", true},
+                       {"overlap_param_gather", true},    {"tp_comm_overlap", t > 1}, {"fp8_param_gather", true}};
     doc["hardware"] = "H100-SXM-80GB";
     json unsplit = doc;
     unsplit["parallelism"]["pipeline_model_parallel_size"] = 1;
@@ -372,7 +374,7 @@ TEST_CASE("time model: FP8 dense Llama runs on DGX-H100 (Megatron Bridge) within
 
 namespace {
 
-Outcome mlperfOutcome(double *mfu = nullptr)
+Outcome mlperfOutcome(double *mfu = nullptr, Config *plan = nullptr)
 {
     // tests/data/time_reference/mlperf_gpt3_h100.json: the submission's
     // layout (t 4, p 8, 4 virtual stages, d 16, micro-batch 2, 72 micro-batches
@@ -420,6 +422,8 @@ Outcome mlperfOutcome(double *mfu = nullptr)
     doc["hardware"] = "H100-SXM-80GB";
     const Config config = test::configFrom(doc);
     REQUIRE(config.microBatches() == c["logged"]["gradient_accumulation_steps"].get<std::int64_t>());
+    if (plan != nullptr)
+        *plan = config;
     const double measured = c["derived"]["step_time_s"];
     const StepTime st = estimateStepTime(config);
     if (mfu != nullptr)
@@ -448,4 +452,39 @@ TEST_CASE("time model: all 23 published cases, A100 and H100, each within 10 % a
     all.push_back(mlperfOutcome());
     all.push_back(megatronReadme4608());
     checkWithinTargets(all, 23);
+}
+
+TEST_CASE("Every published run of the time references fits its device by every view, with one peak",
+          "[ledger][reference][published]")
+{
+    // They ran: Narayanan et al. 2021's Table 1 and Korthikanti et al. 2022's
+    // runs on A100-80GB, Megatron Bridge's dense Llama rows and MLPerf v4.0's
+    // GPT-3 175B on H100-80GB. Each rank's simulated peak is its ledger total
+    // (one peak), and the caching allocator's reserve with the runtime
+    // reserve stays within the device.
+    std::vector<std::pair<std::string, Config>> runs;
+    for (const json &c : timeCases()["cases"])
+        if (starts(c["id"], "narayanan2021_t1_") || starts(c["id"], "korthikanti2022_"))
+            runs.emplace_back(c["id"].get<std::string>(), caseConfig(c));
+    std::ifstream in(std::string(MEMLEDGER_TEST_DATA) + "/time_reference/megatron_bridge_h100.json");
+    const json table = json::parse(in);
+    const std::map<std::string, std::string> models
+        = {{"LLAMA3_8B", "llama-3.1-8b"}, {"LLAMA3_70B", "llama-3-70b"}, {"LLAMA3.1_405B", "llama-3.1-405b"}};
+    for (const json &row : table["rows"])
+        if (const auto model = models.find(row[0].get<std::string>()); model != models.end())
+            runs.emplace_back(row[0].get<std::string>(), bridgeConfig(row, model->second));
+    Config mlperf;
+    mlperfOutcome(nullptr, &mlperf);
+    runs.emplace_back("mlperf-gpt3-175b", mlperf);
+    REQUIRE(runs.size() == 22);
+    for (const auto &[id, config] : runs) {
+        CAPTURE(id);
+        const PlanPeak plan = planPeak(config);
+        CHECK(plan.ledger.fits());
+        REQUIRE(plan.ledger.ranks.size() == plan.timeline.ranks.size());
+        for (std::size_t r = 0; r < plan.ledger.ranks.size(); ++r)
+            CHECK(plan.ledger.ranks[r].device_total_bytes == plan.timeline.ranks[r].peak_bytes);
+        const PlanReserved reserved = simulateReserved(config, plan.timeline);
+        CHECK(reserved.fits());
+    }
 }
