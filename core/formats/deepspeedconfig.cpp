@@ -20,12 +20,7 @@ using json = nlohmann::json;
 
 // Why a key MemLedger does not map is left: {noMemoryEffect, why}, by the
 // key's path or a prefix of it ending in '.'.
-struct Reason
-{
-    std::string_view key;
-    bool noMemoryEffect;
-    std::string_view why;
-};
+using Reason = KeyReason;
 
 constexpr Reason kReasons[] = {
     {"optimizer.params.", true, "a hyperparameter"},
@@ -78,12 +73,7 @@ constexpr Reason kReasons[] = {
 
 const Reason *reasonOf(const std::string &key)
 {
-    for (const Reason &r : kReasons) {
-        const bool prefix = !r.key.empty() && r.key.back() == '.';
-        if (prefix ? key.rfind(r.key, 0) == 0 : key == r.key)
-            return &r;
-    }
-    return nullptr;
+    return keyReasonOf(kReasons, key);
 }
 
 std::string valueText(const json &v)

@@ -3,6 +3,7 @@
 
 #include "core/formats/builtins.h"
 #include "core/formats/deepspeedconfig.h"
+#include "core/formats/launchexport.h"
 #include "core/formats/preset.h"
 
 #include <nlohmann/json.hpp>
@@ -12,25 +13,6 @@ namespace memledger {
 namespace {
 
 using ordered = nlohmann::ordered_json;
-
-// The name of a built-in preset of `kind` whose section makes the same plan.
-std::string builtinSection(const Config &config, const char *kind)
-{
-    const Config want = canonicalPlan(config);
-    for (const std::string &name : builtinNames(kind)) {
-        const LoadResult loaded = presetFromText(findBuiltin(kind, name)->text, name);
-        if (!loaded.config)
-            continue;
-        Config c = config;
-        if (std::string_view(kind) == "models")
-            c.model = loaded.config->model;
-        else
-            c.hardware = loaded.config->hardware;
-        if (canonicalPlan(c) == want)
-            return name;
-    }
-    return {};
-}
 
 std::string reasonFor(const std::string &field)
 {
@@ -54,8 +36,6 @@ std::string reasonFor(const std::string &field)
 // {"unexpressed": {...}, "why": {...}}: every field of `want` that `got` (the import of the keys alone) lacks.
 ordered memledgerKey(const Config &wantConfig, const Config &gotConfig, const std::string &model)
 {
-    const nlohmann::json want = presetToJson(canonicalPlan(wantConfig));
-    const nlohmann::json got = presetToJson(canonicalPlan(gotConfig));
     ordered unexpressed = ordered::object(), why = ordered::object();
     const auto add = [&](const std::string &field, const ordered &value) {
         unexpressed[field] = value;
@@ -63,27 +43,8 @@ ordered memledgerKey(const Config &wantConfig, const Config &gotConfig, const st
     };
     if (!model.empty())
         add("model", model);
-    for (const char *section : {"model", "training", "parallelism", "strategy", "hardware", "inference"}) {
-        if (!want.contains(section) || (got.contains(section) && want[section] == got[section]))
-            continue;
-        if (std::string_view(section) == "hardware") {
-            if (const std::string name = builtinSection(wantConfig, "hardware"); !name.empty()) {
-                add("hardware", name);
-                continue;
-            }
-        }
-        for (const auto &[key, value] : want[section].items()) {
-            if (got.contains(section) && got[section].contains(key) && got[section][key] == value)
-                continue;
-            add(std::string(section) + "." + key, ordered::parse(value.dump()));
-        }
-        // A field the plan leaves unset that the import sets (a DeepSpeed
-        // default of an optional knob): null unsets it again.
-        if (got.contains(section) && got[section].is_object())
-            for (const auto &[key, value] : got[section].items())
-                if (!want[section].contains(key))
-                    add(std::string(section) + "." + key, ordered());
-    }
+    for (const UnexpressedField &u : unexpressedFields(wantConfig, gotConfig, true))
+        add(u.field, ordered::parse(u.value.dump()));
     ordered out = ordered::object();
     if (!unexpressed.empty()) {
         out["unexpressed"] = unexpressed;

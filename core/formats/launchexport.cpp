@@ -48,16 +48,6 @@ void canonicalMoeLayers(ModelConfig &m)
     m.moe_layer_pattern = pattern;
 }
 
-std::string builtinHardware(const HardwareConfig &hardware)
-{
-    for (const std::string &name : builtinNames("hardware")) {
-        const LoadResult loaded = presetFromText(findBuiltin("hardware", name)->text, name);
-        if (loaded.config && loaded.config->hardware == hardware)
-            return name;
-    }
-    return {};
-}
-
 std::string reasonFor(const std::string &field)
 {
     if (field == "strategy.framework")
@@ -77,25 +67,11 @@ std::string reasonFor(const std::string &field)
 // the arguments alone) does not have.
 std::vector<std::string> annotations(const Config &wantConfig, const Config &gotConfig)
 {
-    const nlohmann::json want = presetToJson(canonicalPlan(wantConfig));
-    const nlohmann::json got = presetToJson(canonicalPlan(gotConfig));
     std::vector<std::string> lines;
-    for (const char *section : {"model", "training", "parallelism", "strategy", "hardware", "inference"}) {
-        if (!want.contains(section) || (got.contains(section) && want[section] == got[section]))
-            continue;
-        if (std::string_view(section) == "hardware") {
-            if (const std::string name = builtinHardware(wantConfig.hardware); !name.empty()) {
-                lines.push_back("hardware=" + name + "  # the device: not among Megatron-LM's arguments");
-                continue;
-            }
-        }
-        for (const auto &[key, value] : want[section].items()) {
-            if (got.contains(section) && got[section].contains(key) && got[section][key] == value)
-                continue;
-            const std::string field = std::string(section) + "." + key;
-            lines.push_back(field + "=" + value.dump() + "  # " + reasonFor(field));
-        }
-    }
+    for (const UnexpressedField &u : unexpressedFields(wantConfig, gotConfig, false))
+        lines.push_back(u.field == "hardware" ? "hardware=" + u.value.get<std::string>()
+                                                    + "  # the device: not among Megatron-LM's arguments"
+                                              : u.field + "=" + u.value.dump() + "  # " + reasonFor(u.field));
     return lines;
 }
 
@@ -180,6 +156,49 @@ LaunchExport exportLaunch(const Config &config, LaunchFormat format)
         for (const std::string &line : annotations(config, *back.config))
             out.problems.push_back(
                 {annotationAssignment(line), "does not survive the round trip", {}, Problem::Severity::Warning});
+    }
+    return out;
+}
+
+std::string builtinSection(const Config &config, const char *kind)
+{
+    const Config want = canonicalPlan(config);
+    for (const std::string &name : builtinNames(kind)) {
+        const LoadResult loaded = presetFromText(findBuiltin(kind, name)->text, name);
+        if (!loaded.config)
+            continue;
+        Config c = config;
+        if (std::string_view(kind) == "models")
+            c.model = loaded.config->model;
+        else
+            c.hardware = loaded.config->hardware;
+        if (canonicalPlan(c) == want)
+            return name;
+    }
+    return {};
+}
+
+std::vector<UnexpressedField> unexpressedFields(const Config &wantConfig, const Config &gotConfig, bool unsetExtra)
+{
+    const nlohmann::json want = presetToJson(canonicalPlan(wantConfig));
+    const nlohmann::json got = presetToJson(canonicalPlan(gotConfig));
+    std::vector<UnexpressedField> out;
+    for (const char *section : {"model", "training", "parallelism", "strategy", "hardware", "inference"}) {
+        if (!want.contains(section) || (got.contains(section) && want[section] == got[section]))
+            continue;
+        if (std::string_view(section) == "hardware") {
+            if (const std::string name = builtinSection(wantConfig, "hardware"); !name.empty()) {
+                out.push_back({"hardware", name});
+                continue;
+            }
+        }
+        for (const auto &[key, value] : want[section].items())
+            if (!(got.contains(section) && got[section].contains(key) && got[section][key] == value))
+                out.push_back({std::string(section) + "." + key, value});
+        if (unsetExtra && got.contains(section) && got[section].is_object())
+            for (const auto &[key, value] : got[section].items())
+                if (!want[section].contains(key))
+                    out.push_back({std::string(section) + "." + key, nullptr});
     }
     return out;
 }

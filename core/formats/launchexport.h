@@ -5,7 +5,9 @@
 #include "core/config/config.h"
 #include "core/formats/launchimport.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace memledger {
 
@@ -32,5 +34,24 @@ bool importFailedWarnings(const LaunchImport &back, LaunchExport &out);
 // one fits, and no name or description: two configurations describe the same
 // plan when their canonical plans are equal.
 Config canonicalPlan(Config config);
+
+// A value of the plan that a framework's arguments or keys do not carry: its
+// dotted field ("strategy.gqa_kv", or "hardware" with a built-in's name) and
+// its JSON value; null unsets a field the import sets and the plan does not.
+struct UnexpressedField
+{
+    std::string field;
+    nlohmann::json value;
+};
+
+// Every field of `want` that `got` (the import of the export's own arguments
+// or keys) lacks, section by section; the device as a built-in's name where
+// one gives the same plan. With `unsetExtra`, also the fields `got` sets that
+// `want` leaves unset (a framework's default of an optional knob), as null.
+std::vector<UnexpressedField> unexpressedFields(const Config &want, const Config &got, bool unsetExtra);
+
+// The built-in preset of `kind` ("models", "hardware") whose section gives the
+// same plan as `config`'s, or "".
+std::string builtinSection(const Config &config, const char *kind);
 
 } // namespace memledger

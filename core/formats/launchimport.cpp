@@ -44,6 +44,16 @@ std::string unusedSettingText(const UnusedSetting &u)
     return text + (u.why.empty() ? "" : ": " + u.why) + ")";
 }
 
+const KeyReason *keyReasonOf(std::span<const KeyReason> table, std::string_view key)
+{
+    for (const KeyReason &r : table) {
+        const bool prefix = !r.key.empty() && r.key.back() == '.';
+        if (prefix ? key.substr(0, r.key.size()) == r.key : key == r.key)
+            return &r;
+    }
+    return nullptr;
+}
+
 namespace {
 
 // A validation problem's field, named by the argument or key that set it.

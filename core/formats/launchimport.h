@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,17 @@ struct UnusedSetting
 // "--lr 6.0e-5 (line 41; no effect on memory: the learning rate)": what
 // memledger-cli import prints after "unused: " and the GUI's dialog lists.
 std::string unusedSettingText(const UnusedSetting &unused);
+
+// Why a key of a config file MemLedger does not map is left, by the key's
+// path or by a prefix of it ending in '.' (the DeepSpeed and torchtitan readers' tables).
+struct KeyReason
+{
+    std::string_view key;
+    bool noMemoryEffect;
+    std::string_view why;
+};
+// The first of `table`'s entries that names `key` or a prefix of it, or null.
+const KeyReason *keyReasonOf(std::span<const KeyReason> table, std::string_view key);
 
 struct LaunchOptions
 {

@@ -22,12 +22,7 @@ namespace {
 enum class Version { Dec2024, Y2025 };
 
 // Why a key MemLedger does not map is left: by the key's path, or a prefix of it ending in '.'.
-struct Reason
-{
-    std::string_view key;
-    bool noMemoryEffect;
-    std::string_view why;
-};
+using Reason = KeyReason;
 
 constexpr Reason kReasons[] = {
     {"job.", true, "the job's name, folders and logging"},
@@ -81,12 +76,7 @@ constexpr Reason kReasons[] = {
 
 const Reason *reasonOf(const std::string &key)
 {
-    for (const Reason &r : kReasons) {
-        const bool prefix = !r.key.empty() && r.key.back() == '.';
-        if (prefix ? key.rfind(r.key, 0) == 0 : key == r.key)
-            return &r;
-    }
-    return nullptr;
+    return keyReasonOf(kReasons, key);
 }
 
 std::string valueText(const toml::node &v)

@@ -2,6 +2,7 @@
 #include "core/formats/torchtitanexport.h"
 
 #include "core/formats/builtins.h"
+#include "core/formats/launchexport.h"
 #include "core/formats/preset.h"
 #include "core/formats/torchtitanconfig.h"
 
@@ -10,25 +11,6 @@
 namespace memledger {
 
 namespace {
-
-// The built-in preset of `kind` whose section gives the same plan, or "".
-std::string builtinSection(const Config &config, const char *kind)
-{
-    const Config want = canonicalPlan(config);
-    for (const std::string &name : builtinNames(kind)) {
-        const LoadResult loaded = presetFromText(findBuiltin(kind, name)->text, name);
-        if (!loaded.config)
-            continue;
-        Config c = config;
-        if (std::string_view(kind) == "models")
-            c.model = loaded.config->model;
-        else
-            c.hardware = loaded.config->hardware;
-        if (canonicalPlan(c) == want)
-            return name;
-    }
-    return {};
-}
 
 // torchtitan's llama3 flavor of a built-in model (see builtinOfFlavor in torchtitanconfig.cpp).
 std::string flavorOf(const std::string &builtin)
@@ -63,29 +45,11 @@ std::string reasonFor(const std::string &field)
 // a field the plan leaves unset that the import sets is written null.
 std::vector<std::string> annotations(const Config &wantConfig, const Config &gotConfig)
 {
-    const nlohmann::json want = presetToJson(canonicalPlan(wantConfig));
-    const nlohmann::json got = presetToJson(canonicalPlan(gotConfig));
     std::vector<std::string> lines;
-    const auto add = [&](const std::string &field, const std::string &value) {
-        lines.push_back(field + "=" + value + "  # " + reasonFor(field));
-    };
-    for (const char *section : {"model", "training", "parallelism", "strategy", "hardware", "inference"}) {
-        if (!want.contains(section) || (got.contains(section) && want[section] == got[section]))
-            continue;
-        if (std::string_view(section) == "hardware") {
-            if (const std::string name = builtinSection(wantConfig, "hardware"); !name.empty()) {
-                add("hardware", name);
-                continue;
-            }
-        }
-        for (const auto &[key, value] : want[section].items())
-            if (!(got.contains(section) && got[section].contains(key) && got[section][key] == value))
-                add(std::string(section) + "." + key, value.dump());
-        if (got.contains(section) && got[section].is_object())
-            for (const auto &[key, value] : got[section].items())
-                if (!want[section].contains(key))
-                    add(std::string(section) + "." + key, "null");
-    }
+    for (const UnexpressedField &u : unexpressedFields(wantConfig, gotConfig, true))
+        lines.push_back(u.field + "="
+                        + (u.value.is_string() && u.field == "hardware" ? u.value.get<std::string>() : u.value.dump())
+                        + "  # " + reasonFor(u.field));
     return lines;
 }
 
