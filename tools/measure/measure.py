@@ -447,26 +447,12 @@ class PlainFp32:
         return {p.grad.data_ptr() for p in self.params if p.grad is not None}
 
 
-class PureBf16:
-    """bf16 parameters with .grad and torch.optim.AdamW (bf16 states), as a
-    model loaded in bf16 and trained without a master copy;
-    zero_grad(set_to_none=True) right after the step."""
+class PureBf16(PlainFp32):
+    """PlainFp32's training with the model in bf16: bf16 parameters and .grad,
+    torch.optim.AdamW with bf16 states, no master copy."""
 
     def __init__(self, model):
-        self.model = model.to(torch.bfloat16)
-        self.params = list(model.parameters())
-        self.main_params = []
-        self.optimizer = torch.optim.AdamW(self.params, lr=1e-4, weight_decay=0.01)
-
-    def zero_grad(self):
-        pass
-
-    def step(self):
-        self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
-
-    def grad_blocks(self):
-        return {p.grad.data_ptr() for p in self.params if p.grad is not None}
+        super().__init__(model.to(torch.bfloat16))
 
 
 # ---------------------------------------------------------------------------
