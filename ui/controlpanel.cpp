@@ -145,6 +145,14 @@ ControlPanel::Group ControlPanel::parallelism()
              .range = {1, 1024},
              .access = plain<&Config::parallelism, &ParallelismConfig::expert_model_parallel_size>(),
              .tip = tr("splits the experts")},
+            // In MoeDispatcher's order.
+            {.kind = Kind::Combo,
+             .label = tr("MoE dispatch"),
+             .field = "strategy.moe_token_dispatcher",
+             .items = {tr("all-to-all"), QStringLiteral("DeepEP")},
+             .access = plain<&Config::strategy, &StrategyConfig::moe_token_dispatcher>(),
+             .tip = tr("How tokens reach their experts' ranks: all-to-alls with a receive buffer for the worst "
+                       "case, or DeepEP (each token sent once to each rank, DeepEP's own NVLink and RDMA buffers)")},
             {.kind = Kind::Check,
              .label = tr("Sequence parallel"),
              .field = "parallelism.sequence_parallel",

@@ -3,6 +3,7 @@
 
 #include "core/config/editrules.h"
 #include "core/model/activations.h"
+#include "core/model/deepep.h"
 #include "core/model/kvcache.h"
 #include "core/model/parameters.h"
 #include "core/model/policymatch.h"
@@ -638,6 +639,12 @@ void checkExpertParallel(Checker &ck, const Config &config)
             ck.error(kPar + "sequence_parallel",
                      "MoE with tensor parallelism needs sequence parallelism (Megatron requires it)",
                      "set sequence_parallel to true");
+        // DeepEP's Buffer has recommended configs for these group sizes only (deep_ep/buffers/legacy.py).
+        if (config.strategy.moe_token_dispatcher == MoeDispatcher::DeepEP && e > 1 && !deepEpBuffer(e, 2))
+            ck.error(kStrategy + "moe_token_dispatcher",
+                     "DeepEP has no buffer config for an expert-parallel group of " + str(e),
+                     "use expert_model_parallel_size 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 144 or 160, or the "
+                     "alltoall dispatcher");
     } else if (e > 1) {
         ck.error(kPar + "expert_model_parallel_size", "is " + str(e) + " but the model has no experts",
                  "use 1 for a dense model");

@@ -161,6 +161,24 @@ std::string_view gqaKvName(GqaKv g)
     return g == GqaKv::Repeated ? "repeated" : "grouped";
 }
 
+std::string_view moeProbsName(MoeProbs m)
+{
+    switch (m) {
+    case MoeProbs::Activation:
+        return "activation";
+    case MoeProbs::Output:
+        return "output";
+    case MoeProbs::OutputFp32:
+        return "output_fp32";
+    }
+    return "activation";
+}
+
+std::string_view moeDispatcherName(MoeDispatcher d)
+{
+    return d == MoeDispatcher::DeepEP ? "deepep" : "alltoall";
+}
+
 std::string_view spLinearSavesName(SpLinearSaves s)
 {
     return s == SpLinearSaves::Gathered ? "gathered" : "shard";

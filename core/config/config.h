@@ -192,6 +192,22 @@ enum class SpLinearSaves { Shard, Gathered };
 // transformers' Llama do before scaled_dot_product_attention) and the kernel
 // saves the copies for its backward.
 enum class GqaKv { Grouped, Repeated };
+// Where an MoE layer multiplies each expert's output by its routing
+// probability: inside the expert's activation (Megatron-LM since core 0.13,
+// "Memory efficient token permutation": weighted_bias_swiglu saves the fc1
+// output it saves anyway and the fp32 probabilities, and the unpermute saves
+// nothing), or on the expert outputs as they are combined (the token
+// permutation of earlier Megatron-LM, torchtitan's token dispatcher,
+// DeepSpeed's combine einsum, transformers' MoE blocks), whose backward keeps
+// every expert output; torchtitan's combine casts the outputs to fp32 first,
+// and its product keeps the fp32 copy.
+enum class MoeProbs { Activation, Output, OutputFp32 };
+// How an MoE layer's tokens reach their experts' ranks: all-to-alls whose
+// receive tensors PyTorch allocates (Megatron's alltoall dispatcher), or
+// DeepEP's kernels (Megatron's flex dispatcher, DeepSeek-V3), which send a
+// token once to each rank it goes to through NVLink and RDMA buffers DeepEP
+// allocates itself, outside PyTorch's caching allocator.
+enum class MoeDispatcher { AllToAll, DeepEP };
 // How RMSNorm, SwiGLU and an unfused attention's softmax are computed, which
 // decides what autograd saves: Megatron's fused kernels (Apex / Transformer
 // Engine RMSNorm saves its input and fp32 rstd; bias_swiglu saves gate and
@@ -286,6 +302,8 @@ struct StrategyConfig
     NormStatsDtype norm_stats_dtype = NormStatsDtype::FP32;
     SpLinearSaves sp_linear_saves = SpLinearSaves::Shard;
     GqaKv gqa_kv = GqaKv::Grouped;
+    MoeProbs moe_apply_probs = MoeProbs::Activation;
+    MoeDispatcher moe_token_dispatcher = MoeDispatcher::AllToAll;
     NormKernel norm_kernel = NormKernel::Fused; // RMSNorm only: nn.LayerNorm is one ATen kernel either way
     SwigluKernel swiglu_kernel = SwigluKernel::Fused;
     SoftmaxDtype softmax_dtype = SoftmaxDtype::Activation; // without FlashAttention
@@ -435,6 +453,8 @@ std::string_view dropoutMaskName(DropoutMaskDtype);
 std::string_view normStatsName(NormStatsDtype);
 std::string_view spLinearSavesName(SpLinearSaves);
 std::string_view gqaKvName(GqaKv);
+std::string_view moeProbsName(MoeProbs);
+std::string_view moeDispatcherName(MoeDispatcher);
 std::string_view offloadName(OffloadTarget);
 std::string_view gradBufferName(GradBuffer);
 std::string_view crossEntropyName(CrossEntropy);

@@ -33,6 +33,7 @@ Config makeProfile(Framework framework)
         c.strategy.cp_comm_type = CpCommType::AllGather;
         c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
         c.strategy.gqa_kv = GqaKv::Repeated;
+        c.strategy.moe_apply_probs = MoeProbs::OutputFp32;
         break;
     case Framework::DeepSpeed:
         c.strategy.norm_kernel = NormKernel::Eager;
@@ -47,6 +48,7 @@ Config makeProfile(Framework framework)
         c.strategy.zero3_max_live_parameters = 1000000000;
         c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
         c.strategy.gqa_kv = GqaKv::Repeated;
+        c.strategy.moe_apply_probs = MoeProbs::Output;
         break;
     case Framework::HF:
         c.training.fp32_params = true;
@@ -61,6 +63,7 @@ Config makeProfile(Framework framework)
         c.strategy.ddp_bucket_size = 25 * 1024 * 1024 / 4; // DDP's bucket_cap_mb=25 of fp32 gradients
         c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
         c.strategy.gqa_kv = GqaKv::Repeated;
+        c.strategy.moe_apply_probs = MoeProbs::Output;
         break;
     }
     return c;
@@ -69,7 +72,7 @@ Config makeProfile(Framework framework)
 // What the framework's code does for knob `k` (an index of frameworkKnobs()).
 std::string_view behaviour(Framework framework, std::size_t k)
 {
-    using Row = std::array<std::string_view, 14>;
+    using Row = std::array<std::string_view, 15>;
     static constexpr Row kMegatron
         = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
            "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
@@ -85,7 +88,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "no limit on live gathered parameters",
            "LinearWithGradAccumulationAndAsyncCommunication saves the sequence-sharded input and all-gathers it "
            "again in backward",
-           "Transformer Engine's attention reads the key/value groups itself"};
+           "Transformer Engine's attention reads the key/value groups itself",
+           "the routing probabilities applied in the experts' activation (weighted_bias_swiglu, since core 0.13's "
+           "memory-efficient token permutation): the unpermute saves no expert output"};
     static constexpr Row kTorchtitan = {
         "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
         "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
@@ -108,7 +113,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "feed-forward inputs (and ColwiseParallel the output layer's) before nn.Linear, which saves the gathered "
         "input (torchtitan parallelize_llama.py)",
         "repeat_kv copies K and V to every head before F.scaled_dot_product_attention, which saves the copies "
-        "(torchtitan models/llama/model.py)"};
+        "(torchtitan models/llama/model.py)",
+        "the token dispatcher's combine casts the expert outputs to fp32 and multiplies them by their scores, "
+        "which saves every fp32 copy (torchtitan models/common/token_dispatcher.py)"};
     static constexpr Row kDeepSpeed
         = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
            "the Hugging Face model's loss on logits cast to fp32",
@@ -124,7 +131,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "stage3_max_live_parameters' default of 1e9 gathered elements at most",
            "DeepSpeed's AutoTP has no sequence-parallel linears: a sequence-split input is gathered before a plain "
            "nn.Linear, which saves it whole",
-           "the Hugging Face model's repeat_kv copies K and V to every head before the attention"};
+           "the Hugging Face model's repeat_kv copies K and V to every head before the attention",
+           "DeepSpeed MoE's combine einsum of the combine weights and the expert outputs, which saves every expert "
+           "output (deepspeed/moe/sharded_moe.py)"};
     static constexpr Row kHF = {
         "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
         "each layer runs",
@@ -143,7 +152,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "no limit on live gathered parameters",
         "transformers' tensor-parallel plans are DTensor's ColwiseParallel / SequenceParallel styles: the input is "
         "gathered before nn.Linear, which saves it whole",
-        "repeat_kv copies K and V to every head before the attention (sdpa and eager alike)"};
+        "repeat_kv copies K and V to every head before the attention (sdpa and eager alike)",
+        "the MoE block's expert_layer(x) * routing_weights, which saves every expert output (transformers' "
+        "Mixtral and DeepSeek-V3 modeling)"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -201,6 +212,7 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
         MEMLEDGER_KNOB(strategy, zero3_max_live_parameters),
         MEMLEDGER_KNOB(strategy, sp_linear_saves),
         MEMLEDGER_KNOB(strategy, gqa_kv),
+        MEMLEDGER_KNOB(strategy, moe_apply_probs),
     };
     return kKnobs;
 }

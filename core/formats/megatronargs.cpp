@@ -106,7 +106,6 @@ const std::set<std::string, std::less<>> kNoMemoryEffect = {
     "--moe-z-loss-coeff",
     "--moe-grouped-gemm",
     "--moe-permute-fusion",
-    "--moe-token-dispatcher-type",
     "--no-masked-softmax-fusion",
     "--no-bias-dropout-fusion",
     "--no-bias-swiglu-fusion",
@@ -865,8 +864,18 @@ void readStrategy(Args &a, StrategyConfig &s, const ModelConfig &m)
     s.tp_comm_overlap = a.flag("--tp-comm-overlap");
     if (a.has("--ddp-bucket-size"))
         s.ddp_bucket_size = a.integer("--ddp-bucket-size", 1, std::int64_t(1) << 40).value_or(s.ddp_bucket_size);
-    if (m.num_experts > 0)
+    if (m.num_experts > 0) {
         s.moe_expert_capacity_factor = a.number("--moe-expert-capacity-factor", 0.0, 1000.0).value_or(0.0);
+        // The flex dispatcher's DeepEP backend (--moe-enable-deepep, deprecated for
+        // --moe-flex-dispatcher-backend deepep, its default: transformer_config.py).
+        const bool flex = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"}) == "flex";
+        const bool enable = a.flag("--moe-enable-deepep");
+        const std::string backend
+            = a.choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"}).value_or("deepep");
+        if (flex && (enable || backend == "deepep"))
+            s.moe_token_dispatcher = MoeDispatcher::DeepEP;
+        a.source("strategy.moe_token_dispatcher", "--moe-token-dispatcher-type");
+    }
 }
 
 // --pipeline-model-parallel-layout as PipelineParallelLayerLayout.parse_str_to_list
@@ -1413,6 +1422,10 @@ void strategyArguments(const StrategyConfig &s, std::vector<std::string> &out)
         arg("--ddp-bucket-size", std::to_string(s.ddp_bucket_size));
     if (s.moe_expert_capacity_factor > 0)
         arg("--moe-expert-capacity-factor", number(s.moe_expert_capacity_factor));
+    if (s.moe_token_dispatcher == MoeDispatcher::DeepEP) {
+        arg("--moe-token-dispatcher-type", "flex");
+        arg("--moe-flex-dispatcher-backend", "deepep");
+    }
 }
 
 } // namespace

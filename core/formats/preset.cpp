@@ -561,6 +561,10 @@ void visit(V &v, StrategyConfig &s)
     v.field("flash_attention", s.flash_attention);
     v.field("torch_compile", s.torch_compile);
     v.choice("gqa_kv", s.gqa_kv, {GqaKv::Grouped, GqaKv::Repeated}, gqaKvName);
+    v.choice("moe_apply_probs", s.moe_apply_probs, {MoeProbs::Activation, MoeProbs::Output, MoeProbs::OutputFp32},
+             moeProbsName);
+    v.choice("moe_token_dispatcher", s.moe_token_dispatcher, {MoeDispatcher::AllToAll, MoeDispatcher::DeepEP},
+             moeDispatcherName);
     v.choice("dropout_mask_dtype", s.dropout_mask_dtype, {DropoutMaskDtype::Bool, DropoutMaskDtype::Activation},
              dropoutMaskName);
     v.choice("norm_stats_dtype", s.norm_stats_dtype,

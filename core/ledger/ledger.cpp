@@ -9,6 +9,7 @@
 #include "core/ledger/scheduledledger.h"
 #include "core/model/activations.h"
 #include "core/model/cpexchange.h"
+#include "core/model/deepep.h"
 #include "core/model/fp8.h"
 #include "core/model/gradoffload.h"
 #include "core/model/modelstates.h"
@@ -516,6 +517,66 @@ void addActivations(RankBuilder &rb, RankLedger &rank, const Context &x, std::in
     addStageExtras(rb, x, r, countedAt);
 }
 
+// DeepEP (strategy.moe_token_dispatcher "deepep"): the dispatch sends each
+// token once to every rank that holds one of its experts, reading it in
+// place, and the received tokens (and the combine's reduced outputs) are
+// tensors PyTorch allocates at the counts DeepEP's layout pass finds; its own
+// NVLink and RDMA buffers are DeepEP's, outside the caching allocator.
+void addDeepEp(RankBuilder &rb, const Config &config, std::int64_t tokens, std::int64_t e)
+{
+    const ModelConfig &m = config.model;
+    const std::int64_t A = activationBytes(config);
+    const std::int64_t ranks = std::min(m.moe_router_topk, e);
+    const Bytes recv = tokens * ranks * m.hidden_size * A;
+    const Bytes combine = tokens * m.hidden_size * A;
+    rb.add(Category::Communication, Placement::Device, "MoE dispatch and combine (DeepEP)", recv + combine,
+           cat("dispatch receive ", num(tokens), " tokens × ", num(ranks), " ranks at most (min(k, e)) × h × ",
+               std::to_string(A), " B + combine receive ", num(tokens), " tokens × h × ", std::to_string(A), " B"),
+           "DeepEP sends a token once to each rank holding one of its experts and allocates the receive tensors at "
+           "the counts its layout pass finds (balanced routing: what a rank sends)");
+    const std::int64_t hiddenBytes = m.hidden_size * std::max<std::int64_t>(A, 2);
+    const std::optional<DeepEpBuffer> buf = deepEpBuffer(e, hiddenBytes);
+    if (!buf)
+        return; // validate() refuses the plan
+    rb.add(Category::Runtime, Placement::Device, "DeepEP buffers", buf->nvl + buf->rdma,
+           cat("NVLink ", formatGB(double(buf->nvl)), " (", num(buf->nvlRecvTokens),
+               "-token receive queues × 10 channels × ", num(std::min<std::int64_t>(e, 8)), " peers) + RDMA ",
+               formatGB(double(buf->rdma)), " (", num(buf->rdmaRecvTokens), "-token queues × 10 channels × ",
+               num(e / 8), " nodes, send and receive)"),
+           "deep_ep.Buffer as Megatron-LM's fused_a2a sizes it for " + num(e)
+               + " ranks and h × 2 B tokens: allocated by DeepEP (cudaMalloc, NVSHMEM), not PyTorch's allocator");
+}
+
+// Megatron's alltoall dispatcher: every token copy sent (s·b·k) and, for
+// dropless routing, a receive buffer for the worst case.
+void addAllToAll(RankBuilder &rb, const Config &config, std::int64_t tokens, std::int64_t e, bool sp)
+{
+    const ModelConfig &m = config.model;
+    const std::int64_t A = activationBytes(config);
+    const std::int64_t copies = tokens * m.moe_router_topk;
+    const Bytes send = copies * m.hidden_size * A;
+    Bytes recv = 0;
+    std::string recvWhy;
+    if (config.strategy.moe_expert_capacity_factor > 0) {
+        recv = static_cast<Bytes>(std::ceil(config.strategy.moe_expert_capacity_factor * static_cast<double>(copies)))
+               * m.hidden_size * A;
+        recvWhy = "capacity factor " + dec(config.strategy.moe_expert_capacity_factor) + " × " + num(copies)
+                  + " token copies";
+    } else {
+        const std::int64_t local = m.num_experts / e;
+        const std::int64_t worst = e * tokens * std::min(m.moe_router_topk, local);
+        recv = worst * m.hidden_size * A;
+        recvWhy = "worst case: all " + num(e) + " ranks send every token to this rank's " + num(local) + " experts ("
+                  + num(worst) + " copies)";
+    }
+    rb.add(Category::Communication, Placement::Device, "MoE all-to-all buffers", send + recv,
+           "send " + num(copies) + " token copies (s·b/c" + std::string(sp ? "/t" : "") + "·k) × h × "
+               + std::to_string(A) + " B + receive " + recvWhy + " × h × " + std::to_string(A) + " B",
+           config.strategy.moe_expert_capacity_factor > 0
+               ? "static shapes from the capacity factor"
+               : "dropless routing: receive buffer sized for the worst case");
+}
+
 void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x, std::int64_t moeLayers,
                       const ParamCount &denseOnRank, const ParamCount &expertOnRank)
 {
@@ -604,34 +665,13 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
         }
     }
     if (moeLayers > 0 && x.e > 1) {
-        const ModelConfig &m = config.model;
-        const std::int64_t A = activationBytes(config);
         const bool sp = config.parallelism.sequence_parallel && x.t > 1;
         const std::int64_t tokens
             = config.training.seq_length / x.cp * config.training.micro_batch_size / (sp ? x.t : 1);
-        const std::int64_t copies = tokens * m.moe_router_topk;
-        const Bytes send = copies * m.hidden_size * A;
-        Bytes recv = 0;
-        std::string recvWhy;
-        if (config.strategy.moe_expert_capacity_factor > 0) {
-            recv = static_cast<Bytes>(
-                       std::ceil(config.strategy.moe_expert_capacity_factor * static_cast<double>(copies)))
-                   * m.hidden_size * A;
-            recvWhy = "capacity factor " + dec(config.strategy.moe_expert_capacity_factor) + " × " + num(copies)
-                      + " token copies";
-        } else {
-            const std::int64_t local = m.num_experts / x.e;
-            const std::int64_t worst = x.e * tokens * std::min(m.moe_router_topk, local);
-            recv = worst * m.hidden_size * A;
-            recvWhy = "worst case: all " + num(x.e) + " ranks send every token to this rank's " + num(local)
-                      + " experts (" + num(worst) + " copies)";
-        }
-        rb.add(Category::Communication, Placement::Device, "MoE all-to-all buffers", send + recv,
-               "send " + num(copies) + " token copies (s·b/c" + std::string(sp ? "/t" : "") + "·k) × h × "
-                   + std::to_string(A) + " B + receive " + recvWhy + " × h × " + std::to_string(A) + " B",
-               config.strategy.moe_expert_capacity_factor > 0
-                   ? "static shapes from the capacity factor"
-                   : "dropless routing: receive buffer sized for the worst case");
+        if (config.strategy.moe_token_dispatcher == MoeDispatcher::DeepEP)
+            addDeepEp(rb, config, tokens, x.e);
+        else
+            addAllToAll(rb, config, tokens, x.e, sp);
     }
 }
 

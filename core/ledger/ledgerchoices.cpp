@@ -207,12 +207,24 @@ void addStrategyChoices(std::vector<std::string> &out, const Config &config, con
             "Gradient offload: gradients stream to the host during backward through a device double buffer of two "
             "ddp_bucket_size buckets; the optimizer step runs on the CPU and the updated weights come back "
             "(ZeRO-Offload).");
-    if (config.model.isMoe())
+    if (config.model.isMoe()) {
+        const std::string probs
+            = st.moe_apply_probs == MoeProbs::Activation
+                  ? "routing probabilities applied in the experts' activation (moe_apply_probs = activation, "
+                    "Megatron-LM's weighted SwiGLU): no expert output saved"
+                  : std::string("routing probabilities applied to the expert outputs (moe_apply_probs = ")
+                        + std::string(moeProbsName(st.moe_apply_probs)) + "), which are saved"
+                        + (st.moe_apply_probs == MoeProbs::OutputFp32 ? " in fp32" : "");
+        const std::string buffers
+            = st.moe_token_dispatcher == MoeDispatcher::DeepEP
+                  ? "DeepEP's dispatch (moe_token_dispatcher = deepep): each token sent once to each rank, its "
+                    "receive tensors at the balanced counts, and DeepEP's own NVLink and RDMA buffers."
+                  : std::string("all-to-all buffers sized for ")
+                        + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless).");
         out.push_back("MoE: expert activations assume balanced routing (top-"
-                      + formatThousands(config.model.moe_router_topk)
-                      + " copies per token); all-to-all buffers are "
-                        "sized for "
-                      + (st.moe_expert_capacity_factor > 0 ? "the capacity factor." : "the worst case (dropless)."));
+                      + formatThousands(config.model.moe_router_topk) + " copies per token); " + probs + "; "
+                      + buffers);
+    }
 }
 
 // The architecture's variants that change what is counted, or that a reader

@@ -483,8 +483,19 @@ void addMoe(Account &acc, const Shape &x, const Config &config)
     else
         acc.add("moe.experts.fc1", "output", {x.A, x.s, x.b, k, etpF, f}, {x.sp, etpF});
     addInput(acc, x, "moe.experts.fc2", "input", {x.L, x.s, x.b, k, etpF, f}, {x.Ld, x.sp, etpF});
-    // Unpermute multiplies expert outputs by their routing probabilities: both saved.
-    acc.add("moe.experts", "output", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
+    switch (config.strategy.moe_apply_probs) {
+    case MoeProbs::Activation:
+        // weighted_bias_swiglu: the fc1 output above and an fp32 probability per token copy.
+        acc.add("moe.experts", "probs", {{"4", 4}, x.s, x.b, k, etpF}, {x.sp});
+        break;
+    case MoeProbs::Output:
+        // The combine multiplies expert outputs by their routing probabilities: both saved.
+        acc.add("moe.experts", "output", {x.A, x.s, x.b, k, etpF, x.h}, {x.sp});
+        break;
+    case MoeProbs::OutputFp32:
+        acc.add("moe.experts", "output", {{"4", 4}, x.s, x.b, k, etpF, x.h}, {x.sp});
+        break;
+    }
     if (m.moe_shared_expert_intermediate_size > 0)
         addMlp(acc, x, config, "moe.shared_expert", m.moe_shared_expert_intermediate_size, false);
 }

@@ -78,6 +78,11 @@ TEST_CASE("A framework sets the defaults of the knobs it disagrees on, and a wri
     CHECK(titan.strategy.grad_buffer == GradBuffer::OnDemand);
     CHECK_FALSE(titan.strategy.gradient_accumulation_fusion);
     CHECK(titan.strategy.optimizer_kernel == OptimizerKernel::Fused);
+    // Its token dispatcher's combine scores the expert outputs cast to fp32
+    // (models/common/token_dispatcher.py); Megatron-LM's weighted SwiGLU
+    // scores them inside the activation (core 0.13's token permutation).
+    CHECK(titan.strategy.moe_apply_probs == MoeProbs::OutputFp32);
+    CHECK(Config{}.strategy.moe_apply_probs == MoeProbs::Activation);
 
     // Hugging Face's Trainer: torch.optim.AdamW's foreach step, DDP's 25 MB buckets.
     nlohmann::json hf = titanDoc();
@@ -85,12 +90,14 @@ TEST_CASE("A framework sets the defaults of the knobs it disagrees on, and a wri
     const Config h = test::configFrom(hf);
     CHECK(h.strategy.optimizer_kernel == OptimizerKernel::Foreach);
     CHECK(h.strategy.ddp_bucket_size == 25 * 1024 * 1024 / 4);
+    CHECK(h.strategy.moe_apply_probs == MoeProbs::Output); // expert_layer(x) * routing_weights
     // DeepSpeed: a bf16 copy beside the fp32 master, contiguous gradients, 5e8-element buckets.
     hf["strategy"] = {{"framework", "deepspeed"}};
     const Config ds = test::configFrom(hf);
     CHECK_FALSE(ds.training.fp32_params);
     CHECK(ds.strategy.grad_buffer == GradBuffer::Contiguous);
     CHECK(ds.strategy.ddp_bucket_size == 500000000);
+    CHECK(ds.strategy.moe_apply_probs == MoeProbs::Output); // sharded_moe.py's combine einsum
 
     // A knob the preset writes beats its framework's default, and the choices say so.
     nlohmann::json written = titanDoc();

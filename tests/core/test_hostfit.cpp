@@ -16,14 +16,14 @@ namespace {
 // Llama-2-7B counted by hand (seed 000's plan C shape): embedding and the
 // untied output layer 32000 · 4096 each; per layer attention 4 · 4096², the
 // SwiGLU MLP 3 · 4096 · 11008 and two RMSNorm weights of 4096; the final norm.
-constexpr std::int64_t kEmbedding = 32000LL * 4096;
-constexpr std::int64_t kLayer = 4LL * 4096 * 4096 + 3LL * 4096 * 11008 + 2 * 4096;
-constexpr std::int64_t kParameters = 2 * kEmbedding + 32 * kLayer + 4096;
-static_assert(kParameters == 6738415616LL); // Llama-2-7B's published 6.74 B
+constexpr std::int64_t kLlama2Embedding = 32000LL * 4096;
+constexpr std::int64_t kLlama2Layer = 4LL * 4096 * 4096 + 3LL * 4096 * 11008 + 2 * 4096;
+constexpr std::int64_t kLlama2Parameters = 2 * kLlama2Embedding + 32 * kLlama2Layer + 4096;
+static_assert(kLlama2Parameters == 6738415616LL); // Llama-2-7B's published 6.74 B
 
 // ZeRO-Offload with the update on the CPU: fp32 master weights, Adam's two
 // fp32 moments on the host, 4 + 4 + 4 = 12 bytes per parameter (Ren et al. 2021).
-constexpr Bytes kHostBytes = 12 * kParameters; // 80,860,987,392 B
+constexpr Bytes kHostBytes = 12 * kLlama2Parameters; // 80,860,987,392 B
 
 std::string hostBytes(Bytes b)
 {
@@ -44,7 +44,7 @@ TEST_CASE("Host fit: the offloaded optimizer against the host memory per GPU, co
 {
     const Ledger exact = computeLedger(scenario("seed-000-7b-c-offload", {hostBytes(kHostBytes)}));
     REQUIRE(exact.ranks.size() == 1);
-    CHECK(exact.total_parameters == kParameters);
+    CHECK(exact.total_parameters == kLlama2Parameters);
     CHECK(exact.ranks[0].host_total_bytes == kHostBytes);
     CHECK(exact.host_capacity_bytes == kHostBytes);
     // Exactly full still fits, as the device verdict counts it (total <= capacity).
@@ -107,8 +107,8 @@ TEST_CASE("Host fit: each pipeline rank has its own verdict", "[ledger][host]")
     const Ledger split
         = computeLedger(scenario("seed-000-7b-c-offload", {"parallelism.pipeline_model_parallel_size=2"}));
     REQUIRE(split.ranks.size() == 2);
-    const Bytes first = 12 * (kEmbedding + 16 * kLayer);
-    const Bytes last = 12 * (16 * kLayer + kEmbedding + 4096);
+    const Bytes first = 12 * (kLlama2Embedding + 16 * kLlama2Layer);
+    const Bytes last = 12 * (16 * kLlama2Layer + kLlama2Embedding + 4096);
     CHECK(split.ranks[0].host_total_bytes == first);
     CHECK(split.ranks[1].host_total_bytes == last);
     const Ledger between = computeLedger(

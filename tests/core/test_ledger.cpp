@@ -160,9 +160,22 @@ TEST_CASE("MoE layers save per routed token: top-k copies on the expert side", "
     doc["strategy"] = {{"flash_attention", true}};
     const LayerActivations top2 = layerActivations(configFrom(doc), true);
     const LayerActivations top4 = layerActivations(configFrom(doc, {"model.moe_router_topk=4"}), true);
-    // Per token copy: fc1 input h, SwiGLU fc1 output 2f, fc2 input f, scaled output h; 2 bytes each.
-    const Bytes perCopy = 2 * (4096 + 2 * 14336 + 14336 + 4096);
+    // Per token copy, as Megatron-LM's TEGroupedMLP saves since core 0.13: fc1
+    // input h, SwiGLU fc1 output 2f, fc2 input f (2 bytes each), and the fp32
+    // routing probability weighted_bias_swiglu multiplies in.
+    const Bytes perCopy = 2 * (4096 + 2 * 14336 + 14336) + 4;
     CHECK(top4.total - top2.total == 2 * 4096 * perCopy);
+    // Probabilities applied to the expert outputs as they are combined (earlier
+    // Megatron-LM's unpermute, DeepSpeed, transformers): the scaled output h is
+    // saved instead of the probability; torchtitan's combine keeps it in fp32.
+    const auto perCopyUnder = [&](const char *probs) {
+        const std::string set = std::string("strategy.moe_apply_probs=") + probs;
+        return (layerActivations(configFrom(doc, {"model.moe_router_topk=4", set}), true).total
+                - layerActivations(configFrom(doc, {set}), true).total)
+               / (2 * 4096);
+    };
+    CHECK(perCopyUnder("output") == 2 * (4096 + 2 * 14336 + 14336 + 4096));
+    CHECK(perCopyUnder("output_fp32") == 2 * (4096 + 2 * 14336 + 14336) + 4 * 4096);
     // The attention half is the same as in a dense layer of the same shape.
     const LayerActivations dense
         = layerActivations(configFrom(doc, {"model.num_experts=0", "parallelism.expert_model_parallel_size=1"}), false);

@@ -104,7 +104,7 @@ TEST_CASE("10 T parameters on 100 k GPUs evaluate without overflow", "[limits]")
             weights = std::max(weights, r.device[static_cast<int>(Category::Weights)]
                                             + r.host[static_cast<int>(Category::Weights)]);
         CHECK(weights > 0);
-        CHECK_FALSE(l.fits());
+        CHECK(l.peak_bytes > weights); // gradients and activations come on top, in 64 bits
         CHECK(noNegativeNumber(ledgerToJson(c, l)));
         const Timeline tl = simulateIteration(c, {200});
         CHECK(std::isfinite(tl.step_time));

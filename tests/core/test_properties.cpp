@@ -103,16 +103,6 @@ Bytes modelStates(const RankLedger &r, bool hostToo)
         hostToo);
 }
 
-// Saved activations: what is kept from forward to backward, wherever it
-// waits; the full-recompute working set is a transient of the backward.
-Bytes savedActivations(const RankLedger &r)
-{
-    return sumOf(
-        r,
-        [](const LedgerEntry &e) { return e.category == Category::Activations && e.label != "Recompute working set"; },
-        true);
-}
-
 std::optional<Ledger> ledgerIfValid(const Config &c)
 {
     if (hasErrors(validate(c)))
@@ -176,6 +166,11 @@ std::string zeroStages(const Config &c, const Ledger &l)
 // more than selective would -- the ledger is right there, as the property
 // first found on 39 of 2000 configurations. A chunk is one of the p·v
 // stages, or of DualPipe's p (each of its two chunks per rank a whole stage).
+// What is held against is what a layer keeps per micro-batch: the rows are
+// what is alive at the rank's simulated peak, and that moment moves with the
+// granularity (a zero-bubble schedule's rank 1 can peak under selective while
+// W's deferred inputs are alive and the loss is not, and under full at the
+// loss), so two peaks' rows compare different moments.
 std::string recompute(const Config &c, const Ledger &l)
 {
     const StrategyConfig &st = c.strategy;
@@ -193,7 +188,7 @@ std::string recompute(const Config &c, const Ledger &l)
         if (!m)
             continue;
         for (std::size_t r = 0; r < l.ranks.size(); ++r)
-            if (savedActivations(m->ranks[r]) > savedActivations(l.ranks[r]))
+            if (m->ranks[r].layer_activation_bytes > l.ranks[r].layer_activation_bytes)
                 return std::string(granularityName(g)) + " recompute raised saved activations" + at(l.ranks[r]);
     }
     return {};

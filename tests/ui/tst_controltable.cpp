@@ -108,6 +108,7 @@ TEST_CASE("The control panel has every row of its table, in order", "[ui][contro
                          QStringLiteral("Data (d)"),
                          QStringLiteral("Context (c)"),
                          QStringLiteral("Expert (e)"),
+                         QStringLiteral("MoE dispatch"),
                          QStringLiteral("Sequence parallel"),
                          QStringLiteral("ZeRO stage"),
                          QStringLiteral("HSDP shard group"),
