@@ -9,6 +9,10 @@ bool ModelConfig::isMoeLayer(std::int64_t layer) const
 {
     if (num_experts <= 0)
         return false;
+    // The multi-token prediction modules' layers follow the decoder's: each is
+    // built from the last layer's spec (Megatron-LM's get_gpt_mtp_block_spec).
+    if (layer >= num_layers && num_layers > 0)
+        layer = num_layers - 1;
     if (!moe_layer_pattern.empty())
         return layer < static_cast<std::int64_t>(moe_layer_pattern.size()) && moe_layer_pattern[layer] != 0;
     if (layer < first_k_dense_replace)

@@ -61,6 +61,13 @@ struct ModelConfig
     std::vector<int> moe_layer_pattern; // from moe_layer_freq (list form); empty: use freq
     std::int64_t moe_layer_freq = 1; // every k-th layer is MoE
     std::int64_t first_k_dense_replace = 0; // DeepSeek: the first k layers stay dense
+    // Multi-token prediction (DeepSeek-V3 §2.2, Megatron-LM's --mtp-num-layers):
+    // each module normalises the next token's embedding and the hidden state
+    // (enorm, hnorm), projects their concatenation (eh_proj, 2h → h), runs one
+    // transformer layer built as the decoder's last and a final norm, and
+    // shares the embedding and the output layer with the main model. It runs
+    // on the last pipeline stage.
+    std::int64_t mtp_num_layers = 0;
 
     // Multi-latent attention (DeepSeek-V2/V3).
     bool multi_latent_attention = false;

@@ -518,12 +518,8 @@ void readDeepseekV3(Reader &r, ModelConfig &m)
             r.get(key);
     }
 
-    if (const std::int64_t mtp = r.integer("num_nextn_predict_layers", false, 0, 1000).value_or(0); mtp > 0)
-        r.warning(
-            "num_nextn_predict_layers",
-            "the multi-token-prediction module (" + std::to_string(mtp) + (mtp == 1 ? " extra layer" : " extra layers")
-                + " with its own projection and norms) is not counted",
-            "transformers does not build it either; add its layers to model.num_layers to approximate its memory");
+    // DeepSeek-V3's multi-token prediction modules (transformers does not build them; training does).
+    m.mtp_num_layers = r.integer("num_nextn_predict_layers", false, 0, 64).value_or(0);
 }
 
 // "meta-llama/Llama-2-7b-hf" -> "Llama-2-7b-hf"; a local path keeps its last folder.

@@ -675,6 +675,8 @@ void readVocabulary(Args &a, ModelConfig &m)
 
 void readMoe(Args &a, ModelConfig &m)
 {
+    m.mtp_num_layers = a.integer("--mtp-num-layers", 0, 64).value_or(0);
+    a.source("model.mtp_num_layers", "--mtp-num-layers");
     m.num_experts = a.integer("--num-experts", 0, 65536).value_or(0);
     a.source("model.num_experts", "--num-experts");
     if (m.num_experts == 0) {
@@ -726,8 +728,6 @@ void readMla(Args &a, ModelConfig &m)
     m.qk_head_dim = a.integer("--qk-head-dim", 1, 65536).value_or(128);
     m.qk_pos_emb_head_dim = a.integer("--qk-pos-emb-head-dim", 0, 65536).value_or(64);
     m.v_head_dim = a.integer("--v-head-dim", 1, 65536).value_or(128);
-    if (const auto mtp = a.integer("--mtp-num-layers", 0, 1000); mtp && *mtp > 0)
-        a.warning("--mtp-num-layers", "the multi-token-prediction module is not counted");
 }
 
 // Hybrid (Mamba) models: only a pattern without Mamba layers is a decoder MemLedger counts.
@@ -959,7 +959,8 @@ void readLayout(Args &a, const ModelConfig &m, ParallelismConfig &p)
         a.error("--pipeline-model-parallel-layout",
                 "places " + std::to_string(layers) + " layers (t), not --num-layers " + std::to_string(m.num_layers));
     if (mtp > 0)
-        a.warning("--pipeline-model-parallel-layout", "the multi-token-prediction layers (m) are not counted");
+        a.warning("--pipeline-model-parallel-layout",
+                  "the multi-token-prediction layers (m) are counted on the last stage, with the loss");
     p.virtual_pipeline_model_parallel_size = static_cast<std::int64_t>(stages->size()) / p.pipeline_model_parallel_size;
 }
 
@@ -1294,6 +1295,8 @@ void modelArguments(const ModelConfig &m, std::int64_t seq, std::vector<std::str
     arg("--vocab-size", std::to_string(m.vocab_size));
     if (m.make_vocab_size_divisible_by != 128)
         arg("--make-vocab-size-divisible-by", std::to_string(m.make_vocab_size_divisible_by));
+    if (m.mtp_num_layers > 0)
+        arg("--mtp-num-layers", std::to_string(m.mtp_num_layers));
     if (m.isMoe()) {
         arg("--num-experts", std::to_string(m.num_experts));
         arg("--moe-router-topk", std::to_string(m.moe_router_topk));

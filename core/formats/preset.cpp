@@ -475,6 +475,7 @@ void visit(V &v, ModelConfig &m)
     v.field("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, 0, kMaxDim);
     v.layerFreq("moe_layer_freq", m.moe_layer_freq, m.moe_layer_pattern);
     v.field("first_k_dense_replace", m.first_k_dense_replace, 0, 100000);
+    v.field("mtp_num_layers", m.mtp_num_layers, 0, 64);
     v.field("multi_latent_attention", m.multi_latent_attention);
     v.field("q_lora_rank", m.q_lora_rank, 0, kMaxDim);
     v.field("kv_lora_rank", m.kv_lora_rank, 1, kMaxDim);

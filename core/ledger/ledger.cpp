@@ -736,6 +736,14 @@ Context contextOf(const Config &config, const std::vector<std::vector<PipelineOp
     return x;
 }
 
+// The last stage's own parameters: the output layer and the final norm, and
+// the multi-token prediction modules' projections and norms.
+std::string outputLayerLabel(const Config &config)
+{
+    return config.model.mtp_num_layers > 0 ? "Output layer, final norm and MTP projection"
+                                           : "Output layer and final norm";
+}
+
 // The parameters rank r holds, by the groups its model-state rows shard differently.
 struct RankParams
 {
@@ -772,6 +780,12 @@ RankParams rankParamsOf(RankLedger &rank, const Context &x, std::int64_t r)
     if (last) {
         rp.lastStage += x.emb.output;
         rp.lastStage += x.emb.finalNorm;
+        rp.lastStage += x.emb.mtp;
+        // Multi-token prediction embeds the next tokens with the first stage's
+        // embedding: the same tensor where the rank holds both (DualPipe, the
+        // DeepSeek-V3 report §3.2.3), else a copy.
+        if (!first)
+            rp.lastStage += x.emb.mtpEmbedding;
     }
     rank.parameters = rp.layersDense.params + rp.layersExpert.params + rp.firstStage.params + rp.lastStage.params;
     rank.largest_parameter_tensor
@@ -827,7 +841,7 @@ void addComputeCopies(RankBuilder &rb, RankLedger &rank, const Context &x, const
     layers += rp.layersExpert;
     accumulated(ParamGroup::Layers, "Transformer layers, accumulated unsharded", layers);
     accumulated(ParamGroup::Embeddings, "Embeddings, accumulated unsharded", rp.firstStage);
-    accumulated(ParamGroup::OutputLayer, "Output layer and final norm, accumulated unsharded", rp.lastStage);
+    accumulated(ParamGroup::OutputLayer, outputLayerLabel(x.config) + ", accumulated unsharded", rp.lastStage);
 }
 
 // Every row of rank r, in the ledger's order: model states, FP8 copies, the
@@ -854,8 +868,7 @@ void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::
     addModelStates(rb, rank, x, ParamGroup::Experts, "Routed experts", rp.layersExpert, x.edpShard,
                    hsdp ? "the expert-data-parallel shard group" : "the expert-data-parallel group", fp8Expert);
     addModelStates(rb, rank, x, ParamGroup::Embeddings, "Embeddings", rp.firstStage, x.shardGroup, dpName);
-    addModelStates(rb, rank, x, ParamGroup::OutputLayer, "Output layer and final norm", rp.lastStage, x.shardGroup,
-                   dpName);
+    addModelStates(rb, rank, x, ParamGroup::OutputLayer, outputLayerLabel(config), rp.lastStage, x.shardGroup, dpName);
     for (const Fp8Row &row : fp8LedgerRows(config, rank.layers - rp.moeLayers, rp.moeLayers, x.shardGroup, x.edpShard))
         rb.add(row.category, Placement::Device, row.label, row.bytes, row.formula, row.note);
 

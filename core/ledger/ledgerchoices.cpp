@@ -254,6 +254,14 @@ void addModelChoices(std::vector<std::string> &out, const Config &config)
     if (m.embed_layernorm)
         out.push_back("Embedding LayerNorm (embed_layernorm, Megatron-DeepSpeed): 2h parameters on the first stage "
                       "(not on the tied copy), and its input and statistics saved per micro-batch in flight.");
+    if (m.mtp_num_layers > 0)
+        out.push_back(cat("Multi-token prediction (mtp_num_layers = ", formatThousands(m.mtp_num_layers),
+                          "): on the last stage, each module's transformer layer (built as the last layer) among its "
+                          "layers, its eh_proj (2h × h) and three norms in the output layer's row, with a copy of "
+                          "the word embedding unless the rank holds the first stage too (DualPipe); per micro-batch "
+                          "its norms' inputs, eh_proj's 2h input, a second output-layer input and loss softmax "
+                          "(Megatron-LM's MultiTokenPredictionLayer, DeepSeek-V3 §2.2). Its time counts its layer, not "
+                          "the projection nor the second output layer."));
 }
 
 } // namespace

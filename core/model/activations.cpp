@@ -702,6 +702,18 @@ StageActivations stageActivations(const Config &config)
         // Megatron's vocab-parallel cross entropy keeps the fp32 softmax of the logits.
         const Factor vocab{"V", paddedVocab(config.model, x.t.value)};
         acc.add("loss", "softmax_fp32", {{"4", 4}, x.s, x.b, vocab}, {x.t});
+        // Each multi-token prediction module (its transformer layer is a stage
+        // layer): the two norms of the next tokens' embedding and the hidden
+        // state, eh_proj's input (their concatenation, 2h), its final norm,
+        // and the shared output layer's input and loss again.
+        for (std::int64_t i = 0; i < config.model.mtp_num_layers; ++i) {
+            addNorm(acc, x, "mtp.enorm", x.h);
+            addNorm(acc, x, "mtp.hnorm", x.h);
+            acc.add("mtp.eh_proj", "input", {x.A, {"2", 2}, x.s, x.b, x.h}, {x.lin});
+            addNorm(acc, x, "mtp.final_norm", x.h);
+            acc.add("mtp.output_layer", "input", {x.A, x.s, x.b, x.h}, {x.lin});
+            acc.add("mtp.loss", "softmax_fp32", {{"4", 4}, x.s, x.b, vocab}, {x.t});
+        }
     }
     return sa;
 }

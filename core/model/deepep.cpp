@@ -59,7 +59,8 @@ Bytes nvlHint(std::int64_t recvTokens, std::int64_t hiddenBytes, std::int64_t ra
     const std::int64_t nvlRanks = std::min(ranks, kMaxNvlPeers);
     const std::int64_t lanes = kNumSms / 2 * nvlRanks; // channels × NVLink peers
     Bytes b = lanes * (2 * rdmaRanks + 3) * 4;
-    b += lanes * recvTokens * (hiddenBytes + kSourceMetaBytes + kMaxTopK * kTopkIdxBytes + kMaxTopK * 4 + kMaxScales * 4);
+    b += lanes * recvTokens
+         * (hiddenBytes + kSourceMetaBytes + kMaxTopK * kTopkIdxBytes + kMaxTopK * 4 + kMaxScales * 4);
     return alignUp(b, 128);
 }
 
@@ -80,8 +81,8 @@ Bytes rdmaHint(std::int64_t recvTokens, std::int64_t hiddenBytes, std::int64_t r
 
 std::optional<DeepEpBuffer> deepEpBuffer(std::int64_t epRanks, std::int64_t hiddenBytes)
 {
-    const auto it = std::find_if(kConfigs.begin(), kConfigs.end(),
-                                 [&](const GroupConfigs &g) { return g.ranks == epRanks; });
+    const auto it
+        = std::find_if(kConfigs.begin(), kConfigs.end(), [&](const GroupConfigs &g) { return g.ranks == epRanks; });
     if (it == kConfigs.end())
         return std::nullopt;
     DeepEpBuffer out;

@@ -106,7 +106,7 @@ struct ListedLayer
 
 struct ListedEmbedding
 {
-    TensorList word, position, output, finalNorm;
+    TensorList word, position, output, finalNorm, mtp, mtpEmbedding;
 };
 
 struct WideLayer
@@ -117,7 +117,7 @@ struct WideLayer
 
 struct WideEmbedding
 {
-    WideCount word, position, output, finalNorm;
+    WideCount word, position, output, finalNorm, mtp, mtpEmbedding;
 };
 
 // N: std::int64_t (ParamCount) or long double (WideCount).
@@ -241,6 +241,20 @@ Embedding embeddingCount(const ModelConfig &m, N seqLength, N t, std::int64_t p)
     if (m.untie_embeddings_and_output_weights || p > 1)
         ep.output = matrix(vocab / t, h);
     ep.finalNorm = norm(m, h);
+    // Multi-token prediction on the last stage, each module: eh_proj, a
+    // column-parallel linear of 2h inputs and h outputs without bias, and
+    // three norms (enorm, hnorm, final_layernorm: multi_token_prediction.py);
+    // its transformer layer is a stage layer (stageLayers). With p > 1 the
+    // stage keeps its own copy of the word embeddings (gpt_model.py builds
+    // the embedding where pre_process or mtp_process).
+    for (std::int64_t i = 0; i < m.mtp_num_layers; ++i) {
+        ep.mtp += matrix(h / t, N(2) * h);
+        ep.mtp += norm(m, h);
+        ep.mtp += norm(m, h);
+        ep.mtp += norm(m, h);
+    }
+    if (m.mtp_num_layers > 0 && p > 1)
+        ep.mtpEmbedding = matrix(vocab / t, h);
     return ep;
 }
 
@@ -255,8 +269,10 @@ N totalCount(const Config &config)
     const N denseLayers = N(std::max<std::int64_t>(0, m.num_layers) - moeLayers);
     N total = denseLayers * (dense.dense.params + dense.expert.params)
               + N(moeLayers) * (moe.dense.params + moe.expert.params);
+    const Layer &mtpLayer = m.isMoeLayer(m.num_layers - 1) ? moe : dense;
+    total += N(std::max<std::int64_t>(0, m.mtp_num_layers)) * (mtpLayer.dense.params + mtpLayer.expert.params);
     const Embedding ep = embeddingCount<Embedding>(m, N(config.training.seq_length), N(1), 1);
-    total += ep.word.params + ep.position.params + ep.output.params + ep.finalNorm.params;
+    total += ep.word.params + ep.position.params + ep.output.params + ep.finalNorm.params + ep.mtp.params;
     return total;
 }
 
@@ -290,7 +306,9 @@ EmbeddingTensors embeddingParameterTensors(const ModelConfig &m, std::int64_t se
     return {.word = std::move(ep.word.tensors),
             .position = std::move(ep.position.tensors),
             .output = std::move(ep.output.tensors),
-            .finalNorm = std::move(ep.finalNorm.tensors)};
+            .finalNorm = std::move(ep.finalNorm.tensors),
+            .mtp = std::move(ep.mtp.tensors),
+            .mtpEmbedding = std::move(ep.mtpEmbedding.tensors)};
 }
 
 std::int64_t moeLayerCount(const ModelConfig &m)

@@ -63,6 +63,8 @@ struct EmbeddingParams
     ParamCount position; // learned absolute positions, first stage, replicated
     ParamCount output; // output layer, last stage (a second copy when tied and p > 1)
     ParamCount finalNorm; // last stage
+    ParamCount mtp; // last stage: the multi-token prediction modules' projections and norms
+    ParamCount mtpEmbedding; // last stage with p > 1 and multi-token prediction: its word embedding copy
 };
 EmbeddingParams embeddingParams(const ModelConfig &model, std::int64_t seqLength, std::int64_t t, std::int64_t p);
 
@@ -76,7 +78,7 @@ ParameterTensors layerParameterTensors(const ModelConfig &model, bool moeLayer, 
                                        std::int64_t etp);
 struct EmbeddingTensors
 {
-    std::vector<std::int64_t> word, position, output, finalNorm;
+    std::vector<std::int64_t> word, position, output, finalNorm, mtp, mtpEmbedding;
 };
 EmbeddingTensors embeddingParameterTensors(const ModelConfig &model, std::int64_t seqLength, std::int64_t t,
                                            std::int64_t p);

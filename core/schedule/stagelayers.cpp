@@ -7,7 +7,7 @@
 
 namespace memledger {
 
-std::vector<StageLayers> stageLayers(const Config &config)
+std::vector<StageLayers> stageLayers(const Config &config, bool withMtp)
 {
     const ParallelismConfig &par = config.parallelism;
     const std::int64_t p = std::max<std::int64_t>(1, par.pipeline_model_parallel_size);
@@ -24,6 +24,9 @@ std::vector<StageLayers> stageLayers(const Config &config)
         byPosition[static_cast<std::size_t>(s)] = {first, count};
         first += count;
     }
+    // The multi-token prediction modules' layers run on the last stage, after the decoder's.
+    if (withMtp)
+        byPosition.back().count += std::max<std::int64_t>(0, config.model.mtp_num_layers);
     std::vector<StageLayers> out(static_cast<std::size_t>(p * v));
     for (std::int64_t k = 0; k < v; ++k)
         for (std::int64_t r = 0; r < p; ++r) {

@@ -114,7 +114,7 @@ InferenceLedger computeInference(const Config &config, std::optional<Bytes> trai
     const LayerParams dense = layerParams(m, false, t, e, etp);
     const LayerParams moe = m.isMoe() ? layerParams(m, true, t, e, etp) : dense;
     const EmbeddingParams emb = embeddingParams(m, config.training.seq_length, t, p);
-    const std::vector<StageLayers> stages = stageLayers(config);
+    const std::vector<StageLayers> stages = stageLayers(config, false);
     const ForwardShape prefill = prefillShape(config, inf);
     const ForwardShape decode = decodeShape(config, inf);
     const Bytes kvLayerToken = kvBytesPerTokenLayer(m, inf.kv_cache_dtype, t);

@@ -104,7 +104,7 @@ struct RankWork
 std::vector<RankWork> pipelineWork(const Config &config, const ForwardSeconds &fs)
 {
     const std::int64_t p = config.parallelism.pipeline_model_parallel_size;
-    const std::vector<StageLayers> stages = stageLayers(config);
+    const std::vector<StageLayers> stages = stageLayers(config, false);
     std::vector<RankWork> work(static_cast<std::size_t>(p));
     double clock = 0;
     for (std::int64_t r = 0; r < p; ++r) {

@@ -56,12 +56,12 @@ double paramsOnLastRank(const Config &config)
         params += double(lp.dense.params + lp.expert.params);
     }
     const EmbeddingParams emb = embeddingParams(config.model, config.training.seq_length, t, p);
-    params += double(emb.output.params + emb.finalNorm.params);
+    params += double(emb.output.params + emb.finalNorm.params + emb.mtp.params);
     bool first = p == 1;
     for (std::int64_t k = 0; k < par.virtual_pipeline_model_parallel_size; ++k)
         first |= isFirstStage(par, p - 1, k);
-    if (first)
-        params += double(emb.word.params + emb.position.params);
+    // Multi-token prediction's embedding: the first stage's own, or a copy.
+    params += double(first ? emb.word.params + emb.position.params : emb.mtpEmbedding.params);
     return params;
 }
 

@@ -130,8 +130,17 @@ LifetimeTensors::LifetimeTensors(const Config &config, const RankLedger &ledger,
         if (isLastStage(par, pipelineRank, k)) {
             m_output.insert(m_output.end(), emb.output.begin(), emb.output.end());
             m_output.insert(m_output.end(), emb.finalNorm.begin(), emb.finalNorm.end());
+            m_output.insert(m_output.end(), emb.mtp.begin(), emb.mtp.end());
         }
     }
+    // The multi-token prediction stage's embedding copy, unless the rank holds the first stage too (DualPipe).
+    bool first = false, last = false;
+    for (std::int64_t k = 0; k < par.virtual_pipeline_model_parallel_size; ++k) {
+        first |= isFirstStage(par, pipelineRank, k);
+        last |= isLastStage(par, pipelineRank, k);
+    }
+    if (last && !first)
+        m_output.insert(m_output.end(), emb.mtpEmbedding.begin(), emb.mtpEmbedding.end());
     for (const ParamGroup g :
          {ParamGroup::None, ParamGroup::Layers, ParamGroup::Experts, ParamGroup::Embeddings, ParamGroup::OutputLayer})
         m_groupParams[static_cast<int>(g)] = listGroupParams(g);

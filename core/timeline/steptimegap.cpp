@@ -68,9 +68,15 @@ StepTimeGap stepTimeGap(const Config &config, const StepTime &model, const Timel
     for (const StepTimeGapPart &p : gap.parts)
         if (std::abs(p.simulated_s - p.model_s) > 0.01 * gap.model_s)
             differing.push_back(&p);
-    std::stable_sort(differing.begin(), differing.end(), [](const StepTimeGapPart *a, const StepTimeGapPart *b) {
+    const auto apart = [](const StepTimeGapPart *a, const StepTimeGapPart *b) {
         return std::abs(a->simulated_s - a->model_s) > std::abs(b->simulated_s - b->model_s);
-    });
+    };
+    // The total may differ by 1 % with no part doing so alone: then the part that differs most says why.
+    if (differing.empty())
+        differing.push_back(
+            &*std::min_element(gap.parts.begin(), gap.parts.end(),
+                               [&](const StepTimeGapPart &a, const StepTimeGapPart &b) { return apart(&a, &b); }));
+    std::stable_sort(differing.begin(), differing.end(), apart);
     std::string text = head;
     const auto words = [](std::string_view part) -> std::string {
         if (part == "work")

@@ -18,8 +18,7 @@ using namespace memledger;
 using test::configFrom;
 using test::emptyDoc;
 
-TEST_CASE("DeepEP buffer of an expert-parallel group of 64 with h = 7168, from its size hints by hand",
-          "[moe][deepep]")
+TEST_CASE("DeepEP buffer of an expert-parallel group of 64 with h = 7168, from its size hints by hand", "[moe][deepep]")
 {
     // hidden_bytes = 7168 × max(2, 2) = 14,336; num_sms 20 → 10 channels; 64
     // ranks → 8 NVLink peers and 8 RDMA ranks. The configs for 64 ranks:

@@ -178,7 +178,7 @@ TEST_CASE("Each import warns exactly about what it cannot carry over", "[hfimpor
     CHECK(warnings(importFile("Qwen2.5-7B")).empty()); // a window, but use_sliding_window: false
     CHECK(warnings(importFile("Qwen2.5-72B")).empty());
     CHECK(warnings(importFile("Mistral-7B-v0.1")) == V{"hf.sliding_window"});
-    CHECK(warnings(importFile("DeepSeek-V3")) == V{"hf.quantization_config", "hf.num_nextn_predict_layers"});
+    CHECK(warnings(importFile("DeepSeek-V3")) == V{"hf.quantization_config"});
 }
 
 TEST_CASE("Names come from _name_or_path, else the architecture", "[hfimport]")
@@ -237,10 +237,14 @@ TEST_CASE("DeepseekV3ForCausalLM: MLA, routed and shared experts, dense first la
 {
     std::ifstream in(std::string(MEMLEDGER_TEST_DATA) + "/hf/DeepSeek-V3.json");
     nlohmann::json hf = nlohmann::json::parse(in);
-    // Published count without the multi-token-prediction module: 671 B.
+    // Published count without the multi-token-prediction module: 671 B; the
+    // module itself is num_nextn_predict_layers.
     const ImportResult r = importHfConfig(hf);
     REQUIRE(r.config.has_value());
-    CHECK(double(totalParameters(*r.config)) == Approx(671e9).epsilon(0.005));
+    CHECK(r.config->model.mtp_num_layers == 1);
+    Config mainOnly = *r.config;
+    mainOnly.model.mtp_num_layers = 0;
+    CHECK(double(totalParameters(mainOnly)) == Approx(671e9).epsilon(0.005));
 
     SECTION("n_shared_experts x moe_intermediate_size is the shared expert's width")
     {
@@ -270,11 +274,12 @@ TEST_CASE("DeepseekV3ForCausalLM: MLA, routed and shared experts, dense first la
         hf["n_routed_experts"] = nullptr;
         CHECK(imported(hf).num_experts == 0);
     }
-    SECTION("no multi-token prediction, no warning")
+    SECTION("no multi-token prediction, no module")
     {
         hf["num_nextn_predict_layers"] = 0;
         hf.erase("quantization_config");
         CHECK(warnings(importHfConfig(hf)).empty());
+        CHECK(imported(hf).mtp_num_layers == 0);
     }
 }
 

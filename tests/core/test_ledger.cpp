@@ -192,14 +192,16 @@ TEST_CASE("Experts are sharded over e and their states over the expert-data-para
     nlohmann::json doc = emptyDoc();
     doc["model"] = "deepseek-v3";
     doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 2048}};
-    // 61 layers on one stage, 64-way expert parallelism inside d = 128, distributed optimizer.
+    // 61 layers and the multi-token prediction module's layer on one stage,
+    // 64-way expert parallelism inside d = 128, distributed optimizer.
     doc["parallelism"] = {{"data_parallel_size", 128}, {"expert_model_parallel_size", 64}, {"zero_stage", 1}};
     const RankLedger r = computeLedger(configFrom(doc)).ranks[0];
-    // 58 MoE layers x 256/64 experts x 3 h f_moe (SwiGLU: gate, up, down) x 2 bytes.
-    const Bytes expertWeights = 58LL * 4 * 3 * 7168 * 2048 * 2;
+    // 58 + 1 MoE layers (the module's is built as the last layer, an MoE
+    // layer) x 256/64 experts x 3 h f_moe (SwiGLU: gate, up, down) x 2 bytes.
+    const Bytes expertWeights = 59LL * 4 * 3 * 7168 * 2048 * 2;
     CHECK(entryBytes(r, Category::Weights, "Routed experts") == expertWeights);
     // Adam + master: 12 bytes, sharded over t*c*d/(etp*e) = 128/64 = 2.
-    CHECK(entryBytes(r, Category::OptimizerStates, "Routed experts") == 58LL * 4 * 3 * 7168 * 2048 * 12 / 2);
+    CHECK(entryBytes(r, Category::OptimizerStates, "Routed experts") == 59LL * 4 * 3 * 7168 * 2048 * 12 / 2);
 }
 
 TEST_CASE("Full recompute: uniform groups keep one input each, block keeps the first n layers' inputs",

@@ -34,8 +34,27 @@ TEST_CASE("Model presets have their published parameter counts", "[parameters][r
     CAPTURE(name);
     nlohmann::json doc = emptyDoc();
     doc["model"] = name;
-    const Config c = configFrom(doc);
+    // The main model: DeepSeek-V3's 671 B leave its multi-token prediction module out (tested below).
+    const Config c = configFrom(doc, {"model.mtp_num_layers=0"});
     CHECK(double(totalParameters(c)) == Approx(published).epsilon(0.005));
+}
+
+TEST_CASE("DeepSeek-V3 with its multi-token prediction module: the 685 B of its released weights", "[parameters][mtp]")
+{
+    // deepseek-ai/DeepSeek-V3's model card: 685 B, the main model's 671 B and
+    // the MTP module, whose checkpoint stores its own copies of the embedding
+    // and the output head (shared in training, counted once here).
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = "deepseek-v3";
+    const Config c = configFrom(doc);
+    REQUIRE(c.model.mtp_num_layers == 1);
+    const Config mainOnly = configFrom(doc, {"model.mtp_num_layers=0"});
+    const EmbeddingParams emb = embeddingParams(c.model, c.training.seq_length, 1, 1);
+    const std::int64_t module = totalParameters(c) - totalParameters(mainOnly);
+    // One MoE layer, eh_proj (2h x h) and three RMSNorms of h.
+    const LayerParams moe = layerParams(c.model, true, 1, 1, 1);
+    CHECK(module == moe.dense.params + moe.expert.params + 2LL * 7168 * 7168 + 3 * 7168);
+    CHECK(double(totalParameters(c) + emb.word.params + emb.output.params) == Approx(685e9).epsilon(0.001));
 }
 
 TEST_CASE("Vocabulary is padded like Megatron: to a multiple of 128 t", "[parameters]")

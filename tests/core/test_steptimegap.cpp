@@ -48,8 +48,10 @@ TEST_CASE("The busiest rank runs the output layer only when it holds the last st
     // each; rank 15 three MoE layers and the output layer (stage 63); rank 0
     // and rank 14 three. An MoE layer's forward, backward and full recompute
     // outweigh the output layer's, so ranks 4-13 are the busiest, and they
-    // run no output layer.
-    const Config c = scenario("deepseek-v3-2048xh100-p16-v4");
+    // run no output layer. Without the multi-token prediction module, which
+    // would add an MoE layer to the last stage.
+    Config c = scenario("deepseek-v3-2048xh100-p16-v4");
+    c.model.mtp_num_layers = 0;
     const CostModel cm = costModel(c);
     const double m = 64; // global batch 8192 over d = 128
     REQUIRE(double(c.microBatches()) == m);
@@ -192,16 +194,19 @@ TEST_CASE("The DeepSeek-V3 DualPipe gap is the pipeline's waits, and the caption
 {
     const Config c = scenario("deepseek-v3-2048xh100-dualpipe");
     // DualPipe's last rank, 15, holds stage 15 of the forward direction (two
-    // MoE layers, the final norm and the output layer) and stage 0 of the
-    // reverse one (the three dense layers and the embedding): the parameters
-    // its gradient reduction and optimizer step cover (t = 1, e = 64).
+    // MoE layers, the multi-token prediction module's MoE layer, projection
+    // and norms, the final norm and the output layer) and stage 0 of the
+    // reverse one (the three dense layers and the embedding, which the module
+    // shares: no copy): the parameters its gradient reduction and optimizer
+    // step cover (t = 1, e = 64).
     const ParallelismConfig &par = c.parallelism;
     const LayerParams dense = layerParams(c.model, false, 1, 64, par.expertTensorParallel());
     const LayerParams moe = layerParams(c.model, true, 1, 64, par.expertTensorParallel());
     const EmbeddingParams emb = embeddingParams(c.model, c.training.seq_length, 1, 16);
-    const double hand = 2.0 * double(moe.dense.params + moe.expert.params)
+    const double hand = 3.0 * double(moe.dense.params + moe.expert.params)
                         + 3.0 * double(dense.dense.params + dense.expert.params) + double(emb.output.params)
-                        + double(emb.finalNorm.params) + double(emb.word.params) + double(emb.position.params);
+                        + double(emb.finalNorm.params) + double(emb.mtp.params) + double(emb.word.params)
+                        + double(emb.position.params);
     CHECK(stepInputsOf(c).paramsOnRank == Approx(hand));
     const StepTimeGap gap = stepTimeGap(c, estimateStepTime(c), simulateIteration(c));
     INFO(gap.explanation);
