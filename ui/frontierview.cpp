@@ -371,6 +371,9 @@ void FrontierView::fillTensorTable()
             case TensorFate::QuantizeFp8Offload:
                 fate = tr("quantised (fp8) and offloaded");
                 break;
+            case TensorFate::QuantizeE5M6:
+                fate = t.placed == t.bytes ? tr("quantised (unchanged: not 16-bit)") : tr("quantised (E5M6)");
+                break;
             }
             kept = t.fate == TensorFate::Recompute ? tr("rebuilt")
                    : offloads(t.fate)              ? tr("%1, host").arg(bytesText(t.placed))
@@ -419,6 +422,7 @@ QString FrontierView::fatesText(const std::vector<Fate> &fates) const
             offloaded << name;
             break;
         case Fate::QuantizeFp8:
+        case Fate::QuantizeE5M6: // the planner proposes fp8 only
             quantized << name;
             break;
         case Fate::QuantizeFp8Offload:

@@ -131,8 +131,13 @@ const std::string kInference = "inference.";
 void checkFp8(Checker &ck, const Config &config)
 {
     const Fp8Recipe r = config.training.fp8_recipe;
-    if (r == Fp8Recipe::None)
+    if (r == Fp8Recipe::None) {
+        if (config.strategy.deferred_wgrad_grad == DeferredWgradGrad::FP8)
+            ck.error(kStrategy + "deferred_wgrad_grad",
+                     "keeps FP8 output gradients for the weight passes, but no fp8_recipe makes FP8 GEMMs",
+                     "set training.fp8_recipe, or deferred_wgrad_grad to \"activation\"");
         return;
+    }
     const std::string name = std::string(fp8RecipeName(r));
     if (config.training.params_dtype == Dtype::FP32)
         ck.error(kTraining + "fp8_recipe",

@@ -183,6 +183,11 @@ std::string_view moeDispatcherName(MoeDispatcher d)
     return d == MoeDispatcher::DeepEP ? "deepep" : "alltoall";
 }
 
+std::string_view deferredWgradGradName(DeferredWgradGrad d)
+{
+    return d == DeferredWgradGrad::FP8 ? "fp8" : "activation";
+}
+
 std::string_view spLinearSavesName(SpLinearSaves s)
 {
     return s == SpLinearSaves::Gathered ? "gathered" : "shard";
@@ -245,6 +250,8 @@ std::string_view tensorFateName(TensorFate f)
         return "quantize_fp8";
     case TensorFate::QuantizeFp8Offload:
         return "quantize_fp8+offload";
+    case TensorFate::QuantizeE5M6:
+        return "quantize_e5m6";
     }
     return "store";
 }

@@ -215,6 +215,14 @@ enum class MoeProbs { Activation, Output, OutputFp32 };
 // token once to each rank it goes to through NVLink and RDMA buffers DeepEP
 // allocates itself, outside PyTorch's caching allocator.
 enum class MoeDispatcher { AllToAll, DeepEP };
+// What a deferred weight pass (zero-bubble schedules, DualPipe) keeps of each
+// linear layer's output gradient under FP8 training: the gradient as the
+// input-gradient pass had it, 16-bit (Transformer Engine's delayed wgrad
+// keeps its quantised grad_output with both the rowwise and the columnwise
+// usage, about as large: module/linear.py wgrad_store.put), or only the FP8
+// copy the weight-gradient GEMM reads, one byte and its block scales
+// (DeepSeek-V3's FP8 framework, whose Wgrad GEMM takes FP8 operands, §3.3 Figure 6).
+enum class DeferredWgradGrad { Activation, FP8 };
 // How RMSNorm, SwiGLU and an unfused attention's softmax are computed, which
 // decides what autograd saves: Megatron's fused kernels (Apex / Transformer
 // Engine RMSNorm saves its input and fp32 rstd; bias_swiglu saves gate and
@@ -250,8 +258,10 @@ enum class Fp8Implementation { TransformerEngine, Torchao };
 // What becomes of one saved tensor between its layer's forward and backward
 // (strategy.tensor_policies; the seeds' "storage policy" per tensor, as
 // unified activation managers bind one to each tensor). Quantised tensors
-// are fp8 e4m3 with block scales, dequantised in the backward.
-enum class TensorFate { Store, Recompute, Offload, QuantizeFp8, QuantizeFp8Offload };
+// are fp8 e4m3 with block scales, dequantised in the backward; quantize_e5m6
+// keeps 12-bit E5M6 elements with block scales, the format DeepSeek-V3 caches
+// the attention output projection's input in (report §3.3.3), packed.
+enum class TensorFate { Store, Recompute, Offload, QuantizeFp8, QuantizeFp8Offload, QuantizeE5M6 };
 // A rule of strategy.tensor_policies: a saved tensor's name as the per-layer
 // table writes it ("mlp.fc1.output") or a glob ("attention.*", "*").
 struct TensorPolicy
@@ -311,6 +321,7 @@ struct StrategyConfig
     GqaKv gqa_kv = GqaKv::Grouped;
     MoeProbs moe_apply_probs = MoeProbs::Activation;
     MoeDispatcher moe_token_dispatcher = MoeDispatcher::AllToAll;
+    DeferredWgradGrad deferred_wgrad_grad = DeferredWgradGrad::Activation; // only with training.fp8_recipe
     NormKernel norm_kernel = NormKernel::Fused; // RMSNorm only: nn.LayerNorm is one ATen kernel either way
     SwigluKernel swiglu_kernel = SwigluKernel::Fused;
     SoftmaxDtype softmax_dtype = SoftmaxDtype::Activation; // without FlashAttention
@@ -462,6 +473,7 @@ std::string_view spLinearSavesName(SpLinearSaves);
 std::string_view gqaKvName(GqaKv);
 std::string_view moeProbsName(MoeProbs);
 std::string_view moeDispatcherName(MoeDispatcher);
+std::string_view deferredWgradGradName(DeferredWgradGrad);
 std::string_view offloadName(OffloadTarget);
 std::string_view gradBufferName(GradBuffer);
 std::string_view crossEntropyName(CrossEntropy);

@@ -566,6 +566,8 @@ void visit(V &v, StrategyConfig &s)
              moeProbsName);
     v.choice("moe_token_dispatcher", s.moe_token_dispatcher, {MoeDispatcher::AllToAll, MoeDispatcher::DeepEP},
              moeDispatcherName);
+    v.choice("deferred_wgrad_grad", s.deferred_wgrad_grad, {DeferredWgradGrad::Activation, DeferredWgradGrad::FP8},
+             deferredWgradGradName);
     v.choice("dropout_mask_dtype", s.dropout_mask_dtype, {DropoutMaskDtype::Bool, DropoutMaskDtype::Activation},
              dropoutMaskName);
     v.choice("norm_stats_dtype", s.norm_stats_dtype,
@@ -596,7 +598,7 @@ void visit(V &v, StrategyConfig &s)
     v.field("scatter_gather_tensors_in_pipeline", s.scatter_gather_tensors_in_pipeline);
     v.field("tensor_policies", s.tensor_policies,
             {TensorFate::Store, TensorFate::Recompute, TensorFate::Offload, TensorFate::QuantizeFp8,
-             TensorFate::QuantizeFp8Offload});
+             TensorFate::QuantizeFp8Offload, TensorFate::QuantizeE5M6});
     v.field("activation_quant_block_size", s.activation_quant_block_size, 1, std::int64_t(1) << 20);
     v.choice("activation_quant_scale_dtype", s.activation_quant_scale_dtype, {QuantScale::FP32, QuantScale::E8M0},
              quantScaleName);

@@ -444,7 +444,11 @@ void addDeferredWeightRow(RankBuilder &rb, const Context &x, const ActivationSum
                + (config.strategy.tensor_policies.empty()
                       ? " (each linear layer's input and output gradient)"
                       : " (each linear layer's input as its tensor policy left it for B: FP8 when quantised, "
-                        "back on the device when offloaded, whole when recomputed; and its output gradient)"),
+                        "back on the device when offloaded, whole when recomputed; and its output gradient)")
+               + (config.strategy.deferred_wgrad_grad == DeferredWgradGrad::FP8
+                          && config.training.fp8_recipe != Fp8Recipe::None
+                      ? ", the output gradients as the FP8 copy W's GEMM reads (deferred_wgrad_grad fp8)"
+                      : ""),
            std::string(scheduleName(config.parallelism.schedule()))
                + " splits each backward: B frees what only the input gradients needed, W (the weight "
                  "gradients) runs later and keeps its GEMM operands until then");

@@ -87,7 +87,7 @@ public:
         }
         const TensorFate fate = fateOf(name, core, module == "input_norm" && tensor == "input");
         const int elem = static_cast<int>(elementBytes > 0 ? elementBytes : num.begin()->value);
-        const Bytes q = quantizes(fate) ? quantizedBytes(m_strategy, bytes, elem, m_A) : bytes;
+        const Bytes q = quantizes(fate) ? quantizedBytes(m_strategy, bytes, elem, m_A, fate) : bytes;
         if (quantizes(fate)) {
             quantized += q;
             quantizedFrom += bytes;
@@ -508,7 +508,9 @@ void addMoe(Account &acc, const Shape &x, const Config &config)
 // own (`Account::weightInputs`: named and sized as the per-layer table has
 // them, each as its tensor policy left it for the backward); here only the
 // output gradients, elements per token times s·b and the activation element
-// size: with FP8 inputs dY stays 16-bit until W quantises it.
+// size: Transformer Engine keeps its quantised dY with both usages for a
+// delayed wgrad, about as large as the 16-bit one; with deferred_wgrad_grad
+// "fp8" only the columnwise FP8 copy W reads.
 Bytes weightPassBytes(const Shape &x, const Config &config, bool moeLayer, Bytes inputs)
 {
     const ModelConfig &m = config.model;
@@ -538,7 +540,11 @@ Bytes weightPassBytes(const Shape &x, const Config &config, bool moeLayer, Bytes
     } else {
         mlp(double(m.ffn()), 1.0, t, h / sp);
     }
-    return inputs + static_cast<Bytes>(grads * double(x.A.value) * double(x.s.value) * double(x.b.value));
+    // Under FP8 a framework may keep only the FP8 copy its weight-gradient GEMM reads (strategy.deferred_wgrad_grad).
+    double element = double(x.A.value);
+    if (config.strategy.deferred_wgrad_grad == DeferredWgradGrad::FP8 && config.training.fp8_recipe != Fp8Recipe::None)
+        element = fp8Format(config).inputBytes;
+    return inputs + static_cast<Bytes>(grads * element * double(x.s.value) * double(x.b.value));
 }
 
 } // namespace

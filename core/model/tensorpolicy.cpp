@@ -94,7 +94,7 @@ TensorFate tensorFate(const StrategyConfig &st, std::string_view name, bool atte
 
 bool quantizes(TensorFate f)
 {
-    return f == TensorFate::QuantizeFp8 || f == TensorFate::QuantizeFp8Offload;
+    return f == TensorFate::QuantizeFp8 || f == TensorFate::QuantizeFp8Offload || f == TensorFate::QuantizeE5M6;
 }
 
 bool offloads(TensorFate f)
@@ -107,14 +107,16 @@ bool leavesDevice(TensorFate f)
     return f == TensorFate::Recompute || offloads(f);
 }
 
-Bytes quantizedBytes(const StrategyConfig &st, Bytes bytes, int elementBytes, int activationElementBytes)
+Bytes quantizedBytes(const StrategyConfig &st, Bytes bytes, int elementBytes, int activationElementBytes,
+                     TensorFate fate)
 {
     if (elementBytes <= 1 || elementBytes != activationElementBytes)
         return bytes;
     const Bytes elements = bytes / elementBytes;
     const Bytes block = st.activation_quant_block_size > 0 ? st.activation_quant_block_size : 1;
     const Bytes scale = st.activation_quant_scale_dtype == QuantScale::E8M0 ? 1 : 4;
-    return elements + (elements + block - 1) / block * scale;
+    const Bytes data = fate == TensorFate::QuantizeE5M6 ? (elements * 12 + 7) / 8 : elements;
+    return data + (elements + block - 1) / block * scale;
 }
 
 } // namespace memledger

@@ -46,10 +46,11 @@ bool offloads(TensorFate f);
 bool leavesDevice(TensorFate f); // recomputed or offloaded
 
 // A tensor of `bytes` in elements of `elementBytes` after fp8 quantisation:
-// one byte per element and one scale per block of
+// one byte per element (E5M6: 12 bits, packed) and one scale per block of
 // strategy.activation_quant_block_size elements (fp32: 4 bytes, e8m0: 1).
 // Only tensors in the 16-bit activation dtype are quantised; 1-byte masks
 // and fp32 statistics keep their size (returned unchanged).
-Bytes quantizedBytes(const StrategyConfig &strategy, Bytes bytes, int elementBytes, int activationElementBytes);
+Bytes quantizedBytes(const StrategyConfig &strategy, Bytes bytes, int elementBytes, int activationElementBytes,
+                     TensorFate fate = TensorFate::QuantizeFp8);
 
 } // namespace memledger

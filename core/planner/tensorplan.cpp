@@ -158,6 +158,7 @@ std::vector<TensorPlan> tensorFrontierOf(const LayerGraph &g, TensorCost cost, c
                     t.offloaded += n.bytes;
                     break;
                 case Fate::QuantizeFp8:
+                case Fate::QuantizeE5M6: // not among the fates the planner tries
                     t.device += n.quantizedBytes;
                     t.seconds += quant;
                     break;

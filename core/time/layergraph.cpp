@@ -342,6 +342,7 @@ TensorPlan evaluateTensorPlan(const LayerGraph &g, const std::vector<Fate> &fate
             p.offloadedBytes += n.bytes;
             break;
         case Fate::QuantizeFp8:
+        case Fate::QuantizeE5M6: // the planner never proposes it: priced as fp8
             p.deviceBytes += n.quantizedBytes;
             p.quantizeSeconds += quantizeSeconds(g, n, cost);
             break;
@@ -374,9 +375,9 @@ TensorPlan configuredTensorPlan(const Config &config, const LayerGraph &g, Tenso
         const double share = n.bytes > 0 ? double(s.bytes) / double(n.bytes) : 0.0;
         if (s.fate == Fate::Recompute)
             p.recomputeSeconds += share * opSeconds(g, n, cost);
-        if (quantizes(s.fate) && quantizedBytes(config.strategy, s.bytes, s.elementBytes, A) != s.bytes) {
+        if (quantizes(s.fate) && quantizedBytes(config.strategy, s.bytes, s.elementBytes, A, s.fate) != s.bytes) {
             const double nodeQuantized = double(n.bytes - n.quantizedBytes);
-            const double own = double(s.bytes - quantizedBytes(config.strategy, s.bytes, s.elementBytes, A));
+            const double own = double(s.bytes - quantizedBytes(config.strategy, s.bytes, s.elementBytes, A, s.fate));
             p.quantizeSeconds += nodeQuantized > 0 ? own / nodeQuantized * quantizeSeconds(g, n, cost) : 0.0;
         }
         if (offloads(s.fate))

@@ -81,7 +81,8 @@ LifetimeTensors::LifetimeTensors(const Config &config, const RankLedger &ledger,
         for (std::size_t i = 0; i < la.tensors.size(); ++i) {
             const SavedTensor &t = la.tensors[i];
             const bool attention = i < cut;
-            if ((t.fate == TensorFate::Store || t.fate == TensorFate::QuantizeFp8) && t.placed > 0)
+            if ((t.fate == TensorFate::Store || t.fate == TensorFate::QuantizeFp8 || t.fate == TensorFate::QuantizeE5M6)
+                && t.placed > 0)
                 (attention ? k.kept.attention : k.kept.mlp).push_back(t.placed);
             (attention ? k.all.attention : k.all.mlp).push_back(t.bytes);
             if (t.attentionCore)

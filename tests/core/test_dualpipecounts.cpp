@@ -168,25 +168,57 @@ TEST_CASE("DualPipe under full recompute: the middle ranks peak on step 6's defe
           <= layers * layer.weightPass);
 }
 
-TEST_CASE("The DeepSeek-V3 DualPipe scenario peaks on its middle ranks with step 6's h + 1 = 8 deferred Ws",
+TEST_CASE("The DeepSeek-V3 DualPipe scenario holds PP + 1 = 17 stage-micro-batches on every rank and fits",
           "[ledger][dualpipe][scenario]")
 {
     // FP8 linear inputs, recomputed RMSNorm outputs and MLA up-projections,
-    // FP8 SwiGLU inputs (report §3.2.3, §3.3). Ranks 7 and 8 (h = 7) run
-    // step 6's last half of backwards with enable_zb and reach step 8 with
-    // h + 1 = 8 weight passes queued and nothing else alive: 8 chunks of 4
-    // MoE layers, each layer keeping its linear layers' inputs and output
-    // gradients, the description's 59.6 GB.
+    // FP8 SwiGLU inputs, the E5M6 attention output (report §3.2.3, §3.3.3),
+    // and deferred weight passes that keep FP8 output gradients: no W queue
+    // outweighs the p + 1 groups, so ranks 1 to 14 (two MoE stages of 4
+    // layers each) hold 17 × 4 layers × one MoE layer's kept bytes, the
+    // description's 43.6 GB, as the DualPipe README's "PP + 1" says.
     const Config c = scenario("deepseek-v3-2048xh100-dualpipe");
     const Ledger l = computeLedger(c);
     const LayerActivations moe = layerActivations(c, true, false);
+    for (std::size_t r = 1; r <= 14; ++r) {
+        INFO("rank " << r);
+        CHECK(l.ranks[r].in_flight_chunks == 16 + 1);
+        CHECK(test::entryBytes(l.ranks[r], Category::Activations, "Transformer layers") == 17 * 4 * moe.kept);
+        CHECK(test::entryBytes(l.ranks[r], Category::Activations, "Inputs of deferred weight passes") == 0);
+    }
+    CHECK(double(17 * 4 * moe.kept) == Approx(43.6e9).epsilon(0.001));
+    CHECK(l.fits());
+    // Transformer Engine's delayed wgrad keeps its quantised output gradient
+    // in both usages, about the 16-bit size: then the middle ranks (h = 7)
+    // peak at the start of step 8 on h + 1 = 8 queued weight passes.
+    Config te = c;
+    te.strategy.deferred_wgrad_grad = DeferredWgradGrad::Activation;
+    const Ledger lt = computeLedger(te);
+    const LayerActivations moeTe = layerActivations(te, true, false);
     for (std::size_t r : {7, 8}) {
         INFO("rank " << r);
-        CHECK(l.ranks[r].in_flight_chunks == 0);
-        CHECK(test::entryBytes(l.ranks[r], Category::Activations, "Inputs of deferred weight passes")
-              == 8 * 4 * moe.weightPass);
-        CHECK(l.ranks[r].device_total_bytes == l.peak_bytes);
+        CHECK(lt.ranks[r].in_flight_chunks == 0);
+        CHECK(test::entryBytes(lt.ranks[r], Category::Activations, "Inputs of deferred weight passes")
+              == 8 * 4 * moeTe.weightPass);
     }
-    CHECK(double(8 * 4 * moe.weightPass) == Approx(59.6e9).epsilon(0.001));
-    CHECK_FALSE(l.fits());
+    CHECK_FALSE(lt.fits());
+}
+
+TEST_CASE("A deferred weight pass keeps FP8 output gradients where the framework quantises them once for W",
+          "[activations][dualpipe][fp8]")
+{
+    // DeepSeek-V3's MoE layer, per token: output gradients of the MLA
+    // down-projections (1,536 + 512 + 64), up-projections (128 × 192 and
+    // 128 × (128 + 128)) and output projection (7,168); of the 8 routed copies'
+    // fc1 (2 × 2,048) and fc2 (7,168); of the shared expert's fc1 and fc2:
+    // 2,112 + 24,576 + 32,768 + 7,168 + 8 × 11,264 + 11,264 = 168,000
+    // elements, × 4,096 tokens. 16-bit: 2 B each; FP8 with 1×128 tiles:
+    // 1 B + 4 B / 128 = 1.03125 B.
+    const Config c = scenario("deepseek-v3-2048xh100-dualpipe");
+    Config bf16 = c;
+    bf16.strategy.deferred_wgrad_grad = DeferredWgradGrad::Activation;
+    const Bytes fp8 = layerActivations(c, true, false).weightPass;
+    const Bytes wide = layerActivations(bf16, true, false).weightPass;
+    const double elements = 168000.0 * 4096;
+    CHECK(double(wide - fp8) == Approx(elements * (2 - 1.03125)));
 }

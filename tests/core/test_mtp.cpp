@@ -22,9 +22,9 @@ namespace {
 nlohmann::json smallDoc()
 {
     nlohmann::json doc = emptyDoc();
-    doc["model"] = {{"num_layers", 4},       {"hidden_size", 256},         {"num_attention_heads", 8},
-                    {"vocab_size", 1000},    {"normalization", "RMSNorm"}, {"swiglu", true},
-                    {"ffn_hidden_size", 512}, {"attention_dropout", 0.0},    {"hidden_dropout", 0.0}};
+    doc["model"] = {{"num_layers", 4},        {"hidden_size", 256},         {"num_attention_heads", 8},
+                    {"vocab_size", 1000},     {"normalization", "RMSNorm"}, {"swiglu", true},
+                    {"ffn_hidden_size", 512}, {"attention_dropout", 0.0},   {"hidden_dropout", 0.0}};
     doc["training"] = {{"seq_length", 512}, {"micro_batch_size", 1}, {"global_batch_size", 8}};
     doc["parallelism"] = {{"pipeline_model_parallel_size", 2}};
     return doc;

@@ -128,6 +128,25 @@ TEST_CASE("tensor policies: fp8 activations are one byte per element plus one sc
     CHECK(tensorNamed(lm, "input_norm.stats").placed == 2 * 4 * 2048);
 }
 
+TEST_CASE("tensor policies: E5M6 activations are 12 bits per element plus one scale per block", "[tensorpolicy]")
+{
+    // DeepSeek-V3 (report §3.3.3) caches the attention output projection's
+    // input in E5M6: 1 sign, 5 exponent and 6 mantissa bits, packed, with the
+    // 1×128 tiles' scales. GPT-3's attention output is s·b·h elements.
+    const Config q = withPolicies(gpt3(), {{"attention.proj.input", TensorFate::QuantizeE5M6}});
+    const LayerActivations la = layerActivations(q, false, true);
+    const Bytes elements = kSbh;
+    CHECK(tensorNamed(la, "attention.proj.input").placed == elements * 12 / 8 + elements / 128 * 4);
+    CHECK(la.quantizedFrom == 2 * kSbh);
+    // Named in a preset, and written back.
+    nlohmann::json doc = test::scenarioDoc("gpt-3-175b-64gpus-tp-only");
+    doc["strategy"]["tensor_policies"] = {{"attention.proj.input", "quantize_e5m6"}};
+    const auto c = presetFromJson(doc).config;
+    REQUIRE(c.has_value());
+    CHECK(c->strategy.tensor_policies.front().fate == TensorFate::QuantizeE5M6);
+    CHECK(presetToJson(*c)["strategy"]["tensor_policies"]["attention.proj.input"] == "quantize_e5m6");
+}
+
 TEST_CASE("tensor policies: bytes move, they do not vanish", "[tensorpolicy]")
 {
     const Config c = withPolicies(gpt3(), {{"attention.*", TensorFate::Recompute},
