@@ -121,13 +121,13 @@ std::vector<ReservePart> runtimeReserveParts(const Config &config, std::int64_t 
                      "666,632,192 B with every kernel loaded (CUDA_MODULE_LOADING=DEFAULT) and 287,047,680 B "
                      "lazily, each with one 20 MiB allocator segment; under LAZY (PyTorch's default since 1.13) a "
                      "run loads the kernels it launches, at most all of them"});
-    parts.push_back({"cuBLAS workspace", hw.cublas_workspace_bytes,
-                     cat("hardware.cublas_workspace_bytes = ", gb(hw.cublas_workspace_bytes),
-                         " (one handle, the compute stream)"),
-                     "PyTorch's CublasHandlePool.cpp allocates it through the caching allocator once per handle "
-                     "and stream and keeps it (CUBLAS_WORKSPACE_CONFIG, default \":4096:8\" = 32 MiB on Hopper and "
-                     "later, \":4096:2:16:8\" = 8.125 MiB before); counted here since the allocator's simulated "
-                     "requests do not hold it"});
+    parts.push_back(
+        {"cuBLAS workspace", hw.cublas_workspace_bytes,
+         cat("hardware.cublas_workspace_bytes = ", gb(hw.cublas_workspace_bytes), " (one handle, the compute stream)"),
+         "PyTorch's CublasHandlePool.cpp allocates it through the caching allocator once per handle "
+         "and stream and keeps it (CUBLAS_WORKSPACE_CONFIG, default \":4096:8\" = 32 MiB on Hopper and "
+         "later, \":4096:2:16:8\" = 8.125 MiB before); counted here since the allocator's simulated "
+         "requests do not hold it"});
     for (const NcclGroup &group : ncclGroups(reserveDegreesOf(config), rank))
         parts.push_back(ncclPart(group, hw.nccl_channels));
     return parts;

@@ -117,9 +117,9 @@ TEST_CASE("MoE's all-to-all is point to point with every other rank of the exper
 
 TEST_CASE("The channel count and the buffers are the preset's", "[runtimereserve]")
 {
-    const Config c = scenario("llama-3-70b-128xh100", {"hardware.runtime_reserve=modelled", "hardware.nccl_channels=8",
-                                                       "hardware.cuda_context_bytes=287047680",
-                                                       "hardware.cublas_workspace_bytes=8519680"});
+    const Config c = scenario("llama-3-70b-128xh100",
+                              {"hardware.runtime_reserve=modelled", "hardware.nccl_channels=8",
+                               "hardware.cuda_context_bytes=287047680", "hardware.cublas_workspace_bytes=8519680"});
     const Ledger l = computeLedger(c);
     CHECK(entryBytes(l.ranks[0], Category::Runtime, "NCCL buffers: tensor-parallel group (t = 8)") == 8 * kConnection);
     CHECK(entryBytes(l.ranks[0], Category::Runtime, "CUDA context and loaded kernels") == 287047680);
