@@ -94,6 +94,7 @@ nlohmann::json searchToJson(const SearchResult &r, const SearchOptions &o)
         plans.push_back({{"preset", presetToJson(p.config)},
                          {"peak_bytes", p.ledger.peak_bytes},
                          {"step_time_s", p.time.total},
+                         {"reserved_bytes", p.reservedBytes},
                          {"fits", p.ledger.fits() && p.ledger.peak_bytes <= r.limitBytes},
                          {"step_time", timeToJson(p.time)},
                          {"ledger", ledgerToJson(p.config, p.ledger)}});
