@@ -5,6 +5,7 @@
 // as t 4, p 2, d 16 under ZB-V (v = 2), ZeRO-3, its allocated peak is under
 // 80 % of the device but, with a cudaMalloc'd segment per block size, what
 // the allocator reserves is not; with expandable segments it is under both.
+#include "core/ledger/ledger.h"
 #include "core/planner/confirm.h"
 #include "core/planner/search.h"
 #include "core/timeline/peakledger.h"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -22,11 +24,14 @@ using namespace memledger::test;
 
 namespace {
 
-const std::vector<std::string> kZbvSplit
-    = {"parallelism.tensor_model_parallel_size=4", "parallelism.pipeline_model_parallel_size=2",
-       "parallelism.virtual_pipeline_model_parallel_size=2", "parallelism.data_parallel_size=16",
-       "parallelism.zero_stage=3", "parallelism.pipeline_schedule=zb-v", "training.micro_batch_size=1",
-       "strategy.recompute_granularity=none"};
+const std::vector<std::string> kZbvSplit = {"parallelism.tensor_model_parallel_size=4",
+                                            "parallelism.pipeline_model_parallel_size=2",
+                                            "parallelism.virtual_pipeline_model_parallel_size=2",
+                                            "parallelism.data_parallel_size=16",
+                                            "parallelism.zero_stage=3",
+                                            "parallelism.pipeline_schedule=zb-v",
+                                            "training.micro_batch_size=1",
+                                            "strategy.recompute_granularity=none"};
 
 std::vector<std::string> with(std::vector<std::string> sets, const std::string &more)
 {
@@ -99,4 +104,29 @@ TEST_CASE("The search offers ZB-V where reserved memory fits and not where only 
     CHECK(zbvListed(expandable));
     CHECK(expandable.plans.front().config.parallelism.schedule() == PipelineSchedule::ZbV);
     CHECK(expandable.plans.front().reservedBytes <= expandable.limitBytes);
+}
+
+TEST_CASE("With the modelled reserve the search's bound still equals the ledger rows' peak for dense models",
+          "[search][reserved][runtimereserve]")
+{
+    // The bound counts each candidate's own communicators (its t, p, v, d, c, e),
+    // as the ledger's runtime rows do, so it stays exact.
+    nlohmann::json doc = emptyDoc();
+    doc["model"] = "llama-2-7b";
+    doc["hardware"] = "H100-SXM-80GB";
+    doc["training"] = {{"seq_length", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 512}};
+    doc["strategy"] = {{"flash_attention", true}};
+    const Config base = configFrom(doc, {"hardware.runtime_reserve=modelled"});
+    SearchOptions opt;
+    opt.gpus = 16;
+    opt.top = 40;
+    const SearchResult r = searchPlans(base, opt);
+    REQUIRE(r.plans.size() == 40);
+    bool communicators = false;
+    for (const SearchPlan &p : r.plans) {
+        CHECK(p.estimateBytes == computeLedger(p.config).peak_bytes);
+        communicators |= p.config.parallelism.tensor_model_parallel_size > 1
+                         || p.config.parallelism.pipeline_model_parallel_size > 1;
+    }
+    CHECK(communicators);
 }
