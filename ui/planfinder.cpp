@@ -66,7 +66,10 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     m_margin->setDecimals(0);
     m_margin->setSuffix(tr(" % of HBM"));
     m_margin->setValue(SearchOptions{}.margin * 100);
-    m_margin->setToolTip(tr("Keep plans whose ledger peak stays under this share of the device memory"));
+    m_margin->setToolTip(
+        tr("Keep plans whose reserved memory (PyTorch's caching allocator, simulated) plus the runtime "
+           "reserve stays under this share of the device memory; below 100 % is an extra "
+           "safety factor"));
     m_top->setRange(1, kMaxTop);
     m_top->setValue(SearchOptions{}.top);
     m_top->setToolTip(tr("How many of the fastest plans to list"));
@@ -261,7 +264,7 @@ void PlanFinder::showSummary()
     const std::int64_t withinBound = r.candidates - r.prunedByBound;
     QString text
         = tr("%1 plans on %2 GPUs searched in %3 ms; %4 pass the memory bound (≤ %5, %6 % of HBM); "
-             "the %7 fastest, confirmed by the full ledger:")
+             "the %7 fastest, confirmed by the full ledger and by what the allocator reserves:")
               .arg(toQString(formatThousands(r.candidates)), toQString(formatThousands(m_searchedOptions.gpus)))
               .arg(r.seconds * 1000.0, 0, 'f', 1)
               .arg(toQString(formatThousands(withinBound)), bytesText(r.limitBytes))

@@ -7,6 +7,7 @@
 #include "core/model/kvcache.h"
 #include "core/model/parameters.h"
 #include "core/model/policymatch.h"
+#include "core/model/runtimereserve.h"
 #include "core/model/tensorpolicy.h"
 
 #include <algorithm>
@@ -854,9 +855,17 @@ void checkAllocator(Checker &ck, const Config &config)
 // Hardware: a runtime reserve within the device memory, and well-formed efficiency tables.
 void checkHardware(Checker &ck, const Config &config)
 {
-    if (config.hardware.runtime_reserve_bytes >= config.hardware.hbm_bytes)
-        ck.error("hardware.runtime_reserve_bytes", "the runtime reserve is not smaller than the device memory",
-                 "use a reserve of a few GB");
+    const bool modelled = config.hardware.runtime_reserve == RuntimeReserveMode::Modelled;
+    if (maxRuntimeReserveBytes(config) >= config.hardware.hbm_bytes)
+        ck.error(modelled ? "hardware.runtime_reserve" : "hardware.runtime_reserve_bytes",
+                 "the runtime reserve is not smaller than the device memory",
+                 modelled ? "lower hardware.cuda_context_bytes or hardware.nccl_channels"
+                          : "use a reserve of a few GB");
+    if (modelled && config.hardware.runtime_reserve_bytes != HardwareConfig{}.runtime_reserve_bytes)
+        ck.warning("hardware.runtime_reserve_bytes",
+                   "the runtime reserve is modelled in parts (hardware.runtime_reserve \"modelled\"), so "
+                   "runtime_reserve_bytes is not used",
+                   "set hardware.runtime_reserve to \"bytes\" for one figure of your own");
     Problems tables;
     checkEfficiencyTable(config.hardware.gemm_efficiency, "hardware.gemm_efficiency", tables);
     checkEfficiencyTable(config.hardware.hbm_efficiency, "hardware.hbm_efficiency", tables);

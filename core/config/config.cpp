@@ -288,6 +288,11 @@ std::string_view activationBalanceName(ActivationBalance b)
     return b == ActivationBalance::Auto ? "auto" : "none";
 }
 
+std::string_view runtimeReserveModeName(RuntimeReserveMode m)
+{
+    return m == RuntimeReserveMode::Modelled ? "modelled" : "bytes";
+}
+
 std::string_view normKernelName(NormKernel k)
 {
     return k == NormKernel::Eager ? "eager" : "fused";

@@ -395,12 +395,26 @@ struct StrategyConfig
     bool operator==(const StrategyConfig &) const = default;
 };
 
+// The runtime reserve: one figure (runtime_reserve_bytes), or its parts
+// modelled from the plan (core/model/runtimereserve.h: the CUDA context, the
+// cuBLAS workspace, each NCCL communicator's buffers).
+enum class RuntimeReserveMode { Bytes, Modelled };
+
 // Defaults: the H100-SXM-80GB built-in (presets/hardware/H100-SXM-80GB.json).
 struct HardwareConfig
 {
     std::string name = "H100-SXM-80GB";
     Bytes hbm_bytes = 85899345920; // 80 GiB
-    Bytes runtime_reserve_bytes = 2000000000;
+    Bytes runtime_reserve_bytes = 2000000000; // the reserve under runtime_reserve "bytes"
+    RuntimeReserveMode runtime_reserve = RuntimeReserveMode::Bytes;
+    // The parts under runtime_reserve "modelled" (docs/accounting.md, "Runtime"):
+    // the CUDA context with every kernel PyTorch's libraries load (PyTorch PR
+    // #86509: 666,632,192 B eager less its one 20 MiB allocator segment), the
+    // cuBLAS workspace PyTorch keeps per handle and stream (CUBLAS_WORKSPACE_CONFIG
+    // ":4096:8", Hopper and later), and the channels NCCL opens per communicator.
+    Bytes cuda_context_bytes = 645660672;
+    Bytes cublas_workspace_bytes = 33554432;
+    std::int64_t nccl_channels = 16;
     Bytes host_bytes = 274877906944; // 256 GiB per GPU
     Bytes nvme_bytes = 3840000000000;
     double hbm_bytes_per_s = 3.35e12;
@@ -428,7 +442,6 @@ struct HardwareConfig
     // Offloaded optimizer step on the host: ZeRO-Offload's CPU-Adam, 0.25 s per
     // billion parameters (Ren et al. 2021, Table 4).
     double cpu_adam_params_per_s = 4e9;
-    Bytes usableBytes() const { return hbm_bytes - runtime_reserve_bytes; }
     bool operator==(const HardwareConfig &) const = default;
 };
 
@@ -483,6 +496,7 @@ std::string_view quantScaleName(QuantScale);
 std::string_view fp8RecipeName(Fp8Recipe);
 std::string_view fp8ImplementationName(Fp8Implementation);
 std::string_view activationBalanceName(ActivationBalance);
+std::string_view runtimeReserveModeName(RuntimeReserveMode); // "bytes", "modelled"
 std::string_view frameworkName(Framework);
 std::string_view normKernelName(NormKernel);
 std::string_view swigluKernelName(SwigluKernel);

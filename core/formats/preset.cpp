@@ -619,6 +619,11 @@ void visit(V &v, HardwareConfig &h)
     v.field("name", h.name);
     v.field("hbm_bytes", h.hbm_bytes, 1, kMaxBytes);
     v.field("runtime_reserve_bytes", h.runtime_reserve_bytes, 0, kMaxBytes);
+    v.choice("runtime_reserve", h.runtime_reserve, {RuntimeReserveMode::Bytes, RuntimeReserveMode::Modelled},
+             runtimeReserveModeName);
+    v.field("cuda_context_bytes", h.cuda_context_bytes, 0, kMaxBytes);
+    v.field("cublas_workspace_bytes", h.cublas_workspace_bytes, 0, kMaxBytes);
+    v.field("nccl_channels", h.nccl_channels, 1, 64);
     v.field("host_bytes", h.host_bytes, 0, kMaxBytes);
     v.field("nvme_bytes", h.nvme_bytes, 0, kMaxBytes);
     v.field("hbm_bytes_per_s", h.hbm_bytes_per_s, 1.0, 1e16);

@@ -16,6 +16,7 @@
 #include "core/model/muon.h"
 #include "core/model/parameters.h"
 #include "core/model/policymatch.h"
+#include "core/model/runtimereserve.h"
 #include "core/schedule/schedule.h"
 #include "core/schedule/stagelayers.h"
 
@@ -850,7 +851,7 @@ void addComputeCopies(RankBuilder &rb, RankLedger &rank, const Context &x, const
 
 // Every row of rank r, in the ledger's order: model states, FP8 copies, the
 // optimizer step's buffers, activations, communication, the runtime reserve.
-void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::string &reserveFormula)
+void addRankRows(RankLedger &rank, const Context &x, std::int64_t r)
 {
     const Config &config = x.config;
     RankBuilder rb(rank);
@@ -885,10 +886,10 @@ void addRankRows(RankLedger &rank, const Context &x, std::int64_t r, const std::
     addContextParallel(rb, rank, x);
     addComputeCopies(rb, rank, x, rp);
 
-    rb.add(Category::Runtime, Placement::Device, "Runtime reserve", config.hardware.runtime_reserve_bytes,
-           reserveFormula,
-           "CUDA context, cuBLAS/NCCL workspaces and allocator slack (2 GB is a common budget on Hopper- and "
-           "Ampere-class GPUs)");
+    // The runtime reserve: one row, or one per named part (core/model/runtimereserve.h).
+    for (ReservePart &part : runtimeReserveParts(config, r))
+        rb.add(Category::Runtime, Placement::Device, std::move(part.label), part.bytes, std::move(part.formula),
+               std::move(part.source));
 }
 
 // Rank r's totals and verdicts: the device total against the HBM (and the
@@ -941,20 +942,18 @@ Ledger ledgerOf(const Config &config, const std::vector<std::vector<PipelineOp>>
     ledger.gpus = config.parallelism.gpus();
     ledger.micro_batches = x.m;
     ledger.capacity_bytes = config.hardware.hbm_bytes;
-    ledger.usable_bytes = config.hardware.usableBytes();
+    ledger.usable_bytes = config.hardware.hbm_bytes - maxRuntimeReserveBytes(config);
     ledger.host_capacity_bytes = config.hardware.host_bytes;
     for (const Problem &pr : validateMatched(config, matched))
         if (!pr.isError())
             ledger.warnings.push_back(pr);
 
     ledger.ranks.resize(static_cast<std::size_t>(x.p));
-    const std::string reserveFormula = cat("hardware.runtime_reserve_bytes = ",
-                                           formatGB(static_cast<double>(config.hardware.runtime_reserve_bytes)));
     for (std::int64_t r = 0; r < x.p; ++r) {
         RankLedger &rank = ledger.ranks[static_cast<std::size_t>(r)];
         rank.pipeline_rank = static_cast<int>(r);
         rank.entries.reserve(24); // a rank's rows (and balancing's), so that adding them never moves the ones before
-        addRankRows(rank, x, r, reserveFormula);
+        addRankRows(rank, x, r);
         addRankTotals(ledger, rank, config.hardware, r);
     }
     // The choices in force, in words: every number explains itself (docs/accounting.md).

@@ -6,6 +6,7 @@
 #include "core/time/passtimes.h"
 #include "core/time/steptime.h"
 #include "core/timeline/peakledger.h"
+#include "core/timeline/reserved.h"
 
 #include <algorithm>
 #include <string>
@@ -53,7 +54,7 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     return cfg;
 }
 
-LedgerUnder ledgerUnder(const Config &config, Bytes limit)
+LedgerUnder ledgerUnder(const Config &config, Bytes limit, bool reserved)
 {
     // ZB-V ordered as the simulation orders it (its fill is timed by the
     // passes), so that the rows are the peak ledger's.
@@ -62,11 +63,18 @@ LedgerUnder ledgerUnder(const Config &config, Bytes limit)
                       : computeLedger(config);
     const Bytes rowsPeak = rows.peak_bytes;
     if (rowsPeak > limit)
-        return {std::move(rows), rowsPeak};
-    return {peakLedger(config), rowsPeak};
+        return {std::move(rows), rowsPeak, rowsPeak, false};
+    PlanPeak plan = planPeak(config);
+    const Bytes peak = plan.ledger.peak_bytes;
+    if (peak > limit || !reserved) // the allocated peak bounds what the allocator reserves
+        return {std::move(plan.ledger), rowsPeak, peak, peak <= limit};
+    const PlanReserved simulated = simulateReserved(config, plan.timeline);
+    const bool ooms
+        = std::any_of(simulated.ranks.begin(), simulated.ranks.end(), [](const RankReserved &r) { return r.ooms > 0; });
+    return {std::move(plan.ledger), rowsPeak, simulated.peak_bytes, simulated.peak_bytes <= limit && !ooms};
 }
 
-std::optional<std::pair<Config, Ledger>> LedgerCheck::operator()(const Candidate &x)
+std::optional<std::pair<Config, LedgerUnder>> LedgerCheck::operator()(const Candidate &x)
 {
     Config cfg = configOf(m_base, x, m_globalBatch);
     const auto id = identityOf(x);
@@ -80,12 +88,12 @@ std::optional<std::pair<Config, Ledger>> LedgerCheck::operator()(const Candidate
             return std::nullopt;
         }
     }
-    Ledger ledger = ledgerUnder(cfg, m_limit).ledger;
-    const bool ok = ledger.peak_bytes <= m_limit;
+    LedgerUnder under = ledgerUnder(cfg, m_limit, m_reserved);
+    const bool ok = under.fits;
     m_confirmed.insert_or_assign(id, ok);
     if (!ok)
         return std::nullopt;
-    return std::make_pair(std::move(cfg), std::move(ledger));
+    return std::make_pair(std::move(cfg), std::move(under));
 }
 
 double confirmFastest(std::vector<Candidate> &kept, LedgerCheck &check, const SearchOptions &opt, SearchResult &res)
@@ -107,7 +115,8 @@ double confirmFastest(std::vector<Candidate> &kept, LedgerCheck &check, const Se
         SearchPlan plan;
         plan.time = estimateStepTime(ok->first, opt.gpusPerNode);
         plan.config = std::move(ok->first);
-        plan.ledger = std::move(ok->second);
+        plan.ledger = std::move(ok->second.ledger);
+        plan.reservedBytes = ok->second.deviceBytes;
         plan.estimateBytes = x.bound;
         res.plans.push_back(std::move(plan));
     }
@@ -148,6 +157,7 @@ std::optional<SearchPlan> fastestPipelinedPlan(const Enumeration &en, PipelineSc
             SearchPlan plan;
             plan.time = estimateStepTime(ok->first, opt.gpusPerNode);
             plan.config = std::move(ok->first);
+            plan.reservedBytes = ok->second.deviceBytes;
             plan.estimateBytes = x.bound;
             return plan;
         }

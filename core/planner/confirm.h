@@ -22,16 +22,27 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
 
 // A plan's ledger as its verdict reads it: the rows (computeLedger), and,
 // when they stay under `limit`, the simulated peak carried
-// (core/timeline/peakledger.h). A plan over the limit by its rows is taken
-// as over it without simulating (its ledger is then the rows'): the rows
-// are below the peak but where maxima that never coincide overcount, so the
-// search errs on the safe side there.
+// (core/timeline/peakledger.h); when that peak stays under it too, what
+// PyTorch's caching allocator reserves for the iteration plus the runtime
+// reserve (simulateReserved, core/timeline/reserved.h), which decides. Each
+// figure is a lower bound on the next, so a plan over the limit by one is
+// over it without the costlier next (its ledger is then the rows' or the
+// peak's): the rows are below the peak but where maxima that never coincide
+// overcount, so the search errs on the safe side there.
 struct LedgerUnder
 {
     Ledger ledger;
     Bytes rowsPeak = 0; // the rows' peak: a lower bound on ledger.peak_bytes
+    // What decides: reserved + the runtime reserve when the allocator was
+    // simulated, else the last figure computed (over the limit).
+    Bytes deviceBytes = 0;
+    bool fits = false; // deviceBytes within the limit and no request out of memory
 };
-LedgerUnder ledgerUnder(const Config &config, Bytes limit);
+// `reserved` false: the simulated peak decides (a lower bound on reserved +
+// the reserve), for the plans that do not enter the answer (verdicts, the
+// slower variants of a schedule or a strategy), since the allocator's
+// simulation costs 20–110 ms a plan.
+LedgerUnder ledgerUnder(const Config &config, Bytes limit, bool reserved = true);
 
 // What makes two candidates the same plan.
 inline auto identityOf(const Candidate &x)
@@ -51,14 +62,18 @@ public:
         , m_limit(limit)
         , m_ledgersRun(ledgersRun)
     { }
-    // The configuration of a candidate when it is valid and its ledger stays under the limit.
-    std::optional<std::pair<Config, Ledger>> operator()(const Candidate &x);
+    // The configuration of a candidate when it is valid and what it reserves stays under the limit.
+    std::optional<std::pair<Config, LedgerUnder>> operator()(const Candidate &x);
+    // From now on, judge candidates not yet checked by their simulated peak
+    // alone (ledgerUnder's `reserved` false): for the verdicts, after the answer.
+    void judgeByPeak() { m_reserved = false; }
 
 private:
     const Config &m_base;
     std::int64_t m_globalBatch;
     Bytes m_limit;
     std::int64_t &m_ledgersRun;
+    bool m_reserved = true;
     std::map<decltype(identityOf(Candidate{})), bool> m_confirmed;
 };
 

@@ -7,6 +7,7 @@
 #include "core/model/cpexchange.h"
 #include "core/model/modelstates.h"
 #include "core/model/parameters.h"
+#include "core/model/runtimereserve.h"
 #include "core/schedule/schedule.h"
 #include "core/time/costmodel.h"
 #include "core/time/steptime.h"
@@ -355,6 +356,17 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
     Slot *zeroSlots = en[SearchDimension::ZeroStage].slots.data();
     Slot *recomputeSlots = en[SearchDimension::Recompute].slots.data();
     Slot *offloadSlots = en[SearchDimension::Offload].slots.data();
+    // The runtime reserve of each edge rank, as the ledger counts it for this split (its NCCL communicators).
+    ReserveDegrees deg = reserveDegreesOf(base);
+    deg.t = x.t;
+    deg.p = x.p;
+    deg.v = x.v;
+    deg.d = x.d;
+    deg.c = x.c;
+    deg.e = x.e;
+    deg.etp = base.parallelism.expert_tensor_parallel_size > 0 ? base.parallelism.expert_tensor_parallel_size : x.t;
+    const std::array<Bytes, 2> reserve
+        = {runtimeReserveBytes(base.hardware, deg, edge.ids[0]), runtimeReserveBytes(base.hardware, deg, edge.ids[1])};
     for (int g = 0; g < kRecomputeChoices; ++g) {
         const std::size_t gi = static_cast<std::size_t>(g);
         std::array<Bytes, 2> acts{}, layerActs{};
@@ -365,7 +377,7 @@ void boundCandidates(Enumeration &en, Slot &here, const Facts &f, const Config &
                                    : rp.moeLayers == rp.layers ? sh.storedMoe[gi]
                                                                : std::min(sh.storedDense[gi], sh.storedMoe[gi]);
             layerActs[w] = perLayer * inFlight.layerGroups[w];
-            acts[w] = (g == 2 ? sh.workingSet : 0) + base.hardware.runtime_reserve_bytes
+            acts[w] = (g == 2 ? sh.workingSet : 0) + reserve[static_cast<std::size_t>(w)]
                       + (edge.params[w].layers > 0 ? sh.cpExchange : 0);
             if (edge.ids[w] == 0)
                 acts[w] += sh.firstStage * inFlight.firstStage;

@@ -226,7 +226,8 @@ void addEmptyAnswerNotes(SearchResult &res, const plansearch::Facts &f, const Se
     else if (res.plans.empty())
         res.notes.push_back("none of " + std::to_string(res.candidates) + " plans stays under "
                             + std::to_string(opt.margin)
-                            + " × device memory; add GPUs, shorten the sequence or use a larger device");
+                            + " × device memory by what the allocator reserves plus the runtime reserve; add GPUs, "
+                              "shorten the sequence or use a larger device");
 }
 
 } // namespace
@@ -283,6 +284,7 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
         bestTime = std::min(bestTime, res.plans.front().time.total);
     addEmptyAnswerNotes(res, facts, opt);
 
+    check.judgeByPeak(); // the verdicts' plans do not enter the answer: the allocator is not simulated for them
     res.dimensions
         = dimensionVerdicts(en, check, res, verdictContextOf(base, opt, facts, res.limitBytes, bestTime), tries);
     for (DimensionVerdicts &dv : strategies)

@@ -22,7 +22,11 @@ struct SearchOptions
 {
     std::int64_t gpus = 8;
     int top = 10;
-    double margin = 0.8; // keep plans whose ledger peak ≤ margin × hbm_bytes (454 runs, none OOM)
+    // Keep plans whose reserved memory (the caching allocator simulated over the
+    // iteration, core/timeline/reserved.h) plus the runtime reserve is at most
+    // margin × hbm_bytes: what runs out, so 1 is the device itself and a lower
+    // margin an extra safety factor for what the model leaves out.
+    double margin = 1.0;
     std::int64_t gpusPerNode = 8; // NVLink domain: t stays inside it; c beyond it exchanges K/V on the network
     // Interleaved chunks per rank tried: 2..maxVirtual. Llama 3 405B ran v = 8 (one layer a chunk: its
     // §3.3.2 edge chunks hold only the embedding and only the loss; plansearch::unevenChunks).
@@ -120,6 +124,9 @@ struct SearchPlan
     Config config;
     Ledger ledger;
     Bytes estimateBytes = 0; // the search's lower bound on the peak (what it pruned with)
+    // What decides: what PyTorch's caching allocator reserves (simulateReserved)
+    // plus the runtime reserve, at most the search's limit.
+    Bytes reservedBytes = 0;
     StepTime time;
 };
 
@@ -151,8 +158,10 @@ struct SearchResult
 // states, stored layer activations and the runtime reserve of its first or
 // last pipeline rank: terms the ledger adds in full, every other ledger term
 // being non-negative) exceeds the limit. The rest are visited fastest first
-// and confirmed with computeLedger until `top` fit, so every returned plan's
-// peak is the ledger's own.
+// and confirmed with computeLedger, its simulated peak and then what the
+// caching allocator reserves plus the runtime reserve (each a lower bound on
+// the next, plansearch::ledgerUnder) until `top` fit, so every returned plan's
+// peak is the ledger's own and its reservedBytes within the limit.
 //
 // Verdicts (`dimensions`): the search keeps, per value of every dimension, the
 // candidate with the least lower bound and the fastest one within the limit

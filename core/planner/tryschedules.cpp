@@ -70,20 +70,26 @@ std::optional<SearchPlan> tryOn(const SearchPlan &plan, PipelineSchedule s, cons
         return std::nullopt;
     }
     SearchPlan variant;
-    plansearch::LedgerUnder under = plansearch::ledgerUnder(cfg, limit);
+    // By the simulated peak first; the allocator is simulated only for a variant that would beat its base.
+    plansearch::LedgerUnder under = plansearch::ledgerUnder(cfg, limit, false);
+    if (under.fits) {
+        variant.time = estimateStepTime(cfg, opt.gpusPerNode);
+        if (variant.time.total < plan.time.total)
+            under = plansearch::ledgerUnder(cfg, limit);
+    }
     variant.ledger = std::move(under.ledger);
     ++ledgersRun;
     cfg.name = renamed(cfg.name, par.virtual_pipeline_model_parallel_size) + " " + std::string(scheduleName(s));
     variant.estimateBytes = under.rowsPeak;
-    if (variant.ledger.peak_bytes > limit) {
+    variant.reservedBytes = under.deviceBytes;
+    if (!under.fits) {
         ++tally.over;
-        if (!tally.leastOver || variant.ledger.peak_bytes < tally.leastOver->ledger.peak_bytes) {
+        if (!tally.leastOver || variant.reservedBytes < tally.leastOver->reservedBytes) {
             variant.config = std::move(cfg);
             tally.leastOver = std::move(variant);
         }
         return std::nullopt;
     }
-    variant.time = estimateStepTime(cfg, opt.gpusPerNode);
     variant.config = std::move(cfg);
     if (!tally.fastestFit || variant.time.total < tally.fastestFit->time.total)
         tally.fastestFit = variant;

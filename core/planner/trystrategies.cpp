@@ -155,11 +155,12 @@ void choosePlans(TriedPlans &tp, SearchResult &res, const std::vector<Config> &o
             break;
         if (hasErrors(validate(cfg)))
             continue;
-        const Ledger ledger = plansearch::ledgerUnder(cfg, limit).ledger;
+        // By the simulated peak: a plan under it but over by what the allocator reserves is not tried.
+        const plansearch::LedgerUnder under = plansearch::ledgerUnder(cfg, limit, false);
         ++res.ledgersRun;
-        if (ledger.peak_bytes <= limit)
+        if (under.fits)
             continue; // fits as it is: in the answer or slower than it
-        tp.nearestOver = std::min(tp.nearestOver, ledger.peak_bytes);
+        tp.nearestOver = std::min(tp.nearestOver, under.deviceBytes);
         tp.over.push_back(cfg);
     }
     for (const Config &cfg : tp.over)
@@ -187,18 +188,24 @@ Trial tryValue(SearchDimension d, std::int64_t v, const std::vector<Base> &bases
         }
         ++trial.tried;
         SearchPlan variant;
-        plansearch::LedgerUnder under = plansearch::ledgerUnder(cfg, limit);
+        // By the simulated peak first; the allocator is simulated only for a variant that would be `better`.
+        plansearch::LedgerUnder under = plansearch::ledgerUnder(cfg, limit, false);
+        if (under.fits) {
+            variant.time = estimateStepTime(cfg, opt.gpusPerNode);
+            if (variant.time.total < b.seconds && (!trial.better || variant.time.total < trial.better->time.total))
+                under = plansearch::ledgerUnder(cfg, limit);
+        }
         variant.ledger = std::move(under.ledger);
+        variant.reservedBytes = under.deviceBytes;
         ++ledgersRun;
-        if (variant.ledger.peak_bytes > limit) {
+        if (!under.fits) {
             ++trial.over;
-            if (variant.ledger.peak_bytes < trial.leastPeak) {
-                trial.leastPeak = variant.ledger.peak_bytes;
+            if (under.deviceBytes < trial.leastPeak) {
+                trial.leastPeak = under.deviceBytes;
                 trial.leastConfig = cfg;
             }
             continue;
         }
-        variant.time = estimateStepTime(cfg, opt.gpusPerNode);
         variant.estimateBytes = under.rowsPeak;
         variant.config = std::move(cfg);
         if (b.seconds == std::numeric_limits<double>::infinity())

@@ -190,7 +190,7 @@ void slowerOrLedgerVerdict(ValueVerdict &vv, SearchDimension d, const Slot &slot
                            const std::vector<Candidate> &kept, LedgerCheck &check, const SearchResult &res,
                            const VerdictContext &vc)
 {
-    std::optional<std::pair<Config, Ledger>> ok;
+    std::optional<std::pair<Config, LedgerUnder>> ok;
     Candidate found = slot.fastest;
     ok = check(found);
     if (!ok) {
@@ -311,7 +311,7 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
             vv.reason += "; " + stepTimeDifference(fit.time, best);
     } else if (t->leastOver) {
         vv.kind = VerdictKind::Memory;
-        vv.leastPeakBytes = t->leastOver->ledger.peak_bytes;
+        vv.leastPeakBytes = t->leastOver->reservedBytes;
         vv.example = t->leastOver->config;
         vv.reason = (one ? "on " : "on each of ") + onTried + ", " + it + " needs at least "
                     + floorGB(vv.leastPeakBytes) + " on its busiest GPU; the limit is " + vc.limitText;

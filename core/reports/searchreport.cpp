@@ -94,6 +94,7 @@ nlohmann::json searchToJson(const SearchResult &r, const SearchOptions &o)
         plans.push_back({{"preset", presetToJson(p.config)},
                          {"peak_bytes", p.ledger.peak_bytes},
                          {"step_time_s", p.time.total},
+                         {"reserved_bytes", p.reservedBytes},
                          {"fits", p.ledger.fits() && p.ledger.peak_bytes <= r.limitBytes},
                          {"step_time", timeToJson(p.time)},
                          {"ledger", ledgerToJson(p.config, p.ledger)}});
@@ -116,28 +117,30 @@ nlohmann::json searchToJson(const SearchResult &r, const SearchOptions &o)
 std::string searchToTable(const SearchResult &r, const SearchOptions &o)
 {
     std::string out;
-    char line[256];
+    char line[320];
     out += std::to_string(r.candidates) + " candidate plans on " + std::to_string(o.gpus) + " GPUs in "
            + formatSeconds(r.seconds, 3) + "; limit " + formatGB(static_cast<double>(r.limitBytes)) + " ("
            + formatPercentCompact(o.margin) + " of HBM)\n";
-    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %-11s %10s %10s  %s\n", "#", "t",
-                  "p", "v", "d", "c", "e", "mbs", "zero", "recompute", "offload", "schedule", "peak", "step (s)",
-                  "strategies");
+    std::snprintf(line, sizeof line, "%-4s %4s %4s %3s %5s %3s %3s %4s %5s %-10s %-9s %-11s %10s %10s %10s  %s\n", "#",
+                  "t", "p", "v", "d", "c", "e", "mbs", "zero", "recompute", "offload", "schedule", "peak", "reserved",
+                  "step (s)", "strategies");
     out += line;
     int k = 0;
     for (const SearchPlan &p : r.plans) {
         const ParallelismConfig &par = p.config.parallelism;
-        std::snprintf(
-            line, sizeof line, "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %-11s %10s %10.3f  %s\n",
-            ++k, static_cast<long long>(par.tensor_model_parallel_size),
-            static_cast<long long>(par.pipeline_model_parallel_size),
-            static_cast<long long>(par.virtual_pipeline_model_parallel_size),
-            static_cast<long long>(par.data_parallel_size), static_cast<long long>(par.context_parallel_size),
-            static_cast<long long>(par.expert_model_parallel_size),
-            static_cast<long long>(p.config.training.micro_batch_size), par.zero_stage,
-            std::string(granularityName(p.config.strategy.recompute_granularity)).c_str(),
-            offloadText(p.config.strategy).c_str(), std::string(scheduleName(par.schedule())).c_str(),
-            formatGB(static_cast<double>(p.ledger.peak_bytes)).c_str(), p.time.total, strategiesText(p.config).c_str());
+        std::snprintf(line, sizeof line,
+                      "%-4d %4lld %4lld %3lld %5lld %3lld %3lld %4lld %5d %-10s %-9s %-11s %10s %10s %10.3f  %s\n", ++k,
+                      static_cast<long long>(par.tensor_model_parallel_size),
+                      static_cast<long long>(par.pipeline_model_parallel_size),
+                      static_cast<long long>(par.virtual_pipeline_model_parallel_size),
+                      static_cast<long long>(par.data_parallel_size), static_cast<long long>(par.context_parallel_size),
+                      static_cast<long long>(par.expert_model_parallel_size),
+                      static_cast<long long>(p.config.training.micro_batch_size), par.zero_stage,
+                      std::string(granularityName(p.config.strategy.recompute_granularity)).c_str(),
+                      offloadText(p.config.strategy).c_str(), std::string(scheduleName(par.schedule())).c_str(),
+                      formatGB(static_cast<double>(p.ledger.peak_bytes)).c_str(),
+                      formatGB(static_cast<double>(p.reservedBytes)).c_str(), p.time.total,
+                      strategiesText(p.config).c_str());
         out += line;
     }
     for (const std::string &n : r.notes)

@@ -3,6 +3,7 @@
 
 #include "core/ledger/ledger.h"
 #include "core/model/parameters.h"
+#include "core/model/runtimereserve.h"
 #include "core/schedule/stagelayers.h"
 #include "core/timeline/peakledger.h"
 
@@ -169,8 +170,8 @@ InferenceLedger computeInference(const Config &config, std::optional<Bytes> trai
         add(InferenceCategory::Activations,
             prefillWider ? "Working set of a prefill forward" : "Working set of a decode step", widest.total,
             "max(prefill " + gb(rank.prefill.total) + ", decode " + gb(rank.decode.total) + "); " + widest.formula);
-        add(InferenceCategory::Runtime, "Runtime reserve", config.hardware.runtime_reserve_bytes,
-            "hardware.runtime_reserve_bytes");
+        for (const ReservePart &part : runtimeReserveParts(config, rank.pipeline_rank))
+            add(InferenceCategory::Runtime, part.label, part.bytes, part.formula);
         for (Bytes b : rank.device)
             rank.device_total_bytes += b;
         rank.fits = rank.device_total_bytes <= config.hardware.hbm_bytes;

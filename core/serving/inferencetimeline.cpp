@@ -2,6 +2,7 @@
 #include "core/serving/inferencetimeline.h"
 
 #include "core/model/parameters.h"
+#include "core/model/runtimereserve.h"
 #include "core/schedule/stagelayers.h"
 #include "core/serving/inference.h"
 #include "core/serving/inferenceactivations.h"
@@ -140,7 +141,7 @@ Ledger servingLedgerOf(const Config &config, const InferenceLedger &il)
     ledger.gpus = config.parallelism.gpus();
     ledger.micro_batches = 1;
     ledger.capacity_bytes = il.capacity_bytes;
-    ledger.usable_bytes = config.hardware.usableBytes();
+    ledger.usable_bytes = config.hardware.hbm_bytes - maxRuntimeReserveBytes(config);
     ledger.host_capacity_bytes = config.hardware.host_bytes;
     ledger.peak_rank = il.peak_rank;
     ledger.peak_bytes = il.peak_bytes;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/trace/compare.h"
 
+#include "core/model/runtimereserve.h"
 #include "core/timeline/curve.h"
 #include "core/timeline/reserved.h"
 #include "core/timeline/timeline.h"
@@ -332,7 +333,7 @@ TraceComparison compareTrace(const Config &config, const MeasuredTrace &trace, c
     compareReserved(config, trace, replay, timeline, out);
     compareAlive(config, trace, replay, out);
     out.notes.push_back("Modelled figures leave out the runtime reserve ("
-                        + formatGB(double(config.hardware.runtime_reserve_bytes))
+                        + formatGB(double(maxRuntimeReserveBytes(config)))
                         + "): an allocator never sees the CUDA context.");
     return out;
 }

@@ -162,6 +162,8 @@ private:
         m.embed_layernorm = coin(0.2);
         if (!m.multi_latent_attention && coin(0.2))
             m.position_embedding_type = PositionEmbedding::Alibi;
+        // The runtime reserve in named parts (core/model/runtimereserve.h), drawn after the rest.
+        c.hardware.runtime_reserve = coin(0.3) ? RuntimeReserveMode::Modelled : RuntimeReserveMode::Bytes;
         return c;
     }
 

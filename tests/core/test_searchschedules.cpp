@@ -38,7 +38,15 @@ const SearchResult &seventyB()
         opt.gpus = 128;
         opt.top = 5;
         opt.maxVirtual = 4;
-        return searchPlans(scenario("llama-3-70b-128xh100"), opt);
+        // The 80 % limit these cases were written for (the margin's former default, now an extra
+        // safety factor on reserved memory): at 100 % the fastest plans are t = 2 interleaved ones at
+        // the device's edge, where no split schedule fits. The search keeps plans by what the caching
+        // allocator reserves, and with one cudaMalloc'd segment per block size ZB-V's plan here caches
+        // 34 GB of free segments on its second rank (76.3 GB reserved for 58.1 GB allocated): these
+        // cases weigh the schedules' activations, so the allocator maps pages as they are needed
+        // (expandable segments), where reserved is what is allocated.
+        opt.margin = 0.8;
+        return searchPlans(scenario("llama-3-70b-128xh100", {"strategy.allocator.expandable_segments=true"}), opt);
     }();
     return r;
 }

@@ -70,8 +70,9 @@ TEST_CASE("PlanFinder defaults to the document's GPU count and lists plans faste
     finder.findPlans();
     const memledger::SearchResult &r = finder.result();
     REQUIRE(r.plans.size() == 10);
-    // 80 % of 80 GiB, as the margin's default says.
-    const auto limit = static_cast<memledger::Bytes>(std::floor(0.8 * 85899345920.0));
+    // 100 % of 80 GiB, as the margin's default says: what the caching allocator reserves with the
+    // runtime reserve on top stays within the device.
+    const auto limit = static_cast<memledger::Bytes>(std::floor(1.0 * 85899345920.0));
     CHECK(r.limitBytes == limit);
 
     QTableView *table = finder.table();
@@ -89,6 +90,7 @@ TEST_CASE("PlanFinder defaults to the document's GPU count and lists plans faste
         previous = step;
         CHECK(step == Approx(memledger::estimateStepTime(config).total));
         CHECK(memledger::computeLedger(config).peak_bytes <= limit);
+        CHECK(r.plans.at(static_cast<std::size_t>(plan)).reservedBytes <= limit);
         CHECK(shown->index(row, PlanFinderModel::RankColumn).data().toInt() == row + 1);
         // Two plans may differ only in sequence parallelism: the table shows it.
         CHECK(shown->index(row, PlanFinderModel::SequenceParallelColumn).data().toString()
@@ -172,15 +174,19 @@ TEST_CASE("The schedule column names each plan's pipeline schedule and its toolt
     // Llama-3-70B on 128 H100s with interleaving up to v = 4: the search's best
     // plan runs ZB-V (its bubble is near zero with 1F1B's activations), and it
     // never tries GPipe (at v = 8, p = 2 interleaving's bubble is as small:
-    // tests/core/test_searchschedules.cpp).
+    // tests/core/test_searchschedules.cpp, whose limit (80 %) and allocator
+    // (expandable segments, so that reserved is what is allocated) this takes).
     const auto loaded = memledger::presetFromText(memledger::findBuiltin("scenarios", "llama-3-70b-128xh100")->text);
     REQUIRE(loaded.config.has_value());
+    memledger::Config base = *loaded.config;
+    base.strategy.allocator.expandable_segments = true;
     memledger::SearchOptions options;
     options.gpus = 128;
     options.top = 5;
     options.maxVirtual = 4;
+    options.margin = 0.8;
     PlanFinderModel model;
-    model.setResult(memledger::searchPlans(*loaded.config, options));
+    model.setResult(memledger::searchPlans(base, options));
     REQUIRE(model.rowCount() > 0);
     CHECK(PlanFinderModel::dimensionOf(PlanFinderModel::ScheduleColumn) == memledger::SearchDimension::Schedule);
     CHECK(model.headerData(PlanFinderModel::ScheduleColumn, Qt::Horizontal).toString() == QStringLiteral("schedule"));
