@@ -33,7 +33,7 @@ constexpr Bytes kConnection = 4194304 + 4915200 + 524288; // 9,633,792 B
 constexpr Bytes kRing16 = 16 * kConnection; // 16 channels, one ring connection: 154,140,672 B
 constexpr Bytes kP2pPeer = 2 * 4194304; // 2 channels per peer, a Simple buffer each: 8,388,608 B
 
-Bytes runtimeRows(const RankLedger &rank)
+Bytes reserveRowBytes(const RankLedger &rank)
 {
     Bytes sum = 0;
     for (const LedgerEntry &e : rank.entries)
@@ -50,7 +50,7 @@ TEST_CASE("The flat runtime reserve stays one row of runtime_reserve_bytes", "[r
     const Ledger l = computeLedger(c);
     for (const RankLedger &rank : l.ranks) {
         CHECK(entryBytes(rank, Category::Runtime, "Runtime reserve") == 2000000000);
-        CHECK(runtimeRows(rank) == 2000000000);
+        CHECK(reserveRowBytes(rank) == 2000000000);
     }
     CHECK(l.usable_bytes == 85899345920 - 2000000000);
 }
@@ -73,9 +73,9 @@ TEST_CASE("Llama 3 70B on 128 H100s (t 8, p 4, d 4): the modelled reserve, part 
     constexpr Bytes kTotal = kContext + kCublas + kRing16 + 2 * kRing16 + 2 * kP2pPeer + 2 * kRing16;
     static_assert(kTotal == 1466695680);
     // Llama 3 unties its embeddings: no embedding group; the edge stages of 1F1B send to one neighbour.
-    CHECK(runtimeRows(l.ranks[2]) == kTotal);
-    CHECK(runtimeRows(l.ranks[0]) == kTotal - kP2pPeer);
-    CHECK(runtimeRows(l.ranks[3]) == kTotal - kP2pPeer);
+    CHECK(reserveRowBytes(l.ranks[2]) == kTotal);
+    CHECK(reserveRowBytes(l.ranks[0]) == kTotal - kP2pPeer);
+    CHECK(reserveRowBytes(l.ranks[3]) == kTotal - kP2pPeer);
     CHECK(l.usable_bytes == 85899345920 - kTotal);
     CHECK_FALSE(hasErrors(validate(c)));
 }
@@ -90,9 +90,9 @@ TEST_CASE("GPT-3's tied embedding adds the embedding group on the first and last
     constexpr Bytes kMiddle = kContext + kCublas + kRing16 + 2 * kP2pPeer + 2 * kRing16;
     // The embedding group: stage 0 and stage 7, 56 GPUs apart.
     constexpr Bytes kEdge = kMiddle - kP2pPeer + 2 * kRing16;
-    CHECK(runtimeRows(l.ranks[0]) == kEdge);
-    CHECK(runtimeRows(l.ranks[3]) == kMiddle);
-    CHECK(runtimeRows(l.ranks[7]) == kEdge);
+    CHECK(reserveRowBytes(l.ranks[0]) == kEdge);
+    CHECK(reserveRowBytes(l.ranks[3]) == kMiddle);
+    CHECK(reserveRowBytes(l.ranks[7]) == kEdge);
     CHECK(entryBytes(l.ranks[7], Category::Runtime, "NCCL buffers: embedding group (first and last stage)")
           == 2 * kRing16);
     // The usable line is the device less the largest rank's reserve.
@@ -104,7 +104,7 @@ TEST_CASE("Under FSDP the communicators are the mesh's: no model-parallel group"
     const Config c = scenario("llama-3.1-8b-8xh100-torchtitan-fsdp", {"hardware.runtime_reserve=modelled"});
     const Ledger l = computeLedger(c);
     // d 8 inside one node: the FSDP group's ring, nothing else.
-    CHECK(runtimeRows(l.ranks[0]) == kContext + kCublas + kRing16);
+    CHECK(reserveRowBytes(l.ranks[0]) == kContext + kCublas + kRing16);
 }
 
 TEST_CASE("MoE's all-to-all is point to point with every other rank of the expert group", "[runtimereserve]")
