@@ -544,12 +544,13 @@ void addDeepEp(RankBuilder &rb, const Config &config, std::int64_t tokens, std::
     if (!buf)
         return; // validate() refuses the plan
     rb.add(Category::Runtime, Placement::Device, "DeepEP buffers", buf->nvl + buf->rdma,
-           cat("NVLink ", formatGB(double(buf->nvl)), " (", num(buf->nvlRecvTokens),
-               "-token receive queues × 10 channels × ", num(std::min<std::int64_t>(e, 8)), " peers) + RDMA ",
-               formatGB(double(buf->rdma)), " (", num(buf->rdmaRecvTokens), "-token queues × 10 channels × ",
-               num(e / 8), " nodes, send and receive)"),
-           "deep_ep.Buffer as Megatron-LM's fused_a2a sizes it for " + num(e)
-               + " ranks and h × 2 B tokens: allocated by DeepEP (cudaMalloc, NVSHMEM), not PyTorch's allocator");
+           cat("NVLink ", formatGB(double(buf->nvl)), " (", num(buf->nvlRecvTokens), "-token receive queues × ",
+               num(buf->channels), " channels × ", num(std::min<std::int64_t>(e, 8)), " peers) + RDMA ",
+               formatGB(double(buf->rdma)), " (", num(buf->rdmaRecvTokens), "-token queues × ", num(buf->channels),
+               " channels × ", num(e / 8), " nodes, send and receive)"),
+           cat("deep_ep.Buffer as Megatron-LM's fused_a2a sizes it for ", num(e), " ranks and tokens of h × ",
+               std::to_string(std::max<std::int64_t>(A, 2)),
+               " B: allocated by DeepEP (cudaMalloc, NVSHMEM), not PyTorch's allocator"));
 }
 
 // Megatron's alltoall dispatcher: every token copy sent (s·b·k) and, for

@@ -86,6 +86,7 @@ std::optional<DeepEpBuffer> deepEpBuffer(std::int64_t epRanks, std::int64_t hidd
     if (it == kConfigs.end())
         return std::nullopt;
     DeepEpBuffer out;
+    out.channels = kNumSms / 2;
     out.nvlRecvTokens = std::max(it->dispatch.nvlRecv, it->combine.nvlRecv);
     out.rdmaRecvTokens = std::max(rdmaRecv(it->dispatch), rdmaRecv(it->combine));
     for (const ChunkConfig &c : {it->dispatch, it->combine}) {

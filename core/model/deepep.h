@@ -22,6 +22,7 @@ struct DeepEpBuffer
     Bytes rdma = 0; // other nodes; none for a group of 8 or fewer
     std::int64_t nvlRecvTokens = 0; // the chunked receive queue each config asks for (the larger)
     std::int64_t rdmaRecvTokens = 0;
+    std::int64_t channels = 0; // num_sms / 2: each channel's queues run on a pair of SMs
 };
 
 // `epRanks`: the expert-parallel group; `hiddenBytes`: h × max(element size, 2)

@@ -33,6 +33,7 @@ TEST_CASE("DeepEP buffer of an expert-parallel group of 64 with h = 7168, from i
     REQUIRE(b);
     CHECK(b->nvlRecvTokens == 288);
     CHECK(b->rdmaRecvTokens == 128);
+    CHECK(b->channels == 10);
     CHECK(b->nvl == 377'677'824);
     CHECK(b->rdma == 336'047'360);
 }

@@ -17,10 +17,10 @@ using namespace memledger;
 
 TEST_CASE("Every published plan among the scenarios fits by every view, with one peak", "[published][scenario]")
 {
-    const std::string name = GENERATE(as<std::string>{}, "deepseek-v3-2048xh100-dualpipe", "llama-3.1-405b-8192xh100",
-                                      "llama-3.1-405b-16384xh100", "llama-3.1-405b-16384xh100-cp16-128k",
-                                      "nemotron-4-340b-6144xh100", "bloom-176b-384xa100",
-                                      "llama-3.1-8b-8xh100-torchtitan-fsdp");
+    const std::string name
+        = GENERATE(as<std::string>{}, "deepseek-v3-2048xh100-dualpipe", "llama-3.1-405b-8192xh100",
+                   "llama-3.1-405b-16384xh100", "llama-3.1-405b-16384xh100-cp16-128k", "nemotron-4-340b-6144xh100",
+                   "bloom-176b-384xa100", "llama-3.1-8b-8xh100-torchtitan-fsdp");
     CAPTURE(name);
     const Config config = test::scenario(name);
     const PlanPeak plan = planPeak(config);
