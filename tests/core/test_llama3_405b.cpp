@@ -229,17 +229,30 @@ TEST_CASE("search: the enumeration times a lighter-edge split as the step-time m
     CHECK(found);
 }
 
-TEST_CASE("search: the Llama 3 405B Table 4 plans are among those the search keeps", "[search][llama405]")
+TEST_CASE("search: the Llama 3 405B Table 4 plans are among those the search keeps, and at 8K tokens only plans "
+          "that split the sequence beat them",
+          "[search][llama405]")
 {
+#if defined(__SANITIZE_ADDRESS__)
+    // Each of these searches lists 300 plans and simulates the caching
+    // allocator for each (core/planner/confirm.h): about 20 s a search here,
+    // twenty times that under AddressSanitizer. The sanitizer build runs the
+    // same code in the other search tests.
+    WARN("skipped under AddressSanitizer: three searches of 300 simulated plans");
+    return;
+#endif
     // Each row's own model, GPU count and global batch, the whole device
-    // allowed (--margin 1: the 8,192-GPU row uses 99 % of it, above the
-    // default 80 % margin, as Meta ran it). The long-context row's plan, CP 16
-    // across 16 nodes beside TP 8, is the fastest BF16 plan: only its FP8
-    // variant, which the paper did not train with, is faster. The 8K rows'
-    // plans are kept, behind plans that split the sequence with CP 2 or 4
-    // (twice or four times the micro-batches: a smaller bubble), offload
-    // activations, train in FP8 or use a zero-bubble schedule, none of which
-    // Meta used for them (docs/measured-runs.md).
+    // allowed (--margin 1, the default: the 8,192-GPU row uses 99 % of it, as
+    // Meta ran it). The long-context row's plan, CP 16 across 16 nodes beside
+    // TP 8, is the fastest BF16 plan: only its FP8 variant, which the paper
+    // did not train with, is faster. The 8K rows' plans are kept, behind
+    // plans that split the sequence with CP 2 or 4 (twice or four times the
+    // micro-batches: a smaller bubble), offload activations, train in FP8 or
+    // use a zero-bubble schedule, none of which Meta used for them
+    // (docs/measured-runs.md). Table 4 ran CP only for 131,072-token
+    // sequences: every plan the step-time model ranks ahead of the 8K rows'
+    // plans uses CP > 1; with c = 1 the published split is the fastest the
+    // search finds.
     for (const Table4Row &row : kRows) {
         CAPTURE(row.scenario);
         SearchOptions opt;
@@ -248,32 +261,12 @@ TEST_CASE("search: the Llama 3 405B Table 4 plans are among those the search kee
         opt.top = row.c > 1 ? 5 : 300;
         const SearchResult r = searchPlans(searchBase(row), opt);
         const std::size_t rank = publishedRank(r, row);
-        CHECK(rank > 0);
-        if (row.c > 1)
-            CHECK(rank <= 2);
-        if (rank > 0)
-            CHECK(r.plans[rank - 1].config.parallelism.pipeline_layout == llama3Layout());
-    }
-}
-
-TEST_CASE("search: at 8K tokens only plans that split the sequence beat Llama 3 405B published plans",
-          "[search][llama405]")
-{
-    // Table 4 ran CP only for 131,072-token sequences. Every plan the step-time
-    // model ranks ahead of the 8K rows' plans uses CP > 1 (more, shorter
-    // micro-batches: a smaller bubble, docs/measured-runs.md): with c = 1 the
-    // published split is the fastest the search finds.
-    for (const Table4Row &row : kRows) {
-        if (row.c > 1)
-            continue;
-        CAPTURE(row.scenario);
-        SearchOptions opt;
-        opt.gpus = row.gpus;
-        opt.margin = 1.0;
-        opt.top = 300;
-        const SearchResult r = searchPlans(searchBase(row), opt);
-        const std::size_t rank = publishedRank(r, row);
         REQUIRE(rank > 0);
+        CHECK(r.plans[rank - 1].config.parallelism.pipeline_layout == llama3Layout());
+        if (row.c > 1) {
+            CHECK(rank <= 2);
+            continue;
+        }
         for (std::size_t i = 0; i + 1 < rank; ++i)
             if (r.plans[i].time.total < r.plans[rank - 1].time.total)
                 CHECK(r.plans[i].config.parallelism.context_parallel_size > 1);

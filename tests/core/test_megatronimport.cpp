@@ -300,7 +300,9 @@ TEST_CASE("Megatron-LM arguments: bad values and contradictions are refused nami
     };
     // 8 heads over TP 3: validate's problem, named by the argument that set t.
     {
-        LaunchImport r = importMegatronLaunch(std::string(kSmall) + "--tensor-model-parallel-size 3", {24});
+        LaunchOptions options;
+        options.gpus = 24;
+        LaunchImport r = importMegatronLaunch(std::string(kSmall) + "--tensor-model-parallel-size 3", options);
         finishLaunchImport(r, {});
         CHECK_FALSE(r.config);
         CHECK(names(r.problems, "--tensor-model-parallel-size (parallelism.tensor_model_parallel_size)"));
