@@ -58,7 +58,14 @@ PlanFinder::PlanFinder(Document *document, QWidget *parent)
     , m_hint(new QLabel(this))
     , m_model(new PlanFinderModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
+    , m_researchTimer(new QTimer(this))
 {
+    m_researchTimer->setSingleShot(true);
+    m_researchTimer->setInterval(300);
+    connect(m_researchTimer, &QTimer::timeout, this, [this] {
+        if (isVisible() && !m_searched)
+            findPlans();
+    });
     m_gpus->setRange(1, kMaxGpus);
     m_gpus->setGroupSeparatorShown(true);
     m_gpus->setToolTip(tr("How many GPUs the plan must use: t × p × d × c"));
@@ -385,6 +392,14 @@ void PlanFinder::documentChanged(const Config &config)
         showSummary();
         updatePlot();
     } else if (!m_blocked) {
+        return;
+    }
+    // Only the sequence or the global batch changed, and the search can run:
+    // it runs when the slider pauses. Another model or device, or an error to
+    // name, at once.
+    const bool sameModel = config.model == m_searchedBase.model && config.hardware == m_searchedBase.hardware;
+    if (stale && sameModel && searchBlockers(config).empty()) {
+        m_researchTimer->start();
         return;
     }
     // Once the edit is applied (the document recomputes at the next pass): a search for the new plan, or, where

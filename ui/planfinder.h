@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QTimer>
 #include <QWidget>
 
 #include "core/config/config.h"
@@ -94,6 +95,10 @@ private:
     bool m_gpusEdited = false;
     bool m_searched = false;
     bool m_blocked = false; // the last search was stopped by an error of what it keeps (searchBlockers)
+    // A sequence or global batch moved on a slider searches again once the
+    // move pauses: the search simulates the caching allocator for the plans
+    // it lists (a few hundred milliseconds), too long for every step of a drag.
+    QTimer *m_researchTimer;
     Config m_searchedBase;
     SearchOptions m_searchedOptions;
 };

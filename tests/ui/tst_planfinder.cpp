@@ -448,6 +448,29 @@ TEST_CASE("A plan whose split is invalid is searched from all the same", "[ui][p
     }
 }
 
+TEST_CASE("A longer sequence searches again once the edit pauses, not at every step of a drag", "[ui][planfinder]")
+{
+    Document document;
+    REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
+    PlanFinder finder(&document);
+    finder.resize(1200, 700);
+    finder.show();
+    QApplication::processEvents();
+    REQUIRE_FALSE(finder.result().plans.empty());
+    // Two steps of a drag: the plans found for 4,096 tokens go at once, and no search runs between the steps.
+    for (const std::int64_t s : {6144, 8192}) {
+        memledger::Config config = document.config();
+        config.training.seq_length = s;
+        document.edit(config, QStringLiteral("longer sequence"));
+        QApplication::processEvents();
+        CHECK(finder.result().plans.empty());
+    }
+    // The move pauses: the search runs for the sequence it stopped on.
+    QTest::qWait(600);
+    REQUIRE_FALSE(finder.result().plans.empty());
+    CHECK(finder.result().plans.front().config.training.seq_length == 8192);
+}
+
 TEST_CASE("An error the search cannot choose around is named, and its message goes with it", "[ui][planfinder]")
 {
     Document document;
