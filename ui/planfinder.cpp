@@ -372,9 +372,9 @@ void PlanFinder::documentChanged(const Config &config)
     // Applying a plan changes only what the search chooses. Plans found for
     // another model, training or device are not this document's: they go,
     // and the search runs again when the view is (or next becomes) visible.
+    const bool sameModel = config.model == m_searchedBase.model && config.hardware == m_searchedBase.hardware;
     const bool stale = m_searched
-                       && (config.model != m_searchedBase.model || config.hardware != m_searchedBase.hardware
-                           || config.training.seq_length != m_searchedBase.training.seq_length
+                       && (!sameModel || config.training.seq_length != m_searchedBase.training.seq_length
                            || config.globalBatch() != m_searchedBase.globalBatch());
     // A GPU count typed for one model is not another's (Mixtral's 64-GPU plan was measured against 128-GPU
     // plans): another model, device or training takes the plan's own count again.
@@ -383,6 +383,11 @@ void PlanFinder::documentChanged(const Config &config)
     if (!m_gpusEdited) {
         const QSignalBlocker block(m_gpus);
         m_gpus->setValue(static_cast<int>(std::clamp<std::int64_t>(config.parallelism.gpus(), 1, kMaxGpus)));
+    }
+    // A drag still moving: its next step puts the search off again.
+    if (m_researchTimer->isActive() && sameModel) {
+        m_researchTimer->start();
+        return;
     }
     if (stale) {
         m_model->setResult({});
@@ -397,7 +402,6 @@ void PlanFinder::documentChanged(const Config &config)
     // Only the sequence or the global batch changed, and the search can run:
     // it runs when the slider pauses. Another model or device, or an error to
     // name, at once.
-    const bool sameModel = config.model == m_searchedBase.model && config.hardware == m_searchedBase.hardware;
     if (stale && sameModel && searchBlockers(config).empty()) {
         m_researchTimer->start();
         return;

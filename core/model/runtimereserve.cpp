@@ -34,6 +34,7 @@ ReserveDegrees reserveDegreesOf(const Config &config)
             .e = par.expert_model_parallel_size,
             .etp = par.expertTensorParallel(),
             .moe = config.model.isMoe(),
+            .deepEp = config.strategy.moe_token_dispatcher == MoeDispatcher::DeepEP,
             .megatronGroups = config.strategy.framework == Framework::Megatron,
             .tiedEmbedding = !config.model.untie_embeddings_and_output_weights,
             .cpComm = config.strategy.cp_comm_type,
@@ -64,7 +65,7 @@ std::vector<NcclGroup> ncclGroups(const ReserveDegrees &g, std::int64_t rank)
     if (g.p > 1) // sends to the previous and the next stage; interleaved chunks wrap from the last to the first
         add("pipeline group", cat("p = ", num(g.p)), g.p, edge && g.v == 1 ? 1 : std::min<std::int64_t>(2, g.p - 1),
             g.t * g.c * g.d * g.p);
-    if (g.moe && g.e > 1) // the token all-to-all, point to point
+    if (g.moe && g.e > 1 && !g.deepEp) // the token all-to-all, point to point
         add("expert-parallel group", cat("e = ", num(g.e)), g.e, g.e - 1, g.t * g.e);
     const std::int64_t edp = g.moe ? std::max<std::int64_t>(1, g.t * g.c * g.d / (g.etp * g.e)) : 1;
     if (g.moe && edp > 1)

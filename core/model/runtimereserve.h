@@ -46,6 +46,7 @@ struct ReserveDegrees
 {
     std::int64_t t = 1, p = 1, v = 1, d = 1, c = 1, e = 1, etp = 1;
     bool moe = false;
+    bool deepEp = false; // tokens through DeepEP's own buffers (its ledger row), not NCCL's point-to-point
     bool megatronGroups = true; // the model-parallel and embedding groups of Megatron's parallel_state
     bool tiedEmbedding = false; // first and last stage all-reduce the shared embedding's gradient
     CpCommType cpComm = CpCommType::P2P;

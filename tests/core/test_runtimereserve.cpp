@@ -113,6 +113,12 @@ TEST_CASE("MoE's all-to-all is point to point with every other rank of the exper
     const Ledger l = computeLedger(c);
     // e = 8: 7 peers × 2 channels × 4 MiB.
     CHECK(entryBytes(l.ranks[1], Category::Runtime, "NCCL buffers: expert-parallel group (e = 8)") == 7 * kP2pPeer);
+    // Through DeepEP the tokens use DeepEP's own buffer, its own row, and no NCCL point-to-point channels.
+    const Config deep = scenario("mixtral-8x22b-64xh100-dropless",
+                                 {"hardware.runtime_reserve=modelled", "strategy.moe_token_dispatcher=deepep"});
+    const Ledger ld = computeLedger(deep);
+    CHECK(entryBytes(ld.ranks[1], Category::Runtime, "NCCL buffers: expert-parallel group (e = 8)") == 0);
+    CHECK(entryBytes(ld.ranks[1], Category::Runtime, "DeepEP buffers") > 0);
 }
 
 TEST_CASE("The channel count and the buffers are the preset's", "[runtimereserve]")

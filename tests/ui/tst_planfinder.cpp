@@ -59,6 +59,14 @@ memledger::Config sevenB(std::int64_t hbmBytes = 0)
     return *loaded.config;
 }
 
+// Shown at a size, with its first search done (the first show searches).
+void showAt(PlanFinder &finder, int width, int height)
+{
+    finder.resize(width, height);
+    finder.show();
+    QApplication::processEvents();
+}
+
 } // namespace
 
 TEST_CASE("PlanFinder defaults to the document's GPU count and lists plans fastest first, all under the limit",
@@ -309,9 +317,7 @@ TEST_CASE("Plans found for another model go when the model changes, and the sear
     Document document;
     REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
     PlanFinder finder(&document);
-    finder.resize(1200, 700);
-    finder.show();
-    QApplication::processEvents();
+    showAt(finder, 1200, 700);
     REQUIRE_FALSE(finder.result().plans.empty());
     CHECK(finder.result().plans.front().config.parallelism.gpus() == 128);
 
@@ -382,9 +388,7 @@ TEST_CASE("A GPU count typed for one model gives way to the next model's own", "
     Document document;
     REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
     PlanFinder finder(&document);
-    finder.resize(1200, 700);
-    finder.show();
-    QApplication::processEvents();
+    showAt(finder, 1200, 700);
     // The user searches Llama on 256 GPUs...
     finder.setGpus(256);
     finder.findPlans();
@@ -405,9 +409,7 @@ TEST_CASE("The current plan on another GPU count is not drawn among the plans fo
     Document document;
     REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
     PlanFinder finder(&document);
-    finder.resize(1200, 700);
-    finder.show();
-    QApplication::processEvents();
+    showAt(finder, 1200, 700);
     // On its own 128 GPUs the current plan is ringed beside the plans found.
     REQUIRE_FALSE(finder.result().plans.empty());
     CHECK(finder.currentPlanNote().isEmpty());
@@ -437,9 +439,7 @@ TEST_CASE("A plan whose split is invalid is searched from all the same", "[ui][p
     QApplication::processEvents();
     REQUIRE(document.isStale());
     PlanFinder finder(&document);
-    finder.resize(1200, 700);
-    finder.show();
-    QApplication::processEvents();
+    showAt(finder, 1200, 700);
     INFO(finder.notes().toStdString());
     REQUIRE_FALSE(finder.result().plans.empty());
     for (const memledger::SearchPlan &plan : finder.result().plans) {
@@ -453,22 +453,22 @@ TEST_CASE("A longer sequence searches again once the edit pauses, not at every s
     Document document;
     REQUIRE(document.loadBuiltinScenario("llama-3-70b-128xh100"));
     PlanFinder finder(&document);
-    finder.resize(1200, 700);
-    finder.show();
-    QApplication::processEvents();
+    showAt(finder, 1200, 700);
     REQUIRE_FALSE(finder.result().plans.empty());
-    // Two steps of a drag: the plans found for 4,096 tokens go at once, and no search runs between the steps.
-    for (const std::int64_t s : {6144, 8192}) {
+    // Three steps of a drag: the plans found for 8,192 tokens go at once,
+    // and each step puts the search off again.
+    for (const std::int64_t s : {10240, 12288, 16384}) {
         memledger::Config config = document.config();
         config.training.seq_length = s;
         document.edit(config, QStringLiteral("longer sequence"));
         QApplication::processEvents();
         CHECK(finder.result().plans.empty());
+        QTest::qWait(100);
     }
     // The move pauses: the search runs for the sequence it stopped on.
     QTest::qWait(600);
     REQUIRE_FALSE(finder.result().plans.empty());
-    CHECK(finder.result().plans.front().config.training.seq_length == 8192);
+    CHECK(finder.result().plans.front().config.training.seq_length == 16384);
 }
 
 TEST_CASE("An error the search cannot choose around is named, and its message goes with it", "[ui][planfinder]")
@@ -476,9 +476,7 @@ TEST_CASE("An error the search cannot choose around is named, and its message go
     Document document;
     REQUIRE(document.loadBuiltinScenario("gpt-3-175b-64gpus-tp-only"));
     PlanFinder finder(&document);
-    finder.resize(1200, 700);
-    finder.show();
-    QApplication::processEvents();
+    showAt(finder, 1200, 700);
     REQUIRE_FALSE(finder.result().plans.empty());
     // 4,096 tokens: beyond GPT-3's 2,048 learned positions, whatever the split.
     memledger::Config config = document.config();
