@@ -192,9 +192,19 @@ std::vector<UnexpressedField> unexpressedFields(const Config &wantConfig, const 
                 continue;
             }
         }
-        for (const auto &[key, value] : want[section].items())
-            if (!(got.contains(section) && got[section].contains(key) && got[section][key] == value))
-                out.push_back({std::string(section) + "." + key, value});
+        for (const auto &[key, value] : want[section].items()) {
+            if (got.contains(section) && got[section].contains(key) && got[section][key] == value)
+                continue;
+            // A nested object ("strategy.allocator"): field by field, as import reads it back.
+            if (value.is_object() && got.contains(section) && got[section].contains(key)
+                && got[section][key].is_object()) {
+                for (const auto &[inner, v] : value.items())
+                    if (!got[section][key].contains(inner) || got[section][key][inner] != v)
+                        out.push_back({std::string(section) + "." + key + "." + inner, v});
+                continue;
+            }
+            out.push_back({std::string(section) + "." + key, value});
+        }
         if (unsetExtra && got.contains(section) && got[section].is_object())
             for (const auto &[key, value] : got[section].items())
                 if (!want[section].contains(key))

@@ -387,8 +387,6 @@ public:
     template<class T>
     void object(const char *key, T &v)
     {
-        if (v == T{})
-            return;
         json nested = json::object();
         Writer w(nested);
         visit(w, v);
@@ -842,9 +840,15 @@ namespace {
 json differing(const json &section, const json &defaults)
 {
     json out = json::object();
-    for (const auto &[key, value] : section.items())
-        if (!defaults.contains(key) || defaults[key] != value)
+    for (const auto &[key, value] : section.items()) {
+        if (defaults.contains(key) && defaults[key] == value)
+            continue;
+        // A nested object ("strategy.allocator"): the fields that differ.
+        if (value.is_object() && defaults.contains(key) && defaults[key].is_object())
+            out[key] = differing(value, defaults[key]);
+        else
             out[key] = value;
+    }
     return out;
 }
 

@@ -212,10 +212,12 @@ TEST_CASE("strategy.allocator: PyTorch's allocator settings read, written when s
           "[preset][allocator]")
 {
     nlohmann::json doc = memledger::test::scenarioDoc("llama-3-70b-128xh100");
-    // Absent: PyTorch's defaults, and not written back.
+    // Absent: PyTorch's defaults, not saved in the file (only what differs
+    // from the defaults is), and written whole for the programs that read a plan.
     const memledger::Config plain = memledger::test::configFrom(doc);
     CHECK(plain.strategy.allocator == memledger::AllocatorConfig{});
-    CHECK_FALSE(memledger::presetToJson(plain)["strategy"].contains("allocator"));
+    CHECK(memledger::presetToText(plain).find("allocator") == std::string::npos);
+    CHECK(memledger::presetToJson(plain)["strategy"]["allocator"] == nlohmann::json{{"expandable_segments", false}});
 
     const memledger::Config set = memledger::test::configFrom(
         doc, {"strategy.allocator.expandable_segments=true", "strategy.allocator.max_split_size_mb=512"});

@@ -75,6 +75,15 @@ json otherValue(const json &doc, const std::string &section, const std::string &
         }
         return current.get<std::string>() + " (edited)"; // a free-form string: a name
     }
+    if (current.is_object()) { // a nested object ("strategy.allocator"): its first flag flipped
+        json edited = current;
+        for (auto &[key, value] : edited.items())
+            if (value.is_boolean()) {
+                value = !value.get<bool>();
+                return edited;
+            }
+        return nullptr;
+    }
     if (current.is_array() && !current.empty() && current[0].is_array()) {
         json scaled = current; // an efficiency table's [size, fraction] pairs: every fraction a tenth lower
         for (json &pair : scaled)
