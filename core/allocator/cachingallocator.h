@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/allocator/streams.h"
 #include "core/base/units.h"
 #include "core/config/config.h"
 
@@ -40,7 +41,6 @@ namespace memledger {
 // pinned host allocator are not simulated: a training step outside graph
 // capture has none of them on the device.
 
-using StreamId = std::int32_t;
 using AllocationId = std::int32_t;
 
 enum class SegmentAction : std::uint8_t {

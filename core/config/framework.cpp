@@ -34,6 +34,7 @@ Config makeProfile(Framework framework)
         c.strategy.sp_linear_saves = SpLinearSaves::Gathered;
         c.strategy.gqa_kv = GqaKv::Repeated;
         c.strategy.moe_apply_probs = MoeProbs::OutputFp32;
+        c.strategy.allocator.expandable_segments = true;
         break;
     case Framework::DeepSpeed:
         c.strategy.norm_kernel = NormKernel::Eager;
@@ -72,7 +73,7 @@ Config makeProfile(Framework framework)
 // What the framework's code does for knob `k` (an index of frameworkKnobs()).
 std::string_view behaviour(Framework framework, std::size_t k)
 {
-    using Row = std::array<std::string_view, 15>;
+    using Row = std::array<std::string_view, 16>;
     static constexpr Row kMegatron
         = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
            "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
@@ -90,7 +91,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "again in backward",
            "Transformer Engine's attention reads the key/value groups itself",
            "the routing probabilities applied in the experts' activation (weighted_bias_swiglu, since core 0.13's "
-           "memory-efficient token permutation): the unpermute saves no expert output"};
+           "memory-efficient token permutation): the unpermute saves no expert output",
+           "PyTorch's default caching allocator (its launch examples set no PYTORCH_CUDA_ALLOC_CONF)"};
     static constexpr Row kTorchtitan = {
         "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
         "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
@@ -115,7 +117,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "repeat_kv copies K and V to every head before F.scaled_dot_product_attention, which saves the copies "
         "(torchtitan models/llama/model.py)",
         "the token dispatcher's combine casts the expert outputs to fp32 and multiplies them by their scores, "
-        "which saves every fp32 copy (torchtitan models/common/token_dispatcher.py)"};
+        "which saves every fp32 copy (torchtitan models/common/token_dispatcher.py)",
+        "expandable segments: torchtitan's launcher (run_train.sh, run_llama_train.sh in 2024) sets "
+        "PYTORCH_CUDA_ALLOC_CONF=\"expandable_segments:True\""};
     static constexpr Row kDeepSpeed
         = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
            "the Hugging Face model's loss on logits cast to fp32",
@@ -133,7 +137,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "nn.Linear, which saves it whole",
            "the Hugging Face model's repeat_kv copies K and V to every head before the attention",
            "DeepSpeed MoE's combine einsum of the combine weights and the expert outputs, which saves every expert "
-           "output (deepspeed/moe/sharded_moe.py)"};
+           "output (deepspeed/moe/sharded_moe.py)",
+           "PyTorch's default caching allocator (the deepspeed launcher sets no PYTORCH_CUDA_ALLOC_CONF)"};
     static constexpr Row kHF = {
         "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
         "each layer runs",
@@ -154,7 +159,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "gathered before nn.Linear, which saves it whole",
         "repeat_kv copies K and V to every head before the attention (sdpa and eager alike)",
         "the MoE block's expert_layer(x) * routing_weights, which saves every expert output (transformers' "
-        "Mixtral and DeepSeek-V3 modeling)"};
+        "Mixtral and DeepSeek-V3 modeling)",
+        "PyTorch's default caching allocator (Trainer and accelerate launch set no PYTORCH_CUDA_ALLOC_CONF)"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -213,6 +219,7 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
         MEMLEDGER_KNOB(strategy, sp_linear_saves),
         MEMLEDGER_KNOB(strategy, gqa_kv),
         MEMLEDGER_KNOB(strategy, moe_apply_probs),
+        MEMLEDGER_KNOB(strategy, allocator.expandable_segments),
     };
     return kKnobs;
 }

@@ -105,16 +105,19 @@ public:
         : m_rank(rank)
     { }
 
-    void add(Category c, Placement where, std::string label, Bytes bytes, std::string formula, std::string note = {})
+    // The row added, valid until the next one; null when it holds nothing.
+    LedgerEntry *add(Category c, Placement where, std::string label, Bytes bytes, std::string formula,
+                     std::string note = {})
     {
         if (bytes <= 0)
-            return;
+            return nullptr;
         m_rank.entries.push_back({c, where, std::move(label), bytes, std::move(formula), std::move(note)});
         const int i = static_cast<int>(c);
         if (where == Placement::Device)
             m_rank.device[i] += bytes;
         else
             m_rank.host[i] += bytes;
+        return &m_rank.entries.back();
     }
 
 private:
@@ -174,7 +177,7 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
         if (at.key == key) {
             for (std::size_t i = at.first; i < at.first + at.count; ++i) {
                 const LedgerEntry &e = at.rank->entries[i];
-                rb.add(e.category, e.placement, e.label, e.bytes, e.formula, e.note);
+                rb.add(e.category, e.placement, e.label, e.bytes, e.formula, e.note)->stream = e.stream;
             }
             for (std::size_t i = first; i < rank.entries.size(); ++i)
                 rank.entries[i].group = which;
@@ -211,11 +214,16 @@ void addModelStates(RankBuilder &rb, RankLedger &rank, const Context &x, ParamGr
                    : "");
     }
     const OffloadTarget go = x.config.strategy.grad_offload;
-    rb.add(Category::Gradients, placementOf(go), std::string(what), ms.gradients,
-           cat(params, " × ", x.sb.gradWhy, sharded(2)),
-           go != OffloadTarget::None ? "gradient offload: sent to the host bucket by bucket during backward "
-                                       "(ZeRO-Offload); the device keeps a double buffer"
-                                     : "");
+    LedgerEntry *gradients
+        = rb.add(Category::Gradients, placementOf(go), std::string(what), ms.gradients,
+                 cat(params, " × ", x.sb.gradWhy, sharded(2)),
+                 go != OffloadTarget::None ? "gradient offload: sent to the host bucket by bucket during backward "
+                                             "(ZeRO-Offload); the device keeps a double buffer"
+                                           : "");
+    // FSDP2 makes each unit's sharded gradients as its reduce-scatter's
+    // output, on the reduce-scatter stream (foreach_reduce).
+    if (gradients && fsdpPerBlock(x.config))
+        gradients->stream = kFsdpReduceScatterStream;
 
     const bool sum = x.sb.optWhy.find(" + ") != std::string::npos;
     std::string formula = sum ? cat(params, " × (", x.sb.optWhy, ")") : cat(params, " × ", x.sb.optWhy);
@@ -583,8 +591,33 @@ void addAllToAll(RankBuilder &rb, const Config &config, std::int64_t tokens, std
                : "dropless routing: receive buffer sized for the worst case");
 }
 
+// FSDP2's all-gather outputs, on its copy-in stream (foreach_all_gather):
+// a forward keeps each unit's until the next unit's is copied out
+// (wait_for_unshard frees the previous all_gather_state), so two units' are
+// alive as the next one's arrives, with the next one's shards cast to the
+// compute dtype (_get_param_all_gather_inputs' flat copy, freed once copied
+// in). `block`, `outputUnit`: one block's, and the [norm, output] unit's
+// (0 where the rank has none), gathered bytes.
+void addFsdpAllGatherBuffers(RankBuilder &rb, const Context &x, Bytes block, Bytes outputUnit,
+                             const std::string &computeWhy)
+{
+    const std::int64_t world = x.shardGroup;
+    const Bytes blocks = 2 * block + block / world;
+    const Bytes last = block + outputUnit + outputUnit / world;
+    const bool output = last > blocks;
+    LedgerEntry *e = rb.add(
+        Category::Communication, Placement::Device, "FSDP all-gather buffers", output ? last : blocks,
+        output ? cat("the last block's ", num(block), " B + the output layer unit's ", num(outputUnit),
+                     " B + its shards cast, / ", num(world), " (", computeWhy, ")")
+               : cat("2 blocks × ", num(block), " B + one block's shards cast, / ", num(world), " (", computeWhy, ")"),
+        "FSDP2 all-gathers on its copy-in stream, whose pool the caching allocator keeps for it; a forward frees a "
+        "unit's all-gather output once the next unit's is copied out");
+    if (e)
+        e->stream = kFsdpAllGatherStream;
+}
+
 void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x, std::int64_t moeLayers,
-                      const ParamCount &denseOnRank, const ParamCount &expertOnRank)
+                      const ParamCount &denseOnRank, const ParamCount &expertOnRank, std::int64_t outputUnitParams)
 {
     const Config &config = x.config;
     const int zero = config.parallelism.zero_stage;
@@ -662,13 +695,21 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
                        computeWhy),
                    "DeepSpeed ZeRO-3 gathers each module's parameters as it runs and prefetches the next modules' up "
                    "to the bucket (deepspeed/runtime/zero/partitioned_param_coordinator.py)");
+        } else if (fsdpPerBlock(config)) {
+            rb.add(Category::Communication, Placement::Device, "FSDP gathered parameters",
+                   (layerParams - inFp8) * x.sb.compute + inFp8,
+                   cat("1 block × ", num(layerParams), " params × ", computeWhy),
+                   "FSDP2 copies a block's all-gather out into its parameters on the compute stream as the block "
+                   "starts and frees them when it ends (reshard), in the forward and again in the backward");
         } else {
             // The layer being computed and the one prefetched, gathered over the data-parallel group.
-            rb.add(Category::Communication, Placement::Device,
-                   fsdpPerBlock(config) ? "FSDP gathered parameters" : "ZeRO-3 gathered parameters",
+            rb.add(Category::Communication, Placement::Device, "ZeRO-3 gathered parameters",
                    2 * ((layerParams - inFp8) * x.sb.compute + inFp8),
                    cat("2 layers (current + prefetch) × ", num(layerParams), " params × ", computeWhy));
         }
+        if (fsdpPerBlock(config))
+            addFsdpAllGatherBuffers(rb, x, (layerParams - inFp8) * x.sb.compute + inFp8,
+                                    outputUnitParams * x.sb.compute, computeWhy);
     }
     if (moeLayers > 0 && x.e > 1) {
         const bool sp = config.parallelism.sequence_parallel && x.t > 1;
@@ -883,7 +924,8 @@ void addRankRows(RankLedger &rank, const Context &x, std::int64_t r)
     ParamCount denseOnRank = rp.layersDense;
     denseOnRank += rp.firstStage;
     denseOnRank += rp.lastStage;
-    addCommunication(rb, rank, x, rp.moeLayers, denseOnRank, rp.layersExpert);
+    addCommunication(rb, rank, x, rp.moeLayers, denseOnRank, rp.layersExpert,
+                     config.strategy.framework == Framework::Torchtitan ? rp.lastStage.params : 0);
     addContextParallel(rb, rank, x);
     addComputeCopies(rb, rank, x, rp);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "core/allocator/streams.h"
 #include "core/base/category.h"
 #include "core/base/problem.h"
 #include "core/base/units.h"
@@ -35,6 +36,9 @@ struct LedgerEntry
     bool transient = false; // alive only while the optimizer step runs (the timeline places it there)
     // What the rank's simulated peak holds beyond the other rows (core/timeline/peakledger.h).
     bool atPeak = false;
+    // The stream whose pool the caching allocator serves it from (FSDP2's
+    // gradients and all-gather buffers have their own).
+    StreamId stream = kComputeStream;
 };
 
 using ByCategory = std::array<Bytes, kCategoryCount>;

@@ -43,19 +43,25 @@ AllocationStream allocationStream(const Config &config, const RankLedger &ledger
         tensors.partsOf(l, parts);
         if (parts.empty())
             parts.push_back(l.bytes);
+        // Copied back by the copy stream; a ledger row on the stream it names.
+        const StreamId stream = l.offloaded ? kCopyStream
+                                : l.entry >= 0 && l.category != Category::Activations
+                                    ? ledger.entries[static_cast<std::size_t>(l.entry)].stream
+                                    : kComputeStream;
         if (tensors.allocatedOnce(l)) {
             const std::size_t early = tensors.partsBeforeTraining(l, parts.size());
             for (std::size_t i = 0; i < parts.size(); ++i) {
                 // The rest are made in the first step, before what the step itself allocates then.
-                const AllocationEvent e{
-                    .time = i < early ? 0.0 : rank.optimizer_start, .bytes = parts[i], .tensor = next++};
+                const AllocationEvent e{.time = i < early ? 0.0 : rank.optimizer_start,
+                                        .bytes = parts[i],
+                                        .tensor = next++,
+                                        .stream = stream};
                 (i < early ? out.setup : lazy).push_back(e);
             }
             continue;
         }
         if (l.end <= l.start)
             continue;
-        const StreamId stream = l.offloaded ? 1 : 0; // copied back by the copy stream
         const std::int32_t first = next;
         for (const Bytes b : parts)
             add({.time = l.start, .bytes = b, .tensor = next++, .stream = stream}, true);

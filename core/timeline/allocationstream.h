@@ -27,7 +27,9 @@ namespace memledger {
 //   the memory curve counts it; lifetimes that hold nothing over time (they
 //   end where they start) are left out, as the curve leaves them out;
 // - everything runs on the compute stream, except tensors copied back from
-//   the host (activation offload), which the copy stream allocates.
+//   the host (activation offload), which the copy stream allocates, and the
+//   ledger rows that name their own stream (FSDP2's sharded gradients on its
+//   reduce-scatter stream, its all-gather buffers on its copy-in stream).
 
 struct AllocationEvent
 {
