@@ -27,7 +27,7 @@ Config configOf(const Config &base, const Candidate &x, std::int64_t globalBatch
     par.zero_stage = x.zero;
     par.pipeline_schedule.reset(); // interleaved when v > 1, else 1F1B
     // The search splits the layers evenly, or, where p·v does not divide them,
-    // counting the embedding and the loss as a layer each (unevenChunks).
+    // as evenly as they go with the edge stages lighter (unevenChunks).
     par.pipeline_layout.clear();
     if (unevenChunks(cfg.model.num_layers, x.p, x.v))
         par.pipeline_layout = unevenLayout(cfg.model.num_layers, x.p, x.v);
@@ -131,7 +131,9 @@ std::vector<std::int64_t> pipelineSizesFor(const Enumeration &en, PipelineSchedu
         const std::int64_t p = pd.values[k];
         if (p < 2 || !pd.slots[k].tried())
             continue;
-        if ((s == PipelineSchedule::ZbV || s == PipelineSchedule::DualPipeV) && layers % (2 * p) != 0)
+        // A V holds two chunks a rank, each at least a layer (uneven ones by
+        // plansearch::unevenLayout); DualPipe pairs rank r with p − 1 − r.
+        if ((s == PipelineSchedule::ZbV || s == PipelineSchedule::DualPipeV) && layers < 2 * p)
             continue;
         if (s == PipelineSchedule::DualPipe && p % 2 != 0)
             continue;

@@ -36,12 +36,25 @@ std::vector<std::int64_t> searchLayout(std::int64_t layers, std::int64_t p, std:
     return std::vector<std::int64_t>(static_cast<std::size_t>(p * v), layers / (p * v));
 }
 
-// Layers on the busiest rank: the middle stages' under an uneven split. With
-// lighter edge chunks (p·v dividing layers + 2) the middle ranks hold
-// (layers + 2) / p, or, for p = 2, both ranks layers / 2.
-double layersOnBusiestRank(std::int64_t layers, std::int64_t p)
+// The layers of the rank that holds the most, and of the last rank, in the
+// search's split (chunk k of rank r is virtual stage k·p + r).
+struct RankLayers
 {
-    return double(unevenSplit(layers, p) ? (layers + 2) / p : layers / p);
+    std::int64_t most = 0, last = 0;
+};
+
+RankLayers rankLayers(std::int64_t layers, std::int64_t p, std::int64_t v)
+{
+    RankLayers out;
+    for (std::int64_t r = 0; r < p; ++r) {
+        std::int64_t n = 0;
+        for (std::int64_t k = 0; k < v; ++k)
+            n += stageLayers(layers, p * v, k * p + r);
+        out.most = std::max(out.most, n);
+        if (r == p - 1)
+            out.last = n;
+    }
+    return out;
 }
 
 std::vector<std::int64_t> divisorsOf(std::int64_t n, std::int64_t cap)
@@ -304,16 +317,13 @@ StepInputs stepInputsOf(const Facts &f, const Config &base, const StateBytes &sb
     const LayerCost &layer = sh.layer[g];
     const double perLayer = layer.forward.seconds + layer.backward.seconds + layer.recompute.seconds;
     const double output = sh.outForward.seconds + sh.outBackward.seconds;
-    // The busiest rank, as estimateStepTime finds it: under lighter edge
-    // chunks (p > 2) the last rank holds a layer fewer than a middle one, so it
-    // is the busiest only where the output layer and the loss outweigh that
-    // layer (Llama 3 405B's 7-layer last stage is lighter than the others' 8).
-    double layersOnRank = layersOnBusiestRank(f.L, x.p);
-    bool busiestHasOutput = true;
-    if (x.p > 2 && unevenChunks(f.L, x.p, x.v)) {
-        busiestHasOutput = output > perLayer;
-        layersOnRank -= busiestHasOutput ? 1.0 : 0.0;
-    }
+    // The busiest rank, as estimateStepTime finds it: under an uneven split
+    // the last rank may hold fewer layers than another, so it is the busiest
+    // only where the output layer and the loss outweigh the difference
+    // (Llama 3 405B's 7-layer last stage is lighter than the others' 8).
+    const RankLayers ranks = rankLayers(f.L, x.p, x.v);
+    const bool busiestHasOutput = output > double(ranks.most - ranks.last) * perLayer;
+    const double layersOnRank = double(busiestHasOutput ? ranks.last : ranks.most);
     return {
         .layersOnRank = layersOnRank,
         .microBatches = double(m),
@@ -513,7 +523,7 @@ private:
     // c, then p (which leaves d = N / (t·c·p)).
     void splitContextAndPipeline(Split s)
     {
-        const std::int64_t N = m_f.N, L = m_f.L;
+        const std::int64_t N = m_f.N;
         const std::vector<std::int64_t> &cValues = m_en[SearchDimension::C].values;
         for (std::size_t ci = 0; ci < cValues.size(); ++ci) {
             s.c = cValues[ci];
@@ -536,10 +546,7 @@ private:
                 }
                 s.d = N / (s.t * s.c * s.p);
                 select(SearchDimension::D, m_en[SearchDimension::D].indexOf(s.d));
-                if (L % s.p && !unevenSplit(L, s.p)) {
-                    refuse(4, kPLayers);
-                    continue;
-                }
+                // p runs up to the layer count (setDomains): every rank holds a layer.
                 s.emb = embeddingParams(m_model, m_f.s, s.t, s.p);
                 splitExpertsAndChunks(s);
             }
@@ -568,7 +575,7 @@ private:
                     refuse(6, kVNeedsP);
                     continue;
                 }
-                if (m_f.L % (s.p * s.v) != 0 && !unevenChunks(m_f.L, s.p, s.v)) {
+                if (!splitsLayers(m_f.L, s.p, s.v)) {
                     refuse(6, kVLayers);
                     continue;
                 }

@@ -24,33 +24,45 @@ constexpr int kRecomputeChoices = 3; // none, selective, full (uniform, one laye
 constexpr std::array<RecomputeGranularity, kRecomputeChoices> kGranularities
     = {RecomputeGranularity::None, RecomputeGranularity::Selective, RecomputeGranularity::Full};
 
+// The search splits the L layers over the p·v virtual stages of any plan
+// that gives each at least one: evenly where p·v divides them, else as
+// balancedLayout (core/config/editrules.h) does, the remainder one layer each
+// to the inner stages first, then to the first and the last, which also hold
+// the embedding and the loss. Where p·v divides L + 2 that is the split of
 // Megatron's account_for_embedding_in_pipeline_split and
-// account_for_loss_in_pipeline_split count the embedding and the loss as a
-// layer each: where p does not divide the L layers but divides L + 2, the
-// first and the last stage hold one layer fewer than the others (Llama 3
-// 405B's 126 layers on 16 stages: 7, fourteen times 8, 7; Llama 3 report
-// §3.3.2). One chunk per rank.
-inline bool unevenSplit(std::int64_t layers, std::int64_t p)
+// account_for_loss_in_pipeline_split, the first and the last stage a layer
+// lighter (Llama 3 405B's 126 layers on 16 stages: 7, fourteen times 8, 7;
+// Llama 3 report §3.3.2; with v = 8 its "first model chunk on the first stage
+// has only the embedding"); DeepSeek-V3's 61 layers on 16 ranks are 3, 4×13,
+// 3, 3 (Megatron's --pipeline-model-parallel-layout takes any such split).
+// Every rank holds a layer; with v > 1 only those two edge chunks may hold
+// none, as Llama 3's did.
+inline bool splitsLayers(std::int64_t layers, std::int64_t p, std::int64_t v)
 {
-    return p > 2 && layers % p != 0 && (layers + 2) % p == 0 && (layers + 2) / p >= 2;
+    return v <= 1 ? layers >= p : layers + 2 >= p * v;
 }
-// The same rule over the p·v virtual stages of an interleaved pipeline: the
-// first chunk of the first rank and the last chunk of the last rank hold one
-// layer fewer, down to none (Megatron's --pipeline-model-parallel-layout
-// "E|(t|)*126|L"). Llama 3 405B's §3.3.2 split is this with v = 8: "the
-// first model chunk on the first stage has only the embedding, and the last
-// model chunk on the last stage has only output projection and loss", one
-// Transformer layer taken from each edge rank, which holds for 126 layers
-// over 16·v − 2 one-layer chunks only.
+// Whether that split needs a pipeline_layout (p·v does not divide L).
 inline bool unevenChunks(std::int64_t layers, std::int64_t p, std::int64_t v)
 {
-    if (v <= 1)
-        return unevenSplit(layers, p);
-    const std::int64_t stages = p * v;
-    return p > 1 && layers % stages != 0 && (layers + 2) % stages == 0;
+    return splitsLayers(layers, p, v) && layers % (p * v) != 0;
 }
-// The layers of each (virtual) stage of such a split, in stage order (chunk k
-// of rank r is stage k·p + r).
+// The layers of virtual stage `stage` of `stages` in that split, without
+// building the layout (the step-time inputs ask per candidate).
+inline std::int64_t stageLayers(std::int64_t layers, std::int64_t stages, std::int64_t stage)
+{
+    const std::int64_t extra = layers % stages;
+    const std::int64_t inner = std::max<std::int64_t>(stages - 2, 0);
+    std::int64_t n = layers / stages;
+    if (stage > 0 && stage + 1 < stages)
+        n += stage - 1 < extra; // the inner stages first
+    else if (stage == 0)
+        n += extra > inner; // then the first
+    else
+        n += extra > inner + (stages > 1 ? 1 : 0); // then the last
+    return n;
+}
+// The layers of each (virtual) stage of an uneven split, in stage order
+// (chunk k of rank r is stage k·p + r).
 std::vector<std::int64_t> unevenLayout(std::int64_t layers, std::int64_t p, std::int64_t v = 1);
 
 // One enumerated plan, compact: the search keeps those passing the bound.
@@ -90,10 +102,10 @@ constexpr std::uint32_t kCGpus = 1u << 7; // t × c does not divide N
 // (bit 8 was t × c beyond the node: context parallelism may now span nodes)
 constexpr std::uint32_t kCSeq = 1u << 9; // s not a multiple of 2c
 constexpr std::uint32_t kPGpus = 1u << 10; // t × c × p does not divide N
-constexpr std::uint32_t kPLayers = 1u << 11; // p does not divide L
+// (bit 11 was p not dividing L: the search now splits any p up to L, unevenly where it must)
 constexpr std::uint32_t kEGroup = 1u << 12; // t × c × d not a multiple of etp × e
 constexpr std::uint32_t kVNeedsP = 1u << 13; // interleaving with p = 1
-constexpr std::uint32_t kVLayers = 1u << 14; // p × v does not divide L
+constexpr std::uint32_t kVLayers = 1u << 14; // p × v exceeds L
 constexpr std::uint32_t kSpRule = 1u << 15; // MoE with t > 1 needs sequence parallelism, and t | s / c
 constexpr std::uint32_t kBatch = 1u << 16; // micro-batch × d does not divide the global batch
 constexpr std::uint32_t kInterleaveBatch

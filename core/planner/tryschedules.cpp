@@ -57,11 +57,12 @@ std::optional<SearchPlan> tryOn(const SearchPlan &plan, PipelineSchedule s, cons
     ParallelismConfig &par = cfg.parallelism;
     par.pipeline_schedule = s;
     par.virtual_pipeline_model_parallel_size = chunksPerRankFor(s, par.virtual_pipeline_model_parallel_size);
-    // The search's layouts: even, or with lighter edge chunks (plansearch::unevenChunks).
+    // The search's layouts: even, or with lighter edge chunks (plansearch::unevenChunks),
+    // over the schedule's stages (DualPipe's two directions share p).
     par.pipeline_layout.clear();
-    const std::int64_t p = par.pipeline_model_parallel_size, v = par.virtual_pipeline_model_parallel_size;
-    if (plansearch::unevenChunks(cfg.model.num_layers, p, v))
-        par.pipeline_layout = plansearch::unevenLayout(cfg.model.num_layers, p, v);
+    const std::int64_t stages = par.pipelineStages();
+    if (plansearch::unevenChunks(cfg.model.num_layers, stages, 1))
+        par.pipeline_layout = plansearch::unevenLayout(cfg.model.num_layers, stages);
     Problems problems = validate(cfg);
     const auto error = std::find_if(problems.begin(), problems.end(), [](const Problem &p) { return p.isError(); });
     if (error != problems.end()) {

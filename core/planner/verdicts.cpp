@@ -119,16 +119,13 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
             own.push_back("the " + std::to_string(f.s)
                           + "-token sequence does not split into 2c = " + std::to_string(2 * v) + " chunks");
     }
-    if (d == SearchDimension::P && (why & kPLayers))
-        own.push_back(it + " does not divide the " + L + " layers, nor " + std::to_string(f.L + 2)
-                      + " with the embedding and the loss counted as a layer each");
     if (d == SearchDimension::D && (why & kBatch) && f.GB % v)
         own.push_back(it + " does not divide the global batch of " + GB + " sequences");
     if (d == SearchDimension::V && (why & kVNeedsP)) {
         // p = 1 cannot interleave; say what ruled out every p > 1 as well.
         std::vector<std::string> withP;
         if (why & kVLayers)
-            withP.push_back("p × " + std::to_string(v) + " does not divide the " + L + " layers");
+            withP.push_back("p × " + std::to_string(v) + " exceeds the " + L + " layers");
         if (why & kInterleaveBatch)
             withP.push_back("the micro-batches per replica are not a multiple of p");
         if (!(why & ~(kVNeedsP | kVLayers | kInterleaveBatch)))
@@ -146,14 +143,12 @@ std::string structuralReason(SearchDimension d, std::int64_t v, std::uint32_t wh
         other.push_back("the " + std::to_string(f.s) + "-token sequence does not split into 2 × c chunks");
     if (why & kPGpus)
         other.push_back("t × c × p does not divide the " + N + " GPUs");
-    if ((why & kPLayers) && d != SearchDimension::P)
-        other.push_back("p does not divide the " + L + " layers (nor with the embedding and the loss as two more)");
     if (why & kEGroup)
         other.push_back("t × c × d is not a multiple of the expert tensor-parallel size × e");
     if (why & kVNeedsP)
         other.push_back("interleaving needs p > 1");
     if (why & kVLayers)
-        other.push_back("p × v does not divide the " + L + " layers");
+        other.push_back("p × v exceeds the " + L + " layers");
     if (why & kSpRule)
         other.push_back("an MoE model with t > 1 needs sequence parallelism, which needs t to divide the sequence per "
                         "context rank");
@@ -294,8 +289,8 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
                         + sizesText(pipelined) + ")";
         else
             vv.reason = it + " places two chunks on each rank in a V, so the " + L
-                        + " layers must split evenly into 2p chunks; no valid p (" + sizesText(pipelined) + ") does"
-                        + (vc.facts.L % 2 != 0 ? " (" + L + " is odd)" : "");
+                        + " layers must fill 2p chunks of a layer or more; no valid p (" + sizesText(pipelined)
+                        + ") leaves that many";
     } else if (t->fastestFit) {
         const SearchPlan &fit = *t->fastestFit;
         const StepTime &best = res.plans.front().time;

@@ -2,6 +2,7 @@
 // "Find plans that fit": exactness of the pruning, order, and one search an
 // engineer can check by hand.
 #include "core/check/validate.h"
+#include "core/config/editrules.h"
 #include "core/planner/confirm.h"
 #include "core/planner/enumerate.h"
 #include "core/planner/search.h"
@@ -231,17 +232,21 @@ TEST_CASE("search verdicts: divisibility, the NVLink node and the batch are name
     CHECK_THAT(t3.reason, Catch::Contains("t = 3") && Catch::Contains("32 attention heads"));
     CHECK(!t3.example);
 
-    // 16 GPUs: t = 16 would span two 8-GPU nodes; p = 3 divides 48 GPUs but not 32 layers.
+    // 16 GPUs: t = 16 would span two 8-GPU nodes. On 64 the pipeline sizes
+    // tried stop at the 32 layers (a stage holds one); p = 3 on 48 splits them 11, 11, 10.
     opt.gpus = 16;
     const SearchResult r16 = searchPlans(base, opt);
     const ValueVerdict &t16 = verdictOf(r16, SearchDimension::T, 16);
     CHECK(t16.kind == VerdictKind::Structural);
     CHECK_THAT(t16.reason, Catch::Contains("8-GPU NVLink node"));
+    opt.gpus = 64;
+    const SearchResult r64 = searchPlans(llama7bOnH100(64), opt);
+    for (const ValueVerdict &v : r64.verdicts(SearchDimension::P).values)
+        CHECK(v.value <= 32);
+    CHECK(verdictOf(r64, SearchDimension::P, 32).kind != VerdictKind::Structural);
     opt.gpus = 48;
     const SearchResult r48 = searchPlans(llama7bOnH100(48), opt);
-    const ValueVerdict &p3 = verdictOf(r48, SearchDimension::P, 3);
-    CHECK(p3.kind == VerdictKind::Structural);
-    CHECK_THAT(p3.reason, Catch::Contains("p = 3 does not divide the 32 layers"));
+    CHECK(verdictOf(r48, SearchDimension::P, 3).kind != VerdictKind::Structural);
 
     // A global batch of 16 sequences cannot be cut into micro-batches of 32 on any replica.
     opt.gpus = 8;
@@ -395,17 +400,30 @@ TEST_CASE("percentSlower: 19.35 s against 19.147 s is about 1.06 % slower — no
     CHECK(percentSlower(1.0, 0.0) == 0.0);
 }
 
-TEST_CASE("search: where p does not divide the layers, the embedding and the loss count as a layer each",
-          "[search][uneven]")
+TEST_CASE("search: where p does not divide the layers, the edge stages are the lighter ones", "[search][uneven]")
 {
     // Llama 3 405B trained on 126 layers with 16 pipeline stages, the first
     // and the last one layer lighter (Llama 3 report §3.3.2; Megatron's
     // account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split).
-    CHECK(plansearch::unevenSplit(126, 16));
+    CHECK(plansearch::unevenChunks(126, 16, 1));
     CHECK(plansearch::unevenLayout(126, 16)
           == std::vector<std::int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
-    CHECK_FALSE(plansearch::unevenSplit(126, 14)); // 14 divides 126: even
-    CHECK_FALSE(plansearch::unevenSplit(32, 3)); // neither 32 nor 34
+    CHECK_FALSE(plansearch::unevenChunks(126, 14, 1)); // 14 divides 126: even
+    // DeepSeek-V3's 61 layers on its 16 ranks: the inner stages take the
+    // remainder first (3, 4×13, 3, 3), as Megatron's layout strings can place it.
+    CHECK(plansearch::unevenChunks(61, 16, 1));
+    CHECK(plansearch::unevenLayout(61, 16)
+          == std::vector<std::int64_t>{3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3});
+    CHECK(plansearch::unevenChunks(32, 3, 1)); // 11, 11, 10
+    CHECK_FALSE(plansearch::splitsLayers(32, 8, 5)); // 40 stages for 32 layers: one would be empty
+    // stageLayers reads the same split stage by stage, without building it.
+    for (const auto &[layers, stages] :
+         {std::pair<std::int64_t, std::int64_t>{61, 16}, {126, 16}, {126, 128}, {32, 3}, {33, 2}, {7, 1}, {80, 24}}) {
+        CAPTURE(layers, stages);
+        const std::vector<std::int64_t> layout = balancedLayout(layers, stages);
+        for (std::int64_t k = 0; k < stages; ++k)
+            CHECK(plansearch::stageLayers(layers, stages, k) == layout[static_cast<std::size_t>(k)]);
+    }
 
     nlohmann::json doc = test::emptyDoc();
     doc["model"] = "llama-3.1-405b";
@@ -437,10 +455,11 @@ TEST_CASE("search: a global batch no split can cut gets the nearest ones that ca
 {
     // Llama 3.1 405B on 98,304 = 2^15 · 3 GPUs: t at most 8 (one NVLink node),
     // c at most 8 (the next degree the search tries, 12, does not split 8,192
-    // tokens into 2c chunks) and p at most 64 (128 = 126 + 2 layers on 64
-    // stages), so every split has d ≥ 98,304 / (8 · 8 · 64) = 24 replicas, and
-    // each a multiple of 24: a global batch of 1,000 sequences fits none;
-    // 984 = 41 · 24 and 1,008 = 42 · 24 are the nearest that do.
+    // tokens into 2c chunks) and p at most 96 (a stage holds a layer: p ≤ 126
+    // and p divides 98,304), so every split has d ≥ 98,304 / (8 · 8 · 96) = 16
+    // replicas: d is 2^k or 3 · 2^k. No such d divides a global batch of
+    // 1,000 sequences; 992 = 31 · 32 (d = 32 with p = 48) and 1,008 = 21 · 48
+    // are the nearest that do.
     nlohmann::json doc = test::emptyDoc();
     doc["model"] = "llama-3.1-405b";
     doc["hardware"] = "H100-SXM-80GB";
@@ -450,9 +469,9 @@ TEST_CASE("search: a global batch no split can cut gets the nearest ones that ca
     const SearchResult r = searchPlans(test::configFrom(doc), opt);
     CHECK(r.candidates == 0);
     CHECK(r.plans.empty());
-    CHECK(r.nearestGlobalBatches == std::vector<std::int64_t>{984, 1008});
+    CHECK(r.nearestGlobalBatches == std::vector<std::int64_t>{992, 1008});
     REQUIRE_FALSE(r.notes.empty());
-    CHECK_THAT(r.notes.back(), Catch::Contains("the nearest that do: 984 or 1008"));
+    CHECK_THAT(r.notes.back(), Catch::Contains("the nearest that do: 992 or 1008"));
 
     // At one of them the search has plans.
     doc["training"]["global_batch_size"] = 1152;
