@@ -17,6 +17,7 @@
 #include "ui/mainwindow.h"
 #include "ui/measuredrun.h"
 #include "ui/measuredview.h"
+#include "ui/planfinder.h"
 #include "ui/talkmode.h"
 
 #include <cstdio>
@@ -288,6 +289,9 @@ int main(int argc, char *argv[])
         // A view that asked for the allocator model's reserved memory (Lifetimes) draws it once it is ready.
         if (document.reservedPending())
             document.waitForReserved(30000);
+        // Find plans, when shown, draws the plans its search finds on a worker thread.
+        window.planFinder()->waitForSearch();
+        QApplication::processEvents();
         window.resize(screenshotSize);
         QApplication::processEvents();
         QImageWriter writer(path, "png");

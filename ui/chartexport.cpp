@@ -61,8 +61,10 @@ QMenu *ChartExport::addMenu(QMenu *file)
     });
     exports->addAction(tr("Found plans as CSV…"), this, [w] {
         w->views()->setCurrentWidget(w->planFinder());
-        if (!w->planFinder()->exportButton()->isEnabled())
+        if (!w->planFinder()->exportButton()->isEnabled()) {
             w->planFinder()->findPlans();
+            w->planFinder()->waitForSearch();
+        }
         w->planFinder()->exportButton()->click();
     });
     // PNGs are drawn again at this many device pixels per pixel (a slide, a

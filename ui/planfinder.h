@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <QFutureWatcher>
+#include <QThreadPool>
 #include <QTimer>
 #include <QWidget>
 
@@ -23,8 +25,11 @@ class FrontierPlot;
 class PlanFinderModel;
 
 // "Find plans that fit" (issue 6): the GPU count, margin and K, a button that
-// runs core's searchPlans on the document's configuration (synchronously:
-// well under 100 ms), a summary line and the ranked plans. Hovering a
+// runs core's searchPlans on the document's configuration, a summary line and
+// the ranked plans. The search runs on a worker thread: it simulates the
+// caching allocator for the plans it lists, up to a second on a large space,
+// and the window keeps answering meanwhile; the plans found before stay until
+// the new ones arrive. Hovering a
 // t ... offload cell or header lists the dimension's other values with the
 // core's verdict for each; activating a row (double-click or Enter) applies
 // that plan to the document as one undo step, keeping the document's name.
@@ -34,8 +39,13 @@ class PlanFinder : public QWidget
 public:
     explicit PlanFinder(Document *document, QWidget *parent = nullptr);
 
-    // Runs the search now with the current inputs.
+    // Starts the search with the current inputs; one asked for while another
+    // runs follows it (the last inputs win).
     void findPlans();
+    // Whether a search is running or waiting to run.
+    bool searchPending() const { return m_running; }
+    // Runs the event loop until no search is pending; false past `milliseconds`.
+    bool waitForSearch(int milliseconds = 60000);
     // Applies the plan of a row of the model (rank order); false if there is none.
     bool applyPlan(int row);
 
@@ -43,17 +53,18 @@ public:
     void setMargin(double fraction);
     void setTop(int top);
 
-    const SearchResult &result() const;
+    // The outcome of the last search asked for: these wait for one in flight.
+    const SearchResult &result();
     PlanFinderModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
     // Peak against step time of the plans found, the fastest-for-their-memory
     // joined as a frontier, the current plan ringed; a click applies a plan.
     FrontierPlot *plot() const { return m_plot; }
-    QString summary() const;
+    QString summary();
     // The notes shown instead of the table (why nothing was searched or found); empty while the table shows.
-    QString notes() const;
+    QString notes();
     // Why the current plan is not drawn among the plans found; empty when it is, or there is nothing to say.
-    QString currentPlanNote() const;
+    QString currentPlanNote();
     // Writes the plans found as CSV (core's searchToCsv), atomically; false
     // with a reason in `error` (nothing found yet, or the write failed).
     bool exportCsv(const QString &path, QString *error = nullptr);
@@ -61,6 +72,8 @@ public:
 
 Q_SIGNALS:
     void planApplied(int row);
+    // A search finished and its plans (or its notes) are shown.
+    void searchFinished();
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;
@@ -69,6 +82,9 @@ protected:
     void showEvent(QShowEvent *event) override;
 
 private:
+    void startSearch();
+    void searchDone();
+    void showResult(SearchResult result);
     void activate(const QModelIndex &index);
     void documentChanged(const Config &config);
     void showSummary();
@@ -101,6 +117,15 @@ private:
     QTimer *m_researchTimer;
     Config m_searchedBase;
     SearchOptions m_searchedOptions;
+    // The search in flight: one worker, and whether another was asked for meanwhile.
+    QThreadPool *m_pool;
+    QFutureWatcher<SearchResult> *m_watcher;
+    bool m_running = false;
+    bool m_again = false;
+    // Every request counts; a search's result shows only if no later request
+    // (a new search, an error to name, a plan gone stale) came after it.
+    int m_requests = 0;
+    int m_searchRequest = 0;
 };
 
 } // namespace memledger::ui

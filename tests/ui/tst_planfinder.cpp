@@ -9,6 +9,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QRegularExpression>
+#include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStringList>
@@ -161,6 +162,7 @@ TEST_CASE("The t tooltip of a 7B search on 8 GPUs says why t = 3 is out: the 32 
     document.setConfig(sevenB());
     PlanFinder finder(&document);
     finder.findPlans();
+    REQUIRE(finder.waitForSearch());
     const QAbstractItemModel *shown = finder.table()->model();
     REQUIRE(shown->rowCount() > 0);
     const QString cell
@@ -352,6 +354,7 @@ TEST_CASE("The strategy columns show balance, gradient offload and FP8 with the 
     document.setConfig(sevenB());
     PlanFinder finder(&document);
     finder.findPlans();
+    REQUIRE(finder.waitForSearch());
     const QAbstractItemModel *shown = finder.table()->model();
     REQUIRE(shown->rowCount() > 0);
     CHECK(PlanFinderModel::dimensionOf(PlanFinderModel::BalanceColumn)
@@ -552,4 +555,34 @@ TEST_CASE("A current plan far slower than every plan found is pinned to the plot
     CHECK(finder.plot()->toolTipAt(at).startsWith(QStringLiteral("The current plan")));
     if (qEnvironmentVariableIsSet("MEMLEDGER_PLANFINDER_PNG")) // the pinned ring as a user sees it
         CHECK(finder.grab().save(qEnvironmentVariable("MEMLEDGER_PLANFINDER_PNG") + QStringLiteral(".pinned.png")));
+}
+
+TEST_CASE("Find plans searches on a worker thread: the window answers meanwhile, and the last request wins",
+          "[ui][planfinder]")
+{
+    // The search simulates the caching allocator for the plans it lists (up
+    // to a second): findPlans returns before it ends, says it is searching,
+    // keeps the plans found before, and a request made meanwhile runs after it.
+    Document document;
+    document.setConfig(sevenB());
+    PlanFinder finder(&document);
+    finder.setGpus(8);
+    finder.findPlans();
+    CHECK(finder.searchPending());
+    QSignalSpy finished(&finder, &PlanFinder::searchFinished);
+    REQUIRE(finder.waitForSearch());
+    CHECK(finished.count() == 1);
+    REQUIRE_FALSE(finder.model()->result().plans.empty());
+    CHECK(finder.model()->result().plans.front().config.parallelism.gpus() == 8);
+
+    finder.setGpus(16);
+    finder.findPlans();
+    finder.setGpus(32);
+    finder.findPlans(); // asked while the 16-GPU search runs: it follows, and its plans are the ones shown
+    CHECK(finder.searchPending());
+    CHECK(finder.model()->result().plans.front().config.parallelism.gpus() == 8); // the old plans stay meanwhile
+    REQUIRE(finder.waitForSearch());
+    CHECK(finished.count() == 2);
+    REQUIRE_FALSE(finder.model()->result().plans.empty());
+    CHECK(finder.model()->result().plans.front().config.parallelism.gpus() == 32);
 }
