@@ -816,16 +816,6 @@ void checkPrecision(Checker &ck, const Config &config)
     if (tr.params_dtype == Dtype::FP32 && tr.main_grads_dtype != Dtype::FP32)
         ck.warning(kTraining + "main_grads_dtype", "gradients of fp32 parameters are fp32",
                    "set main_grads_dtype to \"fp32\"");
-    // torch.autocast over an fp32 model mixes dtypes the activation count does
-    // not follow yet (docs/accounting.md, "Frameworks and FSDP").
-    if (tr.fp32_params && tr.params_dtype != Dtype::FP32 && config.parallelism.zero_stage < 3)
-        ck.warning(kTraining + "fp32_params",
-                   "fp32 weights below ZeRO-3 run under torch.autocast, where the residual stream and the norms stay "
-                   "fp32 and each linear layer saves its own 16-bit cast of its input; the activations are counted "
-                   "in "
-                       + std::string(dtypeName(tr.params_dtype)) + " throughout, so they read low",
-                   "read the activations as a lower bound, or shard with parallelism.zero_stage 3 (FSDP casts the "
-                   "weights, not the activations)");
 }
 
 // The caching allocator's settings (strategy.allocator) within what PyTorch

@@ -4,6 +4,7 @@
 #include "core/base/textcat.h"
 #include "core/base/units.h"
 #include "core/config/framework.h"
+#include "core/model/activations.h"
 #include "core/model/fp8.h"
 #include "core/model/muon.h"
 
@@ -74,6 +75,15 @@ void addActivationChoices(std::vector<std::string> &out, const Config &config, c
                   "save).")
             : cat("Activations are ", A, "-byte elements; dropout masks are ", A,
                   "-byte (dropout_mask_dtype = activation, as PyTorch's unfused dropout saves)."));
+    if (autocastOverFp32(config))
+        out.push_back(cat("torch.autocast over fp32 weights (training.fp32_params below ZeRO-3, as Hugging Face's "
+                          "Trainer(bf16=True) runs): the residual stream and the layers' inputs stay fp32, an eager "
+                          "RMSNorm keeps its fp32 normalised output, and every linear layer saves its own ",
+                          dtypeName(config.training.params_dtype),
+                          " cast of its input (autocast caches the casts of weights, not of activations)",
+                          config.strategy.framework != Framework::Megatron && !config.strategy.torch_compile
+                              ? ": q, k and v projections three, gate and up two."
+                              : "."));
     out.push_back(
         st.norm_stats_dtype == NormStatsDtype::None
             ? std::string("Norm statistics: not counted (norm_stats_dtype = none, as Korthikanti et al.'s formulas).")

@@ -178,6 +178,8 @@ private:
             val.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
         };
         for (const Factor &f : num) {
+            if (f.value == 1 && f.symbol.empty()) // an optional factor that does not apply
+                continue;
             if (!sym.empty())
                 sym += "·";
             sym += f.symbol;
@@ -229,6 +231,12 @@ struct Shape
     bool statsSaved;
     bool eagerNorm; // an RMSNorm in PyTorch ops (strategy.norm_kernel)
     bool perOp; // torchtitan's per-op checkpointing: the block's input is the checkpoint's
+    // torch.autocast over an fp32 model (autocastOverFp32): the residual
+    // stream's element bytes R (4, else A), and how many linear layers cast
+    // the attention's and the MLP's input each for themselves (separate q, k,
+    // v and gate, up projections outside Megatron-LM, which fuses them).
+    Factor R;
+    Factor qkvCasts, fc1Casts;
 };
 
 Shape shapeOf(const Config &config)
@@ -257,6 +265,13 @@ Shape shapeOf(const Config &config)
     sh.eagerNorm = config.strategy.norm_kernel == NormKernel::Eager && !config.strategy.torch_compile
                    && config.model.normalization == Normalization::RMSNorm;
     sh.perOp = config.strategy.recompute_granularity == RecomputeGranularity::SelectiveOp;
+    const bool autocast = autocastOverFp32(config);
+    sh.R = autocast ? Factor{"4", 4} : sh.A;
+    // Compiled, the casts of one tensor to one dtype are one node of the graph (common subexpressions merge).
+    const bool separate
+        = autocast && config.strategy.framework != Framework::Megatron && !config.strategy.torch_compile;
+    sh.qkvCasts = separate ? Factor{"3", 3} : Factor{"", 1};
+    sh.fc1Casts = separate && config.model.swiglu ? Factor{"2", 2} : Factor{"", 1};
     return sh;
 }
 
@@ -269,6 +284,16 @@ void addInput(Account &acc, const Shape &x, std::string_view module, std::string
 
 void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
 {
+    if (x.eagerNorm && x.R.value == 4 && x.A.value != 4) {
+        // Autocast over an fp32 model: the input is the fp32 residual stream
+        // (x.to(float32) is x itself, saved by pow and the multiply with
+        // rsqrt), and the weight, fp32, multiplies the normalised x in fp32
+        // and saves it (transformers' LlamaRMSNorm: input_dtype is fp32).
+        acc.add(name, "input", {x.R, x.s, x.b, width}, {x.sp}, false, 4);
+        acc.add(name, "stats", {{"1", 1}, {"4", 4}, x.s, x.b}, {x.sp}, false, 4);
+        acc.add(name, "normalized", {x.R, x.s, x.b, width}, {x.sp}, false, 4);
+        return;
+    }
     if (x.eagerNorm) {
         // x.to(float32) is saved by pow and by the multiply with rsqrt, which
         // saves rsqrt's fp32 output too; the multiply by the weight saves the
@@ -282,7 +307,7 @@ void addNorm(Account &acc, const Shape &x, std::string_view name, Factor width)
         acc.add(name, "normalized", {x.A, x.s, x.b, width}, {x.sp});
         return;
     }
-    acc.add(name, "input", {x.A, x.s, x.b, width}, {x.sp});
+    acc.add(name, "input", {x.R, x.s, x.b, width}, {x.sp}, false, x.R.value);
     if (x.statsSaved) {
         const Factor n{x.normStats == 2 ? "2" : "1", x.normStats};
         acc.add(name, "stats", {n, x.S, x.s, x.b}, {x.sp}, false, x.S.value);
@@ -414,7 +439,8 @@ void addAttention(Account &acc, const Shape &x, const Config &config)
     } else {
         const Factor d{"d", m.headDim()};
         const Factor g{"g", m.queryGroups()};
-        addInput(acc, x, "attention.qkv", "input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
+        // Under autocast q_proj, k_proj and v_proj each save their own 16-bit cast.
+        addInput(acc, x, "attention.qkv", "input", {x.L, x.s, x.b, x.h, x.qkvCasts}, {x.Ld, x.lin});
         if (m.qk_layernorm) {
             addHeadNorm(acc, x, "attention.q_layernorm", a, d);
             addHeadNorm(acc, x, "attention.k_layernorm", g, d);
@@ -428,8 +454,8 @@ void addAttention(Account &acc, const Shape &x, const Config &config)
 void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view name, std::int64_t width, bool input)
 {
     const Factor f{"f", width};
-    if (input)
-        addInput(acc, x, name, "fc1.input", {x.L, x.s, x.b, x.h}, {x.Ld, x.lin});
+    if (input) // under autocast gate_proj and up_proj each save their own 16-bit cast
+        addInput(acc, x, name, "fc1.input", {x.L, x.s, x.b, x.h, x.fc1Casts}, {x.Ld, x.lin});
     const bool perOp = config.strategy.recompute_granularity == RecomputeGranularity::SelectiveOp;
     // Compiled, F.silu's output is recomputed from gate in the backward.
     const bool eagerSwiglu = config.strategy.swiglu_kernel == SwigluKernel::Eager && !config.strategy.torch_compile;
@@ -554,6 +580,17 @@ int activationBytes(const Config &config)
     return config.training.params_dtype == Dtype::FP32 ? 4 : 2;
 }
 
+bool autocastOverFp32(const Config &config)
+{
+    return config.training.fp32_params && config.training.params_dtype != Dtype::FP32
+           && config.parallelism.zero_stage < 3;
+}
+
+int residualBytes(const Config &config)
+{
+    return autocastOverFp32(config) ? 4 : activationBytes(config);
+}
+
 LayerActivations layerActivations(const Config &config, bool moeLayer, bool listTensors)
 {
     return layerActivations(config, moeLayer, listTensors ? TensorList::WithFormulas : TensorList::None);
@@ -590,8 +627,8 @@ LayerActivations accountLayer(const Config &config, bool moeLayer, TensorList li
     la.offloaded = acc.offloaded;
     la.quantized = acc.quantized;
     la.quantizedFrom = acc.quantizedFrom;
-    // Full recompute keeps the layer's input (sharded along the sequence under SP).
-    la.checkpoint = static_cast<Bytes>(x.A.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
+    // Full recompute keeps the layer's input (sharded along the sequence under SP): the residual stream.
+    la.checkpoint = static_cast<Bytes>(x.R.value) * x.s.value * x.b.value * x.h.value / x.sp.value;
     la.weightPass = weightPassBytes(x, config, moeLayer, acc.weightInputs);
     if (matched)
         *matched = acc.matched();
@@ -742,7 +779,8 @@ TransientActivations transientActivations(const Config &config)
     //   raw softmax probabilities (a·s² per sequence each);
     // - in FlashAttention, the gradients of q, k and v.
     const ModelConfig &m = config.model;
-    const std::int64_t hidden = 2 * A * tokens * m.hidden_size / (sp ? t : 1);
+    // The residual stream's gradients have its dtype (fp32 under autocast over an fp32 model).
+    const std::int64_t hidden = 2 * residualBytes(config) * tokens * m.hidden_size / (sp ? t : 1);
     const std::int64_t ffn = config.model.ffn() / t;
     const std::int64_t mlp = A * tokens * (m.swiglu ? 3 * ffn : 2 * ffn);
     // FlashAttention's backward makes dq, dk and dv at the width the kernel

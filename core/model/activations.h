@@ -110,4 +110,14 @@ TransientActivations transientActivations(const Config &config);
 // Bytes of one activation element: 2 for 16-bit (and FP8) training, 4 for fp32.
 int activationBytes(const Config &config);
 
+// torch.autocast over an fp32 model: fp32 weights (training.fp32_params)
+// below ZeRO-3 in 16-bit training, as Hugging Face's Trainer(bf16=True)
+// runs. The residual stream stays fp32 (the embedding and the residual adds
+// are not autocast ops), an eager RMSNorm keeps it and its normalised output
+// in fp32, and every linear layer casts its input to 16 bits itself (autocast
+// caches the casts of weights, not of activations).
+bool autocastOverFp32(const Config &config);
+// Bytes of one element of the residual stream: 4 under autocastOverFp32, else activationBytes.
+int residualBytes(const Config &config);
+
 } // namespace memledger
