@@ -42,8 +42,12 @@ constexpr Reason kReasons[] = {
     {"aio.", true, "host-side NVMe I/O settings"},
     {"zero_optimization.allgather_partitions", true, "all-gather instead of broadcasts"},
     {"zero_optimization.reduce_scatter", true, "reduce-scatter instead of all-reduces"},
-    {"zero_optimization.allgather_bucket_size", false,
-     "the all-gather bucket of stage 1 and 2 (MemLedger's gather buffer follows ddp_bucket_size)"},
+    // deepspeed/runtime/utils.py, all_gather_dp_groups: all_gather_into_tensor
+    // (PyTorch 1.13 and later) or, before it, shards that are views of the same
+    // flat group: the bucket sets how many all-gathers run, not what is allocated.
+    {"zero_optimization.allgather_bucket_size", true,
+     "stage 1 and 2 all-gather the updated partitions into the flat 16-bit groups in place; the bucket sets how "
+     "many all-gathers run"},
     {"zero_optimization.stage3_max_reuse_distance", false,
      "ZeRO-3 keeps a parameter gathered when it is reused within this distance"},
     {"zero_optimization.stage3_param_persistence_threshold", false, "ZeRO-3 keeps parameters below this size gathered"},
