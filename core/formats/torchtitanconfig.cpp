@@ -5,6 +5,7 @@
 #include "core/formats/builtins.h"
 #include "core/formats/deepspeedconfig.h"
 #include "core/formats/preset.h"
+#include "core/formats/tomltext.h"
 
 #include <algorithm>
 #include <cctype>
@@ -1024,7 +1025,7 @@ bool isTorchtitanConfigText(std::string_view text)
 {
     toml::table doc;
     try {
-        doc = toml::parse(text);
+        doc = toml::parse(tomlSafeText(text));
     } catch (const toml::parse_error &) {
         return false;
     }
@@ -1040,7 +1041,7 @@ LaunchImport importTorchtitanConfig(std::string_view text, const LaunchOptions &
     LaunchImport r;
     toml::table doc;
     try {
-        doc = toml::parse(text);
+        doc = toml::parse(tomlSafeText(text));
     } catch (const toml::parse_error &e) {
         r.problems.push_back({"toml", "not valid TOML: " + std::string(e.description()) + " at line "
                                           + std::to_string(e.source().begin.line) + ", column "

@@ -53,6 +53,7 @@ TEST_CASE("Inputs the fuzzers crashed on load, or are refused, without crashing"
     replay("deck", runDeck);
     replay("profilertrace", runProfilerTrace);
     replay("snapshot", runSnapshot);
+    replay("launchimport", runLaunchImport);
 }
 
 TEST_CASE("The fuzz entry points accept every shipped preset and HF config", "[fuzz]")
@@ -69,6 +70,22 @@ TEST_CASE("The fuzz entry points accept every shipped preset and HF config", "[f
             CHECK(runDeck(text).empty());
         }
     }
+}
+
+TEST_CASE("The launch importers' fuzz entry point accepts every launch fixture", "[fuzz][launch]")
+{
+    // Megatron-LM scripts, torchtitan TOML and DeepSpeed JSON configs: each
+    // imports (DeepSpeed's model the entry point's default), and the export
+    // back to its framework holds its plan.
+    std::size_t files = 0;
+    for (const fs::directory_entry &e : fs::directory_iterator(fs::path(MEMLEDGER_TEST_DATA) / "launch")) {
+        if (e.path().extension() == ".source")
+            continue;
+        INFO(e.path().string());
+        CHECK(memledger::fuzz::runLaunchImport(readAll(e.path())).empty());
+        ++files;
+    }
+    CHECK(files >= 10);
 }
 
 TEST_CASE("A number beyond double's range is a JSON error, not an exception", "[fuzz][preset]")

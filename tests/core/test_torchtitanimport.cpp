@@ -11,6 +11,7 @@
 #include "core/formats/launchexport.h"
 #include "core/formats/launchimport.h"
 #include "core/formats/preset.h"
+#include "core/formats/tomltext.h"
 #include "core/formats/torchtitanconfig.h"
 
 #include <algorithm>
@@ -513,4 +514,23 @@ TEST_CASE("export --to torchtitan writes a torchtitan plan as torchtitan keys", 
     for (std::size_t at = t.find("\n# memledger:"); at != std::string::npos; at = t.find("\n# memledger:", at + 1))
         ++lines;
     CHECK(lines == 0);
+}
+
+TEST_CASE("TOML text toml++ 3.3 would read into undefined behaviour is made safe first", "[launch][torchtitan][fuzz]")
+{
+    // toml++ 3.3's whitespace test reaches an unreachable branch for some
+    // code points from U+00A0 to U+2070 (marzer/tomlplusplus #190, #295):
+    // after a multi-line string's line-ending backslash, or anywhere a key or
+    // a bare token is read. They become U+FFFD, one code point for one.
+    CHECK(tomlSafeText("a = \"\xC2\xA7\"") == "a = \"\xEF\xBF\xBD\""); // §, U+00A7
+    CHECK(tomlSafeText("\xCC\xAA") == "\xEF\xBF\xBD"); // U+032A, issue #295's input
+    CHECK(tomlSafeText("\xE2\x80\x80") == "\xE2\x80\x80"); // U+2000: whitespace to toml++, no hazard
+    CHECK(tomlSafeText("\xE4\xB8\xAD") == "\xE4\xB8\xAD"); // U+4E2D: outside the hazardous slices
+    CHECK(tomlSafeText("x\xC2") == "x\xC2"); // a truncated sequence: left for toml++ to refuse
+    // Issue #190's document reads; issue #295's is refused as TOML; neither
+    // is undefined behaviour (the sanitizer build would stop here).
+    CHECK(isTorchtitanConfigText("[job]\ns = \"\"\"\\\n\xC2\xA7\"\"\"\n"));
+    CHECK_FALSE(isTorchtitanConfigText("\xCC\xAA"));
+    const LaunchImport bad = importTorchtitanConfig("[job]\n\"\xC2\xA7\" = 1\n[model]\nname = \"\xC2\xA7\"\n", {});
+    CHECK_FALSE(bad.config.has_value());
 }

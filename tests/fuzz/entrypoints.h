@@ -6,8 +6,11 @@
 #pragma once
 
 #include "core/check/validate.h"
+#include "core/formats/builtins.h"
 #include "core/formats/deck.h"
 #include "core/formats/hfimport.h"
+#include "core/formats/launchexport.h"
+#include "core/formats/launchimport.h"
 #include "core/formats/preset.h"
 #include "core/ledger/ledger.h"
 #include "core/reports/report.h"
@@ -186,6 +189,38 @@ inline std::string runSnapshot(std::string_view bytes)
         overflow = overflow || __builtin_add_overflow(alive, b.size, &alive);
     if (top != replay.peak_allocated_bytes || (!overflow && alive != replay.peak_allocated_bytes))
         return "the replayed peak is not the curve's top or not what is alive at it";
+    return {};
+}
+
+// Launch importers (Megatron-LM arguments, torchtitan TOML, DeepSpeed JSON,
+// told apart by content as a pasted text is): a plan or an error, never both;
+// a plan is valid and its ledger consistent; an export to the same framework
+// that reports no problem imports back to the same plan (the contract of
+// `memledger-cli export`). DeepSpeed's model and a missing world size come
+// from the defaults a GUI import gives: Llama 2 7B on 8 GPUs.
+inline std::string runLaunchImport(std::string_view text)
+{
+    LaunchOptions options;
+    options.defaultGpus = 8;
+    static const ModelConfig kModel = presetFromText(findBuiltin("models", "llama-2-7b")->text, "model").config->model;
+    options.defaultModel = kModel;
+    const LaunchImport r = importLaunchText(text, "", options, {});
+    if (r.config.has_value() == hasErrors(r.problems))
+        return "a plan and errors, or neither";
+    if (!r.config)
+        return {};
+    const Config &c = *r.config;
+    if (hasErrors(validate(c)))
+        return "an imported plan with validation errors";
+    if (std::string bad = ledgerInvariants(computeLedger(c)); !bad.empty())
+        return bad;
+    const LaunchFormat format = detectLaunchFormat("", text);
+    const LaunchExport exported = exportLaunch(c, format);
+    if (!exported.problems.empty())
+        return {};
+    LaunchImport back = importLaunchText(exported.text, "", options, {});
+    if (!back.config || !(canonicalPlan(*back.config) == canonicalPlan(c)))
+        return "an export without problems does not import back to the same plan";
     return {};
 }
 

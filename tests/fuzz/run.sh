@@ -21,7 +21,7 @@ cmake --build --preset fuzz
 
 mkdir -p build/fuzz/crashes
 status=0
-for target in preset hfimport deck profilertrace snapshot; do
+for target in preset hfimport deck profilertrace snapshot launchimport; do
     corpus="build/fuzz/corpus/$target"
     mkdir -p "$corpus"
     # Every JSON file of presets/ and tests/data seeds every target: a deck
@@ -29,6 +29,8 @@ for target in preset hfimport deck profilertrace snapshot; do
     find presets tests/data -name '*.json' -exec cp -n {} "$corpus"/ \;
     # The snapshot fixtures (pickles, one gzipped) seed the snapshot importer.
     [[ $target == snapshot ]] && cp -n tests/data/snapshots/*.pickle* "$corpus"/
+    # Launch scripts and torchtitan TOML configs seed the launch importers.
+    [[ $target == launchimport ]] && cp -n tests/data/launch/*.sh tests/data/launch/*.toml "$corpus"/
     echo "== fuzz_$target for ${seconds}s"
     if ! build/fuzz/tests/fuzz/fuzz_"$target" "$corpus" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
