@@ -42,6 +42,20 @@ TEST_CASE("Ledger evaluation", "[bench]")
     {
         return computeLedger(llama).peak_bytes;
     };
+    // torchtitan's FSDP2 (issue 30's budget): per-op checkpointing, the FSDP rows and their streams.
+    const Config fsdp = load("llama-3.1-8b-8xh100-torchtitan-fsdp", {});
+    BENCHMARK("Llama-3.1-8B, torchtitan FSDP2 over 8 GPUs, per-op checkpointing")
+    {
+        return computeLedger(fsdp).peak_bytes;
+    };
+    // The same on a 405B pipeline under FSDP (every block kept gathered through the micro-batches).
+    const Config fsdpPp
+        = load("llama-3.1-405b-8192xh100", {"strategy.framework=\"torchtitan\"", "parallelism.zero_stage=3",
+                                            "strategy.recompute_granularity=\"full\""});
+    BENCHMARK("Llama-3.1-405B, torchtitan FSDP2 with p = 16")
+    {
+        return computeLedger(fsdpPp).peak_bytes;
+    };
 }
 
 TEST_CASE("Ledger with tensor policies", "[bench]")
