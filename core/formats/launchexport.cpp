@@ -164,14 +164,14 @@ std::string builtinSection(const Config &config, const char *kind)
 {
     const Config want = canonicalPlan(config);
     for (const std::string &name : builtinNames(kind)) {
-        const LoadResult loaded = presetFromText(findBuiltin(kind, name)->text, name);
-        if (!loaded.config)
+        const Config *builtin = builtinConfig(kind, name);
+        if (!builtin)
             continue;
         Config c = config;
         if (std::string_view(kind) == "models")
-            c.model = loaded.config->model;
+            c.model = builtin->model;
         else
-            c.hardware = loaded.config->hardware;
+            c.hardware = builtin->hardware;
         if (canonicalPlan(c) == want)
             return name;
     }

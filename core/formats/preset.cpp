@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -790,6 +791,26 @@ LoadResult presetFromJson(const json &doc)
     return result;
 }
 
+const Config *builtinConfig(std::string_view kind, std::string_view name)
+{
+    // Every built-in model, device and scenario, loaded at the first call
+    // (thread-safe: a function-local static); an export or a save compares a
+    // plan with each of them, which parsing them every time made slow.
+    static const std::map<std::pair<std::string, std::string>, Config, std::less<>> kLoaded = [] {
+        std::map<std::pair<std::string, std::string>, Config, std::less<>> out;
+        for (const BuiltinPreset &b : builtinPresets()) {
+            if (b.kind != "models" && b.kind != "hardware" && b.kind != "scenarios")
+                continue;
+            LoadResult loaded = presetFromText(b.text, b.name);
+            if (loaded.config)
+                out.emplace(std::pair{std::string(b.kind), std::string(b.name)}, std::move(*loaded.config));
+        }
+        return out;
+    }();
+    const auto it = kLoaded.find(std::pair{std::string(kind), std::string(name)});
+    return it == kLoaded.end() ? nullptr : &it->second;
+}
+
 LoadResult presetFromText(std::string_view text, std::string_view origin)
 {
     LoadResult r;
@@ -857,10 +878,10 @@ json differing(const json &section, const json &defaults)
 std::string builtinMatching(std::string_view kind, const Config &config)
 {
     for (const std::string &name : builtinNames(kind)) {
-        const LoadResult loaded = presetFromText(findBuiltin(kind, name)->text, name);
-        if (!loaded.config)
+        const Config *builtin = builtinConfig(kind, name);
+        if (!builtin)
             continue;
-        if (kind == "models" ? loaded.config->model == config.model : loaded.config->hardware == config.hardware)
+        if (kind == "models" ? builtin->model == config.model : builtin->hardware == config.hardware)
             return name;
     }
     return {};

@@ -24,6 +24,11 @@ LoadResult presetFromJson(const nlohmann::json &doc);
 LoadResult presetFromText(std::string_view text, std::string_view origin = "preset");
 LoadResult presetFromFile(const std::string &path);
 
+// The built-in preset `name` of `kind` ("models", "hardware", "scenarios")
+// as loaded, read once for the process (the built-ins never change); null for
+// one that is not there or does not load.
+const Config *builtinConfig(std::string_view kind, std::string_view name);
+
 nlohmann::json presetToJson(const Config &config);
 std::string presetToText(const Config &config);
 

@@ -17,8 +17,8 @@ bool hazard(std::uint32_t c)
     const std::uint32_t slice = (c - 0xA0) / 0x3FA;
     if (slice != 0 && slice != 5 && slice != 7)
         return false;
-    const bool whitespace = c == 0xA0 || c == 0x1680 || c == 0x180E || (c >= 0x2000 && c <= 0x200B)
-                            || c == 0x202F || c == 0x205F || c == 0x2060;
+    const bool whitespace = c == 0xA0 || c == 0x1680 || c == 0x180E || (c >= 0x2000 && c <= 0x200B) || c == 0x202F
+                            || c == 0x205F || c == 0x2060;
     return !whitespace;
 }
 

@@ -359,8 +359,8 @@ ModelConfig debugModel(const ModelConfig &llama, Version version)
 
 ModelConfig builtinModel(const std::string &name)
 {
-    const LoadResult loaded = presetFromText(findBuiltin("models", name)->text, name);
-    return loaded.config ? loaded.config->model : ModelConfig{};
+    const Config *builtin = builtinConfig("models", name);
+    return builtin ? builtin->model : ModelConfig{};
 }
 
 // [model] name and flavor, --model, and "# memledger: model..." lines (applied here, before the pipeline split).

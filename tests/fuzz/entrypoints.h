@@ -202,7 +202,7 @@ inline std::string runLaunchImport(std::string_view text)
 {
     LaunchOptions options;
     options.defaultGpus = 8;
-    static const ModelConfig kModel = presetFromText(findBuiltin("models", "llama-2-7b")->text, "model").config->model;
+    static const ModelConfig kModel = builtinConfig("models", "llama-2-7b")->model;
     options.defaultModel = kModel;
     const LaunchImport r = importLaunchText(text, "", options, {});
     if (r.config.has_value() == hasErrors(r.problems))
