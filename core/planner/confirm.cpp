@@ -143,11 +143,14 @@ std::vector<std::int64_t> pipelineSizesFor(const Enumeration &en, PipelineSchedu
 }
 
 std::optional<SearchPlan> fastestPipelinedPlan(const Enumeration &en, PipelineSchedule s, LedgerCheck &check,
-                                               const SearchOptions &opt, std::int64_t layers)
+                                               const SearchOptions &opt, std::int64_t layers,
+                                               const std::vector<std::int64_t> &skip)
 {
     const Domain &pd = en.domains[dimIndex(SearchDimension::P)];
     std::vector<Candidate> order;
     for (const std::int64_t p : pipelineSizesFor(en, s, layers)) {
+        if (std::find(skip.begin(), skip.end(), p) != skip.end())
+            continue;
         const Slot &slot = pd.slots[pd.indexOf(p)];
         if (slot.kept())
             order.push_back(slot.fastest);

@@ -83,14 +83,16 @@ private:
 double confirmFastest(std::vector<Candidate> &kept, LedgerCheck &check, const SearchOptions &opt, SearchResult &res);
 
 // The pipeline sizes p ≥ 2 that some valid split has and that schedule `s`
-// can run on: ZB-V and DualPipeV cut the layers into 2p equal chunks,
-// DualPipe pairs rank r with rank p − 1 − r (validate() holds the same rules).
+// can run on: ZB-V and DualPipeV cut the layers into 2p chunks of a layer or
+// more, DualPipe pairs rank r with rank p − 1 − r.
 std::vector<std::int64_t> pipelineSizesFor(const Enumeration &en, PipelineSchedule s, std::int64_t layers);
 
 // The fastest confirmed plan at a pipeline size schedule `s` can run on (its
-// own schedule 1F1B or interleaved): the plan trySplitSchedules falls back to.
+// own schedule 1F1B or interleaved), other than the sizes in `skip`: the plan
+// trySplitSchedules falls back to.
 std::optional<SearchPlan> fastestPipelinedPlan(const Enumeration &en, PipelineSchedule s, LedgerCheck &check,
-                                               const SearchOptions &opt, std::int64_t layers);
+                                               const SearchOptions &opt, std::int64_t layers,
+                                               const std::vector<std::int64_t> &skip = {});
 
 // The plans a strategy might bring under the limit: per value of every
 // enumerated dimension, the split with the least bound (those over the limit

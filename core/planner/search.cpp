@@ -274,9 +274,10 @@ SearchResult searchPlans(const Config &base, const SearchOptions &opt)
     if (bases.empty())
         if (auto plan = fastestPipelinedPlan(en, PipelineSchedule::ZbH1, check, opt, facts.L))
             bases.push_back(std::move(*plan));
-    const std::vector<ScheduleTry> tries = trySplitSchedules(res, opt, res.limitBytes, bases, [&](PipelineSchedule s) {
-        return fastestPipelinedPlan(en, s, check, opt, facts.L);
-    });
+    const std::vector<ScheduleTry> tries = trySplitSchedules(
+        res, opt, res.limitBytes, bases, [&](PipelineSchedule s, const std::vector<std::int64_t> &skip) {
+            return fastestPipelinedPlan(en, s, check, opt, facts.L, skip);
+        });
     // Balancing, gradient offload and FP8 on the fastest plans and on the nearest ones over the limit.
     std::vector<DimensionVerdicts> strategies
         = tryStrategies(res, base, opt, res.limitBytes, overLimitPlans(en, base, facts.GB, opt, res));

@@ -19,6 +19,8 @@ namespace {
 // The fastest plans tried: enough to find a better schedule for the layouts
 // that matter, few enough to keep a search interactive (each try is a ledger).
 constexpr std::size_t kPlansTried = 2;
+// Pipeline sizes the fallback offers a schedule that ran or fitted on none of the plans tried.
+constexpr int kMoreSizes = 2;
 
 constexpr std::array<PipelineSchedule, 5> kSplit
     = {PipelineSchedule::ZbH1, PipelineSchedule::ZbH2, PipelineSchedule::ZbV, PipelineSchedule::DualPipe,
@@ -123,12 +125,21 @@ std::vector<ScheduleTry> trySplitSchedules(SearchResult &res, const SearchOption
             if (bases[i].config.parallelism.pipeline_model_parallel_size >= 2)
                 if (auto v = tryOn(bases[i], s, opt, limit, tally, res.ledgersRun))
                     found.push_back(std::move(*v));
-        // Valid on none of them: the fastest plan at a pipeline size it can use, if any.
-        const bool ranNone = tally.faster + tally.slower + tally.over == 0;
-        std::optional<SearchPlan> extra = ranNone && fallback ? fallback(s) : std::nullopt;
-        if (extra)
+        // Valid on none of them, or over the limit on every one: the fastest
+        // plans at other pipeline sizes it can use (DualPipe keeps two copies of
+        // the parameters, which a deeper pipeline splits further).
+        std::vector<std::int64_t> sizes;
+        for (std::size_t i = 0; i < tried; ++i)
+            sizes.push_back(bases[i].config.parallelism.pipeline_model_parallel_size);
+        for (int more = 0; more < kMoreSizes && tally.faster + tally.slower == 0 && fallback; ++more) {
+            std::optional<SearchPlan> extra = fallback(s, sizes);
+            if (!extra)
+                break;
+            sizes.push_back(extra->config.parallelism.pipeline_model_parallel_size);
+            ++tally.elsewhere;
             if (auto v = tryOn(*extra, s, opt, limit, tally, res.ledgersRun))
                 found.push_back(std::move(*v));
+        }
         const std::string name(scheduleName(s));
         const std::string on = std::to_string(tally.tried) + (tally.tried == 1 ? " plan" : " plans") + " tried";
         std::string verdict;

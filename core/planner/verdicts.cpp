@@ -271,8 +271,10 @@ bool scheduleVerdict(ValueVerdict &vv, const Slot &slot, const Enumeration &en, 
     const std::vector<std::int64_t> usable = pipelineSizesFor(en, s, vc.facts.L);
     // "the 2 plans it was tried on (...)", "the plan it was tried on (...)".
     const bool one = t->tried == 1;
-    const std::string onTried = (one ? std::string("the plan") : "the " + std::to_string(t->tried) + " plans")
-                                + " it was tried on (the fastest pipelined " + (one ? "one)" : "ones)");
+    const std::string onTried
+        = (one ? std::string("the plan") : "the " + std::to_string(t->tried) + " plans")
+          + " it was tried on (the fastest pipelined " + (one ? "one" : "ones")
+          + (t->elsewhere > 0 && t->elsewhere < t->tried ? ", then the fastest at other pipeline sizes)" : ")");
     if (pipelined.empty()) {
         vv.kind = VerdictKind::Structural;
         vv.reason = it + " needs a pipeline (p ≥ 2), and no valid split here has one";

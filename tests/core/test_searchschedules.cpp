@@ -129,20 +129,33 @@ TEST_CASE("search schedules: ZB-H2 is over the limit by its (2p - 1)/p activatio
 {
     const SearchResult &r = seventyB();
     // ZB-H2 fills the warm-up bubble with forwards: rank 0 holds 2p − 1 micro-batches
-    // where 1F1B holds p (Qi et al. 2023, Table 1: M_B (2p − 1) against p M_B).
+    // where 1F1B holds p (Qi et al. 2023, Table 1: M_B (2p − 1) against p M_B). On
+    // the answer's fastest pipelined plan, one chunk a rank as ZB-H2 runs,
+    // that is over the limit, so the search tried it at other pipeline sizes,
+    // where it fits and is slower than the best.
+    const SearchPlan *fastest = nullptr;
+    for (const SearchPlan &plan : r.plans)
+        if (!fastest && plan.config.parallelism.pipeline_model_parallel_size >= 2)
+            fastest = &plan;
+    REQUIRE(fastest);
+    Config oneF = fastest->config;
+    oneF.parallelism.pipeline_schedule = PipelineSchedule::OneFOneB;
+    oneF.parallelism.virtual_pipeline_model_parallel_size = 1;
+    oneF.parallelism.pipeline_layout.clear();
+    REQUIRE_FALSE(hasErrors(validate(oneF)));
+    Config h2Config = oneF;
+    h2Config.parallelism.pipeline_schedule = PipelineSchedule::ZbH2;
+    const Ledger h2Ledger = computeLedger(h2Config);
+    CHECK(h2Ledger.peak_bytes > r.limitBytes);
+    const double p = double(h2Config.parallelism.pipeline_model_parallel_size);
+    CHECK(double(layerActivations(h2Ledger, 0))
+          == Approx(double(layerActivations(computeLedger(oneF), 0)) * (2 * p - 1) / p));
     const ValueVerdict &h2 = scheduleVerdict(r, PipelineSchedule::ZbH2);
-    REQUIRE(h2.kind == VerdictKind::Memory);
+    REQUIRE(h2.kind == VerdictKind::Slower);
     REQUIRE(h2.example);
     CHECK(h2.example->parallelism.schedule() == PipelineSchedule::ZbH2);
-    CHECK(h2.leastPeakBytes > r.limitBytes);
-    const Ledger h2Ledger = computeLedger(*h2.example);
-    CHECK(h2Ledger.peak_bytes == h2.leastPeakBytes);
-    Config oneF = *h2.example;
-    oneF.parallelism.pipeline_schedule = PipelineSchedule::OneFOneB;
-    const Ledger oneFLedger = computeLedger(oneF);
-    const double p = double(oneF.parallelism.pipeline_model_parallel_size);
-    CHECK(double(layerActivations(h2Ledger, 0)) == Approx(double(layerActivations(oneFLedger, 0)) * (2 * p - 1) / p));
-    CHECK_THAT(h2.reason, Catch::Contains("the zb-h2 schedule needs at least") && Catch::Contains("the limit is"));
+    CHECK(computeLedger(*h2.example).peak_bytes <= r.limitBytes);
+    CHECK(h2.stepTimeSeconds > r.plans.front().time.total);
 
     // ZB-H1 keeps 1F1B's memory and shortens its bubble to (p − 1)(F + B − W), but
     // ZB-V's (p − 1)(F + B − 2W) on half-size chunks is shorter still: it fits, slower.
@@ -193,10 +206,12 @@ TEST_CASE("search schedules: DeepSeek-V3's 61 layers, which no pipeline divides,
           "[search][verdicts][zb]")
 {
     // 61 is prime: no p from 2 to 2048 divides it. The search splits it as
-    // evenly as it goes (p = 16: 3, 4×13, 3, 3), tries every split schedule,
-    // and the plan DeepSeek ran (DualPipe on 16 ranks, EP 64, its FP8 and
-    // recompute choices; 16.2 s a step modelled) would rank among the five
-    // fastest the search lists (arXiv 2412.19437 §3.2).
+    // evenly as it goes (p = 16: 3, 4×13, 3, 3) and tries every split
+    // schedule. DualPipe's two parameter copies do not fit the p = 8 plans it
+    // ranks fastest, so it tries DualPipe at other pipeline sizes and lists
+    // DualPipe on 16 ranks, the schedule and pipeline DeepSeek ran, among its
+    // five fastest; and the plan DeepSeek ran (EP 64, its FP8 and recompute
+    // choices; 16.2 s a step modelled) would rank among them (arXiv 2412.19437 §3.2).
     const Config published = scenario("deepseek-v3-2048xh100-dualpipe");
     SearchOptions opt;
     opt.gpus = 2048;
@@ -206,16 +221,16 @@ TEST_CASE("search schedules: DeepSeek-V3's 61 layers, which no pipeline divides,
     for (const PipelineSchedule s : {PipelineSchedule::ZbH1, PipelineSchedule::ZbH2, PipelineSchedule::ZbV,
                                      PipelineSchedule::DualPipe, PipelineSchedule::DualPipeV})
         CHECK(scheduleVerdict(r, s).kind != VerdictKind::Structural);
-    const ValueVerdict &p16 = dimensionVerdict(r, SearchDimension::P, 16);
-    CHECK(p16.kind != VerdictKind::Structural);
-    bool sixteen = false;
-    for (const SearchPlan &plan : r.plans)
-        sixteen = sixteen || plan.config.parallelism.pipeline_model_parallel_size == 16;
-    if (!sixteen) { // its fastest p = 16 plan, split over its 16·v chunks the inner ones first
-        REQUIRE(p16.example);
-        const ParallelismConfig &par = p16.example->parallelism;
-        CHECK(par.pipeline_layout == balancedLayout(61, par.pipelineStages()));
+    CHECK(dimensionVerdict(r, SearchDimension::P, 16).kind != VerdictKind::Structural);
+    bool dualPipe16 = false;
+    for (const SearchPlan &plan : r.plans) {
+        const ParallelismConfig &par = plan.config.parallelism;
+        if (par.schedule() != PipelineSchedule::DualPipe || par.pipeline_model_parallel_size != 16)
+            continue;
+        dualPipe16 = true;
+        CHECK(par.pipeline_layout == balancedLayout(61, 16)); // DualPipe's 16 stages, the inner ones a layer more
     }
+    CHECK(dualPipe16);
     CHECK(estimateStepTime(published).total <= r.plans.back().time.total);
 }
 

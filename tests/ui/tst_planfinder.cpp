@@ -213,7 +213,9 @@ TEST_CASE("The schedule column names each plan's pipeline schedule and its toolt
     // Issue 34, item 21: GPipe was called "never valid", which it is not: the search did not try it.
     CHECK(tip.contains(QRegularExpression(QStringLiteral("gpipe\\s+not tried"))));
     CHECK_FALSE(tip.contains(QRegularExpression(QStringLiteral("gpipe\\s+never valid"))));
-    CHECK(tip.contains(QStringLiteral("the zb-h2 schedule needs at least")));
+    // ZB-H2 is over the limit on the fastest pipelined plans and fits, slower, at another pipeline size.
+    CHECK(tip.contains(QStringLiteral("the fastest at other pipeline sizes")));
+    CHECK(tip.contains(QStringLiteral("the fastest plan with the zb-h2 schedule takes")));
     CHECK(model.planSummary(0).contains(QStringLiteral("schedule zb-v")));
 }
 
