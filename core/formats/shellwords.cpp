@@ -2,6 +2,8 @@
 #include "core/formats/shellwords.h"
 
 #include <cctype>
+#include <charconv>
+#include <climits>
 #include <optional>
 
 namespace memledger {
@@ -274,13 +276,17 @@ struct Expansion
 using Variables = std::map<std::string, std::vector<std::string>>;
 
 // Integer arithmetic of $(( )): + - * / % and parentheses over integers and
-// variable names (an unset name is 0, as in bash).
+// variable names (an unset name is 0, as in bash). What bash refuses gives no
+// value: a result past 64 bits, a division by zero, and nesting (parentheses,
+// minus signs, a variable naming another) deeper than kMaxDepth, where bash
+// says "expression recursion level exceeded" (a variable naming itself).
 class Arithmetic
 {
 public:
-    Arithmetic(std::string_view s, const Variables &vars)
+    Arithmetic(std::string_view s, const Variables &vars, int depth = 0)
         : m_s(s)
         , m_vars(vars)
+        , m_depth(depth)
     { }
 
     std::optional<long long> run()
@@ -305,16 +311,19 @@ private:
         }
         return false;
     }
+    static constexpr int kMaxDepth = 64;
+
     std::optional<long long> sum()
     {
         std::optional<long long> v = product();
         while (v) {
+            long long out = 0;
             if (eat('+')) {
                 const auto r = product();
-                v = r ? std::optional<long long>(*v + *r) : std::nullopt;
+                v = r && !__builtin_add_overflow(*v, *r, &out) ? std::optional<long long>(out) : std::nullopt;
             } else if (eat('-')) {
                 const auto r = product();
-                v = r ? std::optional<long long>(*v - *r) : std::nullopt;
+                v = r && !__builtin_sub_overflow(*v, *r, &out) ? std::optional<long long>(out) : std::nullopt;
             } else {
                 break;
             }
@@ -331,17 +340,28 @@ private:
                 break;
             ++m_i;
             const auto r = unary();
-            if (!r || ((c == '/' || c == '%') && *r == 0))
+            if (!r || ((c == '/' || c == '%') && (*r == 0 || (*r == -1 && *v == LLONG_MIN))))
                 return std::nullopt;
-            v = c == '*' ? *v * *r : c == '/' ? *v / *r : *v % *r;
+            long long out = 0;
+            if (c == '*' && __builtin_mul_overflow(*v, *r, &out))
+                return std::nullopt;
+            v = c == '*' ? out : c == '/' ? *v / *r : *v % *r;
         }
         return v;
     }
     std::optional<long long> unary()
     {
+        if (++m_depth > kMaxDepth)
+            return std::nullopt;
+        const std::optional<long long> v = operand();
+        --m_depth;
+        return v;
+    }
+    std::optional<long long> operand()
+    {
         if (eat('-')) {
             const auto v = unary();
-            return v ? std::optional<long long>(-*v) : std::nullopt;
+            return v && *v != LLONG_MIN ? std::optional<long long>(-*v) : std::nullopt;
         }
         if (eat('(')) {
             const auto v = sum();
@@ -355,19 +375,21 @@ private:
         if (token.empty())
             return std::nullopt;
         if (std::isdigit(static_cast<unsigned char>(token[0]))) {
-            for (char c : token)
-                if (!std::isdigit(static_cast<unsigned char>(c)))
-                    return std::nullopt;
-            return std::stoll(token);
+            long long n = 0;
+            const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), n);
+            if (ec != std::errc() || end != token.data() + token.size())
+                return std::nullopt; // not a number, or past 64 bits
+            return n;
         }
         const auto it = m_vars.find(token);
         if (it == m_vars.end() || it->second.empty() || it->second[0].empty())
             return 0;
-        return Arithmetic(it->second[0], m_vars).run();
+        return Arithmetic(it->second[0], m_vars, m_depth).run();
     }
 
     std::string_view m_s;
     const Variables &m_vars;
+    int m_depth;
     std::size_t m_i = 0;
 };
 

@@ -74,6 +74,24 @@ TEST_CASE("Shell words: quoting, continuations, comments and variables as bash r
     CHECK(s.variables.at("C") == std::vector<std::string>{"12"});
 }
 
+TEST_CASE("Shell words: arithmetic bash refuses is left as written, never a crash", "[launch][shell]")
+{
+    // A variable naming itself recurses until bash gives up ("expression
+    // recursion level exceeded"; fuzz_launchimport found the stack overflow
+    // it was here); a literal or a product past 64 bits, a division by zero:
+    // each stays the text it was, as a command substitution does.
+    const std::string deep = "D=$((" + std::string(200, '(') + "1" + std::string(200, ')') + "))\n";
+    const ShellScript s = readShellScript("A=A\nB=$((A + 1))\nC=$((99999999999999999999))\n"
+                                          "E=$((4611686018427387904 * 4))\nF=$((1 / 0))\nG=$((-(2 * 3)))\n"
+                                          + deep);
+    CHECK(s.variables.at("B") == std::vector<std::string>{"$((A + 1))"});
+    CHECK(s.variables.at("C") == std::vector<std::string>{"$((99999999999999999999))"});
+    CHECK(s.variables.at("E") == std::vector<std::string>{"$((4611686018427387904 * 4))"});
+    CHECK(s.variables.at("F") == std::vector<std::string>{"$((1 / 0))"});
+    CHECK(s.variables.at("G") == std::vector<std::string>{"-6"});
+    CHECK(s.variables.at("D").front().rfind("$((", 0) == 0);
+}
+
 TEST_CASE("Shell words: bash arrays, appends and word splitting of their elements", "[launch][shell]")
 {
     const ShellScript s
