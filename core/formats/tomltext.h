@@ -11,8 +11,8 @@ namespace memledger {
 // some non-ASCII code points it is asked about, where a key, a value or the
 // text after a multi-line string's line-ending backslash holds one
 // (marzer/tomlplusplus issues #190 and #295, fixed after 3.3 by pull request
-// #305). Each such code point, U+00A0 to U+2070 outside the ones it takes for
-// whitespace, becomes U+FFFD: one code point for another, so lines and
+// #305). Each such code point (most of U+00A0..U+0499, U+2C5E..U+3057 and
+// U+FB26..U+FEFE) becomes U+FFFD: one code point for another, so lines and
 // columns in its error messages stay, and a key or value holding one is no
 // key or value MemLedger reads. Invalid UTF-8 is left for toml++ to refuse.
 std::string tomlSafeText(std::string_view text);

@@ -525,6 +525,10 @@ TEST_CASE("TOML text toml++ 3.3 would read into undefined behaviour is made safe
     CHECK(tomlSafeText("a = \"\xC2\xA7\"") == "a = \"\xEF\xBF\xBD\""); // §, U+00A7
     CHECK(tomlSafeText("\xCC\xAA") == "\xEF\xBF\xBD"); // U+032A, issue #295's input
     CHECK(tomlSafeText("\xE2\x80\x80") == "\xE2\x80\x80"); // U+2000: whitespace to toml++, no hazard
+    CHECK(tomlSafeText("\xE2\x80\x93") == "\xE2\x80\x93"); // U+2013: a case of toml++'s switch answers it
+    CHECK(tomlSafeText("\xEF\xB7\xBF") == "\xEF\xBF\xBD"); // U+FDFF, the last slice (fuzz_launchimport)
+    CHECK(tomlSafeText("\xE3\x80\x80") == "\xE3\x80\x80"); // U+3000: whitespace to toml++
+    CHECK(tomlSafeText("\xE2\xB1\xA0") == "\xEF\xBF\xBD"); // U+2C60, slice 11
     CHECK(tomlSafeText("\xE4\xB8\xAD") == "\xE4\xB8\xAD"); // U+4E2D: outside the hazardous slices
     CHECK(tomlSafeText("x\xC2") == "x\xC2"); // a truncated sequence: left for toml++ to refuse
     // Issue #190's document reads; issue #295's is refused as TOML; neither
@@ -533,4 +537,20 @@ TEST_CASE("TOML text toml++ 3.3 would read into undefined behaviour is made safe
     CHECK_FALSE(isTorchtitanConfigText("\xCC\xAA"));
     const LaunchImport bad = importTorchtitanConfig("[job]\n\"\xC2\xA7\" = 1\n[model]\nname = \"\xC2\xA7\"\n", {});
     CHECK_FALSE(bad.config.has_value());
+    // Every code point up to U+FFFF where toml++ asks whether it is
+    // whitespace (a line's first character): read or refused, never the
+    // unreachable branch, which the sanitizer build stops at.
+    int refused = 0;
+    for (char32_t c = 0x80; c <= 0xFFFF; ++c) {
+        if (c >= 0xD800 && c <= 0xDFFF)
+            continue; // surrogates are no UTF-8
+        std::string utf8;
+        if (c < 0x800) {
+            utf8 = {char(0xC0 | (c >> 6)), char(0x80 | (c & 0x3F))};
+        } else {
+            utf8 = {char(0xE0 | (c >> 12)), char(0x80 | ((c >> 6) & 0x3F)), char(0x80 | (c & 0x3F))};
+        }
+        refused += !isTorchtitanConfigText("[job]\n" + utf8 + "x = 1\n");
+    }
+    CHECK(refused > 60000); // none is a bare key's character
 }
