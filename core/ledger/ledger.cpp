@@ -607,9 +607,11 @@ void addFsdpAllGatherBuffers(RankBuilder &rb, const Context &x, Bytes block, Byt
     const bool output = last > blocks;
     LedgerEntry *e = rb.add(
         Category::Communication, Placement::Device, "FSDP all-gather buffers", output ? last : blocks,
-        output ? cat("the last block's ", num(block), " B + the output layer unit's ", num(outputUnit),
-                     " B + its shards cast, / ", num(world), " (", computeWhy, ")")
-               : cat("2 blocks × ", num(block), " B + one block's shards cast, / ", num(world), " (", computeWhy, ")"),
+        output ? cat("the last block's ", num(block), " B and the output layer unit's ", num(outputUnit),
+                     " B gathered, with the unit's shards cast (1/", num(world), " of it), at ", computeWhy,
+                     " a parameter")
+               : cat("2 blocks × ", num(block), " B gathered, with one block's shards cast (1/", num(world),
+                     " of it), at ", computeWhy, " a parameter"),
         "FSDP2 all-gathers on its copy-in stream, whose pool the caching allocator keeps for it; a forward frees a "
         "unit's all-gather output once the next unit's is copied out");
     if (e)
