@@ -205,7 +205,8 @@ QString PlanFinder::currentPlanNote()
 
 bool PlanFinder::waitForSearch(int milliseconds)
 {
-    const QDeadlineTimer deadline(milliseconds);
+    const QDeadlineTimer deadline
+        = milliseconds < 0 ? QDeadlineTimer(QDeadlineTimer::Forever) : QDeadlineTimer(milliseconds);
     while (m_running) {
         if (deadline.hasExpired())
             return false;

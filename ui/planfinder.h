@@ -44,8 +44,9 @@ public:
     void findPlans();
     // Whether a search is running or waiting to run.
     bool searchPending() const { return m_running; }
-    // Runs the event loop until no search is pending; false past `milliseconds`.
-    bool waitForSearch(int milliseconds = 60000);
+    // Runs the event loop until no search is pending; false past `milliseconds`
+    // (negative: as long as the search takes, as a synchronous search would).
+    bool waitForSearch(int milliseconds = -1);
     // Applies the plan of a row of the model (rank order); false if there is none.
     bool applyPlan(int row);
 
