@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The model held against real training steps. Twelve runs of a small GPT
-// trained with PyTorch 1.13 on the CPU by tools/measure/measure.py, and four
+// trained with PyTorch 1.13 on the CPU by tools/measure/measure.py, and five
 // of a small Llama as torchtitan and transformers write it: two sizes,
 // Megatron-style (bf16 weights, contiguous fp32 main_grad buffer, fp32 master
 // weights) or plain PyTorch (fp32, .grad, zero_grad(set_to_none=True)), each
@@ -27,14 +27,16 @@ using namespace memledger;
 
 namespace {
 
-// The last four: Llama-style models written as torchtitan and transformers
+// The last five: Llama-style models written as torchtitan and transformers
 // write them (eager RMSNorm and SwiGLU, RoPE, K and V repeated for the
-// attention), trained in pure bf16, no recompute or full.
+// attention), trained in pure bf16, no recompute or full, and torchtitan's
+// per-op selective checkpointing as PyTorch 2.x runs it (emulated on 1.13).
 const char *const kRuns[]
     = {"small-megatron-none",   "small-megatron-selective", "small-megatron-full",    "small-plain-none",
        "small-plain-selective", "small-plain-full",         "medium-megatron-none",   "medium-megatron-selective",
        "medium-megatron-full",  "medium-plain-none",        "medium-plain-selective", "medium-plain-full",
-       "llama-titan-none",      "llama-titan-full",         "llama-hf-none",          "llama-hf-full"};
+       "llama-titan-none",      "llama-titan-full",         "llama-hf-none",          "llama-hf-full",
+       "llama-titan-op"};
 
 std::string runDir(const std::string &run)
 {

@@ -32,12 +32,15 @@ import pickle
 import subprocess
 import sys
 import time
+import weakref
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torch.utils.checkpoint
 from torch.autograd.profiler import profile, record_function
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
 
 SCRIPT = os.path.basename(__file__)
 MAX_FRAMES = 8
@@ -146,7 +149,10 @@ class GPT(nn.Module):
         x = x.transpose(0, 1).contiguous()
         x = self.embedding_dropout(x)
         for layer in self.layers:
-            if self.cfg["recompute"] == "full":
+            if self.cfg["recompute"] == "op":
+                # torchtitan's per-op selective checkpointing of every block.
+                x = selective_checkpoint(layer, x, rope)
+            elif self.cfg["recompute"] == "full":
                 # recompute_method 'uniform', recompute_num_layers 1: each layer
                 # keeps its input only (Megatron's CheckpointFunction).
                 x = torch.utils.checkpoint.checkpoint(layer, x, mask)
@@ -184,8 +190,15 @@ class FlashSDPA(torch.autograd.Function):
     at a time, as a tile would (the kernel never materialises them)."""
 
     @staticmethod
-    def forward(ctx, q, k, v):
+    def forward(ctx, q, k, v, stored, report):
+        # stored: (out, lse) a selective checkpoint kept from the forward; the
+        # recomputation saves them instead of running the kernel. report: a
+        # list the forward appends (out, lse) to, for the checkpoint to keep.
         scale = 1.0 / math.sqrt(q.shape[-1])
+        ctx.scale = scale
+        if stored is not None:
+            ctx.save_for_backward(q, k, v, *stored)
+            return stored[0]
         b, a, s, _ = q.shape
         out = torch.empty_like(q)
         lse = torch.empty(b, a, s, dtype=torch.float32)
@@ -198,7 +211,8 @@ class FlashSDPA(torch.autograd.Function):
                 probs = torch.exp(scores - lse[i, j].unsqueeze(-1))
                 out[i, j] = torch.matmul(probs, v[i, j].float())
         ctx.save_for_backward(q, k, v, out, lse)
-        ctx.scale = scale
+        if report is not None:
+            report.append((out.detach(), lse))
         return out
 
     @staticmethod
@@ -220,7 +234,149 @@ class FlashSDPA(torch.autograd.Function):
                 dscores = probs * (dprobs - softmax_d[i, j].unsqueeze(-1)) * ctx.scale
                 dq_accum[i, j] = torch.matmul(dscores, k[i, j].float())
                 dk[i, j] = torch.matmul(dscores.t(), q[i, j].float())
-        return dq_accum.to(q.dtype), dk, dv
+        return dq_accum.to(q.dtype), dk, dv, None, None
+
+
+# ---------------------------------------------------------------------------
+# torchtitan's per-op selective activation checkpointing (mode = "selective",
+# selective_ac_option = "op"; torchtitan/parallelisms/parallelize_llama.py at
+# 9dec370) as PyTorch 2.x runs it: torch.utils.checkpoint's non-reentrant
+# checkpoint with create_selective_checkpoint_contexts(policy). torch 1.13 has
+# neither the policy API nor 2.x's checkpoint frames; SelectiveCheckpoint
+# below does what 2.x's torch/utils/checkpoint.py does, with the pieces 1.13
+# has (saved_tensors_hooks, TorchDispatchMode):
+# - forward: every tensor autograd saves is packed into an empty holder
+#   (_checkpoint_without_reentrant's pack_hook); a dispatch mode
+#   (_CachingTorchDispatchMode) stores the outputs of the ops the policy
+#   marks MUST_SAVE, detached;
+# - backward, at the first unpack: the block runs again under enable_grad
+#   (_recomputation_hook); the dispatch mode (_CachedTorchDispatchMode) hands
+#   back each stored output in order instead of running the op, every other
+#   op runs again, each saved tensor goes to the holder of the same index,
+#   and the recomputation stops once the last holder is filled (2.x's
+#   early stop, on by default); an unpack hands its tensor over and drops it
+#   from the frame.
+# The policy is torchtitan's _custom_policy: save the outputs of aten.mm, the
+# flash attention op, reduce-scatters, aten.abs and aten.max, except every
+# second mm, counted separately in the forward and in the recomputation.
+# FlashSDPA stands for aten._scaled_dot_product_flash_attention: one op to
+# the policy, whose stored outputs are the attention output and log-sum-exp.
+# ---------------------------------------------------------------------------
+
+SAC_SAVE_LIST = {torch.ops.aten.mm.default, "flash_attention", torch.ops.aten.abs.default,
+                 torch.ops.aten.max.default}
+
+
+class _Holder:
+    pass
+
+
+class _StopRecompute(Exception):
+    pass
+
+
+class SelectiveCheckpoint(TorchDispatchMode):
+    """One checkpointed call of a block: its frame and its dispatch mode."""
+
+    active = None  # the frame whose forward or recomputation is running
+
+    def __init__(self, fn, args):
+        super().__init__()
+        self.fn, self.args = fn, args
+        self.storage = {}  # op -> outputs stored in the forward, in order
+        self.holders = []  # weak references to the forward's holders, in order
+        self.recomputed = weakref.WeakKeyDictionary()  # holder -> tensor
+        self.recomputing = False
+        self.done = False
+        self.mm_count = {False: 0, True: 0}
+        self.inside_kernel = False
+
+    def keeps(self, op):
+        if op == torch.ops.aten.mm.default:
+            self.mm_count[self.recomputing] += 1
+            return self.mm_count[self.recomputing] % 2 == 1
+        return op in SAC_SAVE_LIST
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if self.inside_kernel or not self.keeps(func):
+            return func(*args, **kwargs)
+        if self.recomputing:
+            return self.storage[func].pop(0)
+        out = func(*args, **kwargs)
+        self.storage.setdefault(func, []).append(tree_map(lambda t: t.detach() if torch.is_tensor(t) else t, out))
+        return out
+
+    def run(self):
+        def pack(t):
+            holder = _Holder()
+            self.holders.append(weakref.ref(holder))
+            return holder
+
+        previous, SelectiveCheckpoint.active = SelectiveCheckpoint.active, self
+        try:
+            with torch.autograd.graph.saved_tensors_hooks(pack, self.unpack), self:
+                return self.fn(*self.args)
+        finally:
+            SelectiveCheckpoint.active = previous
+
+    def recompute(self):
+        index = 0
+
+        def pack(t):
+            nonlocal index
+            holder = self.holders[index]()
+            index += 1
+            if holder is not None:
+                self.recomputed[holder] = t
+            if index == len(self.holders):
+                raise _StopRecompute()
+            return None
+
+        def unpack(_):
+            raise RuntimeError("a recomputed tensor is unpacked only through its forward holder")
+
+        args = [a.detach().requires_grad_(a.requires_grad) if torch.is_tensor(a) else a for a in self.args]
+        self.recomputing = True
+        previous, SelectiveCheckpoint.active = SelectiveCheckpoint.active, self
+        try:
+            with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, unpack), self:
+                self.fn(*args)
+        except RuntimeError as e:  # the hook's exception, wrapped where it crossed into C++
+            if "_StopRecompute" not in str(e):
+                raise
+        finally:
+            SelectiveCheckpoint.active = previous
+        self.done = True
+
+    def unpack(self, holder):
+        if not self.done:
+            self.recompute()
+        return self.recomputed.pop(holder)
+
+
+def selective_checkpoint(fn, *args):
+    return SelectiveCheckpoint(fn, args).run()
+
+
+def flash_sdpa(q, k, v):
+    """F.scaled_dot_product_attention(q, k, v, is_causal=True) on the flash
+    backend, one op to a selective checkpoint's policy: its stored outputs are
+    the attention output and the log-sum-exp, and the recomputation builds the
+    op's backward node from them instead of running the kernel again."""
+    frame = SelectiveCheckpoint.active
+    if frame is None or not frame.keeps("flash_attention"):
+        return FlashSDPA.apply(q, k, v, None, None)
+    if frame.recomputing:
+        return FlashSDPA.apply(q, k, v, frame.storage["flash_attention"].pop(0), None)
+    stored = []
+    frame.inside_kernel = True  # the kernel's own ops are not ops to the policy
+    try:
+        out = FlashSDPA.apply(q, k, v, None, stored)
+    finally:
+        frame.inside_kernel = False
+    frame.storage.setdefault("flash_attention", []).append(stored[0])
+    return out
 
 
 def repeat_kv(x, n_rep):
@@ -292,7 +448,7 @@ class LlamaAttention(nn.Module):
             xq = torch.view_as_real(xq_ * freqs).flatten(3).type_as(x)
             xk = torch.view_as_real(xk_ * freqs).flatten(3).type_as(x)
             keys, values = repeat_kv(xk, self.a // self.g), repeat_kv(xv, self.a // self.g)
-            out = FlashSDPA.apply(xq.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2))
+            out = flash_sdpa(xq.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2))
             out = out.transpose(1, 2).contiguous().view(bs, s, -1)
             return self.wo(out)
         # transformers' eager_attention_forward, [b, heads, s, d].
@@ -349,7 +505,10 @@ class Llama(nn.Module):
     def forward(self, tokens, position_ids, labels, rope):
         x = self.tok_embeddings(tokens)
         for layer in self.layers:
-            if self.cfg["recompute"] == "full":
+            if self.cfg["recompute"] == "op":
+                # torchtitan's per-op selective checkpointing of every block.
+                x = selective_checkpoint(layer, x, rope)
+            elif self.cfg["recompute"] == "full":
                 # torchtitan's "full" mode and the Trainer's
                 # gradient_checkpointing: each block keeps its input only.
                 x = torch.utils.checkpoint.checkpoint(layer, x, rope)
@@ -475,7 +634,7 @@ STEPS = 3  # ProfilerStep#0 is the warm-up (it creates the Adam states)
 
 def run_names():
     return ([f"{size}-{mode}-{rc}" for size in SIZES for mode in MODES for rc in RECOMPUTE]
-            + [f"llama-{flavor}-{rc}" for flavor in FLAVORS for rc in LLAMA_RECOMPUTE])
+            + [f"llama-{flavor}-{rc}" for flavor in FLAVORS for rc in LLAMA_RECOMPUTE] + ["llama-titan-op"])
 
 
 def train(cfg, mode, steps):
@@ -900,6 +1059,8 @@ def llama_preset(run, cfg):
     what = ("torchtitan's Llama block (eager RMSNorm on x.float(), complex RoPE, repeat_kv before a FlashAttention-like "
             "SDPA, eager SwiGLU)" if titan else "transformers' eager LlamaDecoderLayer (LlamaRMSNorm, rotate_half "
             "RoPE, repeat_kv, softmax in fp32 cast back, LlamaMLP)")
+    recompute = ("per-op selective checkpointing of every block (torchtitan's policy, emulated as PyTorch 2.x "
+                 "runs it)" if cfg["recompute"] == "op" else cfg["recompute"])
     return {
         "format": "memledger-preset",
         "version": 1,
@@ -908,7 +1069,7 @@ def llama_preset(run, cfg):
                         f"a {cfg['a']}, {cfg['g']} key/value groups, SwiGLU {cfg['f']}, s {cfg['s']}, b {cfg['b']}, "
                         f"V {cfg['V']}, untied output layer) written as {what}, trained in pure bf16 on the CPU with "
                         f"PyTorch {torch.__version__} (bf16 .grad, torch.optim.AdamW with bf16 states, "
-                        f"zero_grad(set_to_none=True)); recompute {cfg['recompute']}. Measured figures: "
+                        f"zero_grad(set_to_none=True)); recompute {recompute}. Measured figures: "
                         "measured.json next to this file."),
         "model": {
             "num_layers": cfg["L"], "hidden_size": cfg["h"], "num_attention_heads": cfg["a"],
@@ -925,7 +1086,8 @@ def llama_preset(run, cfg):
         "parallelism": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1, "data_parallel_size": 1},
         "strategy": {
             "framework": "torchtitan" if titan else "hf",
-            "recompute_granularity": cfg["recompute"], "recompute_method": "uniform", "recompute_num_layers": 1,
+            "recompute_granularity": "selective_op" if cfg["recompute"] == "op" else cfg["recompute"],
+            "recompute_method": "uniform", "recompute_num_layers": 1,
             "flash_attention": titan, "grad_buffer": "on_demand", "optimizer_kernel": "single_tensor",
         },
         "hardware": {
