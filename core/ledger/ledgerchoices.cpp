@@ -114,6 +114,11 @@ void addActivationChoices(std::vector<std::string> &out, const Config &config, c
                       "and rstd, SwiGLU its gate and up, an fp32 softmax its fp32 output only; matmul inputs, "
                       "attention outputs and the loss (not compiled by torchtitan) are as in eager mode. Its speed-up "
                       "is not in the step time.");
+    if (st.torch_compile && st.recompute_granularity == RecomputeGranularity::SelectiveOp)
+        out.push_back("Per-op checkpointing compiled: MUST_SAVE only bans a node from recomputation and the "
+                      "partitioner saves what the backward reads, so w2's output (and its reduce-scatter under "
+                      "tensor parallelism), which only the residual add uses, is not kept; eager, the checkpoint's "
+                      "dispatch mode stores every MUST_SAVE output for the recomputation to replay.");
     if (!st.tensor_policies.empty())
         out.push_back(tensorPolicyChoice(config, denseLayer));
 }

@@ -479,10 +479,16 @@ void addMlp(Account &acc, const Shape &x, const Config &config, std::string_view
     if (config.model.swiglu && eagerSwiglu)
         acc.add(name, "fc1.silu_output", {x.A, x.s, x.b, f}, {x.t});
     addInput(acc, x, name, "fc2.input", {x.L, x.s, x.b, f}, {x.Ld, x.t});
-    if (perOp) {
-        // torchtitan keeps w2's output (the block's 7th matmul: the whole
-        // local sequence, partial sums before the reduce-scatter) and the
-        // reduce-scatter's; fc2 of an ungated MLP is the 6th, recomputed.
+    if (perOp && !config.strategy.torch_compile) {
+        // Eager, torchtitan keeps w2's output (the block's 7th matmul: the
+        // whole local sequence, partial sums before the reduce-scatter) and
+        // the reduce-scatter's: the checkpoint's dispatch mode stores every
+        // MUST_SAVE output for the recomputation to replay, needed or not
+        // (torch/utils/checkpoint.py, _CachingTorchDispatchMode). fc2 of an
+        // ungated MLP is the 6th matmul, recomputed. Compiled, MUST_SAVE
+        // only bans a node from recomputation: the partitioner saves what
+        // the backward needs (torch/_functorch/partitioners.py,
+        // should_ban_recomputation), and only the residual add uses these.
         if (config.model.swiglu)
             acc.add(name, "fc2.output", {x.A, x.s, x.b, x.h}, {});
         if (x.t.value > 1)

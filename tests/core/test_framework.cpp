@@ -321,8 +321,8 @@ TEST_CASE("torchtitan's published 8B FSDP run on 8 GPUs of 96 GB fits by every v
     CHECK(reserved.fits());
     CHECK(reserved.ranks[0].reserved_peak >= reserved.ranks[0].allocated_peak);
     // Published: 82.4 GiB reserved at most; the model's 78.1 GiB (−5.3 %) is
-    // not held to 5 % here (docs/measured-runs.md: the published eager rows
-    // are 5 GiB above the compiled ones, the model's 0.3 GiB).
+    // not held to 5 % here (docs/measured-runs.md: what the one-node per-op
+    // rows still lack).
     CHECK(reserved.ranks[0].reserved_peak <= c.hardware.hbm_bytes);
     // The peak is the loss's backward: the blocks' saved tensors and three
     // fp32 tensors of 16,384 tokens × 128,256 classes, no gradient yet.

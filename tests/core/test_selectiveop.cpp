@@ -6,6 +6,7 @@
 // rest is recomputed. A Llama block's matmuls run wq, wk, wv, wo, w1, w3, w2.
 #include "core/check/validate.h"
 #include "core/formats/preset.h"
+#include "core/ledger/ledger.h"
 #include "core/model/activations.h"
 #include "core/time/costmodel.h"
 #include "core/timeline/timeline.h"
@@ -83,6 +84,38 @@ TEST_CASE("selective_op with tensor parallelism keeps the reduce-scatters and w2
     CHECK(storedAs(la, "mlp.fc1.gate") == 2 * s * f / t);
     CHECK(storedAs(la, "mlp.fc2.output") == 2 * s * h);
     CHECK(storedAs(la, "mlp.fc2.reduce_scatter") == 2 * s * h / t);
+}
+
+TEST_CASE("selective_op compiled keeps only what the backward reads: not w2's output or its reduce-scatter",
+          "[activations][selective_op]")
+{
+    // Eager, the checkpoint's dispatch mode stores every MUST_SAVE output for
+    // the recomputation to replay (torch/utils/checkpoint.py,
+    // _CachingTorchDispatchMode). Compiled, MUST_SAVE only bans the node from
+    // recomputation (torch/_functorch/partitioners.py, should_ban_recomputation)
+    // and the min-cut saves what the backward needs: w2's output and the
+    // reduce-scatter after it feed only the residual add, whose backward
+    // reads neither. Everything else the backward reads is the same.
+    const std::int64_t s = 8192, h = 4096, t = 8;
+    for (const std::int64_t tp : {std::int64_t(1), t}) {
+        CAPTURE(tp);
+        const Config eager = llama8b("selective_op", tp);
+        Config compiled = eager;
+        compiled.strategy.torch_compile = true;
+        const LayerActivations e = layerActivations(eager, false, true);
+        const LayerActivations c = layerActivations(compiled, false, true);
+        CHECK(storedAs(c, "mlp.fc2.output") == -1);
+        CHECK(storedAs(c, "mlp.fc2.reduce_scatter") == -1);
+        CHECK(storedAs(c, "attention.q") == storedAs(e, "attention.q"));
+        CHECK(storedAs(c, "mlp.fc1.gate") == storedAs(e, "mlp.fc1.gate"));
+        CHECK(storedAs(c, "attention.proj.reduce_scatter") == storedAs(e, "attention.proj.reduce_scatter"));
+        CHECK(e.kept - c.kept == 2 * s * h + (tp > 1 ? 2 * s * h / tp : 0));
+        // The ledger's choices say which behaviour the compiled plan follows.
+        bool said = false;
+        for (const std::string &choice : computeLedger(compiled).choices)
+            said = said || choice.find("w2's output") != std::string::npos;
+        CHECK(said);
+    }
 }
 
 TEST_CASE("selective_op is refused by name where torchtitan's block is not the model", "[validate][selective_op]")
