@@ -185,6 +185,13 @@ ControlPanel::Group ControlPanel::parallelism()
              .tip = tr("FSDP's reshard_after_forward (ZeRO-3 under torchtitan or Hugging Face): free each block's "
                        "gathered parameters after its forward and gather them again for its backward, or keep "
                        "them. torchtitan's default: kept under pipeline parallelism, resharded otherwise")},
+            {.kind = Kind::Check,
+             .label = tr("FSDP root unit"),
+             .field = "strategy.fsdp_root_unit",
+             .access = plain<&Config::strategy, &StrategyConfig::fsdp_root_unit>(),
+             .tip = tr("torchtitan before July 2025 (its December 2024 benchmarks): the embedding, final norm and "
+                       "output layer form FSDP2's root unit, never resharded after forward, so they stay gathered "
+                       "through the iteration. Off: torchtitan since, each its own unit")},
             // In PipelineSchedule's order; a schedule brings its chunks per rank along.
             {.kind = Kind::Combo,
              .label = tr("Schedule"),

@@ -733,6 +733,12 @@ void checkFsdp(Checker &ck, const Config &config)
         ck.warning(kStrategy + "fsdp_reshard_after_forward",
                    "only ZeRO-3 (FSDP) gathers the parameters for each layer, so there is nothing to reshard",
                    "set parallelism.zero_stage to 3, or remove fsdp_reshard_after_forward");
+    if (config.strategy.fsdp_root_unit && !(par.zero_stage >= 3 && config.strategy.framework == Framework::Torchtitan))
+        ck.warning(kStrategy + "fsdp_root_unit",
+                   "the root unit is torchtitan's FSDP2 wrapping (zero_stage 3 under framework \"torchtitan\"); "
+                   "it changes nothing here",
+                   "remove fsdp_root_unit, or set strategy.framework to \"torchtitan\" and parallelism.zero_stage "
+                   "to 3");
 }
 
 // Activation balance (core/ledger/balance.h): it needs other pipeline ranks, and

@@ -385,6 +385,12 @@ struct StrategyConfig
     // from forward to backward (false). Unset: the framework's default
     // (torchtitan: false under pipeline parallelism, true otherwise).
     std::optional<bool> fsdp_reshard_after_forward;
+    // torchtitan's FSDP2 wrapping before July 2025 (#1094): each block, then
+    // the whole model (fully_shard(model)), so the embedding, final norm and
+    // output layer form the root unit, which FSDP2 never reshards after
+    // forward: gathered from the forward's start to the end of the backward.
+    // false: torchtitan since, the embedding and [norm, output] their own units.
+    bool fsdp_root_unit = false;
     // DeepSpeed ZeRO-3 (stage3_prefetch_bucket_size, stage3_max_live_parameters):
     // it gathers each module's parameters as the module runs and prefetches up
     // to this many elements of the modules after it, holding at most the live

@@ -607,6 +607,7 @@ void visit(V &v, StrategyConfig &s)
              {ActivationBalance::None, ActivationBalance::Auto}, activationBalanceName);
     v.object("allocator", s.allocator);
     v.field("fsdp_reshard_after_forward", s.fsdp_reshard_after_forward);
+    v.field("fsdp_root_unit", s.fsdp_root_unit);
     v.field("zero3_prefetch_bucket_size", s.zero3_prefetch_bucket_size, 0, std::int64_t(1) << 40);
     v.field("zero3_max_live_parameters", s.zero3_max_live_parameters, 1, std::int64_t(1) << 40);
     v.finish();

@@ -520,6 +520,14 @@ void readParallelism(Reader &rd, Version v, const Degrees &g, Config &config)
     const bool fsdp = g.shard > 1 || g.c > 1;
     par.zero_stage = fsdp ? 3 : 0;
     par.data_parallel_shard_size = fsdp && g.replicate > 1 ? g.shard : 0;
+    // December 2024's apply_fsdp shards the whole model last, so the
+    // embedding, final norm and output layer are FSDP2's root unit (torchtitan
+    // wraps them as units of their own since July 2025, #1094).
+    s.fsdp_root_unit = fsdp && v == Version::Dec2024;
+    if (s.fsdp_root_unit)
+        rd.note("strategy.fsdp_root_unit",
+                "December 2024's apply_fsdp: the embedding, final norm and output layer form the root unit, "
+                "never resharded after forward");
     if (fsdp && g.replicate > 1)
         rd.note("parallelism.data_parallel_shard_size", "HSDP: FSDP over " + std::to_string(g.shard)
                                                             + " ranks, replicated " + std::to_string(g.replicate)

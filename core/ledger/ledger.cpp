@@ -596,20 +596,29 @@ void addAllToAll(RankBuilder &rb, const Config &config, std::int64_t tokens, std
 // (wait_for_unshard frees the previous all_gather_state), so two units' are
 // alive as the next one's arrives, with the next one's shards cast to the
 // compute dtype (_get_param_all_gather_inputs' flat copy, freed once copied
-// in). `block`, `outputUnit`: one block's, and the [norm, output] unit's
-// (0 where the rank has none), gathered bytes.
-void addFsdpAllGatherBuffers(RankBuilder &rb, const Context &x, Bytes block, Bytes outputUnit,
-                             const std::string &computeWhy)
+// in). `block`: one block's gathered bytes; `unit`: the other unit's (0
+// where the rank has none): the [norm, output] unit after the last block,
+// or under strategy.fsdp_root_unit the root unit (embedding, final norm,
+// output layer), gathered first, before the first block's.
+void addFsdpAllGatherBuffers(RankBuilder &rb, const Context &x, Bytes block, Bytes unit, const std::string &computeWhy)
 {
     const std::int64_t world = x.shardGroup;
+    const bool root = x.config.strategy.fsdp_root_unit;
     const Bytes blocks = 2 * block + block / world;
-    const Bytes last = block + outputUnit + outputUnit / world;
-    const bool output = last > blocks;
+    const Bytes withUnit
+        = root ? std::max(unit + unit / world, unit + block + block / world) : block + unit + unit / world;
+    const bool byUnit = withUnit > blocks;
+    const std::string unitText
+        = root
+              ? (unit + unit / world >= unit + block + block / world
+                     ? cat("the root unit's ", num(unit), " B gathered with its shards cast (1/", num(world), " of it)")
+                     : cat("the root unit's ", num(unit), " B and the first block's ", num(block),
+                           " B gathered, with the block's shards cast (1/", num(world), " of it)"))
+              : cat("the last block's ", num(block), " B and the output layer unit's ", num(unit),
+                    " B gathered, with the unit's shards cast (1/", num(world), " of it)");
     LedgerEntry *e = rb.add(
-        Category::Communication, Placement::Device, "FSDP all-gather buffers", output ? last : blocks,
-        output ? cat("the last block's ", num(block), " B and the output layer unit's ", num(outputUnit),
-                     " B gathered, with the unit's shards cast (1/", num(world), " of it), at ", computeWhy,
-                     " a parameter")
+        Category::Communication, Placement::Device, "FSDP all-gather buffers", byUnit ? withUnit : blocks,
+        byUnit ? cat(unitText, ", at ", computeWhy, " a parameter")
                : cat("2 blocks × ", num(block), " B gathered, with one block's shards cast (1/", num(world),
                      " of it), at ", computeWhy, " a parameter"),
         "FSDP2 all-gathers on its copy-in stream, whose pool the caching allocator keeps for it; a forward frees a "
@@ -631,11 +640,15 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
         // cast into a reduce-scatter input in the reduce dtype (FSDP2's
         // foreach_reduce), which stays until the next block's reduce-scatter
         // waits on it; the next block's gradients are then being made.
-        rb.add(Category::Communication, Placement::Device, "FSDP reduce-scatter of one block's gradients",
-               layerParams * (x.sb.compute + x.sb.grad),
-               cat(num(layerParams), " params of one block × (", std::to_string(x.sb.compute), " B unsharded ",
-                   dtypeName(config.training.params_dtype), " gradients + ", x.sb.gradWhy, " reduce-scatter input)"),
-               "PyTorch FSDP reduces per block (fully_shard unit), not in ddp_bucket_size buckets");
+        LedgerEntry *e = rb.add(
+            Category::Communication, Placement::Device, "FSDP reduce-scatter of one block's gradients",
+            layerParams * (x.sb.compute + x.sb.grad),
+            cat(num(layerParams), " params of one block × (", std::to_string(x.sb.compute), " B unsharded ",
+                dtypeName(config.training.params_dtype), " gradients + ", x.sb.gradWhy, " reduce-scatter input)"),
+            "PyTorch FSDP reduces per block (fully_shard unit), not in ddp_bucket_size buckets; only while the "
+            "blocks run their backward (FSDP2's post-backward hook, foreach_reduce)");
+        if (e)
+            e->layerBackward = true;
     } else if ((x.dp > 1 || x.edp > 1) && config.strategy.framework == Framework::DeepSpeed
                && (zero == 1 || zero == 2)) {
         // DeepSpeed ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py,
@@ -867,11 +880,23 @@ void addComputeCopies(RankBuilder &rb, RankLedger &rank, const Context &x, const
     }
     if (!fsdpPerBlock(config))
         return;
-    if (config.strategy.framework == Framework::Torchtitan && rp.lastStage.params > 0)
+    if (config.strategy.framework == Framework::Torchtitan && config.strategy.fsdp_root_unit) {
+        const std::int64_t root = rp.firstStage.params + rp.lastStage.params;
+        if (root > 0)
+            rb.add(Category::Communication, Placement::Device, "FSDP gathered root unit", root * x.sb.compute,
+                   cat(num(root), " params (", rp.firstStage.params > 0 ? "embedding" : "",
+                       rp.firstStage.params > 0 && rp.lastStage.params > 0 ? ", " : "",
+                       rp.lastStage.params > 0 ? "final norm, output layer" : "", ") × ", compute),
+                   "fsdp_root_unit: torchtitan before July 2025 (#1094) shards the whole model last, so the "
+                   "parameters outside the blocks form FSDP2's root unit, which is not resharded after forward "
+                   "(FSDP2's lazy init: \"for the root, do not reshard after forward\"): gathered from the "
+                   "forward's start to the end of the backward");
+    } else if (config.strategy.framework == Framework::Torchtitan && rp.lastStage.params > 0) {
         rb.add(Category::Communication, Placement::Device, "FSDP gathered output layer and final norm",
                rp.lastStage.params * x.sb.compute, cat(num(rp.lastStage.params), " params × ", compute),
                "torchtitan shards [norm, output] as one unit that is not resharded after forward: the loss's "
                "backward needs it at once (torchtitan distributed/fsdp.py)");
+    }
     if (x.p == 1)
         return;
     // PyTorch's pipelining: set_requires_gradient_sync(False) until the last
@@ -926,8 +951,12 @@ void addRankRows(RankLedger &rank, const Context &x, std::int64_t r)
     ParamCount denseOnRank = rp.layersDense;
     denseOnRank += rp.firstStage;
     denseOnRank += rp.lastStage;
-    addCommunication(rb, rank, x, rp.moeLayers, denseOnRank, rp.layersExpert,
-                     config.strategy.framework == Framework::Torchtitan ? rp.lastStage.params : 0);
+    // The unit gathered besides the blocks (addFsdpAllGatherBuffers): the root
+    // unit under fsdp_root_unit, else torchtitan's [norm, output].
+    const std::int64_t unitParams = config.strategy.framework != Framework::Torchtitan ? 0
+                                    : config.strategy.fsdp_root_unit ? rp.firstStage.params + rp.lastStage.params
+                                                                     : rp.lastStage.params;
+    addCommunication(rb, rank, x, rp.moeLayers, denseOnRank, rp.layersExpert, unitParams);
     addContextParallel(rb, rank, x);
     addComputeCopies(rb, rank, x, rp);
 

@@ -34,6 +34,10 @@ struct LedgerEntry
     std::string note; // the choice made where frameworks differ; may be empty
     ParamGroup group = ParamGroup::None;
     bool transient = false; // alive only while the optimizer step runs (the timeline places it there)
+    // Alive only while the rank's layers run their backward, from the last
+    // layer's to the first's (FSDP's per-block reduce-scatter buffers): the
+    // timeline places it there, after the loss's and the output layer's backward.
+    bool layerBackward = false;
     // What the rank's simulated peak holds beyond the other rows (core/timeline/peakledger.h).
     bool atPeak = false;
     // The stream whose pool the caching allocator serves it from (FSDP2's

@@ -169,7 +169,11 @@ void addFrameworkChoices(std::vector<std::string> &out, const Config &config, co
                          "false)")
                 : "one block gathered with the next prefetched, resharded after forward and gathered again for "
                   "backward",
-            "; each block's gradients reduce-scattered as its backward ends."));
+            "; each block's gradients reduce-scattered as its backward ends",
+            st.fsdp_root_unit && st.framework == Framework::Torchtitan
+                ? "; the embedding, final norm and output layer form the root unit (fsdp_root_unit: torchtitan's "
+                  "wrapping before July 2025), gathered from the forward's start to the end of the backward."
+                : "."));
     }
     out.push_back(cat("Gradients: ", sb.gradWhy, " per parameter; optimizer: ", sb.optWhy, "."));
     out.push_back(

@@ -261,6 +261,8 @@ json ledgerToJson(const Config &config, const Ledger &l, const PlanReserved *res
                                {"note", e.note}});
             if (e.transient) // alive only during the optimizer step (Muon's Newton–Schulz working set)
                 entries.back()["transient"] = true;
+            if (e.layerBackward) // alive only while the layers run their backward (FSDP's reduce-scatter buffers)
+                entries.back()["layer_backward"] = true;
             if (e.atPeak) // the simulated peak's working set beyond the other rows
                 entries.back()["at_peak"] = true;
         }

@@ -51,6 +51,13 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         return "Weight gradient before its accumulation into the gradient buffer, " + where();
     case LifetimeKind::WeightPassInputs:
         return "Inputs of a deferred weight pass (linear inputs and output gradients, B to W), " + where();
+    case LifetimeKind::CollectiveBuffers: {
+        const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
+        if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size())
+            return std::string(categoryLabel(l.category)) + ": " + r.entries[static_cast<std::size_t>(l.entry)].label
+                   + ", " + where();
+        return std::string(categoryLabel(l.category)) + ", " + where();
+    }
     case LifetimeKind::OptimizerTemporaries: {
         const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
         if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()) // a transient ledger row

@@ -21,6 +21,7 @@ bool isLedgerRow(const Lifetime &l)
     case LifetimeKind::Activations:
     case LifetimeKind::ParkedActivations:
     case LifetimeKind::KvCache:
+    case LifetimeKind::CollectiveBuffers:
         return true;
     case LifetimeKind::OptimizerTemporaries:
         return l.entry >= 0;

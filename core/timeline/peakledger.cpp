@@ -27,6 +27,7 @@ bool countedByRows(LifetimeKind kind)
     case LifetimeKind::Gradients:
     case LifetimeKind::Activations:
     case LifetimeKind::ParkedActivations:
+    case LifetimeKind::CollectiveBuffers:
         return true;
     default:
         return false;

@@ -371,6 +371,31 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     }
 }
 
+// A row alive only while the layers run their backward (LedgerEntry::
+// layerBackward): in each backward op (and deferred weight pass), from the
+// end of the loss's and the output layer's backward (last stage) to its end.
+void addLayerBackwardRow(const Sim &x, const RankState &rs, RankTimeline &rt, const LedgerEntry &entry,
+                         std::int32_t index)
+{
+    for (const TimedOp &op : rt.ops) {
+        if (op.op.kind == OpKind::Forward)
+            continue;
+        const std::size_t k = static_cast<std::size_t>(op.op.chunk);
+        const bool last = op.op.kind == OpKind::Backward && k < rs.chunks.size() && rs.chunks[k].lastStage;
+        const double start = std::min(op.start + (last ? x.cost.outputBackward.seconds : 0.0), op.end);
+        if (op.end > start)
+            rt.lifetimes.push_back({.start = start,
+                                    .end = op.end,
+                                    .bytes = entry.bytes,
+                                    .category = entry.category,
+                                    .kind = LifetimeKind::CollectiveBuffers,
+                                    .microbatch = op.op.microbatch,
+                                    .chunk = op.op.chunk,
+                                    .layer = -1,
+                                    .entry = index});
+    }
+}
+
 // The bytes of a group stored in FP8, over its layers.
 Bytes storedFp8(const ChunkActivations &acts)
 {
@@ -897,6 +922,10 @@ void addLedgerRows(const Sim &x, const RankState &rs, RankTimeline &rt, const Ra
                                     .chunk = -1,
                                     .layer = -1,
                                     .entry = static_cast<std::int32_t>(e)});
+            continue;
+        }
+        if (entry.layerBackward) {
+            addLayerBackwardRow(x, rs, rt, entry, static_cast<std::int32_t>(e));
             continue;
         }
         if (gradients && x.config.strategy.grad_buffer == GradBuffer::OnDemand && entry.group != ParamGroup::None) {

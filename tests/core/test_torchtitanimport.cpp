@@ -98,6 +98,9 @@ TEST_CASE("torchtitan December 2024 llama3_8b imports as FSDP over the world wit
     CHECK(c.parallelism.tensor_model_parallel_size == 1);
     CHECK(c.parallelism.pipeline_model_parallel_size == 1);
     CHECK(c.parallelism.context_parallel_size == 1);
+    // apply_fsdp at 9dec370 shards every block, then the model: the embedding,
+    // final norm and output layer are the root unit.
+    CHECK(c.strategy.fsdp_root_unit);
     // [training] batch_size = 1 per rank, seq_len = 8192; no accumulation in December 2024: 1 × 64.
     CHECK(c.training.micro_batch_size == 1);
     CHECK(c.training.global_batch_size == 64);
@@ -184,6 +187,7 @@ TEST_CASE("torchtitan 2025 llama3 configs import with the 2025 keys and defaults
     CHECK(a.training.global_batch_size == 64); // global_batch_size's default -1: local × dp
     CHECK(a.training.seq_length == 8192);
     CHECK(a.strategy.recompute_granularity == RecomputeGranularity::SelectiveOp);
+    CHECK_FALSE(a.strategy.fsdp_root_unit); // the embedding and [norm, output] are units of their own since #1094
     // optimizer.implementation's 2025 default "fused".
     CHECK(a.strategy.optimizer_kernel == OptimizerKernel::Fused);
     CHECK(a.training.fp8_recipe == Fp8Recipe::None); // converters commented out
@@ -509,11 +513,14 @@ TEST_CASE("export --to torchtitan writes a torchtitan plan as torchtitan keys", 
     CHECK(t.find("mode = \"full\"") != std::string::npos);
     CHECK(t.find("local_batch_size = 2") != std::string::npos);
     CHECK(t.find("global_batch_size = 32") != std::string::npos);
-    // The same import's device is MemLedger's default, written as a line; nothing else needs one.
+    // The same import's device is MemLedger's default, written as no line. One
+    // line says what no key of the 2025 config it writes can: December 2024's
+    // FSDP wrapping, the embedding, final norm and output layer as the root unit.
     std::size_t lines = 0;
     for (std::size_t at = t.find("\n# memledger:"); at != std::string::npos; at = t.find("\n# memledger:", at + 1))
         ++lines;
-    CHECK(lines == 0);
+    CHECK(lines == 1);
+    CHECK(t.find("# memledger: strategy.fsdp_root_unit=true") != std::string::npos);
 }
 
 TEST_CASE("TOML text toml++ 3.3 would read into undefined behaviour is made safe first", "[launch][torchtitan][fuzz]")

@@ -113,6 +113,7 @@ TEST_CASE("The control panel has every row of its table, in order", "[ui][contro
                          QStringLiteral("ZeRO stage"),
                          QStringLiteral("HSDP shard group"),
                          QStringLiteral("FSDP reshard"),
+                         QStringLiteral("FSDP root unit"),
                          QStringLiteral("Schedule"),
                          QStringLiteral("Pipeline layout"),
                          QStringLiteral("Micro-batch (b)"),
