@@ -615,6 +615,7 @@ LayerActivations accountLayer(const Config &config, bool moeLayer, TensorList li
     addAttention(acc, x, config);
     const Bytes attentionHalf = acc.total;
     const Bytes keptAttention = acc.kept;
+    const Bytes recomputedAttention = acc.recomputed;
     const Bytes fp8Attention = acc.keptFp8;
     addNorm(acc, x, "pre_mlp_norm", x.h);
     if (moeLayer)
@@ -630,6 +631,7 @@ LayerActivations accountLayer(const Config &config, bool moeLayer, TensorList li
     la.keptFp8 = acc.keptFp8;
     la.keptFp8Mlp = acc.keptFp8 - fp8Attention;
     la.recomputed = acc.recomputed;
+    la.recomputedMlp = acc.recomputed - recomputedAttention;
     la.offloaded = acc.offloaded;
     la.quantized = acc.quantized;
     la.quantizedFrom = acc.quantizedFrom;
@@ -674,6 +676,7 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
     ca.layerFull.reserve(static_cast<std::size_t>(layers));
     ca.layerFullMlp.reserve(static_cast<std::size_t>(layers));
     ca.layerCore.reserve(static_cast<std::size_t>(layers));
+    ca.layerCoreMlp.reserve(static_cast<std::size_t>(layers));
     ca.layerOffloaded.reserve(static_cast<std::size_t>(layers));
     Bytes group = 0;
     for (std::int64_t i = 0; i < layers; ++i) {
@@ -682,6 +685,7 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
         Bytes keptMlp = la.keptMlp;
         Bytes fp8 = la.keptFp8, fp8Mlp = la.keptFp8Mlp;
         Bytes rebuilt = la.recomputed;
+        Bytes rebuiltMlp = la.recomputedMlp;
         Bytes offloaded = la.offloaded;
         if (full && st.recompute_method == RecomputeMethod::Uniform) {
             // Groups of n layers keep only the group's input.
@@ -690,7 +694,7 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
             kept = i % n == 0 ? la.checkpoint : 0;
             keptMlp = 0;
             fp8 = fp8Mlp = 0; // the checkpoint is the layer's 16-bit input
-            rebuilt = offloaded = 0;
+            rebuilt = rebuiltMlp = offloaded = 0;
             group += la.total;
             ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, group);
         } else if (full) {
@@ -699,7 +703,7 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
             keptMlp = i < n ? 0 : la.mlp;
             if (i < n)
                 fp8 = fp8Mlp = 0; // the checkpoint is the layer's 16-bit input
-            rebuilt = offloaded = 0;
+            rebuilt = rebuiltMlp = offloaded = 0;
             if (i < n)
                 ca.recomputeWorkingSet = std::max(ca.recomputeWorkingSet, la.total);
         }
@@ -711,6 +715,7 @@ ChunkActivations chunkActivations(const Config &config, const LayerActivations &
         ca.layerFull.push_back(la.total);
         ca.layerFullMlp.push_back(la.mlp);
         ca.layerCore.push_back(rebuilt);
+        ca.layerCoreMlp.push_back(rebuiltMlp);
         ca.layerOffloaded.push_back(offloaded);
         ca.offloaded += offloaded;
         ca.weightPass += la.weightPass;

@@ -41,6 +41,7 @@ struct LayerActivations
     Bytes kept = 0; // on the device from forward to backward (quantised tensors at their fp8 size)
     Bytes keptMlp = 0; // the part of `kept` the MLP half saved
     Bytes recomputed = 0; // rebuilt during the backward (selective: the attention core)
+    Bytes recomputedMlp = 0; // the part of `recomputed` the MLP half saves: freed as the MLP's backward ends
     Bytes offloaded = 0; // on the host from forward to backward (after quantisation where the fate stacks them)
     Bytes quantized = 0; // fp8 bytes with scales of the quantised tensors, on the device or the host
     Bytes quantizedFrom = 0; // their size before quantisation
@@ -79,6 +80,7 @@ struct ChunkActivations
     std::vector<Bytes> layerFullMlp; // per layer, the MLP half of layerFull
     std::vector<Bytes>
         layerCore; // per layer, what its backward rebuilds (selective: the attention core; tensor_policies)
+    std::vector<Bytes> layerCoreMlp; // per layer, the MLP half's part of layerCore
     std::vector<Bytes> layerOffloaded; // per layer, what tensor_policies keep on the host until its backward
     Bytes weightPass = 0; // Σ over layers of LayerActivations::weightPass: kept from B until a deferred W
     Bytes offloaded = 0; // Σ over layers of LayerActivations::offloaded

@@ -88,7 +88,7 @@ LifetimeTensors::LifetimeTensors(const Config &config, const RankLedger &ledger,
             if (t.attentionCore)
                 k.core.push_back(t.bytes);
             if (t.fate == TensorFate::Recompute)
-                k.recomputed.push_back(t.bytes);
+                (attention ? k.recomputed.attention : k.recomputed.mlp).push_back(t.bytes);
         }
         const std::int64_t t = par.tensor_model_parallel_size, e = par.expert_model_parallel_size,
                            etp = par.expertTensorParallel();
@@ -306,7 +306,7 @@ void LifetimeTensors::partsOf(const Lifetime &l, std::vector<Bytes> &parts) cons
     case LifetimeKind::AttentionRecompute:
         return exactly(l.bytes, k.core, parts);
     case LifetimeKind::TensorRecompute:
-        return exactly(l.bytes, k.recomputed, parts);
+        return exactly(l.bytes, mlp ? k.recomputed.mlp : k.recomputed.attention, parts);
     case LifetimeKind::BackwardWorkingSet:
         return exactly(l.bytes, mlp ? m_mlpBackward : m_attentionBackward, parts);
     case LifetimeKind::ForwardWorkingSet:

@@ -58,7 +58,8 @@ private:
     struct LayerKind
     {
         Halves kept, all; // saved tensors kept on the device; all of them (what full recompute rebuilds)
-        std::vector<Bytes> core, recomputed; // selective recompute's attention core; tensor_policies' recompute
+        std::vector<Bytes> core; // selective recompute's attention core
+        Halves recomputed; // tensor_policies' (and per-op checkpointing's) recomputed tensors, by half
         std::vector<std::int64_t> attentionParams, mlpParams, expertParams; // parameter tensors, elements
     };
     const LayerKind &kindOf(std::int32_t layer) const;

@@ -252,9 +252,15 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
              SavedPiece::Attention);
         // Selective recompute rebuilds the attention core when its backward is reached.
         if (policies) {
-            // Rebuilt as the layer's backward begins; offloaded tensors were
-            // prefetched during the previous layer's backward.
-            push(t, t + d, cp.acts.layerCore[li], LifetimeKind::TensorRecompute, layer);
+            // Rebuilt as the layer's backward begins (a non-reentrant
+            // checkpoint re-runs the block at its first unpack), each freed
+            // as the node that saved it runs: the MLP half's by the middle
+            // of the layer's backward; offloaded tensors were prefetched
+            // during the previous layer's backward.
+            const Bytes mlpRebuilt = cp.acts.layerCoreMlp[li];
+            push(t, mid, mlpRebuilt, LifetimeKind::TensorRecompute, layer, SavedPiece::Mlp);
+            push(t, t + d, cp.acts.layerCore[li] - mlpRebuilt, LifetimeKind::TensorRecompute, layer,
+                 SavedPiece::Attention);
             push(std::max(op.start, t - d), t + d, cp.acts.layerOffloaded[li], LifetimeKind::TensorOffloadTransit,
                  layer);
         } else if (selective) {

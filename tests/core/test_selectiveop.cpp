@@ -13,6 +13,7 @@
 #include "testutil.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -149,12 +150,27 @@ TEST_CASE("selective_op: the preset names it, the backward rebuilds the rest, an
     CHECK(perOp > 0);
     CHECK(perOp < 0.6 * full);
 
-    // The timeline rebuilds each layer's recomputed tensors while its backward runs.
+    // The timeline rebuilds each layer's recomputed tensors as its backward
+    // begins (the checkpoint re-runs the block at its first unpack); autograd
+    // frees each as the node that saved it runs, so the MLP half's go as the
+    // MLP's backward ends, midway, and the attention half's at the layer's end.
     const Timeline tl = simulateIteration(c);
     const LayerActivations la = layerActivations(c, false, false);
-    Bytes rebuilt = 0;
+    CHECK(la.recomputedMlp > 0);
+    CHECK(la.recomputedMlp < la.recomputed);
+    std::map<std::int32_t, std::vector<const Lifetime *>> byLayer;
     for (const Lifetime &l : tl.ranks[0].lifetimes)
-        if (l.kind == LifetimeKind::TensorRecompute)
-            rebuilt = std::max(rebuilt, l.bytes);
-    CHECK(rebuilt == la.recomputed);
+        if (l.kind == LifetimeKind::TensorRecompute && l.microbatch == 0)
+            byLayer[l.layer].push_back(&l);
+    REQUIRE(byLayer.size() == std::size_t(c.model.num_layers));
+    for (const auto &[layer, pieces] : byLayer) {
+        CAPTURE(layer);
+        REQUIRE(pieces.size() == 2);
+        const Lifetime &mlp = *(pieces[0]->piece == SavedPiece::Mlp ? pieces[0] : pieces[1]);
+        const Lifetime &attention = *(pieces[0]->piece == SavedPiece::Mlp ? pieces[1] : pieces[0]);
+        CHECK(mlp.bytes == la.recomputedMlp);
+        CHECK(attention.bytes == la.recomputed - la.recomputedMlp);
+        CHECK(mlp.start == attention.start);
+        CHECK(mlp.end == Approx((attention.start + attention.end) / 2));
+    }
 }
