@@ -17,17 +17,20 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
             s += ", " + chunkName(tl.schedule, l.chunk);
         return s;
     };
+    // The ledger row a lifetime stands for, if it names one.
+    const auto entry = [&]() -> const LedgerEntry * {
+        const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
+        return l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()
+                   ? &r.entries[static_cast<std::size_t>(l.entry)]
+                   : nullptr;
+    };
     switch (l.kind) {
     case LifetimeKind::Persistent:
-    case LifetimeKind::Gradients: {
-        const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
-        if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()) {
-            const LedgerEntry &e = r.entries[static_cast<std::size_t>(l.entry)];
-            return std::string(categoryLabel(e.category)) + ": " + e.label
+    case LifetimeKind::Gradients:
+        if (const LedgerEntry *e = entry())
+            return std::string(categoryLabel(e->category)) + ": " + e->label
                    + (l.layer >= 0 ? ", layer " + std::to_string(l.layer) : std::string());
-        }
         return std::string(categoryLabel(l.category));
-    }
     case LifetimeKind::Activations:
         if (l.peer >= 0)
             return std::string(l.offloaded ? "Parked activations back from rank " + std::to_string(l.peer) + ", "
@@ -51,22 +54,20 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
         return "Weight gradient before its accumulation into the gradient buffer, " + where();
     case LifetimeKind::WeightPassInputs:
         return "Inputs of a deferred weight pass (linear inputs and output gradients, B to W), " + where();
-    case LifetimeKind::CollectiveBuffers: {
-        const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
-        if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size())
-            return std::string(categoryLabel(l.category)) + ": " + r.entries[static_cast<std::size_t>(l.entry)].label
-                   + ", " + where();
+    case LifetimeKind::CollectiveBuffers:
+        if (const LedgerEntry *e = entry())
+            return std::string(categoryLabel(l.category)) + ": " + e->label + ", " + where();
         return std::string(categoryLabel(l.category)) + ", " + where();
-    }
-    case LifetimeKind::OptimizerTemporaries: {
-        const RankLedger &r = tl.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
-        if (l.entry >= 0 && static_cast<std::size_t>(l.entry) < r.entries.size()) // a transient ledger row
-            return "Optimizer step: " + r.entries[static_cast<std::size_t>(l.entry)].label;
+    case LifetimeKind::OptimizerTemporaries:
+        if (const LedgerEntry *e = entry()) // a transient ledger row
+            return "Optimizer step: " + e->label;
         return "Optimizer step temporaries";
-    }
     case LifetimeKind::TensorRecompute:
-        return "Tensors of layer " + std::to_string(l.layer) + " recomputed for its backward (tensor_policies), "
-               + where();
+        return "Tensors of layer " + std::to_string(l.layer)
+               + (l.piece == SavedPiece::Mlp         ? "'s MLP half"
+                  : l.piece == SavedPiece::Attention ? "'s attention half"
+                                                     : std::string())
+               + " recomputed for its backward (per-op checkpointing or tensor_policies), " + where();
     case LifetimeKind::TensorOffloadTransit:
         return "Offloaded tensors of layer " + std::to_string(l.layer) + " in transit to or from the host "
                + "(tensor_policies), " + where();
