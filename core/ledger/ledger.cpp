@@ -676,10 +676,10 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
             cat(num(elems), " elements (strategy.ddp_bucket_size, capped at the rank's parameters) × ", x.sb.gradWhy));
     }
     if (zero >= 3 && rank.layers > 0) {
-        // torchao's float8 all-gather (torchtitan): the linear weights travel and land in FP8.
+        // torchao's float8 all-gather (torchtitan's enable_fsdp_float8_all_gather,
+        // strategy.fp8_param_gather; off by default): the linear weights travel and land in FP8.
         std::int64_t inFp8 = 0;
-        if (config.training.fp8_recipe != Fp8Recipe::None
-            && config.strategy.fp8_implementation == Fp8Implementation::Torchao) {
+        if (fp8ParamGatherInForce(config) && config.strategy.fp8_implementation == Fp8Implementation::Torchao) {
             const Fp8LayerWeights f8 = fp8LayerWeights(config.model, moeLayers > 0, x.t, x.e, x.etp);
             inFp8 = f8.dense + f8.expert;
         }

@@ -210,9 +210,9 @@ TEST_CASE("FP8 GEMMs run at the FP8 peak with the same efficiency table", "[fp8]
 // 2, selective activation checkpointing; benchmarks/llama3_h100_202412_torchtitan.md,
 // Table 1): torch.compile 77.0 GiB, + Float8 76.8 GiB, a 0.26 % drop. torchao's
 // Float8Linear saves its high-precision input and weight
-// (matmul_with_hp_or_float8_args) and casts the weights in FP8 before FSDP's
-// all-gather, so the activations do not change; the gathered layers shrink and
-// a GEMM's FP8 operands come and go.
+// (matmul_with_hp_or_float8_args), so the activations do not change; a GEMM's
+// FP8 operands come and go, and with enable_fsdp_float8_all_gather the
+// gathered layers shrink.
 TEST_CASE("torchtitan Float8 on Llama 3.1 8B: the peak moves well under a couple of percent", "[fp8][reference]")
 {
     nlohmann::json doc = emptyDoc();
@@ -233,12 +233,19 @@ TEST_CASE("torchtitan Float8 on Llama 3.1 8B: the peak moves well under a couple
     // apart (f wide each), which roughly halves the cast and cancels the two.
     CHECK(std::abs(change) < 0.02);
     CHECK(change > 0);
-    // The activations are untouched; the gathered layers' linear weights are
-    // 1 B instead of 2 (218,103,808 per layer, two layers gathered), and a
-    // quantised operand is added: 16,384 tokens × 28,672 (fc1's output
-    // gradient) × 2 usages.
+    // The activations are untouched, and a quantised operand is added: 16,384
+    // tokens × 28,672 (fc1's output gradient) × 2 usages. FSDP gathers the
+    // bf16 weights: torchtitan's enable_fsdp_float8_all_gather is off unless
+    // asked for (a store_true flag at the benchmark's commit).
     CHECK(a.ranks[0].device[int(Category::Activations)] == b.ranks[0].device[int(Category::Activations)]);
-    CHECK(a.ranks[0].device[int(Category::Communication)] - b.ranks[0].device[int(Category::Communication)]
+    CHECK(b.ranks[0].device[int(Category::Communication)] - a.ranks[0].device[int(Category::Communication)]
+          == 16384LL * 28672 * 2);
+    // With it (strategy.fp8_param_gather) the gathered layers' linear weights
+    // are 1 B instead of 2 (218,103,808 per layer, two layers gathered).
+    const Config gathered = configFrom(doc, {"training.fp8_recipe=tensorwise", "strategy.fp8_implementation=torchao",
+                                             "strategy.fp8_param_gather=true"});
+    const Ledger g = computeLedger(gathered);
+    CHECK(a.ranks[0].device[int(Category::Communication)] - g.ranks[0].device[int(Category::Communication)]
           == 2 * 218103808LL - 16384LL * 28672 * 2);
 
     // The same run as Transformer Engine saves FP8 inputs: the peak drops by
