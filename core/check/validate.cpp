@@ -759,6 +759,33 @@ void checkActivationBalance(Checker &ck, const Config &config)
 }
 
 // Recompute: full recompute's groups within a pipeline chunk.
+// Float8 under per-op checkpointing, as torchtitan ran it in December 2024:
+// torchao's tensorwise Float8Linear multiplies Float8Tensors with aten.mm,
+// which the checkpoint's dispatch mode sees before the subclass turns it into
+// _scaled_mm, so the policy counts and keeps the same matmul outputs as in
+// bf16. It also names aten.abs, whose output is a 16-bit copy of every linear
+// input and weight (torch.max(torch.abs(x)) for the scale): compiled, the
+// partitioner keeps only what the backward reads (the amax, not the copy);
+// eager, the dispatch mode stores every copy, which is not modelled.
+void checkSelectiveOpFloat8(Checker &ck, const Config &config)
+{
+    const Fp8Recipe r = config.training.fp8_recipe;
+    if (r == Fp8Recipe::None)
+        return;
+    const std::string field = kStrategy + "recompute_granularity";
+    if (config.strategy.fp8_implementation != Fp8Implementation::Torchao || r != Fp8Recipe::Tensorwise)
+        ck.error(field,
+                 "\"selective_op\" with FP8 is modelled for torchtitan's Float8 (torchao, tensorwise), whose "
+                 "matmuls its policy counts as bf16 ones",
+                 "set strategy.fp8_implementation to \"torchao\" and training.fp8_recipe to \"tensorwise\"");
+    else if (!config.strategy.torch_compile)
+        ck.error(field,
+                 "\"selective_op\" with Float8 is modelled compiled only: eager, the policy's aten.abs keeps a "
+                 "16-bit copy of every linear input and weight of every layer (torchao's max(abs(x)) scale), which "
+                 "the ledger does not count",
+                 "set strategy.torch_compile to true, or recompute_granularity to \"full\"");
+}
+
 // recompute_granularity "selective_op" follows torchtitan's policy on its
 // Llama block (a dense layer, GQA attention through SDPA's flash or
 // efficient kernel, tensor parallelism with sequence-parallel norms):
@@ -786,11 +813,7 @@ void checkSelectiveOp(Checker &ck, const Config &config)
         ck.error(field,
                  "\"selective_op\" with tensor parallelism follows torchtitan, whose norms are sequence-parallel",
                  "set parallelism.sequence_parallel to true");
-    if (config.training.fp8_recipe != Fp8Recipe::None)
-        ck.error(field,
-                 "\"selective_op\" is not modelled with an fp8_recipe (torchtitan's Float8 keeps its own "
-                 "scales)",
-                 "set training.fp8_recipe to \"none\"");
+    checkSelectiveOpFloat8(ck, config);
 }
 
 void checkRecompute(Checker &ck, const Config &config)

@@ -119,6 +119,11 @@ void addActivationChoices(std::vector<std::string> &out, const Config &config, c
                       "partitioner saves what the backward reads, so w2's output (and its reduce-scatter under "
                       "tensor parallelism), which only the residual add uses, is not kept; eager, the checkpoint's "
                       "dispatch mode stores every MUST_SAVE output for the recomputation to replay.");
+    if (st.recompute_granularity == RecomputeGranularity::SelectiveOp && config.training.fp8_recipe != Fp8Recipe::None)
+        out.push_back("Per-op checkpointing with Float8: torchao's Float8 linears multiply with aten.mm on Float8 "
+                      "tensors, which the policy sees before the subclass calls _scaled_mm, so every other linear's "
+                      "16-bit output is kept as without Float8; the aten.abs outputs of its scales are not read by "
+                      "the backward and, compiled, not kept.");
     if (!st.tensor_policies.empty())
         out.push_back(tensorPolicyChoice(config, denseLayer));
 }

@@ -119,6 +119,48 @@ TEST_CASE("selective_op compiled keeps only what the backward reads: not w2's ou
     }
 }
 
+TEST_CASE("selective_op under torchtitan's Float8 keeps the same matmul outputs, compiled; eager is refused",
+          "[activations][selective_op][fp8]")
+{
+    // torchao's tensorwise Float8Linear (December 2024) multiplies two
+    // Float8Tensors with torch.mm (manual_float8_matmul_with_args_in_float8);
+    // a TorchDispatchMode runs before a tensor subclass's __torch_dispatch__,
+    // so the policy sees aten.mm, counts it and keeps every other 16-bit
+    // output, as in bf16. Its aten.abs outputs (max(abs(x)) for each scale)
+    // feed only the amax, which is what a compiled backward reads.
+    Config bf16 = llama8b("selective_op");
+    bf16.strategy.torch_compile = true;
+    Config fp8 = bf16;
+    fp8.training.fp8_recipe = Fp8Recipe::Tensorwise;
+    fp8.strategy.fp8_implementation = Fp8Implementation::Torchao;
+    CHECK_FALSE(hasErrors(validate(fp8)));
+    const LayerActivations a = layerActivations(bf16, false, true);
+    const LayerActivations b = layerActivations(fp8, false, true);
+    CHECK(b.kept == a.kept);
+    CHECK(storedAs(b, "attention.q") == 2 * 8192 * 4096);
+    CHECK(storedAs(b, "mlp.fc1.gate") == 2 * 8192 * 14336);
+    bool said = false;
+    for (const std::string &choice : computeLedger(fp8).choices)
+        said = said || choice.find("aten.mm on Float8") != std::string::npos;
+    CHECK(said);
+
+    // Eager, the dispatch mode would store every abs output: refused by name,
+    // as is a recipe torchtitan's Float8 does not run (Transformer Engine's).
+    const auto refused = [](const Config &c) {
+        for (const Problem &p : validate(c))
+            if (p.isError() && p.path == "strategy.recompute_granularity")
+                return true;
+        return false;
+    };
+    Config eager = fp8;
+    eager.strategy.torch_compile = false;
+    CHECK(refused(eager));
+    Config te = fp8;
+    te.strategy.fp8_implementation = Fp8Implementation::TransformerEngine;
+    CHECK(refused(te));
+    CHECK_FALSE(refused(fp8));
+}
+
 TEST_CASE("selective_op is refused by name where torchtitan's block is not the model", "[validate][selective_op]")
 {
     Config moe = test::scenario("mixtral-8x22b-64xh100-dropless");
