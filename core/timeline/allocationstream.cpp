@@ -11,7 +11,9 @@ namespace memledger {
 namespace {
 
 // Where an event goes in the iteration's order: its time, then frees (0)
-// before allocations (1), then the order it was made in.
+// before allocations (1), then, for a layer half's tensors, where its forward
+// makes them (1 + the position; 0 for everything else, first), then the
+// order it was made in.
 struct Key
 {
     double time;
@@ -29,10 +31,14 @@ AllocationStream allocationStream(const Config &config, const RankLedger &ledger
     std::vector<AllocationEvent> events, lazy;
     std::vector<Key> keys;
     std::vector<Bytes> parts; // one lifetime's tensors, the buffer kept from one to the next
+    std::vector<std::int32_t> positions; // where the forward makes them, for a layer half's
     std::int32_t next = 0;
     std::uint64_t order = 0;
-    const auto add = [&](const AllocationEvent &e, bool allocation) {
-        keys.push_back({e.time, (std::uint64_t(allocation) << 63) | order++, std::uint32_t(events.size())});
+    constexpr int kPositionShift = 40; // orders below 2^40, positions below 2^23
+    const auto add = [&](const AllocationEvent &e, bool allocation, std::int32_t position = -1) {
+        const std::uint64_t within = position >= 0 ? std::uint64_t(position) + 1 : 0;
+        keys.push_back({e.time, (std::uint64_t(allocation) << 63) | (within << kPositionShift) | order++,
+                        std::uint32_t(events.size())});
         events.push_back(e);
     };
     for (const Lifetime &l : rank.lifetimes) {
@@ -62,9 +68,13 @@ AllocationStream allocationStream(const Config &config, const RankLedger &ledger
         }
         if (l.end <= l.start)
             continue;
+        tensors.forwardPositions(l, positions);
+        if (positions.size() != parts.size())
+            positions.clear();
         const std::int32_t first = next;
-        for (const Bytes b : parts)
-            add({.time = l.start, .bytes = b, .tensor = next++, .stream = stream}, true);
+        for (std::size_t i = 0; i < parts.size(); ++i)
+            add({.time = l.start, .bytes = parts[i], .tensor = next++, .stream = stream}, true,
+                positions.empty() ? -1 : positions[i]);
         // Freed in reverse order, before what is allocated at the same instant.
         for (std::int32_t id = next - 1; id >= first; --id)
             add({.time = l.end, .tensor = id, .stream = stream, .free = true}, false);

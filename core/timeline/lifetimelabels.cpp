@@ -49,6 +49,10 @@ std::string lifetimeLabel(const Timeline &tl, const RankTimeline &rank, const Li
     case LifetimeKind::LossBackward:
         return "Cross-entropy gradients (loss backward), " + where();
     case LifetimeKind::ForwardWorkingSet:
+        if (l.piece == SavedPiece::Attention || l.piece == SavedPiece::Mlp)
+            return "Tensors layer " + std::to_string(l.layer) + "'s "
+                   + (l.piece == SavedPiece::Mlp ? "MLP" : "attention")
+                   + " half makes in its forward and does not keep (rebuilt for its backward), " + where();
         return "Forward working set of a layer that saves only its input (full recompute), " + where();
     case LifetimeKind::WeightGradient:
         return "Weight gradient before its accumulation into the gradient buffer, " + where();

@@ -83,12 +83,12 @@ LifetimeTensors::LifetimeTensors(const Config &config, const RankLedger &ledger,
             const bool attention = i < cut;
             if ((t.fate == TensorFate::Store || t.fate == TensorFate::QuantizeFp8 || t.fate == TensorFate::QuantizeE5M6)
                 && t.placed > 0)
-                (attention ? k.kept.attention : k.kept.mlp).push_back(t.placed);
-            (attention ? k.all.attention : k.all.mlp).push_back(t.bytes);
+                k.kept.add(attention, t.placed, i);
+            k.all.add(attention, t.bytes, i);
             if (t.attentionCore)
                 k.core.push_back(t.bytes);
             if (t.fate == TensorFate::Recompute)
-                (attention ? k.recomputed.attention : k.recomputed.mlp).push_back(t.bytes);
+                k.recomputed.add(attention, t.bytes, i);
         }
         const std::int64_t t = par.tensor_model_parallel_size, e = par.expert_model_parallel_size,
                            etp = par.expertTensorParallel();
@@ -273,6 +273,20 @@ void LifetimeTensors::optimizerScratchParts(const Lifetime &l, std::vector<Bytes
     }
 }
 
+void LifetimeTensors::forwardPositions(const Lifetime &l, std::vector<std::int32_t> &positions) const
+{
+    positions.clear();
+    const bool half = l.piece == SavedPiece::Attention || l.piece == SavedPiece::Mlp;
+    if (!half || (l.kind != LifetimeKind::Activations && l.kind != LifetimeKind::ForwardWorkingSet))
+        return;
+    const LayerKind &k = kindOf(l.layer);
+    const Halves &h = l.kind == LifetimeKind::Activations ? k.kept : k.recomputed;
+    const bool mlp = l.piece == SavedPiece::Mlp;
+    const std::vector<Bytes> &tensors = mlp ? h.mlp : h.attention;
+    if (!tensors.empty() && std::accumulate(tensors.begin(), tensors.end(), Bytes(0)) == l.bytes)
+        positions = mlp ? h.mlpAt : h.attentionAt;
+}
+
 void LifetimeTensors::partsOf(const Lifetime &l, std::vector<Bytes> &parts) const
 {
     parts.clear();
@@ -310,6 +324,8 @@ void LifetimeTensors::partsOf(const Lifetime &l, std::vector<Bytes> &parts) cons
     case LifetimeKind::BackwardWorkingSet:
         return exactly(l.bytes, mlp ? m_mlpBackward : m_attentionBackward, parts);
     case LifetimeKind::ForwardWorkingSet:
+        if (l.piece == SavedPiece::Attention || l.piece == SavedPiece::Mlp) // a half's unsaved tensors
+            return exactly(l.bytes, mlp ? k.recomputed.mlp : k.recomputed.attention, parts);
         return exactly(l.bytes, m_forwardWorkingSet, parts);
     case LifetimeKind::LossTemporaries:
         return exactly(l.bytes, m_lossForward, parts);

@@ -40,6 +40,12 @@ public:
     // order; empty when it is one request. Written into `parts`, whose buffer
     // a caller keeps from one lifetime to the next.
     void partsOf(const Lifetime &l, std::vector<Bytes> &parts) const;
+    // Where in its layer's forward each tensor of `l` is made, when `l` is
+    // a layer half's kept tensors or the tensors its forward makes and does
+    // not keep (one position per part, or one for a single request;
+    // positions index the layer's saved-tensor list): the allocator's stream
+    // interleaves the two as the forward makes them. Empty otherwise.
+    void forwardPositions(const Lifetime &l, std::vector<std::int32_t> &positions) const;
     // Whether `l` is allocated once and lives through every iteration (a
     // model-state or buffer row of the ledger).
     bool allocatedOnce(const Lifetime &l) const;
@@ -54,6 +60,12 @@ private:
     struct Halves
     {
         std::vector<Bytes> attention, mlp;
+        std::vector<std::int32_t> attentionAt, mlpAt; // each tensor's position in the layer's list
+        void add(bool inAttention, Bytes bytes, std::size_t position)
+        {
+            (inAttention ? attention : mlp).push_back(bytes);
+            (inAttention ? attentionAt : mlpAt).push_back(static_cast<std::int32_t>(position));
+        }
     };
     struct LayerKind
     {

@@ -16,11 +16,25 @@ namespace {
 // stops here.
 constexpr int kMaxIterations = 5;
 
+// The rank's device rows outside the caching allocator.
+Bytes runtimeBytes(const RankLedger &ledger)
+{
+    Bytes sum = 0;
+    for (const LedgerEntry &e : ledger.entries)
+        if (e.category == Category::Runtime && e.placement == Placement::Device)
+            sum += e.bytes;
+    return sum;
+}
+
 RankReserved simulateRank(const Config &config, const Timeline &timeline, const RankTimeline &rank)
 {
     const RankLedger &ledger = timeline.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)];
     const AllocationStream stream = allocationStream(config, ledger, rank);
-    CachingAllocator allocator(config.strategy.allocator, timeline.ledger.usable_bytes, config.hardware.hbm_bytes);
+    // What cudaMalloc can get: the device less everything outside the
+    // caching allocator on this rank (the runtime reserve, and buffers their
+    // libraries allocate themselves, such as DeepEP's).
+    const Bytes limit = std::min(timeline.ledger.usable_bytes, config.hardware.hbm_bytes - runtimeBytes(ledger));
+    CachingAllocator allocator(config.strategy.allocator, limit, config.hardware.hbm_bytes);
     std::vector<AllocationId> ids(static_cast<std::size_t>(stream.tensors), -1);
     for (const AllocationEvent &e : stream.setup)
         ids[static_cast<std::size_t>(e.tensor)] = allocator.malloc(e.bytes, e.stream);
@@ -79,9 +93,7 @@ PlanReserved simulateReserved(const Config &config, const Timeline &timeline)
     out.ranks.reserve(timeline.ranks.size());
     for (const RankTimeline &rank : timeline.ranks) {
         RankReserved r = simulateRank(config, timeline, rank);
-        for (const LedgerEntry &e : timeline.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)].entries)
-            if (e.category == Category::Runtime && e.placement == Placement::Device)
-                r.runtime_bytes += e.bytes;
+        r.runtime_bytes = runtimeBytes(timeline.ledger.ranks[static_cast<std::size_t>(rank.pipeline_rank)]);
         r.device_peak_bytes = r.reserved_peak + r.runtime_bytes;
         r.fits = r.ooms == 0 && r.device_peak_bytes <= out.capacity_bytes;
         if (out.ranks.empty() || r.device_peak_bytes > out.peak_bytes) {

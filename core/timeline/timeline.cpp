@@ -750,6 +750,7 @@ private:
                                     .microbatch = op.microbatch,
                                     .chunk = op.chunk,
                                     .layer = -1});
+        addUnsavedForward(rt, cp, timed);
         if (!st.tensor_policies.empty() && cp.acts.offloaded > 0 && cp.layers > 0) {
             // Each layer's offloaded tensors stay until the next layer's forward has copied them out.
             const double layerEnd = timed.end - cp.outputForward;
@@ -777,6 +778,45 @@ private:
                                     .microbatch = op.microbatch,
                                     .chunk = op.chunk,
                                     .layer = -1});
+    }
+
+    // Per-tensor fates (tensor_policies, or torchtitan's per-op policy): a
+    // layer's forward makes the tensors its backward will rebuild as well as
+    // those it keeps, and frees them as it goes (the checkpoint packs a
+    // holder, not the tensor). Each half's are alive while that half runs, in
+    // the allocator's stream before what the half keeps, whose blocks
+    // therefore land among theirs as they do in a real forward.
+    void addUnsavedForward(RankTimeline &rt, const ChunkPlan &cp, const TimedOp &timed) const
+    {
+        const StrategyConfig &st = x.config.strategy;
+        const bool policies
+            = (!st.tensor_policies.empty() || st.recompute_granularity == RecomputeGranularity::SelectiveOp)
+              && st.recompute_granularity != RecomputeGranularity::Full;
+        if (!policies || cp.layers <= 0 || cp.forward <= 0)
+            return;
+        const auto at = [&](double offset) {
+            return timed.start + (timed.end - timed.start) * std::min(1.0, offset / cp.forward);
+        };
+        const auto push = [&](double start, double end, Bytes bytes, std::int32_t layer, SavedPiece piece) {
+            if (bytes > 0 && end > start)
+                rt.lifetimes.push_back({.start = start,
+                                        .end = end,
+                                        .bytes = bytes,
+                                        .category = Category::Activations,
+                                        .kind = LifetimeKind::ForwardWorkingSet,
+                                        .microbatch = timed.op.microbatch,
+                                        .chunk = timed.op.chunk,
+                                        .layer = layer,
+                                        .piece = piece});
+        };
+        for (std::int64_t i = 0; i < cp.layers; ++i) {
+            const std::size_t li = static_cast<std::size_t>(i);
+            const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
+            const double from = cp.layerForwardStart[li], half = cp.layerForward[li] / 2;
+            const Bytes mlp = cp.acts.layerCoreMlp[li];
+            push(at(from), at(from + half), cp.acts.layerCore[li] - mlp, layer, SavedPiece::Attention);
+            push(at(from + half), at(from + 2 * half), mlp, layer, SavedPiece::Mlp);
+        }
     }
 
     // Returns the stall of the gradient copies (grad_offload).

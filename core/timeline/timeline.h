@@ -23,7 +23,10 @@ enum class LifetimeKind : std::uint8_t {
     Gradients, // the gradient rows, whole-iteration or from the first backward
     Activations, // what one chunk saves for one micro-batch, forward to backward
     RecomputeWorkingSet, // full recompute: a group rebuilt during its backward
-    ForwardWorkingSet, // full recompute: what a layer's forward holds while it saves only its input
+    // Full recompute: what a layer's forward holds while it saves only its
+    // input. Per-tensor fates (a layer half's piece): the tensors the half
+    // makes and does not keep, while it runs.
+    ForwardWorkingSet,
     AttentionRecompute, // selective recompute: the attention core rebuilt during its layer's backward
     BackwardWorkingSet, // activation gradients (and score gradients) of the layer in backward
     LossTemporaries, // bf16 logits and their fp32 copy around the loss

@@ -76,6 +76,9 @@ TEST_CASE("The allocation stream carries the timeline's lifetimes: its requested
             // What runs out: reserved and the runtime reserve, within the device and without a failed request.
             CHECK(r.device_peak_bytes == r.reserved_peak + r.runtime_bytes);
             CHECK(r.fits == (r.device_peak_bytes <= tl.ledger.capacity_bytes && r.ooms == 0));
+            // cudaMalloc gets only what the rank's runtime rows leave, DeepEP's own
+            // buffers among them: past it the allocator empties its cache, or fails.
+            CHECK((r.ooms > 0 || r.reserved_peak <= config.hardware.hbm_bytes - r.runtime_bytes));
             CHECK(r.device_peak_bytes <= reserved.peak_bytes);
         }
     }
@@ -221,4 +224,64 @@ TEST_CASE("Expandable segments and a fragmenting plan: reserved follows the allo
     CHECK(plain.fragmentation > 0);
     CHECK(expandable.reserved_peak < plain.reserved_peak);
     CHECK(expandable.reserved_peak >= expandable.allocated_at_reserved_peak);
+}
+
+TEST_CASE("A layer's forward makes the tensors its checkpoint rebuilds, in forward order among those it keeps",
+          "[reserved][allocator][selective_op]")
+{
+    // torchtitan's Llama block under per-op checkpointing (one 8,192-token
+    // sequence, h 4,096, 32 heads, 8 KV groups of 128), eager as it ran in
+    // December 2024. Attention.forward, in order: the RMSNorm's fp32 copy of
+    // its input, rstd and its output; wq's output (kept, the 1st matmul),
+    // wk's (the 2nd, not kept), wv's (kept); repeat_kv's copies of K and V at
+    // every head; the flash kernel's output and log-sum-exp (kept). The
+    // checkpoint packs a holder, not the tensor, so what is not kept is freed
+    // as the module returns: by the time the MLP half starts.
+    const Config config = scenario("llama-3.1-8b-8xh100-torchtitan-fsdp", {"training.micro_batch_size=1"});
+    const Timeline tl = simulateIteration(config);
+    const RankTimeline &rank = tl.ranks[0];
+    const AllocationStream s = allocationStream(config, tl.ledger.ranks[0], rank);
+    double attentionStart = -1, mlpStart = -1;
+    for (const Lifetime &l : rank.lifetimes)
+        if (l.kind == LifetimeKind::Activations && l.layer == 1 && l.microbatch == 0)
+            (l.piece == SavedPiece::Attention ? attentionStart : mlpStart) = l.start;
+    REQUIRE(attentionStart >= 0);
+    REQUIRE(mlpStart > attentionStart);
+    std::vector<const AllocationEvent *> made;
+    for (const AllocationEvent &e : s.iteration)
+        if (!e.free && e.time == attentionStart)
+            made.push_back(&e);
+    const Bytes sh = 8192 * 4096;
+    // The block's input (kept, the checkpoint's own), then the forward's tensors.
+    const std::vector<std::pair<Bytes, bool>> expected = {
+        {2 * sh, true}, // the block's input
+        {4 * sh, false}, // x.float()
+        {4 * 8192, false}, // rstd
+        {2 * sh, false}, // the normalised x cast back to bf16
+        {2 * sh, false}, // times the weight: the norm's output, the projections' input
+        {2 * sh, true}, // q = wq(x)
+        {2 * 8192 * 1024, false}, // k = wk(x)
+        {2 * 8192 * 1024, true}, // v = wv(x)
+        {2 * sh, false}, // repeat_kv(k)
+        {2 * sh, false}, // repeat_kv(v)
+        {4 * 8192 * 32, true}, // log-sum-exp
+        {2 * sh, true}, // the attention output
+    };
+    REQUIRE(made.size() >= expected.size());
+    const std::size_t first = made.size() - expected.size();
+    std::map<std::int32_t, bool> kept;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        CAPTURE(i);
+        CHECK(made[first + i]->bytes == expected[i].first);
+        kept[made[first + i]->tensor] = expected[i].second;
+    }
+    // What is not kept is freed where the MLP half begins; the rest waits for the backward.
+    for (const AllocationEvent &e : s.iteration)
+        if (e.free && kept.count(e.tensor)) {
+            CAPTURE(e.tensor);
+            if (kept[e.tensor])
+                CHECK(e.time > mlpStart);
+            else
+                CHECK(e.time == mlpStart);
+        }
 }
