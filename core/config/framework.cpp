@@ -35,6 +35,7 @@ Config makeProfile(Framework framework)
         c.strategy.gqa_kv = GqaKv::Repeated;
         c.strategy.moe_apply_probs = MoeProbs::OutputFp32;
         c.strategy.allocator.expandable_segments = true;
+        c.strategy.fp8_implementation = Fp8Implementation::Torchao;
         break;
     case Framework::DeepSpeed:
         c.strategy.norm_kernel = NormKernel::Eager;
@@ -73,26 +74,28 @@ Config makeProfile(Framework framework)
 // What the framework's code does for knob `k` (an index of frameworkKnobs()).
 std::string_view behaviour(Framework framework, std::size_t k)
 {
-    using Row = std::array<std::string_view, 16>;
-    static constexpr Row kMegatron
-        = {"a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
-           "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
-           "Megatron-LM's contiguous gradient buffer (DistributedDataParallel's param_and_grad_buffer)",
-           "weight gradients accumulated by the GEMM straight into main_grad (--gradient-accumulation-fusion)",
-           "Apex / Transformer Engine FusedAdam: the step allocates nothing",
-           "Megatron-LM's gradient buckets of 40 M elements",
-           "Apex / Transformer Engine fused RMSNorm: its input and an fp32 rstd per token",
-           "Megatron-LM's fused bias_swiglu: gate and up, SiLU recomputed in the backward",
-           "the fused scale-mask-softmax: its 16-bit output",
-           "--cp-comm-type p2p (its default): Transformer Engine's ring of K and V chunks",
-           "its sharded parameters gathered a layer at a time, the next prefetched",
-           "no limit on live gathered parameters",
-           "LinearWithGradAccumulationAndAsyncCommunication saves the sequence-sharded input and all-gathers it "
-           "again in backward",
-           "Transformer Engine's attention reads the key/value groups itself",
-           "the routing probabilities applied in the experts' activation (weighted_bias_swiglu, since core 0.13's "
-           "memory-efficient token permutation): the unpermute saves no expert output",
-           "PyTorch's default caching allocator (its launch examples set no PYTORCH_CUDA_ALLOC_CONF)"};
+    using Row = std::array<std::string_view, 17>;
+    static constexpr Row kMegatron = {
+        "a 16-bit copy of the weights beside the fp32 master weights of Megatron-LM's mixed-precision optimizer",
+        "Megatron-LM's vocabulary-parallel cross entropy, whose backward reuses its softmax in place",
+        "Megatron-LM's contiguous gradient buffer (DistributedDataParallel's param_and_grad_buffer)",
+        "weight gradients accumulated by the GEMM straight into main_grad (--gradient-accumulation-fusion)",
+        "Apex / Transformer Engine FusedAdam: the step allocates nothing",
+        "Megatron-LM's gradient buckets of 40 M elements",
+        "Apex / Transformer Engine fused RMSNorm: its input and an fp32 rstd per token",
+        "Megatron-LM's fused bias_swiglu: gate and up, SiLU recomputed in the backward",
+        "the fused scale-mask-softmax: its 16-bit output",
+        "--cp-comm-type p2p (its default): Transformer Engine's ring of K and V chunks",
+        "its sharded parameters gathered a layer at a time, the next prefetched",
+        "no limit on live gathered parameters",
+        "LinearWithGradAccumulationAndAsyncCommunication saves the sequence-sharded input and all-gathers it "
+        "again in backward",
+        "Transformer Engine's attention reads the key/value groups itself",
+        "the routing probabilities applied in the experts' activation (weighted_bias_swiglu, since core 0.13's "
+        "memory-efficient token permutation): the unpermute saves no expert output",
+        "PyTorch's default caching allocator (its launch examples set no PYTORCH_CUDA_ALLOC_CONF)",
+        "FP8 through Transformer Engine's modules (--fp8-format): FP8 linear inputs saved and each FP8 weight cached "
+        "for the iteration"};
     static constexpr Row kTorchtitan = {
         "FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the fp32 parameter is the master "
         "and is cast to bf16 as it is all-gathered (torchtitan distributed/fsdp.py)",
@@ -119,7 +122,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "the token dispatcher's combine casts the expert outputs to fp32 and multiplies them by their scores, "
         "which saves every fp32 copy (torchtitan models/common/token_dispatcher.py)",
         "expandable segments: torchtitan's launcher (run_train.sh, run_llama_train.sh in 2024) sets "
-        "PYTORCH_CUDA_ALLOC_CONF=\"expandable_segments:True\""};
+        "PYTORCH_CUDA_ALLOC_CONF=\"expandable_segments:True\"",
+        "Float8 through torchao's Float8Linear (torchtitan's float8 converter swaps every nn.Linear but the output "
+        "layer): the high-precision input and weight saved and cast again in backward"};
     static constexpr Row kDeepSpeed
         = {"16-bit parameters with the fp32 master partition in DeepSpeed's ZeRO optimizer",
            "the Hugging Face model's loss on logits cast to fp32",
@@ -138,7 +143,8 @@ std::string_view behaviour(Framework framework, std::size_t k)
            "the Hugging Face model's repeat_kv copies K and V to every head before the attention",
            "DeepSpeed MoE's combine einsum of the combine weights and the expert outputs, which saves every expert "
            "output (deepspeed/moe/sharded_moe.py)",
-           "PyTorch's default caching allocator (the deepspeed launcher sets no PYTORCH_CUDA_ALLOC_CONF)"};
+           "PyTorch's default caching allocator (the deepspeed launcher sets no PYTORCH_CUDA_ALLOC_CONF)",
+           "FP8 through Transformer Engine's modules, which DeepSpeed runs FP8 with"};
     static constexpr Row kHF = {
         "Trainer(bf16=True): an fp32 model run under torch.autocast, which casts bf16 copies of the weights as "
         "each layer runs",
@@ -160,7 +166,9 @@ std::string_view behaviour(Framework framework, std::size_t k)
         "repeat_kv copies K and V to every head before the attention (sdpa and eager alike)",
         "the MoE block's expert_layer(x) * routing_weights, which saves every expert output (transformers' "
         "Mixtral and DeepSeek-V3 modeling)",
-        "PyTorch's default caching allocator (Trainer and accelerate launch set no PYTORCH_CUDA_ALLOC_CONF)"};
+        "PyTorch's default caching allocator (Trainer and accelerate launch set no PYTORCH_CUDA_ALLOC_CONF)",
+        "accelerate's FP8 through Transformer Engine (its backend \"te\"; unasked, accelerate prefers MS-AMP when "
+        "installed, which is not modelled)"};
     switch (framework) {
     case Framework::Megatron:
         return kMegatron[k];
@@ -220,6 +228,7 @@ const std::vector<FrameworkKnob> &frameworkKnobs()
         MEMLEDGER_KNOB(strategy, gqa_kv),
         MEMLEDGER_KNOB(strategy, moe_apply_probs),
         MEMLEDGER_KNOB(strategy, allocator.expandable_segments),
+        MEMLEDGER_KNOB(strategy, fp8_implementation),
     };
     return kKnobs;
 }

@@ -103,6 +103,10 @@ TEST_CASE("A framework sets the defaults of the knobs it disagrees on, and a wri
     // Its launcher (run_train.sh) exports PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True".
     CHECK(titan.strategy.allocator.expandable_segments);
     CHECK_FALSE(Config{}.strategy.allocator.expandable_segments);
+    // Its Float8 is torchao's Float8Linear (torchtitan's float8 converter);
+    // Megatron-LM's FP8 is Transformer Engine's modules.
+    CHECK(titan.strategy.fp8_implementation == Fp8Implementation::Torchao);
+    CHECK(Config{}.strategy.fp8_implementation == Fp8Implementation::TransformerEngine);
 
     // Hugging Face's Trainer: torch.optim.AdamW's foreach step, DDP's 25 MB buckets.
     nlohmann::json hf = titanDoc();
