@@ -119,7 +119,7 @@ TEST_CASE("selective_op compiled keeps only what the backward reads: not w2's ou
     }
 }
 
-TEST_CASE("selective_op under torchtitan's Float8 keeps the same matmul outputs, compiled; eager is refused",
+TEST_CASE("selective_op under torchtitan's Float8 keeps the same matmul outputs when compiled and refuses eager",
           "[activations][selective_op][fp8]")
 {
     // torchao's tensorwise Float8Linear (December 2024) multiplies two
