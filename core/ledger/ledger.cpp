@@ -627,6 +627,40 @@ void addFsdpAllGatherBuffers(RankBuilder &rb, const Context &x, Bytes block, Byt
         e->stream = kFsdpAllGatherStream;
 }
 
+// FSDP2's root unit (fsdp_root_unit) reduce-scatters once autograd has
+// finished: its forward inputs (the token ids) need no gradient, so no
+// post-backward hook fires for it and FSDP2's final callback
+// (_root_post_backward_final_callback) runs its post_backward. Until then the
+// output layer's unsharded gradient, made right after the loss's backward,
+// waits; the embedding's is made last; then foreach_reduce copies both into
+// one reduce-scatter input in the reduce dtype. Without pipeline parallelism
+// only: under it each stage's root is its own, and its gradients accumulate
+// unsharded anyway.
+void addRootUnitGradients(RankBuilder &rb, const Context &x, std::int64_t embedding, std::int64_t output)
+{
+    if (x.p != 1 || x.dp <= 1 || embedding + output <= 0)
+        return;
+    const Config &config = x.config;
+    const std::string dtype(dtypeName(config.training.params_dtype));
+    LedgerEntry *e = rb.add(
+        Category::Communication, Placement::Device, "FSDP root unit's output-layer gradient", output * x.sb.compute,
+        cat(num(output), " params (final norm, output layer) × ", std::to_string(x.sb.compute), " B unsharded ", dtype,
+            " gradients"),
+        "fsdp_root_unit: the root unit is reduce-scattered by FSDP2's final callback, once the backward is done, so "
+        "the output layer's unsharded gradient waits from its backward to the backward's end");
+    if (e)
+        e->window = BackwardWindow::FromOutputLayer;
+    const std::int64_t root = embedding + output;
+    e = rb.add(Category::Communication, Placement::Device, "FSDP reduce-scatter of the root unit's gradients",
+               embedding * x.sb.compute + root * x.sb.grad,
+               cat(num(embedding), " embedding params × ", std::to_string(x.sb.compute), " B unsharded ", dtype,
+                   " gradients + ", num(root), " root params × ", x.sb.gradWhy, " reduce-scatter input"),
+               "fsdp_root_unit: at the backward's end FSDP2's final callback copies the root unit's unsharded "
+               "gradients into one reduce-scatter input (foreach_reduce), beside the first block's");
+    if (e)
+        e->window = BackwardWindow::End;
+}
+
 void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x, std::int64_t moeLayers,
                       const ParamCount &denseOnRank, const ParamCount &expertOnRank, std::int64_t outputUnitParams)
 {
@@ -648,7 +682,7 @@ void addCommunication(RankBuilder &rb, const RankLedger &rank, const Context &x,
             "PyTorch FSDP reduces per block (fully_shard unit), not in ddp_bucket_size buckets; only while the "
             "blocks run their backward (FSDP2's post-backward hook, foreach_reduce)");
         if (e)
-            e->layerBackward = true;
+            e->window = BackwardWindow::Layers;
     } else if ((x.dp > 1 || x.edp > 1) && config.strategy.framework == Framework::DeepSpeed
                && (zero == 1 || zero == 2)) {
         // DeepSpeed ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py,
@@ -891,6 +925,7 @@ void addComputeCopies(RankBuilder &rb, RankLedger &rank, const Context &x, const
                    "parameters outside the blocks form FSDP2's root unit, which is not resharded after forward "
                    "(FSDP2's lazy init: \"for the root, do not reshard after forward\"): gathered from the "
                    "forward's start to the end of the backward");
+        addRootUnitGradients(rb, x, rp.firstStage.params, rp.lastStage.params);
     } else if (config.strategy.framework == Framework::Torchtitan && rp.lastStage.params > 0) {
         rb.add(Category::Communication, Placement::Device, "FSDP gathered output layer and final norm",
                rp.lastStage.params * x.sb.compute, cat(num(rp.lastStage.params), " params × ", compute),

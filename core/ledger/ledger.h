@@ -22,6 +22,21 @@ std::string_view placementName(Placement p);
 // gradient when backward reaches its parameters.
 enum class ParamGroup { None, Layers, Experts, Embeddings, OutputLayer };
 
+// The part of each backward a row is alive in, where not the whole iteration.
+enum class BackwardWindow : std::uint8_t {
+    None,
+    // While the rank's layers run their backward, from the last layer's to
+    // the first's, after the loss's and the output layer's backward (FSDP's
+    // per-block reduce-scatter buffers).
+    Layers,
+    // From the output layer's backward to the backward's end (the root
+    // unit's output-layer gradient, which waits for the root's post-backward).
+    FromOutputLayer,
+    // The backward's last moments, its first layer's (the root unit's
+    // reduce-scatter, which FSDP2's final callback runs).
+    End,
+};
+
 // One row of a rank's ledger: where it lives, how many bytes, and the
 // formula with the configuration's values substituted.
 struct LedgerEntry
@@ -34,10 +49,9 @@ struct LedgerEntry
     std::string note; // the choice made where frameworks differ; may be empty
     ParamGroup group = ParamGroup::None;
     bool transient = false; // alive only while the optimizer step runs (the timeline places it there)
-    // Alive only while the rank's layers run their backward, from the last
-    // layer's to the first's (FSDP's per-block reduce-scatter buffers): the
-    // timeline places it there, after the loss's and the output layer's backward.
-    bool layerBackward = false;
+    // Alive only in part of each backward, where the timeline places it
+    // (BackwardWindow); the whole iteration otherwise.
+    BackwardWindow window = BackwardWindow::None;
     // What the rank's simulated peak holds beyond the other rows (core/timeline/peakledger.h).
     bool atPeak = false;
     // The stream whose pool the caching allocator serves it from (FSDP2's

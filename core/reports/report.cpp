@@ -261,8 +261,11 @@ json ledgerToJson(const Config &config, const Ledger &l, const PlanReserved *res
                                {"note", e.note}});
             if (e.transient) // alive only during the optimizer step (Muon's Newton–Schulz working set)
                 entries.back()["transient"] = true;
-            if (e.layerBackward) // alive only while the layers run their backward (FSDP's reduce-scatter buffers)
+            if (e.window == BackwardWindow::Layers) // alive only while the layers run their backward
                 entries.back()["layer_backward"] = true;
+            else if (e.window != BackwardWindow::None) // the root unit's gradients: part of each backward
+                entries.back()["backward_window"]
+                    = e.window == BackwardWindow::FromOutputLayer ? "from_output_layer" : "end";
             if (e.atPeak) // the simulated peak's working set beyond the other rows
                 entries.back()["at_peak"] = true;
         }

@@ -377,18 +377,26 @@ void addOnDemandGradients(const Sim &x, RankTimeline &rt, const RankState &rs, c
     }
 }
 
-// A row alive only while the layers run their backward (LedgerEntry::
-// layerBackward): in each backward op (and deferred weight pass), from the
-// end of the loss's and the output layer's backward (last stage) to its end.
-void addLayerBackwardRow(const Sim &x, const RankState &rs, RankTimeline &rt, const LedgerEntry &entry,
-                         std::int32_t index)
+// A row alive only in part of each backward (LedgerEntry::window): in each
+// backward op (and deferred weight pass), from the end of the loss's and the
+// output layer's backward (last stage) to its end; from the start of the
+// output layer's backward; or during the first layer's backward, the last.
+void addBackwardWindowRow(const Sim &x, const RankState &rs, RankTimeline &rt, const LedgerEntry &entry,
+                          std::int32_t index)
 {
     for (const TimedOp &op : rt.ops) {
         if (op.op.kind == OpKind::Forward)
             continue;
         const std::size_t k = static_cast<std::size_t>(op.op.chunk);
-        const bool last = op.op.kind == OpKind::Backward && k < rs.chunks.size() && rs.chunks[k].lastStage;
-        const double start = std::min(op.start + (last ? x.cost.outputBackward.seconds : 0.0), op.end);
+        const bool backward = op.op.kind == OpKind::Backward && k < rs.chunks.size();
+        const bool last = backward && rs.chunks[k].lastStage;
+        double start = std::min(op.start + (last ? x.cost.outputBackward.seconds : 0.0), op.end);
+        if (entry.window == BackwardWindow::FromOutputLayer)
+            start = std::min(op.start + (last ? x.lossBackwardSeconds : 0.0), op.end);
+        else if (entry.window == BackwardWindow::End)
+            start = backward && !rs.chunks[k].layerBackward.empty()
+                        ? std::max(start, op.end - rs.chunks[k].layerBackward.front())
+                        : op.end;
         if (op.end > start)
             rt.lifetimes.push_back({.start = start,
                                     .end = op.end,
@@ -970,8 +978,8 @@ void addLedgerRows(const Sim &x, const RankState &rs, RankTimeline &rt, const Ra
                                     .entry = static_cast<std::int32_t>(e)});
             continue;
         }
-        if (entry.layerBackward) {
-            addLayerBackwardRow(x, rs, rt, entry, static_cast<std::int32_t>(e));
+        if (entry.window != BackwardWindow::None) {
+            addBackwardWindowRow(x, rs, rt, entry, static_cast<std::int32_t>(e));
             continue;
         }
         if (gradients && x.config.strategy.grad_buffer == GradBuffer::OnDemand && entry.group != ParamGroup::None) {

@@ -35,8 +35,8 @@ enum class LifetimeKind : std::uint8_t {
     WeightPassInputs, // a deferred W's operands (linear inputs, output gradients), from its B to its end
     OptimizerTemporaries, // the optimizer step's scratch
     // A communication row alive only while its collectives run
-    // (LedgerEntry::layerBackward: FSDP's per-block reduce-scatter buffers,
-    // during the layers' backward).
+    // (LedgerEntry::window: FSDP's per-block reduce-scatter buffers during
+    // the layers' backward, the root unit's gradients and reduce-scatter).
     CollectiveBuffers,
     TensorRecompute, // strategy.tensor_policies: a layer's recomputed tensors, rebuilt for its backward
     TensorOffloadTransit, // strategy.tensor_policies: a layer's offloaded tensors on their way to or from the host

@@ -229,6 +229,57 @@ TEST_CASE("torchtitan before July 2025: the embedding, final norm and output lay
     CHECK(warned);
 }
 
+TEST_CASE("The root unit reduce-scatters at the backward's end, its output-layer gradient waiting until then",
+          "[framework][fsdp]")
+{
+    // The root's forward inputs are token ids, which need no gradient: no
+    // post-backward hook fires for it, and FSDP2's final callback
+    // (_root_post_backward_final_callback) runs its post_backward once
+    // autograd is done. The output layer's unsharded bf16 gradient waits from
+    // its backward; the embedding's is made last; foreach_reduce then copies
+    // all of them into one fp32 reduce-scatter input.
+    nlohmann::json doc = titanDoc();
+    doc["strategy"]["fsdp_root_unit"] = true;
+    doc["training"] = {{"seq_length", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 8}};
+    const Config c = test::configFrom(doc);
+    const Timeline tl = simulateIteration(c);
+    const RankLedger &rank = tl.ledger.ranks[0];
+    const Bytes output = row(rank, Category::Communication, "FSDP root unit's output-layer gradient");
+    const Bytes reduce = row(rank, Category::Communication, "FSDP reduce-scatter of the root unit's gradients");
+    CHECK(output == kOutput * 2);
+    CHECK(reduce == kEmbedding * 2 + (kEmbedding + kOutput) * 4);
+    double outputFrom = -1, reduceFrom = -1, end = -1;
+    for (const Lifetime &l : tl.ranks[0].lifetimes) {
+        if (l.entry < 0 || l.kind != LifetimeKind::CollectiveBuffers)
+            continue;
+        const std::string &label = rank.entries[static_cast<std::size_t>(l.entry)].label;
+        if (label == "FSDP root unit's output-layer gradient") {
+            outputFrom = l.start;
+            end = l.end;
+        }
+        if (label == "FSDP reduce-scatter of the root unit's gradients") {
+            reduceFrom = l.start;
+            CHECK(l.end == end);
+        }
+    }
+    double backwardStart = -1;
+    for (const TimedOp &op : tl.ranks[0].ops)
+        if (op.op.kind == OpKind::Backward) {
+            backwardStart = op.start;
+            CHECK(op.end == end);
+        }
+    CHECK(outputFrom > backwardStart); // after the loss's backward
+    CHECK(reduceFrom > outputFrom);
+    // With 2,048 tokens a step the activations are small, and that
+    // reduce-scatter, 5.25 GB beside the first block's, is the step's peak.
+    CHECK(tl.ranks[0].peak_time >= reduceFrom);
+    // Without the root unit (torchtitan since July 2025) no such rows.
+    doc["strategy"]["fsdp_root_unit"] = false;
+    CHECK(row(computeLedger(test::configFrom(doc)).ranks[0], Category::Communication,
+              "FSDP reduce-scatter of the root unit's gradients")
+          == -1);
+}
+
 TEST_CASE("FSDP's reduce-scatter buffers exist only while the blocks run their backward, not at the loss",
           "[framework][fsdp]")
 {
@@ -243,7 +294,7 @@ TEST_CASE("FSDP's reduce-scatter buffers exist only while the blocks run their b
     for (std::size_t e = 0; e < tl.ledger.ranks[0].entries.size(); ++e)
         if (tl.ledger.ranks[0].entries[e].label == "FSDP reduce-scatter of one block's gradients") {
             index = static_cast<std::int32_t>(e);
-            CHECK(tl.ledger.ranks[0].entries[e].layerBackward);
+            CHECK(tl.ledger.ranks[0].entries[e].window == BackwardWindow::Layers);
         }
     REQUIRE(index >= 0);
     double lossEnd = 0;
