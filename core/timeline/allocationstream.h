@@ -27,7 +27,8 @@ namespace memledger {
 //   the memory curve counts it; lifetimes that hold nothing over time (they
 //   end where they start) are left out, as the curve leaves them out; a
 //   layer half's tensors, those it keeps and those its forward makes and does
-//   not keep (per-op checkpointing, tensor_policies), in the order the
+//   not keep (per-op checkpointing, tensor_policies, Megatron's selective
+//   recompute of an unfused core), in the order the
 //   forward makes them (LifetimeTensors::forwardPositions);
 // - everything runs on the compute stream, except tensors copied back from
 //   the host (activation offload), which the copy stream allocates, and the

@@ -788,17 +788,19 @@ private:
                                     .layer = -1});
     }
 
-    // Per-tensor fates (tensor_policies, or torchtitan's per-op policy): a
-    // layer's forward makes the tensors its backward will rebuild as well as
-    // those it keeps, and frees them as it goes (the checkpoint packs a
-    // holder, not the tensor). Each half's are alive while that half runs, in
-    // the allocator's stream before what the half keeps, whose blocks
-    // therefore land among theirs as they do in a real forward.
+    // Per-tensor fates (tensor_policies, or torchtitan's per-op policy) and
+    // Megatron's selective recompute of an unfused attention core: a layer's
+    // forward makes the tensors its backward will rebuild as well as those it
+    // keeps, and frees them as it goes (the checkpoint packs a holder, not
+    // the tensor; Megatron runs the core under no_grad). Each half's are
+    // alive while that half runs, and the allocator's stream makes them in
+    // forward order among what the half keeps (LifetimeTensors::forwardPositions).
     void addUnsavedForward(RankTimeline &rt, const ChunkPlan &cp, const TimedOp &timed) const
     {
         const StrategyConfig &st = x.config.strategy;
         const bool policies
-            = (!st.tensor_policies.empty() || st.recompute_granularity == RecomputeGranularity::SelectiveOp)
+            = (!st.tensor_policies.empty() || st.recompute_granularity == RecomputeGranularity::SelectiveOp
+               || (st.recompute_granularity == RecomputeGranularity::Selective && !st.flash_attention))
               && st.recompute_granularity != RecomputeGranularity::Full;
         if (!policies || cp.layers <= 0 || cp.forward <= 0)
             return;

@@ -24,8 +24,8 @@ enum class LifetimeKind : std::uint8_t {
     Activations, // what one chunk saves for one micro-batch, forward to backward
     RecomputeWorkingSet, // full recompute: a group rebuilt during its backward
     // Full recompute: what a layer's forward holds while it saves only its
-    // input. Per-tensor fates (a layer half's piece): the tensors the half
-    // makes and does not keep, while it runs.
+    // input. With a layer half's piece (per-tensor fates, Megatron's
+    // selective core): the tensors the half makes and does not keep, while it runs.
     ForwardWorkingSet,
     AttentionRecompute, // selective recompute: the attention core rebuilt during its layer's backward
     BackwardWorkingSet, // activation gradients (and score gradients) of the layer in backward
