@@ -205,6 +205,24 @@ double halfway(double start, double duration)
     return start + duration / 2;
 }
 
+// A transient activation lifetime of `op`'s micro-batch and chunk. Times summed
+// layer by layer may overshoot the op's end by a rounding error; nothing
+// outlives its op.
+void pushOpTransient(RankTimeline &rt, const TimedOp &op, double start, double end, Bytes bytes, LifetimeKind kind,
+                     std::int32_t layer, SavedPiece piece = SavedPiece::Whole)
+{
+    if (bytes > 0)
+        rt.lifetimes.push_back({.start = std::min(start, op.end),
+                                .end = std::min(end, op.end),
+                                .bytes = bytes,
+                                .category = Category::Activations,
+                                .kind = kind,
+                                .microbatch = op.op.microbatch,
+                                .chunk = op.op.chunk,
+                                .layer = layer,
+                                .piece = piece});
+}
+
 void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const TimedOp &op)
 {
     const StrategyConfig &st = x.config.strategy;
@@ -217,21 +235,9 @@ void addTransients(const Sim &x, RankTimeline &rt, const ChunkPlan &cp, const Ti
     // non-reentrant checkpoint re-runs the block at the first saved tensor it needs).
     const bool policies
         = (!st.tensor_policies.empty() || st.recompute_granularity == RecomputeGranularity::SelectiveOp) && !full;
-    // Times summed layer by layer may overshoot the op's end by a rounding
-    // error; nothing outlives its op.
-    const auto push = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer,
-                          SavedPiece piece = SavedPiece::Whole) {
-        if (bytes > 0)
-            rt.lifetimes.push_back({.start = std::min(start, op.end),
-                                    .end = std::min(end, op.end),
-                                    .bytes = bytes,
-                                    .category = Category::Activations,
-                                    .kind = kind,
-                                    .microbatch = op.op.microbatch,
-                                    .chunk = op.op.chunk,
-                                    .layer = layer,
-                                    .piece = piece});
-    };
+    const auto push
+        = [&](double start, double end, Bytes bytes, LifetimeKind kind, std::int32_t layer,
+              SavedPiece piece = SavedPiece::Whole) { pushOpTransient(rt, op, start, end, bytes, kind, layer, piece); };
     // The loss's backward runs first, then the output layer's, then the layers in reverse.
     if (cp.lastStage)
         push(op.start, op.start + x.lossBackwardSeconds, x.buffers.activations.lossBackward, LifetimeKind::LossBackward,
@@ -807,25 +813,15 @@ private:
         const auto at = [&](double offset) {
             return timed.start + (timed.end - timed.start) * std::min(1.0, offset / cp.forward);
         };
-        const auto push = [&](double start, double end, Bytes bytes, std::int32_t layer, SavedPiece piece) {
-            if (bytes > 0 && end > start)
-                rt.lifetimes.push_back({.start = start,
-                                        .end = end,
-                                        .bytes = bytes,
-                                        .category = Category::Activations,
-                                        .kind = LifetimeKind::ForwardWorkingSet,
-                                        .microbatch = timed.op.microbatch,
-                                        .chunk = timed.op.chunk,
-                                        .layer = layer,
-                                        .piece = piece});
-        };
+        constexpr LifetimeKind kind = LifetimeKind::ForwardWorkingSet;
         for (std::int64_t i = 0; i < cp.layers; ++i) {
             const std::size_t li = static_cast<std::size_t>(i);
             const std::int32_t layer = static_cast<std::int32_t>(cp.firstLayer + i);
             const double from = cp.layerForwardStart[li], half = cp.layerForward[li] / 2;
             const Bytes mlp = cp.acts.layerCoreMlp[li];
-            push(at(from), at(from + half), cp.acts.layerCore[li] - mlp, layer, SavedPiece::Attention);
-            push(at(from + half), at(from + 2 * half), mlp, layer, SavedPiece::Mlp);
+            pushOpTransient(rt, timed, at(from), at(from + half), cp.acts.layerCore[li] - mlp, kind, layer,
+                            SavedPiece::Attention);
+            pushOpTransient(rt, timed, at(from + half), at(from + 2 * half), mlp, kind, layer, SavedPiece::Mlp);
         }
     }
 
